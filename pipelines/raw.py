@@ -1,0 +1,73 @@
+"""Raw upstream bytes: fetched from a mirror (or, later, live), then landed immutably by sha256."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from gridshift.atomic import atomic_write_bytes
+from gridshift.errors import SourceUnavailableError
+from gridshift.hashing import sha256_bytes
+from gridshift.home import safe_join
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """One upstream file as fetched: its bytes, where it came from, and when."""
+
+    source: str
+    uri: str
+    content: bytes = field(repr=False)
+    fetched_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def sha256(self) -> str:
+        return sha256_bytes(self.content)
+
+
+def read_mirror(mirror: Path | None, relpath: str, source: str) -> RawFile:
+    """Read ``relpath`` from a local mirror folder holding files in the upstream's own format."""
+    if mirror is None:
+        raise SourceUnavailableError(
+            f"{source}: no local mirror configured for {relpath} "
+            "(pass --mirror DIR or set GRIDSHIFT_MIRROR, e.g. ../shared/data)"
+        )
+    path = safe_join(Path(mirror), *relpath.split("/"))
+    if not path.is_file():
+        raise SourceUnavailableError(f"{source}: {relpath} not found in mirror {mirror} (looked for {path})")
+    return RawFile(source=source, uri=path.as_uri(), content=path.read_bytes())
+
+
+def landed_relpath(raw: RawFile) -> str:
+    return f"raw/{raw.source}/{raw.sha256[:2]}/{raw.sha256}"
+
+
+def land(home_root: Path, raw: RawFile) -> tuple[pl.DataFrame, Path | None]:
+    """Store the bytes under the home, named by sha256, and return its ``raw_files`` row.
+
+    Returns the created path (None when the identical bytes were already landed), so a caller
+    whose database write then fails can remove what it created.
+    """
+    rel = landed_relpath(raw)
+    path = home_root / rel
+    created: Path | None = None
+    if not path.exists():
+        atomic_write_bytes(path, raw.content)
+        os.chmod(path, 0o444)
+        created = path
+    row = pl.DataFrame(
+        {
+            "sha256": [raw.sha256],
+            "source": [raw.source],
+            "uri": [raw.uri],
+            "bytes": [len(raw.content)],
+            "fetched_at": [raw.fetched_at],
+            "path": [rel],
+        },
+        schema_overrides={"fetched_at": pl.Datetime("us", "UTC")},
+    )
+    return row, created

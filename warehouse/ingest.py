@@ -1,0 +1,150 @@
+"""Ingest: fetch → parse → validate → land raw → write, one partition at a time.
+
+These are the functions the Dagster assets call (and, through them, the CLI). Each one either
+writes a whole partition together with the raw file's lineage row, or writes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+
+from gridshift import locations
+from gridshift.home import Home
+from pipelines import egress, electricitymaps, network, openmeteo, prices
+from pipelines.raw import RawFile, land, read_mirror
+from warehouse.load import validate, write
+
+DEFAULT_MAX_GAP = timedelta(hours=3)
+GRID_SOURCES = ("carbon", "price", "weather")
+
+
+@dataclass
+class IngestReport:
+    """What one partition ingest did: rows written, coverage of the UTC year, estimated share."""
+
+    table: str
+    location: str | None
+    year: int | None
+    rows: int
+    raw_sha256: str
+    raw_uri: str
+    expected: int | None = None
+    present: int | None = None
+    estimated_share: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def coverage(self) -> float | None:
+        if not self.expected:
+            return None
+        return self.present / self.expected
+
+
+def year_bounds(year: int) -> tuple[datetime, datetime]:
+    return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+
+
+def _commit(home: Home, raw: RawFile, table: str, df: pl.DataFrame) -> None:
+    """Land the raw bytes, then write rows + lineage in one transaction; undo the landing on failure."""
+    home.ensure()
+    raw_row, created = land(home.root, raw)
+    try:
+        write(home.warehouse_path, {"raw_files": validate("raw_files", raw_row), table: df})
+    except BaseException:
+        if created is not None:
+            with contextlib.suppress(FileNotFoundError):
+                created.chmod(0o644)
+                created.unlink()
+        raise
+
+
+@dataclass(frozen=True)
+class GridSource:
+    table: str
+    source_name: str
+    relpath: Callable[[locations.Location, int], str]
+    parse: Callable[..., pl.DataFrame]
+    step: timedelta
+
+
+GRID: dict[str, GridSource] = {
+    "carbon": GridSource("grid_carbon", electricitymaps.SOURCE, electricitymaps.mirror_relpath,
+                         electricitymaps.parse, timedelta(hours=1)),
+    "price": GridSource("grid_price", prices.SOURCE, prices.mirror_relpath, prices.parse, timedelta(hours=1)),
+    "weather": GridSource("weather", openmeteo.SOURCE, openmeteo.mirror_relpath, openmeteo.parse,
+                          timedelta(hours=1)),
+}
+
+
+def fetch_grid(kind: str, location: str, year: int, *, mirror: Path | None) -> RawFile:
+    """Fetch the raw file for one grid partition (the mirror, for now; live sources plug in here)."""
+    src = GRID[kind]
+    loc = locations.get(location)
+    return read_mirror(mirror, src.relpath(loc, year), src.source_name)
+
+
+def parse_grid(kind: str, raw: RawFile, location: str, *, max_gap: timedelta = DEFAULT_MAX_GAP) -> pl.DataFrame:
+    """Parse and validate (raises DataError naming file, column, rows, values)."""
+    src = GRID[kind]
+    df = src.parse(raw, locations.get(location), max_gap=max_gap)
+    return validate(src.table, df, file=raw.uri)
+
+
+def ingest_grid(
+    kind: str, location: str, year: int, *, home: Home, mirror: Path | None,
+    max_gap: timedelta = DEFAULT_MAX_GAP,
+) -> IngestReport:
+    """Ingest one (signal, location, year) partition into its canonical table."""
+    src = GRID[kind]
+    raw = fetch_grid(kind, location, year, mirror=mirror)
+    df = parse_grid(kind, raw, location, max_gap=max_gap)
+    _commit(home, raw, src.table, df)
+    return partition_report(kind, location, year, df, raw)
+
+
+def partition_report(kind: str, location: str, year: int, df: pl.DataFrame, raw: RawFile) -> IngestReport:
+    src = GRID[kind]
+    lo, hi = year_bounds(year)
+    in_year = df.filter((pl.col("ts_utc") >= lo) & (pl.col("ts_utc") < hi))
+    step = src.step
+    if kind == "price" and df.height:
+        step = timedelta(minutes=int(df["resolution_min"].min()))
+    expected = int((hi - lo) / step)
+    est = float(in_year["is_estimated"].mean()) if kind == "carbon" and in_year.height else None
+    return IngestReport(
+        table=src.table, location=location, year=year, rows=df.height, raw_sha256=raw.sha256,
+        raw_uri=raw.uri, expected=expected, present=in_year.height, estimated_share=est,
+    )
+
+
+def ingest_egress(*, home: Home, mirror: Path | None) -> list[IngestReport]:
+    reports = []
+    for provider in egress.PROVIDERS:
+        raw = read_mirror(mirror, egress.mirror_relpath(provider), egress.SOURCE)
+        df = validate("egress_price", egress.parse(raw, provider), file=raw.uri)
+        _commit(home, raw, "egress_price", df)
+        reports.append(IngestReport("egress_price", None, None, df.height, raw.sha256, raw.uri,
+                                    extra={"provider": provider}))
+    return reports
+
+
+def ingest_network(*, home: Home, mirror: Path | None) -> IngestReport:
+    raw = read_mirror(mirror, network.MIRROR_RELPATH, network.SOURCE)
+    df = validate("network_path", network.parse(raw), file=raw.uri)
+    _commit(home, raw, "network_path", df)
+    return IngestReport("network_path", None, None, df.height, raw.sha256, raw.uri,
+                        extra={"bases": df["basis"].value_counts().sort("basis").rows()})
+
+
+def ingest_locations(*, home: Home) -> int:
+    """Load the registry into the ``locations`` table (it is repository data, not a download)."""
+    home.ensure()
+    df = validate("locations", locations.registry_frame(), file="gridshift/data/locations.csv")
+    write(home.warehouse_path, {"locations": df})
+    return df.height

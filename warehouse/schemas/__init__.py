@@ -1,0 +1,55 @@
+"""The table registry: one Pandera (polars) model per canonical table, the single declaration.
+
+Everything else derives from these models: the DuckDB DDL (``warehouse.ddl``), the validation
+before every write (``warehouse.load``), and the Dagster asset checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandera.polars as pa
+
+from warehouse.schemas.grid import GridCarbon, GridPrice, Weather
+from warehouse.schemas.reference import EgressPrice, Locations, NetworkPath, RawFiles
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    model: type[pa.DataFrameModel]
+
+    @property
+    def primary_key(self) -> tuple[str, ...]:
+        return tuple(self.model.Config.unique)
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.model.to_schema().columns)
+
+    @property
+    def description(self) -> str:
+        return (self.model.__doc__ or "").strip()
+
+
+TABLES: dict[str, Table] = {
+    t.name: t
+    for t in (
+        Table("raw_files", RawFiles),
+        Table("locations", Locations),
+        Table("grid_carbon", GridCarbon),
+        Table("grid_price", GridPrice),
+        Table("weather", Weather),
+        Table("egress_price", EgressPrice),
+        Table("network_path", NetworkPath),
+    )
+}
+
+
+def register(table: Table) -> None:
+    """Add a table defined in another schema module (e.g. the workload tables)."""
+    TABLES[table.name] = table
+
+
+def table(name: str) -> Table:
+    return TABLES[name]
