@@ -1,0 +1,73 @@
+"""Asset-check results built from gridshift's validation outcomes (schema and coverage)."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from gridshift.errors import DataError
+from warehouse.ingest import IngestReport
+from warehouse.schemas import TABLES
+
+SCHEMA_CHECK = "pandera_schema"
+COVERAGE_CHECK = "coverage"
+MIN_COVERAGE = 0.95
+
+
+def check_specs(asset_name: str) -> list[dg.AssetCheckSpec]:
+    table = TABLES[asset_name]
+    return [
+        dg.AssetCheckSpec(
+            SCHEMA_CHECK, asset=asset_name, blocking=True,
+            description=f"Pandera model {table.model.__name__}: columns, types, units, ranges, primary key "
+            f"{list(table.primary_key)}. Validated before the write; a failure writes nothing.",
+        ),
+        dg.AssetCheckSpec(
+            COVERAGE_CHECK, asset=asset_name, blocking=True,
+            description=f"Share of the UTC year's intervals present (fails below {MIN_COVERAGE:.0%}); "
+            "estimated share reported.",
+        ),
+    ]
+
+
+def schema_failed(asset_name: str, err: DataError) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        asset_key=asset_name, check_name=SCHEMA_CHECK, passed=False, severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "error": dg.MetadataValue.md(f"```\n{err}\n```"),
+            "file": err.file or "",
+            "column": err.column or "",
+            "rows": str(err.rows),
+            "values": str([str(v) for v in err.values]),
+        },
+    )
+
+
+def passed_results(asset_name: str, report: IngestReport) -> list[dg.AssetCheckResult]:
+    cov = report.coverage
+    meta: dict = {"present": report.present or 0, "expected": report.expected or 0}
+    if report.estimated_share is not None:
+        meta["estimated_share"] = float(report.estimated_share)
+    return [
+        dg.AssetCheckResult(asset_key=asset_name, check_name=SCHEMA_CHECK, passed=True,
+                            metadata={"rows": report.rows}),
+        dg.AssetCheckResult(
+            asset_key=asset_name, check_name=COVERAGE_CHECK,
+            passed=cov is None or cov >= MIN_COVERAGE,
+            severity=dg.AssetCheckSeverity.ERROR if cov is not None and cov < MIN_COVERAGE
+            else dg.AssetCheckSeverity.WARN,
+            metadata={**meta, "coverage": float(cov) if cov is not None else 1.0},
+        ),
+    ]
+
+
+def report_metadata(report: IngestReport) -> dict:
+    meta = {
+        "rows": report.rows,
+        "raw_sha256": report.raw_sha256,
+        "raw_uri": report.raw_uri,
+    }
+    if report.coverage is not None:
+        meta["coverage"] = float(report.coverage)
+    if report.estimated_share is not None:
+        meta["estimated_share"] = float(report.estimated_share)
+    return meta

@@ -1,0 +1,31 @@
+"""Dagster definitions: wiring only. ``build_defs`` lets tests and the CLI build the same project."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import dagster as dg
+
+from dagster_project.assets import grid, reference
+from dagster_project.resources import GridshiftResource
+
+ALL_ASSETS = [*reference.ASSETS, *grid.ASSETS]
+
+
+def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Definitions:
+    resources: dict[str, Any] = {"gridshift": GridshiftResource()}
+    resources.update(resource_overrides or {})
+    return dg.Definitions(
+        assets=ALL_ASSETS,
+        resources=resources,
+        jobs=[
+            dg.define_asset_job(
+                "ingest_grid", selection=dg.AssetSelection.groups("grid"),
+                partitions_def=grid.region_year,
+            ),
+        ],
+    )
+
+
+defs = build_defs()

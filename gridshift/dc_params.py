@@ -1,0 +1,220 @@
+"""Physical parameters of one datacenter: the ONE place where their defaults live.
+
+Stdlib only, so that the bundle builder can import it to write ``datacenters.json``'s
+``physics`` object and ``sim_core`` can read it back. Every field name carries its unit; every
+default carries a note on where the number comes from. ``to_dict``/``from_dict`` round-trip
+through JSON and reject unknown keys.
+
+The model that uses these numbers is described in ``docs/simulation.md`` (section Simulation) and
+specified in SIMULATION.md §4.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+__all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES"]
+
+#: GPU models: (idle W, max W). Max = board TDP from the vendor data sheets (V100 PCIe 250 W,
+#: A100 SXM4 400 W, H100 SXM5 700 W); idle = typical ``nvidia-smi`` idle draw reported in
+#: measurement papers (order 10-15 % of TDP).
+GPU_PRESETS: dict[str, tuple[float, float]] = {
+    "V100": (35.0, 250.0),
+    "A100": (50.0, 400.0),
+    "H100": (70.0, 700.0),
+}
+
+CONDENSER_TYPES = ("water", "air")
+
+
+@dataclass(frozen=True)
+class DatacenterParams:
+    """Physical parameters of one datacenter (defaults documented per field)."""
+
+    # ---------------------------------------------------------------- CPU servers
+    # Cores per CPU server: a common 2-socket x 32-core server (e.g. 2x AMD EPYC 7543).
+    cores_per_server: float = 64.0
+    # Server power at 100 % CPU and the leakage reference inlet, excluding memory and fans.
+    # Order of 2-socket SPECpower_ssj2008 results for 64-core servers (400-500 W whole server).
+    cpu_server_max_w: float = 400.0
+    # Idle power: 30 % of max; SPECpower_ssj2008 2-socket results sit at 20-40 % idle/peak.
+    cpu_server_idle_w: float = 120.0
+    # Nameplate (rated maximum) of the CPU part of a server: no server ever draws more.
+    # 5 % above cpu_server_max_w, leaves room for the leakage term below.
+    cpu_server_nameplate_w: float = 420.0
+    # Inlet-temperature leakage: +2 % of cpu_server_max_w across 16 -> 28 degC inlet
+    # (SIMULATION.md §4 reference value; cf. ASHRAE TC9.9 server power vs. inlet temperature).
+    cpu_leakage_frac: float = 0.02
+    cpu_leakage_ref_c: float = 16.0
+    cpu_leakage_span_k: float = 12.0
+
+    # ---------------------------------------------------------------- GPUs
+    # Reference GPU: NVIDIA V100 (SIMULATION.md §4); see GPU_PRESETS for A100/H100.
+    gpu_model: str = "V100"
+    gpu_idle_w: float = GPU_PRESETS["V100"][0]
+    gpu_max_w: float = GPU_PRESETS["V100"][1]
+
+    # ---------------------------------------------------------------- memory
+    # DRAM: ~0.1 W/GB background + ~0.2 W/GB when in use (DDR4 RDIMM, Micron DDR4 power
+    # calculator order of magnitude: 3-4 W idle, 8-10 W active per 32 GB DIMM).
+    mem_static_w_per_gb: float = 0.1
+    mem_dynamic_w_per_gb: float = 0.2
+
+    # ---------------------------------------------------------------- server fans
+    # Server fan power at design airflow as a fraction of the design IT heat: 5 %
+    # (server fans draw ~2-10 % of server power at full speed).
+    it_fan_design_frac: float = 0.05
+    # Fans never go below 30 % of design airflow (typical minimum PWM duty).
+    it_fan_min_airflow_ratio: float = 0.3
+    # Rack air temperature rise at design airflow: 12 K (ASHRAE TC9.9 typical 10-15 K).
+    server_delta_t_design_k: float = 12.0
+
+    # ---------------------------------------------------------------- air side
+    # CRAC supply-air set point: 18 degC, low end of ASHRAE A1 recommended (18-27 degC).
+    supply_air_c: float = 18.0
+    # Rack inlet = supply + 2 K (mixing/recirculation); CRAC return = rack outlet + 1 K.
+    supply_approach_k: float = 2.0
+    return_approach_k: float = 1.0
+    # Air at ~25 degC, sea level.
+    air_density_kg_m3: float = 1.19
+    air_cp_j_per_kg_k: float = 1006.0
+    # CRAC/CRAH fan power at design airflow: 4 % of the design IT power (CRAH units:
+    # roughly 0.02-0.05 kW per kW of sensible cooling). Minimum airflow 60 % of design: units run
+    # with N+1 redundancy and must keep the floor pressurised (keeps idle PUE above full-load PUE).
+    crac_fan_design_frac: float = 0.04
+    crac_min_airflow_ratio: float = 0.6
+
+    # ---------------------------------------------------------------- chiller (EnergyPlus
+    # Chiller:Electric curves, coefficients as SIMULATION.md §4)
+    # "water" (cooling tower) or "air" (air-cooled condenser, no tower and no water).
+    condenser: str = "water"
+    # Rated COP: ASHRAE 90.1-2019 Table 6.8.1-3 minima ~6.1 (water-cooled centrifugal)
+    # and ~2.9 (air-cooled); the air-cooled value is used when condenser == "air".
+    chiller_cop_water: float = 6.1
+    chiller_cop_air: float = 2.9
+    # Chiller rated capacity = 1.25 x the design cooling load (N+margin sizing).
+    chiller_capacity_factor: float = 1.25
+    # Design temperatures: chilled-water outlet 6.67 degC (44 degF), condenser inlet 29.44 degC
+    # (85 degF, water-cooled, AHRI 550/590) or 35 degC (95 degF, air-cooled).
+    chw_supply_c: float = 6.67
+    chw_design_c: float = 6.67
+    cond_design_water_c: float = 29.44
+    cond_design_air_c: float = 35.0
+    # Curves (SIMULATION.md §4): CapRatio(dT), PowRatio(CapRatio), FullLoadFrac(PLR).
+    chiller_cap_c0: float = 0.94483600
+    chiller_cap_c1: float = -0.05700880
+    chiller_cap_c2: float = 0.00185486
+    chiller_pow_c0: float = 2.333
+    chiller_pow_c1: float = -1.975
+    chiller_pow_c2: float = 0.6121
+    chiller_flf_c0: float = 0.03303
+    chiller_flf_c1: float = 0.6852
+    chiller_flf_c2: float = 0.2818
+    # Curve input limits for dT (EnergyPlus curves carry min/max x); the lower one corresponds to
+    # the minimum condenser temperature of real chillers (12.5 K below design) and keeps the
+    # curves in the range where a hotter condenser never makes the chiller cheaper.
+    chiller_dt_min: float = -4.5
+    chiller_dt_max: float = 10.0
+    # Below this part-load ratio the chiller cycles (EnergyPlus MinPLR 0.05).
+    chiller_min_plr: float = 0.05
+
+    # ---------------------------------------------------------------- cooling tower
+    # Design wet-bulb 23.89 degC (75 degF) and approach 5.55 K => 29.44 degC leaving water
+    # (CTI STD-201 rating point).
+    tower_design_wetbulb_c: float = 23.89
+    tower_approach_k: float = 5.55
+    # Fan power at design = 1 % of the design heat rejected (order 0.01 kW per kW rejected).
+    tower_fan_design_frac: float = 0.01
+    # Airflow needed grows ~4 %/K of wet-bulb (saturated-air enthalpy difference shrinks as the
+    # wet-bulb approaches the water temperature); exponential approximation.
+    tower_wetbulb_sens_per_k: float = 0.04
+    tower_min_airflow_ratio: float = 0.1
+
+    # ---------------------------------------------------------------- pumps (variable speed)
+    # Design pump power per kW of design cooling: chilled water 0.025, condenser water 0.02
+    # (~0.09 and ~0.07 kW/ton; total plant pumping is typically 0.1-0.2 kW/ton).
+    chw_pump_design_frac: float = 0.025
+    cw_pump_design_frac: float = 0.02
+    # Minimum flow 70 % of design: chiller minimum evaporator/condenser flow plus the static
+    # head of the loops keep real variable-speed pumps well above zero speed.
+    pump_min_flow_ratio: float = 0.7
+    # Part-load power curve of a variable-speed drive with a fixed pressure set point
+    # (the shape ASHRAE 90.1 Appendix G uses for VSD fans, Table G3.1.3.15 method 2);
+    # normalised so that flow ratio 1 gives the design power.
+    pump_curve_c0: float = 0.0013
+    pump_curve_c1: float = 0.1470
+    pump_curve_c2: float = 0.9506
+    pump_curve_c3: float = -0.0998
+
+    # ---------------------------------------------------------------- water
+    # Latent heat of vaporization at ~30 degC: 2430 kJ/kg; 2400 gives 1.5 L per kWh rejected.
+    latent_heat_kj_per_kg: float = 2400.0
+    # Drift: 0.005 % of circulating water (CTI high-efficiency drift eliminators 0.001-0.005 %).
+    drift_frac: float = 0.00005
+    # Condenser-water range 5.56 K (10 degF): sets the circulating flow.
+    cw_range_k: float = 5.56
+    water_cp_kj_per_kg_k: float = 4.186
+    # Cycles of concentration: 5 (SIMULATION.md §4 default); blowdown = evap / (cycles - 1).
+    cycles_of_concentration: float = 5.0
+
+    # Non-physics metadata (kept out of the numeric vector): free text note.
+    note: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if self.condenser not in CONDENSER_TYPES:
+            raise ValueError(f"condenser must be one of {CONDENSER_TYPES}, got {self.condenser!r}")
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.type in ("float", float):
+                if isinstance(v, bool) or not isinstance(v, int | float):
+                    raise TypeError(f"{f.name} must be a number, got {v!r}")
+                if not math.isfinite(float(v)):
+                    raise ValueError(f"{f.name} must be finite, got {v!r}")
+                object.__setattr__(self, f.name, float(v))
+        if self.cycles_of_concentration <= 1.0:
+            raise ValueError("cycles_of_concentration must be > 1")
+        if self.cores_per_server <= 0:
+            raise ValueError("cores_per_server must be > 0")
+        if not (self.cpu_server_idle_w <= self.cpu_server_max_w <= self.cpu_server_nameplate_w):
+            raise ValueError("need cpu_server_idle_w <= cpu_server_max_w <= cpu_server_nameplate_w")
+        if self.gpu_idle_w > self.gpu_max_w:
+            raise ValueError("need gpu_idle_w <= gpu_max_w")
+
+    # ------------------------------------------------------------------ (de)serialisation
+    @classmethod
+    def numeric_fields(cls) -> tuple[str, ...]:
+        """Names of the numeric (float) fields, in declaration order."""
+        return tuple(f.name for f in fields(cls) if f.type in ("float", float))
+
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a JSON-serialisable dict."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DatacenterParams:
+        """Build from a dict (missing keys take defaults); unknown keys raise ``ValueError``."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown DatacenterParams keys: {unknown}")
+        return cls(**d)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, s: str) -> DatacenterParams:
+        return cls.from_dict(json.loads(s))
+
+    def with_gpu(self, model: str) -> DatacenterParams:
+        """A copy using one of GPU_PRESETS."""
+        idle, mx = GPU_PRESETS[model]
+        return dataclasses.replace(self, gpu_model=model, gpu_idle_w=idle, gpu_max_w=mx)
+
+    @property
+    def chiller_cop(self) -> float:
+        return self.chiller_cop_water if self.condenser == "water" else self.chiller_cop_air
