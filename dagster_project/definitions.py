@@ -20,10 +20,7 @@ def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Defini
         assets=ALL_ASSETS,
         resources=resources,
         jobs=[
-            dg.define_asset_job(
-                "ingest_grid", selection=dg.AssetSelection.groups("grid"),
-                partitions_def=grid.region_year,
-            ),
+            dg.define_asset_job("ingest_grid", selection=dg.AssetSelection.groups("grid")),
         ],
     )
 

@@ -23,5 +23,10 @@ def key(region: str, year: int) -> dg.MultiPartitionKey:
 
 
 def split(context: dg.AssetExecutionContext) -> tuple[str, int]:
-    dims = context.partition_key.keys_by_dimension
+    """(region, year) of the running partition. Runs launched from tags (backfills, execute_job)
+    carry the key as its string form, so parse it through the definition rather than by hand."""
+    pk = context.partition_key
+    if not isinstance(pk, dg.MultiPartitionKey):
+        pk = region_year.get_partition_key_from_str(pk)
+    dims = pk.keys_by_dimension
     return dims["region"], int(dims["year"])

@@ -17,15 +17,17 @@ class UnsafePathError(ValueError):
 def safe_join(base: Path, *parts: str) -> Path:
     """Join ``parts`` under ``base`` and refuse any result outside ``base``.
 
-    Guards every path built from user input (region codes, bundle ids, file names).
+    Guards every path built from user input (region codes, bundle ids, file names). The check is
+    lexical: each component must be a plain name (no separators, no ``..``), so the result is
+    always inside ``base``. Symbolic links the operator placed inside ``base`` are followed as-is.
     """
-    base_resolved = base.resolve()
+    base_abs = Path(os.path.abspath(base))
     for part in parts:
         if not part or part in (".", "..") or "/" in part or "\\" in part or "\x00" in part:
             raise UnsafePathError(f"unsafe path component {part!r} under {base}")
-    candidate = base_resolved.joinpath(*parts).resolve()
-    if candidate != base_resolved and base_resolved not in candidate.parents:
-        raise UnsafePathError(f"path {candidate} escapes {base_resolved}")
+    candidate = Path(os.path.normpath(base_abs.joinpath(*parts)))
+    if candidate != base_abs and base_abs not in candidate.parents:
+        raise UnsafePathError(f"path {candidate} escapes {base_abs}")
     return candidate
 
 

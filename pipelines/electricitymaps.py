@@ -76,4 +76,4 @@ def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(ho
             "source": pl.Series([SOURCE] * df.height, dtype=pl.String),
             "raw_sha256": pl.Series([raw.sha256] * df.height, dtype=pl.String),
         }
-    ).sort("ts_utc")
+    )  # file order kept, so validation errors point at file lines

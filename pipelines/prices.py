@@ -64,7 +64,7 @@ def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(ho
             "source": pl.Series([SOURCE] * n, dtype=pl.String),
             "raw_sha256": pl.Series([raw.sha256] * n, dtype=pl.String),
         }
-    ).sort("ts_utc")
+    )  # file order kept, so validation errors point at file lines
 
 
 def _resolution(ts: pl.Series) -> timedelta:

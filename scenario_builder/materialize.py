@@ -11,7 +11,7 @@ import dagster as dg
 from dagster_project import checks
 from dagster_project.definitions import ALL_ASSETS
 from dagster_project.partitions import key
-from dagster_project.resources import GridshiftResource
+from dagster_project.resources import GridshiftResource, env_token_fields
 from gridshift import locations
 from gridshift.home import Home
 from pipelines.raw import read_mirror
@@ -43,8 +43,9 @@ class Outcome:
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 
 
-def _resources(home: Home, mirror: Path | None) -> dict:
-    return {"gridshift": GridshiftResource(home=str(home.root), mirror=str(mirror) if mirror else "")}
+def _resources(home: Home, mirror: Path | None, live: bool = False) -> dict:
+    return {"gridshift": GridshiftResource(home=str(home.root), mirror=str(mirror) if mirror else "", live=live,
+                                           **env_token_fields())}
 
 
 def _collect(result: dg.ExecuteInProcessResult, names: Sequence[str], region, year) -> list[Outcome]:
@@ -90,14 +91,17 @@ def materialize(
     home: Home,
     mirror: Path | None,
     skip_missing: bool = False,
+    live: bool = False,
     on_progress: Callable[[str], None] | None = None,
 ) -> list[Outcome]:
     """Materialize the selected sources for every region × year, one in-process run per partition."""
     outcomes: list[Outcome] = []
-    resources = _resources(home, mirror)
+    resources = _resources(home, mirror, live)
     unpartitioned = [n for s in sources if s not in PARTITIONED_SOURCES for n in SOURCE_ASSETS[s]]
     if unpartitioned:
-        res = dg.materialize([ASSETS_BY_NAME[n] for n in unpartitioned], resources=resources, raise_on_error=False, run_config=QUIET)
+        res = dg.materialize(
+            [ASSETS_BY_NAME[n] for n in unpartitioned], resources=resources, raise_on_error=False, run_config=QUIET
+        )
         outcomes += _collect(res, unpartitioned, None, None)
         if on_progress:
             on_progress("reference tables")

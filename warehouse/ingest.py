@@ -15,6 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from gridshift import locations
+from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
 from pipelines import egress, electricitymaps, network, openmeteo, prices
 from pipelines.raw import RawFile, land, read_mirror
@@ -71,6 +72,7 @@ class GridSource:
     relpath: Callable[[locations.Location, int], str]
     parse: Callable[..., pl.DataFrame]
     step: timedelta
+    row_base: int = 2  # error rows: CSV line numbers (2) or JSON array positions (0)
 
 
 GRID: dict[str, GridSource] = {
@@ -78,32 +80,72 @@ GRID: dict[str, GridSource] = {
                          electricitymaps.parse, timedelta(hours=1)),
     "price": GridSource("grid_price", prices.SOURCE, prices.mirror_relpath, prices.parse, timedelta(hours=1)),
     "weather": GridSource("weather", openmeteo.SOURCE, openmeteo.mirror_relpath, openmeteo.parse,
-                          timedelta(hours=1)),
+                          timedelta(hours=1), row_base=0),
 }
 
 
-def fetch_grid(kind: str, location: str, year: int, *, mirror: Path | None) -> RawFile:
-    """Fetch the raw file for one grid partition (the mirror, for now; live sources plug in here)."""
+def fetch_grid(
+    kind: str, location: str, year: int, *, mirror: Path | None, live: bool = False,
+    session=None, home: Home | None = None,
+) -> RawFile:
+    """Fetch the raw file for one grid partition.
+
+    Source order (docs/sources.md): valid warehouse rows (checked by the caller) → the local
+    mirror, if one is given and holds the file → the live publisher, if ``live``. When nothing can
+    provide it, ``SourceUnavailableError`` names every source tried and how to provide each
+    (mirror folder, ``--live``, token or URL). ``session``: a :func:`pipelines.http.make_session`
+    session to reuse (one is made under ``home`` otherwise).
+    """
     src = GRID[kind]
     loc = locations.get(location)
-    return read_mirror(mirror, src.relpath(loc, year), src.source_name)
+    relpath = src.relpath(loc, year)
+    tried: list[str] = []
+    if mirror is not None:
+        try:
+            return read_mirror(mirror, relpath, src.source_name)
+        except SourceUnavailableError as exc:
+            tried.append(str(exc))
+    else:
+        tried.append(f"{src.source_name}: no local mirror configured for {relpath} "
+                     "(pass --mirror DIR or set GRIDSHIFT_MIRROR, e.g. ../shared/data)")
+    from warehouse import live_ingest
+
+    if not live:
+        raise SourceUnavailableError(
+            f"{src.table} {location} {year} is unavailable: " + "; ".join(tried)
+            + f"; live fetching is off (pass --live; it needs: {live_ingest.how_to(kind, location)})"
+        )
+    try:
+        return live_ingest.fetch_live(kind, location, year, home=home or Home.resolve(), session=session)
+    except SourceUnavailableError as exc:
+        raise SourceUnavailableError(
+            f"{src.table} {location} {year} is unavailable: " + "; ".join([*tried, f"live: {exc}"])
+        ) from None
 
 
 def parse_grid(kind: str, raw: RawFile, location: str, *, max_gap: timedelta = DEFAULT_MAX_GAP) -> pl.DataFrame:
     """Parse and validate (raises DataError naming file, column, rows, values)."""
     src = GRID[kind]
     df = src.parse(raw, locations.get(location), max_gap=max_gap)
-    return validate(src.table, df, file=raw.uri)
+    return validate(src.table, df, file=raw.uri, row_base=src.row_base)
 
 
 def ingest_grid(
     kind: str, location: str, year: int, *, home: Home, mirror: Path | None,
-    max_gap: timedelta = DEFAULT_MAX_GAP,
+    max_gap: timedelta = DEFAULT_MAX_GAP, live: bool = False,
 ) -> IngestReport:
-    """Ingest one (signal, location, year) partition into its canonical table."""
+    """Ingest one (signal, location, year) partition into its canonical table (mirror → live)."""
     src = GRID[kind]
-    raw = fetch_grid(kind, location, year, mirror=mirror)
-    df = parse_grid(kind, raw, location, max_gap=max_gap)
+    raw = fetch_grid(kind, location, year, mirror=mirror, live=live, home=home)
+    if live:
+        from warehouse import live_ingest
+
+        if live_ingest.is_live_raw(raw):
+            df = live_ingest.parse_live(kind, raw, location, year, max_gap=max_gap)
+        else:
+            df = parse_grid(kind, raw, location, max_gap=max_gap)
+    else:
+        df = parse_grid(kind, raw, location, max_gap=max_gap)
     _commit(home, raw, src.table, df)
     return partition_report(kind, location, year, df, raw)
 

@@ -31,8 +31,12 @@ def conform(table: Table, df: pl.DataFrame) -> pl.DataFrame:
     return df.select(table.columns)
 
 
-def validate(table_name: str, df: pl.DataFrame, *, file: str | None = None) -> pl.DataFrame:
-    """Validate an eager frame; on failure raise DataError naming file, column, rows and values."""
+def validate(table_name: str, df: pl.DataFrame, *, file: str | None = None, row_base: int = 2) -> pl.DataFrame:
+    """Validate an eager frame; on failure raise DataError naming file, column, rows and values.
+
+    Reported rows are ``frame position + row_base``: 2 gives the line number in a CSV with one
+    header line (parsers keep file order); 0 gives the position in a JSON array.
+    """
     table = TABLES[table_name]
     df = conform(table, df)
     try:
@@ -42,7 +46,7 @@ def validate(table_name: str, df: pl.DataFrame, *, file: str | None = None) -> p
         first = fc.row(0, named=True)
         column = first.get("column")
         bad = fc.filter(pl.col("column") == column).head(10)
-        rows = [int(i) + 2 if i is not None else -1 for i in bad["index"].to_list()]  # +2: header line, 1-based
+        rows = [int(i) + row_base if i is not None else -1 for i in bad["index"].to_list()]
         raise DataError(
             f"table {table_name!r}: check {first.get('check')!r} failed for {fc.height} value(s)",
             file=file,

@@ -1,0 +1,3 @@
+from scenario_builder.cli import main
+
+main()

@@ -1,0 +1,42 @@
+"""Shared test fixtures: the real upstream data in ../shared/data, read in place (never copied in)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path:
+    return Path(os.environ.get("GRIDSHIFT_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    path = shared_data_dir()
+    if not (path / "MANIFEST.tsv").is_file():
+        pytest.fail(f"real upstream data not found at {path} (set GRIDSHIFT_SHARED_DATA)")
+    return path
+
+
+def _manifest_digests(root: Path) -> dict[str, str]:
+    import hashlib
+
+    out = {}
+    for line in (root / "MANIFEST.tsv").read_text().splitlines()[1:]:
+        rel, _size, sha = line.split("\t")[:3]
+        out[rel] = sha if hashlib.sha256((root / rel).read_bytes()).hexdigest() == sha else "MODIFIED"
+    return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_data_is_never_modified():
+    """The real data is read in place; fail the run if any test changed a byte of it."""
+    root = shared_data_dir()
+    yield
+    if (root / "MANIFEST.tsv").is_file():
+        modified = [rel for rel, state in _manifest_digests(root).items() if state == "MODIFIED"]
+        assert not modified, f"tests modified files in {root}: {modified}"

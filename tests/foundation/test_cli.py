@@ -1,0 +1,53 @@
+"""The ingest command: prints what it loaded, exits non-zero with a clear message on bad input."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from gridshift.home import Home
+from scenario_builder.cli import app
+from tests.foundation.helpers import mirror_with, replace_line, tree_digest
+from warehouse.db import read_table
+
+runner = CliRunner()
+
+
+def test_ingest_prints_rows_coverage_and_estimated_share(tmp_path, shared_data):
+    res = runner.invoke(app, ["ingest", "--regions", "IN-WE", "--year", "2023", "--mirror", str(shared_data),
+                              "--home", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "grid_carbon" in res.output and "8760" in res.output and "100.0%" in res.output  # IN-WE all estimated
+    df = read_table(Home(tmp_path).warehouse_path,
+                    "SELECT price_usd_per_mwh p FROM grid_price WHERE ts_utc = '2023-01-01 00:30:00+00'")
+    assert abs(df["p"][0] - 45.962554) < 1e-9
+
+
+def test_mirror_from_environment_and_unknown_region(tmp_path, shared_data, monkeypatch):
+    monkeypatch.setenv("GRIDSHIFT_MIRROR", str(shared_data))
+    ok = runner.invoke(app, ["ingest", "--regions", "SG", "--year", "2023", "--sources", "carbon",
+                             "--home", str(tmp_path)])
+    assert ok.exit_code == 0, ok.output
+    bad = runner.invoke(app, ["ingest", "--regions", "XX-NOPE", "--year", "2023", "--home", str(tmp_path)])
+    assert bad.exit_code == 2 and "unknown location" in bad.output
+
+
+def test_bad_file_exits_nonzero_and_writes_nothing(tmp_path, shared_data):
+    mirror = mirror_with(shared_data, tmp_path, "electricitymaps/KR/KR_2023_hourly.csv",
+                         replace_line(100, lambda ln: ln.replace(",KR,", ",KR,").replace(",false,", ",maybe,")))
+    home = tmp_path / "home"
+    runner.invoke(app, ["ingest", "--regions", "SG", "--year", "2023", "--mirror", str(mirror), "--home", str(home)])
+    before = tree_digest(home)
+    res = runner.invoke(app, ["ingest", "--regions", "KR", "--year", "2023", "--sources", "carbon",
+                              "--mirror", str(mirror), "--home", str(home)])
+    assert res.exit_code == 1
+    assert "Data Estimated" in res.output and "row 100" in res.output and "KR_2023_hourly.csv" in res.output
+    assert tree_digest(home) == before
+
+
+def test_all_regions_skips_what_the_mirror_lacks(tmp_path, shared_data):
+    res = runner.invoke(app, ["ingest", "--regions", "all", "--year", "2023", "--sources", "price",
+                              "--mirror", str(shared_data), "--home", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "skipped" in res.output  # GB has no standardized price file
+    n = read_table(Home(tmp_path).warehouse_path, "SELECT count(DISTINCT location) n FROM grid_price")["n"][0]
+    assert n == 22

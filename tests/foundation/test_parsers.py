@@ -1,0 +1,143 @@
+"""Parsers on the real upstream files: spot values, units, UTC alignment, flags."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+import pytest
+
+from gridshift import locations
+from pipelines import egress, electricitymaps, network, openmeteo, prices
+from pipelines.raw import read_mirror
+from pipelines.wetbulb import stull_wetbulb
+from warehouse.ingest import parse_grid
+
+
+def _carbon(shared, code, year=2023):
+    loc = locations.get(code)
+    return electricitymaps.parse(read_mirror(shared, electricitymaps.mirror_relpath(loc, year), "t"), loc)
+
+
+def _price(shared, code, year=2023):
+    loc = locations.get(code)
+    return prices.parse(read_mirror(shared, prices.mirror_relpath(loc, year), "t"), loc)
+
+
+def _weather(shared, code, year=2023):
+    loc = locations.get(code)
+    return openmeteo.parse(read_mirror(shared, openmeteo.mirror_relpath(loc, year), "t"), loc)
+
+
+def at(df: pl.DataFrame, *ymdh: int) -> dict:
+    ts = datetime(*ymdh, tzinfo=UTC)
+    rows = df.filter(pl.col("ts_utc") == ts)
+    assert rows.height == 1, f"expected one row at {ts}, got {rows.height}"
+    return rows.row(0, named=True)
+
+
+def test_de_lu_carbon_spot_value(shared_data):
+    df = _carbon(shared_data, "DE-LU")
+    assert df.height == 8760
+    row = at(df, 2023, 1, 1, 0)
+    assert row["carbon_direct_g_per_kwh"] == 140.51
+    assert row["carbon_lca_g_per_kwh"] == 185.8
+    assert row["emaps_zone"] == "DE"
+    assert df["ts_utc"].dtype == pl.Datetime("us", "UTC")
+    assert int(df["is_estimated"].sum()) == 30
+
+
+@pytest.mark.parametrize(("code", "zone"), [("BR-SP", "BR-CS"), ("CL-SIC", "CL-SEN"), ("DE-LU", "DE"), ("SG", "SG")])
+def test_zone_ids_differ_from_location_codes(shared_data, code, zone):
+    assert set(_carbon(shared_data, code)["emaps_zone"].unique()) == {zone}
+
+
+@pytest.mark.parametrize("code", ["IN-WE", "JP-TK"])
+def test_fully_estimated_zones_are_kept_and_flagged(shared_data, code):
+    df = _carbon(shared_data, code)
+    assert df.height == 8760 and bool(df["is_estimated"].all())
+
+
+def test_de_lu_price_spot_value_and_negative_prices(shared_data):
+    df = _price(shared_data, "DE-LU")
+    assert at(df, 2023, 1, 1, 0)["price_usd_per_mwh"] == pytest.approx(-3.3622368, abs=1e-12)
+    assert int((df["price_usd_per_mwh"] < 0).sum()) == 292
+    assert df["price_usd_per_mwh"].min() == pytest.approx(-484.39918)
+    assert set(df["resolution_min"].unique()) == {60}
+
+
+@pytest.mark.parametrize(("code", "neg_hours", "max_price"), [
+    ("AU-VIC", 2030, 1730.715833333333), ("SG", 0, 3361.23), ("US-TEX-ERCO", 0, 4111.545),
+])
+def test_real_extremes_pass_validation(shared_data, code, neg_hours, max_price):
+    df = parse_grid("price", read_mirror(shared_data, prices.mirror_relpath(locations.get(code), 2023), "t"), code)
+    assert int((df["price_usd_per_mwh"] < 0).sum()) == neg_hours
+    assert df["price_usd_per_mwh"].max() == pytest.approx(max_price)
+
+
+def test_price_across_european_dst_change_has_no_lost_or_doubled_hour(shared_data):
+    df = _price(shared_data, "DE-LU").sort("ts_utc")
+    day = df.filter(pl.col("ts_utc").dt.date() == datetime(2023, 3, 26).date())
+    assert day.height == 24
+    assert at(df, 2023, 3, 26, 1)["price_usd_per_mwh"] == pytest.approx(42.755366999999936)
+    assert df["ts_utc"].diff().drop_nulls().dt.total_seconds().unique().to_list() == [3600]
+
+
+def test_india_prices_sit_on_the_half_hour(shared_data):
+    df = _price(shared_data, "IN-WE")
+    assert df.height == 8760
+    first = df.row(0, named=True)
+    assert first["ts_utc"] == datetime(2023, 1, 1, 0, 30, tzinfo=UTC)
+    assert first["price_usd_per_mwh"] == pytest.approx(45.962554)
+    assert set(df["ts_utc"].dt.minute().unique()) == {30}
+
+
+def test_weather_uses_the_responses_fixed_offset_not_dst_rules(shared_data):
+    de = _weather(shared_data, "DE-LU")
+    # local 2023-01-01T00:00 at utc_offset_seconds=3600 is 2022-12-31 23:00 UTC
+    assert de.row(0, named=True)["ts_utc"] == datetime(2022, 12, 31, 23, tzinfo=UTC)
+    assert de.row(0, named=True)["temp_c"] == 12.9
+    # California 2023 says -25200 (PDT) for the whole year: first hour is 07:00 UTC
+    ca = _weather(shared_data, "US-CAL-CISO")
+    assert ca.row(0, named=True)["ts_utc"] == datetime(2023, 1, 1, 7, tzinfo=UTC)
+    assert ca.row(0, named=True)["temp_c"] == 10.5
+    # uniform hourly grid through both DST changes: 8760 distinct hours, no gap, no duplicate
+    for df in (de, ca):
+        assert df.height == 8760 and df["ts_utc"].n_unique() == 8760
+        assert (df["ts_utc"].diff().drop_nulls().dt.total_seconds() == 3600).all()
+
+
+def test_neighbouring_weather_years_tile_without_overlap(shared_data):
+    a, b = _weather(shared_data, "AU-NSW", 2022), _weather(shared_data, "AU-NSW", 2023)
+    assert (b["ts_utc"].min() - a["ts_utc"].max()).total_seconds() == 3600
+
+
+def test_wetbulb_stull_reference_point_and_bounds(shared_data):
+    # Stull (2011): T = 20 °C, RH = 50 % gives Tw = 13.7 °C
+    out = pl.DataFrame({"t": [20.0, 30.0, -5.0], "rh": [50.0, 100.0, 5.0]}).select(
+        stull_wetbulb(pl.col("t"), pl.col("rh")).alias("tw")
+    )["tw"]
+    assert out[0] == pytest.approx(13.7, abs=0.05)
+    assert out[1] <= 30.0 and out[1] == pytest.approx(30.0, abs=0.3)
+    assert out[2] < -5.0
+    w = _weather(shared_data, "SG")
+    assert (w["wetbulb_c"] <= w["temp_c"]).all()
+
+
+def test_egress_matrix_is_long_and_square(shared_data):
+    df = egress.parse(read_mirror(shared_data, egress.mirror_relpath("aws"), "t"), "aws")
+    n = df["src_region"].n_unique()
+    assert df.height == n * n == 400
+    row = df.filter((pl.col("src_region") == "us-east-1") & (pl.col("dst_region") == "us-east-2")).row(0, named=True)
+    assert row["usd_per_gb"] == 0.01
+    assert df.filter(pl.col("src_region") == pl.col("dst_region"))["usd_per_gb"].max() == 0
+
+
+def test_network_paths_state_their_assumptions(shared_data):
+    df = network.parse(read_mirror(shared_data, network.MIRROR_RELPATH, "t"))
+    measured = df.filter((pl.col("provider") == "aws") & (pl.col("src_macro") == "EU") & (pl.col("dst_macro") == "US"))
+    assert measured.row(0, named=True)["throughput_mbps"] == 160 and measured.row(0, named=True)["rtt_ms"] == 70
+    intra = df.filter(pl.col("src_macro") == pl.col("dst_macro"))
+    assert set(intra["basis"]) == {"assumption_intra_macro"} and set(intra["throughput_mbps"]) == {1000.0}
+    assert set(df.filter(pl.col("provider") == "gcp")["basis"]) == {"fallback_aws", "assumption_intra_macro"}
+    assert df.height == 3 * 16
