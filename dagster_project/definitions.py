@@ -7,14 +7,14 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_project.assets import grid, reference
-from dagster_project.resources import GridshiftResource
+from dagster_project.assets import bundle, grid, reference, workload
+from dagster_project.resources import GridshiftResource, env_token_fields
 
-ALL_ASSETS = [*reference.ASSETS, *grid.ASSETS]
+ALL_ASSETS = [*reference.ASSETS, *grid.ASSETS, *workload.ASSETS, *bundle.ASSETS]
 
 
 def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Definitions:
-    resources: dict[str, Any] = {"gridshift": GridshiftResource()}
+    resources: dict[str, Any] = {"gridshift": GridshiftResource(**env_token_fields())}
     resources.update(resource_overrides or {})
     return dg.Definitions(
         assets=ALL_ASSETS,

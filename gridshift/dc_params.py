@@ -96,8 +96,9 @@ class DatacenterParams:
     # and ~2.9 (air-cooled); the air-cooled value is used when condenser == "air".
     chiller_cop_water: float = 6.1
     chiller_cop_air: float = 2.9
-    # Chiller rated capacity = 1.25 x the design cooling load (N+margin sizing).
-    chiller_capacity_factor: float = 1.25
+    # Chiller rated capacity = 1.35 x the design cooling load (N+margin sizing, so that the
+    # capacity lost on a 40 degC day, CapRatio ~0.78, still covers the full load).
+    chiller_capacity_factor: float = 1.35
     # Design temperatures: chilled-water outlet 6.67 degC (44 degF), condenser inlet 29.44 degC
     # (85 degF, water-cooled, AHRI 550/590) or 35 degC (95 degF, air-cooled).
     chw_supply_c: float = 6.67

@@ -21,11 +21,14 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build and in
 console = Console()
 err_console = Console(stderr=True)
 
-HomeOpt = Annotated[Path | None, typer.Option("--home", help="gridshift home (default $GRIDSHIFT_HOME or ./.gridshift)")]
+HomeOpt = Annotated[
+    Path | None, typer.Option("--home", help="gridshift home (default $GRIDSHIFT_HOME or ./.gridshift)")
+]
 MirrorOpt = Annotated[
     Path | None, typer.Option("--mirror", help="local mirror of upstream files (default $GRIDSHIFT_MIRROR)")
 ]
-ALL_SOURCES = ("carbon", "price", "weather", "network")
+ALL_SOURCES = ("carbon", "price", "weather", "network", "workload")
+DEFAULT_SOURCES = ("carbon", "price", "weather", "network")
 
 
 def _years(text: str) -> list[int]:
@@ -57,31 +60,50 @@ def _quiet_dagster() -> None:
 
 @app.command()
 def ingest(
-    regions: Annotated[str, typer.Option(help="comma-separated location codes, or 'all'")],
     year: Annotated[str, typer.Option(help="year(s): 2023, 2022,2023 or 2022-2023")],
-    sources: Annotated[str, typer.Option(help="comma-separated: carbon,price,weather,network")] = ",".join(
-        ALL_SOURCES
-    ),
+    regions: Annotated[str, typer.Option(help="comma-separated location codes, or 'all'")] = "",
+    sources: Annotated[
+        str, typer.Option(help="comma-separated: carbon,price,weather,network (default) and/or workload")
+    ] = ",".join(DEFAULT_SOURCES),
     mirror: MirrorOpt = None,
     home: HomeOpt = None,
+    live: Annotated[bool, typer.Option("--live", help="fetch from the publishers what the mirror lacks "
+                                       "(tokens from env/.env; see docs/sources.md)")] = False,
+    workload: Annotated[str, typer.Option(help="with --sources workload: alibaba-2020|alibaba-2023|synthetic")
+                        ] = "synthetic",
+    trace_dir: Annotated[Path | None, typer.Option(help="folder with the PAI 2020 *.tar.gz tables")] = None,
+    seed: Annotated[int, typer.Option(help="workload seed")] = 0,
+    load_factor: Annotated[float, typer.Option(help="workload load factor (1 = the trace's load)")] = 1.0,
 ) -> None:
-    """Ingest grid signals (and reference tables) into the warehouse, validated.
+    """Ingest grid signals, reference tables and workloads into the warehouse, validated.
 
     With --regions all, partitions the mirror does not hold are skipped and listed; with explicit
     regions a missing file is an error.
     """
-    from scenario_builder.materialize import materialize
+    from scenario_builder.materialize import materialize, materialize_workload
 
     _quiet_dagster()
     try:
-        codes = locations.parse_codes(regions)
         srcs = [s.strip() for s in sources.split(",") if s.strip()]
         bad = [s for s in srcs if s not in ALL_SOURCES]
         if bad:
             raise typer.BadParameter(f"unknown source(s) {bad}; choose from {ALL_SOURCES}")
+        grid_srcs = [s for s in srcs if s != "workload"]
+        if grid_srcs and not regions:
+            raise typer.BadParameter(f"--regions is required for sources {grid_srcs}")
+        codes = locations.parse_codes(regions) if grid_srcs else []
         years = _years(year)
         h = Home.resolve(home).ensure()
         m = _mirror(mirror)
+        workload_outcomes = []
+        if "workload" in srcs:
+            workload_outcomes = materialize_workload(
+                workload=workload, years=years, home=h, mirror=m,
+                trace_dir=trace_dir.expanduser().absolute() if trace_dir else None,
+                seed=seed, load_factor=load_factor,
+            )
+            _print_workload(workload_outcomes)
+        srcs = grid_srcs
         total = len(codes) * len(years) + (1 if "network" in srcs else 0)
         with Progress(
             TextColumn("[bold]ingest[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -89,16 +111,62 @@ def ingest(
         ) as progress:
             task = progress.add_task("", total=total)
             outcomes = materialize(
-                regions=codes, years=years, sources=srcs, home=h, mirror=m,
-                skip_missing=regions.strip().lower() == "all",
+                regions=codes, years=years, sources=srcs, home=h, mirror=m, live=live,
+                skip_missing=regions.strip().lower() == "all" and not live,
                 on_progress=lambda d: progress.update(task, advance=1, description=d),
             )
     except GridshiftError as exc:
         err_console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from None
-    _print_outcomes(outcomes, h)
-    if any(not o.ok for o in outcomes):
+    if srcs:
+        _print_outcomes(outcomes, h)
+    if any(not o.ok for o in outcomes + workload_outcomes):
         raise typer.Exit(1)
+
+
+def _print_workload(outcomes) -> None:
+    for o in outcomes:
+        if not o.ok:
+            err_console.print(f"[red]workload {o.region} {o.year}:[/] {o.error}")
+            continue
+        md = o.metadata
+        t = Table(title=f"workload {o.region} {o.year}")
+        t.add_column("figure")
+        t.add_column("value", justify="right")
+        t.add_row("tasks in the year", f"{md['tasks']:,}")
+        t.add_row("source rows / kept", f"{md['source_rows']:,} / {md['kept']:,}")
+        for reason, n in sorted(md["dropped"].items()):
+            t.add_row(f"dropped: {reason}", f"{n:,}")
+        for reason, n in sorted(md["issues"].items()):
+            t.add_row(f"note: {reason}", f"{n:,}")
+        t.add_row("tasks per 15 min (mean / p95 / max)",
+                  f"{md['tasks_per_15min_mean']:.1f} / {md['tasks_per_15min_p95']:.0f} / "
+                  f"{md['tasks_per_15min_max']:.0f}")
+        t.add_row("mean cores / GPUs / mem GB / input GB",
+                  f"{md['mean_cpu_cores']:.2f} / {md['mean_gpus']:.3f} / {md['mean_mem_gb']:.2f} / "
+                  f"{md['mean_bandwidth_gb']:.3f}")
+        console.print(t)
+
+
+@app.command("plot-workload")
+def plot_workload_cmd(
+    workload: Annotated[str, typer.Option(help="alibaba-2020|alibaba-2023|synthetic")],
+    year: Annotated[int, typer.Option(help="year the workload was derived for")],
+    out: Annotated[Path, typer.Option(help="folder for the PNG figures")] = Path("."),
+    home: HomeOpt = None,
+) -> None:
+    """Write PNGs of the weekday × hour heatmap and the duration/resource distributions."""
+    from pipelines.workload_plots import plot_workload
+    from warehouse.ingest_workload import read_workload_tasks
+
+    h = Home.resolve(home)
+    tasks = read_workload_tasks(h, workload, year)
+    if tasks.height == 0:
+        err_console.print(f"[red]error:[/] no {workload} tasks for {year} in {h.warehouse_path}; "
+                          f"run: scenario_builder ingest --sources workload --workload {workload} --year {year}")
+        raise typer.Exit(2)
+    for p in plot_workload(tasks, year, out.expanduser().absolute(), name=workload):
+        console.print(str(p))
 
 
 def _print_outcomes(outcomes, home: Home) -> None:
@@ -117,6 +185,147 @@ def _print_outcomes(outcomes, home: Home) -> None:
     for o in outcomes:
         if not o.ok:
             err_console.print(f"[red]{o.asset} {o.region or ''} {o.year or ''}:[/] {o.error}")
+
+
+# ----------------------------------------------------------------------------------------- bundles
+def _fmt_pct(x) -> str:
+    return "" if x is None else f"{x:.2%}"
+
+
+def _quality_table(rows: list[dict], title: str) -> Table:
+    table = Table(title=title)
+    for col in ("region", "signal", "coverage", "estimated", "filled", "gaps", "max gap h"):
+        table.add_column(col, justify="left" if col in ("region", "signal") else "right")
+    for r in rows:
+        table.add_row(
+            r["location"], r["signal"], _fmt_pct(r["coverage"]), _fmt_pct(r["estimated_share"]),
+            str(r["filled_count"]), str(r["gap_count"]), f"{r['max_gap_hours']:g}",
+        )
+    return table
+
+
+def _quality_rows(manifest: dict) -> list[dict]:
+    return [{"location": loc, "signal": sig, **q}
+            for loc in manifest.get("locations", []) for sig, q in (manifest.get("quality") or {}).get(loc, {}).items()]
+
+
+@app.command()
+def export(
+    regions: Annotated[str, typer.Option(help="comma-separated location codes (datacenter order)")],
+    year: Annotated[int, typer.Option(help="calendar year (UTC)")],
+    workload: Annotated[str, typer.Option(help="synthetic | alibaba-2020 | alibaba-2023 | none")] = "synthetic",
+    datacenters: Annotated[
+        Path | None, typer.Option(help="override file (JSON or CSV): capacities, weights, physics per location")
+    ] = None,
+    provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")] = "aws",
+    carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = "direct",
+    seed: Annotated[int, typer.Option(help="workload seed")] = 0,
+    max_gap_hours: Annotated[float, typer.Option(help="longest gap filled (flagged) before the build fails")] = 3.0,
+    max_edge_fill_hours: Annotated[
+        float, typer.Option(help="longest year-edge span with no neighbouring-year data held (flagged)")
+    ] = 15.0,
+    out: Annotated[Path | None, typer.Option(help="output folder (default <home>/bundles)")] = None,
+    mirror: MirrorOpt = None,
+    home: HomeOpt = None,
+) -> None:
+    """Build a versioned, content-addressed 15-minute bundle (ingesting missing inputs first)."""
+    from scenario_builder.bundle import BuildParams
+    from scenario_builder.export import export as run_export
+
+    _quiet_dagster()
+    try:
+        params = BuildParams(
+            regions=tuple(locations.parse_codes(regions)), year=year, workload=workload, provider=provider,
+            carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
+            datacenters_file=datacenters.expanduser().absolute() if datacenters else None,
+        )
+        h = Home.resolve(home).ensure()
+        with Progress(
+            TextColumn("[bold]ingest[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("{task.description}"), console=err_console, transient=True,
+        ) as progress:
+            task = progress.add_task("", total=None, visible=False)
+            built = run_export(
+                params, home=h, mirror=_mirror(mirror), out=out.expanduser().absolute() if out else None,
+                on_plan=lambda p: progress.update(task, total=p.steps, visible=p.steps > 0),
+                on_progress=lambda d: progress.update(task, advance=1, description=d),
+            )
+    except GridshiftError as exc:
+        err_console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    console.print(_quality_table(built.quality_rows, "data quality"))
+    console.print(f"bundle {'(already present) ' if built.reused else ''}[bold]{built.path}[/]")
+    console.print(f"id {built.bundle_id}")
+
+
+@app.command()
+def verify(bundle: Annotated[Path, typer.Argument(help="bundle directory")]) -> None:
+    """Re-hash every file of a bundle; exit 1 and name the offending file on any mismatch."""
+    from scenario_builder.verify import verify_bundle
+
+    res = verify_bundle(bundle)
+    if not res.ok:
+        for p in res.problems:
+            err_console.print(f"[red]FAILED[/] {p.file}: {p.message} (bundle {bundle})", soft_wrap=True)
+        raise typer.Exit(1)
+    console.print(f"ok {res.bundle_id}: {len(res.checked)} files verified ({', '.join(res.checked)})")
+
+
+@app.command("inspect")
+def inspect_cmd(
+    bundle: Annotated[Path, typer.Argument(help="bundle directory")],
+    plot: Annotated[bool, typer.Option("--plot", help="write PNGs of the signals per region and the workload")] = False,
+    plot_dir: Annotated[Path | None, typer.Option(help="where to write the PNGs (default ./<bundle_id>-plots)")] = None,
+) -> None:
+    """Summarize a bundle (and optionally plot it)."""
+    from scenario_builder.inspect import plot as do_plot
+    from scenario_builder.inspect import read_manifest, summary
+
+    try:
+        s = summary(bundle)
+    except (OSError, ValueError) as exc:
+        err_console.print(f"[red]error:[/] cannot read bundle {bundle}: {exc}")
+        raise typer.Exit(2) from None
+    p = s["parameters"] or {}
+    console.print(f"[bold]bundle {s['bundle_id']}[/] ({s['bytes'] / 1e6:.1f} MB, gridshift {s['gridshift_version']})")
+    console.print(f"year {s['year']}, {s['n_steps']} steps; locations {', '.join(s['locations'])}")
+    console.print("parameters: " + ", ".join(f"{k}={v}" for k, v in sorted(p.items())))
+    t = s["tasks"]
+    console.print(f"tasks: {t['n_tasks']:,}" + (
+        f" (mean duration {t['mean_duration_s'] / 3600:.2f} h, {t['mean_cpu_cores']:.2f} cores, "
+        f"{t['mean_gpus']:.2f} GPUs, {t['mean_mem_gb']:.1f} GB, input {t['mean_bandwidth_gb']:.2f} GB)"
+        if t["n_tasks"] else ""))
+    st = Table(title="signals")
+    for col in ("region", "carbon mean", "price mean", "price min", "price max", "temp mean", "wet-bulb max"):
+        st.add_column(col, justify="left" if col == "region" else "right")
+    for r in s["signal_stats"]:
+        st.add_row(r["location"], f"{r['carbon_mean']:.1f}", f"{r['price_mean']:.1f}", f"{r['price_min']:.1f}",
+                   f"{r['price_max']:.1f}", f"{r['temp_mean']:.1f}", f"{r['wetbulb_max']:.1f}")
+    console.print(st)
+    console.print(_quality_table(_quality_rows(read_manifest(bundle)), "data quality"))
+    if plot:
+        target = plot_dir or Path.cwd() / f"{s['bundle_id']}-plots"
+        for path in do_plot(bundle, target):
+            console.print(f"wrote {path}")
+
+
+@app.command("list")
+def list_cmd(home: HomeOpt = None) -> None:
+    """List the bundles in the gridshift home."""
+    from scenario_builder.inspect import list_bundles
+
+    h = Home.resolve(home)
+    rows = list_bundles(h.bundles_dir)
+    table = Table(title=f"bundles in {h.bundles_dir}")
+    for col in ("id", "year", "locations", "workload", "tasks", "MB"):
+        table.add_column(col, justify="right" if col in ("tasks", "MB") else "left")
+    for r in rows:
+        if "error" in r:
+            table.add_row(r["bundle_id"], "", "[red]unreadable manifest[/]", "", "", "")
+            continue
+        table.add_row(r["bundle_id"], str(r["year"]), ",".join(r["locations"]), str(r["workload"]),
+                      f"{r['n_tasks']:,}" if r["n_tasks"] is not None else "", f"{r['bytes'] / 1e6:.1f}")
+    console.print(table)
 
 
 @app.command()

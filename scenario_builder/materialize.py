@@ -124,3 +124,21 @@ def materialize(
             if on_progress:
                 on_progress(f"{region} {year}")
     return outcomes
+
+
+def materialize_workload(
+    *, workload: str, years: Sequence[int], home: Home, mirror: Path | None, trace_dir: Path | None,
+    seed: int, load_factor: float,
+) -> list[Outcome]:
+    """Materialize the ``workload_tasks`` asset for each year (one in-process run per partition)."""
+    from dagster_project.assets.workload import workload_key, workload_tasks
+
+    config = {"seed": seed, "load_factor": load_factor, "trace_dir": str(trace_dir) if trace_dir else ""}
+    outcomes = []
+    for year in years:
+        res = dg.materialize(
+            [workload_tasks], partition_key=workload_key(workload, year), resources=_resources(home, mirror),
+            raise_on_error=False, run_config={**QUIET, "ops": {"workload_tasks": {"config": config}}},
+        )
+        outcomes += _collect(res, ["workload_tasks"], workload, year)
+    return outcomes

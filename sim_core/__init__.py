@@ -1,1 +1,19 @@
-"""sim_core"""
+"""sim_core: a fast, correct Numba simulation of a geo-distributed datacenter cluster.
+
+    import sim_core
+    scenario = sim_core.load("bundles/<bundle_id>")
+    result = sim_core.run(scenario, "lowest_carbon", seed=0, days=7)
+    result.totals, result.steps, result.tasks, result.transfers
+
+The model is specified in SIMULATION.md and documented in docs/simulation.md.
+"""
+
+from .engine import POLICY_CODES, PolicyView
+from .result import RunResult
+from .scenario import BundleError, Scenario, load
+from .simulator import Simulator, run
+
+#: Built-in (jitted) policy names.
+POLICIES = tuple(POLICY_CODES)
+
+__all__ = ["load", "run", "Simulator", "Scenario", "RunResult", "BundleError", "POLICIES", "PolicyView"]

@@ -17,9 +17,6 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from warehouse.ddl import create_table_sql
-from warehouse.schemas import TABLES
-
 
 @contextlib.contextmanager
 def _flock(db_path: Path, exclusive: bool) -> Iterator[None]:
@@ -40,6 +37,10 @@ def _configure(con: duckdb.DuckDBPyConnection) -> None:
 @contextlib.contextmanager
 def write_connection(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-write connection with every registered table created."""
+    # imported here: only writers need the schemas (pandera is slow to import; readers skip it)
+    from warehouse.ddl import create_table_sql
+    from warehouse.schemas import TABLES
+
     with _flock(db_path, exclusive=True):
         con = duckdb.connect(str(db_path))
         try:

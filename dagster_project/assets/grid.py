@@ -33,7 +33,8 @@ def _grid_asset(kind: str) -> dg.AssetsDefinition:
     def _asset(context: dg.AssetExecutionContext, gridshift: GridshiftResource) -> Iterator:
         region, year = split(context)
         try:
-            report = ingest_grid(kind, region, year, home=gridshift.home_obj(), mirror=gridshift.mirror_path())
+            report = ingest_grid(kind, region, year, home=gridshift.home_obj(), mirror=gridshift.mirror_path(),
+                                 live=gridshift.live)
         except DataError as err:
             yield checks.schema_failed(table, err)
             raise dg.Failure(description=str(err), metadata={"file": err.file or ""}) from err

@@ -12,6 +12,7 @@ import pandera.polars as pa
 
 from warehouse.schemas.grid import GridCarbon, GridPrice, Weather
 from warehouse.schemas.reference import EgressPrice, Locations, NetworkPath, RawFiles
+from warehouse.schemas.workload import TraceTasks, WorkloadRuns, WorkloadTasks
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,9 @@ TABLES: dict[str, Table] = {
         Table("weather", Weather),
         Table("egress_price", EgressPrice),
         Table("network_path", NetworkPath),
+        Table("trace_tasks", TraceTasks),
+        Table("workload_tasks", WorkloadTasks),
+        Table("workload_runs", WorkloadRuns),
     )
 }
 

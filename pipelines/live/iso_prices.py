@@ -1,0 +1,227 @@
+"""US/Canadian ISO day-ahead prices through ``gridstatus``, behind one adapter.
+
+gridstatus makes its own HTTP calls (no shared session, no base URL to override), so the adapter
+is the seam: ``IsoPriceAdapter.pull(location, start, end)`` returns a pandas/polars frame with
+gridstatus' ``Interval Start`` and a price column; :func:`fetch` normalizes it to a small CSV
+(``interval_start_utc,interval_end_utc,node,price,currency``), persists that pull under
+``<home>/http_cache/gridstatus/<ISO>/<LOCATION>_<YEAR>.csv`` (so a re-run needs no network) and
+returns it as the raw file to land; :func:`parse` turns it into ``grid_price`` rows.
+
+Per market (day-ahead hourly LMP/SPP at one representative node or hub):
+
+=========  ======================  =======================================  ========
+ISO        gridstatus call         node / hub                              currency
+=========  ======================  =======================================  ========
+CAISO      ``CAISO.get_lmp``       ``TH_NP15_GEN-APND`` (NP15 trading hub)  USD
+ERCOT      ``Ercot.get_spp``       ``HB_HUBAVG`` (hub average)              USD
+NYISO      ``NYISO.get_lmp``       ``N.Y.C.`` (zone J)                      USD
+PJM        ``PJM.get_lmp``         ``PJM-RTO`` (needs ``PJM_API_KEY``)      USD
+IESO       ``IESO.get_lmp_day_ahead_hourly_ontario_zonal`` (from 2025-05;  CAD
+           earlier years: ``get_hoep_historical_hourly``)
+=========  ======================  =======================================  ========
+
+If gridstatus is not installed, :class:`GridstatusUnavailable` (a ``SourceUnavailableError``)
+says how to install it or which mirror file to provide instead.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Protocol
+
+import polars as pl
+
+from gridshift.atomic import atomic_write_bytes
+from gridshift.errors import DataError, SourceUnavailableError
+from gridshift.home import Home, safe_join
+from gridshift.locations import Location
+from pipelines import fx, http
+from pipelines.raw import RawFile
+from pipelines.tabular import check_time_grid
+
+SOURCE = "gridstatus-iso-day-ahead"
+LICENSE = "ISO public market data (CAISO OASIS, ERCOT MIS, NYISO, PJM Data Miner 2, IESO) via gridstatus (BSD-3)"
+COLUMNS = ["interval_start_utc", "interval_end_utc", "node", "price", "currency"]
+IESO_MARKET_RENEWAL = datetime(2025, 5, 1, tzinfo=UTC)
+
+
+class GridstatusUnavailable(SourceUnavailableError):
+    pass
+
+
+@dataclass(frozen=True)
+class IsoSpec:
+    iso: str
+    cls: str
+    method: str
+    kwargs: dict
+    node: str
+    currency: str = "USD"
+    token_env: str | None = None
+
+
+SPECS: dict[str, IsoSpec] = {
+    "CAISO": IsoSpec("CAISO", "CAISO", "get_lmp", {"market": "DAY_AHEAD_HOURLY",
+                                                   "locations": ["TH_NP15_GEN-APND"]}, "TH_NP15_GEN-APND"),
+    "ERCOT": IsoSpec("ERCOT", "Ercot", "get_spp", {"market": "DAY_AHEAD_HOURLY", "locations": ["HB_HUBAVG"],
+                                                   "location_type": "Trading Hub"}, "HB_HUBAVG"),
+    "NYISO": IsoSpec("NYISO", "NYISO", "get_lmp", {"market": "DAY_AHEAD_HOURLY", "locations": ["N.Y.C."],
+                                                   "location_type": "zone"}, "N.Y.C."),
+    "PJM": IsoSpec("PJM", "PJM", "get_lmp", {"market": "DAY_AHEAD_HOURLY", "locations": ["PJM-RTO"]},
+                   "PJM-RTO", token_env="PJM_API_KEY"),
+    "IESO": IsoSpec("IESO", "IESO", "get_lmp_day_ahead_hourly_ontario_zonal", {}, "ONTARIO", currency="CAD"),
+}
+PRICE_COLUMNS = ("LMP", "SPP", "HOEP", "Price", "Zonal Price")
+
+
+class IsoPriceAdapter(Protocol):
+    """Anything that can pull one ISO's day-ahead prices for ``[start, end)`` as a frame."""
+
+    def pull(self, spec: IsoSpec, start: datetime, end: datetime):  # -> pandas or polars DataFrame
+        ...
+
+
+class GridstatusAdapter:
+    """The real adapter: calls gridstatus (its own HTTP; PJM's key from ``PJM_API_KEY``)."""
+
+    def pull(self, spec: IsoSpec, start: datetime, end: datetime):
+        try:
+            import gridstatus
+        except ImportError:
+            raise GridstatusUnavailable(
+                f"{SOURCE}: {spec.iso} prices need the optional package gridstatus "
+                "(uv pip install 'gridstatus>=0.37'), or provide a mirror with "
+                "prices/standardized/<LOCATION>/<LOCATION>_electricity_prices_<YEAR>.csv"
+            ) from None
+        kwargs = {}
+        if spec.token_env:
+            key = http.get_token(spec.token_env)
+            if not key:
+                raise SourceUnavailableError(
+                    f"{SOURCE}: {spec.iso} needs {spec.token_env} (environment or .env): request a Data Miner 2 "
+                    "API key at https://dataminer2.pjm.com, or provide a price mirror"
+                )
+            kwargs["api_key"] = key
+        client = getattr(gridstatus, spec.cls)(**kwargs)
+        method, extra = spec.method, dict(spec.kwargs)
+        if spec.iso == "IESO" and end <= IESO_MARKET_RENEWAL:
+            method, extra = "get_hoep_historical_hourly", {}
+        try:
+            return getattr(client, method)(date=start, end=end, **extra)
+        except Exception as exc:  # gridstatus raises many types; keep tokens out of the message
+            raise http.DownloadError(f"{SOURCE}: {spec.iso} {start:%Y-%m-%d}..{end:%Y-%m-%d}: "
+                                     f"{http.redact(str(exc))}") from None
+
+
+_adapter_factory: Callable[[], IsoPriceAdapter] = GridstatusAdapter
+
+
+def set_adapter_factory(factory: Callable[[], IsoPriceAdapter] | None) -> None:
+    """Swap the adapter (tests; or another client with the same output). ``None`` restores gridstatus."""
+    global _adapter_factory
+    _adapter_factory = factory or GridstatusAdapter
+
+
+def spec_for(location: Location) -> IsoSpec:
+    if not location.iso_market or location.iso_market not in SPECS:
+        raise SourceUnavailableError(f"{SOURCE}: {location.location} is not a supported ISO market")
+    return SPECS[location.iso_market]
+
+
+def pull_path(home: Home, location: Location, year: int) -> Path:
+    spec = spec_for(location)
+    return safe_join(home.http_cache_path, "gridstatus", spec.iso, f"{location.location}_{year}.csv")
+
+
+def normalize(frame, spec: IsoSpec) -> bytes:
+    """gridstatus' frame → the adapter's CSV (UTC ISO timestamps, one node, sorted)."""
+    if not isinstance(frame, pl.DataFrame):
+        frame = pl.from_pandas(frame.reset_index(drop=True))
+    if "Interval Start" not in frame.columns:
+        raise DataError(f"gridstatus frame has no 'Interval Start' column: {frame.columns}", file=spec.iso)
+    price_col = next((c for c in PRICE_COLUMNS if c in frame.columns), None)
+    if price_col is None:
+        raise DataError(f"gridstatus frame has no price column {PRICE_COLUMNS}: {frame.columns}", file=spec.iso)
+    if "Location" in frame.columns:
+        frame = frame.filter(pl.col("Location") == spec.node) if spec.node in frame["Location"].to_list() else frame
+    start = frame["Interval Start"]
+    if start.dtype.time_zone is None:
+        raise DataError("gridstatus returned naive timestamps", file=spec.iso, column="Interval Start")
+    end = frame["Interval End"] if "Interval End" in frame.columns else start + timedelta(hours=1)
+    n = frame.height
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    out = pl.DataFrame({
+        "interval_start_utc": start.dt.convert_time_zone("UTC").dt.strftime(fmt),
+        "interval_end_utc": end.dt.convert_time_zone("UTC").dt.strftime(fmt),
+        "node": frame["Location"].cast(pl.String) if "Location" in frame.columns else [spec.node] * n,
+        "price": frame[price_col].cast(pl.Float64),
+        "currency": [spec.currency] * n,
+    }).sort("interval_start_utc")
+    buf = io.BytesIO()
+    out.write_csv(buf)
+    return buf.getvalue()
+
+
+def fetch(location: Location, year: int, *, home: Home, adapter: IsoPriceAdapter | None = None,
+          now: datetime | None = None) -> RawFile:
+    """A persisted pull if there is one (historical years), else a fresh pull through the adapter."""
+    spec = spec_for(location)
+    path = pull_path(home, location, year)
+    start, end = datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+    now = now or datetime.now(UTC)
+    historical = end <= now - http.RECENT_WINDOW
+    uri = f"gridstatus:{spec.iso}/{spec.cls}.{spec.method}?node={spec.node}&year={year}"
+    if path.is_file() and historical:
+        return RawFile(source=SOURCE, uri=uri, content=path.read_bytes())
+    frame = (adapter or _adapter_factory()).pull(spec, start, min(end, now))
+    content = normalize(frame, spec)
+    atomic_write_bytes(path, content)
+    return RawFile(source=SOURCE, uri=uri, content=content)
+
+
+def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(hours=3),
+          year: int | None = None, rates: dict[tuple[str, int], float] | None = None) -> pl.DataFrame:
+    file = raw.uri
+    try:
+        df = pl.read_csv(io.BytesIO(raw.content), infer_schema=False)
+    except Exception as exc:  # noqa: BLE001
+        raise DataError(f"cannot parse pull: {exc}", file=file) from None
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise DataError(f"missing column(s) {missing}", file=file, column=missing[0])
+    ts = df["interval_start_utc"].str.to_datetime("%Y-%m-%dT%H:%M:%SZ", time_unit="us").dt.replace_time_zone("UTC")
+    te = df["interval_end_utc"].str.to_datetime("%Y-%m-%dT%H:%M:%SZ", time_unit="us").dt.replace_time_zone("UTC")
+    res = ((te - ts).dt.total_minutes()).cast(pl.Int64)
+    price = df["price"].cast(pl.Float64, strict=False)
+    if price.null_count():
+        raise DataError("non-numeric or empty price(s)", file=file, column="price")
+    frame = pl.DataFrame({"ts_utc": ts, "price": price, "res": res, "cur": df["currency"]})
+    if year is not None:
+        frame = frame.filter(pl.col("ts_utc").dt.year() == year)
+    check_time_grid(frame["ts_utc"], file, "interval_start_utc",
+                    step=timedelta(minutes=int(frame["res"].min())), max_gap=max_gap)
+    cur = frame["cur"].unique().to_list()
+    if cur != [location.price_currency]:
+        raise DataError(f"currency {cur} is not {location.price_currency}", file=file, column="currency")
+    rates_by_year = {y: fx.usd_per_unit(cur[0], y, rates) for y in frame["ts_utc"].dt.year().unique().to_list()}
+    usd = frame["ts_utc"].dt.year().replace_strict(rates_by_year, return_dtype=pl.Float64)
+    n = frame.height
+    return pl.DataFrame({
+        "location": pl.Series([location.location] * n, dtype=pl.String),
+        "ts_utc": frame["ts_utc"],
+        "price_usd_per_mwh": frame["price"] * usd,
+        "price_local_per_mwh": frame["price"],
+        "currency": frame["cur"],
+        "usd_per_local": usd,
+        "resolution_min": frame["res"],
+        "source": pl.Series([SOURCE] * n, dtype=pl.String),
+        "raw_sha256": pl.Series([raw.sha256] * n, dtype=pl.String),
+    })
+
+
+__all__ = ["GridstatusAdapter", "GridstatusUnavailable", "IsoPriceAdapter", "IsoSpec", "SPECS", "fetch",
+           "normalize", "parse", "pull_path", "set_adapter_factory"]

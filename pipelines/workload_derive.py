@@ -1,0 +1,556 @@
+"""Workload derivation: trace tasks → the ``workload_tasks`` of one target year.
+
+Every step is a pure, vectorized polars/numpy function with its parameters in :class:`DeriveParams`
+(documented defaults; see ``docs/workload.md``). The steps, in order:
+
+1. :func:`filter_tasks` — keep finished tasks with a valid duration (≥ 15 min by default);
+   every dropped row gets exactly one reason, and the reasons are counted.
+2. :func:`normalize_resources` — cores / GPUs / GB per task (per-instance request × instances),
+   GPU memory from the GPU type.
+3. :func:`assign_bandwidth` — input data size (the traces have none): a documented, seeded model.
+4. :func:`extend_to_year` — whole trace weeks tiled onto the target year's weeks, preserving the
+   weekday and UTC time of day of every arrival; a load factor overlays further weeks.
+5. :func:`finalize` — UTC arrival timestamps, ``task_id`` in arrival order, the table's columns.
+
+Randomness comes from ``np.random.SeedSequence(seed).spawn(...)``: same inputs + parameters +
+seed ⇒ identical table. Inputs are sorted before any draw, so thread scheduling cannot matter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from datetime import UTC, datetime
+
+import numpy as np
+import polars as pl
+
+from gridshift.errors import DataError
+from pipelines.raw import RawFile
+from pipelines.tabular import read_csv_strings, to_float
+
+WEEK_S = 7 * 86_400
+SLOT_S = 900
+_US = 1_000_000
+# 1970-01-05 (a Monday) in seconds since the Unix epoch: weeks are aligned on Monday 00:00 UTC.
+MONDAY_EPOCH_S = 4 * 86_400
+
+# The columns a source parser hands to the derivation (one row per trace task).
+TRACE_FRAME_COLUMNS = [
+    "source_line", "status", "inst_num", "arrival_s", "start_s", "end_s",
+    "cpu_cores_per_inst", "gpus_per_inst", "mem_gb_per_inst", "gpu_type",
+]
+
+# Memory of one GPU of each type in the Alibaba traces (vendor specifications: P100 16 GB,
+# T4 16 GB, V100 16 GB, V100 32 GB "V100M32", A10 24 GB, A100 80 GB). "MISC" and missing types
+# fall back to ``default_gpu_mem_gb``.
+GPU_MEM_GB_BY_TYPE: tuple[tuple[str, float], ...] = (
+    ("A10", 24.0), ("A100", 80.0), ("P100", 16.0), ("T4", 16.0),
+    ("V100", 16.0), ("V100M16", 16.0), ("V100M32", 32.0),
+)
+
+REFERENCE_HISTOGRAMS_RELPATH = "reference/alibaba2020_filtered_histograms.csv"
+REFERENCE_WEEKDAY_HOUR_RELPATH = "reference/alibaba2020_filtered_weekday_hour.csv"
+REFERENCE_SOURCE = "reference-alibaba2020-filtered"
+
+
+@dataclass(frozen=True)
+class DeriveParams:
+    """Every parameter of the derivation, with its default. Recorded with each derived table."""
+
+    # 1. filter
+    statuses: tuple[str, ...] = ("Terminated",)
+    min_duration_s: float = 900.0
+    max_duration_s: float | None = None
+    nan_gpu_as_zero: bool = True
+    max_instance_cpu_cores: float = 96.0  # largest machine of the PAI 2020 cluster (machine spec)
+    max_instance_gpus: float = 8.0
+    max_instance_mem_gb: float = 512.0
+    # 2. normalization
+    resource_basis: str = "task_total"  # "task_total" (× inst_num) or "per_instance"
+    gpu_mem_gb_by_type: tuple[tuple[str, float], ...] = GPU_MEM_GB_BY_TYPE
+    default_gpu_mem_gb: float = 16.0
+    # 3. bandwidth (input data size)
+    bandwidth_model: str = "reference"  # "reference" | "constant"
+    bandwidth_mem_corr: float = 0.5
+    bandwidth_constant_gb: float = 0.12
+    # 4. extension to the target year
+    trace_origin_utc: str = "1970-01-01T00:00:00+00:00"
+    window_s: tuple[float, float] | None = None  # trace window; None = first..last arrival
+    min_week_fraction: float = 0.5
+    week_order: str = "shuffle"  # "shuffle" | "cycle"
+    load_factor: float = 1.0
+    layer_jitter_s: float = 900.0
+    # randomness
+    seed: int = 0
+    # free-form provenance of the input (e.g. generator parameters); part of the hash
+    extra: tuple[tuple[str, str], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        # ints given for float parameters are stored as floats, so the recorded JSON and hash
+        # do not depend on how a caller spelled a number
+        for name in ("min_duration_s", "max_duration_s", "max_instance_cpu_cores", "max_instance_gpus",
+                     "max_instance_mem_gb", "default_gpu_mem_gb", "bandwidth_mem_corr", "bandwidth_constant_gb",
+                     "min_week_fraction", "load_factor", "layer_jitter_s"):
+            v = getattr(self, name)
+            if isinstance(v, int) and not isinstance(v, bool):
+                object.__setattr__(self, name, float(v))
+        if self.window_s is not None:
+            object.__setattr__(self, "window_s", (float(self.window_s[0]), float(self.window_s[1])))
+        object.__setattr__(self, "statuses", tuple(self.statuses))
+        if self.resource_basis not in ("task_total", "per_instance"):
+            raise ValueError(f"resource_basis must be task_total or per_instance, got {self.resource_basis!r}")
+        if self.bandwidth_model not in ("reference", "constant"):
+            raise ValueError(f"bandwidth_model must be reference or constant, got {self.bandwidth_model!r}")
+        if self.week_order not in ("shuffle", "cycle"):
+            raise ValueError(f"week_order must be shuffle or cycle, got {self.week_order!r}")
+        if not self.load_factor > 0:
+            raise ValueError(f"load_factor must be > 0, got {self.load_factor}")
+        if not -1.0 <= self.bandwidth_mem_corr <= 1.0:
+            raise ValueError("bandwidth_mem_corr must be in [-1, 1]")
+
+    def with_(self, **changes: object) -> DeriveParams:
+        return replace(self, **changes)
+
+    def to_json(self) -> str:
+        """Canonical JSON (sorted keys, no spaces): what is recorded and hashed."""
+        return json.dumps(asdict(self), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.to_json().encode()).hexdigest()
+
+    @property
+    def origin_s(self) -> int:
+        dt = datetime.fromisoformat(self.trace_origin_utc)
+        if dt.tzinfo is None:
+            raise ValueError("trace_origin_utc must carry an offset")
+        return int(dt.astimezone(UTC).timestamp())
+
+
+def spawn_rngs(seed: int, n: int) -> list[np.random.Generator]:
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n)]
+
+
+# --------------------------------------------------------------------------- statistics helpers
+def norm_cdf(x: np.ndarray) -> np.ndarray:
+    """Standard normal CDF, vectorized (Abramowitz & Stegun 7.1.26 erf, |error| < 1.5e-7)."""
+    z = np.abs(x) / math.sqrt(2.0)
+    t = 1.0 / (1.0 + 0.3275911 * z)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    erf = 1.0 - poly * np.exp(-z * z)
+    return 0.5 * (1.0 + np.sign(x) * erf)
+
+
+_A = (-3.969683028665376e01, 2.209460984245205e02, -2.759285104469687e02, 1.383577518672690e02,
+      -3.066479806614716e01, 2.506628277459239e00)
+_B = (-5.447609879822406e01, 1.615858368580409e02, -1.556989798598866e02, 6.680131188771972e01,
+      -1.328068155288572e01)
+_C = (-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e00, -2.549732539343734e00,
+      4.374664141464968e00, 2.938163982698783e00)
+_D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.754408661907416e00)
+
+
+def norm_ppf(p: np.ndarray) -> np.ndarray:
+    """Standard normal quantile, vectorized (Acklam's rational approximation, rel. error < 1.2e-9)."""
+    p = np.clip(np.asarray(p, dtype=np.float64), 1e-15, 1 - 1e-15)
+    out = np.empty_like(p)
+    lo, hi = p < 0.02425, p > 1 - 0.02425
+    mid = ~(lo | hi)
+    q = p[mid] - 0.5
+    r = q * q
+    out[mid] = (((((_A[0] * r + _A[1]) * r + _A[2]) * r + _A[3]) * r + _A[4]) * r + _A[5]) * q / (
+        ((((_B[0] * r + _B[1]) * r + _B[2]) * r + _B[3]) * r + _B[4]) * r + 1)
+    for sel, sign in ((lo, 1.0), (hi, -1.0)):
+        pp = p[sel] if sign > 0 else 1 - p[sel]
+        q = np.sqrt(-2 * np.log(pp))
+        out[sel] = sign * (((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5]) / (
+            (((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1)
+    return out
+
+
+def normal_scores(x: np.ndarray) -> np.ndarray:
+    """Normal scores of the ranks of ``x`` (ties averaged): the Gaussian-copula latent of x."""
+    n = len(x)
+    if n == 0:
+        return np.empty(0)
+    ranks = pl.Series(x).rank("average").to_numpy()
+    return norm_ppf((ranks - 0.5) / n)
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """A published histogram (bin centres, counts) read as a piecewise-uniform distribution."""
+
+    variable: str
+    unit: str
+    centers: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def edges(self) -> np.ndarray:
+        c = self.centers
+        mids = (c[:-1] + c[1:]) / 2
+        first = max(c[0] - (c[1] - c[0]) / 2, 0.0)
+        last = c[-1] + (c[-1] - c[-2]) / 2
+        return np.concatenate([[first], mids, [last]])
+
+    @property
+    def mean(self) -> float:
+        e = self.edges
+        return float(np.sum(self.counts * (e[:-1] + e[1:]) / 2) / self.counts.sum())
+
+    def ppf(self, u: np.ndarray) -> np.ndarray:
+        """Inverse CDF: uniform within each bin (linear interpolation of the CDF at the edges)."""
+        cdf = np.concatenate([[0.0], np.cumsum(self.counts, dtype=np.float64)])
+        cdf /= cdf[-1]
+        return np.interp(u, cdf, self.edges)
+
+
+def parse_histograms(raw: RawFile) -> dict[str, Histogram]:
+    """Parse ``reference/alibaba2020_filtered_histograms.csv`` (variable, unit, bin_center, count)."""
+    df = read_csv_strings(raw.content, raw.uri, ["variable", "unit", "bin_center", "count"])
+    df = df.with_columns(
+        bin_center=to_float(df, "bin_center", raw.uri, required=True),
+        count=to_float(df, "count", raw.uri, required=True),
+    )
+    out = {}
+    for var in df["variable"].unique(maintain_order=True).to_list():
+        d = df.filter(pl.col("variable") == var)
+        out[var] = Histogram(var, d["unit"][0], d["bin_center"].to_numpy(), d["count"].to_numpy())
+    for need in ("duration", "cpu", "gpu", "mem", "bandwidth"):
+        if need not in out:
+            raise DataError(f"reference histograms lack variable {need!r}", file=raw.uri, column="variable")
+    return out
+
+
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def parse_weekday_hour(raw: RawFile) -> np.ndarray:
+    """Parse the weekday × UTC-hour profile into a (7, 24) array, Monday first."""
+    df = read_csv_strings(raw.content, raw.uri, ["weekday", "hour_utc", "mean_tasks_per_15min"])
+    val = to_float(df, "mean_tasks_per_15min", raw.uri, required=True).to_numpy()
+    hour = to_float(df, "hour_utc", raw.uri, required=True).to_numpy().astype(np.int64)
+    wd = df["weekday"].to_list()
+    bad = [i for i, w in enumerate(wd) if w not in WEEKDAYS]
+    if bad or df.height != 168:
+        raise DataError("profile must have 168 rows with weekdays Mon..Sun", file=raw.uri, column="weekday",
+                        rows=[i + 2 for i in bad], values=[wd[i] for i in bad])
+    prof = np.full((7, 24), np.nan)
+    prof[[WEEKDAYS.index(w) for w in wd], hour] = val
+    if np.isnan(prof).any():
+        raise DataError("profile does not cover every weekday × hour", file=raw.uri, column="hour_utc")
+    return prof
+
+
+# --------------------------------------------------------------------------- 1. filter
+def _reason_expr(p: DeriveParams) -> pl.Expr:
+    dur = pl.col("end_s") - pl.col("start_s")
+    gpu = pl.col("gpus_per_inst")
+    cpu, mem = pl.col("cpu_cores_per_inst"), pl.col("mem_gb_per_inst")
+    expr = (
+        pl.when(pl.col("status").is_null()).then(pl.lit("status_missing"))
+        .when(~pl.col("status").is_in(list(p.statuses)))
+        .then(pl.lit("status_") + pl.col("status").str.to_lowercase().str.replace_all(r"[^a-z0-9]+", "_"))
+        .when(pl.col("arrival_s").is_null() | (pl.col("arrival_s") <= 0) | pl.col("start_s").is_null()
+              | (pl.col("start_s") <= 0) | pl.col("end_s").is_null() | (pl.col("end_s") <= 0))
+        .then(pl.lit("missing_time"))
+        .when(dur <= 0).then(pl.lit("end_not_after_start"))
+        .when(dur < p.min_duration_s).then(pl.lit("duration_below_min"))
+    )
+    if p.max_duration_s is not None:
+        expr = expr.when(dur > p.max_duration_s).then(pl.lit("duration_above_max"))
+    expr = (
+        expr.when(pl.col("inst_num").is_null() | (pl.col("inst_num") < 1)).then(pl.lit("bad_inst_num"))
+        .when(cpu.is_null() | cpu.is_nan()).then(pl.lit("missing_cpu"))
+        .when(mem.is_null() | mem.is_nan()).then(pl.lit("missing_mem"))
+    )
+    if not p.nan_gpu_as_zero:
+        expr = expr.when(gpu.is_null() | gpu.is_nan()).then(pl.lit("missing_gpu"))
+    g = gpu.fill_nan(None).fill_null(0.0)
+    return (
+        expr.when((cpu < 0) | (mem < 0) | (g < 0)).then(pl.lit("negative_resource"))
+        .when((cpu > p.max_instance_cpu_cores) | (g > p.max_instance_gpus) | (mem > p.max_instance_mem_gb))
+        .then(pl.lit("exceeds_machine"))
+        .when((cpu == 0) & (g == 0)).then(pl.lit("no_compute_request"))
+        .otherwise(pl.lit(None, dtype=pl.String))
+    )
+
+
+def filter_tasks(trace: pl.DataFrame, p: DeriveParams) -> tuple[pl.DataFrame, dict[str, int], dict[str, int]]:
+    """Keep finished tasks with a valid duration and sane requests.
+
+    Returns (kept rows, dropped count per reason, adjustment count per kind). Each dropped row is
+    counted under the first reason that applies, so kept + Σ dropped = input rows.
+    """
+    reason = trace.select(_reason_expr(p).alias("reason")).to_series()  # one column, not a copy of the frame
+    counts = reason.drop_nulls().value_counts(sort=False).sort("reason")
+    dropped = {r: int(n) for r, n in counts.iter_rows()}
+    kept = trace.filter(reason.is_null())
+    del reason
+    adjustments = {}
+    if p.nan_gpu_as_zero:
+        n_nan = int(kept.select((pl.col("gpus_per_inst").is_null() | pl.col("gpus_per_inst").is_nan()).sum()).item())
+        adjustments["gpu_missing_set_zero"] = n_nan
+    return kept, dropped, adjustments
+
+
+# --------------------------------------------------------------------------- 2. normalize
+def normalize_resources(kept: pl.DataFrame, p: DeriveParams) -> pl.DataFrame:
+    """Per-task duration and requests in seconds, cores, GPUs and GB."""
+    mult = pl.col("inst_num").cast(pl.Float64) if p.resource_basis == "task_total" else pl.lit(1.0)
+    gpu_types = dict(p.gpu_mem_gb_by_type)
+    per_gpu = pl.col("gpu_type").replace_strict(gpu_types, default=p.default_gpu_mem_gb, return_dtype=pl.Float64)
+    gpus = pl.col("gpus_per_inst").fill_nan(None).fill_null(0.0) * mult
+    return kept.select(
+        "source_line",
+        "arrival_s",
+        duration_s=(pl.col("end_s") - pl.col("start_s")).cast(pl.Float64),
+        cpu_cores=pl.col("cpu_cores_per_inst") * mult,
+        gpus=gpus,
+        mem_gb=pl.col("mem_gb_per_inst") * mult,
+        gpu_mem_gb=gpus * per_gpu,
+    )
+
+
+# --------------------------------------------------------------------------- 3. bandwidth
+def assign_bandwidth(
+    tasks: pl.DataFrame, p: DeriveParams, reference: Histogram | None, rng: np.random.Generator
+) -> pl.DataFrame:
+    """Add ``bandwidth_gb`` (GB of input data moved if the task runs away from its origin).
+
+    ``reference``: a Gaussian copula — the latent is ρ·(normal score of the task's memory rank) +
+    √(1-ρ²)·noise, mapped through the reference histogram of input sizes, so the marginal is the
+    published one and bigger-memory tasks tend to carry more data (ρ = ``bandwidth_mem_corr``).
+    ``constant``: every task moves ``bandwidth_constant_gb``.
+    """
+    tasks = tasks.sort("source_line")
+    n = tasks.height
+    if p.bandwidth_model == "constant":
+        bw = np.full(n, p.bandwidth_constant_gb)
+    else:
+        if reference is None:
+            raise ValueError("bandwidth_model='reference' needs the reference bandwidth histogram")
+        rho = p.bandwidth_mem_corr
+        latent = rho * normal_scores(tasks["mem_gb"].to_numpy()) + math.sqrt(1 - rho * rho) * rng.standard_normal(n)
+        bw = reference.ppf(norm_cdf(latent))
+    return tasks.with_columns(bandwidth_gb=pl.Series(bw, dtype=pl.Float64))
+
+
+# --------------------------------------------------------------------------- 4. extension
+def year_window_s(year: int) -> tuple[int, int]:
+    lo = int(datetime(year, 1, 1, tzinfo=UTC).timestamp())
+    hi = int(datetime(year + 1, 1, 1, tzinfo=UTC).timestamp())
+    return lo, hi
+
+
+def usable_weeks(arrival_epoch_s: np.ndarray, window: tuple[float, float], min_week_fraction: float) -> np.ndarray:
+    """Monday-aligned weeks fully inside the trace window and not starved (ramp-up/-down):
+    a week is usable if it holds ≥ ``min_week_fraction`` × the 90th percentile of weekly counts."""
+    lo, hi = window
+    w_first = math.ceil((lo - MONDAY_EPOCH_S) / WEEK_S)
+    w_last = math.floor((hi - MONDAY_EPOCH_S) / WEEK_S) - 1  # last week that ends by ``hi``
+    if w_last < w_first:
+        return np.empty(0, dtype=np.int64)
+    weeks = np.arange(w_first, w_last + 1, dtype=np.int64)
+    wk = np.floor_divide(arrival_epoch_s - MONDAY_EPOCH_S, WEEK_S).astype(np.int64)
+    inside = (wk >= w_first) & (wk <= w_last)
+    counts = np.bincount(wk[inside] - w_first, minlength=len(weeks))
+    # reference level: the 90th percentile of the weekly counts (robust to a few sparse weeks of
+    # ramp-up, where a trace holds only survivors of earlier submissions, and to one surge week)
+    thresh = min_week_fraction * float(np.quantile(counts, 0.9)) if len(counts) else 0.0
+    return weeks[(counts >= thresh) & (counts > 0)]
+
+
+def week_assignment(n_src: int, n_target: int, n_layers: int, order: str, rng: np.random.Generator) -> np.ndarray:
+    """(n_target, n_layers) indices into the source weeks.
+
+    ``cycle``: target week k, layer l uses source week (k + l) mod n — the reference benchmark's
+    block replication (a 7-week block repeated in order) is this with n = 7.
+    ``shuffle``: the source weeks are dealt in seeded random permutations, one after the other, so
+    each is used ⌊N/n⌋ or ⌈N/n⌉ times and the year has no fixed n-week period.
+    """
+    if order == "cycle":
+        k = np.arange(n_target)[:, None]
+        l_ = np.arange(n_layers)[None, :]
+        return (k + l_) % n_src
+    total = n_target * n_layers
+    reps = math.ceil(total / n_src)
+    seq = np.concatenate([rng.permutation(n_src) for _ in range(reps)])[:total]
+    return seq.reshape(n_target, n_layers)
+
+
+@dataclass
+class ExtensionInfo:
+    source_weeks: int
+    target_weeks: int
+    layers: int
+    outside_year: int
+    thinned: int
+
+
+def extend_to_year(
+    tasks: pl.DataFrame, year: int, p: DeriveParams, rngs: tuple[np.random.Generator, ...]
+) -> tuple[pl.DataFrame, ExtensionInfo]:
+    """Tile whole trace weeks onto the weeks of ``year`` (UTC), preserving weekday and time of day.
+
+    A task arriving at offset o into its (Monday 00:00 UTC) source week arrives at offset o into
+    each target week that draws that source week. Load factor L: ⌈L⌉ layers of weeks are overlaid,
+    each target week drawing different source weeks per layer; the last layer is thinned to the
+    fractional part (each task kept with that probability), and layers ≥ 1 are shifted by a
+    uniform ±``layer_jitter_s`` per task so repeated weeks do not stack identical arrivals.
+    Adds ``arrival_epoch_us`` and ``layer``; tasks falling outside the year are dropped.
+    """
+    rng_order, rng_thin, rng_jitter = rngs
+    origin = p.origin_s
+    arr = tasks["arrival_s"].to_numpy().astype(np.float64) + origin
+    if p.window_s is not None:
+        window = (p.window_s[0] + origin, p.window_s[1] + origin)
+    elif len(arr):
+        window = (float(arr.min()), float(arr.max()))
+    else:
+        window = (0.0, 0.0)
+    weeks = usable_weeks(arr, window, p.min_week_fraction)
+    if len(weeks) == 0:
+        raise DataError(
+            "the trace spans no complete week (Monday 00:00 UTC to Monday) with tasks; "
+            f"arrivals from {datetime.fromtimestamp(window[0], UTC)} to {datetime.fromtimestamp(window[1], UTC)}: "
+            "cannot extend to a year preserving weekday and hour-of-day"
+        )
+    ylo, yhi = year_window_s(year)
+    w0 = math.floor((ylo - MONDAY_EPOCH_S) / WEEK_S)  # target week containing Jan 1
+    n_target = math.ceil((yhi - MONDAY_EPOCH_S) / WEEK_S) - w0
+    n_layers = max(1, math.ceil(p.load_factor - 1e-12))
+    frac = p.load_factor - (n_layers - 1)
+    assign = week_assignment(len(weeks), n_target, n_layers, p.week_order, rng_order)
+    mapping = pl.DataFrame({
+        "src_week": weeks[assign.ravel()],
+        "target_week": np.repeat(np.arange(w0, w0 + n_target, dtype=np.int64), n_layers),
+        "layer": np.tile(np.arange(n_layers, dtype=np.int64), n_target),
+    })
+    wk = np.floor_divide(arr - MONDAY_EPOCH_S, WEEK_S).astype(np.int64)
+    offset_us = np.round((arr - MONDAY_EPOCH_S - wk * WEEK_S) * _US).astype(np.int64)
+    src = tasks.with_columns(src_week=pl.Series(wk), offset_us=pl.Series(offset_us)).drop("arrival_s")
+    out = src.join(mapping, on="src_week", how="inner").sort("layer", "target_week", "source_line")
+    arrival = (MONDAY_EPOCH_S * _US + out["target_week"].to_numpy() * (WEEK_S * _US)
+               + out["offset_us"].to_numpy())
+    layer = out["layer"].to_numpy()
+    if n_layers > 1 and p.layer_jitter_s > 0:
+        jit = rng_jitter.uniform(-p.layer_jitter_s, p.layer_jitter_s, len(out))
+        arrival = arrival + np.where(layer > 0, np.round(jit * _US), 0).astype(np.int64)
+    keep = np.ones(len(out), dtype=bool)
+    thinned = 0
+    if frac < 1.0:
+        u = rng_thin.random(len(out))
+        last = layer == n_layers - 1
+        keep &= ~last | (u < frac)
+        thinned = int((~keep).sum())
+    inside = (arrival >= ylo * _US) & (arrival < yhi * _US)
+    outside = int((keep & ~inside).sum())
+    keep &= inside
+    out = out.with_columns(arrival_epoch_us=pl.Series(arrival)).filter(pl.Series(keep))
+    info = ExtensionInfo(len(weeks), n_target, n_layers, outside, thinned)
+    return out.drop("src_week", "target_week", "offset_us"), info
+
+
+# --------------------------------------------------------------------------- 5. finalize
+WORKLOAD_COLUMNS = [
+    "workload", "year", "task_id", "arrival_ts_utc", "duration_s", "cpu_cores", "gpus", "mem_gb",
+    "gpu_mem_gb", "bandwidth_gb", "source_line", "layer",
+]
+BUNDLE_COLUMNS = ["task_id", "arrival_ts_utc", "duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb",
+                  "bandwidth_gb"]
+
+
+def finalize(extended: pl.DataFrame, workload: str, year: int) -> pl.DataFrame:
+    """Sort by arrival (ties: layer, source line), number the tasks, and shape the table."""
+    df = extended.sort("arrival_epoch_us", "layer", "source_line")
+    return df.select(
+        workload=pl.lit(workload, dtype=pl.String),
+        year=pl.lit(year, dtype=pl.Int64),
+        task_id=pl.int_range(pl.len(), dtype=pl.Int64),
+        arrival_ts_utc=pl.col("arrival_epoch_us").cast(pl.Datetime("us", "UTC")),
+        duration_s=pl.col("duration_s").cast(pl.Float64),
+        cpu_cores=pl.col("cpu_cores").cast(pl.Float64),
+        gpus=pl.col("gpus").cast(pl.Float64),
+        mem_gb=pl.col("mem_gb").cast(pl.Float64),
+        gpu_mem_gb=pl.col("gpu_mem_gb").cast(pl.Float64),
+        bandwidth_gb=pl.col("bandwidth_gb").cast(pl.Float64),
+        source_line=pl.col("source_line").cast(pl.Int64),
+        layer=pl.col("layer").cast(pl.Int64),
+    )
+
+
+# --------------------------------------------------------------------------- the whole derivation
+@dataclass
+class Derivation:
+    tasks: pl.DataFrame
+    n_source_rows: int
+    n_kept: int
+    dropped: dict[str, int]
+    adjustments: dict[str, int]
+    extension: ExtensionInfo
+    params: DeriveParams
+
+
+def derive(
+    trace: pl.DataFrame, *, workload: str, year: int, params: DeriveParams,
+    bandwidth_reference: Histogram | None = None,
+) -> Derivation:
+    """Run steps 1-5 on a trace frame (columns ``TRACE_FRAME_COLUMNS``)."""
+    missing = [c for c in TRACE_FRAME_COLUMNS if c not in trace.columns]
+    if missing:
+        raise ValueError(f"trace frame lacks columns {missing}")
+    rng_bw, rng_order, rng_thin, rng_jitter = spawn_rngs(params.seed, 4)
+    kept, dropped, adjustments = filter_tasks(trace.select(TRACE_FRAME_COLUMNS), params)
+    tasks = normalize_resources(kept, params)
+    tasks = assign_bandwidth(tasks, params, bandwidth_reference, rng_bw)
+    extended, info = extend_to_year(tasks, year, params, (rng_order, rng_thin, rng_jitter))
+    return Derivation(finalize(extended, workload, year), trace.height, kept.height, dropped, adjustments,
+                      info, params)
+
+
+# --------------------------------------------------------------------------- summary
+def summarize(tasks: pl.DataFrame, year: int) -> dict[str, float]:
+    """Tasks per 15 minutes over every slot of the year (zeros included) and mean requests."""
+    ylo, yhi = year_window_s(year)
+    n_slots = (yhi - ylo) // SLOT_S
+    if tasks.height:
+        slot = (tasks["arrival_ts_utc"].dt.epoch("s").to_numpy() - ylo) // SLOT_S
+        per = np.bincount(slot, minlength=n_slots)
+    else:
+        per = np.zeros(n_slots, dtype=np.int64)
+    out: dict[str, float] = {
+        "n_tasks": float(tasks.height),
+        "tasks_per_15min_mean": float(per.mean()),
+        "tasks_per_15min_p95": float(np.percentile(per, 95)),
+        "tasks_per_15min_max": float(per.max()),
+        "tasks_per_15min_var_to_mean": float(per.var() / per.mean()) if per.mean() > 0 else float("nan"),
+    }
+    for col in ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb"):
+        out[f"mean_{col}"] = float(tasks[col].mean()) if tasks.height else float("nan")
+    out["median_duration_s"] = float(tasks["duration_s"].median()) if tasks.height else float("nan")
+    return out
+
+
+def weekday_hour_profile(tasks: pl.DataFrame, year: int) -> np.ndarray:
+    """Mean tasks per 15 minutes by (weekday Mon..Sun, UTC hour) over the whole year: (7, 24)."""
+    ylo, yhi = year_window_s(year)
+    n_slots = (yhi - ylo) // SLOT_S
+    slot = (tasks["arrival_ts_utc"].dt.epoch("s").to_numpy() - ylo) // SLOT_S
+    per = np.bincount(slot, minlength=n_slots).astype(np.float64)
+    start = (ylo + np.arange(n_slots) * SLOT_S)
+    wd = ((start - MONDAY_EPOCH_S) // 86_400) % 7
+    hr = (start % 86_400) // 3600
+    key = wd * 24 + hr
+    tot = np.bincount(key, weights=per, minlength=168)
+    cnt = np.bincount(key, minlength=168)
+    return (tot / np.maximum(cnt, 1)).reshape(7, 24)
+
+
+def counts_json(d: Mapping[str, int]) -> str:
+    return json.dumps(dict(sorted(d.items())), separators=(",", ":"))

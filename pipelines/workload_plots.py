@@ -1,0 +1,75 @@
+"""PNG figures of a derived workload: weekday × hour heatmap, duration and resource distributions.
+
+Uses matplotlib's object API with the Agg canvas (no pyplot state, no display needed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from pipelines.workload_derive import WEEKDAYS, Histogram, weekday_hour_profile
+
+# column, axis label, unit scale, reference histogram variable
+DISTRIBUTIONS = (
+    ("duration_s", "duration (min)", 1 / 60, "duration"),
+    ("cpu_cores", "CPU (cores)", 1.0, "cpu"),
+    ("gpus", "GPU (GPUs)", 1.0, "gpu"),
+    ("mem_gb", "memory (GB)", 1.0, "mem"),
+    ("bandwidth_gb", "input data (GB)", 1.0, "bandwidth"),
+)
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return path
+
+
+def plot_heatmap(profile: np.ndarray, path: Path, title: str) -> Path:
+    fig = Figure(figsize=(9, 3.4))
+    ax = fig.add_subplot()
+    im = ax.imshow(profile, aspect="auto", cmap="viridis")
+    ax.set_yticks(range(7), WEEKDAYS)
+    ax.set_xticks(range(0, 24, 2))
+    ax.set_xlabel("hour of day (UTC)")
+    ax.set_title(title)
+    fig.colorbar(im, ax=ax, label="mean tasks per 15 min")
+    return _save(fig, path)
+
+
+def plot_distributions(tasks: pl.DataFrame, path: Path, title: str,
+                       reference: dict[str, Histogram] | None = None) -> Path:
+    fig = Figure(figsize=(15, 3.2))
+    for i, (col, label, scale, ref) in enumerate(DISTRIBUTIONS, start=1):
+        ax = fig.add_subplot(1, len(DISTRIBUTIONS), i)
+        x = tasks[col].to_numpy() * scale
+        hist = reference.get(ref) if reference else None
+        bins = hist.edges if hist is not None else 40
+        ax.hist(x, bins=bins, density=True, alpha=0.7, label="derived")
+        if hist is not None:
+            e = hist.edges
+            dens = hist.counts / hist.counts.sum() / np.diff(e)
+            ax.step(e[:-1], dens, where="post", color="black", lw=1, label="reference")
+            ax.legend(fontsize=7)
+        ax.set_xlabel(label)
+        ax.set_yticks([])
+        ax.set_title(f"mean {np.mean(x):.3g}" if len(x) else "empty", fontsize=9)
+    fig.suptitle(title)
+    return _save(fig, path)
+
+
+def plot_workload(tasks: pl.DataFrame, year: int, out_dir: Path, *, name: str = "workload",
+                  reference: dict[str, Histogram] | None = None) -> list[Path]:
+    """Write ``<name>_weekday_hour.png`` and ``<name>_distributions.png``; return their paths."""
+    out_dir = Path(out_dir)
+    prof = weekday_hour_profile(tasks, year)
+    return [
+        plot_heatmap(prof, out_dir / f"{name}_weekday_hour.png", f"{name} {year}: tasks per 15 min"),
+        plot_distributions(tasks, out_dir / f"{name}_distributions.png", f"{name} {year}", reference),
+    ]

@@ -1,0 +1,474 @@
+"""Assemble a scenario bundle from the warehouse and write it (docs/bundle_format.md, version 1).
+
+``assemble`` reads the warehouse (read-only) and computes every file's bytes in memory;
+``write`` hashes them, derives the bundle id from the content, and renames a complete temporary
+directory into place (``gridshift.atomic.atomic_directory``). Nothing depends on the time of the
+build or on absolute paths, and the Parquet writer settings are fixed, so the same inputs and
+parameters give the same id and byte-identical files anywhere (same gridshift + pyarrow versions).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from gridshift import __version__, locations
+from gridshift.atomic import atomic_directory
+from gridshift.errors import GridshiftError
+from gridshift.home import Home, safe_join
+from scenario_builder import datacenters as dc_mod
+from scenario_builder.resample import RULES, STEP, Resampled, resample_continuous, resample_hold, year_grid
+from warehouse.db import query, read_connection
+
+FORMAT_VERSION = 1
+STEP_S = 900
+DATA_FILES = ("signals.parquet", "tasks.parquet", "network.parquet", "datacenters.json")
+MANIFEST = "manifest.json"
+WORKLOADS = ("synthetic", "alibaba-2020", "alibaba-2023", "none")
+CARBON_BASES = ("direct", "lca")
+ROW_GROUP_ROWS = 1 << 17
+SIGNALS = ("carbon", "price", "weather")
+
+#: Parquet writer settings: fixed, so that files are byte-identical across runs and machines.
+PARQUET_OPTIONS: dict[str, Any] = {
+    "compression": "zstd", "compression_level": 3, "use_dictionary": True, "write_statistics": True,
+    "row_group_size": ROW_GROUP_ROWS, "data_page_size": 1 << 20, "version": "2.6", "store_schema": True,
+    "write_page_index": False,
+}
+
+UTC_US = pa.timestamp("us", tz="UTC")
+SIGNALS_SCHEMA = pa.schema([
+    ("location", pa.string()), ("ts_utc", UTC_US), ("carbon_g_per_kwh", pa.float64()),
+    ("price_usd_per_mwh", pa.float64()), ("temp_c", pa.float64()), ("wetbulb_c", pa.float64()),
+    ("rh_pct", pa.float64()), ("carbon_is_estimated", pa.bool_()), ("carbon_is_filled", pa.bool_()),
+    ("price_is_filled", pa.bool_()), ("weather_is_filled", pa.bool_()),
+])
+TASKS_SCHEMA = pa.schema([
+    ("task_id", pa.int64()), ("arrival_ts_utc", UTC_US), ("duration_s", pa.float64()),
+    ("cpu_cores", pa.float64()), ("gpus", pa.float64()), ("mem_gb", pa.float64()),
+    ("gpu_mem_gb", pa.float64()), ("bandwidth_gb", pa.float64()),
+])
+NETWORK_SCHEMA = pa.schema([
+    ("src_location", pa.string()), ("dst_location", pa.string()), ("usd_per_gb", pa.float64()),
+    ("throughput_mbps", pa.float64()), ("rtt_ms", pa.float64()),
+])
+
+#: Pipeline modules whose ``SOURCE``/``LICENSE`` name the licence of a raw source.
+_SOURCE_MODULES = ("electricitymaps", "prices", "openmeteo", "egress", "network", "alibaba2020",
+                   "alibaba2023", "synthetic_workload", "workload")
+_WORKLOAD_ATTRIBUTION = {
+    "synthetic": "Synthetic workload shaped after the published marginals of SustainCluster's processed "
+    "Alibaba PAI 2020 workload (reference/alibaba2020_filtered_*.csv; Alibaba cluster-trace-gpu-v2020, "
+    "CC-BY-4.0, Alibaba Group)",
+    "alibaba-2020": "CC-BY-4.0; attribution: Alibaba Group, cluster-trace-gpu-v2020 "
+    "(https://github.com/alibaba/clusterdata)",
+    "alibaba-2023": "CC-BY-4.0; attribution: Alibaba Group, cluster-trace-gpu-v2023 "
+    "(https://github.com/alibaba/clusterdata)",
+}
+_MIRROR_ROOTS = ("electricitymaps", "prices", "open-meteo", "egress", "reference", "alibaba", "moer-5min")
+
+
+@dataclass(frozen=True)
+class BuildParams:
+    """Everything that determines a bundle's content (besides the warehouse rows)."""
+
+    regions: tuple[str, ...]
+    year: int
+    workload: str = "synthetic"
+    provider: str = "aws"
+    carbon_basis: str = "direct"
+    seed: int = 0
+    max_gap_hours: float = 3.0
+    max_edge_fill_hours: float = 15.0
+    datacenters_file: Path | None = None
+
+    def __post_init__(self) -> None:
+        if not self.regions:
+            raise GridshiftError("no regions given")
+        for r in self.regions:
+            locations.get(r)  # validates the code (no path tricks can pass the pattern)
+        if len(set(self.regions)) != len(self.regions):
+            raise GridshiftError(f"duplicated regions in {list(self.regions)}")
+        if self.workload not in WORKLOADS:
+            raise GridshiftError(f"unknown workload {self.workload!r}; choose from {WORKLOADS}")
+        if self.carbon_basis not in CARBON_BASES:
+            raise GridshiftError(f"unknown carbon basis {self.carbon_basis!r}; choose from {CARBON_BASES}")
+        if self.provider not in locations.PROVIDERS:
+            raise GridshiftError(f"unknown provider {self.provider!r}; choose from {locations.PROVIDERS}")
+        if not 1990 <= self.year <= 2100:
+            raise GridshiftError(f"invalid year {self.year}")
+        if not self.max_gap_hours >= 0:
+            raise GridshiftError("--max-gap-hours must be >= 0")
+        if not self.max_edge_fill_hours >= 0:
+            raise GridshiftError("--max-edge-fill-hours must be >= 0")
+
+    @property
+    def max_gap(self) -> timedelta:
+        return timedelta(hours=self.max_gap_hours)
+
+    @property
+    def max_edge_fill(self) -> timedelta:
+        return timedelta(hours=self.max_edge_fill_hours)
+
+    def manifest_parameters(self) -> dict[str, Any]:
+        """The build parameters as written to the manifest (no paths, no times)."""
+        return {
+            "regions": list(self.regions), "year": self.year, "workload": self.workload,
+            "provider": self.provider, "carbon_basis": self.carbon_basis, "seed": self.seed,
+            "max_gap_hours": float(self.max_gap_hours),
+            "max_edge_fill_hours": float(self.max_edge_fill_hours),
+            "datacenters": "override file" if self.datacenters_file else "defaults",
+        }
+
+
+@dataclass
+class Assembled:
+    """A bundle in memory: file name -> bytes, and the manifest without ``files``/``bundle_id``."""
+
+    files: dict[str, bytes]
+    manifest: dict[str, Any]
+    quality_rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class BuiltBundle:
+    path: Path
+    bundle_id: str
+    manifest: dict[str, Any]
+    quality_rows: list[dict[str, Any]]
+    reused: bool = False
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def canonical_json(obj: Any) -> bytes:
+    """Sorted keys, no spaces, UTF-8: what the bundle id hashes."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def pretty_json(obj: Any) -> bytes:
+    """How JSON files are written in a bundle (sorted keys, 2-space indent, trailing newline)."""
+    return (json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+
+
+def compute_bundle_id(manifest: dict[str, Any]) -> str:
+    """First 16 hex chars of sha256 over the canonical JSON of the manifest without ``bundle_id``."""
+    return hashlib.sha256(canonical_json({k: v for k, v in manifest.items() if k != "bundle_id"})).hexdigest()[:16]
+
+
+def parquet_bytes(df: pl.DataFrame, schema: pa.Schema) -> bytes:
+    """Write ``df`` (columns by name, cast to ``schema``) with the fixed writer settings."""
+    table = df.select(schema.names).to_arrow().cast(schema)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **PARQUET_OPTIONS)
+    return sink.getvalue().to_pybytes()
+
+
+def portable_uri(uri: str) -> str:
+    """A raw file's URI without machine-specific parts: ``mirror:<relpath>`` for mirror files."""
+    if uri.startswith("file://"):
+        parts = uri[len("file://"):].split("/")
+        for i in range(len(parts) - 1, -1, -1):
+            if parts[i] in _MIRROR_ROOTS:
+                return "mirror:" + "/".join(parts[i:])
+        return "file:" + parts[-1]
+    return uri
+
+
+def source_licences() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in _SOURCE_MODULES:
+        try:
+            mod = importlib.import_module(f"pipelines.{name}")
+        except ImportError:
+            continue
+        src, lic = getattr(mod, "SOURCE", None), getattr(mod, "LICENSE", None)
+        if isinstance(src, str) and isinstance(lic, str):
+            out[src] = lic
+    return out
+
+
+def _r6(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 6)
+
+
+# ------------------------------------------------------------------------------------------ reading
+def _window(year: int, max_gap: timedelta) -> tuple[datetime, datetime]:
+    pad = max_gap + timedelta(days=1)
+    return datetime(year, 1, 1, tzinfo=UTC) - pad, datetime(year + 1, 1, 1, tzinfo=UTC) + pad
+
+
+def _read_signals(con, params: BuildParams) -> dict[str, pl.DataFrame]:
+    lo, hi = _window(params.year, params.max_gap)
+    regions = list(params.regions)
+    carbon_col = f"carbon_{params.carbon_basis}_g_per_kwh"
+    sql = {
+        "carbon": f"SELECT location, ts_utc, {carbon_col} AS carbon_g_per_kwh, is_estimated AS carbon_is_estimated,"
+                  f" raw_sha256 FROM grid_carbon WHERE {carbon_col} IS NOT NULL AND",
+        "price": "SELECT location, ts_utc, CAST(resolution_min AS BIGINT) * 60 AS resolution_s, price_usd_per_mwh,"
+                 " raw_sha256 FROM grid_price WHERE",
+        "weather": "SELECT location, ts_utc, temp_c, rh_pct, wetbulb_c, raw_sha256 FROM weather WHERE",
+    }
+    out = {}
+    for kind, head in sql.items():
+        out[kind] = query(
+            con, f"{head} location IN (SELECT unnest($regions)) AND ts_utc >= $lo AND ts_utc < $hi "
+            "ORDER BY location, ts_utc",
+            {"regions": regions, "lo": lo, "hi": hi},
+        ).with_columns(pl.col("ts_utc").dt.cast_time_unit("us").dt.convert_time_zone("UTC"))
+    return out
+
+
+def _table_exists(con, name: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                            [name]).fetchall()[0][0])
+
+
+def _read_tasks(con, params: BuildParams) -> tuple[pl.DataFrame, list[str], dict[str, Any]]:
+    cols = TASKS_SCHEMA.names
+    if params.workload == "none":
+        schema: dict[str, Any] = {c: pl.Float64 for c in cols}
+        schema.update(task_id=pl.Int64, arrival_ts_utc=pl.Datetime("us", "UTC"))
+        return pl.DataFrame(schema=schema), [], {}
+    if not _table_exists(con, "workload_tasks"):
+        raise GridshiftError("the warehouse has no workload_tasks table (ingest the workload first)")
+    have = set(query(con, "SELECT column_name FROM information_schema.columns "
+                          "WHERE table_name = 'workload_tasks'")["column_name"].to_list())
+    missing = [c for c in [*cols, "workload", "year"] if c not in have]
+    if missing:
+        raise GridshiftError(f"workload_tasks lacks column(s) {missing}")
+    lo, hi = datetime(params.year, 1, 1, tzinfo=UTC), datetime(params.year + 1, 1, 1, tzinfo=UTC)
+    where = "workload = $w AND year = $y AND arrival_ts_utc >= $lo AND arrival_ts_utc < $hi"
+    args: dict[str, Any] = {"w": params.workload, "y": params.year, "lo": lo, "hi": hi}
+    if "seed" in have:
+        where += " AND seed = $seed"
+        args["seed"] = params.seed
+    sel = ", ".join(f'"{c}"' for c in cols)
+    tasks = query(con, f"SELECT {sel} FROM workload_tasks WHERE {where}", args)
+    sha, run = _workload_run(con, params.workload, params.year)
+    tasks = tasks.with_columns(
+        pl.col("task_id").cast(pl.Int64),
+        pl.col("arrival_ts_utc").dt.cast_time_unit("us").dt.convert_time_zone("UTC"),
+        *[pl.col(c).cast(pl.Float64) for c in cols[2:]],
+    ).sort("arrival_ts_utc", "task_id")
+    if tasks.height == 0:
+        raise GridshiftError(f"workload {params.workload!r} has no tasks in {params.year} in the warehouse")
+    nulls = {c: n for c, n in zip(tasks.columns, tasks.null_count().row(0), strict=True) if n}
+    if nulls:
+        raise GridshiftError(f"workload_tasks: null values in {nulls}")
+    if (tasks["duration_s"] <= 0).any():
+        raise GridshiftError("workload_tasks: duration_s must be > 0")
+    if tasks["task_id"].n_unique() != tasks.height:
+        raise GridshiftError("workload_tasks: task_id is not unique")
+    return tasks, sorted(sha), run
+
+
+def _workload_run(con, workload: str, year: int) -> tuple[list[str], dict[str, Any]]:
+    """Raw inputs (sha256) and derivation parameters of a stored (workload, year), if recorded."""
+    if not _table_exists(con, "workload_runs"):
+        return [], {}
+    rows = query(con, "SELECT params_json, params_sha256, raw_sha256s FROM workload_runs "
+                      "WHERE workload = ? AND year = ?", [workload, year])
+    if rows.height == 0:
+        return [], {}
+    r = rows.row(0, named=True)
+    try:
+        sha = [str(x) for x in json.loads(r["raw_sha256s"])]
+        seed = json.loads(r["params_json"]).get("seed")
+    except (ValueError, TypeError, AttributeError):
+        sha, seed = [], None
+    return sha, {"workload_params_sha256": r["params_sha256"], "workload_seed": seed}
+
+
+def _network(con, params: BuildParams) -> pl.DataFrame:
+    prov = params.provider
+    egress = query(con, "SELECT src_region, dst_region, usd_per_gb FROM egress_price WHERE provider = ?", [prov])
+    paths = query(con, "SELECT src_macro, dst_macro, throughput_mbps, rtt_ms FROM network_path WHERE provider = ?",
+                  [prov])
+    if egress.height == 0 or paths.height == 0:
+        raise GridshiftError(f"no egress prices or network paths for provider {prov!r} in the warehouse")
+    locs = [locations.get(c) for c in params.regions]
+    pairs = pl.DataFrame({
+        "src_location": [a.location for a in locs for _ in locs],
+        "dst_location": [b.location for _ in locs for b in locs],
+        "src_region": [a.cloud_region(prov) for a in locs for _ in locs],
+        "dst_region": [b.cloud_region(prov) for _ in locs for b in locs],
+        "src_macro": [a.macro_cluster for a in locs for _ in locs],
+        "dst_macro": [b.macro_cluster for _ in locs for b in locs],
+    })
+    net = (pairs.join(egress, on=["src_region", "dst_region"], how="left", maintain_order="left")
+           .join(paths, on=["src_macro", "dst_macro"], how="left", maintain_order="left"))
+    same = pl.col("src_location") == pl.col("dst_location")
+    net = net.with_columns(usd_per_gb=pl.when(same).then(pl.col("usd_per_gb").fill_null(0.0))
+                           .otherwise(pl.col("usd_per_gb")))
+    bad = net.filter(pl.any_horizontal(pl.col("usd_per_gb", "throughput_mbps", "rtt_ms").is_null()))
+    if bad.height:
+        r = bad.row(0, named=True)
+        raise GridshiftError(
+            f"network: no {prov} egress price or path for {r['src_location']} ({r['src_region']}, {r['src_macro']})"
+            f" -> {r['dst_location']} ({r['dst_region']}, {r['dst_macro']})")
+    return net.select(NETWORK_SCHEMA.names)
+
+
+def _lineage(con, shas: set[str]) -> list[dict[str, str]]:
+    if not shas:
+        return []
+    rows = query(con, "SELECT sha256, source, uri FROM raw_files WHERE sha256 IN (SELECT unnest($s))",
+                 {"s": sorted(shas)})
+    found = set(rows["sha256"].to_list())
+    lost = sorted(shas - found)
+    if lost:
+        raise GridshiftError(f"raw_files has no lineage row for sha256 {lost[:3]}")
+    out = [{"sha256": s, "source": src, "uri": portable_uri(u)} for s, src, u in rows.iter_rows()]
+    return sorted(out, key=lambda d: (d["source"], d["uri"], d["sha256"]))
+
+
+# ------------------------------------------------------------------------------------------ assembly
+def _resample_location(sig: dict[str, pl.DataFrame], code: str, grid: pl.Series, params: BuildParams
+                       ) -> dict[str, Resampled]:
+    def rows(kind: str) -> pl.DataFrame:
+        return sig[kind].filter(pl.col("location") == code)
+
+    lim = {"max_gap": params.max_gap, "max_edge_fill": params.max_edge_fill}
+    return {
+        "carbon": resample_continuous(rows("carbon"), grid, location=code, signal="carbon", **lim,
+                                      value_cols=["carbon_g_per_kwh"], flag_cols=("carbon_is_estimated",)),
+        "price": resample_hold(rows("price"), grid, location=code, signal="price", **lim,
+                               value_cols=["price_usd_per_mwh"]),
+        "weather": resample_continuous(rows("weather"), grid, location=code, signal="weather", **lim,
+                                       value_cols=["temp_c", "rh_pct", "wetbulb_c"]),
+    }
+
+
+def assemble(params: BuildParams, home: Home) -> Assembled:
+    """Read the warehouse and compute every bundle file's bytes (raises GapError on a long gap)."""
+    grid = year_grid(params.year)
+    n_steps = grid.len()
+    with read_connection(home.warehouse_path) as con:
+        sig = _read_signals(con, params)
+        tasks, task_sha, workload_run = _read_tasks(con, params)
+        net = _network(con, params)
+        egress_sha = set(query(con, "SELECT DISTINCT raw_sha256 FROM egress_price WHERE provider = ?",
+                               [params.provider])["raw_sha256"].to_list())
+        net_sha = set(query(con, "SELECT DISTINCT raw_sha256 FROM network_path WHERE provider = ?",
+                            [params.provider])["raw_sha256"].to_list())
+
+        frames, quality, quality_rows, used = [], {}, [], set(task_sha) | egress_sha | net_sha
+        gap_errors = []
+        from scenario_builder.resample import GapError
+        for code in params.regions:
+            try:
+                res = _resample_location(sig, code, grid, params)
+            except GapError as exc:
+                gap_errors += exc.gaps
+                continue
+            c, p, w = res["carbon"].frame, res["price"].frame, res["weather"].frame
+            frames.append(pl.DataFrame({
+                "location": pl.Series([code] * n_steps, dtype=pl.String),
+                "ts_utc": grid,
+                "carbon_g_per_kwh": c["carbon_g_per_kwh"], "price_usd_per_mwh": p["price_usd_per_mwh"],
+                "temp_c": w["temp_c"], "wetbulb_c": w["wetbulb_c"], "rh_pct": w["rh_pct"],
+                "carbon_is_estimated": c["carbon_is_estimated"], "carbon_is_filled": c["is_filled"],
+                "price_is_filled": p["is_filled"], "weather_is_filled": w["is_filled"],
+            }))
+            quality[code] = {}
+            for kind, r in res.items():
+                used |= set(r.raw_sha256)
+                est = float(c["carbon_is_estimated"].mean()) if kind == "carbon" else None
+                q = {
+                    "coverage": _r6(1.0 - r.filled_count / n_steps), "estimated_share": _r6(est),
+                    "filled_count": r.filled_count, "gap_count": len(r.gaps),
+                    "max_gap_hours": _r6(max((g.hours for g in r.gaps), default=0.0)),
+                    "gaps": [{"start": g.start.isoformat(), "end": g.end.isoformat(), "kind": g.kind}
+                             for g in r.gaps[:20]],
+                }
+                quality[code][kind] = q
+                quality_rows.append({"location": code, "signal": kind, **q})
+        if gap_errors:
+            raise GapError(gap_errors, params.max_gap)
+        lineage = _lineage(con, used)
+
+    signals = pl.concat(frames)
+    dcs = dc_mod.build(list(params.regions), params.datacenters_file)
+    licences = source_licences()
+    sources_used = sorted({d["source"] for d in lineage})
+    attributions = [{"source": s, "licence": licences.get(s, "see the source's terms")} for s in sources_used]
+    if params.workload in _WORKLOAD_ATTRIBUTION:
+        attributions.append({"source": f"workload:{params.workload}",
+                             "licence": _WORKLOAD_ATTRIBUTION[params.workload]})
+    prov = params.provider
+    location_meta = {}
+    for code in params.regions:
+        loc = locations.get(code)
+        location_meta[code] = {
+            "zone_id": loc.emaps_zone, "timezone": loc.timezone, "market": loc.market,
+            "currency": loc.price_currency, "price_unit_in_bundle": "USD/MWh",
+            "lat": loc.lat, "lon": loc.lon, "weather_place": loc.weather_place,
+            "macro_cluster": loc.macro_cluster, "cloud_provider": prov, "cloud_region": loc.cloud_region(prov),
+        }
+    files = {
+        "signals.parquet": parquet_bytes(signals, SIGNALS_SCHEMA),
+        "tasks.parquet": parquet_bytes(tasks, TASKS_SCHEMA),
+        "network.parquet": parquet_bytes(net, NETWORK_SCHEMA),
+        "datacenters.json": pretty_json({"datacenters": dcs}),
+    }
+    start = datetime(params.year, 1, 1, tzinfo=UTC)
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "gridshift_version": __version__,
+        "year": params.year,
+        "step_s": STEP_S,
+        "n_steps": n_steps,
+        "start_utc": start.isoformat(),
+        "locations": list(params.regions),
+        "parameters": {**params.manifest_parameters(), **workload_run},
+        "location_meta": location_meta,
+        "quality": quality,
+        "lineage": lineage,
+        "attributions": attributions,
+        "resampling": {**RULES, "max_gap_hours": float(params.max_gap_hours),
+                       "max_edge_fill_hours": float(params.max_edge_fill_hours)},
+        "n_tasks": tasks.height,
+        "writer": {"parquet": {k: v for k, v in PARQUET_OPTIONS.items()}, "pyarrow": pa.__version__},
+    }
+    assert STEP.total_seconds() == STEP_S
+    return Assembled(files, manifest, quality_rows)
+
+
+def finalize_manifest(assembled: Assembled) -> dict[str, Any]:
+    """Add ``files`` (sha256 of every other file) and ``bundle_id`` to the manifest."""
+    manifest = dict(assembled.manifest)
+    manifest["files"] = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(assembled.files.items())}
+    manifest["bundle_id"] = compute_bundle_id(manifest)
+    return manifest
+
+
+def write(assembled: Assembled, out_dir: Path) -> BuiltBundle:
+    """Write the bundle to ``out_dir/<bundle_id>`` atomically (an intact existing copy is kept)."""
+    from scenario_builder.verify import verify_bundle
+
+    manifest = finalize_manifest(assembled)
+    bid = manifest["bundle_id"]
+    out_dir = Path(out_dir)
+    final = safe_join(out_dir, bid)
+    if final.is_dir() and verify_bundle(final).ok:
+        return BuiltBundle(final, bid, manifest, assembled.quality_rows, reused=True)
+    with atomic_directory(final, overwrite=True) as tmp:
+        for name, data in assembled.files.items():
+            safe_join(tmp, name).write_bytes(data)
+        (tmp / MANIFEST).write_bytes(pretty_json(manifest))
+        tmp.chmod(0o755)  # mkdtemp makes it 0700
+    return BuiltBundle(final, bid, manifest, assembled.quality_rows)
+
+
+def build(params: BuildParams, home: Home, out_dir: Path | None = None) -> BuiltBundle:
+    """Assemble from the warehouse and write (inputs must already be in the warehouse)."""
+    return write(assemble(params, home), out_dir if out_dir is not None else home.bundles_dir)

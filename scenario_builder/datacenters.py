@@ -1,0 +1,162 @@
+"""The per-datacenter configuration of a bundle (``datacenters.json``): defaults and overrides.
+
+Defaults
+    The five reference locations take the reference benchmark's default cluster
+    (``reference/datacenters_reference.csv`` of the shared data: SustainCluster's five-datacenter
+    setup), copied into :data:`REFERENCE_CLUSTER`. Any other location gets :data:`OTHER_DEFAULT`:
+    the mean of those five rows (77,000 cores, 580 GPUs, 66,000 GB memory, population weight 0.20).
+    Population weights are relative (the simulator normalises them), so they need not sum to 1.
+    ``physics`` is the full :class:`gridshift.dc_params.DatacenterParams` parameter set, defaults
+    from that class.
+
+Override file (``--datacenters FILE``), JSON or CSV, validated; locations not in the bundle are
+ignored, unknown locations, unknown keys and bad values are errors:
+
+* JSON: ``{"datacenters": [{"location": "DE-LU", "total_gpus": 800, "physics": {"condenser": "air"}}]}``
+  (a bare list is accepted too). A row with ``"location": "*"`` applies to every location first.
+* CSV: a ``location`` column plus any of ``total_cores,total_gpus,total_mem_gb,population_weight``
+  and any ``DatacenterParams`` field name as a column (empty cell = keep the default).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from gridshift import locations
+from gridshift.dc_params import DatacenterParams
+from gridshift.errors import DataError
+
+CAPACITY_KEYS = ("total_cores", "total_gpus", "total_mem_gb", "population_weight")
+
+#: SustainCluster's default cluster (shared data reference/datacenters_reference.csv).
+REFERENCE_CLUSTER: dict[str, dict[str, float]] = {
+    "US-CAL-CISO": {"population_weight": 0.18, "total_cores": 50000, "total_gpus": 1000, "total_mem_gb": 80000},
+    "DE-LU": {"population_weight": 0.22, "total_cores": 85000, "total_gpus": 600, "total_mem_gb": 80000},
+    "CL-SIC": {"population_weight": 0.20, "total_cores": 110000, "total_gpus": 300, "total_mem_gb": 60000},
+    "SG": {"population_weight": 0.25, "total_cores": 75000, "total_gpus": 700, "total_mem_gb": 50000},
+    "AU-NSW": {"population_weight": 0.15, "total_cores": 65000, "total_gpus": 300, "total_mem_gb": 60000},
+}
+#: Any other location: the mean of the reference rows.
+OTHER_DEFAULT: dict[str, float] = {
+    "population_weight": 0.20, "total_cores": 77000, "total_gpus": 580, "total_mem_gb": 66000,
+}
+
+
+def default_entry(code: str) -> dict[str, Any]:
+    loc = locations.get(code)
+    caps = REFERENCE_CLUSTER.get(code, OTHER_DEFAULT)
+    return {
+        "location": code,
+        "timezone": loc.timezone,
+        **{k: float(caps[k]) for k in CAPACITY_KEYS},
+        "capacity_source": "reference cluster" if code in REFERENCE_CLUSTER else "default (mean of reference)",
+        "physics": DatacenterParams().to_dict(),
+    }
+
+
+def _number(v: Any, key: str, file: str, loc: str, *, allow_zero: bool) -> float:
+    if isinstance(v, bool):
+        raise DataError(f"{loc}: {key} must be a number, got {v!r}", file=file, column=key)
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise DataError(f"{loc}: {key} must be a number, got {v!r}", file=file, column=key) from None
+    if not (x == x and abs(x) != float("inf")) or x < 0 or (x == 0 and not allow_zero):
+        raise DataError(f"{loc}: {key} must be {'>= 0' if allow_zero else '> 0'} and finite, got {v!r}",
+                        file=file, column=key)
+    return x
+
+
+def _rows_from_file(path: Path) -> list[dict[str, Any]]:
+    file = str(path)
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read datacenters file: {exc}", file=file) from exc
+    if path.suffix.lower() == ".json":
+        try:
+            body = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise DataError(f"invalid JSON: {exc}", file=file) from exc
+        rows = body.get("datacenters") if isinstance(body, dict) else body
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise DataError("expected {\"datacenters\": [ {...}, ... ]} or a list of objects", file=file)
+        return rows
+    if path.suffix.lower() == ".csv":
+        try:
+            df = pl.read_csv(io.BytesIO(text), infer_schema=False)
+        except Exception as exc:  # polars raises several types for malformed CSV
+            raise DataError(f"cannot parse CSV: {exc}", file=file) from exc
+        numeric = set(DatacenterParams.numeric_fields()) | set(CAPACITY_KEYS)
+        rows = []
+        for rec in df.iter_rows(named=True):  # a handful of rows
+            row: dict[str, Any] = {"physics": {}}
+            for k, v in rec.items():
+                if v is None or str(v).strip() == "":
+                    continue
+                v = str(v).strip()
+                if k in ("location", "timezone") or k in CAPACITY_KEYS:
+                    row[k] = v
+                else:
+                    row["physics"][k] = v if k not in numeric else _csv_float(v, k, file)
+            rows.append(row)
+        return rows
+    raise DataError("datacenters file must end in .json or .csv", file=file)
+
+
+def _csv_float(v: str, key: str, file: str) -> float:
+    try:
+        return float(v)
+    except ValueError:
+        raise DataError(f"{key} must be a number, got {v!r}", file=file, column=key) from None
+
+
+def build(codes: list[str], override: Path | None = None) -> list[dict[str, Any]]:
+    """``datacenters.json``'s list, in ``codes`` order: defaults, then the override file applied."""
+    entries = {c: default_entry(c) for c in codes}
+    if override is None:
+        return [entries[c] for c in codes]
+    file = str(override)
+    rows = _rows_from_file(override)
+    allowed = {"location", "timezone", "physics", *CAPACITY_KEYS}
+    # "*" rows first, so that per-location rows win
+    for row in sorted(rows, key=lambda r: r.get("location") != "*"):
+        code = row.get("location")
+        if not isinstance(code, str):
+            raise DataError("every row needs a 'location'", file=file, column="location")
+        unknown = sorted(set(row) - allowed)
+        if unknown:
+            raise DataError(f"{code}: unknown key(s) {unknown}; allowed: {sorted(allowed)}", file=file,
+                            column=unknown[0])
+        if code != "*":
+            locations.get(code)  # unknown or malformed codes are errors (UnknownLocationError)
+        targets = list(entries) if code == "*" else ([code] if code in entries else [])
+        for t in targets:
+            e = entries[t]
+            for k in CAPACITY_KEYS:
+                if k in row:
+                    e[k] = _number(row[k], k, file, t, allow_zero=k == "total_gpus")
+            if "timezone" in row:
+                from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+                try:
+                    ZoneInfo(str(row["timezone"]))
+                except (ZoneInfoNotFoundError, ValueError):
+                    raise DataError(f"{t}: unknown IANA time zone {row['timezone']!r}", file=file,
+                                    column="timezone") from None
+                e["timezone"] = str(row["timezone"])
+            if "physics" in row:
+                if not isinstance(row["physics"], dict):
+                    raise DataError(f"{t}: 'physics' must be an object", file=file, column="physics")
+                merged = {**e["physics"], **row["physics"]}
+                try:
+                    e["physics"] = DatacenterParams.from_dict(merged).to_dict()
+                except (TypeError, ValueError) as exc:
+                    raise DataError(f"{t}: invalid physics parameters: {exc}", file=file,
+                                    column="physics") from None
+            e["capacity_source"] = "override file"
+    return [entries[c] for c in codes]

@@ -1,0 +1,319 @@
+"""Per-datacenter power, heat and water (SIMULATION.md §4) as Numba kernels.
+
+One call of :func:`dc_step` turns one datacenter's time-weighted busy resources and the outdoor
+conditions of one step into every power component. :func:`physics_kernel` applies it to a whole
+(datacenter x step) grid. All helpers live in this module (Numba's cache is keyed per file).
+
+Parameters come as a flat float64 vector per datacenter built by :func:`param_vector` from
+:class:`gridshift.dc_params.DatacenterParams`; the order is fixed by ``PARAM_NAMES`` below (a test
+checks it covers every numeric field).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from gridshift.dc_params import DatacenterParams
+
+# ---------------------------------------------------------------- parameter vector layout
+PARAM_NAMES = (
+    "cores_per_server", "cpu_server_max_w", "cpu_server_idle_w", "cpu_server_nameplate_w",
+    "cpu_leakage_frac", "cpu_leakage_ref_c", "cpu_leakage_span_k",
+    "gpu_idle_w", "gpu_max_w",
+    "mem_static_w_per_gb", "mem_dynamic_w_per_gb",
+    "it_fan_design_frac", "it_fan_min_airflow_ratio", "server_delta_t_design_k",
+    "supply_air_c", "supply_approach_k", "return_approach_k", "air_density_kg_m3",
+    "air_cp_j_per_kg_k", "crac_fan_design_frac", "crac_min_airflow_ratio",
+    "chiller_cop_water", "chiller_cop_air", "chiller_capacity_factor",
+    "chw_supply_c", "chw_design_c", "cond_design_water_c", "cond_design_air_c",
+    "chiller_cap_c0", "chiller_cap_c1", "chiller_cap_c2",
+    "chiller_pow_c0", "chiller_pow_c1", "chiller_pow_c2",
+    "chiller_flf_c0", "chiller_flf_c1", "chiller_flf_c2",
+    "chiller_dt_min", "chiller_dt_max", "chiller_min_plr",
+    "tower_design_wetbulb_c", "tower_approach_k", "tower_fan_design_frac",
+    "tower_wetbulb_sens_per_k", "tower_min_airflow_ratio",
+    "chw_pump_design_frac", "cw_pump_design_frac", "pump_min_flow_ratio",
+    "pump_curve_c0", "pump_curve_c1", "pump_curve_c2", "pump_curve_c3",
+    "latent_heat_kj_per_kg", "drift_frac", "cw_range_k", "water_cp_kj_per_kg_k",
+    "cycles_of_concentration",
+    # derived flags (not dataclass fields)
+    "condenser_is_water",
+)
+N_PARAMS = len(PARAM_NAMES)
+# Literal indices (Numba freezes globals at compile time; keep them literal in this file).
+(P_CORES_PER_SERVER, P_CPU_MAX, P_CPU_IDLE, P_CPU_NAMEPLATE, P_LEAK_FRAC, P_LEAK_REF, P_LEAK_SPAN,
+ P_GPU_IDLE, P_GPU_MAX, P_MEM_STATIC, P_MEM_DYN, P_ITFAN_FRAC, P_ITFAN_MIN, P_SERVER_DT,
+ P_SUPPLY, P_SUPPLY_APP, P_RETURN_APP, P_RHO, P_CP, P_CRAC_FRAC, P_CRAC_MIN,
+ P_COP_WATER, P_COP_AIR, P_CAP_FACTOR, P_CHW_SUPPLY, P_CHW_DESIGN, P_COND_DESIGN_W, P_COND_DESIGN_A,
+ P_CAP0, P_CAP1, P_CAP2, P_POW0, P_POW1, P_POW2, P_FLF0, P_FLF1, P_FLF2,
+ P_DT_MIN, P_DT_MAX, P_MIN_PLR,
+ P_TOWER_WB, P_TOWER_APP, P_TOWER_FRAC, P_TOWER_SENS, P_TOWER_MIN,
+ P_CHW_PUMP, P_CW_PUMP, P_PUMP_MIN, P_PC0, P_PC1, P_PC2, P_PC3,
+ P_LATENT, P_DRIFT, P_CW_RANGE, P_WATER_CP, P_CYCLES, P_COND_WATER) = range(58)
+
+# ---------------------------------------------------------------- outputs of dc_step
+OUT_NAMES = (
+    "it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw",
+    "crac_fan_kw", "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "total_kw",
+    "cooling_load_kw", "unmet_cooling_kw", "heat_rejected_kw",
+    "t_inlet_c", "t_outlet_c", "t_return_c", "t_cond_in_c",
+    "server_airflow_m3_s", "crac_airflow_m3_s", "chiller_plr", "chiller_cap_kw",
+    "water_evap_l", "water_drift_l", "water_blowdown_l", "water_l",
+)
+N_OUT = len(OUT_NAMES)
+(O_CPU, O_GPU, O_MEM, O_ITFAN, O_IT, O_CRAC, O_CHILLER, O_TOWER, O_CHW_PUMP, O_CW_PUMP, O_TOTAL,
+ O_COOL, O_UNMET, O_REJ, O_TIN, O_TOUT, O_TRET, O_TCOND, O_V_SERVER, O_V_CRAC, O_PLR, O_CAP,
+ O_EVAP, O_DRIFT, O_BLOW, O_WATER) = range(26)
+
+STEP_HOURS = 0.25
+
+
+def param_vector(p: DatacenterParams) -> np.ndarray:
+    """The float64 parameter vector of one datacenter, in ``PARAM_NAMES`` order."""
+    d = p.to_dict()
+    vals = []
+    for name in PARAM_NAMES:
+        if name == "condenser_is_water":
+            vals.append(1.0 if p.condenser == "water" else 0.0)
+        else:
+            vals.append(float(d[name]))
+    return np.asarray(vals, dtype=np.float64)
+
+
+# ---------------------------------------------------------------- helpers (jitted)
+@njit(cache=True, nogil=True)
+def fan_power(p_ref, v, v_ref):
+    """Cubic fan law P = P_ref (V / V_ref)^3."""
+    r = v / v_ref
+    return p_ref * r * r * r
+
+
+@njit(cache=True, nogil=True)
+def cpu_server_power(p, u, t_inlet):
+    """One CPU server's power (W) at utilisation u and inlet temperature (never above nameplate)."""
+    leak = p[P_LEAK_FRAC] * p[P_CPU_MAX] * max(0.0, t_inlet - p[P_LEAK_REF]) / p[P_LEAK_SPAN]
+    w = p[P_CPU_IDLE] + (p[P_CPU_MAX] - p[P_CPU_IDLE]) * u + leak
+    return min(w, p[P_CPU_NAMEPLATE])
+
+
+@njit(cache=True, nogil=True)
+def gpu_power(p, u):
+    """One GPU's power (W): P_idle + (P_max - P_idle) log2(1 + u) (Tang & Fu 2020)."""
+    return p[P_GPU_IDLE] + (p[P_GPU_MAX] - p[P_GPU_IDLE]) * math.log2(1.0 + u)
+
+
+@njit(cache=True, nogil=True)
+def pump_fraction(p, r):
+    """Part-load power fraction of a variable-speed pump at flow ratio r (1 at r = 1)."""
+    r = max(r, p[P_PUMP_MIN])
+    f = p[P_PC0] + r * (p[P_PC1] + r * (p[P_PC2] + r * p[P_PC3]))
+    f1 = p[P_PC0] + p[P_PC1] + p[P_PC2] + p[P_PC3]
+    return f / f1
+
+
+@njit(cache=True, nogil=True)
+def chiller_curves(p, t_cond_in):
+    """(CapRatio, PowRatio) at condenser inlet temperature (EnergyPlus Chiller:Electric)."""
+    t_design = p[P_COND_DESIGN_W] if p[P_COND_WATER] > 0.5 else p[P_COND_DESIGN_A]
+    dt = (t_cond_in - t_design) / 2.778 - (p[P_CHW_SUPPLY] - p[P_CHW_DESIGN])
+    dt = min(max(dt, p[P_DT_MIN]), p[P_DT_MAX])
+    cap = p[P_CAP0] + p[P_CAP1] * dt + p[P_CAP2] * dt * dt
+    pw = p[P_POW0] + p[P_POW1] * cap + p[P_POW2] * cap * cap
+    return cap, pw
+
+
+@njit(cache=True, nogil=True)
+def chiller_power(p, load_kw, rated_cap_kw, t_cond_in):
+    """Chiller electric power (kW), PLR, available capacity (kW) and unmet load (kW)."""
+    cap_ratio, pow_ratio = chiller_curves(p, t_cond_in)
+    avail = cap_ratio * rated_cap_kw
+    cop = p[P_COP_WATER] if p[P_COND_WATER] > 0.5 else p[P_COP_AIR]
+    unmet = 0.0
+    met = load_kw
+    if load_kw > avail:
+        unmet = load_kw - avail
+        met = avail
+    if met <= 0.0 or avail <= 0.0:
+        return 0.0, 0.0, avail, unmet
+    plr = met / avail
+    minp = p[P_MIN_PLR]
+    if plr >= minp:
+        flf = p[P_FLF0] + p[P_FLF1] * plr + p[P_FLF2] * plr * plr
+        power = flf * pow_ratio * avail / cop
+    else:
+        # cycling below the minimum PLR: power at MinPLR times the on-fraction
+        flf = p[P_FLF0] + p[P_FLF1] * minp + p[P_FLF2] * minp * minp
+        power = flf * pow_ratio * avail / cop * (plr / minp)
+    return power, plr, avail, unmet
+
+
+@njit(cache=True, nogil=True)
+def tower_airflow_ratio(p, q_rej_kw, q_rej_design_kw, t_wb):
+    """Airflow ratio a cooling tower needs (unclamped): heat ratio x exp(s (wb - wb_design))."""
+    return (q_rej_kw / q_rej_design_kw) * math.exp(p[P_TOWER_SENS] * (t_wb - p[P_TOWER_WB]))
+
+
+@njit(cache=True, nogil=True)
+def tower_fan_power(p, q_rej_kw, q_rej_design_kw, t_wb):
+    """Cooling-tower fan power (kW): rated x r^3, r clamped to [min, 1]; rated at design."""
+    r = tower_airflow_ratio(p, q_rej_kw, q_rej_design_kw, t_wb)
+    r = min(max(r, p[P_TOWER_MIN]), 1.0)
+    rated = p[P_TOWER_FRAC] * q_rej_design_kw
+    return fan_power(rated, r, 1.0)
+
+
+@njit(cache=True, nogil=True)
+def design_point(p, cap_cores, cap_gpus, cap_mem):
+    """Design (full-load) values: IT heat excl. fans, IT power, cooling load, heat rejected (kW)."""
+    n_servers = math.ceil(cap_cores / p[P_CORES_PER_SERVER]) if cap_cores > 0 else 0.0
+    t_in = p[P_SUPPLY] + p[P_SUPPLY_APP]
+    heat = (n_servers * cpu_server_power(p, 1.0, t_in) + cap_gpus * gpu_power(p, 1.0)
+            + cap_mem * (p[P_MEM_STATIC] + p[P_MEM_DYN])) / 1000.0
+    it_fan = p[P_ITFAN_FRAC] * heat
+    it = heat + it_fan
+    crac = p[P_CRAC_FRAC] * it
+    cool = it + crac
+    cop = p[P_COP_WATER] if p[P_COND_WATER] > 0.5 else p[P_COP_AIR]
+    rej = cool * (1.0 + 1.0 / cop)
+    return n_servers, heat, it, cool, rej
+
+
+@njit(cache=True, nogil=True)
+def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_db, t_wb, out):
+    """Fill ``out`` (length N_OUT) for one datacenter and one step.
+
+    busy_* are time-weighted averages over the step; t_db/t_wb the outdoor dry/wet bulb (degC).
+    """
+    n_servers, heat_d, it_d, cool_d, rej_d = design_point(p, cap_cores, cap_gpus, cap_mem)
+    rho_cp = p[P_RHO] * p[P_CP]  # J/(m3 K)
+    u_cpu = min(max(busy_cores / cap_cores, 0.0), 1.0) if cap_cores > 0 else 0.0
+    u_gpu = min(max(busy_gpus / cap_gpus, 0.0), 1.0) if cap_gpus > 0 else 0.0
+    used_mem = min(max(busy_mem, 0.0), cap_mem)
+    t_in = p[P_SUPPLY] + p[P_SUPPLY_APP]
+
+    # IT equipment (kW)
+    cpu = n_servers * cpu_server_power(p, u_cpu, t_in) / 1000.0
+    gpu = cap_gpus * gpu_power(p, u_gpu) / 1000.0 if cap_gpus > 0 else 0.0
+    mem = (cap_mem * p[P_MEM_STATIC] + used_mem * p[P_MEM_DYN]) / 1000.0
+    heat = cpu + gpu + mem
+    # server fans: airflow follows the heat (min ratio), cubic power
+    v_design = it_d * 1000.0 / (rho_cp * p[P_SERVER_DT])
+    r_srv = max(p[P_ITFAN_MIN], heat / heat_d) if heat_d > 0 else p[P_ITFAN_MIN]
+    v_srv = r_srv * v_design
+    it_fan = fan_power(p[P_ITFAN_FRAC] * heat_d, v_srv, v_design)
+    it = heat + it_fan
+
+    # air side
+    t_out = t_in + it * 1000.0 / (rho_cp * v_srv) if v_srv > 0 else t_in
+    t_ret = t_out + p[P_RETURN_APP]
+    dt_crac = t_ret - p[P_SUPPLY]
+    v_crac = it * 1000.0 / (rho_cp * dt_crac)
+    dt_crac_d = p[P_SERVER_DT] + p[P_SUPPLY_APP] + p[P_RETURN_APP]
+    v_crac_d = it_d * 1000.0 / (rho_cp * dt_crac_d)
+    v_crac_run = max(v_crac, p[P_CRAC_MIN] * v_crac_d)
+    crac = fan_power(p[P_CRAC_FRAC] * it_d, v_crac_run, v_crac_d)
+
+    # conservation: the cooling load is all electrical power dissipated in the white space
+    cool = it + crac
+
+    # condenser and chiller
+    rated_cap = p[P_CAP_FACTOR] * cool_d
+    water = p[P_COND_WATER] > 0.5
+    if water:
+        cop = p[P_COP_WATER]
+        q_est = min(cool, rated_cap) * (1.0 + 1.0 / cop)
+        r_need = tower_airflow_ratio(p, q_est, rej_d, t_wb)
+        # beyond full airflow the tower cannot hold its approach: it widens in proportion
+        t_cond = t_wb + p[P_TOWER_APP] * max(1.0, r_need)
+    else:
+        t_cond = t_db
+    chiller, plr, cap_avail, unmet = chiller_power(p, cool, rated_cap, t_cond)
+    met = cool - unmet
+    rej = met + chiller
+
+    if water:
+        tower = tower_fan_power(p, rej, rej_d, t_wb)
+        cw_pump = p[P_CW_PUMP] * cool_d * pump_fraction(p, rej / rej_d)
+    else:
+        tower = 0.0
+        cw_pump = 0.0
+    chw_pump = p[P_CHW_PUMP] * cool_d * pump_fraction(p, met / cool_d) if cool_d > 0 else 0.0
+    total = it + crac + chiller + tower + chw_pump + cw_pump
+
+    # water (L per step): evaporation + drift + blowdown
+    if water:
+        rej_kj = rej * 900.0
+        evap = rej_kj / p[P_LATENT]
+        drift = p[P_DRIFT] * rej_kj / (p[P_WATER_CP] * p[P_CW_RANGE])
+        blow = evap / (p[P_CYCLES] - 1.0)
+    else:
+        evap = 0.0
+        drift = 0.0
+        blow = 0.0
+
+    out[O_CPU] = cpu
+    out[O_GPU] = gpu
+    out[O_MEM] = mem
+    out[O_ITFAN] = it_fan
+    out[O_IT] = it
+    out[O_CRAC] = crac
+    out[O_CHILLER] = chiller
+    out[O_TOWER] = tower
+    out[O_CHW_PUMP] = chw_pump
+    out[O_CW_PUMP] = cw_pump
+    out[O_TOTAL] = total
+    out[O_COOL] = cool
+    out[O_UNMET] = unmet
+    out[O_REJ] = rej
+    out[O_TIN] = t_in
+    out[O_TOUT] = t_out
+    out[O_TRET] = t_ret
+    out[O_TCOND] = t_cond
+    out[O_V_SERVER] = v_srv
+    out[O_V_CRAC] = v_crac
+    out[O_PLR] = plr
+    out[O_CAP] = cap_avail
+    out[O_EVAP] = evap
+    out[O_DRIFT] = drift
+    out[O_BLOW] = blow
+    out[O_WATER] = evap + drift + blow
+
+
+@njit(cache=True, nogil=True)
+def physics_kernel(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem,
+                   temp_c, wetbulb_c, out):
+    """Apply dc_step to every (dc, step): params (n_dc, N_PARAMS); busy/temp (n_dc, n);
+    out (N_OUT, n_dc, n)."""
+    n_dc, n = busy_cores.shape
+    buf = np.empty(N_OUT)
+    for d in range(n_dc):
+        p = params[d]
+        for k in range(n):
+            dc_step(p, cap_cores[d], cap_gpus[d], cap_mem[d], busy_cores[d, k], busy_gpus[d, k],
+                    busy_mem[d, k], temp_c[d, k], wetbulb_c[d, k], buf)
+            for o in range(N_OUT):
+                out[o, d, k] = buf[o]
+
+
+def compute(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, temp_c, wetbulb_c):
+    """Python wrapper: returns a dict name -> (n_dc, n) array of every OUT_NAMES metric."""
+    busy_cores = np.ascontiguousarray(np.atleast_2d(busy_cores), dtype=np.float64)
+    shape = busy_cores.shape
+    b = [np.ascontiguousarray(np.broadcast_to(np.atleast_2d(x), shape), dtype=np.float64)
+         for x in (busy_gpus, busy_mem, temp_c, wetbulb_c)]
+    params = np.ascontiguousarray(np.atleast_2d(params), dtype=np.float64)
+    caps = [np.ascontiguousarray(np.atleast_1d(c), dtype=np.float64) for c in (cap_cores, cap_gpus, cap_mem)]
+    out = np.empty((N_OUT, shape[0], shape[1]))
+    physics_kernel(params, caps[0], caps[1], caps[2], busy_cores, b[0], b[1], b[2], b[3], out)
+    return {name: out[i] for i, name in enumerate(OUT_NAMES)}
+
+
+def wetbulb_stull(temp_c, rh_pct):
+    """Wet-bulb temperature (degC) from dry-bulb and relative humidity, Stull (2011)."""
+    t = np.asarray(temp_c, dtype=np.float64)
+    rh = np.asarray(rh_pct, dtype=np.float64)
+    return (t * np.arctan(0.151977 * np.sqrt(rh + 8.313659)) + np.arctan(t + rh)
+            - np.arctan(rh - 1.676331) + 0.00391838 * rh ** 1.5 * np.arctan(0.023101 * rh) - 4.686035)

@@ -1,0 +1,346 @@
+"""Run set-up, the whole-run entry point ``run`` and the step API ``Simulator``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba.core.registry import CPUDispatcher
+
+from . import engine as E
+from . import origin as O
+from .physics import compute as physics_compute
+from .scenario import Scenario, load
+
+TRANSFER_KWH_PER_GB = 0.06
+DEFAULT_SLA_MULTIPLIER = 1.5
+
+
+@dataclass
+class Options:
+    single_action: bool = False
+    allow_defer: bool = True
+    sla_multiplier: Any = DEFAULT_SLA_MULTIPLIER  # float or per-task array (scenario task order)
+    carbon_basis: str | None = None
+    transfer_emissions: str = "origin"  # or "mean"
+    transfer_kwh_per_gb: float = TRANSFER_KWH_PER_GB
+    business_start_h: int = O.BUSINESS_START_H
+    business_end_h: int = O.BUSINESS_END_H
+    activity_on: float = O.ACTIVITY_ON
+    activity_off: float = O.ACTIVITY_OFF
+    defer_quantile: float = 0.3
+    defer_window_steps: int = 96
+    extra: dict = field(default_factory=dict)
+
+    def public(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k != "extra"}
+        if not np.isscalar(d["sla_multiplier"]):
+            d["sla_multiplier"] = "per-task"
+        return d
+
+
+def make_options(**kw) -> Options:
+    known = set(Options.__dataclass_fields__) - {"extra"}
+    unknown = sorted(set(kw) - known)
+    if unknown:
+        raise TypeError(f"unknown run options: {unknown}")
+    o = Options(**kw)
+    if o.transfer_emissions not in ("origin", "mean"):
+        raise ValueError("transfer_emissions must be 'origin' or 'mean'")
+    return o
+
+
+def _as_scenario(x) -> Scenario:
+    if isinstance(x, Scenario):
+        return x
+    if isinstance(x, str | Path):
+        return load(x)
+    raise TypeError(f"expected a Scenario or a bundle path, got {type(x).__name__}")
+
+
+def _resolve_window(sc: Scenario, start, days, steps) -> tuple[int, int]:
+    if start is None:
+        s0 = 0
+    elif isinstance(start, int | np.integer):
+        s0 = int(start)
+    else:
+        ts = start if isinstance(start, dt.datetime) else dt.datetime.fromisoformat(str(start))
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=dt.UTC)
+        off = (ts - sc.start_utc).total_seconds()
+        if off % sc.step_s:
+            raise ValueError(f"start {ts} is not on the {sc.step_s}-s step grid")
+        s0 = int(off // sc.step_s)
+    if not 0 <= s0 < sc.n_steps:
+        raise ValueError(f"start step {s0} outside the bundle (0..{sc.n_steps - 1})")
+    if steps is not None and days is not None:
+        raise ValueError("give days or steps, not both")
+    if days is not None:
+        n = int(round(float(days) * 86400 / sc.step_s))
+    elif steps is not None:
+        n = int(steps)
+    else:
+        n = sc.n_steps - s0
+    if n <= 0 or s0 + n > sc.n_steps:
+        raise ValueError(f"window of {n} steps from step {s0} does not fit the bundle ({sc.n_steps} steps)")
+    return s0, n
+
+
+class Prepared:
+    """Everything a run needs as arrays (one object per run)."""
+
+    def __init__(self, scenario, seed: int = 0, *, start=None, days=None, steps=None,
+                 policy_code: int = -1, **options):
+        sc = _as_scenario(scenario)
+        self.scenario = sc
+        self.seed = int(seed)
+        self.options = make_options(**options)
+        opts = self.options
+        if opts.carbon_basis is not None and sc.carbon_basis is not None and opts.carbon_basis != sc.carbon_basis:
+            raise ValueError(f"bundle carbon basis is {sc.carbon_basis!r}; it cannot be re-based to "
+                             f"{opts.carbon_basis!r} (build a bundle with that basis)")
+        self.s0, self.n = _resolve_window(sc, start, days, steps)
+        s0, n = self.s0, self.n
+        t0 = float(s0 * sc.step_s)
+        self.t0 = t0
+
+        # random streams: one Generator per purpose, spawned from the run seed
+        g_origin, g_policy = (np.random.Generator(np.random.PCG64(c))
+                              for c in np.random.SeedSequence(self.seed).spawn(2))
+        step_of_task = np.clip((sc.arrival_s // sc.step_s).astype(np.int64), 0, sc.n_steps - 1)
+        probs = O.probabilities(sc.population_weight, sc.local_hour, start_h=opts.business_start_h,
+                                end_h=opts.business_end_h, on=opts.activity_on, off=opts.activity_off)
+        origin_all = O.sample_origins(g_origin, step_of_task, probs)
+        u_all = g_policy.random(sc.n_tasks)
+
+        lo = int(np.searchsorted(sc.arrival_s, t0, side="left"))
+        hi = int(np.searchsorted(sc.arrival_s, t0 + n * sc.step_s, side="left"))
+        self.lo, self.hi = lo, hi
+        sl = slice(lo, hi)
+        mult = opts.sla_multiplier
+        if np.isscalar(mult):
+            mult_arr = float(mult)
+        else:
+            mult_arr = np.asarray(mult, dtype=np.float64)
+            if mult_arr.shape != (sc.n_tasks,):
+                raise ValueError("per-task sla_multiplier must have one value per scenario task")
+            mult_arr = mult_arr[sl]
+        deadline = sc.arrival_s[sl] + mult_arr * sc.duration_s[sl]
+        self.tasks = E.Tasks(
+            arrival=sc.arrival_s[sl], duration=sc.duration_s[sl], cores=sc.cpu_cores[sl],
+            gpus=sc.gpus[sl], mem=sc.mem_gb[sl], bw=sc.bandwidth_gb[sl],
+            deadline=np.ascontiguousarray(deadline, dtype=np.float64),
+            origin=np.ascontiguousarray(origin_all[sl]), u_rand=np.ascontiguousarray(u_all[sl]))
+        cap = np.ascontiguousarray(np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1))
+        with np.errstate(divide="ignore"):
+            delay_per_gb = np.where(sc.throughput_mbps > 0, 8000.0 / sc.throughput_mbps, np.inf)
+        np.fill_diagonal(delay_per_gb, 0.0)
+        carbon = np.ascontiguousarray(sc.carbon_g_per_kwh[:, s0:s0 + n])
+        if policy_code == E.POLICY_CODES["defer_to_greener"]:
+            thr_full = E.rolling_quantile(sc.carbon_g_per_kwh[:, s0:], opts.defer_window_steps,
+                                          opts.defer_quantile)
+            thr = np.ascontiguousarray(thr_full[:, :n])
+        else:
+            thr = np.zeros((sc.n_dc, n))
+        qmin = _queue_minima(self.tasks)
+        self.ctx = E.Ctx(cap=cap, carbon=carbon, price=np.ascontiguousarray(sc.price_usd_per_mwh[:, s0:s0 + n]),
+                         defer_thr=thr, delay_s_per_gb=np.ascontiguousarray(delay_per_gb),
+                         rtt_s=np.ascontiguousarray(sc.rtt_ms / 1000.0), t0=t0, n_steps=n,
+                         opts=np.array([float(opts.allow_defer), float(opts.single_action)]), qmin=qmin)
+        self.state = E.new_state(hi - lo, sc.n_dc, n)
+        self.state.free[:] = cap
+
+    @property
+    def done(self) -> bool:
+        return int(self.state.sc[E.SC_STEP]) >= self.n
+
+
+def _queue_minima(T) -> np.ndarray:
+    """Smallest request per queue class: [cpu: cores, -, mem, gpu: cores, gpus, mem]."""
+    q = np.zeros(6)
+    cpu = T.gpus <= 0.0
+    if cpu.any():
+        q[0] = T.cores[cpu].min()
+        q[2] = T.mem[cpu].min()
+    gpu = ~cpu
+    if gpu.any():
+        q[3] = T.cores[gpu].min()
+        q[4] = T.gpus[gpu].min()
+        q[5] = T.mem[gpu].min()
+    return q
+
+
+def policy_name(policy) -> str:
+    if isinstance(policy, str):
+        return policy
+    return getattr(policy, "__name__", type(policy).__name__)
+
+
+def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None, days=None,
+        steps=None, **options):
+    """Run a whole window with a policy and return a :class:`~sim_core.result.RunResult`.
+
+    ``policy``: a built-in name (see ``sim_core.POLICIES``), a Numba-jitted function
+    ``policy(view, actions)`` (see ``engine.PolicyView``), or any Python callable
+    ``policy(obs) -> actions`` (the step-by-step path of :class:`Simulator`).
+    """
+    from .result import build_result
+
+    if isinstance(policy, str):
+        if policy not in E.POLICY_CODES:
+            raise ValueError(f"unknown policy {policy!r}; built-ins: {sorted(E.POLICY_CODES)}")
+        code = E.POLICY_CODES[policy]
+        prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps,
+                        policy_code=code, **options)
+        E.run_builtin(prep.tasks, prep.state, prep.ctx, code, prep.n)
+    elif isinstance(policy, CPUDispatcher):
+        prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)
+        E.run_custom(prep.tasks, prep.state, prep.ctx, policy, prep.n)
+    elif callable(policy):
+        sim = Simulator(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)
+        obs = sim.reset()
+        while not sim.done:
+            obs, _ = sim.step(policy(obs))
+        prep = sim.prep
+    else:
+        raise TypeError("policy must be a built-in name, a jitted function or a callable")
+    return build_result(prep, policy_name(policy))
+
+
+class Simulator:
+    """Step API for external control (what a Gymnasium environment wraps).
+
+    ``obs = sim.reset()``; then ``obs, info = sim.step(actions)`` until ``sim.done``.
+    ``actions``: one int per pending task in ``obs["pending_task_id"]`` order (0 = defer,
+    j + 1 = run at datacenter j), or one int for all of them in single-action mode.
+    """
+
+    def __init__(self, scenario, seed: int = 0, *, start=None, days=None, steps=None,
+                 policy: str | None = None, **options):
+        self._args = dict(seed=seed, start=start, days=days, steps=steps, **options)
+        self.scenario = _as_scenario(scenario)
+        self._policy = policy
+        self.prep: Prepared | None = None
+        self._actions = None
+
+    # -------------------------------------------------------------- control
+    def reset(self) -> dict:
+        code = E.POLICY_CODES.get(self._policy, -1) if self._policy else -1
+        a = dict(self._args)
+        self.prep = Prepared(self.scenario, a.pop("seed"), policy_code=code, **a)
+        self._actions = np.zeros(max(self.prep.hi - self.prep.lo, 1), np.int32)
+        E.begin_step(self.prep.tasks, self.prep.state, self.prep.ctx, 0)
+        return self.observation()
+
+    @property
+    def done(self) -> bool:
+        return self.prep is not None and self.prep.done
+
+    @property
+    def step_index(self) -> int:
+        return int(self.prep.state.sc[E.SC_STEP])
+
+    def step(self, actions=None) -> tuple[dict, dict]:
+        if self.prep is None:
+            raise RuntimeError("call reset() first")
+        if self.done:
+            raise RuntimeError("simulation is done")
+        p = self.prep
+        S = p.state
+        j = int(S.sc[E.SC_STEP])
+        pn = int(S.sc[E.SC_PEND_N])
+        acts = self._actions
+        if actions is None:
+            acts[:pn] = 0
+        elif np.isscalar(actions):
+            acts[:max(pn, 1)] = int(actions)
+        else:
+            a = np.asarray(actions, dtype=np.int64).ravel()
+            if p.options.single_action and a.size >= 1:
+                acts[:max(pn, 1)] = int(a[0])
+            else:
+                if a.size != pn:
+                    raise ValueError(f"expected {pn} actions (one per pending task), got {a.size}")
+                acts[:pn] = a
+        if np.any(acts[:pn] < 0) or np.any(acts[:pn] > self.scenario.n_dc):
+            raise ValueError(f"actions must be in 0..{self.scenario.n_dc}")
+        E.end_step(p.tasks, S, p.ctx, j, acts)
+        info = self._step_info(j)
+        if j + 1 < p.n:
+            E.begin_step(p.tasks, S, p.ctx, j + 1)
+        return self.observation(), info
+
+    def builtin_actions(self, name: str) -> np.ndarray:
+        """Actions that built-in policy ``name`` would take now (for comparison/baselines)."""
+        p = self.prep
+        pn = int(p.state.sc[E.SC_PEND_N])
+        acts = np.zeros(max(pn, 1), np.int32)
+        if pn:
+            # run on a copy of the round-robin counter so that asking does not change the run
+            rr = int(p.state.sc[E.SC_RR])
+            E.decide_builtin(p.tasks, p.state, p.ctx, E.POLICY_CODES[name], int(p.state.sc[E.SC_STEP]), acts)
+            p.state.sc[E.SC_RR] = rr
+        return acts[:pn]
+
+    def result(self):
+        from .result import build_result
+
+        return build_result(self.prep, "external")
+
+    # -------------------------------------------------------------- views
+    def observation(self) -> dict:
+        p = self.prep
+        S, T, C = p.state, p.tasks, p.ctx
+        j = min(int(S.sc[E.SC_STEP]), p.n - 1)
+        pn = int(S.sc[E.SC_PEND_N])
+        idx = S.pend[:pn].copy()
+        sc = self.scenario
+        return {
+            "step": j + p.s0,
+            "t_s": C.t0 + E.STEP_S * j,
+            "n_pending": pn,
+            "pending_index": idx,
+            "pending_task_id": sc.task_id[p.lo + idx],
+            "origin": T.origin[idx],
+            "cpu_cores": T.cores[idx], "gpus": T.gpus[idx], "mem_gb": T.mem[idx],
+            "bandwidth_gb": T.bw[idx], "duration_s": T.duration[idx],
+            "arrival_s": T.arrival[idx], "deadline_s": T.deadline[idx],
+            "locations": sc.locations,
+            "capacity": C.cap.copy(),
+            "available": C.cap - S.commit,
+            "free_now": S.free.copy(),
+            "queue_len": S.q_len.copy(), "in_transit": S.transit_n.copy(),
+            "carbon_g_per_kwh": C.carbon[:, j].copy(), "price_usd_per_mwh": C.price[:, j].copy(),
+            "temp_c": sc.temp_c[:, p.s0 + j].copy(), "wetbulb_c": sc.wetbulb_c[:, p.s0 + j].copy(),
+            "delay_s_per_gb": C.delay_s_per_gb, "rtt_s": C.rtt_s,
+            "usd_per_gb": sc.usd_per_gb, "allow_defer": p.options.allow_defer,
+        }
+
+    def _step_info(self, j: int) -> dict:
+        p = self.prep
+        sc = self.scenario
+        S = p.state
+        k = p.s0 + j
+        ph = physics_compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb,
+                             S.part[0][:, j:j + 1], S.part[1][:, j:j + 1], S.part[2][:, j:j + 1],
+                             sc.temp_c[:, k:k + 1], sc.wetbulb_c[:, k:k + 1])
+        total_kw = ph["total_kw"][:, 0]
+        kwh = total_kw * 0.25
+        return {
+            "step": k,
+            "it_kw": ph["it_kw"][:, 0], "total_kw": total_kw,
+            "total_kwh": kwh,
+            "carbon_kg": kwh * sc.carbon_g_per_kwh[:, k] / 1000.0,
+            "cost_usd": kwh * sc.price_usd_per_mwh[:, k] / 1000.0,
+            "water_l": ph["water_l"][:, 0],
+            "busy_cores": S.part[0][:, j].copy(), "busy_gpus": S.part[1][:, j].copy(),
+            "busy_mem_gb": S.part[2][:, j].copy(),
+            "queue_len": S.m_queue[:, j].copy(), "in_transit": S.m_transit[:, j].copy(),
+        }
+
+
+__all__ = ["run", "Simulator", "Prepared", "Options", "Callable"]

@@ -1,0 +1,75 @@
+"""datacenters.json defaults/overrides, and a bundle with the real synthetic workload."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from gridshift.dc_params import DatacenterParams
+from gridshift.errors import DataError
+from scenario_builder import datacenters as dcm
+from scenario_builder.bundle import BuildParams
+
+
+def test_defaults_match_the_reference_cluster_csv(shared_data):
+    ref = pl.read_csv(shared_data / "reference/datacenters_reference.csv")
+    for row in ref.iter_rows(named=True):
+        e = dcm.default_entry(row["location"])
+        for k in ("population_weight", "total_cores", "total_gpus", "total_mem_gb"):
+            assert e[k] == float(row[k]), (row["location"], k)
+    other = dcm.default_entry("FR")
+    assert other["total_cores"] == ref["total_cores"].mean() and other["timezone"] == "Europe/Paris"
+    assert other["physics"] == DatacenterParams().to_dict()
+
+
+def test_override_json_and_csv(tmp_path):
+    j = tmp_path / "dc.json"
+    j.write_text(json.dumps({"datacenters": [
+        {"location": "*", "physics": {"condenser": "air"}},
+        {"location": "SG", "total_gpus": 2000, "physics": {"supply_air_c": 20.0}},
+        {"location": "JP-TK", "total_gpus": 5},  # not in this bundle: ignored
+    ]}))
+    out = dcm.build(["DE-LU", "SG"], j)
+    assert out[1]["total_gpus"] == 2000 and out[1]["physics"]["supply_air_c"] == 20.0
+    assert out[0]["physics"]["condenser"] == "air" == out[1]["physics"]["condenser"]
+    assert out[0]["total_gpus"] == 600
+    c = tmp_path / "dc.csv"
+    c.write_text("location,total_cores,chiller_cop_water\nDE-LU,1000,5.5\n")
+    out = dcm.build(["DE-LU"], c)
+    assert out[0]["total_cores"] == 1000.0 and out[0]["physics"]["chiller_cop_water"] == 5.5
+
+
+@pytest.mark.parametrize("body", [
+    [{"location": "DE-LU", "total_cores": -1}],
+    [{"location": "DE-LU", "cores": 5}],
+    [{"location": "DE-LU", "physics": {"no_such_param": 1}}],
+    [{"location": "DE-LU", "physics": {"condenser": "steam"}}],
+    [{"location": "../../etc", "total_cores": 5}],
+])
+def test_override_rejects_bad_input(tmp_path, body):
+    p = tmp_path / "dc.json"
+    p.write_text(json.dumps(body))
+    with pytest.raises(Exception) as exc:
+        dcm.build(["DE-LU"], p)
+    assert isinstance(exc.value, (DataError, ValueError)) or "location" in str(exc.value)
+
+
+def test_synthetic_workload_bundle(bundle_home, shared_data, tmp_path):
+    pytest.importorskip("warehouse.ingest_workload", reason="workload pipeline not present")
+    from scenario_builder.export import export
+    from warehouse.db import read_table
+
+    b = export(BuildParams(regions=("DE-LU", "IN-WE"), year=2022, workload="synthetic", max_gap_hours=8),
+               home=bundle_home, mirror=shared_data, out=tmp_path)
+    tasks = pl.read_parquet(b.path / "tasks.parquet")
+    n = read_table(bundle_home.warehouse_path, "SELECT count(*) AS n FROM workload_tasks WHERE workload = "
+                   "'synthetic' AND year = 2022")["n"][0]
+    assert tasks.height == n > 1_000_000
+    assert tasks["arrival_ts_utc"].is_sorted() and tasks["task_id"].n_unique() == tasks.height
+    assert (tasks["duration_s"] > 0).all()
+    assert tasks["arrival_ts_utc"].min().year == 2022 == tasks["arrival_ts_utc"].max().year
+    m = json.loads((b.path / "manifest.json").read_text())
+    assert m["n_tasks"] == tasks.height and m["parameters"]["workload_seed"] == 0
+    assert any(a["source"] == "workload:synthetic" for a in m["attributions"])

@@ -1,0 +1,385 @@
+"""Loopback fake publishers (127.0.0.1 only) serving real-format responses built from ../shared/data.
+
+One ``FakePublishers`` server answers, by path:
+
+- ``/v1/archive``                     Open-Meteo archive API, FlatBuffers (built with ``flatbuffers``)
+- ``/api``                            ENTSO-E Transparency API, A44 day-ahead XML (``securityToken``)
+- ``/emaps-csv/{zone}_{year}_hourly.csv``  Electricity Maps yearly CSV (the mirror's bytes)
+- ``/v3/carbon-intensity/past-range`` Electricity Maps API v3 JSON (``auth-token`` header)
+- ``/files/{name}``                   any bytes (for the checksummed download helper)
+
+Faults are queued per path prefix and consumed in order: ``("status", 429, {"Retry-After": "1"})``,
+``("status", 500)``, ``("hang", seconds)``, ``("truncate",)``, ``("html",)``. Every request is
+recorded (path, query, headers) so tests can count network calls.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+from zoneinfo import ZoneInfo
+
+import flatbuffers
+import numpy as np
+
+MAX_HANG_S = 5.0
+
+# ----------------------------------------------------------------------------- Open-Meteo FlatBuffers
+
+# openmeteo_sdk enums: Variable.temperature=47, relative_humidity=29, cloud_cover=3, wind_speed=59;
+# Unit.celsius=1, percentage=35, kilometres_per_hour=24
+OM_VARS = {
+    "temperature_2m": (47, 2, 1, "temperature_2m"),
+    "relative_humidity_2m": (29, 2, 35, "relative_humidity_2m"),
+    "cloud_cover": (3, 0, 35, "cloudcover"),
+    "wind_speed_10m": (59, 10, 24, "windspeed_10m"),
+}
+
+
+def build_weather_fb(lat: float, lon: float, t0: int, t1: int, variables: list[tuple[int, int, int, np.ndarray]],
+                     *, utc_offset: int = 0, timezone: str = "GMT") -> bytes:
+    """One size-prefixed WeatherApiResponse with an hourly block (what Open-Meteo sends)."""
+    b = flatbuffers.Builder(1024)
+    var_offsets = []
+    for var, alt, unit, values in variables:
+        vec = b.CreateNumpyVector(np.asarray(values, dtype=np.float32))
+        b.StartObject(16)
+        b.PrependUint8Slot(0, var, 0)
+        b.PrependUint8Slot(1, unit, 0)
+        b.PrependUOffsetTRelativeSlot(3, vec, 0)
+        b.PrependInt16Slot(5, alt, 0)
+        var_offsets.append(b.EndObject())
+    b.StartVector(4, len(var_offsets), 4)
+    for off in reversed(var_offsets):
+        b.PrependUOffsetTRelative(off)
+    vars_vec = b.EndVector()
+    b.StartObject(4)
+    b.PrependInt64Slot(0, t0, 0)
+    b.PrependInt64Slot(1, t1, 0)
+    b.PrependInt32Slot(2, 3600, 0)
+    b.PrependUOffsetTRelativeSlot(3, vars_vec, 0)
+    hourly = b.EndObject()
+    tz = b.CreateString(timezone)
+    abbr = b.CreateString(timezone)
+    b.StartObject(16)
+    b.PrependFloat32Slot(0, lat, 0.0)
+    b.PrependFloat32Slot(1, lon, 0.0)
+    b.PrependFloat32Slot(2, 100.0, 0.0)
+    b.PrependFloat32Slot(3, 0.5, 0.0)
+    b.PrependInt32Slot(6, utc_offset, 0)
+    b.PrependUOffsetTRelativeSlot(7, tz, 0)
+    b.PrependUOffsetTRelativeSlot(8, abbr, 0)
+    b.PrependUOffsetTRelativeSlot(11, hourly, 0)
+    root = b.EndObject()
+    b.FinishSizePrefixed(root)
+    return bytes(b.Output())
+
+
+def openmeteo_series(data: Path, location: str) -> tuple[float, float, dict[int, dict[str, float]]]:
+    """All mirror JSON years of a location as {unix hour: {json var: value}} (UTC = time − offset)."""
+    by_ts: dict[int, dict[str, float]] = {}
+    lat = lon = None
+    for f in sorted((data / "open-meteo" / location).glob("*.json")):
+        body = json.loads(f.read_bytes())
+        lat, lon, off = body["latitude"], body["longitude"], int(body["utc_offset_seconds"])
+        h = body["hourly"]
+        for i, t in enumerate(h["time"]):
+            ts = int(datetime.fromisoformat(t).replace(tzinfo=UTC).timestamp()) - off
+            by_ts[ts] = {k: h[k][i] for k in h if k != "time"}
+    return lat, lon, by_ts
+
+
+# ----------------------------------------------------------------------------- ENTSO-E XML
+
+
+@dataclass
+class EntsoeDay:
+    start: datetime  # UTC
+    end: datetime
+    resolution_min: int
+    values: list[float]
+
+
+def entsoe_days_from_values(values: list[float], first_day: date, tz: str = "Europe/Berlin") -> list[EntsoeDay]:
+    """Consecutive hourly values → one daily PT60M period per local business day (23/24/25 h)."""
+    zone = ZoneInfo(tz)
+    days, i, d = [], 0, first_day
+    while i < len(values):
+        lo = datetime(d.year, d.month, d.day, tzinfo=zone).astimezone(UTC)
+        nxt = d + timedelta(days=1)
+        hi = datetime(nxt.year, nxt.month, nxt.day, tzinfo=zone).astimezone(UTC)
+        n = int((hi - lo) / timedelta(hours=1))
+        if i + n > len(values):
+            break
+        days.append(EntsoeDay(lo, hi, 60, values[i:i + n]))
+        i += n
+        d = nxt
+    return days
+
+
+def entsoe_xml(area_code: str, days: list[EntsoeDay], *, currency: str = "EUR", curve: str = "A03") -> bytes:
+    """An A44 Publication_MarketDocument; A03 curves omit positions that repeat the previous value."""
+    fmt = "%Y-%m-%dT%H:%MZ"
+    out = io.StringIO()
+    out.write('<?xml version="1.0" encoding="utf-8"?>\n<Publication_MarketDocument '
+              'xmlns="urn:iec62325.351:tc57wg16:451-3:publicationdocument:7:3">\n'
+              "<mRID>fake-gridshift</mRID><revisionNumber>1</revisionNumber><type>A44</type>\n"
+              '<sender_MarketParticipant.mRID codingScheme="A01">10X1001A1001A450</sender_MarketParticipant.mRID>\n'
+              "<sender_MarketParticipant.marketRole.type>A32</sender_MarketParticipant.marketRole.type>\n"
+              "<createdDateTime>2024-01-02T10:00:00Z</createdDateTime>\n")
+    if days:
+        out.write(f"<period.timeInterval><start>{days[0].start:{fmt}}</start>"
+                  f"<end>{days[-1].end:{fmt}}</end></period.timeInterval>\n")
+    for k, day in enumerate(days, 1):
+        res = {60: "PT60M", 15: "PT15M", 30: "PT30M"}[day.resolution_min]
+        out.write(f"<TimeSeries><mRID>{k}</mRID><auction.type>A01</auction.type><businessType>A62</businessType>"
+                  f'<in_Domain.mRID codingScheme="A01">{area_code}</in_Domain.mRID>'
+                  f'<out_Domain.mRID codingScheme="A01">{area_code}</out_Domain.mRID>'
+                  "<contract_MarketAgreement.type>A01</contract_MarketAgreement.type>"
+                  f"<currency_Unit.name>{currency}</currency_Unit.name>"
+                  "<price_Measure_Unit.name>MWH</price_Measure_Unit.name>"
+                  f"<curveType>{curve}</curveType>\n<Period><timeInterval><start>{day.start:{fmt}}</start>"
+                  f"<end>{day.end:{fmt}}</end></timeInterval><resolution>{res}</resolution>\n")
+        prev = None
+        for pos, v in enumerate(day.values, 1):
+            if curve == "A03" and pos > 1 and v == prev:
+                continue
+            out.write(f"<Point><position>{pos}</position><price.amount>{v:g}</price.amount></Point>\n")
+            prev = v
+        out.write("</Period></TimeSeries>\n")
+    out.write("</Publication_MarketDocument>\n")
+    return out.getvalue().encode()
+
+
+def entsoe_no_data_xml() -> bytes:
+    return (b'<?xml version="1.0" encoding="UTF-8"?><Acknowledgement_MarketDocument><mRID>x</mRID>'
+            b"<Reason><code>999</code><text>No matching data found for Data item Day-ahead Prices</text>"
+            b"</Reason></Acknowledgement_MarketDocument>")
+
+
+def de_lu_2023_values(data: Path) -> list[float]:
+    """Real 2023 DE-LU day-ahead prices (EUR/MWh) from the mirror's local-currency file, in order."""
+    with open(data / "prices/local_currency/DE-LU/DE-LU_electricity_prices_2023.csv", newline="") as fh:
+        return [float(r["Price (EUR/MWh)"]) for r in csv.DictReader(fh)]
+
+
+# ----------------------------------------------------------------------------- the server
+
+
+@dataclass
+class Recorded:
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+
+
+@dataclass
+class FakeState:
+    data: Path
+    entsoe_token: str = "entsoe-secret-token-123"
+    emaps_token: str = "emaps-secret-token-456"
+    emaps_zones: dict[str, str] = field(default_factory=lambda: {"DE": "DE-LU", "US-CAL-CISO": "US-CAL-CISO"})
+    openmeteo_locations: dict[tuple[float, float], str] = field(default_factory=dict)
+    entsoe_days: dict[str, list[EntsoeDay]] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
+    faults: list[tuple[str, tuple]] = field(default_factory=list)
+    requests: list[Recorded] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _om_cache: dict[str, tuple] = field(default_factory=dict)
+
+    def add_fault(self, path_prefix: str, *fault) -> None:
+        with self.lock:
+            self.faults.append((path_prefix, fault))
+
+    def take_fault(self, path: str):
+        with self.lock:
+            for i, (prefix, fault) in enumerate(self.faults):
+                if path.startswith(prefix):
+                    del self.faults[i]
+                    return fault
+        return None
+
+    def count(self, path_prefix: str = "/") -> int:
+        return sum(1 for r in self.requests if r.path.startswith(path_prefix))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    state: FakeState  # set on the subclass
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:  # keep test output (and tokens) quiet
+        pass
+
+    def _send(self, status: int, body: bytes, ctype: str, extra: dict | None = None, *, truncate: bool = False):
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (extra or {}).items():
+            self.send_header(k, v)
+        if truncate:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2] if truncate else body)
+        self.wfile.flush()
+        if truncate:
+            self.close_connection = True
+
+    def do_GET(self) -> None:  # noqa: N802
+        parts = urlsplit(self.path)
+        path, query = parts.path, parse_qs(parts.query)
+        st = self.state
+        with st.lock:
+            st.requests.append(Recorded(path, query, dict(self.headers.items())))
+        fault = st.take_fault(path)
+        if fault and fault[0] == "status":
+            extra = fault[2] if len(fault) > 2 else {}
+            return self._send(fault[1], json.dumps({"error": "fake fault"}).encode(), "application/json", extra)
+        if fault and fault[0] == "hang":
+            time.sleep(min(float(fault[1]), MAX_HANG_S))
+            with __import__("contextlib").suppress(OSError):
+                self._send(503, b"late", "text/plain")
+            return None
+        if fault and fault[0] == "html":
+            return self._send(200, b"<!DOCTYPE html><html><body>Service maintenance</body></html>", "text/html")
+        truncate = bool(fault and fault[0] == "truncate")
+        try:
+            status, body, ctype = self._route(path, query)
+        except Exception as exc:  # a bug in the fake must show, not hang the client
+            status, body, ctype = 500, f"fake error: {exc!r}".encode(), "text/plain"
+        self._send(status, body, ctype, truncate=truncate)
+        return None
+
+    # -- routes
+    def _route(self, path: str, q: dict) -> tuple[int, bytes, str]:
+        if path == "/v1/archive":
+            return self._openmeteo(q)
+        if path == "/api":
+            return self._entsoe(q)
+        if path.startswith("/emaps-csv/"):
+            return self._emaps_csv(path.rsplit("/", 1)[1])
+        if path == "/v3/carbon-intensity/past-range":
+            return self._emaps_api(q)
+        if path.startswith("/files/"):
+            name = path.split("/files/", 1)[1]
+            if name in self.state.files:
+                return 200, self.state.files[name], "application/octet-stream"
+        return 404, b"not found", "text/plain"
+
+    def _openmeteo(self, q):
+        st = self.state
+        if q.get("format") != ["flatbuffers"]:
+            body = {"error": True, "reason": "fake serves flatbuffers only"}
+            return 400, json.dumps(body).encode(), "application/json"
+        lat, lon = float(q["latitude"][0]), float(q["longitude"][0])
+        loc = st.openmeteo_locations.get((round(lat, 2), round(lon, 2)))
+        if loc is None:
+            body = {"error": True, "reason": "no data at these coordinates"}
+            return 400, json.dumps(body).encode(), "application/json"
+        if loc not in st._om_cache:
+            st._om_cache[loc] = openmeteo_series(st.data, loc)
+        jlat, jlon, series = st._om_cache[loc]
+        t0 = int(datetime.fromisoformat(q["start_date"][0]).replace(tzinfo=UTC).timestamp())
+        t1 = int(datetime.fromisoformat(q["end_date"][0]).replace(tzinfo=UTC).timestamp()) + 86400
+        names = q["hourly"][0].split(",")
+        ts = range(t0, t1, 3600)
+        variables = []
+        for name in names:
+            var, alt, unit, key = OM_VARS[name]
+            vals = np.array([series.get(t, {}).get(key) for t in ts], dtype=object)
+            vals = np.array([np.nan if v is None else v for v in vals], dtype=np.float32)
+            variables.append((var, alt, unit, vals))
+        return 200, build_weather_fb(jlat, jlon, t0, t1, variables), "application/octet-stream"
+
+    def _entsoe(self, q):
+        st = self.state
+        if q.get("securityToken") != [st.entsoe_token]:
+            return 401, b"<html><body><h1>Unauthorized</h1></body></html>", "text/html"
+        if q.get("documentType") != ["A44"]:
+            return 400, b"unsupported", "text/plain"
+        area = q["in_Domain"][0]
+        lo = datetime.strptime(q["periodStart"][0], "%Y%m%d%H%M").replace(tzinfo=UTC)
+        hi = datetime.strptime(q["periodEnd"][0], "%Y%m%d%H%M").replace(tzinfo=UTC)
+        if hi - lo > timedelta(days=366):
+            return 400, b"period too long", "text/plain"
+        days = [d for d in st.entsoe_days.get(area, []) if d.end > lo and d.start < hi]
+        if not days:
+            return 200, entsoe_no_data_xml(), "application/xml"
+        return 200, entsoe_xml(area, days), "application/xml"
+
+    def _emaps_csv(self, name: str):
+        zone, year = name.removesuffix("_hourly.csv").rsplit("_", 1)
+        loc = self.state.emaps_zones.get(zone)
+        f = self.state.data / "electricitymaps" / str(loc) / f"{loc}_{year}_hourly.csv"
+        if loc is None or not f.is_file():
+            return 404, b"<Error><Code>NoSuchKey</Code></Error>", "application/xml"
+        return 200, f.read_bytes(), "text/csv"
+
+    def _emaps_api(self, q):
+        st = self.state
+        if self.headers.get("auth-token") != st.emaps_token:
+            return 401, json.dumps({"message": "Unauthorized"}).encode(), "application/json"
+        zone = q.get("zone", [""])[0]
+        loc = st.emaps_zones.get(zone)
+        if loc is None:
+            if q.get("shouldUseFallbackCallerLookup") != ["false"]:
+                zone, loc = "DE", "DE-LU"  # what upstream does: answer for the caller's location
+            else:
+                return 400, json.dumps({"message": f"Zone '{zone}' does not exist"}).encode(), "application/json"
+        lo = datetime.fromisoformat(q["start"][0].replace("Z", "+00:00"))
+        hi = datetime.fromisoformat(q["end"][0].replace("Z", "+00:00"))
+        col = ("Carbon Intensity gCO₂eq/kWh (direct)" if q.get("emissionFactorType") == ["direct"]
+               else "Carbon Intensity gCO₂eq/kWh (LCA)")
+        data = []
+        for year in range(lo.year, hi.year + 1):
+            f = st.data / "electricitymaps" / loc / f"{loc}_{year}_hourly.csv"
+            if not f.is_file():
+                continue
+            with open(f, newline="", encoding="utf-8") as fh:
+                for r in csv.DictReader(fh):
+                    ts = datetime.fromisoformat(r["Datetime (UTC)"]).replace(tzinfo=UTC)
+                    if lo <= ts < hi:
+                        data.append({
+                            "zone": zone, "carbonIntensity": float(r[col]),
+                            "datetime": ts.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                            "updatedAt": "2024-02-01T00:00:00.000Z", "createdAt": "2024-01-01T00:00:00.000Z",
+                            "emissionFactorType": q.get("emissionFactorType", ["lifecycle"])[0],
+                            "isEstimated": r["Data Estimated"].strip().lower() == "true",
+                            "estimationMethod": r["Data Estimation Method"] or None,
+                        })
+        body = {"zone": zone, "data": data, "temporalGranularity": "hourly"}
+        return 200, json.dumps(body).encode(), "application/json"
+
+
+class FakePublishers:
+    """A ThreadingHTTPServer on 127.0.0.1:<free port> in a daemon thread; use as a context manager."""
+
+    def __init__(self, state: FakeState) -> None:
+        self.state = state
+        handler = type("Handler", (_Handler,), {"state": state})
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.server.block_on_close = False
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> FakePublishers:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)

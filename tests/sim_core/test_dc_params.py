@@ -1,0 +1,42 @@
+import dataclasses
+import json
+
+import pytest
+
+from gridshift.dc_params import GPU_PRESETS, DatacenterParams
+from sim_core.physics import PARAM_NAMES, param_vector
+
+
+def test_roundtrip_json():
+    p = DatacenterParams(condenser="air", supply_air_c=20.0).with_gpu("H100")
+    q = DatacenterParams.from_dict(json.loads(json.dumps(p.to_dict())))
+    assert q == p and q.gpu_max_w == GPU_PRESETS["H100"][1]
+    assert DatacenterParams.from_json(p.to_json()) == p
+
+
+def test_unknown_keys_rejected():
+    with pytest.raises(ValueError, match="unknown"):
+        DatacenterParams.from_dict({"supply_air_c": 18.0, "supply_air_f": 64.0})
+
+
+def test_bad_values_rejected():
+    with pytest.raises(ValueError):
+        DatacenterParams(condenser="seawater")
+    with pytest.raises(ValueError):
+        DatacenterParams(cycles_of_concentration=1.0)
+    with pytest.raises(ValueError):
+        DatacenterParams(cpu_server_idle_w=500.0)
+
+
+def test_param_vector_covers_every_numeric_field():
+    numeric = set(DatacenterParams.numeric_fields())
+    assert numeric == set(PARAM_NAMES) - {"condenser_is_water"}
+    v = param_vector(DatacenterParams(cpu_server_max_w=410.0))
+    assert v[PARAM_NAMES.index("cpu_server_max_w")] == 410.0
+    assert v[PARAM_NAMES.index("condenser_is_water")] == 1.0
+    assert len(v) == len(PARAM_NAMES)
+
+
+def test_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DatacenterParams().supply_air_c = 3.0  # type: ignore[misc]

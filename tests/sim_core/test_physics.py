@@ -1,0 +1,275 @@
+"""SIMULATION.md §4 properties of the per-datacenter physics."""
+
+import math
+
+import numpy as np
+import pytest
+
+from gridshift.dc_params import DatacenterParams
+from sim_core import physics as ph
+
+CAPS = [(50000, 1000, 80000), (110000, 300, 60000), (6400, 0, 1000)]
+
+
+def run(p, caps, u, t_db, t_wb, ug=None, um=None):
+    c, g, m = caps
+    ug = u if ug is None else ug
+    um = u if um is None else um
+    r = ph.compute(ph.param_vector(p), c, g, m, u * c, ug * g, um * m, t_db, t_wb)
+    return {k: float(v[0, 0]) for k, v in r.items()}
+
+
+def grid():
+    for cond in ("water", "air"):
+        p = DatacenterParams(condenser=cond)
+        for caps in CAPS:
+            for u in (0.0, 0.1, 0.37, 0.8, 1.0):
+                for t in (-10.0, 0.0, 18.0, 30.0, 40.0):
+                    wb = float(ph.wetbulb_stull(t, 50.0))
+                    yield p, caps, u, t, wb
+
+
+def test_conservation_every_point():
+    for p, caps, u, t, wb in grid():
+        r = run(p, caps, u, t, wb)
+        # the cooling load is the electrical power dissipated in the white space
+        assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+        assert r["it_kw"] == pytest.approx(r["it_cpu_kw"] + r["it_gpu_kw"] + r["it_mem_kw"] + r["it_fan_kw"],
+                                           rel=1e-12)
+        # air-side energy balance: the CRAC airflow carries the IT heat across return - supply
+        rho_cp = p.air_density_kg_m3 * p.air_cp_j_per_kg_k
+        carried = rho_cp * r["crac_airflow_m3_s"] * (r["t_return_c"] - p.supply_air_c) / 1000.0
+        assert carried == pytest.approx(r["it_kw"], rel=1e-12)
+        rack = rho_cp * r["server_airflow_m3_s"] * (r["t_outlet_c"] - r["t_inlet_c"]) / 1000.0
+        assert rack == pytest.approx(r["it_kw"], rel=1e-12)
+        # total is the sum of its parts (nothing left out)
+        parts = r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"] + r["cw_pump_kw"]
+        assert r["total_kw"] == pytest.approx(parts, rel=1e-12)
+        assert r["unmet_cooling_kw"] == 0.0
+        # heat rejected = met cooling load + chiller work
+        assert r["heat_rejected_kw"] == pytest.approx(r["cooling_load_kw"] + r["chiller_kw"], rel=1e-12)
+
+
+def test_pue_range_and_idle_above_full():
+    p = DatacenterParams()
+    for caps in CAPS[:2]:
+        for t in np.linspace(-10, 40, 11):
+            wb = float(ph.wetbulb_stull(t, 50.0))
+            pues = [run(p, caps, u, t, wb)["total_kw"] / run(p, caps, u, t, wb)["it_kw"] for u in (0.1, 0.4, 0.7, 1.0)]
+            assert all(1.1 <= x <= 1.7 for x in pues), (t, pues)
+            if t <= 35:
+                idle = run(p, caps, 0.0, t, wb)
+                full = run(p, caps, 1.0, t, wb)
+                assert idle["total_kw"] / idle["it_kw"] > full["total_kw"] / full["it_kw"]
+    # air-cooled defaults stay in range too
+    pa = DatacenterParams(condenser="air")
+    for t in (-10.0, 20.0, 40.0):
+        for u in (0.1, 1.0):
+            r = run(pa, CAPS[0], u, t, float(ph.wetbulb_stull(t, 50.0)))
+            assert 1.1 <= r["total_kw"] / r["it_kw"] <= 1.7
+
+
+def test_total_monotone_in_each_utilisation_and_ambient():
+    for cond in ("water", "air"):
+        p = DatacenterParams(condenser=cond)
+        caps = CAPS[0]
+        us = np.linspace(0, 1, 21)
+        for t in (-10.0, 20.0, 38.0):
+            wb = float(ph.wetbulb_stull(t, 50.0))
+            for which in ("cpu", "gpu", "mem"):
+                tot = []
+                for u in us:
+                    kw = dict(u=0.5, ug=0.5, um=0.5)
+                    kw[{"cpu": "u", "gpu": "ug", "mem": "um"}[which]] = u
+                    tot.append(run(p, caps, kw["u"], t, wb, ug=kw["ug"], um=kw["um"])["total_kw"])
+                assert np.all(np.diff(tot) >= -1e-12), (cond, t, which)
+        for u in (0.0, 0.5, 1.0):
+            ts = np.linspace(-15, 45, 61)
+            rs = [run(p, caps, u, t, float(ph.wetbulb_stull(t, 50.0))) for t in ts]
+            tot = np.array([r["total_kw"] for r in rs])
+            unmet = np.array([r["unmet_cooling_kw"] for r in rs])
+            # no unmet cooling with default sizing up to 40 degC; beyond, the chiller is at its
+            # (shrinking) capacity and the shortfall is reported as unmet cooling instead
+            assert (unmet[ts <= 40] == 0).all()
+            ok = (unmet[1:] == 0) & (unmet[:-1] == 0)
+            assert np.all(np.diff(tot)[ok] >= -1e-12), (cond, u)
+            assert np.all(np.diff(unmet) >= -1e-12)
+            # wet-bulb alone (water-cooled) never lowers the total either
+            tot = [run(p, caps, u, 30.0, wb)["total_kw"] for wb in np.linspace(-5, 30, 36)]
+            assert np.all(np.diff(tot) >= -1e-12)
+
+
+def test_chiller_monotone_in_condenser_temperature_and_load():
+    for cond in ("water", "air"):
+        pv = ph.param_vector(DatacenterParams(condenser=cond))
+        rated = 1000.0
+        for load in (0.0, 10.0, 30.0, 49.0, 51.0, 200.0, 600.0, 900.0, 1200.0):
+            out = np.array([ph.chiller_power(pv, load, rated, tc) for tc in np.linspace(-30, 60, 181)])
+            met = out[:, 3] == 0  # where capacity covers the load (else unmet is reported)
+            ok = met[1:] & met[:-1]
+            assert np.all(np.diff(out[:, 0])[ok] >= -1e-12), (cond, load)
+            assert np.all(np.diff(out[:, 3]) >= -1e-12)
+        for tc in (-10.0, 15.0, 29.44, 35.0, 45.0):
+            pw = [ph.chiller_power(pv, ld, rated, tc)[0] for ld in np.linspace(0, 1300, 261)]
+            assert np.all(np.diff(pw) >= -1e-12), (cond, tc)
+    # the reference defect: a wrong dT reference made the chiller cheaper when hotter outside
+    pv = ph.param_vector(DatacenterParams())
+    assert ph.chiller_power(pv, 700.0, 1000.0, 35.0)[0] > ph.chiller_power(pv, 700.0, 1000.0, 25.0)[0]
+
+
+def test_chiller_curves_match_energyplus_coefficients():
+    pv = ph.param_vector(DatacenterParams())
+    # at 29.44 + 2.778 degC (dT = 1) with design chilled water
+    cap, pw = ph.chiller_curves(pv, 29.44 + 2.778)
+    assert cap == pytest.approx(0.94483600 - 0.05700880 + 0.00185486, abs=1e-12)
+    assert pw == pytest.approx(2.333 - 1.975 * cap + 0.6121 * cap * cap, abs=1e-12)
+    power, plr, avail, unmet = ph.chiller_power(pv, 500.0, 1000.0, 29.44)
+    c0 = 0.94483600
+    p0 = 2.333 - 1.975 * c0 + 0.6121 * c0**2
+    x = 500.0 / (c0 * 1000.0)
+    assert plr == pytest.approx(x, abs=1e-12) and avail == pytest.approx(c0 * 1000.0, abs=1e-9)
+    assert power == pytest.approx((0.03303 + 0.6852 * x + 0.2818 * x * x) * p0 * c0 * 1000.0 / 6.1, abs=1e-9)
+    # beyond capacity: unmet load is reported, not hidden
+    power, plr, avail, unmet = ph.chiller_power(pv, 1200.0, 1000.0, 29.44)
+    assert plr == 1.0 and unmet == pytest.approx(1200.0 - avail, abs=1e-9) and unmet > 0
+
+
+def test_fan_laws_cubic():
+    assert ph.fan_power(3.0, 2.0, 1.0) == pytest.approx(8 * ph.fan_power(3.0, 1.0, 1.0), rel=1e-15)
+    assert ph.fan_power(5.0, 0.8, 0.4) == pytest.approx(8 * ph.fan_power(5.0, 0.4, 0.4), rel=1e-15)
+    # server and CRAC fans in the datacenter: double the heat above the minimum -> 8x the fan power
+    p = DatacenterParams(it_fan_min_airflow_ratio=0.01, crac_min_airflow_ratio=0.01)
+    caps = (64000, 0, 1000)
+    a = run(p, caps, 0.0, 20.0, 15.0)  # idle heat
+    pv = ph.param_vector(p)
+    _, heat_d, it_d, _, _ = ph.design_point(pv, *caps)
+    heat_a = a["it_kw"] - a["it_fan_kw"]
+    assert a["it_fan_kw"] == pytest.approx(p.it_fan_design_frac * heat_d * (heat_a / heat_d) ** 3, rel=1e-12)
+    r1 = ph.compute(pv, *caps, 0.1 * 64000, 0, 0, 20.0, 15.0)
+    h1 = float(r1["it_kw"][0, 0] - r1["it_fan_kw"][0, 0])
+    # find the utilisation with exactly twice the heat (CPU power is linear in u)
+    cpu1 = float(r1["it_cpu_kw"][0, 0])
+    mem = float(r1["it_mem_kw"][0, 0])
+    idle_cpu = a["it_cpu_kw"]
+    u2 = 0.1 * (2 * h1 - mem - idle_cpu) / (cpu1 - idle_cpu)
+    r2 = ph.compute(pv, *caps, u2 * 64000, 0, 0, 20.0, 15.0)
+    assert float(r2["server_airflow_m3_s"][0, 0]) == pytest.approx(2 * float(r1["server_airflow_m3_s"][0, 0]), rel=1e-9)
+    assert float(r2["it_fan_kw"][0, 0]) == pytest.approx(8 * float(r1["it_fan_kw"][0, 0]), rel=1e-9)
+
+
+def test_cpu_never_above_nameplate_and_gpu_count_as_configured():
+    p = DatacenterParams()
+    pv = ph.param_vector(p)
+    for u in (0.0, 0.5, 1.0):
+        for tin in (10.0, 20.0, 28.0, 45.0):
+            assert ph.cpu_server_power(pv, u, tin) <= p.cpu_server_nameplate_w
+    assert ph.cpu_server_power(pv, 0.0, 16.0) == pytest.approx(120.0)
+    # +2 % of P_max across 16 -> 28 degC
+    assert ph.cpu_server_power(pv, 0.5, 28.0) - ph.cpu_server_power(pv, 0.5, 16.0) == pytest.approx(0.02 * 400)
+    for n_gpu in (0, 7, 1000):
+        r = run(p, (6400, n_gpu, 1000), 0.5, 20.0, 15.0)
+        assert r["it_gpu_kw"] == pytest.approx(n_gpu * (35 + 215 * math.log2(1.5)) / 1000.0, rel=1e-12)
+
+
+def test_tower_fan_rated_at_design_and_small():
+    p = DatacenterParams()
+    pv = ph.param_vector(p)
+    q_d = 1000.0
+    assert ph.tower_fan_power(pv, q_d, q_d, p.tower_design_wetbulb_c) == pytest.approx(p.tower_fan_design_frac * q_d)
+    assert ph.tower_fan_power(pv, 500.0, q_d, 20.0) < ph.tower_fan_power(pv, 800.0, q_d, 20.0)
+    assert ph.tower_fan_power(pv, 500.0, q_d, 10.0) < ph.tower_fan_power(pv, 500.0, q_d, 20.0)
+    for p_, caps, u, t, wb in grid():
+        r = run(p_, caps, u, t, wb)
+        if r["heat_rejected_kw"] > 0:
+            assert r["tower_fan_kw"] <= 0.02 * r["heat_rejected_kw"]
+
+
+def test_water_scales_with_load_and_size():
+    p = DatacenterParams()
+    r = run(p, CAPS[0], 0.5, 25.0, 20.0)
+    rej_kwh = r["heat_rejected_kw"] * 0.25
+    assert r["water_evap_l"] / rej_kwh == pytest.approx(1.5, rel=1e-12)
+    assert r["water_blowdown_l"] == pytest.approx(r["water_evap_l"] / 4.0, rel=1e-12)
+    assert r["water_l"] == pytest.approx(r["water_evap_l"] + r["water_drift_l"] + r["water_blowdown_l"], rel=1e-12)
+    lo, hi = run(p, CAPS[0], 0.1, 25.0, 20.0), run(p, CAPS[0], 0.9, 25.0, 20.0)
+    assert hi["water_l"] > lo["water_l"] * 1.5
+    big = run(p, (2 * 50000, 2000, 160000), 0.5, 25.0, 20.0)
+    assert big["water_l"] == pytest.approx(2 * r["water_l"], rel=0.01)
+    assert run(DatacenterParams(condenser="air"), CAPS[0], 0.5, 25.0, 20.0)["water_l"] == 0.0
+
+
+def test_hand_computed_operating_point():
+    """100 CPU servers (6400 cores), 10 V100, 1000 GB; half busy; 25 degC dry / 20 degC wet bulb."""
+    r = run(DatacenterParams(), (6400, 10, 1000), 0.5, 25.0, 20.0, um=0.4)
+    # IT, written out
+    t_in = 18.0 + 2.0
+    leak = 0.02 * 400 * (t_in - 16) / 12  # 2.6667 W
+    cpu = 100 * (120 + 280 * 0.5 + leak) / 1000  # 26.266667 kW
+    gpu = 10 * (35 + 215 * math.log2(1.5)) / 1000  # 10 x (35 + 215 x 0.5849625007) W = 1.6076694 kW
+    mem = (1000 * 0.1 + 400 * 0.2) / 1000  # 0.18 kW
+    assert r["it_cpu_kw"] == pytest.approx(26.266666666666666, abs=1e-9)
+    assert r["it_gpu_kw"] == pytest.approx(1.6076693765504861, abs=1e-9)
+    assert r["it_mem_kw"] == pytest.approx(0.18, abs=1e-9)
+    heat = cpu + gpu + mem
+    heat_d = (100 * (400 + leak) + 10 * 250 + 1000 * 0.3) / 1000
+    it_d = 1.05 * heat_d
+    fan = 0.05 * heat_d * (heat / heat_d) ** 3
+    it = heat + fan
+    assert r["it_fan_kw"] == pytest.approx(fan, abs=1e-9)
+    rho_cp = 1.19 * 1006
+    v_srv = (heat / heat_d) * it_d * 1000 / (rho_cp * 12)
+    t_out = t_in + it * 1000 / (rho_cp * v_srv)
+    t_ret = t_out + 1.0
+    v_crac = it * 1000 / (rho_cp * (t_ret - 18.0))
+    v_crac_d = it_d * 1000 / (rho_cp * 15.0)
+    crac = 0.04 * it_d * (max(v_crac, 0.6 * v_crac_d) / v_crac_d) ** 3
+    assert r["t_outlet_c"] == pytest.approx(t_out, abs=1e-9)
+    assert r["crac_fan_kw"] == pytest.approx(crac, abs=1e-9)
+    cool = it + crac
+    cool_d = it_d * 1.04
+    rej_d = cool_d * (1 + 1 / 6.1)
+    r_need = cool * (1 + 1 / 6.1) / rej_d * math.exp(0.04 * (20.0 - 23.89))
+    t_cond = 20.0 + 5.55 * max(1.0, r_need)
+    dt = (t_cond - 29.44) / 2.778
+    cap = 0.944836 - 0.0570088 * dt + 0.00185486 * dt * dt
+    powr = 2.333 - 1.975 * cap + 0.6121 * cap * cap
+    avail = cap * 1.35 * cool_d
+    plr = cool / avail
+    chiller = (0.03303 + 0.6852 * plr + 0.2818 * plr * plr) * powr * avail / 6.1
+    assert r["t_cond_in_c"] == pytest.approx(t_cond, abs=1e-9)
+    assert r["chiller_kw"] == pytest.approx(chiller, abs=1e-9)
+    rej = cool + chiller
+    rt = min(max(rej / rej_d * math.exp(0.04 * (20.0 - 23.89)), 0.1), 1.0)
+    tower = 0.01 * rej_d * rt**3
+
+    def pump(x):
+        x = max(x, 0.7)
+        return (0.0013 + 0.147 * x + 0.9506 * x * x - 0.0998 * x**3) / (0.0013 + 0.147 + 0.9506 - 0.0998)
+
+    chw = 0.025 * cool_d * pump(cool / cool_d)
+    cw = 0.02 * cool_d * pump(rej / rej_d)
+    assert r["tower_fan_kw"] == pytest.approx(tower, abs=1e-9)
+    assert r["chw_pump_kw"] == pytest.approx(chw, abs=1e-9)
+    assert r["cw_pump_kw"] == pytest.approx(cw, abs=1e-9)
+    assert r["total_kw"] == pytest.approx(it + crac + chiller + tower + chw + cw, abs=1e-9)
+    water = rej * 900 / 2400 * (1 + 1 / 4) + 0.00005 * rej * 900 / (4.186 * 5.56)
+    assert r["water_l"] == pytest.approx(water, abs=1e-9)
+
+
+def test_air_cooled_operating_point():
+    """Air-cooled condenser: condenser inlet = dry bulb, design 35 degC, COP 2.9, no tower."""
+    r = run(DatacenterParams(condenser="air"), (6400, 0, 1000), 1.0, 35.0, 20.0)
+    pv = ph.param_vector(DatacenterParams(condenser="air"))
+    _, _, it_d, cool_d, _ = ph.design_point(pv, 6400, 0, 1000)
+    assert r["t_cond_in_c"] == 35.0 and r["tower_fan_kw"] == 0.0 and r["cw_pump_kw"] == 0.0
+    cap = 0.944836
+    powr = 2.333 - 1.975 * cap + 0.6121 * cap * cap
+    avail = cap * 1.35 * cool_d
+    plr = r["cooling_load_kw"] / avail
+    assert r["chiller_kw"] == pytest.approx((0.03303 + 0.6852 * plr + 0.2818 * plr**2) * powr * avail / 2.9,
+                                            abs=1e-9)
+
+
+def test_wetbulb_stull_reference_value():
+    # Stull (2011): T = 20 degC, RH = 50 % -> Tw = 13.7 degC
+    assert float(ph.wetbulb_stull(20.0, 50.0)) == pytest.approx(13.7, abs=0.05)
