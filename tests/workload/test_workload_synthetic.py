@@ -18,7 +18,7 @@ LF = 0.1
 
 @pytest.fixture(scope="module")
 def synth() -> tuple:
-    from workload_fixture import MIRROR
+    from tests.workload.workload_fixture import MIRROR
 
     if not MIRROR.is_dir():
         pytest.skip("shared data mirror not found")
