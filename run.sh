@@ -6,6 +6,8 @@
 # It installs uv (into .tools/ if not on PATH) and the locked environment (uv sync --locked).
 set -euo pipefail
 cd "$(dirname "$0")"
+# Trust the system certificate store (registries behind a TLS-inspecting proxy need it).
+export UV_NATIVE_TLS="${UV_NATIVE_TLS:-true}"
 
 if command -v uv >/dev/null 2>&1; then
   UV=uv
