@@ -7,14 +7,14 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 # Trust the system certificate store (registries behind a TLS-inspecting proxy need it).
-export UV_NATIVE_TLS="${UV_NATIVE_TLS:-true}"
+export UV_SYSTEM_CERTS="${UV_SYSTEM_CERTS:-true}"
 
 if command -v uv >/dev/null 2>&1; then
   UV=uv
 else
   if [ ! -x .tools/bin/uv ]; then
     python3 -m venv .tools
-    .tools/bin/python -m pip install --quiet --disable-pip-version-check "uv>=0.5"
+    .tools/bin/python -m pip install --quiet --disable-pip-version-check "uv>=0.13"
   fi
   UV=.tools/bin/uv
 fi
