@@ -82,14 +82,24 @@ def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(ho
         )
     ts = (local - timedelta(seconds=offset)).dt.replace_time_zone("UTC")
     df = df.with_columns(ts_utc=ts)
-    # Rows the API returned without a temperature or humidity are missing hours, not zeros.
+    return to_weather_rows(df, raw, location, source=SOURCE, max_gap=max_gap)
+
+
+def to_weather_rows(
+    df: pl.DataFrame, raw: RawFile, location: Location, *, source: str, max_gap: timedelta
+) -> pl.DataFrame:
+    """Finish a frame with ``ts_utc`` (UTC) and the hourly value columns into ``weather`` rows.
+
+    Shared by the archive-JSON parser and the live FlatBuffers client, so both give identical rows.
+    Rows without a temperature or humidity are missing hours (the gap check sees them), not zeros.
+    """
     df = df.filter(pl.col("temp_c").is_not_null() & pl.col("rh_pct").is_not_null())
-    check_time_grid(df["ts_utc"], file, "hourly.time", step=timedelta(hours=1), max_gap=max_gap)
+    check_time_grid(df["ts_utc"], raw.uri, "hourly.time", step=timedelta(hours=1), max_gap=max_gap)
     return (
         df.with_columns(
             location=pl.lit(location.location, dtype=pl.String),
             wetbulb_c=stull_wetbulb(pl.col("temp_c"), pl.col("rh_pct")),
-            source=pl.lit(SOURCE, dtype=pl.String),
+            source=pl.lit(source, dtype=pl.String),
             raw_sha256=pl.lit(raw.sha256, dtype=pl.String),
         )
         .select(

@@ -98,16 +98,9 @@ def _workload_present(home: Home, workload: str, year: int, seed: int) -> bool:
 
 def in_mirror(kind: str, region: str, year: int, mirror: Path | None) -> bool:
     """Whether the mirror holds the file of this partition (checked without reading it)."""
-    from gridshift import locations
-    from gridshift.home import UnsafePathError, safe_join
-    from warehouse.ingest import GRID
+    from scenario_builder.materialize import available_in_mirror
 
-    if mirror is None:
-        return False
-    try:
-        return safe_join(Path(mirror), *GRID[kind].relpath(locations.get(region), year).split("/")).is_file()
-    except UnsafePathError:
-        return False
+    return available_in_mirror(kind, region, year, mirror)
 
 
 def plan(params: BuildParams, home: Home, mirror: Path | None = None) -> IngestPlan:

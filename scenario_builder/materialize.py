@@ -13,8 +13,7 @@ from dagster_project.definitions import ALL_ASSETS
 from dagster_project.partitions import key
 from dagster_project.resources import GridshiftResource, env_token_fields
 from gridshift import locations
-from gridshift.home import Home
-from pipelines.raw import read_mirror
+from gridshift.home import Home, safe_join
 from warehouse.ingest import GRID
 
 SOURCE_ASSETS: dict[str, list[str]] = {
@@ -76,11 +75,8 @@ def available_in_mirror(source: str, region: str, year: int, mirror: Path | None
     """Whether a mirror holds the file for this partition (used to skip absent data with --regions all)."""
     if mirror is None:
         return False
-    try:
-        read_mirror(mirror, GRID[source].relpath(locations.get(region), year), GRID[source].source_name)
-    except Exception:
-        return False
-    return True
+    relpath = GRID[source].relpath(locations.get(region), year)
+    return safe_join(Path(mirror), *relpath.split("/")).is_file()
 
 
 def materialize(
@@ -96,11 +92,13 @@ def materialize(
 ) -> list[Outcome]:
     """Materialize the selected sources for every region × year, one in-process run per partition."""
     outcomes: list[Outcome] = []
+    instance = dg.DagsterInstance.ephemeral()  # one for all runs of this call (each run would make its own)
     resources = _resources(home, mirror, live)
     unpartitioned = [n for s in sources if s not in PARTITIONED_SOURCES for n in SOURCE_ASSETS[s]]
     if unpartitioned:
         res = dg.materialize(
-            [ASSETS_BY_NAME[n] for n in unpartitioned], resources=resources, raise_on_error=False, run_config=QUIET
+            [ASSETS_BY_NAME[n] for n in unpartitioned], resources=resources, raise_on_error=False, run_config=QUIET,
+            instance=instance,
         )
         outcomes += _collect(res, unpartitioned, None, None)
         if on_progress:
@@ -118,7 +116,7 @@ def materialize(
             if names:
                 res = dg.materialize(
                     [ASSETS_BY_NAME[n] for n in names], partition_key=key(region, year),
-                    resources=resources, raise_on_error=False, run_config=QUIET,
+                    resources=resources, raise_on_error=False, run_config=QUIET, instance=instance,
                 )
                 outcomes += _collect(res, names, region, year)
             if on_progress:

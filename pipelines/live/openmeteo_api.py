@@ -21,10 +21,8 @@ import requests
 
 from gridshift.errors import DataError
 from gridshift.locations import Location
-from pipelines import http
+from pipelines import http, openmeteo
 from pipelines.raw import RawFile
-from pipelines.tabular import check_time_grid
-from pipelines.wetbulb import stull_wetbulb
 
 SOURCE = "open-meteo-archive-api"
 LICENSE = "CC-BY-4.0; attribution: Weather data by Open-Meteo.com (https://open-meteo.com)"
@@ -162,18 +160,4 @@ def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(ho
     ts = pl.Series("ts_utc", (np.int64(t0) + np.arange(n, dtype=np.int64) * step) * 1_000_000).cast(
         pl.Datetime("us")).dt.replace_time_zone("UTC")
     df = pl.DataFrame({"ts_utc": ts, **cols})
-    df = df.filter(pl.col("temp_c").is_not_null() & pl.col("rh_pct").is_not_null())
-    check_time_grid(df["ts_utc"], file, "hourly.time", step=timedelta(hours=1), max_gap=max_gap)
-    return (
-        df.with_columns(
-            location=pl.lit(location.location, dtype=pl.String),
-            wetbulb_c=stull_wetbulb(pl.col("temp_c"), pl.col("rh_pct")),
-            source=pl.lit(SOURCE, dtype=pl.String),
-            raw_sha256=pl.lit(raw.sha256, dtype=pl.String),
-        )
-        .select(
-            "location", "ts_utc", "temp_c", "rh_pct", "wetbulb_c", "cloudcover_pct", "windspeed_kmh",
-            "source", "raw_sha256",
-        )
-        .sort("ts_utc")
-    )
+    return openmeteo.to_weather_rows(df, raw, location, source=SOURCE, max_gap=max_gap)
