@@ -1,8 +1,8 @@
 """Exchange rates used to convert local-currency prices to USD: a versioned data file, not code.
 
 ``pipelines/data/fx_usd_per_unit.csv`` holds one row per (currency, year): USD per unit of the
-currency, the basis (annual average of daily reference rates), the publisher and the date it was
-read. A price row records the rate it was converted with in ``usd_per_local``, so the conversion
+currency, the basis (annual average of daily reference rates), the publisher and a note on how
+the value was obtained. A price row records the rate it was converted with in ``usd_per_local``, so the conversion
 can always be undone or redone. A year without a rate is an error naming the file to extend (no
 silent fallback to a neighbouring year). ``version()`` is the file's sha256 prefix, for lineage.
 """

@@ -14,6 +14,7 @@ import polars as pl
 
 from gridshift.errors import DataError
 from gridshift.locations import Location
+from pipelines import fx
 from pipelines.raw import RawFile
 from pipelines.tabular import check_time_grid, read_csv_strings, to_float, to_utc
 
@@ -51,20 +52,34 @@ def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(ho
     step = _resolution(ts)
     check_time_grid(ts, file, COL_UTC, step=step, max_gap=max_gap)
     price = to_float(df, COL_PRICE, file, required=True)
-    n = df.height
-    return pl.DataFrame(
-        {
-            "location": pl.Series([location.location] * n, dtype=pl.String),
-            "ts_utc": ts,
-            "price_usd_per_mwh": price,
-            "price_local_per_mwh": price,
-            "currency": pl.Series(["USD"] * n, dtype=pl.String),
-            "usd_per_local": pl.Series([1.0] * n, dtype=pl.Float64),
-            "resolution_min": pl.Series([int(step.total_seconds() // 60)] * n, dtype=pl.Int64),
-            "source": pl.Series([SOURCE] * n, dtype=pl.String),
-            "raw_sha256": pl.Series([raw.sha256] * n, dtype=pl.String),
-        }
-    )  # file order kept, so validation errors point at file lines
+    minutes = pl.Series([int(step.total_seconds() // 60)] * df.height, dtype=pl.Int64)
+    # file order kept, so validation errors point at file lines
+    return grid_price_rows(ts, price, minutes, "USD", location=location, source=SOURCE, raw=raw)
+
+
+def grid_price_rows(
+    ts_utc: pl.Series, price_local: pl.Series, resolution_min: pl.Series, currency: str, *,
+    location: Location, source: str, raw: RawFile, rates: dict[tuple[str, int], float] | None = None,
+) -> pl.DataFrame:
+    """``grid_price`` rows from local-currency prices: USD at the year's rate, the rate recorded per row.
+
+    The one place every price source (mirror USD files, ENTSO-E, ISOs) turns prices into rows.
+    """
+    years = ts_utc.dt.year().unique().to_list()
+    rate_by_year = {y: fx.usd_per_unit(currency, y, rates) for y in years}
+    usd_per = ts_utc.dt.year().replace_strict(rate_by_year, return_dtype=pl.Float64)
+    n = ts_utc.len()
+    return pl.DataFrame({
+        "location": pl.Series([location.location] * n, dtype=pl.String),
+        "ts_utc": ts_utc,
+        "price_usd_per_mwh": price_local * usd_per,
+        "price_local_per_mwh": price_local,
+        "currency": pl.Series([currency] * n, dtype=pl.String),
+        "usd_per_local": usd_per,
+        "resolution_min": resolution_min.cast(pl.Int64),
+        "source": pl.Series([source] * n, dtype=pl.String),
+        "raw_sha256": pl.Series([raw.sha256] * n, dtype=pl.String),
+    })
 
 
 def _resolution(ts: pl.Series) -> timedelta:

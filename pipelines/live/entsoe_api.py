@@ -34,7 +34,8 @@ import requests
 
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.locations import Location
-from pipelines import fx, http
+from pipelines import http
+from pipelines.prices import grid_price_rows
 from pipelines.raw import RawFile
 from pipelines.tabular import check_time_grid
 
@@ -188,22 +189,8 @@ def parse(
     if df["price_local_per_mwh"].is_null().any() or df["price_local_per_mwh"].is_nan().any():
         raise DataError("empty price value(s)", file=file, column="price.amount")
     check_time_grid(df["ts_utc"], file, "ts_utc", step=_grid_step(df), max_gap=max_gap)
-    cur = location.price_currency
-    years = df["ts_utc"].dt.year().unique().to_list()
-    rate_by_year = {y: fx.usd_per_unit(cur, y, rates) for y in years}
-    usd_per = df["ts_utc"].dt.year().replace_strict(rate_by_year, return_dtype=pl.Float64)
-    n = df.height
-    return pl.DataFrame({
-        "location": pl.Series([location.location] * n, dtype=pl.String),
-        "ts_utc": df["ts_utc"],
-        "price_usd_per_mwh": df["price_local_per_mwh"] * usd_per,
-        "price_local_per_mwh": df["price_local_per_mwh"],
-        "currency": pl.Series([cur] * n, dtype=pl.String),
-        "usd_per_local": usd_per,
-        "resolution_min": df["resolution_min"],
-        "source": pl.Series([SOURCE] * n, dtype=pl.String),
-        "raw_sha256": pl.Series([raw.sha256] * n, dtype=pl.String),
-    })
+    return grid_price_rows(df["ts_utc"], df["price_local_per_mwh"], df["resolution_min"],
+                           location.price_currency, location=location, source=SOURCE, raw=raw, rates=rates)
 
 
 def _grid_step(df: pl.DataFrame) -> timedelta:

@@ -39,7 +39,8 @@ from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.home import Home, safe_join
 from gridshift.locations import Location
-from pipelines import fx, http
+from pipelines import http
+from pipelines.prices import grid_price_rows
 from pipelines.raw import RawFile
 from pipelines.tabular import check_time_grid
 
@@ -207,20 +208,8 @@ def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(ho
     cur = frame["cur"].unique().to_list()
     if cur != [location.price_currency]:
         raise DataError(f"currency {cur} is not {location.price_currency}", file=file, column="currency")
-    rates_by_year = {y: fx.usd_per_unit(cur[0], y, rates) for y in frame["ts_utc"].dt.year().unique().to_list()}
-    usd = frame["ts_utc"].dt.year().replace_strict(rates_by_year, return_dtype=pl.Float64)
-    n = frame.height
-    return pl.DataFrame({
-        "location": pl.Series([location.location] * n, dtype=pl.String),
-        "ts_utc": frame["ts_utc"],
-        "price_usd_per_mwh": frame["price"] * usd,
-        "price_local_per_mwh": frame["price"],
-        "currency": frame["cur"],
-        "usd_per_local": usd,
-        "resolution_min": frame["res"],
-        "source": pl.Series([SOURCE] * n, dtype=pl.String),
-        "raw_sha256": pl.Series([raw.sha256] * n, dtype=pl.String),
-    })
+    return grid_price_rows(frame["ts_utc"], frame["price"], frame["res"], cur[0],
+                           location=location, source=SOURCE, raw=raw, rates=rates)
 
 
 __all__ = ["GridstatusAdapter", "GridstatusUnavailable", "IsoPriceAdapter", "IsoSpec", "SPECS", "fetch",

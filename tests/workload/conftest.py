@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workload.workload_fixture import MIRROR, write_trace
+from tests.workload.workload_fixture import write_trace
 
 
 @pytest.fixture
@@ -15,7 +15,6 @@ def trace_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def mirror() -> Path:
-    if not MIRROR.is_dir():
-        pytest.skip(f"shared data mirror not found at {MIRROR}")
-    return MIRROR
+def mirror(shared_data: Path) -> Path:
+    """The real-data mirror (tests/conftest.py fails the run if it is missing)."""
+    return shared_data

@@ -17,13 +17,9 @@ LF = 0.1
 
 
 @pytest.fixture(scope="module")
-def synth() -> tuple:
-    from tests.workload.workload_fixture import MIRROR
-
-    if not MIRROR.is_dir():
-        pytest.skip("shared data mirror not found")
-    prep = prepare_workload("synthetic", 2023, mirror=MIRROR, seed=3, load_factor=LF)
-    return prep, MIRROR
+def synth(shared_data) -> tuple:
+    prep = prepare_workload("synthetic", 2023, mirror=shared_data, seed=3, load_factor=LF)
+    return prep, shared_data
 
 
 def within(value: float, target: float, tol: float = 0.10) -> bool:

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import io
-import os
 import tarfile
 from pathlib import Path
-
-# The real-data mirror: ``../shared/data`` from the project root, or GRIDSHIFT_MIRROR.
-MIRROR = Path(os.environ.get("GRIDSHIFT_MIRROR") or Path(__file__).resolve().parents[2].parent / "shared" / "data")
 
 WEEK = 7 * 86_400
 # Monday 1970-03-16 00:00 UTC (10 weeks after Monday 1970-01-05): times like the real trace's.
