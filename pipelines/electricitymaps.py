@@ -14,7 +14,7 @@ import polars as pl
 from gridshift.errors import DataError
 from gridshift.locations import Location
 from pipelines.raw import RawFile
-from pipelines.tabular import check_time_grid, read_csv_strings, to_float, to_utc
+from pipelines.tabular import DEFAULT_MAX_GAP, check_time_grid, read_csv_strings, to_float, to_utc
 
 SOURCE = "electricitymaps-csv"
 LICENSE = "ODbL-1.0; attribution: Electricity Maps (https://www.electricitymaps.com)"
@@ -34,7 +34,7 @@ def mirror_relpath(location: Location, year: int) -> str:
     return f"electricitymaps/{code}/{code}_{year}_hourly.csv"
 
 
-def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(hours=3)) -> pl.DataFrame:
+def parse(raw: RawFile, location: Location, *, max_gap: timedelta = DEFAULT_MAX_GAP) -> pl.DataFrame:
     """Parse one export into ``grid_carbon`` rows (UTC, explicit units)."""
     file = raw.uri
     df = read_csv_strings(raw.content, file, REQUIRED)

@@ -16,7 +16,7 @@ import polars as pl
 from gridshift.errors import DataError
 from gridshift.locations import Location
 from pipelines.raw import RawFile
-from pipelines.tabular import check_time_grid
+from pipelines.tabular import DEFAULT_MAX_GAP, check_time_grid
 from pipelines.wetbulb import stull_wetbulb
 
 SOURCE = "open-meteo-archive"
@@ -35,7 +35,7 @@ def mirror_relpath(location: Location, year: int) -> str:
     return f"open-meteo/{location.location}/{year}.json"
 
 
-def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(hours=3)) -> pl.DataFrame:
+def parse(raw: RawFile, location: Location, *, max_gap: timedelta = DEFAULT_MAX_GAP) -> pl.DataFrame:
     """Parse one archive response into ``weather`` rows (UTC, with Stull wet-bulb)."""
     file = raw.uri
     try:

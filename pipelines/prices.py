@@ -16,7 +16,7 @@ from gridshift.errors import DataError
 from gridshift.locations import Location
 from pipelines import fx
 from pipelines.raw import RawFile
-from pipelines.tabular import check_time_grid, read_csv_strings, to_float, to_utc
+from pipelines.tabular import DEFAULT_MAX_GAP, check_time_grid, read_csv_strings, to_float, to_utc
 
 SOURCE = "sustaincluster-prices-usd"
 LICENSE = (
@@ -34,7 +34,7 @@ def mirror_relpath(location: Location, year: int) -> str:
     return f"prices/standardized/{code}/{code}_electricity_prices_{year}.csv"
 
 
-def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(hours=3)) -> pl.DataFrame:
+def parse(raw: RawFile, location: Location, *, max_gap: timedelta = DEFAULT_MAX_GAP) -> pl.DataFrame:
     """Parse one standardized price file into ``grid_price`` rows."""
     file = raw.uri
     df = read_csv_strings(raw.content, file, [COL_UTC, COL_LOCAL, COL_PRICE])

@@ -9,7 +9,10 @@ import polars as pl
 
 from gridshift.errors import DataError
 
-HEADER_LINES = 1  # data row i (0-based) is line i + 2 of a CSV with one header line
+HEADER_LINES = 1
+# The fill limit: the longest run of missing source time that is filled (and flagged) rather than
+# refused. Ingest refuses files with longer gaps; bundles fill up to it. One value for every step.
+DEFAULT_MAX_GAP = timedelta(hours=3)  # data row i (0-based) is line i + 2 of a CSV with one header line
 
 
 def read_csv_strings(content: bytes, file: str, required: list[str]) -> pl.DataFrame:

@@ -29,10 +29,11 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 
 from gridshift.errors import GridshiftError
+from pipelines.tabular import DEFAULT_MAX_GAP  # the one fill limit, shared with ingest
 
 STEP = timedelta(minutes=15)
 STEP_US = 900_000_000
-DEFAULT_MAX_GAP = timedelta(hours=3)
+
 # Year edges with no neighbouring-year data (e.g. an Open-Meteo local-year file shifted by its
 # fixed UTC offset, at most 14 h) are filled by holding the nearest value, flagged, up to this.
 DEFAULT_MAX_EDGE_FILL = timedelta(hours=15)

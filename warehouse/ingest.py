@@ -19,9 +19,9 @@ from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
 from pipelines import egress, electricitymaps, network, openmeteo, prices
 from pipelines.raw import RawFile, land, read_mirror
+from pipelines.tabular import DEFAULT_MAX_GAP
 from warehouse.load import validate, write
 
-DEFAULT_MAX_GAP = timedelta(hours=3)
 GRID_SOURCES = ("carbon", "price", "weather")
 
 

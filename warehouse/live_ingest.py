@@ -25,6 +25,7 @@ from gridshift.home import Home
 from pipelines import http
 from pipelines.live import emaps_live, entsoe_api, iso_prices, openmeteo_api
 from pipelines.raw import RawFile
+from pipelines.tabular import DEFAULT_MAX_GAP
 from warehouse.load import validate
 
 TABLES = {"carbon": "grid_carbon", "price": "grid_price", "weather": "weather"}
@@ -80,7 +81,7 @@ def is_live_raw(raw: RawFile) -> bool:
 
 
 def parse_live(
-    kind: str, raw: RawFile, location: str, year: int, *, max_gap: timedelta = timedelta(hours=3)
+    kind: str, raw: RawFile, location: str, year: int, *, max_gap: timedelta = DEFAULT_MAX_GAP
 ) -> pl.DataFrame:
     """Parse and validate a live-format raw file (raises DataError naming file, column, rows)."""
     loc = locations.get(location)

@@ -28,7 +28,7 @@ from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.locations import Location
 from pipelines import electricitymaps, http
 from pipelines.raw import RawFile
-from pipelines.tabular import check_time_grid
+from pipelines.tabular import DEFAULT_MAX_GAP, check_time_grid
 
 CSV_SOURCE = electricitymaps.SOURCE
 API_SOURCE = "electricitymaps-api-v3"
@@ -145,7 +145,7 @@ def fetch(location: Location, year: int, *, session: requests.Session, now: date
         raise SourceUnavailableError("; ".join(problems)) from None
 
 
-def parse_api(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(hours=3)) -> pl.DataFrame:
+def parse_api(raw: RawFile, location: Location, *, max_gap: timedelta = DEFAULT_MAX_GAP) -> pl.DataFrame:
     """Parse a landed API v3 document into ``grid_carbon`` rows (direct + LCA joined on the hour)."""
     file = raw.uri
     try:

@@ -37,7 +37,7 @@ from gridshift.locations import Location
 from pipelines import http
 from pipelines.prices import grid_price_rows
 from pipelines.raw import RawFile
-from pipelines.tabular import check_time_grid
+from pipelines.tabular import DEFAULT_MAX_GAP, check_time_grid
 
 SOURCE = "entsoe-day-ahead"
 LICENSE = "ENTSO-E Transparency Platform data, reusable with attribution (ENTSO-E Transparency Platform)"
@@ -142,7 +142,7 @@ def parse(
     year: int | None = None,
     start: datetime | None = None,
     end: datetime | None = None,
-    max_gap: timedelta = timedelta(hours=3),
+    max_gap: timedelta = DEFAULT_MAX_GAP,
     rates: dict[tuple[str, int], float] | None = None,
 ) -> pl.DataFrame:
     """Parse an A44 document into ``grid_price`` rows, restricted to ``[start, end)`` (or the year)."""

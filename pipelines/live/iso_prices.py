@@ -42,7 +42,7 @@ from gridshift.locations import Location
 from pipelines import http
 from pipelines.prices import grid_price_rows
 from pipelines.raw import RawFile
-from pipelines.tabular import check_time_grid
+from pipelines.tabular import DEFAULT_MAX_GAP, check_time_grid
 
 SOURCE = "gridstatus-iso-day-ahead"
 LICENSE = "ISO public market data (CAISO OASIS, ERCOT MIS, NYISO, PJM Data Miner 2, IESO) via gridstatus (BSD-3)"
@@ -184,7 +184,7 @@ def fetch(location: Location, year: int, *, home: Home, adapter: IsoPriceAdapter
     return RawFile(source=SOURCE, uri=uri, content=content)
 
 
-def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(hours=3),
+def parse(raw: RawFile, location: Location, *, max_gap: timedelta = DEFAULT_MAX_GAP,
           year: int | None = None, rates: dict[tuple[str, int], float] | None = None) -> pl.DataFrame:
     file = raw.uri
     try:

@@ -23,6 +23,7 @@ from gridshift.errors import DataError
 from gridshift.locations import Location
 from pipelines import http, openmeteo
 from pipelines.raw import RawFile
+from pipelines.tabular import DEFAULT_MAX_GAP
 
 SOURCE = "open-meteo-archive-api"
 LICENSE = "CC-BY-4.0; attribution: Weather data by Open-Meteo.com (https://open-meteo.com)"
@@ -129,7 +130,7 @@ def _decimal(values: np.ndarray) -> np.ndarray:
     return v.astype(str).astype(np.float64)
 
 
-def parse(raw: RawFile, location: Location, *, max_gap: timedelta = timedelta(hours=3)) -> pl.DataFrame:
+def parse(raw: RawFile, location: Location, *, max_gap: timedelta = DEFAULT_MAX_GAP) -> pl.DataFrame:
     """Parse one FlatBuffers archive response into ``weather`` rows (UTC, with Stull wet-bulb)."""
     file = raw.uri
     resp = _messages(raw.content, file)[0]
