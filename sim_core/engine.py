@@ -255,7 +255,6 @@ def schedule_dc(T, S, C, d, j):
     prev1 = -1
     free = S.free
     q = C.qmin
-    cores, gpus, mem = T.cores, T.gpus, T.mem
     while True:
         if cur0 >= 0 and (free[d, 0] < q[0] - EPS or free[d, 2] < q[2] - EPS):
             cur0 = -1
@@ -264,35 +263,30 @@ def schedule_dc(T, S, C, d, j):
         if cur0 < 0 and cur1 < 0:
             break
         if cur1 < 0 or (cur0 >= 0 and S.seq[cur0] < S.seq[cur1]):
-            i = cur0
-            nx = S.nxt[i]
-            if fits(cores[i], gpus[i], mem[i], free, d):
-                if prev0 < 0:
-                    S.q_head[d, 0] = nx
-                else:
-                    S.nxt[prev0] = nx
-                if S.q_tail[d, 0] == i:
-                    S.q_tail[d, 0] = prev0
-                S.nxt[i] = -1
-                _start(T, S, C, i, d, j)
-            else:
-                prev0 = i
+            nx = S.nxt[cur0]
+            prev0 = _try_start(T, S, C, d, j, 0, cur0, prev0)
             cur0 = nx
         else:
-            i = cur1
-            nx = S.nxt[i]
-            if fits(cores[i], gpus[i], mem[i], free, d):
-                if prev1 < 0:
-                    S.q_head[d, 1] = nx
-                else:
-                    S.nxt[prev1] = nx
-                if S.q_tail[d, 1] == i:
-                    S.q_tail[d, 1] = prev1
-                S.nxt[i] = -1
-                _start(T, S, C, i, d, j)
-            else:
-                prev1 = i
+            nx = S.nxt[cur1]
+            prev1 = _try_start(T, S, C, d, j, 1, cur1, prev1)
             cur1 = nx
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _try_start(T, S, C, d, j, k, i, prev):
+    """Start task i (in queue list k of DC d) if it fits, unlinking it; return the list's new prev."""
+    if not fits(T.cores[i], T.gpus[i], T.mem[i], S.free, d):
+        return i
+    nx = S.nxt[i]
+    if prev < 0:
+        S.q_head[d, k] = nx
+    else:
+        S.nxt[prev] = nx
+    if S.q_tail[d, k] == i:
+        S.q_tail[d, k] = prev
+    S.nxt[i] = -1
+    _start(T, S, C, i, d, j)
+    return prev
 
 
 @njit(cache=True, nogil=True, inline="always")
