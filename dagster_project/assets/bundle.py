@@ -6,24 +6,37 @@ Configure regions/year/... in the launchpad (``BundleConfig``). The asset calls
 assembles and writes the bundle atomically) and reports the bundle id, path and data quality.
 """
 
+import dataclasses
+from pathlib import Path
 from typing import Optional
 
 import dagster as dg
 
 from dagster_project.resources import GridshiftResource
+from scenario_builder.bundle import BuildParams
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(BuildParams)}
 
 
 class BundleConfig(dg.Config):
+    """Launchpad config: the fields of ``BuildParams`` (same names, defaults read from it) + ``out_dir``."""
+
     regions: list[str] = ["US-CAL-CISO", "DE-LU", "CL-SIC", "SG", "AU-NSW"]
     year: int = 2023
-    workload: str = "synthetic"
-    provider: str = "aws"
-    carbon: str = "direct"
-    seed: int = 0
-    max_gap_hours: float = 3.0
-    max_edge_fill_hours: float = 15.0
+    workload: str = _DEFAULTS["workload"]
+    provider: str = _DEFAULTS["provider"]
+    carbon_basis: str = _DEFAULTS["carbon_basis"]
+    seed: int = _DEFAULTS["seed"]
+    max_gap_hours: float = _DEFAULTS["max_gap_hours"]
+    max_edge_fill_hours: float = _DEFAULTS["max_edge_fill_hours"]
     datacenters_file: Optional[str] = None  # noqa: UP045 - Dagster config needs Optional
     out_dir: Optional[str] = None  # noqa: UP045 - default: <home>/bundles
+
+    def build_params(self) -> BuildParams:
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(BuildParams)}
+        values["regions"] = tuple(self.regions)
+        values["datacenters_file"] = Path(self.datacenters_file) if self.datacenters_file else None
+        return BuildParams(**values)
 
 
 @dg.asset(
@@ -33,18 +46,9 @@ class BundleConfig(dg.Config):
 )
 def scenario_bundle(context: dg.AssetExecutionContext, config: BundleConfig,
                     gridshift: GridshiftResource) -> dg.MaterializeResult:
-    from pathlib import Path
-
-    from scenario_builder.bundle import BuildParams
     from scenario_builder.export import export  # lazy: export imports the definitions for materialize
 
-    params = BuildParams(
-        regions=tuple(config.regions), year=config.year, workload=config.workload, provider=config.provider,
-        carbon_basis=config.carbon, seed=config.seed, max_gap_hours=config.max_gap_hours,
-        max_edge_fill_hours=config.max_edge_fill_hours,
-        datacenters_file=Path(config.datacenters_file) if config.datacenters_file else None,
-    )
-    built = export(params, home=gridshift.home_obj(), mirror=gridshift.mirror_path(),
+    built = export(config.build_params(), home=gridshift.home_obj(), mirror=gridshift.mirror_path(),
                    out=Path(config.out_dir) if config.out_dir else None,
                    on_progress=lambda d: context.log.info(f"ingested {d}"))
     def pct(x):

@@ -123,7 +123,8 @@ def test_gap_beyond_limit_fails_and_leaves_nothing(bundle_home, shared_data, tmp
     assert r.exit_code == 2 and "US-CAL-CISO" in r.output
 
 
-def test_interrupted_write_leaves_no_bundle(bundle_home, params, shared_data, tmp_path, monkeypatch):
+def test_interrupted_write_leaves_no_bundle(built, bundle_home, params, tmp_path, monkeypatch):
+    # `built` has ingested the inputs into bundle_home, so this test also runs on its own
     assembled = bundle_mod.assemble(params, bundle_home)
     real_write_bytes = Path.write_bytes
     calls = []
