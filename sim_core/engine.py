@@ -107,15 +107,9 @@ def new_state(n_tasks: int, n_dc: int, n_steps: int) -> State:
 
 
 # ---------------------------------------------------------------------------- helpers
-@njit(cache=True, nogil=True, inline="always")
-def _res(T, i, r):
-    if r == 0:
-        return T.cores[i]
-    if r == 1:
-        return T.gpus[i]
-    return T.mem[i]
-
-
+# Numba increfs/decrefs an array each time it is read from a tuple field inside a branchy loop
+# (that was half of the stepping time). So every kernel below takes plain arrays: the public
+# entry points read the namedtuple fields once per step and pass the arrays down.
 @njit(cache=True, nogil=True, inline="always")
 def fits(c, g, m, a, d):
     """A request (c cores, g GPUs, m GB) fits in row d of the (n_dc, 3) capacity array a."""
@@ -123,32 +117,28 @@ def fits(c, g, m, a, d):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fits_any_empty(T, C, i):
-    cap = C.cap
-    c, g, m = T.cores[i], T.gpus[i], T.mem[i]
-    for d in range(cap.shape[0]):  # noqa: SIM110 - generators are slow in Numba
-        if fits(c, g, m, cap, d):
+def fits_any(c, g, m, a):
+    for d in range(a.shape[0]):  # noqa: SIM110 - generators are slow in Numba
+        if fits(c, g, m, a, d):
             return True
     return False
 
 
 @njit(cache=True, nogil=True, inline="always")
-def fallback_dc(T, C, avail, i):
-    """DC (that can hold task i when empty) left least over-committed after taking it."""
+def _slack(need, avail, cap):
+    return (avail - need) / cap if (need > 0.0 and cap > 0.0) else np.inf
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fallback_dc(c, g, m, cap, avail):
+    """DC (that can hold the request when empty) left least over-committed after taking it."""
     best = -1
     best_score = -np.inf
-    cap = C.cap
-    c, g, m = T.cores[i], T.gpus[i], T.mem[i]
     for d in range(cap.shape[0]):
         if not fits(c, g, m, cap, d):
             continue
-        score = np.inf
-        for r in range(3):
-            need = _res(T, i, r)
-            if need > 0.0 and C.cap[d, r] > 0.0:
-                s = (avail[d, r] - need) / C.cap[d, r]
-                if s < score:
-                    score = s
+        score = min(_slack(c, avail[d, 0], cap[d, 0]), _slack(g, avail[d, 1], cap[d, 1]),
+                    _slack(m, avail[d, 2], cap[d, 2]))
         if score > best_score:
             best_score = score
             best = d
@@ -156,105 +146,102 @@ def fallback_dc(T, C, avail, i):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _enqueue(T, S, i, d):
-    cls = 1 if T.gpus[i] > 0.0 else 0
-    S.seq[i] = S.sc[SC_SEQ]
-    S.sc[SC_SEQ] += 1
-    S.nxt[i] = -1
-    tail = S.q_tail[d, cls]
-    if tail < 0:
-        S.q_head[d, cls] = i
-    else:
-        S.nxt[tail] = i
-    S.q_tail[d, cls] = i
-    S.q_len[d] += 1
-    S.status[i] = ST_QUEUED
-
-
-@njit(cache=True, nogil=True, inline="always")
-def assign(T, S, C, i, d, tdec, j, forced):
-    """Assign task i to datacenter d at time tdec (step j); starts its transfer if remote."""
-    o = T.origin[i]
-    S.dest[i] = d
-    S.decision[i] = tdec
-    S.forced[i] = forced
-    for r in range(3):
-        S.commit[d, r] += _res(T, i, r)
-    delay = 0.0 if d == o else T.bw[i] * C.delay_s_per_gb[o, d] + C.rtt_s[o, d]
-    S.delay[i] = delay
-    ready = tdec + delay
-    S.ready[i] = ready
-    t1 = C.t0 + STEP_S * (j + 1)
-    if ready < t1:
-        _enqueue(T, S, i, d)
-        return
-    S.status[i] = ST_TRANSIT
-    S.transit_n[d] += 1
-    x = (ready - C.t0) / STEP_S
-    if x < C.n_steps:
-        jb = int(math.floor(x))
-        S.nxt[i] = -1
-        tail = S.bucket_tail[jb]
-        if tail < 0:
-            S.bucket_head[jb] = i
-        else:
-            S.nxt[tail] = i
-        S.bucket_tail[jb] = i
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _start(T, S, C, i, d, j):
-    t = C.t0 + STEP_S * j
-    s = max(t, S.ready[i])
-    f = s + T.duration[i]
-    S.start[i] = s
-    S.status[i] = ST_STARTED
-    if f > T.deadline[i]:
-        S.violated[i] = 1
-    S.q_len[d] -= 1
-    n = C.n_steps
-    # capacity is held until the first step boundary at or after the finish
-    xr = (f - C.t0) / STEP_S
-    jr = int(math.ceil(xr))
-    js = j
-    jf = jr - 1  # last step overlapped
-    for r in range(3):
-        v = _res(T, i, r)
-        S.free[d, r] -= v
-        if jr < n:
-            S.rel[r, d, jr] += v
-        if v == 0.0:
-            continue
-        if jf == js:
-            S.part[r, d, js] += v * (f - s) / STEP_S
-        else:
-            S.part[r, d, js] += v * (C.t0 + STEP_S * (js + 1) - s) / STEP_S
-            if jf < n:
-                S.part[r, d, jf] += v * (f - (C.t0 + STEP_S * jf)) / STEP_S
-            S.diff[r, d, js + 1] += v
-            S.diff[r, d, min(jf, n)] -= v
-    S.run_part[d, js] += 1
-    if jf > js:
-        if jf < n:
-            S.run_part[d, jf] += 1
-        S.run_diff[d, js + 1] += 1
-        S.run_diff[d, min(jf, n)] -= 1
+def _book(i, d, tdec, forced_flag, c, g, m, dest, decision, forced, commit):
+    """Record the decision to run task i at datacenter d and commit its request there."""
+    dest[i] = d
+    decision[i] = tdec
+    forced[i] = forced_flag
+    commit[d, 0] += c
+    commit[d, 1] += g
+    commit[d, 2] += m
 
 
 @njit(cache=True, nogil=True)
-def schedule_dc(T, S, C, d, j):
+def _route_decided(j, T_origin, T_bw, delay_s_per_gb, rtt_s, t0, n_steps, pend, status, dest, decision,
+                   delay, ready, nxt, transit_n, bucket_head, bucket_tail, sc):
+    """Send the pending tasks just decided on their way and drop them from the pending list.
+
+    Each is appended, in pending order, to the arrival bucket of the step in which it is ready:
+    this step's bucket (drained right after) when local or the transfer ends within the step.
+    """
+    t1 = t0 + STEP_S * (j + 1)
+    n = sc[SC_PEND_N]
+    k = 0
+    for q in range(n):
+        i = pend[q]
+        d = dest[i]
+        if d < 0:
+            pend[k] = i
+            k += 1
+            continue
+        o = T_origin[i]
+        dl = 0.0 if d == o else T_bw[i] * delay_s_per_gb[o, d] + rtt_s[o, d]
+        delay[i] = dl
+        rdy = decision[i] + dl
+        ready[i] = rdy
+        if rdy < t1:
+            jb = j
+            status[i] = ST_QUEUED  # joins its queue when this step's bucket is drained
+        else:
+            jb = max(int(math.floor((rdy - t0) / STEP_S)), j + 1)
+            status[i] = ST_TRANSIT
+            transit_n[d] += 1
+            if jb >= n_steps:  # still in transit when the run ends
+                continue
+        nxt[i] = -1
+        tail = bucket_tail[jb]
+        if tail < 0:
+            bucket_head[jb] = i
+        else:
+            nxt[tail] = i
+        bucket_tail[jb] = i
+    sc[SC_PEND_N] = k
+
+
+@njit(cache=True, nogil=True)
+def _drain_bucket(j, T_gpus, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n, bucket_head,
+                  bucket_tail, sc):
+    """Append the tasks of step j's arrival bucket, in order, to their destination's FCFS queue
+    (CPU-only or GPU list); a task arriving from transit stops counting as in transit."""
+    i = bucket_head[j]
+    while i >= 0:
+        nx = nxt[i]
+        d = dest[i]
+        if status[i] == ST_TRANSIT:
+            transit_n[d] -= 1
+        cls = 1 if T_gpus[i] > 0.0 else 0
+        seq[i] = sc[SC_SEQ]
+        sc[SC_SEQ] += 1
+        nxt[i] = -1
+        tail = q_tail[d, cls]
+        if tail < 0:
+            q_head[d, cls] = i
+        else:
+            nxt[tail] = i
+        q_tail[d, cls] = i
+        q_len[d] += 1
+        status[i] = ST_QUEUED
+        i = nx
+    bucket_head[j] = -1
+    bucket_tail[j] = -1
+
+
+@njit(cache=True, nogil=True)
+def schedule_dc(d, j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, status, violated,
+                nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, qmin, t0, n):
     """FCFS with backfill: in queue order, start every task that fits the free capacity.
 
     The queue is kept as two FCFS lists (CPU-only and GPU tasks) merged by join order; a list is
     skipped once the free capacity is below the smallest request of any task in it (exactly the
-    same starts as a single-list scan, without walking tasks that cannot fit).
+    same starts as a single-list scan, without walking tasks that cannot fit). A started task holds
+    its capacity until the first step boundary at or after its finish; its busy time is booked
+    exactly: fractions of its first and last steps in ``part``, whole steps between via ``diff``.
     """
-    cur0 = S.q_head[d, 0]
-    cur1 = S.q_head[d, 1]
+    cur0 = q_head[d, 0]
+    cur1 = q_head[d, 1]
     prev0 = -1
     prev1 = -1
-    free = S.free
-    q = C.qmin
+    q = qmin
     while True:
         if cur0 >= 0 and (free[d, 0] < q[0] - EPS or free[d, 2] < q[2] - EPS):
             cur0 = -1
@@ -262,143 +249,181 @@ def schedule_dc(T, S, C, d, j):
             cur1 = -1
         if cur0 < 0 and cur1 < 0:
             break
-        if cur1 < 0 or (cur0 >= 0 and S.seq[cur0] < S.seq[cur1]):
-            nx = S.nxt[cur0]
-            prev0 = _try_start(T, S, C, d, j, 0, cur0, prev0)
-            cur0 = nx
+        if cur1 < 0 or (cur0 >= 0 and seq[cur0] < seq[cur1]):
+            k, i, prev = 0, cur0, prev0
         else:
-            nx = S.nxt[cur1]
-            prev1 = _try_start(T, S, C, d, j, 1, cur1, prev1)
-            cur1 = nx
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _try_start(T, S, C, d, j, k, i, prev):
-    """Start task i (in queue list k of DC d) if it fits, unlinking it; return the list's new prev."""
-    if not fits(T.cores[i], T.gpus[i], T.mem[i], S.free, d):
-        return i
-    nx = S.nxt[i]
-    if prev < 0:
-        S.q_head[d, k] = nx
-    else:
-        S.nxt[prev] = nx
-    if S.q_tail[d, k] == i:
-        S.q_tail[d, k] = prev
-    S.nxt[i] = -1
-    _start(T, S, C, i, d, j)
-    return prev
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _compact_pending(S):
-    n = S.sc[SC_PEND_N]
-    k = 0
-    for q in range(n):
-        i = S.pend[q]
-        if S.status[i] == ST_PENDING:
-            S.pend[k] = i
-            k += 1
-    S.sc[SC_PEND_N] = k
+            k, i, prev = 1, cur1, prev1
+        nx = nxt[i]
+        c, g, m = T_cores[i], T_gpus[i], T_mem[i]
+        if fits(c, g, m, free, d):
+            # unlink from list k
+            if prev < 0:
+                q_head[d, k] = nx
+            else:
+                nxt[prev] = nx
+            if q_tail[d, k] == i:
+                q_tail[d, k] = prev
+            nxt[i] = -1
+            # start
+            s = max(t0 + STEP_S * j, ready[i])
+            f = s + T_duration[i]
+            start[i] = s
+            status[i] = ST_STARTED
+            if f > T_deadline[i]:
+                violated[i] = 1
+            q_len[d] -= 1
+            jr = int(math.ceil((f - t0) / STEP_S))  # first boundary at or after the finish
+            jf = jr - 1  # last step overlapped
+            for r in range(3):
+                v = c if r == 0 else (g if r == 1 else m)
+                free[d, r] -= v
+                if jr < n:
+                    rel[r, d, jr] += v
+                if v == 0.0:
+                    continue
+                if jf == j:
+                    part[r, d, j] += v * (f - s) / STEP_S
+                else:
+                    part[r, d, j] += v * (t0 + STEP_S * (j + 1) - s) / STEP_S
+                    if jf < n:
+                        part[r, d, jf] += v * (f - (t0 + STEP_S * jf)) / STEP_S
+                    diff[r, d, j + 1] += v
+                    diff[r, d, min(jf, n)] -= v
+            run_part[d, j] += 1
+            if jf > j:
+                if jf < n:
+                    run_part[d, jf] += 1
+                run_diff[d, j + 1] += 1
+                run_diff[d, min(jf, n)] -= 1
+        else:
+            prev = i
+        if k == 0:
+            cur0, prev0 = nx, prev
+        else:
+            cur1, prev1 = nx, prev
 
 
 @njit(cache=True, nogil=True)
 def begin_step(T, S, C, j):
     """Releases, transit arrivals, new tasks, forced assignments. Returns the pending count."""
-    t = C.t0 + STEP_S * j
+    T_arrival, T_cores, T_gpus, T_mem, T_deadline, T_origin = T.arrival, T.cores, T.gpus, T.mem, T.deadline, T.origin
+    cap, t0 = C.cap, C.t0
+    status, dest, decision, forced, nxt, seq = S.status, S.dest, S.decision, S.forced, S.nxt, S.seq
+    q_head, q_tail, q_len, transit_n = S.q_head, S.q_tail, S.q_len, S.transit_n
+    bucket_head, bucket_tail, free, commit, rel = S.bucket_head, S.bucket_tail, S.free, S.commit, S.rel
+    pend, sc = S.pend, S.sc
+
+    t = t0 + STEP_S * j
     t1 = t + STEP_S
-    n_dc = C.cap.shape[0]
+    n_dc = cap.shape[0]
     for d in range(n_dc):
         for r in range(3):
-            v = S.rel[r, d, j]
-            S.free[d, r] += v
-            S.commit[d, r] -= v
+            v = rel[r, d, j]
+            free[d, r] += v
+            commit[d, r] -= v
     # transfers that complete during this step join their destination queue
-    i = S.bucket_head[j]
-    while i >= 0:
-        nx = S.nxt[i]
-        d = S.dest[i]
-        S.transit_n[d] -= 1
-        _enqueue(T, S, i, d)
-        i = nx
-    S.bucket_head[j] = -1
-    S.bucket_tail[j] = -1
+    _drain_bucket(j, T_gpus, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n, bucket_head,
+                  bucket_tail, sc)
     # new arrivals
-    nt = T.arrival.shape[0]
-    p = S.sc[SC_NEXT_ARRIVAL]
-    pn = S.sc[SC_PEND_N]
-    while p < nt and T.arrival[p] < t1:
-        if fits_any_empty(T, C, p):
-            S.status[p] = ST_PENDING
-            S.pend[pn] = p
+    nt = T_arrival.shape[0]
+    p = sc[SC_NEXT_ARRIVAL]
+    pn = sc[SC_PEND_N]
+    while p < nt and T_arrival[p] < t1:
+        if fits_any(T_cores[p], T_gpus[p], T_mem[p], cap):
+            status[p] = ST_PENDING
+            pend[pn] = p
             pn += 1
         else:
-            S.status[p] = ST_UNSCHEDULABLE
+            status[p] = ST_UNSCHEDULABLE
         p += 1
-    S.sc[SC_NEXT_ARRIVAL] = p
-    S.sc[SC_PEND_N] = pn
+    sc[SC_NEXT_ARRIVAL] = p
+    sc[SC_PEND_N] = pn
     # tasks still undecided after their deadline go to their origin
-    forced_any = False
+    n_forced = 0
     for q in range(pn):
-        i = S.pend[q]
-        if T.deadline[i] <= t:
-            d = T.origin[i]
-            if not fits(T.cores[i], T.gpus[i], T.mem[i], C.cap, d):
-                d = fallback_dc(T, C, S.commit, i)
-            assign(T, S, C, i, d, max(t, T.arrival[i]), j, 1)
-            S.sc[SC_FORCED] += 1
-            forced_any = True
-    if forced_any:
-        _compact_pending(S)
-    return S.sc[SC_PEND_N]
+        i = pend[q]
+        if T_deadline[i] <= t:
+            c, g, m = T_cores[i], T_gpus[i], T_mem[i]
+            d = T_origin[i]
+            if not fits(c, g, m, cap, d):
+                d = fallback_dc(c, g, m, cap, commit)
+            _book(i, d, max(t, T_arrival[i]), 1, c, g, m, dest, decision, forced, commit)
+            n_forced += 1
+    if n_forced:
+        sc[SC_FORCED] += n_forced
+        _route_decided(j, T_origin, T.bw, C.delay_s_per_gb, C.rtt_s, t0, C.n_steps, pend, status, dest, decision,
+                       S.delay, S.ready, nxt, transit_n, bucket_head, bucket_tail, sc)
+        _drain_bucket(j, T_gpus, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n, bucket_head,
+                      bucket_tail, sc)
+    return sc[SC_PEND_N]
 
 
 @njit(cache=True, nogil=True)
 def end_step(T, S, C, j, actions):
     """Apply the actions of the pending tasks, run the queues, record the step's counters."""
-    t = C.t0 + STEP_S * j
-    n_dc = C.cap.shape[0]
-    pn = S.sc[SC_PEND_N]
+    T_arrival, T_cores, T_gpus, T_mem, T_origin = T.arrival, T.cores, T.gpus, T.mem, T.origin
+    cap, t0, n_steps = C.cap, C.t0, C.n_steps
+    status, dest, decision, forced, nxt, seq = S.status, S.dest, S.decision, S.forced, S.nxt, S.seq
+    q_head, q_tail, q_len, transit_n = S.q_head, S.q_tail, S.q_len, S.transit_n
+    bucket_head, bucket_tail, free, commit = S.bucket_head, S.bucket_tail, S.free, S.commit
+    rel, part, diff, run_part, run_diff = S.rel, S.part, S.diff, S.run_part, S.run_diff
+    acc, acc_run, m_pending, m_queue, m_transit = S.acc, S.acc_run, S.m_pending, S.m_queue, S.m_transit
+    pend, sc = S.pend, S.sc
+
+    t = t0 + STEP_S * j
+    n_dc = cap.shape[0]
+    pn = sc[SC_PEND_N]
     allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
     single = C.opts[OPT_SINGLE_ACTION] > 0.5
     any_assigned = False
     for q in range(pn):
-        i = S.pend[q]
+        i = pend[q]
         a = actions[0] if single else actions[q]
         if a <= 0:
             if allow_defer:
                 continue
-            a = T.origin[i] + 1
+            a = T_origin[i] + 1
         d = a - 1
-        if d >= n_dc or not fits(T.cores[i], T.gpus[i], T.mem[i], C.cap, d):
-            d = fallback_dc(T, C, S.commit, i)
-            S.sc[SC_INVALID] += 1
-        assign(T, S, C, i, d, max(t, T.arrival[i]), j, 0)
+        c, g, m = T_cores[i], T_gpus[i], T_mem[i]
+        if d >= n_dc or not fits(c, g, m, cap, d):
+            d = fallback_dc(c, g, m, cap, commit)
+            sc[SC_INVALID] += 1
+        _book(i, d, max(t, T_arrival[i]), 0, c, g, m, dest, decision, forced, commit)
         any_assigned = True
     if any_assigned:
-        _compact_pending(S)
+        _route_decided(j, T_origin, T.bw, C.delay_s_per_gb, C.rtt_s, t0, n_steps, pend, status, dest, decision,
+                       S.delay, S.ready, nxt, transit_n, bucket_head, bucket_tail, sc)
+        _drain_bucket(j, T_gpus, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n, bucket_head,
+                      bucket_tail, sc)
     for d in range(n_dc):
-        schedule_dc(T, S, C, d, j)
+        schedule_dc(d, j, T_cores, T_gpus, T_mem, T.duration, T.deadline, S.ready, S.start, status, S.violated,
+                    nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, C.qmin, t0, n_steps)
     # counters at the end of the step
-    pn = S.sc[SC_PEND_N]
+    pn = sc[SC_PEND_N]
     for q in range(pn):
-        S.m_pending[T.origin[S.pend[q]], j] += 1
+        m_pending[T_origin[pend[q]], j] += 1
     for d in range(n_dc):
-        S.m_queue[d, j] = S.q_len[d]
-        S.m_transit[d, j] = S.transit_n[d]
+        m_queue[d, j] = q_len[d]
+        m_transit[d, j] = transit_n[d]
         for r in range(3):
-            S.acc[r, d] += S.diff[r, d, j]
-            S.part[r, d, j] += S.acc[r, d]
-        S.acc_run[d] += S.run_diff[d, j]
-        S.run_part[d, j] += S.acc_run[d]
-    S.sc[SC_STEP] = j + 1
+            acc[r, d] += diff[r, d, j]
+            part[r, d, j] += acc[r, d]
+        acc_run[d] += run_diff[d, j]
+        run_part[d, j] += acc_run[d]
+    sc[SC_STEP] = j + 1
 
 
 # ---------------------------------------------------------------------------- built-in policies
 @njit(cache=True, nogil=True)
 def decide_builtin(T, S, C, code, j, actions):
     """Rule policies. Each reserves the capacity it hands out within the step."""
-    n_dc = C.cap.shape[0]
-    pn = S.sc[SC_PEND_N]
+    T_arrival, T_cores, T_gpus, T_mem, T_deadline, T_origin = T.arrival, T.cores, T.gpus, T.mem, T.deadline, T.origin
+    T_bw, T_duration, T_u = T.bw, T.duration, T.u_rand
+    cap, carbon, price, thr, delay_s_per_gb, rtt_s = C.cap, C.carbon, C.price, C.defer_thr, C.delay_s_per_gb, C.rtt_s
+    pend, sc = S.pend, S.sc
+
+    n_dc = cap.shape[0]
+    pn = sc[SC_PEND_N]
     t = C.t0 + STEP_S * j
     t1 = t + STEP_S
     allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
@@ -407,50 +432,49 @@ def decide_builtin(T, S, C, code, j, actions):
     cnt = np.empty(n_dc)
     for d in range(n_dc):
         for r in range(3):
-            avail[d, r] = C.cap[d, r] - S.commit[d, r]
+            avail[d, r] = cap[d, r] - S.commit[d, r]
         cnt[d] = S.q_len[d] + S.transit_n[d]
     n_eval = min(pn, 1) if single else pn
     for q in range(n_eval):
-        i = S.pend[q]
-        o = T.origin[i]
-        ci, gi, mi = T.cores[i], T.gpus[i], T.mem[i]
+        i = pend[q]
+        o = T_origin[i]
+        ci, gi, mi = T_cores[i], T_gpus[i], T_mem[i]
         best = -1
         if code == 0:  # local_only
-            if fits(ci, gi, mi, C.cap, o):
+            if fits(ci, gi, mi, cap, o):
                 best = o
         elif code == 8:  # defer_to_greener
-            if (allow_defer and C.carbon[o, j] > C.defer_thr[o, j]
-                    and t1 + T.duration[i] <= T.deadline[i]):
+            if allow_defer and carbon[o, j] > thr[o, j] and t1 + T_duration[i] <= T_deadline[i]:
                 actions[q] = 0
                 continue
             bs = np.inf
-            tdec = max(t, T.arrival[i])
+            tdec = max(t, T_arrival[i])
             for d in range(n_dc):  # greenest DC with room that can still meet the deadline
                 if fits(ci, gi, mi, avail, d):
-                    dl = 0.0 if d == o else T.bw[i] * C.delay_s_per_gb[o, d] + C.rtt_s[o, d]
-                    if tdec + dl + T.duration[i] <= T.deadline[i] and C.carbon[d, j] < bs:
-                        bs = C.carbon[d, j]
+                    dl = 0.0 if d == o else T_bw[i] * delay_s_per_gb[o, d] + rtt_s[o, d]
+                    if tdec + dl + T_duration[i] <= T_deadline[i] and carbon[d, j] < bs:
+                        bs = carbon[d, j]
                         best = d
             if best < 0:
                 for d in range(n_dc):
-                    if fits(ci, gi, mi, avail, d) and C.carbon[d, j] < bs:
-                        bs = C.carbon[d, j]
+                    if fits(ci, gi, mi, avail, d) and carbon[d, j] < bs:
+                        bs = carbon[d, j]
                         best = d
         elif code == 1:  # round_robin
-            rr = S.sc[SC_RR]
+            rr = sc[SC_RR]
             for k in range(n_dc):
                 d = (rr + k) % n_dc
                 if fits(ci, gi, mi, avail, d):
                     best = d
                     break
-            S.sc[SC_RR] = ((best if best >= 0 else rr) + 1) % n_dc
+            sc[SC_RR] = ((best if best >= 0 else rr) + 1) % n_dc
         elif code == 7:  # random among DCs with room
             nc = 0
             for d in range(n_dc):
                 if fits(ci, gi, mi, avail, d):
                     nc += 1
             if nc > 0:
-                pick = min(int(T.u_rand[i] * nc), nc - 1)
+                pick = min(int(T_u[i] * nc), nc - 1)
                 for d in range(n_dc):
                     if fits(ci, gi, mi, avail, d):
                         if pick == 0:
@@ -467,26 +491,27 @@ def decide_builtin(T, S, C, code, j, actions):
                 elif code == 3:  # least_pending: fewest queued + in transit
                     s = cnt[d]
                 elif code == 4:
-                    s = C.carbon[d, j]
+                    s = carbon[d, j]
                 elif code == 5:
-                    s = C.price[d, j]
+                    s = price[d, j]
                 else:  # lowest_utilization: mean committed fraction
                     s = 0.0
                     m = 0
                     for r in range(3):
-                        if C.cap[d, r] > 0.0:
-                            s += 1.0 - avail[d, r] / C.cap[d, r]
+                        if cap[d, r] > 0.0:
+                            s += 1.0 - avail[d, r] / cap[d, r]
                             m += 1
                     s = s / max(m, 1)
                 if s < bs:
                     bs = s
                     best = d
         if best < 0:
-            best = fallback_dc(T, C, avail, i)
+            best = fallback_dc(ci, gi, mi, cap, avail)
         if best < 0:
             best = o
-        for r in range(3):
-            avail[best, r] -= _res(T, i, r)
+        avail[best, 0] -= ci
+        avail[best, 1] -= gi
+        avail[best, 2] -= mi
         cnt[best] += 1
         actions[q] = best + 1
 

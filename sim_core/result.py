@@ -57,12 +57,15 @@ class RunResult:
 
 def _ts(t0_us: int, sec: np.ndarray) -> pl.Series:
     """Seconds since the bundle start -> Datetime(us, UTC) (NaN -> null)."""
-    ok = np.isfinite(sec)
-    us = np.where(ok, np.round(np.where(ok, sec, 0.0) * 1e6), 0).astype(np.int64) + t0_us
-    s = pl.Series(us).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
-    if not ok.all():
-        s = pl.select(pl.when(pl.Series(ok)).then(s).otherwise(None)).to_series()
-    return s
+    us = pl.Series(np.round(sec * 1e6)).fill_nan(None).cast(pl.Int64) + t0_us
+    return us.cast(pl.Datetime("us", "UTC"))
+
+
+def _enum(codes: np.ndarray, dtype: pl.Enum) -> pl.Series:
+    """Category codes (negative = missing) -> an Enum series, without a string per row."""
+    cats = pl.Series(dtype.categories.to_list(), dtype=dtype)
+    idx = pl.Series(codes.astype(np.int64, copy=False))
+    return cats.gather(idx.set(idx < 0, None) if (codes < 0).any() else idx)
 
 
 def _bincount2(dc: np.ndarray, step: np.ndarray, n_dc: int, n: int, w=None) -> np.ndarray:
@@ -135,7 +138,7 @@ def build_result(prep, policy: str) -> RunResult:
     cols: dict[str, object] = {
         "step": step_idx,
         "ts_utc": pl.Series(np.tile(times, n_dc)).dt.replace_time_zone("UTC"),
-        "location": pl.Series(np.repeat(np.array(sc.locations, dtype=object), n), dtype=loc_enum),
+        "location": _enum(np.repeat(np.arange(n_dc), n), loc_enum),
         "dc": np.repeat(np.arange(n_dc, dtype=np.int16), n),
         "local_hour": flat(sc.local_hour[:, ks]),
         "carbon_g_per_kwh": flat(carbon), "price_usd_per_mwh": flat(price),
@@ -169,14 +172,11 @@ def build_result(prep, policy: str) -> RunResult:
 
     # ---------------------------------------------------------------- tasks frame
     tid = sc.task_id[prep.lo:prep.hi]
-    dest_loc = pl.Series(np.array(sc.locations + [None], dtype=object)[np.where(dest >= 0, dest, n_dc)],
-                         dtype=loc_enum)
     tasks = pl.DataFrame({
         "task_id": tid,
-        "origin": pl.Series(np.array(sc.locations, dtype=object)[origin], dtype=loc_enum),
-        "dest": dest_loc,
-        "status": pl.Series(np.array(STATUS_NAMES, dtype=object)[status],
-                            dtype=pl.Enum(STATUS_NAMES)),
+        "origin": _enum(origin, loc_enum),
+        "dest": _enum(dest, loc_enum),
+        "status": _enum(status, pl.Enum(STATUS_NAMES)),
         "arrival_ts_utc": _ts(t0_us, T.arrival),
         "decision_ts_utc": _ts(t0_us, S.decision),
         "ready_ts_utc": _ts(t0_us, S.ready),
@@ -196,8 +196,8 @@ def build_result(prep, policy: str) -> RunResult:
     rm = np.nonzero(remote)[0]
     transfers = pl.DataFrame({
         "task_id": tid[rm],
-        "src_location": pl.Series(np.array(sc.locations, dtype=object)[origin[rm]], dtype=loc_enum),
-        "dst_location": pl.Series(np.array(sc.locations, dtype=object)[dest[rm]], dtype=loc_enum),
+        "src_location": _enum(origin[rm], loc_enum),
+        "dst_location": _enum(dest[rm], loc_enum),
         "decision_ts_utc": _ts(t0_us, S.decision[rm]),
         "bandwidth_gb": T.bw[rm],
         "delay_s": S.delay[rm],
