@@ -8,11 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from numba import njit
 
 from . import engine as E
 from .physics import OUT_NAMES, STEP_HOURS
 from .physics import compute as physics_compute
 
+STEP_S = E.STEP_S
 STATUS_NAMES = ["not_arrived", "pending", "in_transit", "queued", "started", "unschedulable"]
 
 
@@ -68,11 +70,70 @@ def _enum(codes: np.ndarray, dtype: pl.Enum) -> pl.Series:
     return cats.gather(idx.set(idx < 0, None) if (codes < 0).any() else idx)
 
 
-def _bincount2(dc: np.ndarray, step: np.ndarray, n_dc: int, n: int, w=None) -> np.ndarray:
-    ok = (dc >= 0) & (step >= 0) & (step < n)
-    flat = dc[ok].astype(np.int64) * n + step[ok]
-    ww = None if w is None else w[ok]
-    return np.bincount(flat, weights=ww, minlength=n_dc * n).reshape(n_dc, n)
+#: rows of the per-(dc, step) counter block filled by ``_task_counters``
+COUNTERS = ("arrived", "unschedulable", "assigned", "forced", "started", "sla_violations", "transfers_out",
+            "finished")
+FLOWS = ("transfer_cost_usd", "transfer_kwh", "transfer_carbon_kg")
+
+
+@njit(cache=True, nogil=True)
+def _task_counters(origin, dest, status, forced, violated, arrival, decision, start, duration, bw, usd_per_gb,
+                   carbon, kwh_per_gb, mean_ci, t0, s0, n):
+    """One pass over the tasks: per-(dc, step) event counts and transfer flows, per-task transfer
+    cost/energy/emissions and finish times.
+
+    Arrivals count at the origin, decisions/starts/finishes at the destination, transfers at the
+    origin in the decision step. A transfer's emissions use the carbon intensity of its decision
+    step at the origin (or the mean of origin and destination when ``mean_ci``).
+    """
+    n_dc = usd_per_gb.shape[0]
+    n_all = carbon.shape[1]
+    cnt = np.zeros((len(COUNTERS), n_dc, n), np.int64)
+    flow = np.zeros((len(FLOWS), n_dc, n))
+    m = origin.shape[0]
+    x_cost = np.zeros(m)
+    x_kwh = np.zeros(m)
+    x_kg = np.zeros(m)
+    finish = np.full(m, np.nan)
+    for i in range(m):
+        o = origin[i]
+        d = dest[i]
+        ja = int((arrival[i] - t0) // STEP_S)
+        if 0 <= ja < n:
+            cnt[0, o, ja] += 1
+            if status[i] == E.ST_UNSCHEDULABLE:
+                cnt[1, o, ja] += 1
+        if d < 0 or not np.isfinite(decision[i]):
+            continue
+        jd = int((decision[i] - t0) // STEP_S)
+        if 0 <= jd < n:
+            cnt[2, d, jd] += 1
+            if forced[i]:
+                cnt[3, d, jd] += 1
+        if d != o:
+            x_cost[i] = bw[i] * usd_per_gb[o, d]
+            x_kwh[i] = bw[i] * kwh_per_gb
+            k = min(max(jd + s0, 0), n_all - 1)
+            ci = 0.5 * (carbon[o, k] + carbon[d, k]) if mean_ci else carbon[o, k]
+            x_kg[i] = x_kwh[i] * ci / 1000.0
+            if 0 <= jd < n:
+                cnt[6, o, jd] += 1
+                flow[0, o, jd] += x_cost[i]
+                flow[1, o, jd] += x_kwh[i]
+                flow[2, o, jd] += x_kg[i]
+        if status[i] != E.ST_STARTED:
+            continue
+        f = start[i] + duration[i]
+        finish[i] = f
+        js = int((start[i] - t0) // STEP_S)
+        if 0 <= js < n:
+            cnt[4, d, js] += 1
+            if violated[i]:
+                cnt[5, d, js] += 1
+        jf = int(np.ceil((f - t0) / STEP_S) - 1)
+        if 0 <= jf < n:
+            cnt[7, d, jf] += 1
+    return cnt, flow, x_cost, x_kwh, x_kg, finish
 
 
 def build_result(prep, policy: str) -> RunResult:
@@ -92,41 +153,18 @@ def build_result(prep, policy: str) -> RunResult:
     it_kwh = ph["it_kw"] * STEP_HOURS
     total_kwh = ph["total_kw"] * STEP_HOURS
 
-    # ---------------------------------------------------------------- per-task derived arrays
+    # ---------------------------------------------------------------- per-task events and transfers
     status = S.status
     origin = T.origin
-    dest = S.dest.astype(np.int64)
+    dest = S.dest
+    cnt, flow, xfer_cost, xfer_kwh, xfer_kg, finish = _task_counters(
+        origin, dest, status, S.forced, S.violated, T.arrival, S.decision, S.start, T.duration, T.bw,
+        sc.usd_per_gb, sc.carbon_g_per_kwh, float(prep.options.transfer_kwh_per_gb),
+        prep.options.transfer_emissions == "mean", float(C.t0), s0, n)
     started = status == E.ST_STARTED
-    finish = np.where(started, S.start + T.duration, np.nan)
-    j_arr = ((T.arrival - C.t0) // step_s).astype(np.int64)
-    dec_ok = np.isfinite(S.decision)
-    j_dec = np.where(dec_ok, (np.where(dec_ok, S.decision, 0.0) - C.t0) // step_s, -1).astype(np.int64)
-    j_start = np.where(started, (np.where(started, S.start, 0.0) - C.t0) // step_s, -1).astype(np.int64)
     remote = (dest >= 0) & (dest != origin)
-    dsafe = np.where(dest >= 0, dest, 0)
-    xfer_cost = np.where(remote, T.bw * sc.usd_per_gb[origin, dsafe], 0.0)
-    xfer_kwh = np.where(remote, T.bw * prep.options.transfer_kwh_per_gb, 0.0)
-    k_dec = np.clip(j_dec + s0, 0, sc.n_steps - 1)
-    ci_o = sc.carbon_g_per_kwh[origin, k_dec]
-    mean = prep.options.transfer_emissions == "mean"
-    ci = 0.5 * (ci_o + sc.carbon_g_per_kwh[dsafe, k_dec]) if mean else ci_o
-    xfer_kg = np.where(remote, xfer_kwh * ci / 1000.0, 0.0)
     violated = S.violated.astype(bool)
-
-    o64 = origin.astype(np.int64)
-    arrived = _bincount2(o64, j_arr, n_dc, n)
-    unsched = _bincount2(o64[status == E.ST_UNSCHEDULABLE], j_arr[status == E.ST_UNSCHEDULABLE], n_dc, n)
-    assigned = _bincount2(dest, j_dec, n_dc, n)
     forced_m = S.forced.astype(bool)
-    forced = _bincount2(dest[forced_m], j_dec[forced_m], n_dc, n)
-    started_m = _bincount2(dest, j_start, n_dc, n)
-    viol = _bincount2(dest[violated], j_start[violated], n_dc, n)
-    x_out = _bincount2(o64[remote], j_dec[remote], n_dc, n)
-    x_cost = _bincount2(o64[remote], j_dec[remote], n_dc, n, xfer_cost[remote])
-    x_kwh = _bincount2(o64[remote], j_dec[remote], n_dc, n, xfer_kwh[remote])
-    x_kg = _bincount2(o64[remote], j_dec[remote], n_dc, n, xfer_kg[remote])
-    j_fin = np.where(started, np.ceil((np.where(started, finish, 0.0) - C.t0) / step_s) - 1, -1).astype(np.int64)
-    finished = _bincount2(dest, j_fin, n_dc, n)
 
     # ---------------------------------------------------------------- steps frame (dc-major rows)
     def flat(a):
@@ -157,17 +195,16 @@ def build_result(prep, policy: str) -> RunResult:
     cols["carbon_kg"] = flat(total_kwh * carbon / 1000.0)
     cols["wue_l_per_kwh"] = flat(ph["water_l"] / it_kwh)
     cols["unmet_cooling_kwh"] = flat(ph["unmet_cooling_kw"] * STEP_HOURS)
+    counters = dict(zip(COUNTERS, cnt, strict=True))
     ints = {
-        "arrived": arrived, "unschedulable": unsched, "assigned": assigned, "forced": forced,
-        "started": started_m, "finished": finished, "running": S.run_part,
-        "queue_len": S.m_queue, "in_transit": S.m_transit, "deferred": S.m_pending,
-        "sla_violations": viol, "transfers_out": x_out,
+        **{k: counters[k] for k in ("arrived", "unschedulable", "assigned", "forced", "started", "finished")},
+        "running": S.run_part, "queue_len": S.m_queue, "in_transit": S.m_transit, "deferred": S.m_pending,
+        "sla_violations": counters["sla_violations"], "transfers_out": counters["transfers_out"],
     }
     for k, v in ints.items():
         cols[k] = flat(v).astype(np.int64)
-    cols["transfer_cost_usd"] = flat(x_cost)
-    cols["transfer_kwh"] = flat(x_kwh)
-    cols["transfer_carbon_kg"] = flat(x_kg)
+    for k, v in zip(FLOWS, flow, strict=True):
+        cols[k] = flat(v)
     steps = pl.DataFrame(cols)
 
     # ---------------------------------------------------------------- tasks frame
