@@ -6,6 +6,19 @@ tar.gz bytes — nothing is unpacked to disk. Units: times in seconds from the t
 ``plan_cpu`` in percent of a core (600 = 6 cores), ``plan_gpu`` in percent of a GPU (50 = half a
 GPU), ``plan_mem`` in GB; the requests are per instance (a task runs ``inst_num`` instances).
 
+Sources, in order (:func:`fetch_table`): a trace folder (``--trace-dir``), the mirror's
+``alibaba/gpu-v2020/``, then, with ``live``, the trace's public download location
+(``GRIDSHIFT_ALIBABA_URL``, default :data:`DEFAULT_URL`, the Aliyun OSS bucket named in the trace's
+README). A live download goes through :func:`pipelines.http.download` and is verified against
+the sha256 the trace's README publishes for each archive (:data:`PUBLISHED_SHA256`;
+``GRIDSHIFT_ALIBABA_SHA256SUMS`` names a ``sha256sum``-format file whose entries replace those for
+the files it lists, e.g. a mirror serving re-packed archives, or ``none`` to ignore the published
+table). A file with no known checksum has its size and sha256 recorded at its first download
+(``<home>/http_cache/alibaba-2020/downloads.json``) and verified on every reuse. The archives are
+large (task 34 MB, job 60 MB), so they bypass the SQLite HTTP cache: once an ingest has landed
+them (``raw/alibaba-2020/<sha256>``), a later run reads the landed file, checks its sha256, and
+makes no request.
+
 Structural faults fail the whole file with a :class:`DataError` naming the file and line: a line
 with the wrong number of fields, or a time that is not a number. Row faults never crash the load
 and are never silently dropped: a duplicated task row (same job and task name; the first is kept)
@@ -15,16 +28,23 @@ and is counted (the derivation then drops the row under a named reason).
 
 from __future__ import annotations
 
+import contextlib
 import io
+import json
+import os
+import re
 import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+import requests
 
+from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import DataError, SourceUnavailableError
-from gridshift.home import safe_join
+from gridshift.hashing import sha256_bytes
+from gridshift.home import Home, safe_join
 from pipelines.raw import RawFile, read_mirror
 
 SOURCE = "alibaba-2020"
@@ -50,16 +70,159 @@ TRACE_TASKS_COLUMNS = [
 
 
 # --------------------------------------------------------------------------- fetch
-def fetch_table(table: str, *, trace_dir: Path | None = None, mirror: Path | None = None) -> RawFile:
-    """The raw ``.tar.gz`` of one trace table: from ``trace_dir`` (a folder holding the trace's
-    files) or else from the mirror's ``alibaba/gpu-v2020/``. A live download plugs in here."""
+URL_ENV = "GRIDSHIFT_ALIBABA_URL"
+SUMS_ENV = "GRIDSHIFT_ALIBABA_SHA256SUMS"
+# The public download location given in cluster-trace-gpu-v2020/README.md and data/README.md of
+# https://github.com/alibaba/clusterdata (Aliyun OSS; the repository's own LFS copies are over quota).
+DEFAULT_URL = "https://aliopentrace.oss-cn-beijing.aliyuncs.com/v2020GPUTraces"
+# sha256 of each archive as published in cluster-trace-gpu-v2020/README.md ("Checksum"). The mirror's
+# pai_machine_spec.tar.gz has this digest (a test checks it).
+PUBLISHED_SHA256 = {
+    "pai_group_tag_table.tar.gz": "722fef30b7fb7aa50dabd79155614b5423a9d65cf45a9b26c590d57725423a14",
+    "pai_instance_table.tar.gz": "1bf1e423a7ce3f8d086699801c362fd56a7182abdb234139e5ebbed97995ca06",
+    "pai_job_table.tar.gz": "5aad7f7caac501136d14ed6a48e40546f825d7b0617a3a4f337e2348fe0a6cb0",
+    "pai_machine_metric.tar.gz": "53ad917193d3b1dd0f3055e723148b1f36c2f81789b014ea2930a7875892eef5",
+    "pai_machine_spec.tar.gz": "cc0d38a4045af1b1af8179de8b1b54b1ddd995e6160d6d061a6b1000f1276c2d",
+    "pai_sensor_table.tar.gz": "9a0b82e8bdf3949281e4ba1423d9b4b34847e52799eecb138966de46da69c7a0",
+    "pai_task_table.tar.gz": "cd1d6dc3215d2a8607ccf6b6dd952b5db776df86926c73259fea7c1499ac40e5",
+}
+_SUMS_LINE = re.compile(r"^([0-9a-fA-F]{64})\s+\*?(\S+)$")
+
+
+def base_url() -> str:
+    return (os.environ.get(URL_ENV, "").strip() or DEFAULT_URL).rstrip("/")
+
+
+def how_to(name: str) -> str:
+    """How a user can provide one trace archive (for error messages)."""
+    return (f"put {name} in --trace-dir DIR (download it from {DEFAULT_URL}/{name}), or in a mirror's "
+            f"{MIRROR_DIR}/, or pass --live to download it ({URL_ENV}, default {DEFAULT_URL})")
+
+
+def expected_sha256() -> dict[str, str]:
+    """The checksums a live download must match: the published table, with ``GRIDSHIFT_ALIBABA_SHA256SUMS``'s
+    entries replacing it for the files they name (``none``: no published checksums at all)."""
+    spec = os.environ.get(SUMS_ENV, "").strip()
+    if spec.lower() == "none":
+        return {}
+    sums = dict(PUBLISHED_SHA256)
+    if spec:
+        try:
+            lines = Path(spec).expanduser().read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise SourceUnavailableError(f"{SOURCE}: cannot read {SUMS_ENV}={spec}: {exc}") from None
+        for n, line in enumerate(lines, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            m = _SUMS_LINE.match(line.strip())
+            if not m:
+                raise SourceUnavailableError(f"{SOURCE}: {spec} line {n} is not '<sha256>  <file>': {line[:80]!r}")
+            sums[m.group(2)] = m.group(1).lower()
+    return sums
+
+
+def _records_path(home: Home) -> Path:
+    return home.http_cache_path / SOURCE / "downloads.json"
+
+
+def _records(home: Home) -> dict[str, dict]:
+    try:
+        return json.loads(_records_path(home).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise SourceUnavailableError(f"{SOURCE}: unreadable download record {_records_path(home)}: {exc}") from None
+
+
+def _record(home: Home, name: str, raw: RawFile) -> None:
+    recs = _records(home)
+    recs[name] = {"sha256": raw.sha256, "bytes": len(raw.content), "url": raw.uri,
+                  "recorded_at": raw.fetched_at.isoformat(timespec="seconds")}
+    atomic_write_bytes(_records_path(home), json.dumps(recs, indent=1, sort_keys=True).encode())
+
+
+def _landed(home: Home, sha256: str) -> Path:
+    # the layout of pipelines.raw.landed_relpath: raw/<source>/<sha[:2]>/<sha>
+    return home.root / "raw" / SOURCE / sha256[:2] / sha256
+
+
+def fetch_live(table: str, *, home: Home, session: requests.Session | None = None) -> RawFile:
+    """One trace archive from ``GRIDSHIFT_ALIBABA_URL``: the landed copy if its sha256 is known and it is
+    on disk (no request), else a checked download (see the module docstring for the checksums)."""
+    from pipelines import http
+
     name = TABLES[table][0]
+    url = f"{base_url()}/{name}"
+    what = f"{SOURCE}: {url}"
+    sha = expected_sha256().get(name)
+    basis = "published checksum" if sha and sha == PUBLISHED_SHA256.get(name) else f"checksum from {SUMS_ENV}"
+    size = None
+    if sha is None and name in (rec := _records(home)):
+        sha, size, basis = rec[name]["sha256"], rec[name]["bytes"], f"recorded at first download ({rec[name]['url']})"
+    if sha is not None:
+        landed = _landed(home, sha)
+        if landed.is_file():
+            content = landed.read_bytes()
+            got = sha256_bytes(content)
+            if got != sha or (size is not None and len(content) != size):
+                raise http.DownloadError(f"{what}: landed copy {landed} does not match its {basis} "
+                                         f"(sha256 {got}, expected {sha}); remove it to download again")
+            return RawFile(source=SOURCE, uri=url, content=content)
+    own = session is None
+    session = session or http.make_session(home)
+    try:
+        # the archives are tens of MB: keep them out of the SQLite cache (the landed copy is the cache)
+        no_cache = session.cache_disabled() if hasattr(session, "cache_disabled") else contextlib.nullcontext()
+        with no_cache:
+            try:
+                raw = http.download(session, url, source=SOURCE, expect=http.Expect(sha256=sha, kind="gzip"))
+            except http.DownloadError as exc:
+                if sha is not None and "checksum mismatch" in str(exc):
+                    raise http.DownloadError(f"{exc} ({basis})") from None
+                raise
+    finally:
+        if own:
+            session.close()
+    if size is not None and len(raw.content) != size:
+        raise http.DownloadError(f"{what}: {len(raw.content)} bytes, {basis} says {size}; nothing landed")
+    try:
+        extract_csv(raw)  # a gzip that is not the trace's one-CSV tar is refused before anything is recorded
+    except DataError as exc:
+        raise http.DownloadError(f"{what}: not the trace's tar.gz ({exc}); nothing landed") from None
+    if sha is None:
+        _record(home, name, raw)
+    return raw
+
+
+def fetch_table(
+    table: str, *, trace_dir: Path | None = None, mirror: Path | None = None, live: bool = False,
+    home: Home | None = None, session: requests.Session | None = None,
+) -> RawFile:
+    """The raw ``.tar.gz`` of one trace table. Source order: ``trace_dir`` (a folder holding the
+    trace's files) → the mirror's ``alibaba/gpu-v2020/`` → the live download (``live``). When none can
+    provide it, ``SourceUnavailableError`` names every source tried and how to provide the file."""
+    name = TABLES[table][0]
+    tried: list[str] = []
     if trace_dir is not None:
         path = safe_join(Path(trace_dir), name)
-        if not path.is_file():
-            raise SourceUnavailableError(f"{SOURCE}: {name} not found in trace dir {trace_dir} (looked for {path})")
-        return RawFile(source=SOURCE, uri=path.as_uri(), content=path.read_bytes())
-    return read_mirror(mirror, f"{MIRROR_DIR}/{name}", SOURCE)
+        if path.is_file():
+            return RawFile(source=SOURCE, uri=path.as_uri(), content=path.read_bytes())
+        tried.append(f"{name} not found in trace dir {trace_dir} (looked for {path})")
+    if mirror is not None:
+        try:
+            return read_mirror(mirror, f"{MIRROR_DIR}/{name}", SOURCE)
+        except SourceUnavailableError as exc:
+            tried.append(str(exc).removeprefix(f"{SOURCE}: "))
+    if trace_dir is None and mirror is None:
+        tried.append("no --trace-dir and no mirror given")
+    if not live:
+        raise SourceUnavailableError(f"{SOURCE}: {name} is unavailable: " + "; ".join(tried)
+                                     + f"; live download is off. To provide it: {how_to(name)}")
+    try:
+        return fetch_live(table, home=home or Home.resolve(), session=session)
+    except SourceUnavailableError as exc:
+        raise SourceUnavailableError(f"{SOURCE}: {name} is unavailable: " + "; ".join([*tried, f"live: {exc}"])
+                                     + f". To provide it: {how_to(name)}") from None
 
 
 # --------------------------------------------------------------------------- read

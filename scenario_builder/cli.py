@@ -67,8 +67,9 @@ def ingest(
     ] = ",".join(DEFAULT_SOURCES),
     mirror: MirrorOpt = None,
     home: HomeOpt = None,
-    live: Annotated[bool, typer.Option("--live", help="fetch from the publishers what the mirror lacks "
-                                       "(tokens from env/.env; see docs/sources.md)")] = False,
+    live: Annotated[bool, typer.Option("--live", help="fetch from the publishers what the mirror (and, for "
+                                       "workloads, --trace-dir) lacks (tokens from env/.env; see docs/sources.md)")
+                    ] = False,
     workload: Annotated[str, typer.Option(help="with --sources workload: alibaba-2020|alibaba-2023|synthetic")
                         ] = "synthetic",
     trace_dir: Annotated[Path | None, typer.Option(help="folder with the PAI 2020 *.tar.gz tables")] = None,
@@ -97,10 +98,14 @@ def ingest(
         m = _mirror(mirror)
         workload_outcomes = []
         if "workload" in srcs:
+            from warehouse.ingest_workload import WORKLOADS
+
+            if workload not in WORKLOADS:
+                raise typer.BadParameter(f"unknown workload {workload!r}; choose from {WORKLOADS}")
+            td = trace_dir.expanduser().absolute() if trace_dir else None
             workload_outcomes = materialize_workload(
-                workload=workload, years=years, home=h, mirror=m,
-                trace_dir=trace_dir.expanduser().absolute() if trace_dir else None,
-                seed=seed, load_factor=load_factor,
+                workload=workload, years=years, home=h, mirror=m, trace_dir=td, seed=seed,
+                load_factor=load_factor, live=live,
             )
             _print_workload(workload_outcomes)
         srcs = grid_srcs

@@ -126,7 +126,7 @@ def materialize(
 
 def materialize_workload(
     *, workload: str, years: Sequence[int], home: Home, mirror: Path | None, trace_dir: Path | None,
-    seed: int, load_factor: float,
+    seed: int, load_factor: float, live: bool = False,
 ) -> list[Outcome]:
     """Materialize the ``workload_tasks`` asset for each year (one in-process run per partition)."""
     from dagster_project.assets.workload import workload_key, workload_tasks
@@ -135,7 +135,7 @@ def materialize_workload(
     outcomes = []
     for year in years:
         res = dg.materialize(
-            [workload_tasks], partition_key=workload_key(workload, year), resources=_resources(home, mirror),
+            [workload_tasks], partition_key=workload_key(workload, year), resources=_resources(home, mirror, live),
             raise_on_error=False, run_config={**QUIET, "ops": {"workload_tasks": {"config": config}}},
         )
         outcomes += _collect(res, ["workload_tasks"], workload, year)

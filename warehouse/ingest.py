@@ -7,6 +7,7 @@ writes a whole partition together with the raw file's lineage row, or writes not
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -165,14 +166,23 @@ def partition_report(kind: str, location: str, year: int, df: pl.DataFrame, raw:
     )
 
 
-def ingest_egress(*, home: Home, mirror: Path | None) -> list[IngestReport]:
+def ingest_egress(*, home: Home, mirror: Path | None, source: str | None = None) -> list[IngestReport]:
+    """Egress prices for every provider: from the repository's rule table (default), or from the mirror's
+    matrices (``source="mirror"`` or ``GRIDSHIFT_EGRESS_SOURCE=mirror``); see :mod:`pipelines.egress`."""
+    source = (source or os.environ.get("GRIDSHIFT_EGRESS_SOURCE", "") or "repo").strip().lower()
+    if source not in egress.EGRESS_SOURCES:
+        raise SourceUnavailableError(f"GRIDSHIFT_EGRESS_SOURCE={source!r}: choose one of {egress.EGRESS_SOURCES}")
     reports = []
     for provider in egress.PROVIDERS:
-        raw = read_mirror(mirror, egress.mirror_relpath(provider), egress.SOURCE)
-        df = validate("egress_price", egress.parse(raw, provider), file=raw.uri)
+        if source == "repo":
+            raw = egress.rules_raw()
+            df = validate("egress_price", egress.rows_from_rules(raw, provider), file=raw.uri)
+        else:
+            raw = read_mirror(mirror, egress.mirror_relpath(provider), egress.SOURCE)
+            df = validate("egress_price", egress.parse(raw, provider), file=raw.uri)
         _commit(home, raw, "egress_price", df)
         reports.append(IngestReport("egress_price", None, None, df.height, raw.sha256, raw.uri,
-                                    extra={"provider": provider}))
+                                    extra={"provider": provider, "input": source}))
     return reports
 
 

@@ -1,8 +1,10 @@
 """Workload ingest: fetch → parse → validate → derive → validate → land raw → write.
 
 ``ingest_workload("alibaba-2020", 2023, home=..., trace_dir=...)`` turns a trace into the
-``workload_tasks`` of one UTC year. Everything is parsed, derived and validated before anything is
-written, so bad input (a malformed table, a failed check) writes nothing. Then:
+``workload_tasks`` of one UTC year. The PAI 2020 tables come from ``trace_dir``, else the mirror,
+else (``live=True``) the trace's public download (``pipelines.alibaba2020.fetch_table``).
+Everything is parsed, derived and validated before anything is written, so bad input (a malformed
+table, a failed check) writes nothing. Then:
 
 1. the trace table's raw bytes are landed and its ``trace_tasks`` rows upserted, with the raw file's
    lineage row, in one transaction (``warehouse.ingest._commit``, as every other source);
@@ -101,8 +103,12 @@ def prepare_workload(
     workload: str, year: int, *, trace_dir: Path | None = None, mirror: Path | None = None, seed: int = 0,
     load_factor: float = 1.0, params: wd.DeriveParams | None = None,
     pod_list: str = alibaba2023.DEFAULT_RELPATH, synthetic: dict | None = None,
+    live: bool = False, home: Home | None = None,
 ) -> PreparedWorkload:
-    """Fetch, parse, derive and validate one (workload, year). Raises before any write."""
+    """Fetch, parse, derive and validate one (workload, year). Raises before any write.
+
+    ``live``: download PAI 2020 tables that neither ``trace_dir`` nor the mirror holds (checksummed;
+    a copy already landed under ``home`` is reused without a request)."""
     base = params or default_params(workload)
     parsed: ParsedTrace | None = None
     trace_raw: RawFile | None = None
@@ -116,8 +122,9 @@ def prepare_workload(
         others.append(hist_raw)
 
     if workload == "alibaba-2020":
-        trace_raw = alibaba2020.fetch_table("task", trace_dir=trace_dir, mirror=mirror)
-        job_raw = alibaba2020.fetch_table("job", trace_dir=trace_dir, mirror=mirror)
+        src = {"trace_dir": trace_dir, "mirror": mirror, "live": live, "home": home}
+        trace_raw = alibaba2020.fetch_table("task", **src)
+        job_raw = alibaba2020.fetch_table("job", **src)
         parsed = alibaba2020.parse_task_table(trace_raw)
         jobs, job_counts = alibaba2020.parse_job_table(job_raw)
         parsed = alibaba2020.attach_jobs(parsed, jobs)
@@ -201,11 +208,12 @@ def commit_workload(home: Home, prep: PreparedWorkload) -> None:
 def ingest_workload(
     workload: str, year: int, *, home: Home, trace_dir: Path | None = None, mirror: Path | None = None,
     seed: int = 0, load_factor: float = 1.0, params: wd.DeriveParams | None = None,
-    pod_list: str = alibaba2023.DEFAULT_RELPATH, synthetic: dict | None = None,
+    pod_list: str = alibaba2023.DEFAULT_RELPATH, synthetic: dict | None = None, live: bool = False,
 ) -> WorkloadReport:
     """Derive and store the ``workload_tasks`` of one (workload, year); returns the summary."""
     prep = prepare_workload(workload, year, trace_dir=trace_dir, mirror=mirror, seed=seed,
-                            load_factor=load_factor, params=params, pod_list=pod_list, synthetic=synthetic)
+                            load_factor=load_factor, params=params, pod_list=pod_list, synthetic=synthetic,
+                            live=live, home=home)
     commit_workload(home, prep)
     return prep.report
 

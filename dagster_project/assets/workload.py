@@ -82,7 +82,7 @@ def workload_tasks(context: dg.AssetExecutionContext, config: WorkloadConfig,
         report = ingest_workload(
             workload, year, home=gridshift.home_obj(), mirror=gridshift.mirror_path(),
             trace_dir=Path(config.trace_dir).expanduser() if config.trace_dir else None,
-            seed=config.seed, load_factor=config.load_factor,
+            seed=config.seed, load_factor=config.load_factor, live=gridshift.live,
         )
     except DataError as err:
         yield checks.schema_failed("workload_tasks", err)

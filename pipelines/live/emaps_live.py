@@ -1,9 +1,14 @@
 """Electricity Maps, live: the yearly per-zone CSV download and API v3 for recent history.
 
 1. **CSV** (the historical source; free, ODbL-1.0): ``GRIDSHIFT_EMAPS_CSV_URL`` is a URL template
-   with ``{zone}`` (the Electricity Maps zone id, e.g. ``DE`` for DE-LU) and ``{year}``, e.g.
-   ``https://data.electricitymaps.com/<release>/{zone}_{year}_hourly.csv`` as listed on
-   https://portal.electricitymaps.com/datasets. The body is exactly the mirror's file, so it is
+   with ``{zone}`` (the Electricity Maps zone id, e.g. ``DE`` for DE-LU) and ``{year}``; default
+   :data:`DEFAULT_CSV_URL`, ``https://data.electricitymaps.com/2025-04-03/{zone}_{year}_hourly.csv``.
+   The pattern ``https://data.electricitymaps.com/<release date>/<ZONE>_<YEAR>_hourly.csv`` is the
+   one the portal's download links use (https://portal.electricitymaps.com/datasets); the release
+   segment (``2025-04-03``) changes with each yearly release, so set the variable to the current
+   link's template when a newer release exists (``off`` disables the CSV route). The zone id and
+   the year are checked before any request: the zone must be a registry zone id, the year within
+   :data:`CSV_FIRST_YEAR` .. the current UTC year. The body is exactly the mirror's file, so it is
    parsed by :func:`pipelines.electricitymaps.parse` and gives byte-identical rows (same sha256).
    A 404 (e.g. the current year, not yet published) falls through to the API.
 2. **API v3** (``ELECTRICITYMAPS_TOKEN``, sent as the ``auth-token`` header, never a query
@@ -19,11 +24,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import string
 from datetime import UTC, datetime, timedelta
 
 import polars as pl
 import requests
 
+from gridshift import locations
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.locations import Location
 from pipelines import electricitymaps, http
@@ -35,18 +43,57 @@ API_SOURCE = "electricitymaps-api-v3"
 DEFAULT_API_URL = "https://api.electricitymaps.com"
 TOKEN_ENV = "ELECTRICITYMAPS_TOKEN"
 TOKEN_HELP = "set ELECTRICITYMAPS_TOKEN (environment or .env): create one at https://portal.electricitymaps.com"
+# The yearly per-zone CSV download: the pattern of the portal's links, release 2025-04-03 (the latest
+# release seen in public download scripts; newer releases get a new date segment).
+DEFAULT_CSV_URL = "https://data.electricitymaps.com/2025-04-03/{zone}_{year}_hourly.csv"
+CSV_URL_ENV = "GRIDSHIFT_EMAPS_CSV_URL"
+CSV_FIRST_YEAR = 2021  # the first year of the free yearly datasets
 CSV_HELP = (
-    "set GRIDSHIFT_EMAPS_CSV_URL to the yearly CSV URL template with {zone} and {year} "
-    "(see https://portal.electricitymaps.com/datasets)"
+    f"set {CSV_URL_ENV} to the yearly CSV URL template with {{zone}} and {{year}} "
+    f"(default {DEFAULT_CSV_URL}; see https://portal.electricitymaps.com/datasets for the current release)"
 )
+_ZONE_ID = re.compile(r"^[A-Z]{2}(-[A-Z0-9]+)*$")
 API_WINDOW = timedelta(days=10)
 FACTORS = {"direct": "carbon_direct_g_per_kwh", "lifecycle": "carbon_lca_g_per_kwh"}
 
 
-def csv_url(location: Location, year: int) -> str | None:
-    template = os.environ.get("GRIDSHIFT_EMAPS_CSV_URL")
-    if not template:
+def csv_template() -> str | None:
+    """``GRIDSHIFT_EMAPS_CSV_URL`` (unset or empty: :data:`DEFAULT_CSV_URL`; ``off``: no CSV route)."""
+    template = os.environ.get(CSV_URL_ENV, "").strip() or DEFAULT_CSV_URL
+    if template.lower() in ("off", "none", "0", "false"):
         return None
+    fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+    if fields != {"zone", "year"}:
+        raise SourceUnavailableError(
+            f"{CSV_SOURCE}: {CSV_URL_ENV}={template!r} must contain exactly the placeholders {{zone}} and "
+            f"{{year}} (found {sorted(fields) or 'none'})"
+        )
+    return template
+
+
+def check_zone_year(location: Location, year: int, *, now: datetime | None = None) -> None:
+    """Refuse, before any request, a zone id that is not the registry's or a year with no yearly file."""
+    zone = location.emaps_zone
+    known = {locations.get(code).emaps_zone for code in locations.all_codes()}
+    if not zone or not _ZONE_ID.match(zone) or zone not in known:
+        raise SourceUnavailableError(
+            f"{CSV_SOURCE}: unknown Electricity Maps zone id {zone!r} for {location.location} "
+            "(not a zone of gridshift/data/locations.csv)"
+        )
+    last = (now or datetime.now(UTC)).year
+    if not CSV_FIRST_YEAR <= year <= last:
+        raise SourceUnavailableError(
+            f"{CSV_SOURCE}: no yearly data for {location.location} ({zone}) in {year}: Electricity Maps "
+            f"publishes {CSV_FIRST_YEAR}..{last} (the current year through the API)"
+        )
+
+
+def csv_url(location: Location, year: int) -> str | None:
+    """The yearly CSV's URL with ``{zone}`` and ``{year}`` filled (None when the CSV route is off)."""
+    template = csv_template()
+    if template is None:
+        return None
+    check_zone_year(location, year)
     return template.format(zone=location.emaps_zone, year=year)
 
 
@@ -56,6 +103,7 @@ def api_url() -> str:
 
 def fetch_csv(location: Location, year: int, *, session: requests.Session, url: str | None = None) -> RawFile:
     """Download the yearly CSV export; rejected unless it is the CSV (header, complete body)."""
+    check_zone_year(location, year)
     url = url or csv_url(location, year)
     if not url:
         raise SourceUnavailableError(f"{CSV_SOURCE}: no CSV URL for {location.location} {year}: {CSV_HELP}")
@@ -123,6 +171,7 @@ def fetch_api(
 
 def fetch(location: Location, year: int, *, session: requests.Session, now: datetime | None = None) -> RawFile:
     """CSV if a URL template is configured and the file exists, else API v3 with the token."""
+    check_zone_year(location, year, now=now)
     problems = []
     if csv_url(location, year):
         try:

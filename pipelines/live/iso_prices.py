@@ -15,13 +15,23 @@ ISO        gridstatus call         node / hub                              curre
 CAISO      ``CAISO.get_lmp``       ``TH_NP15_GEN-APND`` (NP15 trading hub)  USD
 ERCOT      ``Ercot.get_spp``       ``HB_HUBAVG`` (hub average)              USD
 NYISO      ``NYISO.get_lmp``       ``N.Y.C.`` (zone J)                      USD
-PJM        ``PJM.get_lmp``         ``PJM-RTO`` (needs ``PJM_API_KEY``)      USD
+PJM        ``PJM.get_lmp``         ``PJM-RTO`` (pnode 1; ``PJM_API_KEY``)   USD
 IESO       ``IESO.get_lmp_day_ahead_hourly_ontario_zonal`` (from 2025-05;  CAD
            earlier years: ``get_hoep_historical_hourly``)
 =========  ======================  =======================================  ========
 
 If gridstatus is not installed, :class:`GridstatusUnavailable` (a ``SourceUnavailableError``)
-says how to install it or which mirror file to provide instead.
+says how to install it or which mirror file to provide instead. PJM's key is checked first, so a
+missing ``PJM_API_KEY`` is reported whether or not gridstatus is installed.
+
+gridstatus frames (as its own tests pin them): every ISO gives tz-aware ``Interval Start`` /
+``Interval End`` in the ISO's time zone (CAISO America/Los_Angeles, ERCOT US/Central, NYISO and PJM
+US/Eastern, IESO Eastern Standard Time) and hourly day-ahead intervals. The node column is
+``Location`` (CAISO, ERCOT, NYISO, IESO zonal), or ``Location Id`` / ``Location Name`` /
+``Location Short Name`` (PJM, whose ``locations=`` takes pnode ids); HOEP frames have no node
+column. The price column is ``LMP`` (CAISO, NYISO, PJM, IESO zonal), ``SPP`` (ERCOT) or ``HOEP``.
+Conversion to UTC uses the offsets in the frame, so a 23- or 25-hour local day is 23 or 25
+distinct UTC hours.
 """
 
 from __future__ import annotations
@@ -72,11 +82,16 @@ SPECS: dict[str, IsoSpec] = {
                                                    "location_type": "Trading Hub"}, "HB_HUBAVG"),
     "NYISO": IsoSpec("NYISO", "NYISO", "get_lmp", {"market": "DAY_AHEAD_HOURLY", "locations": ["N.Y.C."],
                                                    "location_type": "zone"}, "N.Y.C."),
-    "PJM": IsoSpec("PJM", "PJM", "get_lmp", {"market": "DAY_AHEAD_HOURLY", "locations": ["PJM-RTO"]},
+    # PJM's ``locations=`` takes pnode ids (gridstatus casts them to int): 1 is the PJM-RTO aggregate
+    "PJM": IsoSpec("PJM", "PJM", "get_lmp", {"market": "DAY_AHEAD_HOURLY", "locations": [1]},
                    "PJM-RTO", token_env="PJM_API_KEY"),
     "IESO": IsoSpec("IESO", "IESO", "get_lmp_day_ahead_hourly_ontario_zonal", {}, "ONTARIO", currency="CAD"),
 }
 PRICE_COLUMNS = ("LMP", "SPP", "HOEP", "Price", "Zonal Price")
+NODE_COLUMNS = ("Location", "Location Name", "Location Short Name")  # first present names the node
+PJM_HELP = ("request a Data Miner 2 API key at https://dataminer2.pjm.com and set PJM_API_KEY (environment "
+            "or .env), or provide prices/standardized/<LOCATION>/<LOCATION>_electricity_prices_<YEAR>.csv "
+            "in a mirror")
 
 
 class IsoPriceAdapter(Protocol):
@@ -90,6 +105,12 @@ class GridstatusAdapter:
     """The real adapter: calls gridstatus (its own HTTP; PJM's key from ``PJM_API_KEY``)."""
 
     def pull(self, spec: IsoSpec, start: datetime, end: datetime):
+        kwargs = {}
+        if spec.token_env:  # checked before the import: the user learns about both at once
+            key = http.get_token(spec.token_env)
+            if not key:
+                raise SourceUnavailableError(f"{SOURCE}: {spec.iso} needs {spec.token_env}: {PJM_HELP}")
+            kwargs["api_key"] = key
         try:
             import gridstatus
         except ImportError:
@@ -98,24 +119,28 @@ class GridstatusAdapter:
                 "(uv pip install 'gridstatus>=0.37'), or provide a mirror with "
                 "prices/standardized/<LOCATION>/<LOCATION>_electricity_prices_<YEAR>.csv"
             ) from None
-        kwargs = {}
-        if spec.token_env:
-            key = http.get_token(spec.token_env)
-            if not key:
-                raise SourceUnavailableError(
-                    f"{SOURCE}: {spec.iso} needs {spec.token_env} (environment or .env): request a Data Miner 2 "
-                    "API key at https://dataminer2.pjm.com, or provide a price mirror"
-                )
-            kwargs["api_key"] = key
         client = getattr(gridstatus, spec.cls)(**kwargs)
-        method, extra = spec.method, dict(spec.kwargs)
-        if spec.iso == "IESO" and end <= IESO_MARKET_RENEWAL:
-            method, extra = "get_hoep_historical_hourly", {}
-        try:
-            return getattr(client, method)(date=start, end=end, **extra)
-        except Exception as exc:  # gridstatus raises many types; keep tokens out of the message
-            raise http.DownloadError(f"{SOURCE}: {spec.iso} {start:%Y-%m-%d}..{end:%Y-%m-%d}: "
-                                     f"{http.redact(str(exc))}") from None
+        calls = [(spec.method, dict(spec.kwargs), start, end)]
+        if spec.iso == "IESO":  # HOEP until the market renewal (2025-05-01), Ontario zonal DA price after
+            hoep = ("get_hoep_historical_hourly", {})
+            if end <= IESO_MARKET_RENEWAL:
+                calls = [(*hoep, start, end)]
+            elif start < IESO_MARKET_RENEWAL:
+                calls = [(*hoep, start, IESO_MARKET_RENEWAL),
+                         (spec.method, dict(spec.kwargs), IESO_MARKET_RENEWAL, end)]
+        frames = []
+        for method, extra, lo, hi in calls:
+            try:
+                frames.append(getattr(client, method)(date=lo, end=hi, **extra))
+            except Exception as exc:  # gridstatus raises many types; keep tokens out of the message
+                raise http.DownloadError(f"{SOURCE}: {spec.iso} {lo:%Y-%m-%d}..{hi:%Y-%m-%d}: "
+                                         f"{http.redact(str(exc))}") from None
+        if len(frames) == 1:
+            return frames[0]
+        parts = [f if isinstance(f, pl.DataFrame) else pl.from_pandas(f.reset_index(drop=True)) for f in frames]
+        utc = [pl.col(c).dt.convert_time_zone("UTC") for c in ("Interval Start", "Interval End")]
+        return pl.concat([p.select(*utc, pl.col(next(c for c in PRICE_COLUMNS if c in p.columns)).alias("Price"))
+                          for p in parts])
 
 
 _adapter_factory: Callable[[], IsoPriceAdapter] = GridstatusAdapter
@@ -147,8 +172,15 @@ def normalize(frame, spec: IsoSpec) -> bytes:
     price_col = next((c for c in PRICE_COLUMNS if c in frame.columns), None)
     if price_col is None:
         raise DataError(f"gridstatus frame has no price column {PRICE_COLUMNS}: {frame.columns}", file=spec.iso)
-    if "Location" in frame.columns:
-        frame = frame.filter(pl.col("Location") == spec.node) if spec.node in frame["Location"].to_list() else frame
+    node_col = next((c for c in NODE_COLUMNS if c in frame.columns), None)
+    if node_col is not None:
+        frame = frame.with_columns(pl.col(node_col).cast(pl.String))
+        nodes = frame[node_col].unique().to_list()
+        if spec.node in nodes:
+            frame = frame.filter(pl.col(node_col) == spec.node)
+        elif len(nodes) > 1:
+            raise DataError(f"gridstatus frame holds several nodes and not {spec.node!r}: {sorted(nodes)[:10]}",
+                            file=spec.iso, column=node_col)
     start = frame["Interval Start"]
     if start.dtype.time_zone is None:
         raise DataError("gridstatus returned naive timestamps", file=spec.iso, column="Interval Start")
@@ -158,7 +190,7 @@ def normalize(frame, spec: IsoSpec) -> bytes:
     out = pl.DataFrame({
         "interval_start_utc": start.dt.convert_time_zone("UTC").dt.strftime(fmt),
         "interval_end_utc": end.dt.convert_time_zone("UTC").dt.strftime(fmt),
-        "node": frame["Location"].cast(pl.String) if "Location" in frame.columns else [spec.node] * n,
+        "node": frame[node_col] if node_col is not None else [spec.node] * n,
         "price": frame[price_col].cast(pl.Float64),
         "currency": [spec.currency] * n,
     }).sort("interval_start_utc")

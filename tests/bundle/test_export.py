@@ -48,7 +48,7 @@ def test_layout_and_manifest(built):
     uris = {d["uri"] for d in m["lineage"]}
     assert "mirror:electricitymaps/DE-LU/DE-LU_2022_hourly.csv" in uris
     assert "mirror:open-meteo/AU-NSW/2023.json" in uris  # supplies AU-NSW's last hours of 2022 UTC
-    assert "mirror:egress/aws_transmission_cost_matrix.csv" in uris
+    assert "gridshift:data/egress/egress_rules.csv" in uris  # the versioned in-repo egress table
     assert {a["source"] for a in m["attributions"]} >= {"electricitymaps-csv", "open-meteo-archive"}
     assert any("ODbL" in a["licence"] for a in m["attributions"])
     assert set(m["resampling"]) >= {"carbon_g_per_kwh", "price_usd_per_mwh", "temp_c", "gap_fill"}

@@ -133,6 +133,108 @@ def test_egress_matrix_is_long_and_square(shared_data):
     assert df.filter(pl.col("src_region") == pl.col("dst_region"))["usd_per_gb"].max() == 0
 
 
+@pytest.mark.parametrize("provider", egress.PROVIDERS)
+def test_egress_rules_reproduce_the_mirror_matrices_exactly(shared_data, provider):
+    """Over the mirror's own regions, every ordered pair: the rule table gives the tabulated price."""
+    mirror = egress.parse(read_mirror(shared_data, egress.mirror_relpath(provider), "t"), provider)
+    regions = mirror["src_region"].unique(maintain_order=True).to_list()
+    derived = egress.derive_matrix(egress.parse_rules(egress.rules_raw()), provider, regions)
+    both = mirror.join(derived, on=["src_region", "dst_region"], how="full", coalesce=True, suffix="_rules")
+    assert both.height == len(regions) ** 2
+    diff = both.filter(pl.col("usd_per_gb") != pl.col("usd_per_gb_rules"))
+    assert diff.height == 0, f"rules differ from the mirror on: {diff.head(10).rows()}"
+
+
+@pytest.mark.parametrize("provider,n_regions,missing", [
+    ("aws", 17, []), ("gcp", 12, ["europe-west2"]), ("azure", 21, ["UK South"])])
+def test_egress_matrix_over_the_registry_regions(shared_data, provider, n_regions, missing):
+    """Every registry region pair is priced; the regions the mirror lacks are named here with their class."""
+    regions = egress.registry_regions(provider)
+    assert len(regions) == n_regions
+    df = egress.rows_from_rules(egress.rules_raw(), provider)
+    assert df.height == n_regions ** 2 and df["usd_per_gb"].null_count() == 0
+    mirror = egress.parse(read_mirror(shared_data, egress.mirror_relpath(provider), "t"), provider)
+    assert sorted(set(regions) - set(mirror["src_region"])) == missing
+    common = df.join(mirror, on=["src_region", "dst_region"], suffix="_m")
+    assert common.height == (n_regions - len(missing)) ** 2
+    assert (common["usd_per_gb"] == common["usd_per_gb_m"]).all()
+    assert df["raw_sha256"].unique().to_list() == [egress.rules_raw().sha256]
+
+
+def _price_of(provider, src, dst):
+    m = egress.derive_matrix(egress.parse_rules(egress.rules_raw()), provider, [src, dst])
+    r = m.filter((pl.col("src_region") == src) & (pl.col("dst_region") == dst)).row(0, named=True)
+    return r["usd_per_gb"], r["pair_class"]
+
+
+@pytest.mark.parametrize("provider,src,dst,price,cls", [
+    ("aws", "us-east-1", "us-east-2", 0.01, "aws:us-east-pair"),
+    ("aws", "us-east-1-dwf-1", "us-east-1", 0.01, "aws:us-east-pair"),
+    ("aws", "us-west-1", "us-east-1", 0.02, "aws:from-north-america"),
+    ("aws", "eu-central-1", "ap-southeast-2", 0.02, "aws:from-europe"),
+    ("aws", "ap-south-1", "eu-west-1", 0.086, "aws:from-mumbai"),
+    ("aws", "us-east-1-chl-1", "sa-east-1", 0.138, "aws:from-south-america"),
+    ("aws", "af-south-1", "us-east-1", 0.147, "aws:from-cape-town"),
+    ("aws", "eu-west-1", "eu-west-1", 0.0, "aws:same-region"),
+    ("gcp", "asia-southeast1", "us-central1", 0.02, "gcp:to-north-america"),
+    ("gcp", "us-east1", "europe-west2", 0.05, "gcp:to-europe"),  # London: not in the mirror
+    ("gcp", "europe-west2", "australia-southeast1", 0.10, "gcp:to-oceania"),
+    ("azure", "East US", "West US", 0.02, "azure:within-us-core"),
+    ("azure", "East US", "North Europe", 0.05, "azure:from-us-core"),
+    ("azure", "West Europe", "North Europe", 0.02, "azure:within-europe-core"),
+    ("azure", "Germany West Central", "France Central", 0.08, "azure:from-other"),
+    ("azure", "UK South", "West Europe", 0.08, "azure:from-other"),  # not in the mirror
+    ("azure", "Brazil South", "Chile North", 0.16, "azure:from-south-america-africa"),
+])
+def test_egress_rule_classes_exact_values(provider, src, dst, price, cls):
+    assert _price_of(provider, src, dst) == (price, cls)
+
+
+def test_egress_rule_table_records_source_and_date():
+    rules = egress.parse_rules(egress.rules_raw())
+    assert set(rules["provider"]) == set(egress.PROVIDERS)
+    hosts = {p: set(rules.filter(pl.col("provider") == p)["source_url"].str.extract(r"https://([^/]+)/"))
+             for p in egress.PROVIDERS}
+    assert hosts == {"aws": {"aws.amazon.com"}, "gcp": {"cloud.google.com"}, "azure": {"azure.microsoft.com"}}
+    assert rules["as_of"].str.to_date("%Y-%m-%d").null_count() == 0
+
+
+def test_egress_rules_ambiguous_or_missing_pair_is_an_error():
+    from gridshift.errors import DataError
+    from pipelines.raw import RawFile
+
+    head = "provider,from,to,usd_per_gb,pair_class,source_url,as_of,note\n"
+    url = "https://example.org/p,2025-01-01,"
+    tie = RawFile("t", "t", (head + f"aws,a,*,0.02,x,{url}\naws,*,b,0.03,y,{url}\n").encode())
+    with pytest.raises(DataError, match="2 equally specific aws rules match a -> b"):
+        egress.derive_matrix(egress.parse_rules(tie), "aws", ["a", "b"])
+    with pytest.raises(DataError, match="no aws egress rule matches b -> a"):
+        egress.derive_matrix(egress.parse_rules(tie), "aws", ["b", "a"])
+    bad = RawFile("t", "t", (head + "aws,a,*,0.02,x,http://insecure,2025-01-01,\n").encode())
+    with pytest.raises(DataError, match="source_url"):
+        egress.parse_rules(bad)
+
+
+def test_ingest_egress_defaults_to_the_rule_table_mirror_on_request(shared_data, tmp_path, monkeypatch):
+    from gridshift.home import Home
+    from warehouse.db import read_table
+    from warehouse.ingest import ingest_egress
+
+    monkeypatch.delenv("GRIDSHIFT_EGRESS_SOURCE", raising=False)
+    home = Home(tmp_path / "repo")
+    reps = ingest_egress(home=home, mirror=None)  # no mirror needed
+    assert [(r.extra["provider"], r.rows, r.raw_uri) for r in reps] == [
+        ("aws", 17 ** 2, egress.RULES_URI), ("gcp", 12 ** 2, egress.RULES_URI), ("azure", 21 ** 2, egress.RULES_URI)]
+    monkeypatch.setenv("GRIDSHIFT_EGRESS_SOURCE", "mirror")
+    mhome = Home(tmp_path / "mirror")
+    reps = ingest_egress(home=mhome, mirror=shared_data)
+    assert [r.rows for r in reps] == [400, 169, 484] and reps[0].raw_uri.endswith("aws_transmission_cost_matrix.csv")
+    q = "SELECT provider, src_region, dst_region, usd_per_gb FROM egress_price"
+    a, b = read_table(home.warehouse_path, q), read_table(mhome.warehouse_path, q)
+    common = a.join(b, on=["provider", "src_region", "dst_region"], suffix="_m")
+    assert common.height == 17 ** 2 + 11 ** 2 + 20 ** 2 and (common["usd_per_gb"] == common["usd_per_gb_m"]).all()
+
+
 def test_network_paths_state_their_assumptions(shared_data):
     df = network.parse(read_mirror(shared_data, network.MIRROR_RELPATH, "t"))
     measured = df.filter((pl.col("provider") == "aws") & (pl.col("src_macro") == "EU") & (pl.col("dst_macro") == "US"))

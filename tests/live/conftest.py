@@ -51,6 +51,7 @@ def fake(tmp_path, monkeypatch, shared_data):
             "ENTSOE_ENDPOINT_URL": f"{srv.url}/api",
             "GRIDSHIFT_EMAPS_CSV_URL": f"{srv.url}/emaps-csv/{{zone}}_{{year}}_hourly.csv",
             "GRIDSHIFT_EMAPS_API_URL": srv.url,
+            "GRIDSHIFT_ALIBABA_URL": f"{srv.url}/files",
             "ENTSOE_API_KEY": state.entsoe_token,
             "ELECTRICITYMAPS_TOKEN": state.emaps_token,
             "GRIDSHIFT_HTTP_RETRIES": "3",
@@ -62,6 +63,7 @@ def fake(tmp_path, monkeypatch, shared_data):
             monkeypatch.setenv(k, v)
         monkeypatch.delenv("GRIDSHIFT_MIRROR", raising=False)
         monkeypatch.delenv("PJM_API_KEY", raising=False)
+        monkeypatch.delenv("GRIDSHIFT_ALIBABA_SHA256SUMS", raising=False)
         yield srv
     iso_prices.set_adapter_factory(None)
 

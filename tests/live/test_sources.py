@@ -136,3 +136,41 @@ def test_emaps_unknown_zone_is_an_error_not_the_callers_zone(fake, tmp_path):
     loc = locations.get("FR")  # the fake has no FR data; upstream would answer for the caller's IP
     with make_session(Home(tmp_path / "h")) as s, pytest.raises(SourceUnavailableError, match="does not exist"):
         emaps_live.fetch_api(loc, utc(2023, 1, 1), utc(2023, 1, 2), session=s)
+
+
+def test_emaps_csv_default_template_fills_zone_and_year(monkeypatch):
+    monkeypatch.delenv("GRIDSHIFT_EMAPS_CSV_URL", raising=False)
+    assert emaps_live.csv_template() == emaps_live.DEFAULT_CSV_URL
+    assert emaps_live.csv_url(locations.get("DE-LU"), 2023) == (
+        "https://data.electricitymaps.com/2025-04-03/DE_2023_hourly.csv")  # the zone id, not the location code
+    assert emaps_live.csv_url(locations.get("BR-SP"), 2022).endswith("/BR-CS_2022_hourly.csv")
+    monkeypatch.setenv("GRIDSHIFT_EMAPS_CSV_URL", "")  # an empty line copied from .env.example: the default
+    assert emaps_live.csv_url(locations.get("SG"), 2021).endswith("/SG_2021_hourly.csv")
+    monkeypatch.setenv("GRIDSHIFT_EMAPS_CSV_URL", "off")
+    assert emaps_live.csv_url(locations.get("SG"), 2021) is None
+
+
+@pytest.mark.parametrize("template", ["http://127.0.0.1:9/{zone}.csv", "http://127.0.0.1:9/{zone}_{year}_{res}.csv",
+                                      "http://127.0.0.1:9/static.csv"])
+def test_emaps_csv_template_without_both_placeholders_is_refused(monkeypatch, template):
+    monkeypatch.setenv("GRIDSHIFT_EMAPS_CSV_URL", template)
+    with pytest.raises(SourceUnavailableError, match=r"exactly the placeholders \{zone\} and \{year\}"):
+        emaps_live.csv_url(locations.get("DE-LU"), 2023)
+
+
+@pytest.mark.parametrize("zone,year,match", [
+    ("XX-NOWHERE", 2023, "unknown Electricity Maps zone id 'XX-NOWHERE'"),
+    ("de", 2023, "unknown Electricity Maps zone id 'de'"),
+    ("DE", 2020, r"no yearly data .* in 2020: Electricity Maps publishes 2021\.\."),
+    ("DE", 2999, "in 2999"),
+])
+def test_emaps_unknown_zone_or_year_rejected_before_any_request(fake, tmp_path, zone, year, match):
+    import dataclasses
+
+    loc = dataclasses.replace(locations.get("DE-LU"), emaps_zone=zone)
+    with make_session(Home(tmp_path / "h")) as s:
+        with pytest.raises(SourceUnavailableError, match=match):
+            emaps_live.fetch(loc, year, session=s)
+        with pytest.raises(SourceUnavailableError, match=match):
+            emaps_live.fetch_csv(loc, year, session=s)
+    assert fake.state.count() == 0
