@@ -317,3 +317,40 @@ def wetbulb_stull(temp_c, rh_pct):
     rh = np.asarray(rh_pct, dtype=np.float64)
     return (t * np.arctan(0.151977 * np.sqrt(rh + 8.313659)) + np.arctan(t + rh)
             - np.arctan(rh - 1.676331) + 0.00391838 * rh ** 1.5 * np.arctan(0.023101 * rh) - 4.686035)
+
+
+# ---------------------------------------------------------------- one step of the step API
+#: per-DC rows (and step sums) written by :func:`step_energy`
+STEP_DC_NAMES = ("it_kwh", "total_kwh", "cost_usd", "carbon_kg", "water_l", "unmet_cooling_kwh",
+                 "busy_cores", "busy_gpus", "busy_mem_gb", "idle_gpus")
+N_STEP_DC = len(STEP_DC_NAMES)
+
+
+@njit(cache=True, nogil=True)
+def step_energy(params, cap_cores, cap_gpus, cap_mem, part, j, temp_c, wetbulb_c, carbon, price, k, buf,
+                out, tot):
+    """One step of every datacenter, exactly as the run results compute it (same ``dc_step`` on the
+    same inputs, same arithmetic): busy = max(part[:, d, j], 0) (time-weighted), signals at bundle
+    step ``k``. Writes ``out`` (N_STEP_DC, n_dc) in ``STEP_DC_NAMES`` order and their sums over the
+    datacenters into ``tot`` (N_STEP_DC,); ``buf`` is scratch of length N_OUT."""
+    n_dc = cap_cores.shape[0]
+    for r in range(N_STEP_DC):
+        tot[r] = 0.0
+    for d in range(n_dc):
+        bc = max(part[0, d, j], 0.0)
+        bg = max(part[1, d, j], 0.0)
+        bm = max(part[2, d, j], 0.0)
+        dc_step(params[d], cap_cores[d], cap_gpus[d], cap_mem[d], bc, bg, bm, temp_c[d, k], wetbulb_c[d, k], buf)
+        total_kwh = buf[O_TOTAL] * STEP_HOURS
+        out[0, d] = buf[O_IT] * STEP_HOURS
+        out[1, d] = total_kwh
+        out[2, d] = total_kwh * price[d, k] / 1000.0
+        out[3, d] = total_kwh * carbon[d, k] / 1000.0
+        out[4, d] = buf[O_WATER]
+        out[5, d] = buf[O_UNMET] * STEP_HOURS
+        out[6, d] = bc
+        out[7, d] = bg
+        out[8, d] = bm
+        out[9, d] = max(cap_gpus[d] - bg, 0.0)
+        for r in range(N_STEP_DC):
+            tot[r] += out[r, d]

@@ -13,12 +13,14 @@ from numba import njit
 from . import engine as E
 from .physics import OUT_NAMES, STEP_HOURS
 from .physics import compute as physics_compute
+from .transfer import transfer_one
 
 STEP_S = E.STEP_S
 STATUS_NAMES = ["not_arrived", "pending", "in_transit", "queued", "started", "unschedulable"]
 
 
-def _version() -> str:
+def gridshift_version() -> str:
+    """The installed gridshift version (recorded with every run and bundle)."""
     try:
         from gridshift import __version__  # type: ignore[attr-defined]
 
@@ -83,8 +85,7 @@ def _task_counters(origin, dest, status, forced, violated, arrival, decision, st
     cost/energy/emissions and finish times.
 
     Arrivals count at the origin, decisions/starts/finishes at the destination, transfers at the
-    origin in the decision step. A transfer's emissions use the carbon intensity of its decision
-    step at the origin (or the mean of origin and destination when ``mean_ci``).
+    origin in the decision step, each priced by ``transfer.transfer_one``.
     """
     n_dc = usd_per_gb.shape[0]
     n_all = carbon.shape[1]
@@ -111,11 +112,9 @@ def _task_counters(origin, dest, status, forced, violated, arrival, decision, st
             if forced[i]:
                 cnt[3, d, jd] += 1
         if d != o:
-            x_cost[i] = bw[i] * usd_per_gb[o, d]
-            x_kwh[i] = bw[i] * kwh_per_gb
             k = min(max(jd + s0, 0), n_all - 1)
-            ci = 0.5 * (carbon[o, k] + carbon[d, k]) if mean_ci else carbon[o, k]
-            x_kg[i] = x_kwh[i] * ci / 1000.0
+            x_cost[i], x_kwh[i], x_kg[i] = transfer_one(bw[i], usd_per_gb[o, d], kwh_per_gb, carbon[o, k],
+                                                        carbon[d, k], mean_ci)
             if 0 <= jd < n:
                 cnt[6, o, jd] += 1
                 flow[0, o, jd] += x_cost[i]
@@ -272,5 +271,5 @@ def build_result(prep, policy: str) -> RunResult:
     totals["carbon_incl_transfer_kg"] = totals["carbon_kg"] + totals["transfer_carbon_kg"]
     totals["cost_incl_transfer_usd"] = totals["cost_usd"] + totals["transfer_cost_usd"]
     return RunResult(steps=steps, tasks=tasks, transfers=transfers, totals=totals, seed=prep.seed,
-                     bundle_id=sc.bundle_id, gridshift_version=_version(), policy=policy,
+                     bundle_id=sc.bundle_id, gridshift_version=gridshift_version(), policy=policy,
                      options={**prep.options.public(), "start_step": s0, "steps": n})

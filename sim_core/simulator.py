@@ -54,7 +54,7 @@ def make_options(**kw) -> Options:
     return o
 
 
-def _as_scenario(x) -> Scenario:
+def as_scenario(x) -> Scenario:
     if isinstance(x, Scenario):
         return x
     if isinstance(x, str | Path):
@@ -62,7 +62,7 @@ def _as_scenario(x) -> Scenario:
     raise TypeError(f"expected a Scenario or a bundle path, got {type(x).__name__}")
 
 
-def _resolve_window(sc: Scenario, start, days, steps) -> tuple[int, int]:
+def resolve_window(sc: Scenario, start, days, steps) -> tuple[int, int]:
     if start is None:
         s0 = 0
     elif isinstance(start, int | np.integer):
@@ -95,7 +95,7 @@ class Prepared:
 
     def __init__(self, scenario, seed: int = 0, *, start=None, days=None, steps=None,
                  policy_code: int = -1, **options):
-        sc = _as_scenario(scenario)
+        sc = as_scenario(scenario)
         self.scenario = sc
         self.seed = int(seed)
         self.options = make_options(**options)
@@ -103,7 +103,7 @@ class Prepared:
         if opts.carbon_basis is not None and sc.carbon_basis is not None and opts.carbon_basis != sc.carbon_basis:
             raise ValueError(f"bundle carbon basis is {sc.carbon_basis!r}; it cannot be re-based to "
                              f"{opts.carbon_basis!r} (build a bundle with that basis)")
-        self.s0, self.n = _resolve_window(sc, start, days, steps)
+        self.s0, self.n = resolve_window(sc, start, days, steps)
         s0, n = self.s0, self.n
         t0 = float(s0 * sc.step_s)
         self.t0 = t0
@@ -217,15 +217,25 @@ class Simulator:
     ``obs = sim.reset()``; then ``obs, info = sim.step(actions)`` until ``sim.done``.
     ``actions``: one int per pending task in ``obs["pending_task_id"]`` order (0 = defer,
     j + 1 = run at datacenter j), or one int for all of them in single-action mode.
+
+    ``info`` (and :attr:`outcome`) report what happened **during** the step just run, exactly as
+    the run results attribute it: per-DC energy, cost, carbon and water; the transfers decided in
+    the step (cost, energy, emissions, GB) and the SLA violations of the tasks that started in it.
+    Summed over a run they equal ``result().totals``.
+
+    Lean path (for environments): ``sim.step_fast(actions)`` runs the step and returns
+    :attr:`outcome` (a :class:`sim_core.reward.StepOutcome` whose buffers are reused every step)
+    without building the observation dict or the info dict.
     """
 
     def __init__(self, scenario, seed: int = 0, *, start=None, days=None, steps=None,
                  policy: str | None = None, **options):
         self._args = dict(seed=seed, start=start, days=days, steps=steps, **options)
-        self.scenario = _as_scenario(scenario)
+        self.scenario = as_scenario(scenario)
         self._policy = policy
         self.prep: Prepared | None = None
         self._actions = None
+        self.outcome = None
 
     # -------------------------------------------------------------- control
     def reset(self) -> dict:
@@ -234,7 +244,47 @@ class Simulator:
         self.prep = Prepared(self.scenario, a.pop("seed"), policy_code=code, **a)
         self._actions = np.zeros(max(self.prep.hi - self.prep.lo, 1), np.int32)
         E.begin_step(self.prep.tasks, self.prep.state, self.prep.ctx, 0)
+        self._setup_fast()
         return self.observation()
+
+    @staticmethod
+    def _entry(fn, *args):
+        """The compiled entry point of jitted ``fn`` for these argument types (skips Numba's
+        per-call type dispatch, ~10 µs for the engine's namedtuples); ``fn`` itself without JIT."""
+        compile_ = getattr(fn, "compile", None)
+        typeof = getattr(fn, "typeof_pyval", None)
+        if compile_ is None or typeof is None:
+            return fn
+        try:
+            return compile_(tuple(typeof(a) for a in args))
+        except Exception:  # noqa: BLE001 - any failure: fall back to the dispatcher
+            return fn
+
+    def _setup_fast(self) -> None:
+        from . import transfer as X
+        from .physics import N_OUT, step_energy
+        from .reward import StepOutcome
+
+        p, sc = self.prep, self.scenario
+        T, S, C = p.tasks, p.state, p.ctx
+        self.outcome = StepOutcome(sc.n_dc, cap_gpus=sc.cap_gpus, locations=sc.locations)
+        o = self.outcome
+        self._phys_buf = np.empty(N_OUT)
+        self._end = self._entry(E.end_step, T, S, C, 0, self._actions)
+        self._begin = self._entry(E.begin_step, T, S, C, 0)
+        caps = tuple(np.ascontiguousarray(c, dtype=np.float64) for c in (sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb))
+        self._phys_args = (sc.params, *caps, S.part)
+        self._phys_sig = (sc.temp_c, sc.wetbulb_c, sc.carbon_g_per_kwh, sc.price_usd_per_mwh)
+        self._phys = self._entry(step_energy, *self._phys_args, 0, *self._phys_sig, 0, self._phys_buf,
+                                 o.dc, o.dc_sum)
+        self._wm = np.zeros(X.N_WM, np.int64)
+        self._cand = np.zeros_like(S.pend)
+        self._xfer_pre = (T.origin, T.bw, S.dest, S.decision, S.violated, S.status, S.pend)
+        usd = np.ascontiguousarray(sc.usd_per_gb, dtype=np.float64)
+        self._xfer_net = (usd, sc.carbon_g_per_kwh, float(p.options.transfer_kwh_per_gb),
+                          p.options.transfer_emissions == "mean", int(E.ST_STARTED), int(E.ST_UNSCHEDULABLE))
+        self._xfer = self._entry(X.step_transfers_sla, *self._xfer_pre, 0, 0, 0, S.q_len, self._wm, self._cand,
+                                 float(C.t0), float(E.STEP_S), 0, int(p.s0), *self._xfer_net, o.xfer)
 
     @property
     def done(self) -> bool:
@@ -244,20 +294,25 @@ class Simulator:
     def step_index(self) -> int:
         return int(self.prep.state.sc[E.SC_STEP])
 
-    def step(self, actions=None) -> tuple[dict, dict]:
-        if self.prep is None:
-            raise RuntimeError("call reset() first")
-        if self.done:
-            raise RuntimeError("simulation is done")
+    def _advance(self, actions) -> int:
+        """Validate and apply ``actions``, run the step, fill :attr:`outcome`; returns the step."""
         p = self.prep
+        if p is None:
+            raise RuntimeError("call reset() first")
         S = p.state
         j = int(S.sc[E.SC_STEP])
+        if j >= p.n:
+            raise RuntimeError("simulation is done")
         pn = int(S.sc[E.SC_PEND_N])
         acts = self._actions
+        n_dc = self.scenario.n_dc
         if actions is None:
             acts[:pn] = 0
-        elif np.isscalar(actions):
-            acts[:max(pn, 1)] = int(actions)
+        elif isinstance(actions, int | np.integer):
+            a = int(actions)
+            if not 0 <= a <= n_dc:
+                raise ValueError(f"actions must be in 0..{n_dc}, got {a}")
+            acts[:max(pn, 1)] = a
         else:
             a = np.asarray(actions, dtype=np.int64).ravel()
             if p.options.single_action and a.size >= 1:
@@ -266,13 +321,31 @@ class Simulator:
                 if a.size != pn:
                     raise ValueError(f"expected {pn} actions (one per pending task), got {a.size}")
                 acts[:pn] = a
-        if np.any(acts[:pn] < 0) or np.any(acts[:pn] > self.scenario.n_dc):
-            raise ValueError(f"actions must be in 0..{self.scenario.n_dc}")
-        E.end_step(p.tasks, S, p.ctx, j, acts)
-        info = self._step_info(j)
+            if pn and (acts[:pn].min() < 0 or acts[:pn].max() > n_dc):
+                raise ValueError(f"actions must be in 0..{n_dc}")
+        T, C = p.tasks, p.ctx
+        self._end(T, S, C, j, acts)
+        o = self.outcome
+        k = p.s0 + j
+        self._phys(*self._phys_args, j, *self._phys_sig, k, self._phys_buf, o.dc, o.dc_sum)
+        sc_ = S.sc
+        self._xfer(*self._xfer_pre, int(sc_[E.SC_PEND_N]), int(sc_[E.SC_NEXT_ARRIVAL]), int(sc_[E.SC_SEQ]),
+                   S.q_len, self._wm, self._cand, C.t0, E.STEP_S, j, p.s0, *self._xfer_net, o.xfer)
+        o.step = k
         if j + 1 < p.n:
-            E.begin_step(p.tasks, S, p.ctx, j + 1)
+            self._begin(T, S, C, j + 1)
+        return j
+
+    def step(self, actions=None) -> tuple[dict, dict]:
+        j = self._advance(actions)
+        info = self._step_info(j)
         return self.observation(), info
+
+    def step_fast(self, actions=None):
+        """Run one step without building the observation or info dicts; returns :attr:`outcome`
+        (its arrays are overwritten by the next step: copy what you keep)."""
+        self._advance(actions)
+        return self.outcome
 
     def builtin_actions(self, name: str) -> np.ndarray:
         """Actions that built-in policy ``name`` would take now (for comparison/baselines)."""
@@ -320,27 +393,38 @@ class Simulator:
             "usd_per_gb": sc.usd_per_gb, "allow_defer": p.options.allow_defer,
         }
 
-    def _step_info(self, j: int) -> dict:
+    def step_physics(self, j: int | None = None) -> dict:
+        """Every physics output (``physics.OUT_NAMES``: power by component, temperatures, airflows,
+        PLR, water) per datacenter, (n_dc,) arrays, for run step ``j`` (default: the last step
+        run). The complete but slower view; ``outcome``/``info`` carry the totals."""
         p = self.prep
+        if j is None:
+            j = self.step_index - 1
+        if not 0 <= j < self.step_index:
+            raise ValueError(f"step {j} has not run yet")
         sc = self.scenario
-        S = p.state
         k = p.s0 + j
-        ph = physics_compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb,
-                             S.part[0][:, j:j + 1], S.part[1][:, j:j + 1], S.part[2][:, j:j + 1],
+        part = [np.maximum(p.state.part[r][:, j:j + 1], 0.0) for r in range(3)]
+        ph = physics_compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, *part,
                              sc.temp_c[:, k:k + 1], sc.wetbulb_c[:, k:k + 1])
-        total_kw = ph["total_kw"][:, 0]
-        kwh = total_kw * 0.25
-        return {
-            "step": k,
-            "it_kw": ph["it_kw"][:, 0], "total_kw": total_kw,
-            "total_kwh": kwh,
-            "carbon_kg": kwh * sc.carbon_g_per_kwh[:, k] / 1000.0,
-            "cost_usd": kwh * sc.price_usd_per_mwh[:, k] / 1000.0,
-            "water_l": ph["water_l"][:, 0],
-            "busy_cores": S.part[0][:, j].copy(), "busy_gpus": S.part[1][:, j].copy(),
-            "busy_mem_gb": S.part[2][:, j].copy(),
-            "queue_len": S.m_queue[:, j].copy(), "in_transit": S.m_transit[:, j].copy(),
-        }
+        return {name: v[:, 0].copy() for name, v in ph.items()}
+
+    def _step_info(self, j: int) -> dict:
+        """The step's results as a dict of fresh arrays/floats (from :attr:`outcome`)."""
+        p = self.prep
+        S = p.state
+        o = self.outcome
+        info = {"step": p.s0 + j}
+        for name, row in zip(o.DC_NAMES, o.dc, strict=True):
+            info[name] = row.copy()
+        # (x 0.25 and / 0.25 are exact in binary floating point)
+        info["it_kw"] = info["it_kwh"] / 0.25
+        info["total_kw"] = info["total_kwh"] / 0.25
+        for name, v in zip(o.STEP_NAMES, o.xfer, strict=True):
+            info[name] = int(v) if name in o.COUNT_NAMES else float(v)
+        info["queue_len"] = S.m_queue[:, j].copy()
+        info["in_transit"] = S.m_transit[:, j].copy()
+        return info
 
 
 __all__ = ["run", "Simulator", "Prepared", "Options", "Callable"]

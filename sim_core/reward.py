@@ -1,0 +1,413 @@
+"""Composable rewards over one simulation step.
+
+A reward component maps one step's results (a :class:`StepOutcome`: per-datacenter arrays of the
+step and step-level transfer/SLA numbers) to one raw number in physical units. A :class:`Reward`
+combines components with weights and normalisation factors::
+
+    reward = - sum_{cost-like i}  w_i * value_i / norm_i  + sum_{benefit i}  w_i * value_i / norm_i
+
+Built-in components (raw value, unit):
+
+==================== ============================================================ ===========
+``energy_cost``      electricity cost of all datacenters in the step               USD
+``carbon_emissions`` operational emissions of all datacenters                      kg CO2eq
+``energy``           total facility energy (IT + cooling)                          kWh
+``transfer_cost``    egress cost of the remote assignments decided in the step     USD
+``transfer_emissions`` emissions of those transfers                                kg CO2eq
+``sla_penalty``      SLA violations of the tasks that started in the step          count
+``water``            cooling water (evaporation + drift + blowdown)                L
+``masac_utility``    MASAC system utility (a *benefit*, see :func:`masac_terms`)   USD
+==================== ============================================================ ===========
+
+Summed over a run, the first seven equal the run totals ``cost_usd``, ``carbon_kg``, ``total_kwh``,
+``transfer_cost_usd``, ``transfer_carbon_kg``, ``sla_violations`` and ``water_l``.
+
+Configuration (a dict, a YAML string or a YAML file)::
+
+    components:                 # (or the mapping itself, or under a top-level ``reward:`` key)
+      energy_cost: 1.0          # weight only: the component's default norm
+      carbon_emissions: {weight: 0.5, norm: 50.0}
+      masac_utility: {weight: 1.0, norm: 100.0, params: {carbon_usd_per_t: 100.0}}
+
+Custom components::
+
+    @register_component("gpu_hours", kind="benefit", unit="GPU-h", norm=10.0)
+    def gpu_hours(o):
+        return o["busy_gpus"] * 0.25
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .physics import N_STEP_DC, STEP_DC_NAMES, STEP_HOURS
+from .transfer import N_STEP_XFER, STEP_XFER_NAMES
+
+
+class RewardConfigError(ValueError):
+    """A reward configuration is invalid (unknown component, bad normaliser, bad YAML, ...)."""
+
+
+# ---------------------------------------------------------------------------- step outcome
+class StepOutcome:
+    """One step's results, in preallocated buffers that the simulator overwrites every step.
+
+    ``o["name"]`` is a step total (a float): any of ``DC_NAMES`` summed over the datacenters
+    (``it_kwh``, ``total_kwh``, ``cost_usd``, ``carbon_kg``, ``water_l``, ``unmet_cooling_kwh``,
+    ``busy_cores``, ``busy_gpus``, ``busy_mem_gb`` (time-weighted averages over the step),
+    ``idle_gpus``) or a step-level number of ``STEP_NAMES`` (``transfer_cost_usd``,
+    ``transfer_kwh``, ``transfer_carbon_kg``, ``transfer_gb``, ``transfers``, ``sla_violations``,
+    ``tasks_started``, ``tasks_decided``). ``o.per_dc("name")`` is the (n_dc,) array of a
+    ``DC_NAMES`` metric (a view: copy it to keep it). ``cap_gpus`` is the installed GPU count per DC.
+    """
+
+    DC_NAMES = STEP_DC_NAMES
+    STEP_NAMES = STEP_XFER_NAMES
+    COUNT_NAMES = frozenset({"transfers", "sla_violations", "tasks_started", "tasks_decided"})
+    NAMES = DC_NAMES + STEP_NAMES
+
+    __slots__ = ("n_dc", "dc", "dc_sum", "xfer", "cap_gpus", "locations", "step", "_idx")
+
+    def __init__(self, n_dc: int, cap_gpus=None, locations=None):
+        self.n_dc = int(n_dc)
+        self.dc = np.zeros((N_STEP_DC, self.n_dc))
+        self.dc_sum = np.zeros(N_STEP_DC)
+        self.xfer = np.zeros(N_STEP_XFER)
+        self.cap_gpus = (np.zeros(self.n_dc) if cap_gpus is None
+                         else np.array(cap_gpus, dtype=np.float64).reshape(self.n_dc))
+        self.locations = list(locations) if locations is not None else [str(d) for d in range(self.n_dc)]
+        self.step = -1
+        idx: dict[str, tuple[np.ndarray, int]] = {n: (self.dc_sum, i) for i, n in enumerate(self.DC_NAMES)}
+        idx.update({n: (self.xfer, i) for i, n in enumerate(self.STEP_NAMES)})
+        self._idx = idx
+
+    def __getitem__(self, name: str) -> float:
+        try:
+            a, i = self._idx[name]
+        except KeyError:
+            raise KeyError(f"unknown step metric {name!r}; known: {list(self.NAMES)}") from None
+        return float(a[i])
+
+    def per_dc(self, name: str) -> np.ndarray:
+        try:
+            return self.dc[self.DC_NAMES.index(name)]
+        except ValueError:
+            raise KeyError(f"{name!r} is not a per-datacenter metric; known: {list(self.DC_NAMES)}") from None
+
+    def as_dict(self) -> dict[str, float]:
+        return {n: self[n] for n in self.NAMES}
+
+    @classmethod
+    def from_values(cls, n_dc: int, *, cap_gpus=None, step: int = 0, **values) -> StepOutcome:
+        """An outcome from given numbers (for tests and offline use): per-DC metrics as (n_dc,)
+        arrays (their step totals are summed here), step-level metrics as scalars."""
+        o = cls(n_dc, cap_gpus=cap_gpus)
+        o.step = step
+        for name, v in values.items():
+            if name in cls.DC_NAMES:
+                i = cls.DC_NAMES.index(name)
+                o.dc[i] = np.broadcast_to(np.asarray(v, dtype=np.float64), (o.n_dc,))
+                o.dc_sum[i] = o.dc[i].sum()
+            elif name in cls.STEP_NAMES:
+                o.xfer[cls.STEP_NAMES.index(name)] = float(v)
+            else:
+                raise KeyError(f"unknown step metric {name!r}; known: {list(cls.NAMES)}")
+        return o
+
+
+# ---------------------------------------------------------------------------- registry
+@dataclass(frozen=True)
+class ComponentSpec:
+    """A registered component: ``fn(outcome, **params) -> float`` in ``unit``."""
+
+    name: str
+    fn: Callable[..., float]
+    kind: str = "cost"  # "cost" (subtracted) or "benefit" (added)
+    norm: float = 1.0  # default normalisation factor
+    unit: str = ""
+    doc: str = ""
+    params: dict = field(default_factory=dict)  # parameter name -> default
+
+
+REGISTRY: dict[str, ComponentSpec] = {}
+
+
+def _check_norm(name: str, norm: Any) -> float:
+    try:
+        v = float(norm)
+    except (TypeError, ValueError):
+        raise RewardConfigError(f"component {name!r}: norm must be a positive number, got {norm!r}") from None
+    if not math.isfinite(v) or v <= 0.0:
+        raise RewardConfigError(f"component {name!r}: norm must be a positive finite number, got {norm!r}")
+    return v
+
+
+def register_component(name: str | None = None, *, kind: str = "cost", norm: float = 1.0, unit: str = "",
+                       replace: bool = False):
+    """Decorator: register ``fn(outcome, **params) -> float`` as reward component ``name``
+    (default: the function's name). ``kind``: ``"cost"`` (reward -= w x value / norm) or
+    ``"benefit"`` (reward += w x value / norm). Keyword parameters with defaults become the
+    component's ``params`` (overridable per configuration)."""
+    if kind not in ("cost", "benefit"):
+        raise ValueError(f"kind must be 'cost' or 'benefit', got {kind!r}")
+
+    def deco(fn):
+        key = name or fn.__name__
+        if not isinstance(key, str) or not key:
+            raise ValueError("a component needs a non-empty string name")
+        if key in REGISTRY and not replace:
+            raise ValueError(f"reward component {key!r} is already registered (pass replace=True)")
+        sig = inspect.signature(fn)
+        ps = list(sig.parameters.values())
+        if not ps or ps[0].kind not in (ps[0].POSITIONAL_ONLY, ps[0].POSITIONAL_OR_KEYWORD):
+            raise ValueError(f"component {key!r}: fn must take the step outcome as first argument")
+        params = {p.name: p.default for p in ps[1:] if p.default is not inspect.Parameter.empty}
+        REGISTRY[key] = ComponentSpec(key, fn, kind, _check_norm(key, norm), unit,
+                                      (inspect.getdoc(fn) or "").split("\n")[0], params)
+        return fn
+
+    return deco
+
+
+def unregister_component(name: str) -> None:
+    REGISTRY.pop(name, None)
+
+
+def get_component(name: str) -> ComponentSpec:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise RewardConfigError(f"unknown reward component {name!r}; registered: {sorted(REGISTRY)}") from None
+
+
+# ---------------------------------------------------------------------------- built-in components
+# Default norms are round per-step magnitudes of the reference 5-DC cluster (sim_core.testing.
+# reference_bundle, ~1.3 M tasks/year, `lowest_carbon`: ~290 kWh, 20 USD, 90 kg, 500 L, 0.3 USD of
+# egress and 0.09 kg of transfer emissions per step), so that equal weights give terms of order 1.
+@register_component("energy_cost", unit="USD", norm=20.0)
+def energy_cost(o) -> float:
+    """Electricity cost of all datacenters in the step (USD)."""
+    return o["cost_usd"]
+
+
+@register_component("carbon_emissions", unit="kg", norm=100.0)
+def carbon_emissions(o) -> float:
+    """Operational emissions of all datacenters in the step (kg CO2eq)."""
+    return o["carbon_kg"]
+
+
+@register_component("energy", unit="kWh", norm=300.0)
+def energy(o) -> float:
+    """Total facility energy of all datacenters in the step (kWh)."""
+    return o["total_kwh"]
+
+
+@register_component("transfer_cost", unit="USD", norm=0.3)
+def transfer_cost(o) -> float:
+    """Egress cost of the remote assignments decided in the step (USD)."""
+    return o["transfer_cost_usd"]
+
+
+@register_component("transfer_emissions", unit="kg", norm=0.1)
+def transfer_emissions(o) -> float:
+    """Emissions of the transfers decided in the step (kg CO2eq)."""
+    return o["transfer_carbon_kg"]
+
+
+@register_component("sla_penalty", unit="violations", norm=1.0)
+def sla_penalty(o) -> float:
+    """SLA violations of the tasks that started in the step (count)."""
+    return o["sla_violations"]
+
+
+@register_component("water", unit="L", norm=500.0)
+def water(o) -> float:
+    """Cooling water of all datacenters in the step (L)."""
+    return o["water_l"]
+
+
+#: MASAC system-utility parameters. These are **assumptions** of this project, not numbers taken
+#: from the MASAC paper (Zhang, Xu, Lim, Niyato 2023, "Sustainable AIGC Workload Scheduling of
+#: Geo-Distributed Data Centers: A Multi-Agent Reinforcement Learning Approach", arXiv:2304.07948),
+#: which defines the utility as GPU revenue minus energy, idle-GPU, carbon and migration costs:
+#: revenue 2.0 USD/GPU-h ~ the order of public on-demand cloud prices per datacenter GPU-hour
+#: (V100 class, 2023); idle 0.5 USD/GPU-h ~ amortised capital + fixed operating cost of a GPU that
+#: earns nothing; carbon 85 USD/t ~ the 2023 EU ETS allowance price (~ 85 EUR/t); migration: None
+#: = the bundle's own egress prices (the ``transfer_cost`` USD), a number = that flat USD/GB.
+MASAC_DEFAULTS = {"revenue_usd_per_gpu_h": 2.0, "idle_usd_per_gpu_h": 0.5, "carbon_usd_per_t": 85.0,
+                  "migration_usd_per_gb": None, "include_transfer_carbon": True}
+
+
+def masac_terms(o, revenue_usd_per_gpu_h: float = MASAC_DEFAULTS["revenue_usd_per_gpu_h"],
+                idle_usd_per_gpu_h: float = MASAC_DEFAULTS["idle_usd_per_gpu_h"],
+                carbon_usd_per_t: float = MASAC_DEFAULTS["carbon_usd_per_t"],
+                migration_usd_per_gb: float | None = MASAC_DEFAULTS["migration_usd_per_gb"],
+                include_transfer_carbon: bool = MASAC_DEFAULTS["include_transfer_carbon"]) -> dict[str, float]:
+    """The MASAC system utility of one step and its terms (USD)::
+
+        revenue   = revenue_usd_per_gpu_h x busy GPU-hours        (busy GPUs time-weighted x 0.25 h)
+        energy    = electricity cost of the datacenters            (o["cost_usd"])
+        idle      = idle_usd_per_gpu_h x idle GPU-hours            (installed - busy GPUs, x 0.25 h)
+        carbon    = carbon_usd_per_t x (DC + transfer emissions) / 1000
+        migration = GB moved x migration_usd_per_gb, or the egress USD when None
+        utility   = revenue - energy - idle - carbon - migration
+
+    Defaults: :data:`MASAC_DEFAULTS` (assumptions; see there).
+    """
+    revenue = revenue_usd_per_gpu_h * o["busy_gpus"] * STEP_HOURS
+    energy_usd = o["cost_usd"]
+    idle = idle_usd_per_gpu_h * o["idle_gpus"] * STEP_HOURS
+    kg = o["carbon_kg"] + (o["transfer_carbon_kg"] if include_transfer_carbon else 0.0)
+    carbon = carbon_usd_per_t * kg / 1000.0
+    migration = o["transfer_cost_usd"] if migration_usd_per_gb is None else migration_usd_per_gb * o["transfer_gb"]
+    return {"revenue": revenue, "energy_cost": energy_usd, "idle_cost": idle, "carbon_cost": carbon,
+            "migration_cost": migration,
+            "utility": revenue - energy_usd - idle - carbon - migration}
+
+
+@register_component("masac_utility", kind="benefit", unit="USD", norm=100.0)
+def masac_utility(o, revenue_usd_per_gpu_h: float = MASAC_DEFAULTS["revenue_usd_per_gpu_h"],
+                  idle_usd_per_gpu_h: float = MASAC_DEFAULTS["idle_usd_per_gpu_h"],
+                  carbon_usd_per_t: float = MASAC_DEFAULTS["carbon_usd_per_t"],
+                  migration_usd_per_gb: float | None = MASAC_DEFAULTS["migration_usd_per_gb"],
+                  include_transfer_carbon: bool = MASAC_DEFAULTS["include_transfer_carbon"]) -> float:
+    """MASAC system utility: GPU revenue - energy - idle-GPU - carbon - migration cost (USD)."""
+    return masac_terms(o, revenue_usd_per_gpu_h, idle_usd_per_gpu_h, carbon_usd_per_t, migration_usd_per_gb,
+                       include_transfer_carbon)["utility"]
+
+
+# ---------------------------------------------------------------------------- Reward
+@dataclass(frozen=True)
+class Term:
+    name: str
+    weight: float
+    norm: float
+    kind: str
+    params: dict
+
+    @property
+    def coef(self) -> float:
+        """Factor applied to the raw value: -w/norm for costs, +w/norm for benefits."""
+        return (-1.0 if self.kind == "cost" else 1.0) * self.weight / self.norm
+
+
+def _load_yaml(text: str, where: str):
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise RewardConfigError(f"{where}: invalid YAML ({e})") from None
+
+
+def _parse_config(cfg) -> Mapping:
+    """dict | YAML string | path (str or Path) -> mapping of component name -> spec."""
+    if isinstance(cfg, Path) or (isinstance(cfg, str) and "\n" not in cfg and cfg.strip().endswith((".yaml", ".yml"))):
+        path = Path(cfg)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise RewardConfigError(f"{path}: cannot read reward config ({e})") from None
+        cfg = _load_yaml(text, str(path))
+    elif isinstance(cfg, str):
+        cfg = _load_yaml(cfg, "reward config")
+    if not isinstance(cfg, Mapping):
+        raise RewardConfigError(f"reward config must be a mapping, got {type(cfg).__name__}")
+    if set(cfg) == {"reward"}:
+        cfg = cfg["reward"]
+        if not isinstance(cfg, Mapping):
+            raise RewardConfigError("reward config: 'reward' must be a mapping")
+    if "components" in cfg:
+        extra = set(cfg) - {"components"}
+        if extra:
+            raise RewardConfigError(f"reward config: unknown keys {sorted(extra)} (expected 'components')")
+        cfg = cfg["components"]
+        if not isinstance(cfg, Mapping):
+            raise RewardConfigError("reward config: 'components' must be a mapping of name -> weight or spec")
+    if not cfg:
+        raise RewardConfigError("reward config has no components")
+    return cfg
+
+
+class Reward:
+    """Weighted sum of reward components over one step.
+
+    ``Reward({"energy_cost": 1.0, "carbon_emissions": {"weight": 0.5, "norm": 50}})`` or
+    ``Reward.from_config(dict | yaml_text | yaml_path)``. ``reward(outcome)`` -> float;
+    ``reward.evaluate(outcome)`` -> (reward, {component: raw value}).
+    """
+
+    def __init__(self, components: Mapping[str, Any] | None = None):
+        cfg = _parse_config(components if components is not None else DEFAULT_REWARD)
+        terms: list[Term] = []
+        for name, spec in cfg.items():
+            if not isinstance(name, str):
+                raise RewardConfigError(f"component names must be strings, got {name!r}")
+            comp = get_component(name)
+            if isinstance(spec, Mapping):
+                extra = set(spec) - {"weight", "norm", "params"}
+                if extra:
+                    raise RewardConfigError(f"component {name!r}: unknown keys {sorted(extra)} "
+                                            "(expected weight, norm, params)")
+                weight, norm, params = spec.get("weight", 1.0), spec.get("norm", comp.norm), spec.get("params") or {}
+            else:
+                weight, norm, params = spec, comp.norm, {}
+            if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
+                raise RewardConfigError(f"component {name!r}: weight must be a finite number, got {weight!r}")
+            if not isinstance(params, Mapping):
+                raise RewardConfigError(f"component {name!r}: params must be a mapping")
+            unknown = set(params) - set(comp.params)
+            if unknown:
+                raise RewardConfigError(f"component {name!r}: unknown params {sorted(unknown)}; "
+                                        f"known: {sorted(comp.params)}")
+            terms.append(Term(name, float(weight), _check_norm(name, norm), comp.kind, dict(params)))
+        self.terms = tuple(terms)
+        self._fast = tuple(
+            (t.name, functools.partial(get_component(t.name).fn, **t.params) if t.params
+             else get_component(t.name).fn, t.coef) for t in self.terms)
+
+    @classmethod
+    def from_config(cls, cfg) -> Reward:
+        return cls(_parse_config(cfg))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.terms)
+
+    def to_config(self) -> dict:
+        return {"components": {t.name: {"weight": t.weight, "norm": t.norm, **({"params": t.params} if t.params
+                                                                                  else {})} for t in self.terms}}
+
+    def __call__(self, outcome) -> float:
+        r = 0.0
+        for _, fn, c in self._fast:
+            r += c * fn(outcome)
+        return r
+
+    def evaluate(self, outcome) -> tuple[float, dict[str, float]]:
+        """(reward, raw value of every component)."""
+        raw = {}
+        r = 0.0
+        for name, fn, c in self._fast:
+            v = fn(outcome)
+            raw[name] = v
+            r += c * v
+        return r, raw
+
+    def __repr__(self) -> str:
+        return f"Reward({self.to_config()['components']})"
+
+
+#: The environment's default: electricity cost, carbon and SLA violations, equal weights.
+DEFAULT_REWARD = {"energy_cost": 1.0, "carbon_emissions": 1.0, "sla_penalty": 1.0}
+
+__all__ = ["Reward", "RewardConfigError", "StepOutcome", "ComponentSpec", "REGISTRY", "register_component",
+           "unregister_component", "get_component", "masac_terms", "MASAC_DEFAULTS", "DEFAULT_REWARD"]
