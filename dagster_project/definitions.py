@@ -7,10 +7,10 @@ from typing import Any
 
 import dagster as dg
 
-from dagster_project.assets import bundle, grid, reference, workload
+from dagster_project.assets import bundle, grid, reference, sweep, workload
 from dagster_project.resources import GridshiftResource, env_token_fields
 
-ALL_ASSETS = [*reference.ASSETS, *grid.ASSETS, *workload.ASSETS, *bundle.ASSETS]
+ALL_ASSETS = [*reference.ASSETS, *grid.ASSETS, *workload.ASSETS, *bundle.ASSETS, *sweep.ASSETS]
 
 
 def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Definitions:
@@ -21,6 +21,7 @@ def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Defini
         resources=resources,
         jobs=[
             dg.define_asset_job("ingest_grid", selection=dg.AssetSelection.groups("grid")),
+            sweep.benchmark_sweep,
         ],
     )
 

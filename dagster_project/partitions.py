@@ -30,3 +30,35 @@ def split(context: dg.AssetExecutionContext) -> tuple[str, int]:
         pk = region_year.get_partition_key_from_str(pk)
     dims = pk.keys_by_dimension
     return dims["region"], int(dims["year"])
+
+
+# ------------------------------------------------------------------ benchmark sweeps: policy × seed
+#: Seeds offered to sweeps (a static set, so partitions need no instance state; extend as needed).
+SWEEP_SEEDS = [str(s) for s in range(10)]
+
+
+def _policies() -> list[str]:
+    from sim_core.engine import POLICY_CODES  # the built-in policy names (no kernel is compiled here)
+
+    return list(POLICY_CODES)
+
+
+policy_seed = dg.MultiPartitionsDefinition(
+    {
+        "policy": dg.StaticPartitionsDefinition(_policies()),
+        "seed": dg.StaticPartitionsDefinition(SWEEP_SEEDS),
+    }
+)
+
+
+def sweep_key(policy: str, seed: int) -> dg.MultiPartitionKey:
+    return dg.MultiPartitionKey({"policy": policy, "seed": str(seed)})
+
+
+def split_sweep(context: dg.AssetExecutionContext) -> tuple[str, int]:
+    """(policy, seed) of the running partition (key object or its string form, as in ``split``)."""
+    pk = context.partition_key
+    if not isinstance(pk, dg.MultiPartitionKey):
+        pk = policy_seed.get_partition_key_from_str(pk)
+    dims = pk.keys_by_dimension
+    return dims["policy"], int(dims["seed"])

@@ -1,7 +1,12 @@
-"""Command line: ``python -m sim_core run BUNDLE --policy lowest_carbon --seed 0 [--days 7] [--out DIR]``."""
+"""Command line.
+
+``python -m sim_core run BUNDLE --policy lowest_carbon --seed 0 [--days 7] [--out DIR]``
+``python -m sim_core compare BUNDLE --policies local_only,lowest_carbon --seeds 0,1,2 [--days 7] [--out DIR]``
+"""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -49,6 +54,127 @@ def run(
     console.print(f"load {t_load:.2f} s, run {t_run:.2f} s")
     if out is not None:
         res.to_parquet(out)
+        console.print(f"wrote {out}")
+
+
+def _split_list(raw: str) -> list[str]:
+    return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+def _parse_policies(raw: str) -> list[str]:
+    from sim_core.compare import check_policies
+
+    try:
+        return check_policies(_split_list(raw))
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--policies") from err
+
+
+def _parse_seeds(raw: str) -> list[int]:
+    from sim_core.compare import check_seeds
+
+    seeds = []
+    for p in _split_list(raw):
+        try:
+            seeds.append(int(p))
+        except ValueError:
+            raise typer.BadParameter(f"seed {p!r} is not an integer", param_hint="--seeds") from None
+    try:
+        return check_seeds(seeds)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--seeds") from err
+
+
+def summary_table(cmp) -> Table:
+    """The summary as a rich table: one row per policy, mean ± 95 % CI over seeds."""
+    from sim_core.compare import summary_caption, summary_rows
+
+    header, rows = summary_rows(cmp)
+    table = Table(caption=summary_caption(cmp))
+    table.add_column(header[0], no_wrap=True)
+    for h in header[1:]:
+        table.add_column(h, justify="right")
+    for r in rows:
+        table.add_row(*r)
+    return table
+
+
+def _resolve_home(home: Path | None, no_store: bool):
+    """--home, else $GRIDSHIFT_HOME, else ./.gridshift if it exists; None: no warehouse."""
+    import os
+
+    from gridshift.home import Home
+
+    if no_store:
+        return None
+    if home is not None:
+        return Home.resolve(home)
+    if os.environ.get("GRIDSHIFT_HOME"):
+        return Home.resolve()
+    default = Home.resolve(".gridshift")
+    return default if default.root.is_dir() else None
+
+
+@app.command()
+def compare(
+    bundle: str = typer.Argument(..., help="bundle directory, or a bundle id under <home>/bundles"),  # noqa: B008
+    policies: str = typer.Option(",".join(("local_only", "round_robin", "lowest_carbon", "lowest_price",  # noqa: B008
+                                          "defer_to_greener")), help="comma-separated built-in policies"),
+    seeds: str = typer.Option("0,1,2", help="comma-separated seeds"),  # noqa: B008
+    days: float | None = typer.Option(None, help="simulate only this many days"),  # noqa: B008
+    start: str | None = typer.Option(None, help="start (ISO UTC time or step index)"),  # noqa: B008
+    out: Path | None = typer.Option(None, help="write runs.parquet, summary.parquet, compare.json, PNGs here"),  # noqa: B008
+    home: Path | None = typer.Option(None, help="gridshift home (default $GRIDSHIFT_HOME, else ./.gridshift if it "  # noqa: B008
+                                     "exists): runs are stored in and reused from its warehouse"),
+    no_store: bool = typer.Option(False, "--no-store", help="neither read nor write the warehouse"),  # noqa: B008
+    recompute: bool = typer.Option(False, "--recompute", help="simulate every run even if stored"),  # noqa: B008
+    no_figures: bool = typer.Option(False, "--no-figures", help="write no PNGs"),  # noqa: B008
+    no_defer: bool = typer.Option(False, "--no-defer", help="disallow deferral"),  # noqa: B008
+    sla_multiplier: float = typer.Option(1.5, help="deadline = arrival + m x duration"),  # noqa: B008
+) -> None:
+    """Run every policy x seed on one bundle, print the summary, write outputs, store the runs."""
+    import sim_core
+    from gridshift.home import UnsafePathError, safe_join
+    from sim_core.compare import compare as run_compare
+    from sim_core.compare import write_outputs
+
+    pols = _parse_policies(policies)
+    sds = _parse_seeds(seeds)
+    h = _resolve_home(home, no_store)
+    path = Path(bundle)
+    if not path.is_dir() and h is not None:
+        try:
+            path = safe_join(h.bundles_dir, bundle)
+        except UnsafePathError as err:
+            raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
+    if not path.is_dir():
+        raise typer.BadParameter(f"no bundle directory {bundle!r}" + (f" (nor under {h.bundles_dir})" if h else ""),
+                                 param_hint="BUNDLE")
+    console = Console() if sys.stdout.isatty() else Console(width=200)  # no wrapping in logs and pipes
+    try:
+        scenario = sim_core.load(path)
+    except sim_core.BundleError as err:
+        raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
+    st: int | str | None = int(start) if start is not None and start.isdigit() else start
+    store = None
+    if h is not None:
+        from warehouse.benchmark_store import WarehouseRunStore  # lazy: sim_core works without the warehouse
+
+        store = WarehouseRunStore.for_home(h)
+
+    def progress(key, reused: bool) -> None:
+        console.print(f"  {key.policy:<20} seed {key.seed:<4} {'stored' if reused else 'simulated'}")
+
+    try:
+        cmp = run_compare(scenario, pols, sds, days=days, start=st, store=store, recompute=recompute,
+                          on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier)
+    except ValueError as err:  # a window outside the bundle, a start off the step grid...
+        raise typer.BadParameter(str(err)) from err
+    console.print(summary_table(cmp))
+    console.print(f"{len(cmp.computed)} run(s) simulated, {len(cmp.reused)} reused from the warehouse"
+                  + (f" ({h.warehouse_path})" if h is not None else " (no warehouse)"))
+    if out is not None:
+        write_outputs(cmp, out, figures=not no_figures)
         console.print(f"wrote {out}")
 
 

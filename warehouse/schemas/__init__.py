@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import pandera.polars as pa
 
+from warehouse.schemas.benchmark import BenchmarkMetrics, BenchmarkRuns, BenchmarkSeries
 from warehouse.schemas.grid import GridCarbon, GridPrice, Weather
 from warehouse.schemas.reference import EgressPrice, Locations, NetworkPath, RawFiles
 from warehouse.schemas.workload import TraceTasks, WorkloadRuns, WorkloadTasks
@@ -46,6 +47,9 @@ TABLES: dict[str, Table] = {
         Table("trace_tasks", TraceTasks),
         Table("workload_tasks", WorkloadTasks),
         Table("workload_runs", WorkloadRuns),
+        Table("benchmark_runs", BenchmarkRuns),
+        Table("benchmark_metrics", BenchmarkMetrics),
+        Table("benchmark_series", BenchmarkSeries),
     )
 }
 

@@ -1,0 +1,129 @@
+"""Benchmark sweeps as Dagster assets: one run per (policy, seed) partition, then a summary (wiring only).
+# No "from __future__ import annotations": Dagster inspects the annotations at runtime.
+
+``benchmark_run`` (partitioned policy × seed) simulates one policy and seed on the configured bundle
+and stores the run in the warehouse (``warehouse.benchmark_store``); a run already stored under the
+same key (bundle id, policy, seed, gridshift version, options hash) is reused, not simulated.
+``benchmark_summary`` reads the stored runs of the same configuration, shows the summary table as
+Markdown metadata and writes runs/summary Parquet and the figures (``sim_core.compare``).
+
+Nothing is passed in memory between steps (no IO-manager outputs): every partition reads the bundle
+from disk and writes the warehouse (flock-serialized), so a backfill runs the partitions in parallel
+processes on one machine and unchanged on distributed executors that share the gridshift home.
+"""
+
+from pathlib import Path
+from typing import Optional
+
+import dagster as dg
+
+from dagster_project.partitions import SWEEP_SEEDS, policy_seed, split_sweep
+from dagster_project.resources import GridshiftResource
+from gridshift.home import Home, safe_join
+
+
+class SweepConfig(dg.Config):
+    """Which bundle and which run options. Give ``bundle_id`` (a folder under <home>/bundles) or
+    ``bundle_path`` (a bundle directory anywhere). Use the same values for the runs and the summary."""
+
+    bundle_id: str = ""
+    bundle_path: str = ""
+    days: Optional[float] = None  # noqa: UP045 - Dagster config needs Optional; default: the whole bundle
+    start: Optional[str] = None  # noqa: UP045 - ISO UTC time or step index; default: the bundle start
+    allow_defer: bool = True
+    sla_multiplier: float = 1.5
+
+    def bundle_dir(self, home: Home) -> Path:
+        if bool(self.bundle_id) == bool(self.bundle_path):
+            raise dg.Failure("give exactly one of bundle_id (under <home>/bundles) and bundle_path")
+        path = safe_join(home.bundles_dir, self.bundle_id) if self.bundle_id else Path(self.bundle_path).expanduser()
+        if not path.is_dir():
+            raise dg.Failure(f"no bundle directory at {path}")
+        return path
+
+    def run_kwargs(self) -> dict:
+        start = self.start
+        return {"days": self.days, "start": int(start) if start is not None and start.isdigit() else start,
+                "allow_defer": self.allow_defer, "sla_multiplier": self.sla_multiplier}
+
+
+class SummaryConfig(SweepConfig):
+    """The sweep to summarize (stored runs among ``policies`` × ``seeds``) and where to write the files
+    (default: <home>/benchmarks/<bundle_id>/<options_sha256[:16]>)."""
+
+    policies: list[str] = ["local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener"]
+    seeds: list[int] = [int(s) for s in SWEEP_SEEDS]
+    out_dir: Optional[str] = None  # noqa: UP045
+
+
+def _store(home: Home):
+    from warehouse.benchmark_store import WarehouseRunStore
+
+    return WarehouseRunStore.for_home(home)
+
+
+@dg.asset(
+    group_name="benchmarks", partitions_def=policy_seed, kinds={"numba", "duckdb"},
+    description="One simulation run (policy × seed partition) on the configured bundle, stored in the "
+    "warehouse tables benchmark_runs / benchmark_metrics / benchmark_series; reused when already stored.",
+)
+def benchmark_run(context: dg.AssetExecutionContext, config: SweepConfig,
+                  gridshift: GridshiftResource) -> dg.MaterializeResult:
+    import sim_core
+    from sim_core.compare import compare
+
+    policy, seed = split_sweep(context)
+    home = gridshift.home_obj()
+    scenario = sim_core.load(config.bundle_dir(home))
+    cmp = compare(scenario, [policy], [seed], store=_store(home), **config.run_kwargs())
+    row = cmp.runs.row(0, named=True)
+    reused = bool(cmp.reused)
+    context.log.info(f"{policy} seed {seed} on {cmp.bundle_id}: {'reused' if reused else 'simulated'}")
+    return dg.MaterializeResult(metadata={
+        "bundle_id": cmp.bundle_id, "policy": policy, "seed": seed, "reused": reused,
+        "gridshift_version": cmp.gridshift_version, "options_sha256": cmp.options_sha256,
+        "steps": cmp.options["steps"], "start_step": cmp.options["start_step"],
+        **{m: float(row[m]) for m in ("cost_usd", "carbon_kg", "total_kwh", "water_l", "sla_violation_rate",
+                                      "transfer_cost_usd", "mean_cpu_util_frac")},
+    })
+
+
+@dg.asset(
+    group_name="benchmarks", deps=[benchmark_run], kinds={"parquet", "duckdb"},
+    description="Summary of the stored benchmark runs of one bundle and option set: mean ± 95 % CI over "
+    "seeds, savings vs local_only, runs/summary Parquet and figures (docs/benchmarks.md).",
+)
+def benchmark_summary(context: dg.AssetExecutionContext, config: SummaryConfig,
+                      gridshift: GridshiftResource) -> dg.MaterializeResult:
+    import sim_core
+    from sim_core.compare import compare, summary_markdown, write_outputs
+
+    home = gridshift.home_obj()
+    scenario = sim_core.load(config.bundle_dir(home))
+    try:
+        cmp = compare(scenario, config.policies, config.seeds, store=_store(home), missing="skip",
+                      **config.run_kwargs())
+    except ValueError as err:
+        raise dg.Failure(str(err)) from err
+    if cmp.runs.height == 0:
+        raise dg.Failure(f"no stored benchmark runs for bundle {scenario.bundle_id} with options "
+                         f"{cmp.options_sha256[:16]} (gridshift {cmp.gridshift_version}): materialize "
+                         "benchmark_run partitions with the same config first")
+    out = Path(config.out_dir).expanduser() if config.out_dir else safe_join(
+        home.root, "benchmarks", cmp.bundle_id, cmp.options_sha256[:16])
+    written = write_outputs(cmp, out)
+    context.log.info(f"summarized {cmp.runs.height} stored runs into {out}")
+    return dg.MaterializeResult(metadata={
+        "summary": dg.MetadataValue.md(summary_markdown(cmp)),
+        "bundle_id": cmp.bundle_id, "options_sha256": cmp.options_sha256,
+        "gridshift_version": cmp.gridshift_version, "runs": cmp.runs.height,
+        "policies": dg.MetadataValue.json(cmp.policies), "seeds": dg.MetadataValue.json(cmp.seeds),
+        "out_dir": dg.MetadataValue.path(str(out)),
+        "files": dg.MetadataValue.json(sorted(p.name for p in written)),
+    })
+
+
+ASSETS = [benchmark_run, benchmark_summary]
+
+#: A backfill of this job over policy × seed partitions runs one process per partition.
+benchmark_sweep = dg.define_asset_job("benchmark_sweep", selection=[benchmark_run])

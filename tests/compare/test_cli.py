@@ -1,0 +1,94 @@
+"""``python -m sim_core compare``: exit codes, clear errors, byte-identical outputs, warehouse reuse."""
+
+from __future__ import annotations
+
+import io
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from sim_core.cli import app
+from sim_core.compare import METRIC_NAMES
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+FILES = ["compare.json", "runs.parquet", "summary.parquet", "timeseries.png", "tradeoff.png", "utilisation.png"]
+ARGS = ["--policies", "local_only,lowest_carbon,lowest_price", "--seeds", "0,1", "--days", "1"]
+
+
+def _text(output: str) -> str:
+    """The output without Rich's panel borders and line wrapping."""
+    return " ".join(output.replace("│", " ").split())
+
+
+def _invoke(*args):
+    return CliRunner().invoke(app, ["compare", *map(str, args)])
+
+
+@pytest.mark.parametrize(("args", "msg"), [
+    (["--policies", "local_only,nope"], "unknown policy 'nope'"),
+    (["--policies", "local_only,local_only"], "policy given twice"),
+    (["--seeds", "0,x"], "seed 'x' is not an integer"),
+    (["--seeds", "0,-3"], "not a non-negative integer"),
+    (["--seeds", "1,1"], "seed given twice"),
+    (["--seeds", ","], "no seed given"),
+    (["--days", "30"], "does not fit the bundle"),
+])
+def test_bad_parameters_exit_2_with_a_clear_message(bundle, args, msg, tmp_path):
+    res = _invoke(bundle, "--no-store", "--out", tmp_path / "o", *args)
+    assert res.exit_code == 2, res.output
+    assert msg in _text(res.output) and "Invalid value" in res.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_or_escaping_bundle_exits_2(tmp_path):
+    res = _invoke(tmp_path / "nowhere", "--no-store")
+    assert res.exit_code == 2 and "no bundle directory" in _text(res.output)
+    res = _invoke("../../etc", "--home", tmp_path / "home")
+    assert res.exit_code == 2 and "unsafe path component" in _text(res.output)
+
+
+def test_outputs_are_deterministic_and_runs_are_reused(bundle, tmp_path):
+    a = _invoke(bundle, *ARGS, "--no-store", "--out", tmp_path / "a")
+    assert a.exit_code == 0, a.output
+    assert "6 run(s) simulated, 0 reused" in a.output and "lowest_carbon" in a.output
+    b = _invoke(bundle, *ARGS, "--no-store", "--out", tmp_path / "b")
+    assert b.exit_code == 0, b.output
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == FILES
+    for name in FILES:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    # with a home (found through GRIDSHIFT_HOME): stored on the first run, reused on the second
+    env = {"GRIDSHIFT_HOME": str(tmp_path / "home")}
+    c = CliRunner().invoke(app, ["compare", str(bundle), *ARGS, "--out", str(tmp_path / "c")], env=env)
+    assert c.exit_code == 0 and "6 run(s) simulated, 0 reused" in c.output, c.output
+    d = CliRunner().invoke(app, ["compare", str(bundle), *ARGS, "--out", str(tmp_path / "d")], env=env)
+    assert d.exit_code == 0 and "0 run(s) simulated, 6 reused" in d.output, d.output
+    for name in FILES:  # stored runs give the very same files as fresh ones
+        assert (tmp_path / "d" / name).read_bytes() == (tmp_path / "a" / name).read_bytes(), name
+    # the bundle can be named by id under the home's bundles dir
+    bid = bundle.name
+    (tmp_path / "home" / "bundles").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "home" / "bundles" / bid).symlink_to(bundle)
+    e = _invoke(bid, *ARGS, "--home", tmp_path / "home")
+    assert e.exit_code == 0 and "0 run(s) simulated, 6 reused" in e.output, e.output
+
+
+def test_output_files_are_what_they_claim(bundle, tmp_path):
+    res = _invoke(bundle, *ARGS, "--no-store", "--out", tmp_path / "o")
+    assert res.exit_code == 0, res.output
+    runs = pl.read_parquet(tmp_path / "o" / "runs.parquet")
+    assert runs.height == 6 and runs.columns[5:] == list(METRIC_NAMES)
+    summary = pl.read_parquet(tmp_path / "o" / "summary.parquet")
+    assert summary.height == 3 * len(METRIC_NAMES) and set(summary["n_seeds"]) == {2}
+    import matplotlib.image as mpimg
+
+    for name in ("tradeoff.png", "timeseries.png", "utilisation.png"):
+        data = (tmp_path / "o" / name).read_bytes()
+        assert data[:8] == PNG_MAGIC
+        img = mpimg.imread(io.BytesIO(data), format="png")
+        assert img.shape[0] > 300 and img.shape[1] > 500 and img.std() > 0.05  # not a blank canvas
+
+
+def test_run_command_is_unchanged(bundle):
+    res = CliRunner().invoke(app, ["run", str(bundle), "--policy", "lowest_carbon", "--days", "1"])
+    assert res.exit_code == 0 and "carbon_kg" in res.output

@@ -1,0 +1,105 @@
+"""Warehouse storage of benchmark runs: round trip, no recompute of stored runs, new keys recompute."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+import sim_core
+import sim_core.result
+from gridshift.errors import DataError
+from gridshift.home import Home
+from sim_core.compare import METRIC_NAMES, RunKey, compare, execute, options_sha256, run_options
+from warehouse.benchmark_store import WarehouseRunStore
+from warehouse.db import read_table
+
+POLS = ["local_only", "lowest_carbon"]
+
+
+def _store(tmp_path) -> WarehouseRunStore:
+    return WarehouseRunStore.for_home(Home.resolve(tmp_path / "home"))
+
+
+def test_round_trip(tmp_path, scenario):
+    store = _store(tmp_path)
+    cmp = compare(scenario, POLS, [0, 1], days=1, store=store)
+    keys = [RunKey(*r) for r in cmp.runs.select("bundle_id", "policy", "seed", "gridshift_version",
+                                                 "options_sha256").rows()]
+    found = store.lookup(keys)
+    assert set(found) == set(keys)
+    for row in cmp.runs.iter_rows(named=True):
+        k = RunKey(row["bundle_id"], row["policy"], row["seed"], row["gridshift_version"], row["options_sha256"])
+        assert found[k] == {m: row[m] for m in METRIC_NAMES}  # exact: DOUBLE round trip
+    for pol in POLS:  # the series of the first seed comes back identical, DCs in bundle order
+        s = store.series(RunKey(scenario.bundle_id, pol, 0, cmp.gridshift_version, cmp.options_sha256))
+        assert s.equals(cmp.series[pol])
+        assert s["location"].unique(maintain_order=True).to_list() == scenario.locations
+    runs = read_table(store.db_path, "SELECT * FROM benchmark_runs ORDER BY policy, seed")
+    assert runs.height == 4 and runs["n_steps"].to_list() == [96] * 4 and runs["n_dc"].to_list() == [3] * 4
+    opts = json.loads(runs["options_json"][0])
+    assert opts == cmp.options and opts["steps"] == 96
+    assert runs["options_sha256"][0] == options_sha256(opts)
+    assert runs["started_at_utc"].dtype == pl.Datetime("us", "UTC")
+    assert (runs["finished_at_utc"] >= runs["started_at_utc"]).all() and (runs["wall_time_s"] >= 0).all()
+    n = read_table(store.db_path, "SELECT count(*) n FROM benchmark_metrics")["n"][0]
+    assert n == 4 * len(METRIC_NAMES)
+    assert read_table(store.db_path, "SELECT count(*) n FROM benchmark_series")["n"][0] == 4 * 96 * 3
+
+
+def test_second_compare_simulates_nothing(tmp_path, scenario, run_counter):
+    store = _store(tmp_path)
+    first = compare(scenario, POLS, [0, 1], days=1, store=store)
+    assert len(run_counter.calls) == 4
+    second = compare(scenario, POLS, [0, 1], days=1, store=store)
+    assert len(run_counter.calls) == 4  # zero new simulations
+    assert second.computed == [] and len(second.reused) == 4
+    assert second.runs.equals(first.runs) and second.summary.equals(first.summary, null_equal=True)
+    assert set(second.series) == set(POLS) and all(second.series[p].equals(first.series[p]) for p in POLS)
+    # a larger sweep simulates only what is new
+    third = compare(scenario, POLS, [0, 1, 2], days=1, store=store)
+    assert run_counter.calls[4:] == [("local_only", 2), ("lowest_carbon", 2)]
+    assert len(third.reused) == 4
+    # recompute=True simulates again
+    compare(scenario, ["local_only"], [0], days=1, store=store, recompute=True)
+    assert len(run_counter.calls) == 7
+
+
+def test_new_version_or_other_options_recompute(tmp_path, scenario, run_counter, monkeypatch):
+    store = _store(tmp_path)
+    compare(scenario, POLS, [0], days=1, store=store)
+    assert len(run_counter.calls) == 2
+    compare(scenario, POLS, [0], days=1, store=store, sla_multiplier=2.0)  # other options
+    assert len(run_counter.calls) == 4
+    compare(scenario, POLS, [0], start=4, steps=96, store=store)  # other window
+    assert len(run_counter.calls) == 6
+    compare(scenario, POLS, [0], steps=96, store=store)  # == days=1: stored
+    assert len(run_counter.calls) == 6
+    old = sim_core.result.gridshift_version()
+    monkeypatch.setattr(sim_core.result, "gridshift_version", lambda: "99.0.0")
+    new = compare(scenario, POLS, [0], days=1, store=store)  # new gridshift version
+    assert len(run_counter.calls) == 8 and new.runs["gridshift_version"].to_list() == ["99.0.0"] * 2
+    versions = read_table(store.db_path, "SELECT DISTINCT gridshift_version v FROM benchmark_runs ORDER BY v")
+    assert versions["v"].to_list() == sorted([old, "99.0.0"])
+
+
+def test_skip_mode_summarizes_only_stored_runs(tmp_path, scenario, run_counter):
+    store = _store(tmp_path)
+    compare(scenario, ["lowest_carbon"], [1], days=1, store=store)
+    cmp = compare(scenario, POLS, [0, 1], days=1, store=store, missing="skip")
+    assert len(run_counter.calls) == 1
+    assert cmp.policies == ["lowest_carbon"] and cmp.seeds == [1] and cmp.runs.height == 1
+    assert set(cmp.series) == {"lowest_carbon"}
+
+
+def test_invalid_record_is_refused_and_nothing_written(tmp_path, scenario):
+    store = _store(tmp_path)
+    opts = run_options(scenario, days=1)
+    key = RunKey(scenario.bundle_id, "local_only", 0, sim_core.result.gridshift_version(), options_sha256(opts))
+    rec, _ = execute(scenario, key, opts)
+    rec.series = rec.series.with_columns(pl.lit(-1.0).alias("busy_cores"))  # impossible value
+    with pytest.raises(DataError, match="benchmark_series"):
+        store.save(rec)
+    assert read_table(store.db_path, "SELECT count(*) n FROM benchmark_runs")["n"][0] == 0
+    assert store.lookup([key]) == {}
