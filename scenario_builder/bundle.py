@@ -465,7 +465,6 @@ def write(assembled: Assembled, out_dir: Path) -> BuiltBundle:
         for name, data in assembled.files.items():
             safe_join(tmp, name).write_bytes(data)
         (tmp / MANIFEST).write_bytes(pretty_json(manifest))
-        tmp.chmod(0o755)  # mkdtemp makes it 0700
     return BuiltBundle(final, bid, manifest, assembled.quality_rows)
 
 
