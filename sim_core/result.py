@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,15 +37,34 @@ def gridshift_version() -> str:
 
 @dataclass
 class RunResult:
+    """One run's results. ``tasks`` and ``transfers`` (one row per task / remote assignment, about
+    180 MB for a 1.3 M-task year) are built on first access, so a sweep that reads only ``totals``
+    and ``steps`` never pays for them."""
+
     steps: pl.DataFrame
-    tasks: pl.DataFrame
-    transfers: pl.DataFrame
     totals: dict
     seed: int
     bundle_id: str
     gridshift_version: str
     policy: str
     options: dict = field(default_factory=dict)
+    task_frames: Callable[[], tuple[pl.DataFrame, pl.DataFrame]] | tuple[pl.DataFrame, pl.DataFrame] = field(
+        default=(pl.DataFrame(), pl.DataFrame()), repr=False, compare=False)
+
+    def _frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        if callable(self.task_frames):
+            self.task_frames = self.task_frames()
+        return self.task_frames
+
+    @property
+    def tasks(self) -> pl.DataFrame:
+        """Per-task outcomes (window tasks in arrival order)."""
+        return self._frames()[0]
+
+    @property
+    def transfers(self) -> pl.DataFrame:
+        """One row per remote assignment: bytes, delay, cost, energy, emissions."""
+        return self._frames()[1]
 
     def to_parquet(self, out_dir: str | Path) -> Path:
         """Write steps/tasks/transfers as Parquet and totals (with run metadata) as JSON."""
@@ -135,7 +155,9 @@ def _task_counters(origin, dest, status, forced, violated, arrival, decision, st
     return cnt, flow, x_cost, x_kwh, x_kg, finish
 
 
-def build_result(prep, policy: str) -> RunResult:
+def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
+    """Results of a finished (or paused) run. ``lazy_tasks``: build the per-task frames on first
+    access; only for a ``prep`` that will not step any further (their arrays are read then)."""
     sc = prep.scenario
     T, S, C = prep.tasks, prep.state, prep.ctx
     n_dc, n, s0 = sc.n_dc, prep.n, prep.s0
@@ -206,41 +228,43 @@ def build_result(prep, policy: str) -> RunResult:
         cols[k] = flat(v)
     steps = pl.DataFrame(cols)
 
-    # ---------------------------------------------------------------- tasks frame
-    tid = sc.task_id[prep.lo:prep.hi]
-    tasks = pl.DataFrame({
-        "task_id": tid,
-        "origin": _enum(origin, loc_enum),
-        "dest": _enum(dest, loc_enum),
-        "status": _enum(status, pl.Enum(STATUS_NAMES)),
-        "arrival_ts_utc": _ts(t0_us, T.arrival),
-        "decision_ts_utc": _ts(t0_us, S.decision),
-        "ready_ts_utc": _ts(t0_us, S.ready),
-        "start_ts_utc": _ts(t0_us, S.start),
-        "finish_ts_utc": _ts(t0_us, finish),
-        "deadline_ts_utc": _ts(t0_us, T.deadline),
-        "duration_s": T.duration,
-        "wait_s": np.where(started, S.start - T.arrival, np.nan),
-        "transit_delay_s": S.delay,
-        "violated": violated,
-        "forced": forced_m,
-        "remote": remote,
-        "transfer_cost_usd": xfer_cost,
-    }).with_columns(pl.col("wait_s").fill_nan(None))
+    def task_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
+        # ---------------------------------------------------------------- tasks frame
+        tid = sc.task_id[prep.lo:prep.hi]
+        tasks = pl.DataFrame({
+            "task_id": tid,
+            "origin": _enum(origin, loc_enum),
+            "dest": _enum(dest, loc_enum),
+            "status": _enum(status, pl.Enum(STATUS_NAMES)),
+            "arrival_ts_utc": _ts(t0_us, T.arrival),
+            "decision_ts_utc": _ts(t0_us, S.decision),
+            "ready_ts_utc": _ts(t0_us, S.ready),
+            "start_ts_utc": _ts(t0_us, S.start),
+            "finish_ts_utc": _ts(t0_us, finish),
+            "deadline_ts_utc": _ts(t0_us, T.deadline),
+            "duration_s": T.duration,
+            "wait_s": np.where(started, S.start - T.arrival, np.nan),
+            "transit_delay_s": S.delay,
+            "violated": violated,
+            "forced": forced_m,
+            "remote": remote,
+            "transfer_cost_usd": xfer_cost,
+        }).with_columns(pl.col("wait_s").fill_nan(None))
 
-    # ---------------------------------------------------------------- transfers frame
-    rm = np.nonzero(remote)[0]
-    transfers = pl.DataFrame({
-        "task_id": tid[rm],
-        "src_location": _enum(origin[rm], loc_enum),
-        "dst_location": _enum(dest[rm], loc_enum),
-        "decision_ts_utc": _ts(t0_us, S.decision[rm]),
-        "bandwidth_gb": T.bw[rm],
-        "delay_s": S.delay[rm],
-        "cost_usd": xfer_cost[rm],
-        "energy_kwh": xfer_kwh[rm],
-        "carbon_kg": xfer_kg[rm],
-    })
+        # ---------------------------------------------------------------- transfers frame
+        rm = np.nonzero(remote)[0]
+        transfers = pl.DataFrame({
+            "task_id": tid[rm],
+            "src_location": _enum(origin[rm], loc_enum),
+            "dst_location": _enum(dest[rm], loc_enum),
+            "decision_ts_utc": _ts(t0_us, S.decision[rm]),
+            "bandwidth_gb": T.bw[rm],
+            "delay_s": S.delay[rm],
+            "cost_usd": xfer_cost[rm],
+            "energy_kwh": xfer_kwh[rm],
+            "carbon_kg": xfer_kg[rm],
+        })
+        return tasks, transfers
 
     # ---------------------------------------------------------------- totals
     it_tot = float(it_kwh.sum())
@@ -270,6 +294,6 @@ def build_result(prep, policy: str) -> RunResult:
     }
     totals["carbon_incl_transfer_kg"] = totals["carbon_kg"] + totals["transfer_carbon_kg"]
     totals["cost_incl_transfer_usd"] = totals["cost_usd"] + totals["transfer_cost_usd"]
-    return RunResult(steps=steps, tasks=tasks, transfers=transfers, totals=totals, seed=prep.seed,
-                     bundle_id=sc.bundle_id, gridshift_version=gridshift_version(), policy=policy,
+    return RunResult(steps=steps, task_frames=task_frames if lazy_tasks else task_frames(), totals=totals,
+                     seed=prep.seed, bundle_id=sc.bundle_id, gridshift_version=gridshift_version(), policy=policy,
                      options={**prep.options.public(), "start_step": s0, "steps": n})

@@ -208,7 +208,7 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
         prep = sim.prep
     else:
         raise TypeError("policy must be a built-in name, a jitted function or a callable")
-    return build_result(prep, policy_name(policy))
+    return build_result(prep, policy_name(policy), lazy_tasks=True)
 
 
 class Simulator:

@@ -201,6 +201,7 @@ def test_step_api_matches_builtin_run(tmp_path):
                     signals={"carbon_g_per_kwh": rng.uniform(50, 500, (3, 96))})
     sc = sim_core.load(p)
     ref = sim_core.run(sc, "lowest_carbon", seed=4)
+    assert callable(ref.task_frames)  # run(): per-task frames built on first access ...
     sim = sim_core.Simulator(sc, seed=4)
     obs = sim.reset()
     n_steps = 0
@@ -210,8 +211,10 @@ def test_step_api_matches_builtin_run(tmp_path):
         assert info["total_kw"].shape == (3,)
     assert n_steps == 96
     got = sim.result()
-    assert got.tasks.equals(ref.tasks) and got.totals == ref.totals
+    assert not callable(got.task_frames)  # ... Simulator.result(): at once (the simulator may step on)
+    assert got.tasks.equals(ref.tasks) and got.transfers.equals(ref.transfers) and got.totals == ref.totals
     assert got.steps.equals(ref.steps)
+    assert not callable(ref.task_frames)
 
 
 def test_jitted_and_python_policies(tmp_path):
