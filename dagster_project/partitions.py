@@ -1,4 +1,5 @@
-"""Partitions: region × year. Keys are built with MultiPartitionKey, never by formatting strings."""
+"""Partitions: region × year, policy × seed. Keys are built with MultiPartitionKey, never by
+formatting strings."""
 
 
 from datetime import UTC, datetime
@@ -22,13 +23,19 @@ def key(region: str, year: int) -> dg.MultiPartitionKey:
     return dg.MultiPartitionKey({"region": region, "year": str(year)})
 
 
-def split(context: dg.AssetExecutionContext) -> tuple[str, int]:
-    """(region, year) of the running partition. Runs launched from tags (backfills, execute_job)
-    carry the key as its string form, so parse it through the definition rather than by hand."""
+def dimensions(context: dg.AssetExecutionContext) -> dict[str, str]:
+    """Dimension -> key of the running multi-partition. Runs launched from tags (backfills,
+    execute_job) carry the key as its string form, so parse it through the asset's definition
+    rather than by hand."""
     pk = context.partition_key
     if not isinstance(pk, dg.MultiPartitionKey):
-        pk = region_year.get_partition_key_from_str(pk)
-    dims = pk.keys_by_dimension
+        pk = context.assets_def.partitions_def.get_partition_key_from_str(pk)
+    return pk.keys_by_dimension
+
+
+def split(context: dg.AssetExecutionContext) -> tuple[str, int]:
+    """(region, year) of the running partition."""
+    dims = dimensions(context)
     return dims["region"], int(dims["year"])
 
 
@@ -56,9 +63,6 @@ def sweep_key(policy: str, seed: int) -> dg.MultiPartitionKey:
 
 
 def split_sweep(context: dg.AssetExecutionContext) -> tuple[str, int]:
-    """(policy, seed) of the running partition (key object or its string form, as in ``split``)."""
-    pk = context.partition_key
-    if not isinstance(pk, dg.MultiPartitionKey):
-        pk = policy_seed.get_partition_key_from_str(pk)
-    dims = pk.keys_by_dimension
+    """(policy, seed) of the running partition."""
+    dims = dimensions(context)
     return dims["policy"], int(dims["seed"])

@@ -13,7 +13,7 @@ from pathlib import Path
 import dagster as dg
 
 from dagster_project import checks
-from dagster_project.partitions import YEARS
+from dagster_project.partitions import YEARS, dimensions
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
 from warehouse.ingest_workload import WORKLOADS, WorkloadReport, ingest_workload
@@ -34,10 +34,7 @@ class WorkloadConfig(dg.Config):
 
 
 def _split(context: dg.AssetExecutionContext) -> tuple[str, int]:
-    pk = context.partition_key
-    if not isinstance(pk, dg.MultiPartitionKey):
-        pk = workload_year.get_partition_key_from_str(pk)
-    dims = pk.keys_by_dimension
+    dims = dimensions(context)
     return dims["workload"], int(dims["year"])
 
 
