@@ -8,7 +8,6 @@ DST rules): UTC = time − utc_offset_seconds. A local-year file therefore start
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import polars as pl
@@ -38,10 +37,7 @@ def mirror_relpath(location: Location, year: int) -> str:
 def parse(raw: RawFile, location: Location, *, max_gap: timedelta = DEFAULT_MAX_GAP) -> pl.DataFrame:
     """Parse one archive response into ``weather`` rows (UTC, with Stull wet-bulb)."""
     file = raw.uri
-    try:
-        body = json.loads(raw.content)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"invalid or truncated JSON: {exc}", file=file) from exc
+    body = raw.json()
     for key in ("utc_offset_seconds", "hourly", "latitude", "longitude"):
         if key not in body:
             raise DataError(f"missing key {key!r} in Open-Meteo response", file=file, column=key)

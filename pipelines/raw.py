@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -10,7 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from gridshift.atomic import atomic_write_bytes
-from gridshift.errors import SourceUnavailableError
+from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.hashing import sha256_bytes
 from gridshift.home import safe_join
 
@@ -27,6 +28,13 @@ class RawFile:
     @property
     def sha256(self) -> str:
         return sha256_bytes(self.content)
+
+    def json(self):
+        """The content parsed as JSON; a truncated or non-JSON body is a DataError naming the file."""
+        try:
+            return json.loads(self.content)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise DataError(f"invalid or truncated JSON: {exc}", file=self.uri) from None
 
 
 def read_mirror(mirror: Path | None, relpath: str, source: str) -> RawFile:

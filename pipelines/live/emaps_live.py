@@ -197,10 +197,7 @@ def fetch(location: Location, year: int, *, session: requests.Session, now: date
 def parse_api(raw: RawFile, location: Location, *, max_gap: timedelta = DEFAULT_MAX_GAP) -> pl.DataFrame:
     """Parse a landed API v3 document into ``grid_carbon`` rows (direct + LCA joined on the hour)."""
     file = raw.uri
-    try:
-        doc = json.loads(raw.content)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"invalid JSON: {exc}", file=file) from None
+    doc = raw.json()
     per_factor: dict[str, list[dict]] = {f: [] for f in FACTORS}
     for r in doc.get("responses", []):
         for point in r["body"]["data"]:
