@@ -192,46 +192,28 @@ def get_component(name: str) -> ComponentSpec:
 # Default norms are round per-step magnitudes of the reference 5-DC cluster (sim_core.testing.
 # reference_bundle, ~1.3 M tasks/year, `lowest_carbon`: ~290 kWh, 20 USD, 90 kg, 500 L, 0.3 USD of
 # egress and 0.09 kg of transfer emissions per step), so that equal weights give terms of order 1.
-@register_component("energy_cost", unit="USD", norm=20.0)
-def energy_cost(o) -> float:
-    """Electricity cost of all datacenters in the step (USD)."""
-    return o["cost_usd"]
+#: name -> (step total it reads, unit, default norm, what it is)
+STEP_TOTAL_COMPONENTS = {
+    "energy_cost": ("cost_usd", "USD", 20.0, "Electricity cost of all datacenters in the step (USD)."),
+    "carbon_emissions": ("carbon_kg", "kg", 100.0, "Operational emissions of all datacenters in the step (kg CO2eq)."),
+    "energy": ("total_kwh", "kWh", 300.0, "Total facility energy of all datacenters in the step (kWh)."),
+    "transfer_cost": ("transfer_cost_usd", "USD", 0.3, "Egress cost of the remote assignments decided in the step."),
+    "transfer_emissions": ("transfer_carbon_kg", "kg", 0.1, "Emissions of the transfers decided in the step (kg)."),
+    "sla_penalty": ("sla_violations", "violations", 1.0, "SLA violations of the tasks that started in the step."),
+    "water": ("water_l", "L", 500.0, "Cooling water of all datacenters in the step (L)."),
+}
 
 
-@register_component("carbon_emissions", unit="kg", norm=100.0)
-def carbon_emissions(o) -> float:
-    """Operational emissions of all datacenters in the step (kg CO2eq)."""
-    return o["carbon_kg"]
+def _step_total(metric: str, doc: str) -> Callable[..., float]:
+    def component(o) -> float:
+        return o[metric]
+
+    component.__doc__ = doc
+    return component
 
 
-@register_component("energy", unit="kWh", norm=300.0)
-def energy(o) -> float:
-    """Total facility energy of all datacenters in the step (kWh)."""
-    return o["total_kwh"]
-
-
-@register_component("transfer_cost", unit="USD", norm=0.3)
-def transfer_cost(o) -> float:
-    """Egress cost of the remote assignments decided in the step (USD)."""
-    return o["transfer_cost_usd"]
-
-
-@register_component("transfer_emissions", unit="kg", norm=0.1)
-def transfer_emissions(o) -> float:
-    """Emissions of the transfers decided in the step (kg CO2eq)."""
-    return o["transfer_carbon_kg"]
-
-
-@register_component("sla_penalty", unit="violations", norm=1.0)
-def sla_penalty(o) -> float:
-    """SLA violations of the tasks that started in the step (count)."""
-    return o["sla_violations"]
-
-
-@register_component("water", unit="L", norm=500.0)
-def water(o) -> float:
-    """Cooling water of all datacenters in the step (L)."""
-    return o["water_l"]
+for _name, (_metric, _unit, _norm, _doc) in STEP_TOTAL_COMPONENTS.items():
+    register_component(_name, unit=_unit, norm=_norm)(_step_total(_metric, _doc))
 
 
 #: MASAC system-utility parameters. These are **assumptions** of this project, not numbers taken
