@@ -9,7 +9,6 @@ parameters give the same id and byte-identical files anywhere (same gridshift + 
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 from dataclasses import dataclass, field
@@ -19,12 +18,13 @@ from typing import Any
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from gridshift import __version__, locations
 from gridshift.atomic import atomic_directory
 from gridshift.errors import GridshiftError
+from gridshift.hashing import compute_bundle_id, sha256_bytes
 from gridshift.home import Home, safe_join
+from gridshift.parquet import PARQUET_OPTIONS, parquet_bytes
 from scenario_builder import datacenters as dc_mod
 from scenario_builder.resample import RULES, STEP, Resampled, resample_continuous, resample_hold, year_grid
 from warehouse.db import query, read_connection
@@ -35,15 +35,7 @@ DATA_FILES = ("signals.parquet", "tasks.parquet", "network.parquet", "datacenter
 MANIFEST = "manifest.json"
 WORKLOADS = ("synthetic", "alibaba-2020", "alibaba-2023", "none")
 CARBON_BASES = ("direct", "lca")
-ROW_GROUP_ROWS = 1 << 17
 SIGNALS = ("carbon", "price", "weather")
-
-#: Parquet writer settings: fixed, so that files are byte-identical across runs and machines.
-PARQUET_OPTIONS: dict[str, Any] = {
-    "compression": "zstd", "compression_level": 3, "use_dictionary": True, "write_statistics": True,
-    "row_group_size": ROW_GROUP_ROWS, "data_page_size": 1 << 20, "version": "2.6", "store_schema": True,
-    "write_page_index": False,
-}
 
 UTC_US = pa.timestamp("us", tz="UTC")
 SIGNALS_SCHEMA = pa.schema([
@@ -149,27 +141,9 @@ class BuiltBundle:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def canonical_json(obj: Any) -> bytes:
-    """Sorted keys, no spaces, UTF-8: what the bundle id hashes."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
-
-
 def pretty_json(obj: Any) -> bytes:
     """How JSON files are written in a bundle (sorted keys, 2-space indent, trailing newline)."""
     return (json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
-
-
-def compute_bundle_id(manifest: dict[str, Any]) -> str:
-    """First 16 hex chars of sha256 over the canonical JSON of the manifest without ``bundle_id``."""
-    return hashlib.sha256(canonical_json({k: v for k, v in manifest.items() if k != "bundle_id"})).hexdigest()[:16]
-
-
-def parquet_bytes(df: pl.DataFrame, schema: pa.Schema) -> bytes:
-    """Write ``df`` (columns by name, cast to ``schema``) with the fixed writer settings."""
-    table = df.select(schema.names).to_arrow().cast(schema)
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **PARQUET_OPTIONS)
-    return sink.getvalue().to_pybytes()
 
 
 def portable_uri(uri: str) -> str:
@@ -446,7 +420,7 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
 def finalize_manifest(assembled: Assembled) -> dict[str, Any]:
     """Add ``files`` (sha256 of every other file) and ``bundle_id`` to the manifest."""
     manifest = dict(assembled.manifest)
-    manifest["files"] = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(assembled.files.items())}
+    manifest["files"] = {name: sha256_bytes(data) for name, data in sorted(assembled.files.items())}
     manifest["bundle_id"] = compute_bundle_id(manifest)
     return manifest
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gridshift.hashing import sha256_file
+from gridshift.hashing import compute_bundle_id, sha256_file
 
 FORMAT_VERSION = 1
 DATA_FILES = ("signals.parquet", "tasks.parquet", "network.parquet", "datacenters.json")
@@ -47,7 +47,6 @@ def _canonical(manifest: dict) -> bytes:
 
 def verify_bundle(path: str | Path) -> VerifyResult:
     """Re-hash everything; every mismatch is reported with the offending file."""
-    from scenario_builder.bundle import compute_bundle_id  # local: bundle imports this module lazily too
 
     root = Path(path)
     res = VerifyResult(root, None)

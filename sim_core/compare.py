@@ -31,7 +31,6 @@ and the sha256 of the canonical JSON of the run options including the resolved w
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import math
 import statistics
@@ -44,6 +43,8 @@ import numpy as np
 import polars as pl
 
 from gridshift.atomic import atomic_write_bytes
+from gridshift.hashing import canonical_json, sha256_bytes
+from gridshift.parquet import parquet_bytes
 
 from . import result as _result
 from .engine import POLICY_CODES
@@ -107,12 +108,6 @@ SAVINGS_METRICS = ("total_kwh", "it_kwh", "cost_usd", "carbon_kg", "water_l", "t
 SERIES_COLUMNS = ("location", "dc", "step", "ts_utc", "carbon_g_per_kwh", "price_usd_per_mwh", "total_kwh",
                   "assigned", "started", "busy_cores", "cpu_util", "gpu_util", "mem_util")
 
-#: Fixed Parquet writer settings: the same frame gives byte-identical files.
-PARQUET_OPTIONS: dict[str, Any] = {
-    "compression": "zstd", "compression_level": 3, "use_dictionary": True, "write_statistics": True,
-    "version": "2.6", "store_schema": True, "write_page_index": False,
-}
-
 
 # ---------------------------------------------------------------------------------------------- keys
 class RunKey(NamedTuple):
@@ -161,12 +156,8 @@ def run_options(scenario: Scenario, *, start=None, days=None, steps=None, **opti
     return out
 
 
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-
-
 def options_sha256(options: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(options).encode("utf-8")).hexdigest()
+    return sha256_bytes(canonical_json(options))
 
 
 # ---------------------------------------------------------------------------------------------- metrics
@@ -442,7 +433,7 @@ def execute(scenario: Scenario, key: RunKey, options: dict[str, Any], run_fn: Ca
     if res.gridshift_version != key.gridshift_version or res.bundle_id != key.bundle_id:
         raise RuntimeError(f"run recorded {res.bundle_id}/{res.gridshift_version}, expected "
                            f"{key.bundle_id}/{key.gridshift_version}")
-    rec = RunRecord(key=key, options_json=canonical_json(options), metrics=run_metrics(res, scenario),
+    rec = RunRecord(key=key, options_json=canonical_json(options).decode(), metrics=run_metrics(res, scenario),
                     series=run_series(res), started_utc=started, finished_utc=finished, wall_time_s=wall,
                     n_steps=int(res.totals["steps"]), n_dc=int(res.totals["n_dc"]))
     return rec, res
@@ -523,16 +514,6 @@ def compare(
 
 
 # ---------------------------------------------------------------------------------------------- outputs
-def parquet_bytes(df: pl.DataFrame) -> bytes:
-    """``df`` as Parquet with fixed writer settings (byte-identical for the same frame)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    sink = pa.BufferOutputStream()
-    pq.write_table(df.to_arrow(), sink, **PARQUET_OPTIONS)
-    return sink.getvalue().to_pybytes()
-
-
 def write_outputs(cmp: Comparison, out_dir, *, figures: bool = True) -> list:
     """Write runs.parquet, summary.parquet, compare.json and (``figures``) the PNGs into ``out_dir``,
     each atomically. Nothing in them depends on time, host or path: two sweeps give the same bytes."""

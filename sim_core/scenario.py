@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +11,7 @@ import numpy as np
 import polars as pl
 
 from gridshift.dc_params import DatacenterParams
+from gridshift.hashing import compute_bundle_id, sha256_file
 
 from .physics import param_vector
 
@@ -24,24 +24,6 @@ SIGNAL_COLUMNS = ("carbon_g_per_kwh", "price_usd_per_mwh", "temp_c", "wetbulb_c"
 
 class BundleError(ValueError):
     """A bundle is missing, corrupt or of an unsupported format; the message names the file."""
-
-
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while True:
-            b = f.read(chunk)
-            if not b:
-                break
-            h.update(b)
-    return h.hexdigest()
-
-
-def compute_bundle_id(manifest: dict) -> str:
-    """First 16 hex of sha256 over the canonical JSON of the manifest without ``bundle_id``."""
-    m = {k: v for k, v in manifest.items() if k != "bundle_id"}
-    canon = json.dumps(m, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass

@@ -17,8 +17,9 @@ import numpy as np
 import polars as pl
 
 from gridshift.dc_params import DatacenterParams
+from gridshift.hashing import compute_bundle_id, sha256_file
 
-from .scenario import FORMAT_VERSION, compute_bundle_id, sha256_file
+from .scenario import FORMAT_VERSION
 
 #: The reference 5-DC cluster (shared/data/reference/datacenters_reference.csv) with time zones.
 REFERENCE_DCS = [

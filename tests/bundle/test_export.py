@@ -12,10 +12,11 @@ from typer.testing import CliRunner
 
 from gridshift.dc_params import DatacenterParams
 from gridshift.errors import GridshiftError
+from gridshift.hashing import compute_bundle_id
 from gridshift.home import UnsafePathError
 from gridshift.locations import UnknownLocationError
 from scenario_builder import bundle as bundle_mod
-from scenario_builder.bundle import BuildParams, compute_bundle_id
+from scenario_builder.bundle import BuildParams
 from scenario_builder.cli import app
 from scenario_builder.export import export, plan
 from scenario_builder.resample import GapError

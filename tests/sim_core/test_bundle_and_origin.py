@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 import sim_core
+from gridshift.hashing import compute_bundle_id
 from sim_core import origin as O
-from sim_core.scenario import BundleError, compute_bundle_id
+from sim_core.scenario import BundleError
 from sim_core.testing import LOC3, TZ3, tiny_bundle
 
 
