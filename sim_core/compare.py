@@ -33,7 +33,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from . import result as _result
 from .engine import POLICY_CODES
 from .scenario import Scenario
 from .simulator import as_scenario, make_options, resolve_window
+from .stats import mean_ci
 
 BASELINE = "local_only"
 DEFAULT_POLICIES = ("local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener")
@@ -197,97 +197,6 @@ def run_series(result: _result.RunResult) -> pl.DataFrame:
         pl.col("assigned").cast(pl.Int64), pl.col("started").cast(pl.Int64),
         "busy_cores", "cpu_util", "gpu_util", "mem_util",
     )
-
-
-# ---------------------------------------------------------------------------------------------- statistics
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the regularized incomplete beta (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 1000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        de = d * c
-        h *= de
-        if abs(de - 1.0) < 1e-16:
-            break
-    return h
-
-
-def _betai(a: float, b: float, x: float) -> float:
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    lbt = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(lbt) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(lbt) * _betacf(b, a, 1.0 - x) / b
-
-
-def t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with ``df`` degrees of freedom (t ≥ 0)."""
-    return 0.5 * _betai(df / 2.0, 0.5, df / (df + t * t))
-
-
-def t_ppf(p: float, df: float) -> float:
-    """Quantile of Student's t (``p`` in (0.5, 1)), by bisection on the survival function
-    (no SciPy in the environment). t_ppf(0.975, 1) = 12.7062..., (0.975, 4) = 2.7764..."""
-    if not 0.5 < p < 1.0 or df <= 0:
-        raise ValueError("t_ppf needs 0.5 < p < 1 and df > 0")
-    if df == 1:
-        return math.tan(math.pi * (p - 0.5))
-    lo, hi, q = 0.0, 1.0, 1.0 - p
-    while t_sf(hi, df) > q:
-        hi *= 2.0
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if t_sf(mid, df) > q:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-15 * hi:
-            break
-    return 0.5 * (lo + hi)
-
-
-@dataclass(frozen=True)
-class Stat:
-    n: int
-    mean: float
-    std: float
-    ci95: float
-
-
-def mean_ci(values: Sequence[float], level: float = 0.95) -> Stat:
-    """Mean, sample std and Student-t CI half-width. n = 0: all NaN; n = 1: std, CI NaN.
-    A NaN value makes mean/std/CI NaN (it is not dropped silently)."""
-    v = [float(x) for x in values]
-    n = len(v)
-    nan = float("nan")
-    if n == 0:
-        return Stat(0, nan, nan, nan)
-    if any(math.isnan(x) for x in v):
-        return Stat(n, nan, nan, nan)
-    mean = statistics.fmean(v)
-    if n == 1:
-        return Stat(1, mean, nan, nan)
-    std = statistics.stdev(v)
-    ci = 0.0 if std == 0.0 else t_ppf(0.5 + level / 2.0, n - 1) * std / math.sqrt(n)
-    return Stat(n, mean, std, ci)
 
 
 SUMMARY_SCHEMA = {

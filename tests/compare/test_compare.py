@@ -15,14 +15,13 @@ from sim_core.compare import (
     SAVINGS_METRICS,
     RunKey,
     compare,
-    mean_ci,
     options_sha256,
     pareto_front,
     run_options,
     runs_frame,
     summarize,
-    t_ppf,
 )
+from sim_core.stats import mean_ci, t_ppf
 
 POLS = ["local_only", "lowest_carbon", "defer_to_greener"]
 TOTALS = [m.name for m in METRICS if m.source == "totals"]
