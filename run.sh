@@ -28,6 +28,7 @@ case "${1:-}" in
     ;;
   lint)
     "$UV" run ruff check .
+    "$UV" run lint-imports
     exec "$UV" run dg check defs
     ;;
   "")

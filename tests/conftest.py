@@ -1,4 +1,10 @@
-"""Shared test fixtures: the real upstream data in ../shared/data, read in place (never copied in)."""
+"""Root of the test suite.
+
+``tests/unit`` runs without the data mirror; ``tests/integration`` reads the real upstream data in
+``../shared/data`` in place (never copied in) and is marked ``integration``
+(``pytest -m "not integration"`` runs the unit tests alone). Whatever runs, no test may change a
+byte of the mirror: the session guard below fails the run if one does.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +18,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 def shared_data_dir() -> Path:
     return Path(os.environ.get("GRIDSHIFT_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
-
-
-@pytest.fixture(scope="session")
-def shared_data() -> Path:
-    path = shared_data_dir()
-    if not (path / "MANIFEST.tsv").is_file():
-        pytest.fail(f"real upstream data not found at {path} (set GRIDSHIFT_SHARED_DATA)")
-    return path
 
 
 def _manifest_digests(root: Path) -> dict[str, str]:

@@ -54,10 +54,5 @@ TABLES: dict[str, Table] = {
 }
 
 
-def register(table: Table) -> None:
-    """Add a table defined in another schema module (e.g. the workload tables)."""
-    TABLES[table.name] = table
-
-
 def table(name: str) -> Table:
     return TABLES[name]

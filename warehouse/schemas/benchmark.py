@@ -10,26 +10,25 @@ from __future__ import annotations
 
 import pandera.polars as pa
 
-from warehouse.schemas._types import UTC_TS, UtcDatetime
+from gridshift import columns as C
+from gridshift.columns import UtcDatetime
 
-_SHA = {"str_matches": r"^[0-9a-f]{64}$"}
-_NAME = {"str_matches": r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$"}
 RUN_KEY = ["bundle_id", "policy", "seed", "gridshift_version", "options_sha256"]
 
 
 class BenchmarkRuns(pa.DataFrameModel):
     """One row per benchmark run (a policy and a seed on a bundle, with fixed options)."""
 
-    bundle_id: str = pa.Field(**_NAME, description="content-addressed bundle id")
-    policy: str = pa.Field(**_NAME, description="built-in policy name")
+    bundle_id: str = C.run_name("content-addressed bundle id")
+    policy: str = C.run_name("built-in policy name")
     seed: int = pa.Field(ge=0, description="run seed")
     gridshift_version: str = pa.Field(description="gridshift version that produced the run")
-    options_sha256: str = pa.Field(**_SHA, description="sha256 of options_json")
+    options_sha256: str = C.sha256("sha256 of options_json")
     options_json: str = pa.Field(description="canonical JSON of every run option, incl. start_step and steps")
     n_steps: int = pa.Field(ge=1, metadata={"unit": "15-min steps"})
     n_dc: int = pa.Field(ge=1, metadata={"unit": "datacenters"})
-    started_at_utc: UtcDatetime = pa.Field(**UTC_TS, description="wall-clock start of the simulation, UTC")
-    finished_at_utc: UtcDatetime = pa.Field(**UTC_TS, description="wall-clock end of the simulation, UTC")
+    started_at_utc: UtcDatetime = C.utc("wall-clock start of the simulation, UTC")
+    finished_at_utc: UtcDatetime = C.utc("wall-clock end of the simulation, UTC")
     wall_time_s: float = pa.Field(ge=0, metadata={"unit": "s"}, description="simulation wall time")
 
     class Config:
@@ -41,11 +40,11 @@ class BenchmarkMetrics(pa.DataFrameModel):
     """Metrics of a run, long format: one row per (run, metric); the unit is in the metric name
     (``cost_usd``, ``carbon_kg``, ``total_kwh``, ``mean_cpu_util_frac``...; sim_core.compare.METRICS)."""
 
-    bundle_id: str = pa.Field(**_NAME)
-    policy: str = pa.Field(**_NAME)
+    bundle_id: str = C.run_name("content-addressed bundle id")
+    policy: str = C.run_name("policy name")
     seed: int = pa.Field(ge=0)
     gridshift_version: str
-    options_sha256: str = pa.Field(**_SHA)
+    options_sha256: str = C.sha256("sha256 of options_json")
     metric: str = pa.Field(str_matches=r"^[a-z][a-z0-9_]*$", description="metric name with its unit")
     value: float = pa.Field(description="metric value (NaN where undefined, e.g. PUE with no IT energy)")
 
@@ -57,15 +56,15 @@ class BenchmarkMetrics(pa.DataFrameModel):
 class BenchmarkSeries(pa.DataFrameModel):
     """Per-step, per-DC series of a run, kept for the time-series figure without re-running."""
 
-    bundle_id: str = pa.Field(**_NAME)
-    policy: str = pa.Field(**_NAME)
+    bundle_id: str = C.run_name("content-addressed bundle id")
+    policy: str = C.run_name("policy name")
     seed: int = pa.Field(ge=0)
     gridshift_version: str
-    options_sha256: str = pa.Field(**_SHA)
-    location: str
+    options_sha256: str = C.sha256("sha256 of options_json")
+    location: str = C.location()
     dc: int = pa.Field(ge=0, description="index of the DC in the bundle (plot order)")
     step: int = pa.Field(ge=0, description="step index in the bundle")
-    ts_utc: UtcDatetime = pa.Field(**UTC_TS, description="start of the step, UTC")
+    ts_utc: UtcDatetime = C.utc("start of the step, UTC")
     carbon_g_per_kwh: float = pa.Field(metadata={"unit": "gCO2eq/kWh"})
     price_usd_per_mwh: float = pa.Field(metadata={"unit": "USD/MWh"})
     total_kwh: float = pa.Field(ge=0, metadata={"unit": "kWh"})

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import pandera.polars as pa
 
-from warehouse.schemas._types import UTC_TS, UtcDatetime
-
-_SHA = {"str_matches": r"^[0-9a-f]{64}$"}
+from gridshift import columns as C
+from gridshift.columns import UtcDatetime
 
 
 class GridCarbon(pa.DataFrameModel):
     """Hourly grid carbon intensity per location (Electricity Maps)."""
 
-    location: str = pa.Field(description="gridshift location code")
-    ts_utc: UtcDatetime = pa.Field(**UTC_TS, description="interval start, UTC")
+    location: str = C.location()
+    ts_utc: UtcDatetime = C.utc("interval start, UTC")
     carbon_direct_g_per_kwh: float = pa.Field(ge=0, le=5000, nullable=True, metadata={"unit": "gCO2eq/kWh"})
     carbon_lca_g_per_kwh: float = pa.Field(ge=0, le=5000, nullable=True, metadata={"unit": "gCO2eq/kWh"})
     low_carbon_pct: float = pa.Field(ge=0, le=100, nullable=True, metadata={"unit": "%"})
@@ -21,8 +20,8 @@ class GridCarbon(pa.DataFrameModel):
     is_estimated: bool = pa.Field(description="the source marked this value as estimated")
     estimation_method: str = pa.Field(nullable=True)
     emaps_zone: str = pa.Field(description="Electricity Maps zone id found in the source")
-    source: str
-    raw_sha256: str = pa.Field(**_SHA)
+    source: str = C.source()
+    raw_sha256: str = C.sha256()
 
     class Config:
         strict = True
@@ -32,17 +31,17 @@ class GridCarbon(pa.DataFrameModel):
 class GridPrice(pa.DataFrameModel):
     """Electricity price per location and market interval. Negative prices and spikes are real."""
 
-    location: str
-    ts_utc: UtcDatetime = pa.Field(**UTC_TS, description="market interval start, UTC")
+    location: str = C.location()
+    ts_utc: UtcDatetime = C.utc("market interval start, UTC")
     price_usd_per_mwh: float = pa.Field(ge=-10_000, le=100_000, metadata={"unit": "USD/MWh"})
     price_local_per_mwh: float = pa.Field(
         ge=-100_000_000, le=1_000_000_000, metadata={"unit": "currency/MWh, as published"}
     )
-    currency: str = pa.Field(str_matches=r"^[A-Z]{3}$", description="currency of price_local_per_mwh")
+    currency: str = C.currency("currency of price_local_per_mwh")
     usd_per_local: float = pa.Field(gt=0, description="exchange rate used: USD per unit of currency")
     resolution_min: int = pa.Field(isin=[5, 15, 30, 60], metadata={"unit": "min"})
-    source: str
-    raw_sha256: str = pa.Field(**_SHA)
+    source: str = C.source()
+    raw_sha256: str = C.sha256()
 
     class Config:
         strict = True
@@ -52,15 +51,15 @@ class GridPrice(pa.DataFrameModel):
 class Weather(pa.DataFrameModel):
     """Hourly weather at the location's weather coordinates (Open-Meteo archive)."""
 
-    location: str
-    ts_utc: UtcDatetime = pa.Field(**UTC_TS, description="hour start, UTC")
+    location: str = C.location()
+    ts_utc: UtcDatetime = C.utc("hour start, UTC")
     temp_c: float = pa.Field(ge=-90, le=60, metadata={"unit": "°C"})
     rh_pct: float = pa.Field(ge=0, le=100, metadata={"unit": "%"})
     wetbulb_c: float = pa.Field(ge=-90, le=60, metadata={"unit": "°C", "method": "Stull 2011"})
     cloudcover_pct: float = pa.Field(ge=0, le=100, nullable=True, metadata={"unit": "%"})
     windspeed_kmh: float = pa.Field(ge=0, le=500, nullable=True, metadata={"unit": "km/h"})
-    source: str
-    raw_sha256: str = pa.Field(**_SHA)
+    source: str = C.source()
+    raw_sha256: str = C.sha256()
 
     class Config:
         strict = True

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import pandera.polars as pa
 
-from warehouse.schemas._types import UTC_TS, UtcDatetime
-
-_SHA = {"str_matches": r"^[0-9a-f]{64}$"}
-WORKLOAD_NAME = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+from gridshift import columns as C
+from gridshift.columns import UtcDatetime
 
 
 class TraceTasks(pa.DataFrameModel):
@@ -19,7 +17,7 @@ class TraceTasks(pa.DataFrameModel):
     """
 
     source: str = pa.Field(description="trace id, e.g. alibaba-2020")
-    raw_sha256: str = pa.Field(**_SHA, description="sha256 of the raw file the row came from")
+    raw_sha256: str = C.sha256("sha256 of the raw file the row came from")
     task_key: str = pa.Field(description="job_name/task_name (2020) or pod name (2023)")
     line: int = pa.Field(ge=1, description="line of the row in the raw CSV")
     job_name: str
@@ -48,10 +46,10 @@ class WorkloadTasks(pa.DataFrameModel):
     A (workload, year) set is replaced as a whole; its parameters are in ``workload_runs``.
     """
 
-    workload: str = pa.Field(str_matches=WORKLOAD_NAME)
-    year: int = pa.Field(ge=1970, le=2200)
+    workload: str = C.workload_name()
+    year: int = C.year()
     task_id: int = pa.Field(ge=0, description="0.. in arrival order")
-    arrival_ts_utc: UtcDatetime = pa.Field(**UTC_TS, description="arrival time, UTC")
+    arrival_ts_utc: UtcDatetime = C.utc("arrival time, UTC")
     duration_s: float = pa.Field(gt=0, metadata={"unit": "s", "derivation": "end - start of the source task"})
     cpu_cores: float = pa.Field(ge=0, metadata={"unit": "cores", "derivation": "plan_cpu/100 × inst_num"})
     gpus: float = pa.Field(ge=0, metadata={"unit": "GPUs", "derivation": "plan_gpu/100 × inst_num (NaN → 0)"})
@@ -69,16 +67,16 @@ class WorkloadTasks(pa.DataFrameModel):
 class WorkloadRuns(pa.DataFrameModel):
     """The parameters and inputs of the derivation stored for each (workload, year)."""
 
-    workload: str = pa.Field(str_matches=WORKLOAD_NAME)
-    year: int = pa.Field(ge=1970, le=2200)
+    workload: str = C.workload_name()
+    year: int = C.year()
     params_json: str = pa.Field(description="canonical JSON of every derivation parameter")
-    params_sha256: str = pa.Field(**_SHA)
+    params_sha256: str = C.sha256("sha256 of params_json")
     n_tasks: int = pa.Field(ge=0)
     n_source_rows: int = pa.Field(ge=0)
     n_kept: int = pa.Field(ge=0, description="source tasks kept by the filter")
     dropped_json: str = pa.Field(description="source rows dropped, per reason")
     raw_sha256s: str = pa.Field(description="JSON list of the raw files used (sha256)")
-    created_at: UtcDatetime = pa.Field(**UTC_TS)
+    created_at: UtcDatetime = C.utc("UTC")
 
     class Config:
         strict = True

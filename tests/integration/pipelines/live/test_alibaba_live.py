@@ -18,7 +18,14 @@ from gridshift.home import Home
 from pipelines import alibaba2020
 from pipelines.workload_derive import DeriveParams
 from scenario_builder.cli import app
-from tests.workload.workload_fixture import EXPECTED_DROPPED, JOB_ROWS, TASK_ROWS, csv_lines, tar_gz, write_trace
+from tests.integration.pipelines.workload.workload_fixture import (
+    EXPECTED_DROPPED,
+    JOB_ROWS,
+    TASK_ROWS,
+    csv_lines,
+    tar_gz,
+    write_trace,
+)
 from warehouse.db import read_table
 from warehouse.ingest_workload import ingest_workload
 

@@ -6,7 +6,7 @@ from typer.testing import CliRunner
 
 from gridshift.home import Home
 from scenario_builder.cli import app
-from tests.foundation.helpers import mirror_with, replace_line, tree_digest
+from tests.integration.helpers import mirror_with, replace_line, tree_digest
 from warehouse.db import read_table
 
 runner = CliRunner()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workload.workload_fixture import write_trace
+from tests.integration.pipelines.workload.workload_fixture import write_trace
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from scenario_builder.cli import app
 from scenario_builder.export import export, plan
 from scenario_builder.resample import GapError
 from scenario_builder.verify import verify_bundle
-from tests.bundle.conftest import REGIONS, YEAR
+from tests.integration.scenario_builder.conftest import REGIONS, YEAR
 
 runner = CliRunner()
 FILES = ("datacenters.json", "manifest.json", "network.parquet", "signals.parquet", "tasks.parquet")

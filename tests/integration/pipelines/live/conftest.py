@@ -9,7 +9,7 @@ import pytest
 from gridshift import locations
 from pipelines.live import iso_prices
 from tests.conftest import shared_data_dir
-from tests.live.fakes import FakePublishers, FakeState, de_lu_2023_values, entsoe_days_from_values
+from tests.integration.pipelines.live.fakes import FakePublishers, FakeState, de_lu_2023_values, entsoe_days_from_values
 
 
 class FakeIsoAdapter:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 import pytest
 
-from tests.bundle.conftest import REGIONS, YEAR
+from tests.integration.scenario_builder.conftest import REGIONS, YEAR
 
 LO, HI = datetime(YEAR, 1, 1, tzinfo=UTC), datetime(YEAR + 1, 1, 1, tzinfo=UTC)
 # a day with a DST change per region (local clocks move; UTC steps must not)

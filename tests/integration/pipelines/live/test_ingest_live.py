@@ -15,7 +15,7 @@ from gridshift.home import Home
 from pipelines import http
 from pipelines.http import DownloadError, Expect, download, make_session
 from scenario_builder.cli import app
-from tests.live.conftest import FakeIsoAdapter
+from tests.integration.pipelines.live.conftest import FakeIsoAdapter
 from warehouse.db import read_table
 from warehouse.ingest import ingest_grid
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import sim_core
 from sim_core.gym import TaskSchedulingEnv
+from tests.conftest import REPO
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_single_action.py"
+EXAMPLE = REPO / "examples" / "train_single_action.py"
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from gridshift.home import Home
 from pipelines import electricitymaps, openmeteo, raw
 from pipelines.http import make_session
 from pipelines.live import emaps_live, entsoe_api, openmeteo_api
-from tests.live.conftest import HOUR, utc
-from tests.live.fakes import EntsoeDay, de_lu_2023_values, entsoe_days_from_values
+from tests.integration.pipelines.live.conftest import HOUR, utc
+from tests.integration.pipelines.live.fakes import EntsoeDay, de_lu_2023_values, entsoe_days_from_values
 
 VALUE_COLS = ["location", "ts_utc", "temp_c", "rh_pct", "wetbulb_c", "cloudcover_pct", "windspeed_kmh"]
 

@@ -13,7 +13,7 @@ from gridshift.home import Home
 from pipelines import alibaba2020
 from pipelines.raw import read_mirror
 from pipelines.workload_derive import DeriveParams
-from tests.workload.workload_fixture import EXPECTED_DROPPED, TASK_ROWS, csv_lines, write_trace
+from tests.integration.pipelines.workload.workload_fixture import EXPECTED_DROPPED, TASK_ROWS, csv_lines, write_trace
 from warehouse.db import read_table
 from warehouse.ingest_workload import ingest_workload, prepare_workload
 

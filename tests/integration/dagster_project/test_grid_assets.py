@@ -13,7 +13,7 @@ from dagster_project.definitions import build_defs
 from dagster_project.partitions import key
 from dagster_project.resources import GridshiftResource
 from gridshift.home import Home
-from tests.foundation.helpers import mirror_with, replace_line
+from tests.integration.helpers import mirror_with, replace_line
 from warehouse.db import read_table
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}

@@ -8,7 +8,7 @@ import pytest
 
 from gridshift.errors import DataError
 from gridshift.home import Home
-from tests.foundation.helpers import mirror_with, replace_line, tree_digest
+from tests.integration.helpers import mirror_with, replace_line, tree_digest
 from warehouse.ingest import ingest_grid, ingest_locations
 
 CARBON = "electricitymaps/DE-LU/DE-LU_2023_hourly.csv"
