@@ -14,9 +14,9 @@ import polars as pl
 
 from gridshift.errors import DataError
 from gridshift.locations import Location
+from gridshift.wetbulb import stull_wetbulb
 from pipelines.raw import RawFile
 from pipelines.tabular import DEFAULT_MAX_GAP, check_time_grid
-from pipelines.wetbulb import stull_wetbulb
 
 SOURCE = "open-meteo-archive"
 LICENSE = "CC-BY-4.0; attribution: Weather data by Open-Meteo.com (https://open-meteo.com)"

@@ -311,14 +311,6 @@ def compute(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_me
     return {name: out[i] for i, name in enumerate(OUT_NAMES)}
 
 
-def wetbulb_stull(temp_c, rh_pct):
-    """Wet-bulb temperature (degC) from dry-bulb and relative humidity, Stull (2011)."""
-    t = np.asarray(temp_c, dtype=np.float64)
-    rh = np.asarray(rh_pct, dtype=np.float64)
-    return (t * np.arctan(0.151977 * np.sqrt(rh + 8.313659)) + np.arctan(t + rh)
-            - np.arctan(rh - 1.676331) + 0.00391838 * rh ** 1.5 * np.arctan(0.023101 * rh) - 4.686035)
-
-
 # ---------------------------------------------------------------- one step of the step API
 #: per-DC rows (and step sums) written by :func:`step_energy`
 STEP_DC_NAMES = ("it_kwh", "total_kwh", "cost_usd", "carbon_kg", "water_l", "unmet_cooling_kwh",

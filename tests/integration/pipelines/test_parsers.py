@@ -8,9 +8,9 @@ import polars as pl
 import pytest
 
 from gridshift import locations
+from gridshift.wetbulb import stull_wetbulb
 from pipelines import egress, electricitymaps, network, openmeteo, prices
 from pipelines.raw import read_mirror
-from pipelines.wetbulb import stull_wetbulb
 from warehouse.ingest import parse_grid
 
 

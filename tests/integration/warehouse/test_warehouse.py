@@ -92,7 +92,8 @@ def _weather_like(df: pl.DataFrame) -> pl.DataFrame:
 
 def test_validation_reports_row_and_value():
     df = pl.DataFrame({
-        "location": ["DE-LU", "DE-LU"], "ts_utc": [datetime(2023, 1, 1, tzinfo=UTC), datetime(2023, 1, 1, 1, tzinfo=UTC)],
+        "location": ["DE-LU", "DE-LU"],
+        "ts_utc": [datetime(2023, 1, 1, tzinfo=UTC), datetime(2023, 1, 1, 1, tzinfo=UTC)],
         "temp_c": [1.0, 2.0], "rh_pct": [50.0, 140.0], "wetbulb_c": [0.0, 0.0], "cloudcover_pct": [None, None],
         "windspeed_kmh": [None, None], "source": ["s", "s"], "raw_sha256": ["a" * 64] * 2,
     }, schema_overrides={"cloudcover_pct": pl.Float64, "windspeed_kmh": pl.Float64,
