@@ -1,15 +1,15 @@
-"""Assemble a scenario bundle from the warehouse and write it (docs/bundle_format.md, version 1).
+"""Assemble a scenario bundle from the warehouse and write it (format: ``gridshift.bundle``).
 
 ``assemble`` reads the warehouse (read-only) and computes every file's bytes in memory;
-``write`` hashes them, derives the bundle id from the content, and renames a complete temporary
-directory into place (``gridshift.atomic.atomic_directory``). Nothing depends on the time of the
-build or on absolute paths, and the Parquet writer settings are fixed, so the same inputs and
-parameters give the same id and byte-identical files anywhere (same gridshift + pyarrow versions).
+``write`` hands them to the one bundle writer (``gridshift.bundle.publish``), which hashes them,
+derives the bundle id from the content and publishes the directory atomically. Nothing depends on
+the time of the build or on absolute paths, and the Parquet writer settings are fixed, so the same
+inputs and parameters give the same id and byte-identical files anywhere (same gridshift + pyarrow
+versions).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -19,53 +19,25 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from gridshift import __version__, locations
-from gridshift.atomic import atomic_directory
+from gridshift import __version__, locations, sources
+from gridshift.bundle import (
+    FORMAT_VERSION,
+    NETWORK_SCHEMA,
+    SIGNALS_SCHEMA,
+    STEP_S,
+    TASKS_SCHEMA,
+    pretty_json,
+    publish,
+)
 from gridshift.errors import GridshiftError
-from gridshift.hashing import compute_bundle_id, sha256_bytes
-from gridshift.home import Home, safe_join
+from gridshift.home import Home
 from gridshift.parquet import PARQUET_OPTIONS, parquet_bytes
 from scenario_builder import datacenters as dc_mod
-from scenario_builder.resample import RULES, STEP, Resampled, resample_continuous, resample_hold, year_grid
+from scenario_builder.resample import RULES, GapError, Resampled, resample_continuous, resample_hold, year_grid
 from warehouse.db import query, read_connection
 
-FORMAT_VERSION = 1
-STEP_S = 900
-DATA_FILES = ("signals.parquet", "tasks.parquet", "network.parquet", "datacenters.json")
-MANIFEST = "manifest.json"
 WORKLOADS = ("synthetic", "alibaba-2020", "alibaba-2023", "none")
 CARBON_BASES = ("direct", "lca")
-SIGNALS = ("carbon", "price", "weather")
-
-UTC_US = pa.timestamp("us", tz="UTC")
-SIGNALS_SCHEMA = pa.schema([
-    ("location", pa.string()), ("ts_utc", UTC_US), ("carbon_g_per_kwh", pa.float64()),
-    ("price_usd_per_mwh", pa.float64()), ("temp_c", pa.float64()), ("wetbulb_c", pa.float64()),
-    ("rh_pct", pa.float64()), ("carbon_is_estimated", pa.bool_()), ("carbon_is_filled", pa.bool_()),
-    ("price_is_filled", pa.bool_()), ("weather_is_filled", pa.bool_()),
-])
-TASKS_SCHEMA = pa.schema([
-    ("task_id", pa.int64()), ("arrival_ts_utc", UTC_US), ("duration_s", pa.float64()),
-    ("cpu_cores", pa.float64()), ("gpus", pa.float64()), ("mem_gb", pa.float64()),
-    ("gpu_mem_gb", pa.float64()), ("bandwidth_gb", pa.float64()),
-])
-NETWORK_SCHEMA = pa.schema([
-    ("src_location", pa.string()), ("dst_location", pa.string()), ("usd_per_gb", pa.float64()),
-    ("throughput_mbps", pa.float64()), ("rtt_ms", pa.float64()),
-])
-
-#: Pipeline modules whose ``SOURCE``/``LICENSE`` name the licence of a raw source.
-_SOURCE_MODULES = ("electricitymaps", "prices", "openmeteo", "egress", "network", "alibaba2020",
-                   "alibaba2023", "synthetic_workload", "workload")
-_WORKLOAD_ATTRIBUTION = {
-    "synthetic": "Synthetic workload shaped after the published marginals of SustainCluster's processed "
-    "Alibaba PAI 2020 workload (reference/alibaba2020_filtered_*.csv; Alibaba cluster-trace-gpu-v2020, "
-    "CC-BY-4.0, Alibaba Group)",
-    "alibaba-2020": "CC-BY-4.0; attribution: Alibaba Group, cluster-trace-gpu-v2020 "
-    "(https://github.com/alibaba/clusterdata)",
-    "alibaba-2023": "CC-BY-4.0; attribution: Alibaba Group, cluster-trace-gpu-v2023 "
-    "(https://github.com/alibaba/clusterdata)",
-}
 _MIRROR_ROOTS = ("electricitymaps", "prices", "open-meteo", "egress", "reference", "alibaba", "moer-5min")
 
 
@@ -141,11 +113,6 @@ class BuiltBundle:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-def pretty_json(obj: Any) -> bytes:
-    """How JSON files are written in a bundle (sorted keys, 2-space indent, trailing newline)."""
-    return (json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
-
-
 def portable_uri(uri: str) -> str:
     """A raw file's URI without machine-specific parts: ``mirror:<relpath>`` for mirror files."""
     if uri.startswith("file://"):
@@ -155,19 +122,6 @@ def portable_uri(uri: str) -> str:
                 return "mirror:" + "/".join(parts[i:])
         return "file:" + parts[-1]
     return uri
-
-
-def source_licences() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name in _SOURCE_MODULES:
-        try:
-            mod = importlib.import_module(f"pipelines.{name}")
-        except ImportError:
-            continue
-        src, lic = getattr(mod, "SOURCE", None), getattr(mod, "LICENSE", None)
-        if isinstance(src, str) and isinstance(lic, str):
-            out[src] = lic
-    return out
 
 
 def _r6(x: float | None) -> float | None:
@@ -222,9 +176,6 @@ def _read_tasks(con, params: BuildParams) -> tuple[pl.DataFrame, list[str], dict
     lo, hi = datetime(params.year, 1, 1, tzinfo=UTC), datetime(params.year + 1, 1, 1, tzinfo=UTC)
     where = "workload = $w AND year = $y AND arrival_ts_utc >= $lo AND arrival_ts_utc < $hi"
     args: dict[str, Any] = {"w": params.workload, "y": params.year, "lo": lo, "hi": hi}
-    if "seed" in have:
-        where += " AND seed = $seed"
-        args["seed"] = params.seed
     sel = ", ".join(f'"{c}"' for c in cols)
     tasks = query(con, f"SELECT {sel} FROM workload_tasks WHERE {where}", args)
     sha, run = _workload_run(con, params.workload, params.year)
@@ -337,7 +288,6 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
 
         frames, quality, quality_rows, used = [], {}, [], set(task_sha) | egress_sha | net_sha
         gap_errors = []
-        from scenario_builder.resample import GapError
         for code in params.regions:
             try:
                 res = _resample_location(sig, code, grid, params)
@@ -372,12 +322,12 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
 
     signals = pl.concat(frames)
     dcs = dc_mod.build(list(params.regions), params.datacenters_file)
-    licences = source_licences()
-    sources_used = sorted({d["source"] for d in lineage})
-    attributions = [{"source": s, "licence": licences.get(s, "see the source's terms")} for s in sources_used]
-    if params.workload in _WORKLOAD_ATTRIBUTION:
-        attributions.append({"source": f"workload:{params.workload}",
-                             "licence": _WORKLOAD_ATTRIBUTION[params.workload]})
+    # every source whose raw files are in the lineage, plus the workload's own source, credited from the
+    # one registry (an unregistered source is an error: no data whose terms nobody declared)
+    used_sources = {d["source"] for d in lineage}
+    if params.workload != "none":
+        used_sources.add(params.workload)
+    attributions = sources.credits(used_sources)
     prov = params.provider
     location_meta = {}
     for code in params.regions:
@@ -413,33 +363,14 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
         "n_tasks": tasks.height,
         "writer": {"parquet": {k: v for k, v in PARQUET_OPTIONS.items()}, "pyarrow": pa.__version__},
     }
-    assert STEP.total_seconds() == STEP_S
     return Assembled(files, manifest, quality_rows)
 
 
-def finalize_manifest(assembled: Assembled) -> dict[str, Any]:
-    """Add ``files`` (sha256 of every other file) and ``bundle_id`` to the manifest."""
-    manifest = dict(assembled.manifest)
-    manifest["files"] = {name: sha256_bytes(data) for name, data in sorted(assembled.files.items())}
-    manifest["bundle_id"] = compute_bundle_id(manifest)
-    return manifest
-
-
 def write(assembled: Assembled, out_dir: Path) -> BuiltBundle:
-    """Write the bundle to ``out_dir/<bundle_id>`` atomically (an intact existing copy is kept)."""
-    from scenario_builder.verify import verify_bundle
-
-    manifest = finalize_manifest(assembled)
-    bid = manifest["bundle_id"]
-    out_dir = Path(out_dir)
-    final = safe_join(out_dir, bid)
-    if final.is_dir() and verify_bundle(final).ok:
-        return BuiltBundle(final, bid, manifest, assembled.quality_rows, reused=True)
-    with atomic_directory(final, overwrite=True) as tmp:
-        for name, data in assembled.files.items():
-            safe_join(tmp, name).write_bytes(data)
-        (tmp / MANIFEST).write_bytes(pretty_json(manifest))
-    return BuiltBundle(final, bid, manifest, assembled.quality_rows)
+    """Write the bundle to ``out_dir/<bundle_id>`` (``gridshift.bundle.publish``: atomic, an intact
+    existing copy is reused, concurrent writers of one id end with one complete directory)."""
+    done = publish(assembled.files, assembled.manifest, Path(out_dir))
+    return BuiltBundle(done.path, done.bundle_id, done.manifest, assembled.quality_rows, reused=done.reused)
 
 
 def build(params: BuildParams, home: Home, out_dir: Path | None = None) -> BuiltBundle:

@@ -265,15 +265,16 @@ def export(
 
 @app.command()
 def verify(bundle: Annotated[Path, typer.Argument(help="bundle directory")]) -> None:
-    """Re-hash every file of a bundle; exit 1 and name the offending file on any mismatch."""
-    from scenario_builder.verify import verify_bundle
+    """Check a bundle as sim_core.load does: only the format's files, no links, every sha256 and the id,
+    then every value against the contract; exit 1 naming each problem (file, column, rows, values)."""
+    from gridshift.bundle import verify_bundle
 
     res = verify_bundle(bundle)
     if not res.ok:
         for p in res.problems:
-            err_console.print(f"[red]FAILED[/] {p.file}: {p.message} (bundle {bundle})", soft_wrap=True)
+            err_console.print(f"[red]FAILED[/] {p}", soft_wrap=True)
         raise typer.Exit(1)
-    console.print(f"ok {res.bundle_id}: {len(res.checked)} files verified ({', '.join(res.checked)})")
+    console.print(f"ok {res.bundle_id}: files intact and every value within the bundle contract")
 
 
 @app.command("inspect")

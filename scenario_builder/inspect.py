@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from gridshift.bundle import MANIFEST, check_integrity
 from gridshift.home import safe_join
-from scenario_builder.verify import MANIFEST
 
 
 def read_manifest(bundle: Path) -> dict[str, Any]:
-    return json.loads((Path(bundle) / MANIFEST).read_text(encoding="utf-8"))
+    """The manifest of a bundle whose files are intact (``BundleError`` otherwise)."""
+    return check_integrity(Path(bundle))
 
 
 def summary(bundle: str | Path) -> dict[str, Any]:

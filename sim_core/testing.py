@@ -1,35 +1,25 @@
-"""Write small (or large synthetic) valid bundles exactly as docs/bundle_format.md describes.
+"""Write small (or large synthetic) valid bundles for tests, benchmarks, examples and RL users.
 
-For tests, benchmarks and the Gymnasium wrapper, until real bundles are built by
-``scenario_builder``. Every file is hashed and the bundle id computed as the format requires.
+Every bundle goes through the one bundle-format module (``gridshift.bundle``): the same column
+schemas, Parquet settings, manifest form and atomic writer as ``scenario_builder export``, so a test
+bundle is a real bundle. ``write_bundle`` writes whatever values it is given (tests use it to build
+hostile bundles); ``sim_core.load`` then decides whether they are acceptable.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+from gridshift import clusters, locations
+from gridshift.bundle import FORMAT_VERSION, NETWORK_SCHEMA, SIGNALS_SCHEMA, STEP_S, TASKS_SCHEMA, pretty_json, publish
 from gridshift.dc_params import DatacenterParams
-from gridshift.hashing import compute_bundle_id, sha256_file
-
-from .scenario import FORMAT_VERSION
-
-#: The reference 5-DC cluster (shared/data/reference/datacenters_reference.csv) with time zones.
-REFERENCE_DCS = [
-    # location, timezone, population_weight, total_cores, total_gpus, total_mem_gb, macro cluster
-    ("US-CAL-CISO", "America/Los_Angeles", 0.18, 50000, 1000, 80000, "US"),
-    ("DE-LU", "Europe/Berlin", 0.22, 85000, 600, 80000, "EU"),
-    ("CL-SIC", "America/Santiago", 0.20, 110000, 300, 60000, "SA"),
-    ("SG", "Asia/Singapore", 0.25, 75000, 700, 50000, "AP"),
-    ("AU-NSW", "Australia/Sydney", 0.15, 65000, 300, 60000, "AP"),
-]
+from gridshift.parquet import parquet_bytes
 
 SIGNAL_DEFAULTS = {"carbon_g_per_kwh": 300.0, "price_usd_per_mwh": 80.0, "temp_c": 20.0,
                    "wetbulb_c": 15.0, "rh_pct": 60.0}
@@ -40,6 +30,11 @@ def _matrix(v, n: int, diag: float) -> np.ndarray:
     m = m.copy()
     np.fill_diagonal(m, diag)
     return m
+
+
+def _utc_us(seconds: np.ndarray, start: dt.datetime) -> pl.Series:
+    us = np.round(np.asarray(seconds, dtype=np.float64) * 1e6).astype(np.int64) + int(start.timestamp()) * 1_000_000
+    return pl.Series(us).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
 
 
 def write_bundle(
@@ -70,100 +65,74 @@ def write_bundle(
     as seconds since the start (float/int arrays) instead of datetimes.
     """
     n_dc = len(locations)
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
     start = dt.datetime(year, 1, 1, tzinfo=dt.UTC)
 
-    def per_dc(v, cast=float):
-        if np.isscalar(v):
-            return [cast(v)] * n_dc
-        return [cast(x) for x in v]
+    def per_dc(v):
+        return [float(v)] * n_dc if np.isscalar(v) else [float(x) for x in v]
 
     weights = per_dc(population_weight if population_weight is not None else 1.0 / n_dc)
     cores, gpus, mem = per_dc(total_cores), per_dc(total_gpus), per_dc(total_mem_gb)
-    if physics is None:
-        physics = [DatacenterParams()] * n_dc
     phys = [p.to_dict() if isinstance(p, DatacenterParams) else DatacenterParams.from_dict(dict(p)).to_dict()
-            for p in physics]
-
-    tmp = root / f".tmp-{name or 'bundle'}-{np.random.default_rng().integers(1 << 62)}"
-    tmp.mkdir(parents=True)
+            for p in (physics if physics is not None else [DatacenterParams()] * n_dc)]
 
     # signals
-    sig = dict(SIGNAL_DEFAULTS)
-    sig.update(signals or {})
-    ts = pl.datetime_range(start, start + dt.timedelta(seconds=900 * (n_steps - 1)), interval="15m",
+    sig = {**SIGNAL_DEFAULTS, **(signals or {})}
+    ts = pl.datetime_range(start, start + dt.timedelta(seconds=STEP_S * (n_steps - 1)), interval=f"{STEP_S}s",
                            time_unit="us", time_zone="UTC", eager=True)
-    cols: dict[str, object] = {
-        "location": np.repeat(np.array(list(locations), dtype=object), n_steps),
-        "ts_utc": pl.concat([ts] * n_dc),
-    }
-    for c in ("carbon_g_per_kwh", "price_usd_per_mwh", "temp_c", "wetbulb_c", "rh_pct"):
-        a = np.broadcast_to(np.asarray(sig[c], dtype=np.float64), (n_dc, n_steps)) \
-            if np.ndim(sig[c]) != 1 else np.broadcast_to(np.asarray(sig[c], dtype=np.float64)[None, :], (n_dc, n_steps))
-        cols[c] = np.ascontiguousarray(a).reshape(-1)
+    cols: dict[str, object] = {"location": np.repeat(np.array(list(locations), dtype=object), n_steps),
+                               "ts_utc": pl.concat([ts] * n_dc)}
+    for c in SIGNAL_DEFAULTS:
+        v = np.asarray(sig[c], dtype=np.float64)
+        cols[c] = np.ascontiguousarray(np.broadcast_to(v[None, :] if v.ndim == 1 else v, (n_dc, n_steps))).reshape(-1)
     for c in ("carbon_is_estimated", "carbon_is_filled", "price_is_filled", "weather_is_filled"):
         cols[c] = np.zeros(n_dc * n_steps, dtype=bool)
-    pl.DataFrame(cols).write_parquet(tmp / "signals.parquet")
 
     # tasks
     if tasks is None:
         tasks = {"arrival_ts_utc": np.zeros(0)}
-    tdf = tasks if isinstance(tasks, pl.DataFrame) else None
-    if tdf is None:
+    if isinstance(tasks, pl.DataFrame):
+        tdf = tasks
+    else:
         t = dict(tasks)
-        n = len(np.asarray(t["arrival_ts_utc"]))
         arr = np.asarray(t["arrival_ts_utc"])
-        if arr.dtype.kind in "fiu":
-            us = np.round(arr.astype(np.float64) * 1e6).astype(np.int64) + int(start.timestamp()) * 1_000_000
-            arr_s = pl.Series(us).cast(pl.Datetime("us")).dt.replace_time_zone("UTC")
-        else:
-            arr_s = pl.Series(arr)
+        n = len(arr)
+
         def col(k, default):
             return np.asarray(t.get(k, np.full(n, default)), dtype=np.float64)
+
         tdf = pl.DataFrame({
             "task_id": np.asarray(t.get("task_id", np.arange(n)), dtype=np.int64),
-            "arrival_ts_utc": arr_s,
+            "arrival_ts_utc": _utc_us(arr, start) if arr.dtype.kind in "fiu" else pl.Series(arr),
             "duration_s": col("duration_s", 1800.0), "cpu_cores": col("cpu_cores", 1.0),
             "gpus": col("gpus", 0.0), "mem_gb": col("mem_gb", 1.0),
             "gpu_mem_gb": col("gpu_mem_gb", 0.0), "bandwidth_gb": col("bandwidth_gb", 0.1),
         })
-    tdf = tdf.sort(["arrival_ts_utc", "task_id"])
-    tdf.write_parquet(tmp / "tasks.parquet")
 
     # network
     u, th, rt = _matrix(usd_per_gb, n_dc, 0.0), _matrix(throughput_mbps, n_dc, 1e6), _matrix(rtt_ms, n_dc, 0.0)
     src, dst = np.meshgrid(np.arange(n_dc), np.arange(n_dc), indexing="ij")
     locs = np.array(list(locations), dtype=object)
-    pl.DataFrame({"src_location": locs[src.ravel()], "dst_location": locs[dst.ravel()],
-                  "usd_per_gb": u.ravel(), "throughput_mbps": th.ravel(), "rtt_ms": rt.ravel()}
-                 ).write_parquet(tmp / "network.parquet")
+    net = pl.DataFrame({"src_location": locs[src.ravel()], "dst_location": locs[dst.ravel()],
+                        "usd_per_gb": u.ravel(), "throughput_mbps": th.ravel(), "rtt_ms": rt.ravel()})
 
-    # datacenters.json
     dcs = [{"location": loc, "timezone": tz, "population_weight": w, "total_cores": c, "total_gpus": g,
             "total_mem_gb": m, "physics": p}
            for loc, tz, w, c, g, m, p in zip(locations, timezones, weights, cores, gpus, mem, phys, strict=True)]
-    (tmp / "datacenters.json").write_text(json.dumps({"datacenters": dcs}, indent=1, sort_keys=True))
-
-    files = {f: sha256_file(tmp / f) for f in ("signals.parquet", "tasks.parquet", "network.parquet",
-                                                "datacenters.json")}
+    files = {
+        "signals.parquet": parquet_bytes(pl.DataFrame(cols), SIGNALS_SCHEMA),
+        "tasks.parquet": parquet_bytes(tdf.sort(["arrival_ts_utc", "task_id"]), TASKS_SCHEMA),
+        "network.parquet": parquet_bytes(net, NETWORK_SCHEMA),
+        "datacenters.json": pretty_json({"datacenters": dcs}),
+    }
     manifest = {
-        "format_version": FORMAT_VERSION,
-        "gridshift_version": gridshift_version,
-        "year": year, "step_s": 900, "n_steps": n_steps, "start_utc": start.isoformat(),
+        "format_version": FORMAT_VERSION, "gridshift_version": gridshift_version,
+        "year": year, "step_s": STEP_S, "n_steps": n_steps, "start_utc": start.isoformat(),
         "locations": list(locations),
         "parameters": dict(parameters or {"carbon_basis": "lca", "provider": "synthetic", "seed": 0}),
         "location_meta": {loc: {"timezone": tz} for loc, tz in zip(locations, timezones, strict=True)},
         "quality": {}, "lineage": [], "attributions": [], "resampling": {},
-        "files": files,
     }
-    manifest["bundle_id"] = compute_bundle_id(manifest)
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    final = root / (name or manifest["bundle_id"])
-    if final.exists():
-        shutil.rmtree(final)
-    tmp.rename(final)
-    return final
+    return publish(files, manifest, Path(root), name=name).path
 
 
 # ------------------------------------------------------------------ synthetic data
@@ -212,18 +181,21 @@ def synthetic_tasks(n_tasks: int, n_steps: int, seed: int = 0) -> pl.DataFrame:
 
 def reference_bundle(root: str | Path, *, n_tasks: int, n_steps: int = 35040, seed: int = 0,
                      n_dc: int = 5, name: str | None = None) -> Path:
-    """The reference 5-DC cluster (replicated cyclically for n_dc > 5) with synthetic signals
-    and a synthetic workload of n_tasks tasks."""
-    dcs = [REFERENCE_DCS[i % len(REFERENCE_DCS)] for i in range(n_dc)]
-    locs = [d[0] if i < len(REFERENCE_DCS) else f"{d[0]}-{i // len(REFERENCE_DCS)}" for i, d in enumerate(dcs)]
-    macro = [d[6] for d in dcs]
+    """The reference 5-DC cluster (``gridshift.clusters.REFERENCE``, replicated cyclically for n_dc > 5)
+    with synthetic signals and a synthetic workload of n_tasks tasks."""
+    ref = clusters.REFERENCE
+    sites = [ref[i % len(ref)] for i in range(n_dc)]
+    locs = [s.location if i < len(ref) else f"{s.location}-{i // len(ref)}" for i, s in enumerate(sites)]
+    regs = [locations.get(s.location) for s in sites]
+    macro = [r.macro_cluster for r in regs]
     # throughput/RTT between macro clusters (Persico et al. 2016 order of magnitude)
     thr = np.array([[1e6 if a == b else (160.0 if {a, b} == {"US", "EU"} else 60.0) for b in macro] for a in macro])
     rtt = np.array([[5.0 if a == b else (70.0 if {a, b} == {"US", "EU"} else 200.0) for b in macro] for a in macro])
     usd = np.array([[0.02 if a == b else 0.08 for b in macro] for a in macro])
     return write_bundle(
-        root, locations=locs, timezones=[d[1] for d in dcs], population_weight=[d[2] for d in dcs],
-        total_cores=[d[3] for d in dcs], total_gpus=[d[4] for d in dcs], total_mem_gb=[d[5] for d in dcs],
+        root, locations=locs, timezones=[r.timezone for r in regs],
+        population_weight=[s.population_weight for s in sites], total_cores=[s.total_cores for s in sites],
+        total_gpus=[s.total_gpus for s in sites], total_mem_gb=[s.total_mem_gb for s in sites],
         n_steps=n_steps, signals=synthetic_signals(n_dc, n_steps, seed),
         tasks=synthetic_tasks(n_tasks, n_steps, seed), usd_per_gb=usd, throughput_mbps=thr, rtt_ms=rtt,
         name=name,

@@ -160,7 +160,8 @@ def test_partial_step_accounting(tmp_path):
 def test_signals_at_their_own_step_and_energy_accounting(tmp_path):
     ramp = np.arange(96, dtype=float) * 10 + 100
     p = write_bundle(tmp_path, locations=["A"], timezones=["Australia/Sydney"],
-                     signals={"carbon_g_per_kwh": ramp, "price_usd_per_mwh": ramp / 2, "temp_c": ramp / 50},
+                     signals={"carbon_g_per_kwh": ramp, "price_usd_per_mwh": ramp / 2, "temp_c": ramp / 50,
+                              "wetbulb_c": ramp / 50 - 2},  # a wet-bulb never exceeds the dry-bulb
                      tasks={"arrival_ts_utc": [0.0], "duration_s": [3600.0]})
     r = sim_core.run(p, "local_only")
     s = r.steps.sort("step")

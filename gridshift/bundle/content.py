@@ -1,0 +1,330 @@
+"""A bundle's content, read and checked against the contract before anything computes with it.
+
+:func:`read_content` turns a bundle whose integrity was checked (``integrity.check_integrity``)
+into plain NumPy arrays, refusing — with a :class:`BundleError` naming the file, column, first rows
+and values — anything a simulation could not run on correctly: a missing or mistyped column,
+nulls, non-finite numbers, values outside ``gridshift.bounds``, timestamps off the 15-minute grid
+or outside the bundle's window, rows out of order, duplicated ids, network pairs missing or
+repeated, datacenters that do not match the manifest's locations. A bundle that passes can be
+simulated without any index leaving its array.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+import polars as pl
+
+from gridshift import bounds
+from gridshift.bundle.errors import BundleError
+from gridshift.bundle.format import (
+    DATACENTER_KEYS,
+    DATACENTERS,
+    DC_LABEL,
+    MANIFEST,
+    NETWORK,
+    NETWORK_VALUES,
+    SIGNAL_FLAGS,
+    SIGNAL_VALUES,
+    SIGNALS,
+    STEP_S,
+    TASK_RESOURCES,
+    TASKS,
+    is_int,
+    is_number,
+    parse_json,
+)
+from gridshift.dc_params import DatacenterParams
+
+#: keys a datacenters.json entry may carry besides DATACENTER_KEYS (informational)
+DATACENTER_INFO_KEYS = ("capacity_source",)
+MAX_LOCATIONS = 100_000
+
+
+@dataclass(frozen=True)
+class Header:
+    """The manifest fields every reader needs, typed and checked."""
+
+    year: int
+    step_s: int
+    n_steps: int
+    start_utc: dt.datetime
+    locations: list[str]
+    carbon_basis: str | None
+
+    @property
+    def n_dc(self) -> int:
+        return len(self.locations)
+
+
+@dataclass
+class BundleContent:
+    """A checked bundle as arrays. Datacenter index order = ``header.locations``."""
+
+    root: Path
+    manifest: dict[str, Any]
+    header: Header
+    datacenters: list[dict[str, Any]]  # with ``physics`` as DatacenterParams
+    signals: dict[str, np.ndarray]  # SIGNAL_VALUES -> (n_dc, n_steps) float64, C-contiguous
+    tasks: dict[str, np.ndarray]  # task_id (int64), arrival_s (s since start_utc), TASK_RESOURCES (float64)
+    network: dict[str, np.ndarray]  # NETWORK_VALUES -> (n_dc, n_dc) float64, [src, dst]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+def _first_bad(mask: np.ndarray, values: np.ndarray, limit: int = 5) -> tuple[list[int], list[Any]]:
+    idx = np.flatnonzero(mask)[:limit]
+    return idx.tolist(), [v.item() if hasattr(v, "item") else v for v in values[idx]]
+
+
+def _check_values(a: np.ndarray, name: str, file: str, *, rows: np.ndarray | None = None) -> None:
+    """Refuse non-finite values and values outside ``gridshift.bounds`` for column ``name``."""
+    b = bounds.get(name)
+    bad = ~np.isfinite(a)
+    if bad.any():
+        r, v = _first_bad(bad, a)
+        raise BundleError(f"{int(bad.sum())} missing or non-finite value(s)", file=file, column=name,
+                          rows=(rows[r] if rows is not None else r), values=v)
+    lo_bad = (a < b.low) if b.low_inclusive else (a <= b.low)
+    bad = lo_bad | (a > b.high)
+    if bad.any():
+        r, v = _first_bad(bad, a)
+        raise BundleError(f"{int(bad.sum())} value(s) outside {b.describe()} ({b.reason})", file=file, column=name,
+                          rows=(rows[r] if rows is not None else r), values=v)
+
+
+def _read_parquet(path: Path, columns: list[str], dtypes: dict[str, pl.DataType]) -> pl.DataFrame:
+    file = str(path)
+    try:
+        schema = pl.read_parquet_schema(path)
+    except Exception as exc:  # noqa: BLE001 - any reader error is a bundle error
+        raise BundleError(f"cannot read the Parquet schema ({exc})", file=file) from None
+    for c in columns:
+        if c not in schema:
+            raise BundleError("missing column", file=file, column=c)
+        if schema[c] != dtypes[c]:
+            raise BundleError(f"column has dtype {schema[c]}, expected {dtypes[c]}", file=file, column=c)
+    try:
+        df = pl.read_parquet(path, columns=columns)
+    except Exception as exc:  # noqa: BLE001
+        raise BundleError(f"cannot read ({exc})", file=file) from None
+    for c in columns:
+        n = df[c].null_count()
+        if n:
+            rows = df.with_row_index("_i").filter(pl.col(c).is_null())["_i"].head(5).to_list()
+            raise BundleError(f"{n} null value(s)", file=file, column=c, rows=rows, values=[None] * len(rows))
+    return df
+
+
+def _fresh(a: np.ndarray, dtype) -> np.ndarray:
+    """A writable, C-contiguous copy (the Numba signatures and their cache entries then never depend on
+    whether a reader handed out a zero-copy view)."""
+    return np.array(a, dtype=dtype, order="C", copy=True)
+
+
+# ------------------------------------------------------------------------------------------ manifest
+def read_header(manifest: dict[str, Any], file: str) -> Header:
+    def bad(key: str, why: str) -> BundleError:
+        return BundleError(f"{key!r} {why}", file=file, column=key, rows=[0], values=[manifest.get(key)])
+
+    year, step_s, n_steps = manifest.get("year"), manifest.get("step_s"), manifest.get("n_steps")
+    if not is_int(year) or not 1900 <= year <= 2200:
+        raise bad("year", "must be an integer year in 1900..2200")
+    if step_s != STEP_S or not is_int(step_s):
+        raise bad("step_s", f"must be {STEP_S}")
+    start_text = manifest.get("start_utc")
+    try:
+        start = dt.datetime.fromisoformat(start_text) if isinstance(start_text, str) else None
+    except ValueError:
+        start = None
+    if start is None or start.utcoffset() != dt.timedelta(0) or start != dt.datetime(year, 1, 1, tzinfo=dt.UTC):
+        raise bad("start_utc", f"must be {year}-01-01T00:00:00+00:00 (the UTC start of the bundle's year)")
+    start = start.astimezone(dt.UTC)
+    year_steps = int((dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC) - start).total_seconds()) // STEP_S
+    if not is_int(n_steps) or not 1 <= n_steps <= year_steps:
+        raise bad("n_steps", f"must be an integer in 1..{year_steps}")
+    locs = manifest.get("locations")
+    if not isinstance(locs, list) or not 1 <= len(locs) <= MAX_LOCATIONS:
+        raise bad("locations", f"must be a list of 1..{MAX_LOCATIONS} location codes")
+    for i, code in enumerate(locs):
+        if not isinstance(code, str) or not DC_LABEL.match(code):
+            raise BundleError(f"malformed datacenter label (pattern {DC_LABEL.pattern})", file=file, column="locations", rows=[i], values=[code])
+    if len(set(locs)) != len(locs):
+        dup = sorted({c for c in locs if locs.count(c) > 1})
+        raise BundleError("duplicated location codes", file=file, column="locations", values=dup)
+    params = manifest.get("parameters")
+    basis = params.get("carbon_basis") if isinstance(params, dict) else None
+    if basis is not None and not isinstance(basis, str):
+        raise bad("parameters", "carbon_basis must be a string")
+    return Header(year=year, step_s=step_s, n_steps=n_steps, start_utc=start, locations=list(locs),
+                  carbon_basis=basis)
+
+
+# ------------------------------------------------------------------------------------------ files
+def read_datacenters(root: Path, header: Header) -> list[dict[str, Any]]:
+    path = root / DATACENTERS
+    file = str(path)
+    body = parse_json(path.read_bytes(), file)
+    dcs = body.get("datacenters")
+    if not isinstance(dcs, list) or len(dcs) != header.n_dc:
+        raise BundleError(f"'datacenters' must list the {header.n_dc} manifest locations", file=file,
+                          column="datacenters")
+    out = []
+    for i, d in enumerate(dcs):
+        if not isinstance(d, dict):
+            raise BundleError("entry is not an object", file=file, column="datacenters", rows=[i], values=[d])
+        missing = [k for k in DATACENTER_KEYS if k not in d]
+        unknown = sorted(set(d) - set(DATACENTER_KEYS) - set(DATACENTER_INFO_KEYS))
+        if missing or unknown:
+            raise BundleError(f"entry {i}: missing keys {missing}, unknown keys {unknown}", file=file,
+                              column=(missing or unknown)[0], rows=[i])
+        if d["location"] != header.locations[i]:
+            raise BundleError(f"entry {i} is {d['location']!r}; datacenters must follow the manifest's locations "
+                              "in order", file=file, column="location", rows=[i], values=[d["location"]])
+        tz = d["timezone"]
+        try:
+            if not isinstance(tz, str) or not tz:
+                raise ValueError(tz)
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError, TypeError):
+            raise BundleError("not an IANA time zone", file=file, column="timezone", rows=[i], values=[tz]) from None
+        entry = dict(d)
+        for key in ("population_weight", "total_cores", "total_gpus", "total_mem_gb"):
+            v = d[key]
+            if not is_number(v) or not bounds.get(key).admits(float(v)):
+                raise BundleError(f"must be a finite number in {bounds.get(key).describe()}", file=file, column=key,
+                                  rows=[i], values=[v])
+            entry[key] = float(v)
+        if not isinstance(d["physics"], dict):
+            raise BundleError("must be an object", file=file, column="physics", rows=[i])
+        try:
+            entry["physics"] = DatacenterParams.from_dict(d["physics"])
+        except (TypeError, ValueError) as exc:
+            raise BundleError(f"bad physics parameters ({exc})", file=file, column="physics", rows=[i]) from None
+        out.append(entry)
+    if not sum(e["population_weight"] for e in out) > 0:
+        raise BundleError("population weights sum to 0: no task could originate anywhere", file=file,
+                          column="population_weight")
+    return out
+
+
+def read_signals(root: Path, header: Header) -> dict[str, np.ndarray]:
+    path = root / SIGNALS
+    file = str(path)
+    dtypes: dict[str, pl.DataType] = {"location": pl.String, "ts_utc": pl.Datetime("us", "UTC"),
+                                      **{c: pl.Float64 for c in SIGNAL_VALUES}, **{c: pl.Boolean for c in SIGNAL_FLAGS}}
+    df = _read_parquet(path, list(dtypes), dtypes)
+    n_dc, n = header.n_dc, header.n_steps
+    if df.height != n_dc * n:
+        raise BundleError(f"{df.height} rows, expected {n_dc} locations x {n} steps", file=file)
+    locs = df["location"].to_numpy().reshape(n_dc, n)
+    for d, code in enumerate(header.locations):
+        wrong = locs[d] != code
+        if wrong.any():
+            r = np.flatnonzero(wrong)[:5] + d * n
+            raise BundleError(f"rows must be sorted by location in manifest order ({code!r} expected)", file=file,
+                              column="location", rows=r.tolist(), values=df["location"].gather(r).to_list())
+    ts = df["ts_utc"].dt.epoch("us").to_numpy().reshape(n_dc, n)
+    t0 = int(header.start_utc.timestamp()) * 1_000_000
+    grid = t0 + np.arange(n, dtype=np.int64) * STEP_S * 1_000_000
+    off = ts != grid[None, :]
+    if off.any():
+        r = np.flatnonzero(off.ravel())[:5]
+        raise BundleError(f"ts_utc is not the grid start_utc + {STEP_S} s x k of each location", file=file,
+                          column="ts_utc", rows=r.tolist(), values=[str(x) for x in df["ts_utc"].gather(r).to_list()])
+    out = {}
+    for c in SIGNAL_VALUES:
+        a = df[c].to_numpy()
+        _check_values(a, c, file)
+        out[c] = _fresh(a.reshape(n_dc, n), np.float64)
+    above = out["wetbulb_c"] > out["temp_c"] + 1e-9
+    if above.any():
+        r = np.flatnonzero(above.ravel())[:5]
+        raise BundleError("wet-bulb above dry-bulb", file=file, column="wetbulb_c", rows=r.tolist(),
+                          values=out["wetbulb_c"].ravel()[r].tolist())
+    return out
+
+
+def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
+    """The task columns as arrays, one column at a time (a year of tasks is ~1.3 M rows: reading the
+    whole frame first would double the peak memory)."""
+    path = root / TASKS
+    file = str(path)
+    dtypes = {"task_id": pl.Int64, "arrival_ts_utc": pl.Datetime("us", "UTC"),
+              **{c: pl.Float64 for c in TASK_RESOURCES}}
+
+    def column(name: str) -> pl.Series:
+        return _read_parquet(path, [name], dtypes).to_series()
+
+    t0 = int(header.start_utc.timestamp()) * 1_000_000
+    arr_us = column("arrival_ts_utc").dt.epoch("us").to_numpy()
+    end = t0 + header.n_steps * STEP_S * 1_000_000
+    outside = (arr_us < t0) | (arr_us >= end)
+    if outside.any():
+        r = np.flatnonzero(outside)[:5]
+        window = f"[{header.start_utc.isoformat()}, +{header.n_steps} steps)"
+        raise BundleError(f"arrival outside the bundle window {window}", file=file, column="arrival_ts_utc",
+                          rows=r.tolist(),
+                          values=[str(dt.datetime.fromtimestamp(int(x) / 1e6, dt.UTC)) for x in arr_us[r]])
+    if arr_us.size > 1:
+        back = np.diff(arr_us) < 0
+        if back.any():
+            r = np.flatnonzero(back)[:5] + 1
+            raise BundleError("rows are not sorted by arrival_ts_utc", file=file, column="arrival_ts_utc",
+                              rows=r.tolist(), values=[str(x) for x in arr_us[r]])
+    out = {"arrival_s": (arr_us - t0).astype(np.float64) / 1e6}
+    del arr_us
+    ids = column("task_id")
+    if ids.n_unique() != ids.len():
+        dup = ids.filter(ids.is_duplicated()).head(5).to_list()
+        raise BundleError("task_id is not unique", file=file, column="task_id", values=dup)
+    out["task_id"] = _fresh(ids.to_numpy(), np.int64)
+    del ids
+    for c in TASK_RESOURCES:
+        a = _fresh(column(c).to_numpy(), np.float64)
+        _check_values(a, c, file)
+        out[c] = a
+    return out
+
+
+def read_network(root: Path, header: Header) -> dict[str, np.ndarray]:
+    path = root / NETWORK
+    file = str(path)
+    dtypes = {"src_location": pl.String, "dst_location": pl.String, **{c: pl.Float64 for c in NETWORK_VALUES}}
+    df = _read_parquet(path, list(dtypes), dtypes)
+    idx = {code: i for i, code in enumerate(header.locations)}
+    n_dc = header.n_dc
+    src = df["src_location"].replace_strict(idx, default=-1, return_dtype=pl.Int64).to_numpy()
+    dst = df["dst_location"].replace_strict(idx, default=-1, return_dtype=pl.Int64).to_numpy()
+    keep = (src >= 0) & (dst >= 0)  # rows for locations outside the bundle are ignored
+    rows = np.flatnonzero(keep)
+    pair = src[keep] * n_dc + dst[keep]
+    counts = np.bincount(pair, minlength=n_dc * n_dc)
+    if (counts != 1).any():
+        k = int(np.flatnonzero(counts != 1)[0])
+        a, b = header.locations[k // n_dc], header.locations[k % n_dc]
+        raise BundleError(f"the pair {a} -> {b} appears {int(counts[k])} times (every ordered pair exactly once)",
+                          file=file, column="src_location")
+    out = {}
+    for c in NETWORK_VALUES:
+        v = df[c].to_numpy()[keep]
+        _check_values(v, c, file, rows=rows)
+        m = np.empty(n_dc * n_dc)
+        m[pair] = v
+        out[c] = np.ascontiguousarray(m.reshape(n_dc, n_dc))
+    return out
+
+
+def read_content(root: Path, manifest: dict[str, Any]) -> BundleContent:
+    """Read and check every file of a bundle whose integrity was verified."""
+    root = Path(root)
+    header = read_header(manifest, str(root / MANIFEST))
+    return BundleContent(
+        root=root, manifest=manifest, header=header, datacenters=read_datacenters(root, header),
+        signals=read_signals(root, header), tasks=read_tasks(root, header), network=read_network(root, header),
+    )
