@@ -1,4 +1,9 @@
-"""Resources: where the gridshift home and the local mirror are, live fetching, and tokens as EnvVars."""
+"""Resources: where the gridshift home and the local mirror are, and whether to fetch live.
+
+Tokens are not resource fields: the live clients read them from the environment (or ``.env``) at the
+moment of the request (``gridshift.sources.TOKEN_ENV_VARS``), so they never pass through run config,
+the instance's event log or the UI.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +16,13 @@ from gridshift.home import Home
 
 
 class GridshiftResource(dg.ConfigurableResource):
-    """The gridshift home (warehouse, raw landings, bundles) and an optional local mirror folder."""
+    """The gridshift home (warehouse, raw landings, bundles), an optional local mirror folder, and the
+    ingest switches the CLI exposes as ``--live`` and ``--allow-partial``."""
 
     home: str = ""  # empty: GRIDSHIFT_HOME, else ./.gridshift
     mirror: str = ""  # empty: GRIDSHIFT_MIRROR, else no mirror
     live: bool = False  # fetch from the publishers when the mirror lacks a file (docs/sources.md)
-    # Tokens: bind only with dg.EnvVar (see ``env_token_fields``), never as plain run config. The
-    # live clients read the same environment variables (or .env) through pipelines.http.get_token.
-    entsoe_api_key: str | None = None
-    electricitymaps_token: str | None = None
-    pjm_api_key: str | None = None
+    allow_partial: bool = False  # accept (and record) a partition covering less than MIN_COVERAGE of its year
 
     def home_obj(self) -> Home:
         return Home.resolve(self.home or None).ensure()
@@ -28,15 +30,3 @@ class GridshiftResource(dg.ConfigurableResource):
     def mirror_path(self) -> Path | None:
         raw = self.mirror or os.environ.get("GRIDSHIFT_MIRROR", "")
         return Path(raw).expanduser().absolute() if raw else None
-
-
-TOKEN_ENV = {
-    "entsoe_api_key": "ENTSOE_API_KEY",
-    "electricitymaps_token": "ELECTRICITYMAPS_TOKEN",
-    "pjm_api_key": "PJM_API_KEY",
-}
-
-
-def env_token_fields() -> dict[str, dg.EnvVar]:
-    """``dg.EnvVar`` bindings for the tokens that are set (an unset EnvVar would fail resource init)."""
-    return {field: dg.EnvVar(var) for field, var in TOKEN_ENV.items() if os.environ.get(var)}

@@ -58,7 +58,7 @@ def test_override_rejects_bad_input(tmp_path, body):
 
 
 def test_synthetic_workload_bundle(bundle_home, shared_data, tmp_path):
-    from scenario_builder.export import export
+    from dagster_project.runner import export_bundle as export
     from warehouse.db import read_table
 
     b = export(BuildParams(regions=("DE-LU", "IN-WE"), year=2022, workload="synthetic", max_gap_hours=8),
