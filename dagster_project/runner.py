@@ -21,6 +21,7 @@ from dagster_project.assets.workload import workload_key
 from dagster_project.definitions import ALL_ASSETS
 from dagster_project.partitions import key
 from dagster_project.resources import GridshiftResource
+from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.sources import SIGNAL_TABLES
@@ -34,7 +35,14 @@ SOURCE_ASSETS: dict[str, list[str]] = {
 }
 ASSETS_BY_NAME = {a.key.to_user_string(): a for a in ALL_ASSETS}
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-INSTANCE_YAML = "telemetry:\n  enabled: false\n"
+
+
+def instance_yaml(dagster_dir: Path) -> str:
+    """The instance configuration of a home: no telemetry, and the kept-open event-log storage
+    (``dagster_project.storage``) in Dagster's usual place under the instance directory."""
+    return ("telemetry:\n  enabled: false\n"
+            "event_log_storage:\n  module: dagster_project.storage\n  class: HomeEventLogStorage\n"
+            f"  config:\n    base_dir: {dagster_dir / 'history' / 'runs'}\n")
 
 
 class RunFailed(GridshiftError):
@@ -45,6 +53,14 @@ class RunFailed(GridshiftError):
         self.what, self.cause, self.cause_type = what, failure.error, failure.error_type
         self.outcomes = list(outcomes) or [failure]
         super().__init__(f"{what}: {failure.error}")
+
+    def report(self) -> str:
+        """Every failed materialization with its run id (for the CLI's full report)."""
+        lines = [f"{self.what}", ""]
+        for o in self.outcomes:
+            if not o.ok:
+                lines += [f"{o.label}: {o.error_type or 'error'} in Dagster run {o.run_id}", f"  {o.error}", ""]
+        return "\n".join(lines) + "\n"
 
 
 @dataclass
@@ -66,14 +82,20 @@ class Outcome:
         return " ".join(str(x) for x in (self.asset, self.region, self.year) if x is not None)
 
 
+_INSTANCES: dict[Path, dg.DagsterInstance] = {}
+
+
 def instance(home: Home) -> dg.DagsterInstance:
-    """The persistent instance of this home (``<home>/dagster``, the ``DAGSTER_HOME`` of ``./run.sh ui``)."""
+    """The persistent instance of this home (``<home>/dagster``, the ``DAGSTER_HOME`` of ``./run.sh ui``),
+    opened once per process (opening one sets up its SQLite storages: about a second)."""
     d = home.dagster_dir
-    d.mkdir(parents=True, exist_ok=True)
-    cfg = d / "dagster.yaml"
-    if not cfg.exists():
-        cfg.write_text(INSTANCE_YAML)
-    return dg.DagsterInstance.from_config(str(d))
+    if d not in _INSTANCES:
+        d.mkdir(parents=True, exist_ok=True)
+        cfg, text = d / "dagster.yaml", instance_yaml(d)
+        if not cfg.exists() or cfg.read_text() != text:  # ours: rewritten if the home moved
+            atomic_write_bytes(cfg, text.encode())
+        _INSTANCES[d] = dg.DagsterInstance.from_config(str(d))
+    return _INSTANCES[d]
 
 
 def resources(home: Home, mirror: Path | None, *, live: bool = False, allow_partial: bool = False) -> dict:
@@ -81,23 +103,24 @@ def resources(home: Home, mirror: Path | None, *, live: bool = False, allow_part
                                            allow_partial=allow_partial)}
 
 
-def root_cause(result: dg.ExecuteInProcessResult) -> tuple[str, str]:
-    """(type name, message) of the exception an asset raised: the deepest cause Dagster recorded."""
+def _message(err) -> tuple[str, str]:
+    """(type name, message) of the deepest cause of a Dagster error record."""
+    while err.cause is not None:
+        err = err.cause
+    msg = err.message.strip()
+    first, _, rest = msg.partition(": ")  # "module.TypeName: message" (format_exception_only)
+    if err.cls_name and first.endswith(err.cls_name):
+        msg = rest
+    return err.cls_name or "", msg.strip()
+
+
+def root_causes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[str, str]]:
+    """Step key (the asset's name) -> (type name, message) of the exception it raised."""
+    out = {}
     for ev in result.all_events:
         if ev.is_step_failure and ev.step_failure_data and ev.step_failure_data.error:
-            err = ev.step_failure_data.error
-            while err.cause is not None:
-                err = err.cause
-            msg = err.message.strip()
-            first, _, rest = msg.partition(": ")  # "module.TypeName: message" (format_exception_only)
-            if err.cls_name and first.endswith(err.cls_name):
-                msg = rest
-            return err.cls_name or "", msg.strip()
-    failed_checks = [ev for ev in result.get_asset_check_evaluations() if not ev.passed]
-    if failed_checks:
-        ev = failed_checks[0]
-        return "CheckFailed", f"check {ev.check_name} failed on {ev.asset_key.to_user_string()}"
-    return "", "the run failed (see the run in the UI)"
+            out.setdefault(ev.step_key, _message(ev.step_failure_data.error))
+    return out
 
 
 def _run(names: Sequence[str], home: Home, res: dict, *, partition_key=None, run_config: dict | None = None
@@ -110,15 +133,15 @@ def _run(names: Sequence[str], home: Home, res: dict, *, partition_key=None, run
 
 def _outcomes(result: dg.ExecuteInProcessResult, names: Sequence[str], region, year) -> list[Outcome]:
     out = []
-    cause_type, cause = ("", "") if result.success else root_cause(result)
+    causes = {} if result.success else root_causes(result)
     for name in names:
         mats = result.asset_materializations_for_node(name)
         if mats:
             meta = {k: v.value for k, v in mats[-1].metadata.items()}
             out.append(Outcome(name, region, year, True, meta, run_id=result.run_id))
         else:
-            out.append(Outcome(name, region, year, False, error=cause or "not materialized", error_type=cause_type,
-                               run_id=result.run_id))
+            cause_type, cause = causes.get(name, ("", "not materialized: an upstream step failed"))
+            out.append(Outcome(name, region, year, False, error=cause, error_type=cause_type, run_id=result.run_id))
     return out
 
 
@@ -203,18 +226,22 @@ def export_bundle(
         on_plan(p)
     tick = on_progress or (lambda _d: None)
     outcomes: list[Outcome] = []
-    if p.reference:
-        outcomes += materialize_sources(regions=[], years=[], sources=["network"], home=home, mirror=mirror)
-        tick("reference tables")
-    for optional, items in ((False, p.required), (True, p.optional)):
+    for optional, items in ((False, p.required), (True, p.optional)):  # the year itself first: fail fast
         for region, year, kinds in items:
             got = materialize_sources(regions=[region], years=[year], sources=kinds, home=home, mirror=mirror,
                                       live=live and not optional, allow_partial=allow_partial)
             outcomes += got if not optional else [o for o in got if o.ok]
             tick(f"{region} {year} {','.join(kinds)}")
-    bad = failed(outcomes)
-    if bad:
-        raise RunFailed(f"ingesting {bad[0].label} failed", bad[0], bad)
+            bad = failed(outcomes)
+            if bad:
+                more = f" and {len(bad) - 1} more ({', '.join(o.label for o in bad[1:4])})" if len(bad) > 1 else ""
+                raise RunFailed(f"ingesting {bad[0].label}{more} failed", bad[0], bad)
+    if p.reference:
+        outcomes += materialize_sources(regions=[], years=[], sources=["network"], home=home, mirror=mirror)
+        tick("reference tables")
+        bad = failed(outcomes)
+        if bad:
+            raise RunFailed(f"ingesting {bad[0].label} failed", bad[0], bad)
     if p.workload:
         got = materialize_workload(workload=params.workload, years=[params.year], home=home, mirror=mirror,
                                    seed=params.seed, live=live)
@@ -227,4 +254,4 @@ def export_bundle(
 
 
 __all__ = ["Exported", "Outcome", "RunFailed", "export_bundle", "failed", "instance", "materialize_bundle",
-           "materialize_sources", "materialize_workload", "resources", "root_cause"]
+           "materialize_sources", "materialize_workload", "resources", "root_causes"]

@@ -56,9 +56,11 @@ def write_log(logs_dir: Path, prog: str, exc: BaseException) -> Path | None:
     """The full report of ``exc`` (chained causes included) in a new file under ``logs_dir``."""
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     path = logs_dir / f"{prog}-{stamp}-{os.getpid()}.log"
+    report = getattr(exc, "report", None)
+    details = report() if callable(report) else ""
     try:
         logs_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(traceback.format_exception(exc)), encoding="utf-8")
+        path.write_text(details + "".join(traceback.format_exception(exc)), encoding="utf-8")
     except OSError:
         return None
     return path
