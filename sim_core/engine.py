@@ -183,10 +183,16 @@ def _route_decided(j, T_origin, T_bw, delay_s_per_gb, rtt_s, t0, n_steps, pend, 
             jb = j
             status[i] = ST_QUEUED  # joins its queue when this step's bucket is drained
         else:
-            jb = max(int(math.floor((rdy - t0) / STEP_S)), j + 1)
             status[i] = ST_TRANSIT
             transit_n[d] += 1
-            if jb >= n_steps:  # still in transit when the run ends
+            # Guard: the bucket index comes from data (a huge, infinite or NaN delay from a bad
+            # network row). Compare as a float first, so that only values in [j + 1, n_steps) are
+            # ever converted to an integer; identical to max(floor(x), j + 1) for valid delays.
+            x = (rdy - t0) / STEP_S
+            if not x < n_steps:  # still in transit when the run ends (also inf and NaN)
+                continue
+            jb = int(math.floor(x)) if x >= j + 1 else j + 1
+            if jb >= n_steps:
                 continue
         nxt[i] = -1
         tail = bucket_tail[jb]
@@ -272,7 +278,18 @@ def schedule_dc(d, j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, sta
             if f > T_deadline[i]:
                 violated[i] = 1
             q_len[d] -= 1
-            jr = int(math.ceil((f - t0) / STEP_S))  # first boundary at or after the finish
+            # first boundary at or after the finish. Guard: f comes from data (an infinite or
+            # huge duration): only values in (j, n] are converted to an integer, the rest is
+            # clamped to j + 1 (a finish at or before this step's start) or n + 1 (past the window,
+            # also NaN), which books exactly what any boundary beyond n would; so jr is in
+            # j + 1 .. n + 1 and every index below (jr < n, jf = jr - 1, min(jf, n)) is in range.
+            y = (f - t0) / STEP_S
+            if y <= j:
+                jr = j + 1
+            elif y <= n:
+                jr = int(math.ceil(y))
+            else:
+                jr = n + 1
             jf = jr - 1  # last step overlapped
             for r in range(3):
                 v = c if r == 0 else (g if r == 1 else m)
@@ -474,7 +491,15 @@ def decide_builtin(T, S, C, code, j, actions):
                 if fits(ci, gi, mi, avail, d):
                     nc += 1
             if nc > 0:
-                pick = min(int(T_u[i] * nc), nc - 1)
+                # u is in [0, 1) by construction (Generator.random); the float is checked before
+                # the conversion all the same, so pick is in 0 .. nc - 1 whatever u holds
+                x = T_u[i] * nc
+                if x >= nc - 1:
+                    pick = nc - 1
+                elif x > 0.0:
+                    pick = int(x)
+                else:  # (also NaN)
+                    pick = 0
                 for d in range(n_dc):
                     if fits(ci, gi, mi, avail, d):
                         if pick == 0:
@@ -555,14 +580,21 @@ def rolling_quantile(x, window, q):
     """q-quantile (linear, as numpy) of x[k : k + window] (clipped at the end), per row."""
     n_dc, n = x.shape
     out = np.empty((n_dc, n))
-    buf = np.empty(window)
+    # Guards (the options are validated before a run; the kernel does not rely on it): a window
+    # of at least 1 step, a buffer no longer than the series, and q in [0, 1] (NaN -> 0), so that
+    # lo and hi below are always in 0 .. m - 1. None of these changes a valid call's result.
+    window = max(window, 1)
+    qq = q if q >= 0.0 else 0.0  # (NaN -> 0)
+    if qq > 1.0:
+        qq = 1.0
+    buf = np.empty(min(window, max(n, 1)))
     for d in range(n_dc):
         for k in range(n):
             m = min(window, n - k)
             for t in range(m):
                 buf[t] = x[d, k + t]
             v = np.sort(buf[:m])
-            pos = q * (m - 1)
+            pos = qq * (m - 1)  # in [0, m - 1]: lo in 0 .. m - 1 (m >= 1)
             lo = int(math.floor(pos))
             hi = min(lo + 1, m - 1)
             out[d, k] = v[lo] + (v[hi] - v[lo]) * (pos - lo)
