@@ -32,17 +32,27 @@ ST_QUEUED = 3
 ST_STARTED = 4
 ST_UNSCHEDULABLE = 5
 
-# built-in policy codes
+# built-in policy codes: module-level ints, which Numba freezes into the kernels at compile time
+POLICY_LOCAL_ONLY = 0
+POLICY_ROUND_ROBIN = 1
+POLICY_MOST_AVAILABLE = 2
+POLICY_LEAST_PENDING = 3
+POLICY_LOWEST_CARBON = 4
+POLICY_LOWEST_PRICE = 5
+POLICY_LOWEST_UTILIZATION = 6
+POLICY_RANDOM = 7
+POLICY_DEFER_TO_GREENER = 8
+#: name -> code: the one table of the built-in policies (``sim_core.POLICIES`` lists its names)
 POLICY_CODES = {
-    "local_only": 0,
-    "round_robin": 1,
-    "most_available": 2,
-    "least_pending": 3,
-    "lowest_carbon": 4,
-    "lowest_price": 5,
-    "lowest_utilization": 6,
-    "random": 7,
-    "defer_to_greener": 8,
+    "local_only": POLICY_LOCAL_ONLY,
+    "round_robin": POLICY_ROUND_ROBIN,
+    "most_available": POLICY_MOST_AVAILABLE,
+    "least_pending": POLICY_LEAST_PENDING,
+    "lowest_carbon": POLICY_LOWEST_CARBON,
+    "lowest_price": POLICY_LOWEST_PRICE,
+    "lowest_utilization": POLICY_LOWEST_UTILIZATION,
+    "random": POLICY_RANDOM,
+    "defer_to_greener": POLICY_DEFER_TO_GREENER,
 }
 
 # option slots in Ctx.opts
@@ -457,10 +467,10 @@ def decide_builtin(T, S, C, code, j, actions):
         o = T_origin[i]
         ci, gi, mi = T_cores[i], T_gpus[i], T_mem[i]
         best = -1
-        if code == 0:  # local_only
+        if code == POLICY_LOCAL_ONLY:
             if fits(ci, gi, mi, cap, o):
                 best = o
-        elif code == 8:  # defer_to_greener
+        elif code == POLICY_DEFER_TO_GREENER:
             if allow_defer and carbon[o, j] > thr[o, j] and t1 + T_duration[i] <= T_deadline[i]:
                 actions[q] = 0
                 continue
@@ -477,7 +487,7 @@ def decide_builtin(T, S, C, code, j, actions):
                     if fits(ci, gi, mi, avail, d) and carbon[d, j] < bs:
                         bs = carbon[d, j]
                         best = d
-        elif code == 1:  # round_robin
+        elif code == POLICY_ROUND_ROBIN:
             rr = sc[SC_RR]
             for k in range(n_dc):
                 d = (rr + k) % n_dc
@@ -485,7 +495,7 @@ def decide_builtin(T, S, C, code, j, actions):
                     best = d
                     break
             sc[SC_RR] = ((best if best >= 0 else rr) + 1) % n_dc
-        elif code == 7:  # random among DCs with room
+        elif code == POLICY_RANDOM:  # uniform among the DCs with room
             nc = 0
             for d in range(n_dc):
                 if fits(ci, gi, mi, avail, d):
@@ -511,15 +521,15 @@ def decide_builtin(T, S, C, code, j, actions):
             for d in range(n_dc):
                 if not fits(ci, gi, mi, avail, d):
                     continue
-                if code == 2:  # most_available: most free cores
+                if code == POLICY_MOST_AVAILABLE:  # most free cores
                     s = -avail[d, 0]
-                elif code == 3:  # least_pending: fewest queued + in transit
+                elif code == POLICY_LEAST_PENDING:  # fewest queued + in transit
                     s = cnt[d]
-                elif code == 4:
+                elif code == POLICY_LOWEST_CARBON:
                     s = carbon[d, j]
-                elif code == 5:
+                elif code == POLICY_LOWEST_PRICE:
                     s = price[d, j]
-                else:  # lowest_utilization: mean committed fraction
+                else:  # POLICY_LOWEST_UTILIZATION: lowest mean committed fraction
                     s = 0.0
                     m = 0
                     for r in range(3):

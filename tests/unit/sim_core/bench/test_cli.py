@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from sim_core.bench.metrics import METRIC_NAMES
 from sim_core.cli import app
-from sim_core.compare import METRIC_NAMES
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FILES = ["compare.json", "runs.parquet", "summary.parquet", "timeseries.png", "tradeoff.png", "utilisation.png"]

@@ -10,7 +10,7 @@ from gymnasium.utils.env_checker import check_env
 
 import sim_core
 from sim_core.gym import TaskSchedulingEnv
-from sim_core.reward import Reward
+from sim_core.rl.reward import Reward
 from sim_core.testing import write_bundle
 
 
