@@ -224,6 +224,12 @@ def _bad_action(where: str, value: Any, n_dc: int) -> RunOptionsError:
                            "(0 = defer, j = run at datacenter j - 1)")
 
 
+def _where(q: int, single_action: bool, describe: Callable[[int], str] | None) -> str:
+    if single_action:
+        return f"actions[{q}]"
+    return describe(q) if describe is not None else f"the action for pending task {q}"
+
+
 def check_actions(actions: Any, n_pending: int, n_dc: int, single_action: bool,
                   describe: Callable[[int], str] | None = None) -> np.ndarray:
     """The actions of a Python policy as an int64 array, validated: ``None`` (defer all), one
@@ -234,16 +240,20 @@ def check_actions(actions: Any, n_pending: int, n_dc: int, single_action: bool,
     """
     if actions is None:
         return np.zeros(n_pending, np.int64)
-    if _is_int(actions):
-        a = int(actions)
-        if not 0 <= a <= n_dc:
-            raise _bad_action("the action", actions, n_dc)
-        return np.array([a], np.int64)
-    if isinstance(actions, bool | np.bool_):
-        raise _bad_action("the action", actions, n_dc)
+    if np.ndim(actions) == 0:  # one action for every pending task
+        v = actions.item() if isinstance(actions, np.ndarray | np.generic) else actions
+        if _is_int(v) and 0 <= int(v) <= n_dc:
+            return np.array([int(v)], np.int64)
+        if isinstance(v, float) and math.isfinite(v) and v.is_integer() and 0 <= v <= n_dc:
+            return np.array([int(v)], np.int64)
+        raise _bad_action("the action", v, n_dc)
+    if isinstance(actions, list | tuple):  # NumPy would read True as 1, or 1 as '1' next to a string
+        for q, v in enumerate(actions):
+            if not _is_real(v):
+                raise _bad_action(_where(q, single_action, describe), v, n_dc)
     try:
         arr = np.asarray(actions)
-    except (ValueError, TypeError) as err:  # ragged nesting and the like
+    except (ValueError, TypeError, OverflowError) as err:  # ragged nesting and the like
         raise RunOptionsError(f"actions must be an integer or a sequence of integers ({err})") from None
     if arr.ndim > 1:
         raise RunOptionsError(f"actions must be an integer or a 1-D sequence of integers, got shape {arr.shape}")
@@ -252,7 +262,8 @@ def check_actions(actions: Any, n_pending: int, n_dc: int, single_action: bool,
         raise RunOptionsError(f"expected {n_pending} actions (one per pending task), got {arr.size}")
     kind = arr.dtype.kind
     if kind in "iu":
-        bad = np.flatnonzero((arr < 0) | (arr > n_dc)) if arr.size else arr[:0]
+        bad = np.flatnonzero((arr < 0) | (arr > n_dc)) if arr.size and (arr.min() < 0 or arr.max() > n_dc) \
+            else arr[:0]
     elif kind == "f":
         with np.errstate(invalid="ignore"):
             bad = np.flatnonzero(~(np.isfinite(arr) & (arr == np.floor(arr)) & (arr >= 0) & (arr <= n_dc)))
@@ -264,10 +275,7 @@ def check_actions(actions: Any, n_pending: int, n_dc: int, single_action: bool,
         bad = np.arange(arr.size)
     if bad.size:
         q = int(bad[0])
-        if single_action:
-            where = f"actions[{q}]"
-        else:
-            where = describe(q) if describe is not None else f"the action for pending task {q}"
-        raise _bad_action(where, arr[q].item() if hasattr(arr[q], "item") else arr[q], n_dc)
+        raise _bad_action(_where(q, single_action, describe), arr[q].item() if hasattr(arr[q], "item") else arr[q],
+                          n_dc)
     out = arr.astype(np.int64)
     return out[:1] if single_action else out

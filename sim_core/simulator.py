@@ -69,14 +69,15 @@ class Prepared:
                 raise RunOptionsError(f"sla_multiplier has {mult.shape[0]} per-task values; the bundle has "
                                       f"{sc.n_tasks} tasks")
             mult = mult[sl]
-        deadline = sc.arrival_s[sl] + mult * sc.duration_s[sl]
+        with np.errstate(over="ignore"):  # (a huge duration: an infinite deadline, never missed)
+            deadline = sc.arrival_s[sl] + mult * sc.duration_s[sl]
         self.tasks = E.Tasks(
             arrival=sc.arrival_s[sl], duration=sc.duration_s[sl], cores=sc.cpu_cores[sl],
             gpus=sc.gpus[sl], mem=sc.mem_gb[sl], bw=sc.bandwidth_gb[sl],
             deadline=np.ascontiguousarray(deadline, dtype=np.float64),
             origin=np.ascontiguousarray(origin_all[sl]), u_rand=np.ascontiguousarray(u_all[sl]))
         cap = np.ascontiguousarray(np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1))
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):  # (no or negative throughput: never arrives)
             delay_per_gb = np.where(sc.throughput_mbps > 0, 8000.0 / sc.throughput_mbps, np.inf)
         np.fill_diagonal(delay_per_gb, 0.0)
         carbon = np.ascontiguousarray(sc.carbon_g_per_kwh[:, s0:s0 + n])

@@ -7,10 +7,13 @@ process aborted with ``double free or corruption``; ``NUMBA_BOUNDSCHECK=1`` rais
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import sim_core
 from sim_core import engine as E
@@ -115,3 +118,35 @@ def test_rolling_quantile_clamps_its_arguments(window, q):
     for d in range(2):
         for k in range(10):
             assert out[d, k] == np.quantile(x[d, k:k + w], qq)
+
+
+_ANY = st.floats(allow_nan=True, allow_infinity=True)
+
+
+@settings(max_examples=40, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(policy=st.sampled_from(sim_core.POLICIES), data=st.data())
+def test_hostile_task_and_network_values_stay_in_bounds(scenario, policy, data):
+    """Any float in a task's duration or input size, or in the network's throughput and RTT, and
+    any non-negative (or NaN) core request: the run completes with finite, conserved energy, every
+    task accounted for and no datacenter holding more than its capacity. (A negative request frees
+    capacity that is not there: refusing it is the loader's job.)"""
+    def arr(n, elements):
+        return np.array(data.draw(st.lists(elements, min_size=n, max_size=n)), dtype=np.float64)
+
+    off = ~np.eye(scenario.n_dc, dtype=bool)
+    thr, rtt = scenario.throughput_mbps.copy(), scenario.rtt_ms.copy()
+    thr[off] = arr(int(off.sum()), st.one_of(_ANY, st.floats(1.0, 1e4)))
+    rtt[off] = arr(int(off.sum()), st.one_of(_ANY, st.floats(0.0, 500.0)))
+    sc = dataclasses.replace(
+        scenario,
+        duration_s=arr(N, st.one_of(_ANY, st.floats(1.0, 1e5), st.just(np.inf))),
+        cpu_cores=arr(N, st.one_of(st.floats(min_value=0.0), st.just(math.nan), st.sampled_from([1.0, 4.0, 64.0]))),
+        bandwidth_gb=arr(N, st.one_of(_ANY, st.floats(0.0, 10.0))),
+        throughput_mbps=thr, rtt_ms=rtt)
+    r = sim_core.run(sc, policy, seed=0)
+    _check_physics(r)
+    t = r.totals
+    assert t["tasks_started"] + t["tasks_pending_at_end"] + t["tasks_queued_at_end"] + t["tasks_in_transit_at_end"] \
+        + t["tasks_unschedulable"] == t["tasks"] == N
+    assert r.steps["busy_cores"].max() <= 64.0 + 1e-9  # never more than a DC holds
