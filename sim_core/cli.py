@@ -38,12 +38,18 @@ def run(
 
     console = Console()
     t = time.perf_counter()
-    scenario = sim_core.load(bundle)
+    try:
+        scenario = sim_core.load(bundle)
+    except sim_core.BundleError as err:
+        raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
     t_load = time.perf_counter() - t
     st: int | str | None = int(start) if start is not None and start.isdigit() else start
     t = time.perf_counter()
-    res = sim_core.run(scenario, policy, seed=seed, days=days, start=st,
-                       allow_defer=not no_defer, sla_multiplier=sla_multiplier)
+    try:
+        res = sim_core.run(scenario, policy, seed=seed, days=days, start=st,
+                           allow_defer=not no_defer, sla_multiplier=sla_multiplier)
+    except sim_core.RunOptionsError as err:  # an unknown policy, a window outside the bundle...
+        raise typer.BadParameter(str(err)) from err
     t_run = time.perf_counter() - t
     table = Table(title=f"{policy} on {res.bundle_id} (seed {seed}, gridshift {res.gridshift_version})")
     table.add_column("metric")

@@ -57,9 +57,6 @@ class StepOutcome:
         except ValueError:
             raise KeyError(f"{name!r} is not a per-datacenter metric; known: {list(self.DC_NAMES)}") from None
 
-    def as_dict(self) -> dict[str, float]:
-        return {n: self[n] for n in self.NAMES}
-
     @classmethod
     def from_values(cls, n_dc: int, *, cap_gpus=None, step: int = 0, **values) -> StepOutcome:
         """An outcome from given numbers (for tests and offline use): per-DC metrics as (n_dc,)

@@ -91,13 +91,21 @@ class Prepared:
         self.ctx = E.Ctx(cap=cap, carbon=carbon, price=np.ascontiguousarray(sc.price_usd_per_mwh[:, s0:s0 + n]),
                          defer_thr=thr, delay_s_per_gb=np.ascontiguousarray(delay_per_gb),
                          rtt_s=np.ascontiguousarray(sc.rtt_ms / 1000.0), t0=t0, n_steps=n,
-                         opts=np.array([float(opts.allow_defer), float(opts.single_action)]), qmin=qmin)
+                         opts=_ctx_opts(opts), qmin=qmin)
         self.state = E.new_state(hi - lo, sc.n_dc, n)
         self.state.free[:] = cap
 
     @property
     def done(self) -> bool:
         return int(self.state.sc[E.SC_STEP]) >= self.n
+
+
+def _ctx_opts(opts) -> np.ndarray:
+    """The option slots the kernels read (``Ctx.opts``, ``engine.OPT_*``)."""
+    o = np.zeros(E.N_OPTS)
+    o[E.OPT_ALLOW_DEFER] = float(opts.allow_defer)
+    o[E.OPT_SINGLE_ACTION] = float(opts.single_action)
+    return o
 
 
 def _queue_minima(T) -> np.ndarray:

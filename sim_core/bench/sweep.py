@@ -116,32 +116,35 @@ class Comparison:
                 "metrics": [{"name": m.name, "unit": m.unit, "description": m.description} for m in METRICS]}
 
 
+def _once_each(what: str, items: list) -> list:
+    dup = sorted({x for x in items if items.count(x) > 1})
+    if dup:
+        raise RunOptionsError(f"{what} given twice: {', '.join(map(str, dup))}")
+    return items
+
+
 def check_policies(policies: Iterable[str]) -> list[str]:
+    """The sweep's built-in policy names, each once (:class:`RunOptionsError` otherwise)."""
     out = [str(p).strip() for p in policies]
     if not out:
-        raise ValueError("no policy given")
+        raise RunOptionsError("no policy given")
     unknown = [p for p in out if p not in POLICY_CODES]
     if unknown:
-        raise ValueError(f"unknown policy {', '.join(map(repr, unknown))}; "
-                         f"built-ins: {', '.join(sorted(POLICY_CODES))}")
-    dup = sorted({p for p in out if out.count(p) > 1})
-    if dup:
-        raise ValueError(f"policy given twice: {', '.join(dup)}")
-    return out
+        raise RunOptionsError(f"unknown policy {', '.join(map(repr, unknown))}; "
+                              f"built-ins: {', '.join(sorted(POLICY_CODES))}")
+    return _once_each("policy", out)
 
 
 def check_seeds(seeds: Iterable[int]) -> list[int]:
+    """The sweep's seeds, each an integer in 0..2**63 - 1 and given once (:class:`RunOptionsError`)."""
     out = []
     for s in seeds:
         if isinstance(s, bool | np.bool_) or not isinstance(s, int | np.integer) or not 0 <= s <= MAX_SEED:
             raise RunOptionsError(f"seed {s!r} is not a non-negative integer (0..2**63 - 1)")
         out.append(int(s))
     if not out:
-        raise ValueError("no seed given")
-    dup = sorted({s for s in out if out.count(s) > 1})
-    if dup:
-        raise ValueError(f"seed given twice: {', '.join(map(str, dup))}")
-    return out
+        raise RunOptionsError("no seed given")
+    return _once_each("seed", out)
 
 
 def runs_frame(rows: Sequence[tuple[RunKey, dict[str, float]]]) -> pl.DataFrame:
