@@ -46,6 +46,7 @@ from gymnasium import spaces
 from numba import njit
 
 from .. import engine as E
+from ..options import check_bool, check_seed
 from ..outcome import StepOutcome
 from ..scenario import Scenario
 from ..simulator import Simulator, as_scenario
@@ -201,13 +202,13 @@ class TaskSchedulingEnv(gym.Env):
         self.scenario = as_scenario(bundle_or_scenario)
         self.reward = _as_reward(reward)
         self._evaluate = getattr(self.reward, "evaluate", None)
-        self.single_action = bool(single_action)
-        self.allow_defer = bool(allow_defer)
+        self.single_action = check_bool("single_action", single_action)
+        self.allow_defer = check_bool("allow_defer", allow_defer)
         for k in ("single_action", "allow_defer"):
             sim_options.pop(k, None)
         self._window = dict(start=start, days=days, steps=steps)
         self._sim_options = dict(sim_options, single_action=self.single_action, allow_defer=self.allow_defer)
-        self._seed = int(seed)
+        self._seed = check_seed(seed)
         sc = self.scenario
         n_dc = sc.n_dc
         self.n_dc = n_dc
@@ -314,9 +315,9 @@ class TaskSchedulingEnv(gym.Env):
 
     # -------------------------------------------------------------- API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
         if seed is not None:
-            self._seed = int(seed)
+            self._seed = check_seed(seed)
+        super().reset(seed=seed)
         window = dict(self._window)
         if options:
             unknown = set(options) - set(window)
@@ -385,7 +386,7 @@ class TaskSchedulingEnv(gym.Env):
         if not self.allow_defer:
             acts = np.maximum(acts - 1, 0)
         if self.single_action:
-            return int(acts[0]) if acts.size else (0 if self.allow_defer else 0)
+            return int(acts[0]) if acts.size else 0
         return acts
 
     def result(self):

@@ -259,6 +259,20 @@ def test_reward_and_info(busy, tmp_path):
         TaskSchedulingEnv(busy, reward=3)
 
 
+def test_bad_flags_and_seeds_are_refused_not_coerced(busy):
+    for kw, text in (({"single_action": "yes"}, "single_action"), ({"allow_defer": 0}, "allow_defer"),
+                     ({"seed": 1.5}, "seed"), ({"seed": -1}, "seed"), ({"sla_multiplier": float("nan")}, "nan")):
+        with pytest.raises(sim_core.RunOptionsError, match=text):
+            TaskSchedulingEnv(busy, **kw)
+    env = TaskSchedulingEnv(busy, single_action=True)
+    with pytest.raises(sim_core.RunOptionsError, match="seed"):
+        env.reset(seed=2.0)
+    with pytest.raises(sim_core.RunOptionsError, match="days=0"):
+        env.reset(options={"days": 0.0001})
+    with pytest.raises(sim_core.RunOptionsError, match="defer_quantile"):
+        TaskSchedulingEnv(busy, defer_quantile=2.0)
+
+
 def test_bad_options_raise(busy):
     with pytest.raises(TypeError, match="unknown run options"):
         TaskSchedulingEnv(busy, bogus=1)
