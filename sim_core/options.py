@@ -231,21 +231,25 @@ def _where(q: int, single_action: bool, describe: Callable[[int], str] | None) -
 
 
 def check_actions(actions: Any, n_pending: int, n_dc: int, single_action: bool,
-                  describe: Callable[[int], str] | None = None) -> np.ndarray:
-    """The actions of a Python policy as an int64 array, validated: ``None`` (defer all), one
-    integer for every pending task, or one per pending task (in single-action mode the first of a
-    sequence applies to all). Each must be an integer (an integral float is accepted; NaN, 1.5,
-    ``True``, strings are not) in ``0..n_dc``. Returns ``n_pending`` actions, or one (to apply to
-    all) for a scalar or in single-action mode. ``describe(q)`` names pending task ``q`` in errors.
+                  describe: Callable[[int], str] | None = None) -> int | np.ndarray:
+    """The actions of a Python policy, validated: ``None`` (defer all), one integer for every
+    pending task, or one per pending task (in single-action mode the first of a sequence applies to
+    all). Each must be an integer (an integral float is accepted; NaN, 1.5, ``True``, strings are
+    not) in ``0..n_dc``. Returns an ``int`` (one action for every pending task) or an int64 array
+    of ``n_pending`` actions. ``describe(q)`` names pending task ``q`` in errors.
     """
     if actions is None:
-        return np.zeros(n_pending, np.int64)
-    if np.ndim(actions) == 0:  # one action for every pending task
+        return 0
+    if _is_int(actions):  # (the fast path of a single-action environment)
+        if 0 <= actions <= n_dc:
+            return int(actions)
+        raise _bad_action("the action", actions, n_dc)
+    if np.ndim(actions) == 0:  # any other scalar
         v = actions.item() if isinstance(actions, np.ndarray | np.generic) else actions
-        if _is_int(v) and 0 <= int(v) <= n_dc:
-            return np.array([int(v)], np.int64)
+        if _is_int(v) and 0 <= v <= n_dc:
+            return int(v)
         if isinstance(v, float) and math.isfinite(v) and v.is_integer() and 0 <= v <= n_dc:
-            return np.array([int(v)], np.int64)
+            return int(v)
         raise _bad_action("the action", v, n_dc)
     if isinstance(actions, list | tuple):  # NumPy would read True as 1, or 1 as '1' next to a string
         for q, v in enumerate(actions):
@@ -257,7 +261,6 @@ def check_actions(actions: Any, n_pending: int, n_dc: int, single_action: bool,
         raise RunOptionsError(f"actions must be an integer or a sequence of integers ({err})") from None
     if arr.ndim > 1:
         raise RunOptionsError(f"actions must be an integer or a 1-D sequence of integers, got shape {arr.shape}")
-    arr = arr.reshape(-1)
     if not (single_action and arr.size >= 1) and arr.size != n_pending:
         raise RunOptionsError(f"expected {n_pending} actions (one per pending task), got {arr.size}")
     kind = arr.dtype.kind
@@ -277,5 +280,6 @@ def check_actions(actions: Any, n_pending: int, n_dc: int, single_action: bool,
         q = int(bad[0])
         raise _bad_action(_where(q, single_action, describe), arr[q].item() if hasattr(arr[q], "item") else arr[q],
                           n_dc)
-    out = arr.astype(np.int64)
-    return out[:1] if single_action else out
+    if single_action and arr.size:
+        return int(arr[0])
+    return arr.astype(np.int64, copy=False)

@@ -258,16 +258,12 @@ class Simulator:
         if j >= p.n:
             raise RuntimeError("simulation is done")
         pn = int(S.sc[E.SC_PEND_N])
-
-        def describe(q: int) -> str:
-            return f"the action for pending task {q} (task_id {self.scenario.task_id[p.lo + S.pend[q]]})"
-
-        a = check_actions(actions, pn, self.scenario.n_dc, p.options.single_action, describe)
+        a = check_actions(actions, pn, self.scenario.n_dc, p.options.single_action, self._pending_task)
         acts = self._actions
-        if a.shape[0] == pn:
+        if isinstance(a, int):  # one action for every pending task
+            acts[:max(pn, 1)] = a
+        else:
             acts[:pn] = a
-        elif a.shape[0] == 1:  # one action for all pending tasks
-            acts[:max(pn, 1)] = a[0]
         T, C = p.tasks, p.ctx
         self._end(T, S, C, j, acts)
         o = self.outcome
@@ -280,6 +276,11 @@ class Simulator:
         if j + 1 < p.n:
             self._begin(T, S, C, j + 1)
         return j
+
+    def _pending_task(self, q: int) -> str:
+        """Pending task ``q`` in an error message."""
+        p = self.prep
+        return f"the action for pending task {q} (task_id {self.scenario.task_id[p.lo + p.state.pend[q]]})"
 
     def step(self, actions=None) -> tuple[dict, dict]:
         j = self._advance(actions)

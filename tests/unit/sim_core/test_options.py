@@ -218,10 +218,10 @@ def test_integral_float_actions_equal_int_actions(scenario):
 
 
 def test_check_actions_unit():
-    assert check_actions(None, 3, 2, False).tolist() == [0, 0, 0]
-    assert check_actions(np.int8(2), 3, 2, False).tolist() == [2]
+    assert check_actions(None, 3, 2, False) == 0  # an int: one action for every pending task
+    assert check_actions(np.int8(2), 3, 2, False) == 2 and check_actions(np.float64(1.0), 3, 2, False) == 1
     assert check_actions([2.0, 0, 1], 3, 2, False).tolist() == [2, 0, 1]
-    assert check_actions([1, 2], 5, 2, True).tolist() == [1]  # single-action: the first applies to all
+    assert check_actions([1, 2], 5, 2, True) == 1  # single-action: the first applies to all
     with pytest.raises(RunOptionsError, match=r"actions\[1\]"):
         check_actions(np.array([1, 2**40], dtype=object), 2, 2, True)
     assert check_actions([], 0, 2, False).tolist() == []
