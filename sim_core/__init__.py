@@ -9,6 +9,7 @@ The model is specified in SIMULATION.md and documented in docs/simulation.md.
 """
 
 from .engine import POLICY_CODES, PolicyView
+from .options import RunOptionsError
 from .result import RunResult
 from .scenario import BundleError, Scenario, load
 from .simulator import Simulator, run
@@ -16,4 +17,5 @@ from .simulator import Simulator, run
 #: Built-in (jitted) policy names.
 POLICIES = tuple(POLICY_CODES)
 
-__all__ = ["load", "run", "Simulator", "Scenario", "RunResult", "BundleError", "POLICIES", "PolicyView"]
+__all__ = ["load", "run", "Simulator", "Scenario", "RunResult", "BundleError", "RunOptionsError", "POLICIES",
+           "PolicyView"]

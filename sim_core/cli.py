@@ -38,12 +38,18 @@ def run(
 
     console = Console()
     t = time.perf_counter()
-    scenario = sim_core.load(bundle)
+    try:
+        scenario = sim_core.load(bundle)
+    except sim_core.BundleError as err:
+        raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
     t_load = time.perf_counter() - t
     st: int | str | None = int(start) if start is not None and start.isdigit() else start
     t = time.perf_counter()
-    res = sim_core.run(scenario, policy, seed=seed, days=days, start=st,
-                       allow_defer=not no_defer, sla_multiplier=sla_multiplier)
+    try:
+        res = sim_core.run(scenario, policy, seed=seed, days=days, start=st,
+                           allow_defer=not no_defer, sla_multiplier=sla_multiplier)
+    except sim_core.RunOptionsError as err:  # an unknown policy, a window outside the bundle...
+        raise typer.BadParameter(str(err)) from err
     t_run = time.perf_counter() - t
     table = Table(title=f"{policy} on {res.bundle_id} (seed {seed}, gridshift {res.gridshift_version})")
     table.add_column("metric")
@@ -62,7 +68,7 @@ def _split_list(raw: str) -> list[str]:
 
 
 def _parse_policies(raw: str) -> list[str]:
-    from sim_core.compare import check_policies
+    from sim_core.bench.sweep import check_policies
 
     try:
         return check_policies(_split_list(raw))
@@ -71,7 +77,7 @@ def _parse_policies(raw: str) -> list[str]:
 
 
 def _parse_seeds(raw: str) -> list[int]:
-    from sim_core.compare import check_seeds
+    from sim_core.bench.sweep import check_seeds
 
     seeds = []
     for p in _split_list(raw):
@@ -87,7 +93,7 @@ def _parse_seeds(raw: str) -> list[int]:
 
 def summary_table(cmp) -> Table:
     """The summary as a rich table: one row per policy, mean ± 95 % CI over seeds."""
-    from sim_core.compare import summary_caption, summary_rows
+    from sim_core.bench.report import summary_caption, summary_rows
 
     header, rows = summary_rows(cmp)
     table = Table(caption=summary_caption(cmp))
@@ -135,8 +141,8 @@ def compare(
     """Run every policy x seed on one bundle, print the summary, write outputs, store the runs."""
     import sim_core
     from gridshift.home import UnsafePathError, safe_join
-    from sim_core.compare import compare as run_compare
-    from sim_core.compare import write_outputs
+    from sim_core.bench.report import write_outputs
+    from sim_core.bench.sweep import compare as run_compare
 
     pols = _parse_policies(policies)
     sds = _parse_seeds(seeds)

@@ -32,17 +32,27 @@ ST_QUEUED = 3
 ST_STARTED = 4
 ST_UNSCHEDULABLE = 5
 
-# built-in policy codes
+# built-in policy codes: module-level ints, which Numba freezes into the kernels at compile time
+POLICY_LOCAL_ONLY = 0
+POLICY_ROUND_ROBIN = 1
+POLICY_MOST_AVAILABLE = 2
+POLICY_LEAST_PENDING = 3
+POLICY_LOWEST_CARBON = 4
+POLICY_LOWEST_PRICE = 5
+POLICY_LOWEST_UTILIZATION = 6
+POLICY_RANDOM = 7
+POLICY_DEFER_TO_GREENER = 8
+#: name -> code: the one table of the built-in policies (``sim_core.POLICIES`` lists its names)
 POLICY_CODES = {
-    "local_only": 0,
-    "round_robin": 1,
-    "most_available": 2,
-    "least_pending": 3,
-    "lowest_carbon": 4,
-    "lowest_price": 5,
-    "lowest_utilization": 6,
-    "random": 7,
-    "defer_to_greener": 8,
+    "local_only": POLICY_LOCAL_ONLY,
+    "round_robin": POLICY_ROUND_ROBIN,
+    "most_available": POLICY_MOST_AVAILABLE,
+    "least_pending": POLICY_LEAST_PENDING,
+    "lowest_carbon": POLICY_LOWEST_CARBON,
+    "lowest_price": POLICY_LOWEST_PRICE,
+    "lowest_utilization": POLICY_LOWEST_UTILIZATION,
+    "random": POLICY_RANDOM,
+    "defer_to_greener": POLICY_DEFER_TO_GREENER,
 }
 
 # option slots in Ctx.opts
@@ -183,10 +193,16 @@ def _route_decided(j, T_origin, T_bw, delay_s_per_gb, rtt_s, t0, n_steps, pend, 
             jb = j
             status[i] = ST_QUEUED  # joins its queue when this step's bucket is drained
         else:
-            jb = max(int(math.floor((rdy - t0) / STEP_S)), j + 1)
             status[i] = ST_TRANSIT
             transit_n[d] += 1
-            if jb >= n_steps:  # still in transit when the run ends
+            # Guard: the bucket index comes from data (a huge, infinite or NaN delay from a bad
+            # network row). Compare as a float first, so that only values in [j + 1, n_steps) are
+            # ever converted to an integer; identical to max(floor(x), j + 1) for valid delays.
+            x = (rdy - t0) / STEP_S
+            if not x < n_steps:  # still in transit when the run ends (also inf and NaN)
+                continue
+            jb = int(math.floor(x)) if x >= j + 1 else j + 1
+            if jb >= n_steps:
                 continue
         nxt[i] = -1
         tail = bucket_tail[jb]
@@ -272,7 +288,18 @@ def schedule_dc(d, j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, sta
             if f > T_deadline[i]:
                 violated[i] = 1
             q_len[d] -= 1
-            jr = int(math.ceil((f - t0) / STEP_S))  # first boundary at or after the finish
+            # first boundary at or after the finish. Guard: f comes from data (an infinite or
+            # huge duration): only values in (j, n] are converted to an integer, the rest is
+            # clamped to j + 1 (a finish at or before this step's start) or n + 1 (past the window,
+            # also NaN), which books exactly what any boundary beyond n would; so jr is in
+            # j + 1 .. n + 1 and every index below (jr < n, jf = jr - 1, min(jf, n)) is in range.
+            y = (f - t0) / STEP_S
+            if y <= j:
+                jr = j + 1
+            elif y <= n:
+                jr = int(math.ceil(y))
+            else:
+                jr = n + 1
             jf = jr - 1  # last step overlapped
             for r in range(3):
                 v = c if r == 0 else (g if r == 1 else m)
@@ -440,10 +467,10 @@ def decide_builtin(T, S, C, code, j, actions):
         o = T_origin[i]
         ci, gi, mi = T_cores[i], T_gpus[i], T_mem[i]
         best = -1
-        if code == 0:  # local_only
+        if code == POLICY_LOCAL_ONLY:
             if fits(ci, gi, mi, cap, o):
                 best = o
-        elif code == 8:  # defer_to_greener
+        elif code == POLICY_DEFER_TO_GREENER:
             if allow_defer and carbon[o, j] > thr[o, j] and t1 + T_duration[i] <= T_deadline[i]:
                 actions[q] = 0
                 continue
@@ -460,7 +487,7 @@ def decide_builtin(T, S, C, code, j, actions):
                     if fits(ci, gi, mi, avail, d) and carbon[d, j] < bs:
                         bs = carbon[d, j]
                         best = d
-        elif code == 1:  # round_robin
+        elif code == POLICY_ROUND_ROBIN:
             rr = sc[SC_RR]
             for k in range(n_dc):
                 d = (rr + k) % n_dc
@@ -468,13 +495,21 @@ def decide_builtin(T, S, C, code, j, actions):
                     best = d
                     break
             sc[SC_RR] = ((best if best >= 0 else rr) + 1) % n_dc
-        elif code == 7:  # random among DCs with room
+        elif code == POLICY_RANDOM:  # uniform among the DCs with room
             nc = 0
             for d in range(n_dc):
                 if fits(ci, gi, mi, avail, d):
                     nc += 1
             if nc > 0:
-                pick = min(int(T_u[i] * nc), nc - 1)
+                # u is in [0, 1) by construction (Generator.random); the float is checked before
+                # the conversion all the same, so pick is in 0 .. nc - 1 whatever u holds
+                x = T_u[i] * nc
+                if x >= nc - 1:
+                    pick = nc - 1
+                elif x > 0.0:
+                    pick = int(x)
+                else:  # (also NaN)
+                    pick = 0
                 for d in range(n_dc):
                     if fits(ci, gi, mi, avail, d):
                         if pick == 0:
@@ -486,15 +521,15 @@ def decide_builtin(T, S, C, code, j, actions):
             for d in range(n_dc):
                 if not fits(ci, gi, mi, avail, d):
                     continue
-                if code == 2:  # most_available: most free cores
+                if code == POLICY_MOST_AVAILABLE:  # most free cores
                     s = -avail[d, 0]
-                elif code == 3:  # least_pending: fewest queued + in transit
+                elif code == POLICY_LEAST_PENDING:  # fewest queued + in transit
                     s = cnt[d]
-                elif code == 4:
+                elif code == POLICY_LOWEST_CARBON:
                     s = carbon[d, j]
-                elif code == 5:
+                elif code == POLICY_LOWEST_PRICE:
                     s = price[d, j]
-                else:  # lowest_utilization: mean committed fraction
+                else:  # POLICY_LOWEST_UTILIZATION: lowest mean committed fraction
                     s = 0.0
                     m = 0
                     for r in range(3):
@@ -555,14 +590,21 @@ def rolling_quantile(x, window, q):
     """q-quantile (linear, as numpy) of x[k : k + window] (clipped at the end), per row."""
     n_dc, n = x.shape
     out = np.empty((n_dc, n))
-    buf = np.empty(window)
+    # Guards (the options are validated before a run; the kernel does not rely on it): a window
+    # of at least 1 step, a buffer no longer than the series, and q in [0, 1] (NaN -> 0), so that
+    # lo and hi below are always in 0 .. m - 1. None of these changes a valid call's result.
+    window = max(window, 1)
+    qq = q if q >= 0.0 else 0.0  # (NaN -> 0)
+    if qq > 1.0:
+        qq = 1.0
+    buf = np.empty(min(window, max(n, 1)))
     for d in range(n_dc):
         for k in range(n):
             m = min(window, n - k)
             for t in range(m):
                 buf[t] = x[d, k + t]
             v = np.sort(buf[:m])
-            pos = q * (m - 1)
+            pos = qq * (m - 1)  # in [0, m - 1]: lo in 0 .. m - 1 (m >= 1)
             lo = int(math.floor(pos))
             hi = min(lo + 1, m - 1)
             out[d, k] = v[lo] + (v[hi] - v[lo]) * (pos - lo)

@@ -168,7 +168,8 @@ def tower_fan_power(p, q_rej_kw, q_rej_design_kw, t_wb):
 @njit(cache=True, nogil=True)
 def design_point(p, cap_cores, cap_gpus, cap_mem):
     """Design (full-load) values: IT heat excl. fans, IT power, cooling load, heat rejected (kW)."""
-    n_servers = math.ceil(cap_cores / p[P_CORES_PER_SERVER]) if cap_cores > 0 else 0.0
+    # (np.ceil stays a float: no undefined float -> int conversion for a non-finite capacity)
+    n_servers = np.ceil(cap_cores / p[P_CORES_PER_SERVER]) if cap_cores > 0 else 0.0
     t_in = p[P_SUPPLY] + p[P_SUPPLY_APP]
     heat = (n_servers * cpu_server_power(p, 1.0, t_in) + cap_gpus * gpu_power(p, 1.0)
             + cap_mem * (p[P_MEM_STATIC] + p[P_MEM_DYN])) / 1000.0

@@ -79,8 +79,14 @@ class RunResult:
         return d
 
 
+#: times further than this from the bundle start (about 31,700 years) are reported as null
+MAX_ABS_TIME_S = 1e12
+
+
 def _ts(t0_us: int, sec: np.ndarray) -> pl.Series:
-    """Seconds since the bundle start -> Datetime(us, UTC) (NaN -> null)."""
+    """Seconds since the bundle start -> Datetime(us, UTC). NaN, infinite or beyond
+    ``MAX_ABS_TIME_S`` (e.g. the finish of a task of infinite duration) -> null."""
+    sec = np.where(np.abs(sec) < MAX_ABS_TIME_S, sec, np.nan)
     us = pl.Series(np.round(sec * 1e6)).fill_nan(None).cast(pl.Int64) + t0_us
     return us.cast(pl.Datetime("us", "UTC"))
 
@@ -98,6 +104,13 @@ COUNTERS = ("arrived", "unschedulable", "assigned", "forced", "started", "sla_vi
 FLOWS = ("transfer_cost_usd", "transfer_kwh", "transfer_carbon_kg")
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _step_in(x, n):
+    """int(x) if the whole number x is a step of the window (0 <= x < n), else -1 (also for NaN
+    and infinities, which are never converted: converting them to an integer is undefined)."""
+    return int(x) if 0.0 <= x < n else -1
+
+
 @njit(cache=True, nogil=True)
 def _task_counters(origin, dest, status, forced, violated, arrival, decision, start, duration, bw, usd_per_gb,
                    carbon, kwh_per_gb, mean_ci, t0, s0, n):
@@ -105,7 +118,9 @@ def _task_counters(origin, dest, status, forced, violated, arrival, decision, st
     cost/energy/emissions and finish times.
 
     Arrivals count at the origin, decisions/starts/finishes at the destination, transfers at the
-    origin in the decision step, each priced by ``transfer.transfer_one``.
+    origin in the decision step, each priced by ``transfer.transfer_one``. Step indices come from
+    task times (data): each is range-checked as a float by :func:`_step_in` before it becomes an
+    integer, so a non-finite or huge time (a task that never finishes) counts nowhere.
     """
     n_dc = usd_per_gb.shape[0]
     n_all = carbon.shape[1]
@@ -119,20 +134,22 @@ def _task_counters(origin, dest, status, forced, violated, arrival, decision, st
     for i in range(m):
         o = origin[i]
         d = dest[i]
-        ja = int((arrival[i] - t0) // STEP_S)
-        if 0 <= ja < n:
+        ja = _step_in((arrival[i] - t0) // STEP_S, n)
+        if ja >= 0:
             cnt[0, o, ja] += 1
             if status[i] == E.ST_UNSCHEDULABLE:
                 cnt[1, o, ja] += 1
         if d < 0 or not np.isfinite(decision[i]):
             continue
-        jd = int((decision[i] - t0) // STEP_S)
-        if 0 <= jd < n:
+        xd = (decision[i] - t0) // STEP_S
+        jd = _step_in(xd, n)
+        if jd >= 0:
             cnt[2, d, jd] += 1
             if forced[i]:
                 cnt[3, d, jd] += 1
         if d != o:
-            k = min(max(jd + s0, 0), n_all - 1)
+            # signal step of the decision, clamped to the bundle (as transfer.step_transfers_sla)
+            k = 0 if not xd + s0 > 0.0 else (n_all - 1 if xd + s0 >= n_all - 1 else int(xd) + s0)
             x_cost[i], x_kwh[i], x_kg[i] = transfer_one(bw[i], usd_per_gb[o, d], kwh_per_gb, carbon[o, k],
                                                         carbon[d, k], mean_ci)
             if 0 <= jd < n:
@@ -144,13 +161,13 @@ def _task_counters(origin, dest, status, forced, violated, arrival, decision, st
             continue
         f = start[i] + duration[i]
         finish[i] = f
-        js = int((start[i] - t0) // STEP_S)
-        if 0 <= js < n:
+        js = _step_in((start[i] - t0) // STEP_S, n)
+        if js >= 0:
             cnt[4, d, js] += 1
             if violated[i]:
                 cnt[5, d, js] += 1
-        jf = int(np.ceil((f - t0) / STEP_S) - 1)
-        if 0 <= jf < n:
+        jf = _step_in(np.ceil((f - t0) / STEP_S) - 1, n)
+        if jf >= 0:
             cnt[7, d, jf] += 1
     return cnt, flow, x_cost, x_kwh, x_kg, finish
 

@@ -1,57 +1,23 @@
-"""Run set-up, the whole-run entry point ``run`` and the step API ``Simulator``."""
+"""Run set-up, the whole-run entry point ``run`` and the step API ``Simulator``.
+
+Every option, the window and every action of a Python policy is validated (``sim_core.options``)
+before it reaches a kernel; a jitted policy writes straight into the kernel's action array, where
+any value is safe (a value <= 0 defers, one beyond the last datacenter is replaced by the fallback
+datacenter and counted in ``totals["invalid_actions"]``).
+"""
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from . import engine as E
 from . import origin as O
+from .options import RunOptionsError, check_actions, check_seed, make_options, resolve_window
 from .physics import compute as physics_compute
 from .scenario import Scenario, load
-
-TRANSFER_KWH_PER_GB = 0.06
-DEFAULT_SLA_MULTIPLIER = 1.5
-
-
-@dataclass
-class Options:
-    single_action: bool = False
-    allow_defer: bool = True
-    sla_multiplier: Any = DEFAULT_SLA_MULTIPLIER  # float or per-task array (scenario task order)
-    carbon_basis: str | None = None
-    transfer_emissions: str = "origin"  # or "mean"
-    transfer_kwh_per_gb: float = TRANSFER_KWH_PER_GB
-    business_start_h: int = O.BUSINESS_START_H
-    business_end_h: int = O.BUSINESS_END_H
-    activity_on: float = O.ACTIVITY_ON
-    activity_off: float = O.ACTIVITY_OFF
-    defer_quantile: float = 0.3
-    defer_window_steps: int = 96
-    extra: dict = field(default_factory=dict)
-
-    def public(self) -> dict:
-        d = {k: v for k, v in self.__dict__.items() if k != "extra"}
-        if not np.isscalar(d["sla_multiplier"]):
-            d["sla_multiplier"] = "per-task"
-        return d
-
-
-def make_options(**kw) -> Options:
-    known = set(Options.__dataclass_fields__) - {"extra"}
-    unknown = sorted(set(kw) - known)
-    if unknown:
-        raise TypeError(f"unknown run options: {unknown}")
-    o = Options(**kw)
-    if o.transfer_emissions not in ("origin", "mean"):
-        raise ValueError("transfer_emissions must be 'origin' or 'mean'")
-    return o
 
 
 def as_scenario(x) -> Scenario:
@@ -62,34 +28,6 @@ def as_scenario(x) -> Scenario:
     raise TypeError(f"expected a Scenario or a bundle path, got {type(x).__name__}")
 
 
-def resolve_window(sc: Scenario, start, days, steps) -> tuple[int, int]:
-    if start is None:
-        s0 = 0
-    elif isinstance(start, int | np.integer):
-        s0 = int(start)
-    else:
-        ts = start if isinstance(start, dt.datetime) else dt.datetime.fromisoformat(str(start))
-        if ts.tzinfo is None:
-            ts = ts.replace(tzinfo=dt.UTC)
-        off = (ts - sc.start_utc).total_seconds()
-        if off % sc.step_s:
-            raise ValueError(f"start {ts} is not on the {sc.step_s}-s step grid")
-        s0 = int(off // sc.step_s)
-    if not 0 <= s0 < sc.n_steps:
-        raise ValueError(f"start step {s0} outside the bundle (0..{sc.n_steps - 1})")
-    if steps is not None and days is not None:
-        raise ValueError("give days or steps, not both")
-    if days is not None:
-        n = int(round(float(days) * 86400 / sc.step_s))
-    elif steps is not None:
-        n = int(steps)
-    else:
-        n = sc.n_steps - s0
-    if n <= 0 or s0 + n > sc.n_steps:
-        raise ValueError(f"window of {n} steps from step {s0} does not fit the bundle ({sc.n_steps} steps)")
-    return s0, n
-
-
 class Prepared:
     """Everything a run needs as arrays (one object per run)."""
 
@@ -97,12 +35,12 @@ class Prepared:
                  policy_code: int = -1, **options):
         sc = as_scenario(scenario)
         self.scenario = sc
-        self.seed = int(seed)
+        self.seed = check_seed(seed)
         self.options = make_options(**options)
         opts = self.options
         if opts.carbon_basis is not None and sc.carbon_basis is not None and opts.carbon_basis != sc.carbon_basis:
-            raise ValueError(f"bundle carbon basis is {sc.carbon_basis!r}; it cannot be re-based to "
-                             f"{opts.carbon_basis!r} (build a bundle with that basis)")
+            raise RunOptionsError(f"carbon_basis={opts.carbon_basis!r}: the bundle's basis is {sc.carbon_basis!r} "
+                                  "and cannot be re-based (build a bundle with that basis)")
         self.s0, self.n = resolve_window(sc, start, days, steps)
         s0, n = self.s0, self.n
         t0 = float(s0 * sc.step_s)
@@ -112,8 +50,12 @@ class Prepared:
         g_origin, g_policy = (np.random.Generator(np.random.PCG64(c))
                               for c in np.random.SeedSequence(self.seed).spawn(2))
         step_of_task = np.clip((sc.arrival_s // sc.step_s).astype(np.int64), 0, sc.n_steps - 1)
-        probs = O.probabilities(sc.population_weight, sc.local_hour, start_h=opts.business_start_h,
-                                end_h=opts.business_end_h, on=opts.activity_on, off=opts.activity_off)
+        try:
+            probs = O.probabilities(sc.population_weight, sc.local_hour, **opts.activity_kw())
+        except ValueError as err:  # weights x activity zero at some step of this bundle
+            raise RunOptionsError(f"{err} at some step of the bundle with business hours [{opts.business_start_h}, "
+                                  f"{opts.business_end_h}), activity_on={opts.activity_on!r}, "
+                                  f"activity_off={opts.activity_off!r}") from None
         origin_all = O.sample_origins(g_origin, step_of_task, probs)
         u_all = g_policy.random(sc.n_tasks)
 
@@ -121,26 +63,25 @@ class Prepared:
         hi = int(np.searchsorted(sc.arrival_s, t0 + n * sc.step_s, side="left"))
         self.lo, self.hi = lo, hi
         sl = slice(lo, hi)
-        mult = opts.sla_multiplier
-        if np.isscalar(mult):
-            mult_arr = float(mult)
-        else:
-            mult_arr = np.asarray(mult, dtype=np.float64)
-            if mult_arr.shape != (sc.n_tasks,):
-                raise ValueError("per-task sla_multiplier must have one value per scenario task")
-            mult_arr = mult_arr[sl]
-        deadline = sc.arrival_s[sl] + mult_arr * sc.duration_s[sl]
+        mult = opts.sla_multiplier  # (validated: a float, or a float64 array)
+        if isinstance(mult, np.ndarray):
+            if mult.shape != (sc.n_tasks,):
+                raise RunOptionsError(f"sla_multiplier has {mult.shape[0]} per-task values; the bundle has "
+                                      f"{sc.n_tasks} tasks")
+            mult = mult[sl]
+        with np.errstate(over="ignore"):  # (a huge duration: an infinite deadline, never missed)
+            deadline = sc.arrival_s[sl] + mult * sc.duration_s[sl]
         self.tasks = E.Tasks(
             arrival=sc.arrival_s[sl], duration=sc.duration_s[sl], cores=sc.cpu_cores[sl],
             gpus=sc.gpus[sl], mem=sc.mem_gb[sl], bw=sc.bandwidth_gb[sl],
             deadline=np.ascontiguousarray(deadline, dtype=np.float64),
             origin=np.ascontiguousarray(origin_all[sl]), u_rand=np.ascontiguousarray(u_all[sl]))
         cap = np.ascontiguousarray(np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1))
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):  # (no or negative throughput: never arrives)
             delay_per_gb = np.where(sc.throughput_mbps > 0, 8000.0 / sc.throughput_mbps, np.inf)
         np.fill_diagonal(delay_per_gb, 0.0)
         carbon = np.ascontiguousarray(sc.carbon_g_per_kwh[:, s0:s0 + n])
-        if policy_code == E.POLICY_CODES["defer_to_greener"]:
+        if policy_code == E.POLICY_DEFER_TO_GREENER:
             thr_full = E.rolling_quantile(sc.carbon_g_per_kwh[:, s0:], opts.defer_window_steps,
                                           opts.defer_quantile)
             thr = np.ascontiguousarray(thr_full[:, :n])
@@ -150,13 +91,21 @@ class Prepared:
         self.ctx = E.Ctx(cap=cap, carbon=carbon, price=np.ascontiguousarray(sc.price_usd_per_mwh[:, s0:s0 + n]),
                          defer_thr=thr, delay_s_per_gb=np.ascontiguousarray(delay_per_gb),
                          rtt_s=np.ascontiguousarray(sc.rtt_ms / 1000.0), t0=t0, n_steps=n,
-                         opts=np.array([float(opts.allow_defer), float(opts.single_action)]), qmin=qmin)
+                         opts=_ctx_opts(opts), qmin=qmin)
         self.state = E.new_state(hi - lo, sc.n_dc, n)
         self.state.free[:] = cap
 
     @property
     def done(self) -> bool:
         return int(self.state.sc[E.SC_STEP]) >= self.n
+
+
+def _ctx_opts(opts) -> np.ndarray:
+    """The option slots the kernels read (``Ctx.opts``, ``engine.OPT_*``)."""
+    o = np.zeros(E.N_OPTS)
+    o[E.OPT_ALLOW_DEFER] = float(opts.allow_defer)
+    o[E.OPT_SINGLE_ACTION] = float(opts.single_action)
+    return o
 
 
 def _queue_minima(T) -> np.ndarray:
@@ -172,6 +121,14 @@ def _queue_minima(T) -> np.ndarray:
         q[4] = T.gpus[gpu].min()
         q[5] = T.mem[gpu].min()
     return q
+
+
+def policy_code(name: str) -> int:
+    """The code of built-in policy ``name`` (:class:`RunOptionsError` for any other name)."""
+    code = E.POLICY_CODES.get(name) if isinstance(name, str) else None
+    if code is None:
+        raise RunOptionsError(f"policy {name!r} is not a built-in policy; built-ins: {sorted(E.POLICY_CODES)}")
+    return code
 
 
 def policy_name(policy) -> str:
@@ -191,9 +148,7 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     from .result import build_result
 
     if isinstance(policy, str):
-        if policy not in E.POLICY_CODES:
-            raise ValueError(f"unknown policy {policy!r}; built-ins: {sorted(E.POLICY_CODES)}")
-        code = E.POLICY_CODES[policy]
+        code = policy_code(policy)
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps,
                         policy_code=code, **options)
         E.run_builtin(prep.tasks, prep.state, prep.ctx, code, prep.n)
@@ -224,7 +179,7 @@ class Simulator:
     Summed over a run they equal ``result().totals``.
 
     Lean path (for environments): ``sim.step_fast(actions)`` runs the step and returns
-    :attr:`outcome` (a :class:`sim_core.reward.StepOutcome` whose buffers are reused every step)
+    :attr:`outcome` (a :class:`sim_core.outcome.StepOutcome` whose buffers are reused every step)
     without building the observation dict or the info dict.
     """
 
@@ -232,16 +187,15 @@ class Simulator:
                  policy: str | None = None, **options):
         self._args = dict(seed=seed, start=start, days=days, steps=steps, **options)
         self.scenario = as_scenario(scenario)
-        self._policy = policy
+        self._code = -1 if policy is None else policy_code(policy)  # (prepares what that policy needs)
         self.prep: Prepared | None = None
         self._actions = None
         self.outcome = None
 
     # -------------------------------------------------------------- control
     def reset(self) -> dict:
-        code = E.POLICY_CODES.get(self._policy, -1) if self._policy else -1
         a = dict(self._args)
-        self.prep = Prepared(self.scenario, a.pop("seed"), policy_code=code, **a)
+        self.prep = Prepared(self.scenario, a.pop("seed"), policy_code=self._code, **a)
         self._actions = np.zeros(max(self.prep.hi - self.prep.lo, 1), np.int32)
         E.begin_step(self.prep.tasks, self.prep.state, self.prep.ctx, 0)
         self._setup_fast()
@@ -262,8 +216,8 @@ class Simulator:
 
     def _setup_fast(self) -> None:
         from . import transfer as X
+        from .outcome import StepOutcome
         from .physics import N_OUT, step_energy
-        from .reward import StepOutcome
 
         p, sc = self.prep, self.scenario
         T, S, C = p.tasks, p.state, p.ctx
@@ -304,25 +258,12 @@ class Simulator:
         if j >= p.n:
             raise RuntimeError("simulation is done")
         pn = int(S.sc[E.SC_PEND_N])
+        a = check_actions(actions, pn, self.scenario.n_dc, p.options.single_action, self._pending_task)
         acts = self._actions
-        n_dc = self.scenario.n_dc
-        if actions is None:
-            acts[:pn] = 0
-        elif isinstance(actions, int | np.integer):
-            a = int(actions)
-            if not 0 <= a <= n_dc:
-                raise ValueError(f"actions must be in 0..{n_dc}, got {a}")
+        if isinstance(a, int):  # one action for every pending task
             acts[:max(pn, 1)] = a
         else:
-            a = np.asarray(actions, dtype=np.int64).ravel()
-            if p.options.single_action and a.size >= 1:
-                acts[:max(pn, 1)] = int(a[0])
-            else:
-                if a.size != pn:
-                    raise ValueError(f"expected {pn} actions (one per pending task), got {a.size}")
-                acts[:pn] = a
-            if pn and (acts[:pn].min() < 0 or acts[:pn].max() > n_dc):
-                raise ValueError(f"actions must be in 0..{n_dc}")
+            acts[:pn] = a
         T, C = p.tasks, p.ctx
         self._end(T, S, C, j, acts)
         o = self.outcome
@@ -335,6 +276,11 @@ class Simulator:
         if j + 1 < p.n:
             self._begin(T, S, C, j + 1)
         return j
+
+    def _pending_task(self, q: int) -> str:
+        """Pending task ``q`` in an error message."""
+        p = self.prep
+        return f"the action for pending task {q} (task_id {self.scenario.task_id[p.lo + p.state.pend[q]]})"
 
     def step(self, actions=None) -> tuple[dict, dict]:
         j = self._advance(actions)
@@ -349,13 +295,14 @@ class Simulator:
 
     def builtin_actions(self, name: str) -> np.ndarray:
         """Actions that built-in policy ``name`` would take now (for comparison/baselines)."""
+        code = policy_code(name)
         p = self.prep
         pn = int(p.state.sc[E.SC_PEND_N])
         acts = np.zeros(max(pn, 1), np.int32)
         if pn:
             # run on a copy of the round-robin counter so that asking does not change the run
             rr = int(p.state.sc[E.SC_RR])
-            E.decide_builtin(p.tasks, p.state, p.ctx, E.POLICY_CODES[name], int(p.state.sc[E.SC_STEP]), acts)
+            E.decide_builtin(p.tasks, p.state, p.ctx, code, int(p.state.sc[E.SC_STEP]), acts)
             p.state.sc[E.SC_RR] = rr
         return acts[:pn]
 
@@ -427,4 +374,4 @@ class Simulator:
         return info
 
 
-__all__ = ["run", "Simulator", "Prepared", "Options", "Callable"]
+__all__ = ["run", "Simulator", "Prepared", "policy_code"]

@@ -4,10 +4,10 @@ Tables (``warehouse.schemas.benchmark``): ``benchmark_runs`` (one row per run), 
 (run key + metric name + value) and ``benchmark_series`` (per step and DC, for the time-series
 figure). A run's key is ``(bundle_id, policy, seed, gridshift_version, options_sha256)``.
 
-``WarehouseRunStore`` is the store ``sim_core.compare.compare(store=...)`` expects (``lookup``,
+``WarehouseRunStore`` is the store ``sim_core.bench.compare(store=...)`` expects (``lookup``,
 ``series``, ``save``). It does not import sim_core: the data flows from the simulator into the
 warehouse through the CLI / Dagster glue, and a record is any object with the attributes of
-``sim_core.compare.RunRecord``. Every save validates against the Pandera models first and writes
+``sim_core.bench.sweep.RunRecord``. Every save validates against the Pandera models first and writes
 the run, its metrics and its series in one transaction (flock-serialized across processes).
 """
 

@@ -5,7 +5,7 @@
 and stores the run in the warehouse (``warehouse.benchmark_store``); a run already stored under the
 same key (bundle id, policy, seed, gridshift version, options hash) is reused, not simulated.
 ``benchmark_summary`` reads the stored runs of the same configuration, shows the summary table as
-Markdown metadata and writes runs/summary Parquet and the figures (``sim_core.compare``).
+Markdown metadata and writes runs/summary Parquet and the figures (``sim_core.bench``).
 
 Nothing is passed in memory between steps (no IO-manager outputs): every partition reads the bundle
 from disk and writes the warehouse (flock-serialized), so a backfill runs the partitions in parallel
@@ -71,7 +71,7 @@ def _store(home: Home):
 def benchmark_run(context: dg.AssetExecutionContext, config: SweepConfig,
                   gridshift: GridshiftResource) -> dg.MaterializeResult:
     import sim_core
-    from sim_core.compare import compare
+    from sim_core.bench import compare
 
     policy, seed = split_sweep(context)
     home = gridshift.home_obj()
@@ -97,7 +97,7 @@ def benchmark_run(context: dg.AssetExecutionContext, config: SweepConfig,
 def benchmark_summary(context: dg.AssetExecutionContext, config: SummaryConfig,
                       gridshift: GridshiftResource) -> dg.MaterializeResult:
     import sim_core
-    from sim_core.compare import compare, summary_markdown, write_outputs
+    from sim_core.bench import compare, summary_markdown, write_outputs
 
     home = gridshift.home_obj()
     scenario = sim_core.load(config.bundle_dir(home))

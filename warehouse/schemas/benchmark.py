@@ -2,7 +2,7 @@
 
 A run is keyed by (bundle_id, policy, seed, gridshift_version, options_sha256): the bundle id is a
 content hash, and ``options_sha256`` hashes the canonical JSON of every run option including the
-simulated window (``sim_core.compare.run_options``). The same key ⇒ the same results, so a stored
+simulated window (``sim_core.bench.sweep.run_options``). The same key ⇒ the same results, so a stored
 run is never simulated again (docs/benchmarks.md).
 """
 
@@ -38,7 +38,7 @@ class BenchmarkRuns(pa.DataFrameModel):
 
 class BenchmarkMetrics(pa.DataFrameModel):
     """Metrics of a run, long format: one row per (run, metric); the unit is in the metric name
-    (``cost_usd``, ``carbon_kg``, ``total_kwh``, ``mean_cpu_util_frac``...; sim_core.compare.METRICS)."""
+    (``cost_usd``, ``carbon_kg``, ``total_kwh``, ``mean_cpu_util_frac``...; sim_core.bench.metrics.METRICS)."""
 
     bundle_id: str = C.run_name("content-addressed bundle id")
     policy: str = C.run_name("policy name")

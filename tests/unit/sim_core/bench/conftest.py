@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import sim_core
-from sim_core.compare import DEFAULT_POLICIES
+from sim_core.bench.sweep import DEFAULT_POLICIES
 from sim_core.testing import reference_bundle, tiny_bundle
 
 

@@ -1,4 +1,4 @@
-"""``python -m sim_core compare``: exit codes, clear errors, byte-identical outputs, warehouse reuse."""
+"""``python -m sim_core compare`` and ``run``: exit codes, clear errors, byte-identical outputs, warehouse reuse."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from sim_core.bench.metrics import METRIC_NAMES
 from sim_core.cli import app
-from sim_core.compare import METRIC_NAMES
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FILES = ["compare.json", "runs.parquet", "summary.parquet", "timeseries.png", "tradeoff.png", "utilisation.png"]
@@ -92,3 +92,15 @@ def test_output_files_are_what_they_claim(bundle, tmp_path):
 def test_run_command_is_unchanged(bundle):
     res = CliRunner().invoke(app, ["run", str(bundle), "--policy", "lowest_carbon", "--days", "1"])
     assert res.exit_code == 0 and "carbon_kg" in res.output
+
+
+@pytest.mark.parametrize(("args", "msg"), [
+    (["--policy", "nope"], "policy 'nope' is not a built-in policy"),
+    (["--days", "nan"], "days must be a finite number > 0, got nan"),
+    (["--sla-multiplier", "-1"], "sla_multiplier must be a finite number > 0, got -1.0"),
+    (["--start", "2023-01-01T00:07:00"], "not on the 900-s step grid"),
+])
+def test_run_command_refuses_bad_options_with_exit_2(bundle, args, msg):
+    res = CliRunner().invoke(app, ["run", str(bundle), *args])
+    assert res.exit_code == 2, res.output
+    assert msg in _text(res.output) and "Invalid value" in res.output

@@ -11,7 +11,8 @@ import sim_core
 import sim_core.result
 from gridshift.errors import DataError
 from gridshift.home import Home
-from sim_core.compare import METRIC_NAMES, RunKey, compare, execute, options_sha256, run_options
+from sim_core.bench.metrics import METRIC_NAMES
+from sim_core.bench.sweep import RunKey, compare, execute, options_sha256, run_options
 from warehouse.benchmark_store import WarehouseRunStore
 from warehouse.db import read_table
 

@@ -10,7 +10,7 @@ from gymnasium.utils.env_checker import check_env
 
 import sim_core
 from sim_core.gym import TaskSchedulingEnv
-from sim_core.reward import Reward
+from sim_core.rl.reward import Reward
 from sim_core.testing import write_bundle
 
 
@@ -257,6 +257,20 @@ def test_reward_and_info(busy, tmp_path):
     assert isinstance(TaskSchedulingEnv(busy).reward, Reward)
     with pytest.raises(TypeError):
         TaskSchedulingEnv(busy, reward=3)
+
+
+def test_bad_flags_and_seeds_are_refused_not_coerced(busy):
+    for kw, text in (({"single_action": "yes"}, "single_action"), ({"allow_defer": 0}, "allow_defer"),
+                     ({"seed": 1.5}, "seed"), ({"seed": -1}, "seed"), ({"sla_multiplier": float("nan")}, "nan")):
+        with pytest.raises(sim_core.RunOptionsError, match=text):
+            TaskSchedulingEnv(busy, **kw)
+    env = TaskSchedulingEnv(busy, single_action=True)
+    with pytest.raises(sim_core.RunOptionsError, match="seed"):
+        env.reset(seed=2.0)
+    with pytest.raises(sim_core.RunOptionsError, match="days=0"):
+        env.reset(options={"days": 0.0001})
+    with pytest.raises(sim_core.RunOptionsError, match="defer_quantile"):
+        TaskSchedulingEnv(busy, defer_quantile=2.0)
 
 
 def test_bad_options_raise(busy):

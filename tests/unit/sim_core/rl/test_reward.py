@@ -7,12 +7,12 @@ import inspect
 import numpy as np
 import pytest
 
-from sim_core.reward import (
+from sim_core.outcome import StepOutcome
+from sim_core.rl.reward import (
     MASAC_DEFAULTS,
     REGISTRY,
     Reward,
     RewardConfigError,
-    StepOutcome,
     masac_terms,
     register_component,
     unregister_component,

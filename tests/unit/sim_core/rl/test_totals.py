@@ -8,7 +8,7 @@ import pytest
 
 import sim_core
 from sim_core.gym import TaskSchedulingEnv
-from sim_core.reward import Reward
+from sim_core.rl.reward import Reward
 from sim_core.transfer import transfer_one
 
 COMPONENTS = {  # reward component -> run total

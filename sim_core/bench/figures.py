@@ -24,7 +24,9 @@ from matplotlib.figure import Figure
 
 from gridshift.atomic import atomic_write_bytes
 
-from .compare import BASELINE, Comparison, pareto_front
+from .metrics import BASELINE
+from .stats import pareto_front
+from .sweep import Comparison
 
 X_METRIC = "cost_incl_transfer_usd"
 Y_METRIC = "carbon_incl_transfer_kg"

@@ -1,0 +1,78 @@
+"""Outputs of a sweep: the files (runs/summary Parquet, compare.json, figures) and the headline
+summary as table cells, a caption and Markdown (what the CLI prints and the Dagster asset shows)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from gridshift.atomic import atomic_write_bytes
+from gridshift.parquet import parquet_bytes
+
+from .metrics import BASELINE
+from .sweep import Comparison
+
+
+def write_outputs(cmp: Comparison, out_dir, *, figures: bool = True) -> list:
+    """Write runs.parquet, summary.parquet, compare.json and (``figures``) the PNGs into ``out_dir``,
+    each atomically. Nothing in them depends on time, host or path: two sweeps give the same bytes."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, data in (("runs.parquet", parquet_bytes(cmp.runs)), ("summary.parquet", parquet_bytes(cmp.summary)),
+                       ("compare.json", (json.dumps(cmp.params(), indent=1, sort_keys=True) + "\n").encode())):
+        atomic_write_bytes(out / name, data)
+        written.append(out / name)
+    if figures:
+        from . import figures as F  # (matplotlib only when figures are asked for)
+
+        written += F.write_all(cmp, out)
+    return written
+
+
+#: Metrics shown in the Markdown summary (and the CLI table): name, label, decimals, scale.
+HEADLINE = (("cost_incl_transfer_usd", "cost USD", 2, 1.0), ("carbon_incl_transfer_kg", "carbon kg", 2, 1.0),
+            ("total_kwh", "energy kWh", 1, 1.0), ("water_l", "water L", 0, 1.0),
+            ("sla_violation_rate", "SLA viol. %", 2, 100.0), ("transfer_cost_usd", "transfer USD", 2, 1.0),
+            ("mean_cpu_util_frac", "CPU util %", 3, 100.0))
+SAVINGS_SHOWN = (("cost_incl_transfer_usd", "cost saving %"), ("carbon_incl_transfer_kg", "carbon saving %"))
+
+
+def fmt_ci(mean: float | None, ci: float | None, digits: int, scale: float = 1.0) -> str:
+    """``mean ± ci`` (``mean`` alone when the CI is undefined; ``n/a`` for a missing/NaN mean)."""
+    if mean is None or mean != mean:
+        return "n/a"
+    s = f"{mean * scale:,.{digits}f}"
+    return s if ci is None or ci != ci else f"{s} ± {ci * scale:,.{digits}f}"
+
+
+def summary_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the headline summary: one row per policy, mean ± 95 % CI over seeds."""
+    has_base = BASELINE in cmp.policies
+    header = ["policy", *[h[1] for h in HEADLINE], *([s[1] for s in SAVINGS_SHOWN] if has_base else [])]
+    rows = []
+    for pol in cmp.policies:
+        by = {r["metric"]: r for r in cmp.summary.filter(pl.col("policy") == pol).iter_rows(named=True)}
+        cells = [pol] + [fmt_ci(by[m]["mean"], by[m]["ci95"], d, k) for m, _, d, k in HEADLINE]
+        if has_base:
+            cells += [fmt_ci(by[m]["savings_vs_local_only_pct"], by[m]["savings_ci95_pct"], 2)
+                      for m, _ in SAVINGS_SHOWN]
+        rows.append(cells)
+    return header, rows
+
+
+def summary_caption(cmp: Comparison) -> str:
+    base = (f"savings: per seed vs {BASELINE} (same seed), then mean ± 95 % CI" if BASELINE in cmp.policies
+            else f"no savings: {BASELINE} is not in the sweep")
+    return (f"{len(cmp.policies)} policies × {len(cmp.seeds)} seeds on bundle {cmp.bundle_id}, "
+            f"{cmp.options['steps']} steps from step {cmp.options['start_step']}, gridshift {cmp.gridshift_version}; "
+            f"mean ± 95 % CI (Student t) over seeds; cost and carbon include transfers; {base}")
+
+
+def summary_markdown(cmp: Comparison) -> str:
+    header, rows = summary_rows(cmp)
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n\n" + summary_caption(cmp) + "\n"

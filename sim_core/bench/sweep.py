@@ -1,0 +1,252 @@
+"""Benchmark sweeps: every policy × seed on one scenario, a tidy metrics frame and a summary.
+
+    from sim_core.bench import compare
+    cmp = compare("bundles/<id>", ["local_only", "lowest_carbon"], seeds=[0, 1, 2], days=7)
+    cmp.runs       # one row per (policy, seed): the run key and every metric in METRICS (Float64)
+    cmp.summary    # one row per (policy, metric): mean, std, Student-t 95 % CI, savings vs local_only
+
+The bundle is loaded once; every run uses the same window (``start``/``days``/``steps``) and the
+same run options. What is measured: :mod:`.metrics`; how it is summarized: :mod:`.stats`; the
+files and tables: :mod:`.report`.
+
+Reuse of stored runs: pass ``store=`` any object with ``lookup(keys) -> {key: metrics}``,
+``series(key) -> frame | None`` and ``save(record)`` (``warehouse.benchmark_store.WarehouseRunStore``
+is one). sim_core never imports the warehouse; the CLI and the Dagster assets connect the two.
+A run is identified by :class:`RunKey`: bundle id (content hash), policy, seed, gridshift version
+and the sha256 of the canonical JSON of the run options including the resolved window.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+import polars as pl
+
+from gridshift.hashing import canonical_json, sha256_bytes
+
+from .. import result as _result
+from ..engine import POLICY_CODES
+from ..options import MAX_SEED, RunOptionsError, make_options, resolve_window
+from ..scenario import Scenario
+from ..simulator import as_scenario
+from .metrics import BASELINE, METRIC_NAMES, METRICS, run_metrics, run_series
+from .stats import summarize
+
+DEFAULT_POLICIES = ("local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener")
+DEFAULT_SEEDS = (0, 1, 2)
+
+
+# ---------------------------------------------------------------------------------------------- keys
+class RunKey(NamedTuple):
+    bundle_id: str
+    policy: str
+    seed: int
+    gridshift_version: str
+    options_sha256: str
+
+
+def run_options(scenario: Scenario, *, start=None, days=None, steps=None, **options) -> dict[str, Any]:
+    """The canonical options of a run: every simulator option (defaults filled in) and the resolved
+    window as ``start_step``/``steps``, exactly the ``RunResult.options`` a run records.
+
+    ``days=1`` and ``steps=96`` therefore give the same options (and hash): they are the same run.
+    The options are validated and normalized by :class:`sim_core.options.Options` (``sla_multiplier=2``
+    is stored as ``2.0``); a per-task ``sla_multiplier`` array cannot be keyed and is refused.
+    """
+    opts = make_options(**options)
+    if isinstance(opts.sla_multiplier, np.ndarray):
+        raise RunOptionsError("sla_multiplier: a per-task array cannot be keyed; compare takes scalar options")
+    s0, n = resolve_window(scenario, start, days, steps)
+    return {**opts.public(), "start_step": s0, "steps": n}
+
+
+def options_sha256(options: dict[str, Any]) -> str:
+    return sha256_bytes(canonical_json(options))
+
+
+# ---------------------------------------------------------------------------------------------- the sweep
+@dataclass
+class RunRecord:
+    """One finished run as stored: key, canonical options, metrics, series and timing."""
+
+    key: RunKey
+    options_json: str
+    metrics: dict[str, float]
+    series: pl.DataFrame
+    started_utc: dt.datetime
+    finished_utc: dt.datetime
+    wall_time_s: float
+    n_steps: int
+    n_dc: int
+
+
+class RunStore(Protocol):
+    def lookup(self, keys: Sequence[tuple]) -> dict[tuple, dict[str, float]]: ...
+
+    def series(self, key: tuple) -> pl.DataFrame | None: ...
+
+    def save(self, record: RunRecord) -> None: ...
+
+
+@dataclass
+class Comparison:
+    bundle_id: str
+    policies: list[str]
+    seeds: list[int]
+    options: dict[str, Any]
+    options_sha256: str
+    gridshift_version: str
+    runs: pl.DataFrame
+    summary: pl.DataFrame
+    series: dict[str, pl.DataFrame]  # policy -> series of its run with the first seed
+    computed: list[RunKey] = field(default_factory=list)
+    reused: list[RunKey] = field(default_factory=list)
+    scenario: Scenario | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The sweep's parameters (written as compare.json): everything that determines the outputs."""
+        return {"bundle_id": self.bundle_id, "policies": self.policies, "seeds": self.seeds,
+                "gridshift_version": self.gridshift_version, "options": self.options,
+                "options_sha256": self.options_sha256, "baseline": BASELINE,
+                "metrics": [{"name": m.name, "unit": m.unit, "description": m.description} for m in METRICS]}
+
+
+def _once_each(what: str, items: list) -> list:
+    dup = sorted({x for x in items if items.count(x) > 1})
+    if dup:
+        raise RunOptionsError(f"{what} given twice: {', '.join(map(str, dup))}")
+    return items
+
+
+def check_policies(policies: Iterable[str]) -> list[str]:
+    """The sweep's built-in policy names, each once (:class:`RunOptionsError` otherwise)."""
+    out = [str(p).strip() for p in policies]
+    if not out:
+        raise RunOptionsError("no policy given")
+    unknown = [p for p in out if p not in POLICY_CODES]
+    if unknown:
+        raise RunOptionsError(f"unknown policy {', '.join(map(repr, unknown))}; "
+                              f"built-ins: {', '.join(sorted(POLICY_CODES))}")
+    return _once_each("policy", out)
+
+
+def check_seeds(seeds: Iterable[int]) -> list[int]:
+    """The sweep's seeds, each an integer in 0..2**63 - 1 and given once (:class:`RunOptionsError`)."""
+    out = []
+    for s in seeds:
+        if isinstance(s, bool | np.bool_) or not isinstance(s, int | np.integer) or not 0 <= s <= MAX_SEED:
+            raise RunOptionsError(f"seed {s!r} is not a non-negative integer (0..2**63 - 1)")
+        out.append(int(s))
+    if not out:
+        raise RunOptionsError("no seed given")
+    return _once_each("seed", out)
+
+
+def runs_frame(rows: Sequence[tuple[RunKey, dict[str, float]]]) -> pl.DataFrame:
+    """The tidy runs frame: key columns, then every metric as Float64, in the given row order."""
+    schema: dict[str, pl.DataType] = {"bundle_id": pl.String, "policy": pl.String, "seed": pl.Int64,
+                                      "gridshift_version": pl.String, "options_sha256": pl.String}
+    schema.update({m: pl.Float64 for m in METRIC_NAMES})
+    data = [{**k._asdict(), **{m: float(v[m]) for m in METRIC_NAMES}} for k, v in rows]
+    return pl.DataFrame(data, schema=schema)
+
+
+def execute(scenario: Scenario, key: RunKey, options: dict[str, Any], run_fn: Callable | None = None) -> tuple[
+        RunRecord, _result.RunResult]:
+    """Run one (policy, seed) with the canonical options and return its record (and the result)."""
+    import sim_core
+
+    run = run_fn or sim_core.run
+    sim_opts = {k: v for k, v in options.items() if k not in ("start_step", "steps")}
+    started = dt.datetime.now(dt.UTC)
+    t0 = time.perf_counter()
+    res = run(scenario, key.policy, seed=key.seed, start=options["start_step"], steps=options["steps"], **sim_opts)
+    wall = time.perf_counter() - t0
+    finished = dt.datetime.now(dt.UTC)
+    if res.gridshift_version != key.gridshift_version or res.bundle_id != key.bundle_id:
+        raise RuntimeError(f"run recorded {res.bundle_id}/{res.gridshift_version}, expected "
+                           f"{key.bundle_id}/{key.gridshift_version}")
+    rec = RunRecord(key=key, options_json=canonical_json(options).decode(), metrics=run_metrics(res, scenario),
+                    series=run_series(res), started_utc=started, finished_utc=finished, wall_time_s=wall,
+                    n_steps=int(res.totals["steps"]), n_dc=int(res.totals["n_dc"]))
+    return rec, res
+
+
+def compare(
+    bundle_or_scenario,
+    policies: Sequence[str] = DEFAULT_POLICIES,
+    seeds: Sequence[int] = DEFAULT_SEEDS,
+    *,
+    start=None,
+    days=None,
+    steps=None,
+    store: RunStore | None = None,
+    recompute: bool = False,
+    missing: str = "run",
+    on_run: Callable[[RunKey, bool], None] | None = None,
+    **options,
+) -> Comparison:
+    """Run every policy × seed on one scenario (loaded once) and summarize.
+
+    ``store``: runs already stored under the same :class:`RunKey` are reused (not simulated), new
+    ones are saved as they finish. ``recompute=True`` simulates every run anyway (and re-saves it).
+    ``missing="skip"`` simulates nothing: it summarizes only the stored runs among policies × seeds
+    (what the Dagster summary asset does). ``on_run(key, reused)`` is called once per run, in sweep
+    order. ``options`` are simulator options (``allow_defer``, ``sla_multiplier``, ...), the same
+    for every run.
+    """
+    import sim_core
+
+    if missing not in ("run", "skip"):
+        raise ValueError("missing must be 'run' or 'skip'")
+    if missing == "skip" and (store is None or recompute):
+        raise ValueError("missing='skip' needs a store and recompute=False")
+    pols = check_policies(policies)
+    sds = check_seeds(seeds)
+    sc = as_scenario(bundle_or_scenario)
+    opts = run_options(sc, start=start, days=days, steps=steps, **options)
+    osha = options_sha256(opts)
+    version = _result.gridshift_version()  # what the RunResult records: keys and results agree
+    keys = [RunKey(sc.bundle_id, p, s, version, osha) for p in pols for s in sds]
+    stored: dict = {}
+    if store is not None and not recompute:
+        found = store.lookup(keys)
+        stored = {k: v for k, v in found.items() if all(m in v for m in METRIC_NAMES)}
+    if missing == "skip":
+        keys = [k for k in keys if k in stored]
+    rows, computed, reused = [], [], []
+    fresh_series: dict[RunKey, pl.DataFrame] = {}
+    for k in keys:
+        if k in stored:
+            metrics = stored[k]
+            reused.append(k)
+        else:
+            rec, _ = execute(sc, k, opts, run_fn=sim_core.run)
+            metrics = rec.metrics
+            if store is not None:
+                store.save(rec)
+            computed.append(k)
+            fresh_series[k] = rec.series
+        rows.append((k, metrics))
+        if on_run is not None:
+            on_run(k, k in stored)
+    pols = [p for p in pols if any(k.policy == p for k in keys)]
+    sds = [s for s in sds if any(k.seed == s for k in keys)]
+    series: dict[str, pl.DataFrame] = {}
+    for k in keys:
+        if sds and k.seed == sds[0]:
+            s = fresh_series.get(k)
+            if s is None and store is not None:
+                s = store.series(k)
+            if s is not None:
+                series[k.policy] = s
+    runs = runs_frame(rows)
+    return Comparison(bundle_id=sc.bundle_id, policies=pols, seeds=sds, options=opts, options_sha256=osha,
+                      gridshift_version=version, runs=runs, summary=summarize(runs), series=series,
+                      computed=computed, reused=reused, scenario=sc)
+

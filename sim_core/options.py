@@ -1,0 +1,285 @@
+"""Run options, the run window and Python-policy actions, validated before anything reaches a kernel.
+
+Every refusal is a :class:`RunOptionsError` (a ``ValueError``) whose message names the option (or
+the pending task) and the offending value. Nothing is coerced: a value is either used as given or
+refused. The rules:
+
+* **integers** (``defer_window_steps``, ``business_start_h``/``business_end_h``, ``steps``, a step
+  index ``start``, the seed, an action) are ``int`` or NumPy integers, never ``bool``; a float is
+  refused rather than truncated (an action may be an integral float such as ``2.0``), and every
+  integer is range-checked as a Python integer, so nothing wraps around in a fixed-width array;
+* **numbers** are real (not ``bool``) and finite: ``sla_multiplier`` > 0 (a scalar, or one value
+  per bundle task), ``days`` > 0 (at least one step), ``defer_quantile`` in [0, 1],
+  ``transfer_kwh_per_gb`` ≥ 0, ``activity_on``/``activity_off`` ≥ 0 and not zero at every local
+  hour; business hours in 0..24; ``defer_window_steps`` ≥ 1;
+* **flags** (``single_action``, ``allow_defer``) are ``bool``; ``transfer_emissions`` is
+  ``"origin"`` or ``"mean"``; ``carbon_basis`` is ``None`` or the bundle's basis;
+* **the window** (``start``, ``days``/``steps``) lies inside the bundle;
+* **actions** of a Python policy: one per pending task (or one for all), each in ``0..n_dc``.
+
+Unknown option names raise ``TypeError``, as an unknown keyword argument does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from . import origin as O
+from .scenario import Scenario
+
+TRANSFER_KWH_PER_GB = 0.06
+DEFAULT_SLA_MULTIPLIER = 1.5
+#: largest integer any option may take (fits every kernel integer, including int32 counters)
+MAX_INT_OPTION = 2**31 - 1
+#: seeds are stored as Int64 (run keys, the warehouse)
+MAX_SEED = 2**63 - 1
+
+
+class RunOptionsError(ValueError):
+    """A run option, the run window or an action of a Python policy is invalid. The message names
+    the option (or the pending task) and the offending value."""
+
+
+# ---------------------------------------------------------------------------- scalar checks
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
+
+
+def _is_real(v: Any) -> bool:
+    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool | np.bool_)
+
+
+def check_int(name: str, v: Any, lo: int, hi: int) -> int:
+    """``v`` as an ``int`` if it is an integer (not a bool, not a float) in ``lo..hi``."""
+    if not _is_int(v):
+        raise RunOptionsError(f"{name} must be an integer in {lo}..{hi}, got {v!r} ({type(v).__name__})")
+    i = int(v)
+    if not lo <= i <= hi:
+        raise RunOptionsError(f"{name} must be an integer in {lo}..{hi}, got {i}")
+    return i
+
+
+def check_real(name: str, v: Any, *, lo: float | None = None, lo_open: bool = False,
+               hi: float | None = None) -> float:
+    """``v`` as a finite ``float`` (not a bool) in the given range (``lo_open``: ``> lo``)."""
+    what = "a finite number" + (f" {'>' if lo_open else '>='} {lo:g}" if lo is not None else "") \
+        + (f" and <= {hi:g}" if hi is not None else "")
+    if not _is_real(v):
+        raise RunOptionsError(f"{name} must be {what}, got {v!r} ({type(v).__name__})")
+    try:
+        x = float(v)
+    except OverflowError:  # an int beyond the float range
+        raise RunOptionsError(f"{name} must be {what}, got {v!r}") from None
+    if not math.isfinite(x) or (lo is not None and (x <= lo if lo_open else x < lo)) \
+            or (hi is not None and x > hi):
+        raise RunOptionsError(f"{name} must be {what}, got {v!r}")
+    return x
+
+
+def check_bool(name: str, v: Any) -> bool:
+    if not isinstance(v, bool | np.bool_):
+        raise RunOptionsError(f"{name} must be True or False, got {v!r} ({type(v).__name__})")
+    return bool(v)
+
+
+def check_seed(seed: Any) -> int:
+    return check_int("seed", seed, 0, MAX_SEED)
+
+
+def _check_sla_multiplier(v: Any) -> float | np.ndarray:
+    """A finite scalar > 0, or a 1-D array of them (its length is checked against the bundle)."""
+    if np.ndim(v) == 0 and not isinstance(v, np.ndarray):
+        return check_real("sla_multiplier", v, lo=0.0, lo_open=True)
+    a = np.asarray(v)
+    if a.ndim != 1 or a.dtype.kind not in "iuf":
+        raise RunOptionsError(f"sla_multiplier must be a number or a 1-D array of numbers (one per bundle "
+                              f"task), got {a.dtype} array of shape {a.shape}")
+    a = a.astype(np.float64)
+    bad = np.flatnonzero(~(np.isfinite(a) & (a > 0.0)))
+    if bad.size:
+        raise RunOptionsError(f"sla_multiplier[{bad[0]}] must be a finite number > 0, got {a[bad[0]]!r} "
+                              f"({bad.size} such value(s))")
+    a.flags.writeable = False
+    return a
+
+
+# ---------------------------------------------------------------------------- options
+@dataclass
+class Options:
+    """The run options (docs/simulation.md). Constructing one validates and normalizes every field
+    (Python ``bool``/``int``/``float``/``str``; a per-task ``sla_multiplier`` as a read-only float64
+    array) or raises :class:`RunOptionsError`."""
+
+    single_action: bool = False
+    allow_defer: bool = True
+    sla_multiplier: Any = DEFAULT_SLA_MULTIPLIER  # float or per-task array (scenario task order)
+    carbon_basis: str | None = None
+    transfer_emissions: str = "origin"  # or "mean"
+    transfer_kwh_per_gb: float = TRANSFER_KWH_PER_GB
+    business_start_h: int = O.BUSINESS_START_H
+    business_end_h: int = O.BUSINESS_END_H
+    activity_on: float = O.ACTIVITY_ON
+    activity_off: float = O.ACTIVITY_OFF
+    defer_quantile: float = 0.3
+    defer_window_steps: int = 96
+
+    def __post_init__(self) -> None:
+        self.single_action = check_bool("single_action", self.single_action)
+        self.allow_defer = check_bool("allow_defer", self.allow_defer)
+        self.sla_multiplier = _check_sla_multiplier(self.sla_multiplier)
+        if self.carbon_basis is not None and not isinstance(self.carbon_basis, str):
+            raise RunOptionsError(f"carbon_basis must be None or a string, got {self.carbon_basis!r}")
+        if not isinstance(self.transfer_emissions, str) or self.transfer_emissions not in ("origin", "mean"):
+            raise RunOptionsError(f"transfer_emissions must be 'origin' or 'mean', got {self.transfer_emissions!r}")
+        self.transfer_kwh_per_gb = check_real("transfer_kwh_per_gb", self.transfer_kwh_per_gb, lo=0.0)
+        self.business_start_h = check_int("business_start_h", self.business_start_h, 0, 24)
+        self.business_end_h = check_int("business_end_h", self.business_end_h, 0, 24)
+        self.activity_on = check_real("activity_on", self.activity_on, lo=0.0)
+        self.activity_off = check_real("activity_off", self.activity_off, lo=0.0)
+        if not O.activity(np.arange(24), **self.activity_kw()).any():
+            raise RunOptionsError(
+                f"activity is 0 at every local hour (activity_on={self.activity_on!r} in business hours "
+                f"[{self.business_start_h}, {self.business_end_h}), activity_off={self.activity_off!r} "
+                "otherwise): no task could have an origin")
+        self.defer_quantile = check_real("defer_quantile", self.defer_quantile, lo=0.0, hi=1.0)
+        self.defer_window_steps = check_int("defer_window_steps", self.defer_window_steps, 1, MAX_INT_OPTION)
+
+    def activity_kw(self) -> dict:
+        """The keyword arguments of :func:`sim_core.origin.activity` these options give."""
+        return dict(start_h=self.business_start_h, end_h=self.business_end_h, on=self.activity_on,
+                    off=self.activity_off)
+
+    def public(self) -> dict:
+        """The options as plain values (a per-task ``sla_multiplier`` as the label ``"per-task"``)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        if isinstance(d["sla_multiplier"], np.ndarray):
+            d["sla_multiplier"] = "per-task"
+        return d
+
+
+def make_options(**kw) -> Options:
+    """Validated :class:`Options` from keyword arguments (unknown names: ``TypeError``)."""
+    unknown = sorted(set(kw) - {f.name for f in fields(Options)})
+    if unknown:
+        raise TypeError(f"unknown run options: {unknown}")
+    return Options(**kw)
+
+
+# ---------------------------------------------------------------------------- the window
+def resolve_window(sc: Scenario, start, days, steps) -> tuple[int, int]:
+    """(first step, number of steps) of a run: ``start`` (None, a step index, an ISO UTC time or a
+    datetime on the step grid) and ``days`` or ``steps`` (default: to the end of the bundle)."""
+    if start is None:
+        s0 = 0
+    elif _is_int(start):
+        s0 = check_int("start", start, 0, sc.n_steps - 1)
+    elif isinstance(start, str | dt.date | np.datetime64):
+        try:
+            ts = start if isinstance(start, dt.datetime) else dt.datetime.fromisoformat(str(start))
+        except ValueError:
+            raise RunOptionsError(f"start must be a step index or an ISO UTC time, got {start!r}") from None
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=dt.UTC)
+        off = (ts - sc.start_utc).total_seconds()
+        if off % sc.step_s:
+            raise RunOptionsError(f"start {ts.isoformat()} is not on the {sc.step_s}-s step grid")
+        s0 = int(off // sc.step_s)
+        if not 0 <= s0 < sc.n_steps:
+            raise RunOptionsError(f"start {ts.isoformat()} (step {s0}) is outside the bundle "
+                                  f"(steps 0..{sc.n_steps - 1} from {sc.start_utc.isoformat()})")
+    else:
+        raise RunOptionsError(f"start must be a step index, an ISO UTC time or a datetime, got {start!r} "
+                              f"({type(start).__name__})")
+    if steps is not None and days is not None:
+        raise RunOptionsError(f"give days or steps, not both (days={days!r}, steps={steps!r})")
+    left = sc.n_steps - s0
+    if days is not None:
+        d = check_real("days", days, lo=0.0, lo_open=True)
+        x = d * 86400.0 / sc.step_s
+        n = int(round(x)) if x < left + 1 else left + 1  # (x may be inf: never converted)
+        if n > left:
+            raise RunOptionsError(f"days={days!r}: a window of {x:g} steps from step {s0} does not fit the "
+                                  f"bundle ({left} steps left of {sc.n_steps})")
+        if n < 1:
+            raise RunOptionsError(f"days={days!r} is less than one {sc.step_s}-s step")
+    elif steps is not None:
+        n = check_int("steps", steps, 1, MAX_SEED)
+        if n > left:
+            raise RunOptionsError(f"steps={n}: a window of {n} steps from step {s0} does not fit the bundle "
+                                  f"({left} steps left of {sc.n_steps})")
+    else:
+        n = left
+    return s0, n
+
+
+# ---------------------------------------------------------------------------- Python-policy actions
+def _bad_action(where: str, value: Any, n_dc: int) -> RunOptionsError:
+    return RunOptionsError(f"{where} is {value!r}: an action must be an integer in 0..{n_dc} "
+                           "(0 = defer, j = run at datacenter j - 1)")
+
+
+def _where(q: int, single_action: bool, describe: Callable[[int], str] | None) -> str:
+    if single_action:
+        return f"actions[{q}]"
+    return describe(q) if describe is not None else f"the action for pending task {q}"
+
+
+def check_actions(actions: Any, n_pending: int, n_dc: int, single_action: bool,
+                  describe: Callable[[int], str] | None = None) -> int | np.ndarray:
+    """The actions of a Python policy, validated: ``None`` (defer all), one integer for every
+    pending task, or one per pending task (in single-action mode the first of a sequence applies to
+    all). Each must be an integer (an integral float is accepted; NaN, 1.5, ``True``, strings are
+    not) in ``0..n_dc``. Returns an ``int`` (one action for every pending task) or an int64 array
+    of ``n_pending`` actions. ``describe(q)`` names pending task ``q`` in errors.
+    """
+    if actions is None:
+        return 0
+    if _is_int(actions):  # (the fast path of a single-action environment)
+        if 0 <= actions <= n_dc:
+            return int(actions)
+        raise _bad_action("the action", actions, n_dc)
+    if np.ndim(actions) == 0:  # any other scalar
+        v = actions.item() if isinstance(actions, np.ndarray | np.generic) else actions
+        if _is_int(v) and 0 <= v <= n_dc:
+            return int(v)
+        if isinstance(v, float) and math.isfinite(v) and v.is_integer() and 0 <= v <= n_dc:
+            return int(v)
+        raise _bad_action("the action", v, n_dc)
+    if isinstance(actions, list | tuple):  # NumPy would read True as 1, or 1 as '1' next to a string
+        for q, v in enumerate(actions):
+            if not _is_real(v):
+                raise _bad_action(_where(q, single_action, describe), v, n_dc)
+    try:
+        arr = np.asarray(actions)
+    except (ValueError, TypeError, OverflowError) as err:  # ragged nesting and the like
+        raise RunOptionsError(f"actions must be an integer or a sequence of integers ({err})") from None
+    if arr.ndim > 1:
+        raise RunOptionsError(f"actions must be an integer or a 1-D sequence of integers, got shape {arr.shape}")
+    if not (single_action and arr.size >= 1) and arr.size != n_pending:
+        raise RunOptionsError(f"expected {n_pending} actions (one per pending task), got {arr.size}")
+    kind = arr.dtype.kind
+    if kind in "iu":
+        bad = np.flatnonzero((arr < 0) | (arr > n_dc)) if arr.size and (arr.min() < 0 or arr.max() > n_dc) \
+            else arr[:0]
+    elif kind == "f":
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(~(np.isfinite(arr) & (arr == np.floor(arr)) & (arr >= 0) & (arr <= n_dc)))
+    elif kind == "O":
+        bad = np.array([q for q, v in enumerate(arr) if not (_is_int(v) and 0 <= int(v) <= n_dc)
+                        and not (isinstance(v, float | np.floating) and math.isfinite(v) and float(v).is_integer()
+                                 and 0 <= v <= n_dc)], dtype=np.int64)
+    else:  # bool, strings, complex, dates...
+        bad = np.arange(arr.size)
+    if bad.size:
+        q = int(bad[0])
+        raise _bad_action(_where(q, single_action, describe), arr[q].item() if hasattr(arr[q], "item") else arr[q],
+                          n_dc)
+    if single_action and arr.size:
+        return int(arr[0])
+    return arr.astype(np.int64, copy=False)

@@ -1,0 +1,397 @@
+"""Gymnasium environment over the step API: ``TaskSchedulingEnv`` (public path ``sim_core.gym``).
+
+Close in spirit to SustainCluster's ``TaskSchedulingEnv``: every 15-minute step the agent sees the
+pending tasks and answers per task (multi-action mode) or once for all of them (single-action
+mode)::
+
+    from sim_core.gym import TaskSchedulingEnv
+    env = TaskSchedulingEnv("bundles/<id>", reward={"energy_cost": 1, "carbon_emissions": 1},
+                            single_action=True, days=7)
+    obs, info = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+Actions: with deferral (default) ``0`` = defer, ``j`` (1..n_dc) = run at datacenter ``j - 1``
+(manifest order); with ``allow_defer=False`` the action is the 0-based datacenter index.
+
+Observation, single-action mode: a float32 vector, layout in ``env.feature_names``
+(``9 + 6 n_dc`` features). Multi-action mode: a list with one float32 vector per pending task
+(``10 + 6 n_dc`` features, ``env.task_feature_names``), in pending order; ``[]`` when nothing is
+pending (the action is then ``[]``). Scales (fixed per environment, from its window):
+
+* time: ``sin/cos`` of the UTC hour of day and of the day of year of the step start;
+* ``pending_load`` = n / (n + mean arrivals per step); ``pending_{cores,gpus,mem}`` = pending
+  demand / total capacity (clipped to 1); ``min_slack`` = min over pending of the slack fraction;
+* per task: ``origin_<loc>`` one-hot; cores, GPUs, memory, input GB, duration / the window maxima;
+  ``slack`` = (deadline - step start - duration) / (deadline - arrival - duration), clipped to
+  [-1, 1] (1 = just arrived, 0 = must start now, < 0 = will miss its deadline);
+* per datacenter: ``avail_{cores,gpus,mem}_<loc>`` = (capacity - committed) / capacity, clipped to
+  [-1, 1] (committed = running + queued + in transit); ``carbon_<loc>`` = intensity / window max;
+  ``price_<loc>`` = price / window max |price|.
+
+Reward: a :class:`sim_core.rl.reward.Reward` (or config dict / YAML text / YAML path, or any callable
+``f(outcome) -> float``); ``info["components"]`` holds the raw value of each component.
+An episode is the window (``start``/``days``/``steps``); it terminates after its last step.
+``reset(seed=s)`` re-samples task origins from ``s`` (same seed => identical episode).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from numba import njit
+
+from .. import engine as E
+from ..options import check_bool, check_seed
+from ..outcome import StepOutcome
+from ..scenario import Scenario
+from ..simulator import Simulator, as_scenario
+from .reward import Reward
+
+N_TIME = 4
+N_SINGLE_FIXED = 9  # time (4) + pending_load + pending_{cores,gpus,mem} + min_slack
+N_TASK_FIXED = 6  # cores, gpus, mem, bandwidth, duration, slack
+N_PER_DC = 5  # avail cores/gpus/mem, carbon, price
+
+
+# ---------------------------------------------------------------------------- feature kernels
+@njit(cache=True, nogil=True, inline="always")
+def _clip(x, lo, hi):
+    return min(max(x, lo), hi)
+
+
+@njit(cache=True, nogil=True)
+def _time_block(t, day_s, year_off_s, out, off):
+    two_pi = 2.0 * math.pi
+    h = (t % day_s) / day_s
+    y = ((t + year_off_s) / day_s) / 365.25
+    out[off] = math.sin(two_pi * h)
+    out[off + 1] = math.cos(two_pi * h)
+    out[off + 2] = math.sin(two_pi * y)
+    out[off + 3] = math.cos(two_pi * y)
+
+
+@njit(cache=True, nogil=True)
+def _dc_block(cap, commit, carbon, price, j, c_scale, p_scale, out, off):
+    n_dc = cap.shape[0]
+    for d in range(n_dc):
+        for r in range(3):
+            c = cap[d, r]
+            out[off + 3 * d + r] = _clip((c - commit[d, r]) / c, -1.0, 1.0) if c > 0.0 else 0.0
+    o2 = off + 3 * n_dc
+    for d in range(n_dc):
+        out[o2 + d] = _clip(carbon[d, j] / c_scale, 0.0, 1.0)
+        out[o2 + n_dc + d] = _clip(price[d, j] / p_scale, -1.0, 1.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _slack(t, arrival, duration, deadline):
+    span = deadline - arrival - duration
+    s = deadline - t - duration
+    if span <= 0.0:
+        return 1.0 if s >= 0.0 else -1.0
+    return _clip(s / span, -1.0, 1.0)
+
+
+@njit(cache=True, nogil=True)
+def single_features(pend, pn, arrival, duration, cores, gpus, mem, deadline, origin, cap, cap_tot, commit,
+                    carbon, price, j, t, day_s, year_off_s, n_ref, c_scale, p_scale, out):
+    """Fill the single-action observation ``out`` (9 + 6 n_dc) for run step ``j`` at time ``t``."""
+    n_dc = cap.shape[0]
+    _time_block(t, day_s, year_off_s, out, 0)
+    sc = 0.0
+    sg = 0.0
+    sm = 0.0
+    mn = 1.0
+    for d in range(n_dc):
+        out[N_SINGLE_FIXED + d] = 0.0
+    for q in range(pn):
+        i = pend[q]
+        sc += cores[i]
+        sg += gpus[i]
+        sm += mem[i]
+        s = _slack(t, arrival[i], duration[i], deadline[i])
+        if s < mn:
+            mn = s
+        out[N_SINGLE_FIXED + origin[i]] += 1.0
+    if pn > 0:
+        for d in range(n_dc):
+            out[N_SINGLE_FIXED + d] /= pn
+    out[4] = pn / (pn + n_ref)
+    out[5] = _clip(sc / cap_tot[0], 0.0, 1.0) if cap_tot[0] > 0.0 else 0.0
+    out[6] = _clip(sg / cap_tot[1], 0.0, 1.0) if cap_tot[1] > 0.0 else 0.0
+    out[7] = _clip(sm / cap_tot[2], 0.0, 1.0) if cap_tot[2] > 0.0 else 0.0
+    out[8] = mn
+    _dc_block(cap, commit, carbon, price, j, c_scale, p_scale, out, N_SINGLE_FIXED + n_dc)
+
+
+@njit(cache=True, nogil=True)
+def task_features(pend, pn, arrival, duration, cores, gpus, mem, bw, deadline, origin, cap, commit, carbon,
+                  price, j, t, day_s, year_off_s, t_scale, c_scale, p_scale, out):
+    """Fill ``out`` (pn, 10 + 6 n_dc): one row per pending task (multi-action observation).
+    ``t_scale``: window maxima of cores, gpus, mem, bandwidth, duration."""
+    n_dc = cap.shape[0]
+    if pn == 0:
+        return
+    row0 = out[0]
+    _time_block(t, day_s, year_off_s, row0, 0)
+    base = N_TIME + n_dc + N_TASK_FIXED
+    _dc_block(cap, commit, carbon, price, j, c_scale, p_scale, row0, base)
+    for q in range(pn):
+        i = pend[q]
+        row = out[q]
+        if q > 0:
+            for k in range(N_TIME):
+                row[k] = row0[k]
+            for k in range(base, row.shape[0]):
+                row[k] = row0[k]
+        for d in range(n_dc):
+            row[N_TIME + d] = 0.0
+        row[N_TIME + origin[i]] = 1.0
+        o = N_TIME + n_dc
+        row[o] = _clip(cores[i] / t_scale[0], 0.0, 1.0)
+        row[o + 1] = _clip(gpus[i] / t_scale[1], 0.0, 1.0)
+        row[o + 2] = _clip(mem[i] / t_scale[2], 0.0, 1.0)
+        row[o + 3] = _clip(bw[i] / t_scale[3], 0.0, 1.0)
+        row[o + 4] = _clip(duration[i] / t_scale[4], 0.0, 1.0)
+        row[o + 5] = _slack(t, arrival[i], duration[i], deadline[i])
+
+
+# ---------------------------------------------------------------------------- spaces
+class _ListSequence(spaces.Sequence):
+    """``spaces.Sequence`` whose ``contains`` also accepts a list (the multi-action observation)."""
+
+    def contains(self, x) -> bool:
+        if isinstance(x, list):
+            x = tuple(x)
+        if isinstance(x, np.ndarray) and x.ndim >= 1 and not self.stack:
+            x = tuple(x)
+        return super().contains(x)
+
+
+def _as_reward(reward) -> Callable:
+    if reward is None:
+        return Reward()
+    if isinstance(reward, Reward):
+        return reward
+    if isinstance(reward, Mapping | str | Path):
+        return Reward.from_config(reward)
+    if callable(reward):
+        return reward
+    raise TypeError("reward must be a Reward, a config (dict, YAML text or path) or a callable(outcome) -> float")
+
+
+# ---------------------------------------------------------------------------- the environment
+class TaskSchedulingEnv(gym.Env):
+    """Geo-distributed task scheduling as a Gymnasium environment (see the module docstring).
+
+    Arguments: a bundle path or :class:`sim_core.Scenario`; ``reward`` (see module docstring);
+    ``single_action``; ``allow_defer``; the window ``start``/``days``/``steps``; the default
+    ``seed``; any other run option of :func:`sim_core.run` (``sla_multiplier``,
+    ``transfer_emissions``, ...).
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, bundle_or_scenario: str | Path | Scenario, reward=None, single_action: bool = False,
+                 allow_defer: bool = True, days=None, start=None, seed: int = 0, steps=None, **sim_options):
+        self.scenario = as_scenario(bundle_or_scenario)
+        self.reward = _as_reward(reward)
+        self._evaluate = getattr(self.reward, "evaluate", None)
+        self.single_action = check_bool("single_action", single_action)
+        self.allow_defer = check_bool("allow_defer", allow_defer)
+        for k in ("single_action", "allow_defer"):
+            sim_options.pop(k, None)
+        self._window = dict(start=start, days=days, steps=steps)
+        self._sim_options = dict(sim_options, single_action=self.single_action, allow_defer=self.allow_defer)
+        self._seed = check_seed(seed)
+        sc = self.scenario
+        n_dc = sc.n_dc
+        self.n_dc = n_dc
+        self.locations = list(sc.locations)
+        self.n_actions = n_dc + 1 if self.allow_defer else n_dc
+        self.sim = self._make_sim(self._seed, self._window)  # validates the window and options
+        self._set_scales()
+
+        loc = self.locations
+        per_dc = ([f"avail_{r}_{x}" for x in loc for r in ("cores", "gpus", "mem")] + [f"carbon_{x}" for x in loc]
+                  + [f"price_{x}" for x in loc])
+        time_names = ["hour_sin", "hour_cos", "doy_sin", "doy_cos"]
+        #: single-action observation layout
+        self.feature_names = (time_names + ["pending_load", "pending_cores", "pending_gpus", "pending_mem",
+                                            "min_slack"] + [f"origin_share_{x}" for x in loc] + per_dc)
+        #: multi-action per-task observation layout
+        self.task_feature_names = (time_names + [f"origin_{x}" for x in loc]
+                                   + ["cores", "gpus", "mem", "bandwidth", "duration", "slack"] + per_dc)
+        assert len(self.feature_names) == N_SINGLE_FIXED + (1 + N_PER_DC) * n_dc
+        assert len(self.task_feature_names) == N_TIME + n_dc + N_TASK_FIXED + N_PER_DC * n_dc
+        lo_s, hi_s = self._bounds(self.feature_names)
+        lo_t, hi_t = self._bounds(self.task_feature_names)
+        self.task_space = spaces.Box(lo_t, hi_t, dtype=np.float32)
+        if self.single_action:
+            self.observation_space = spaces.Box(lo_s, hi_s, dtype=np.float32)
+            self.action_space = spaces.Discrete(self.n_actions)
+        else:
+            self.observation_space = _ListSequence(self.task_space)
+            self.action_space = spaces.Sequence(spaces.Discrete(self.n_actions))
+        self._obs_buf = np.zeros(len(self.feature_names), np.float32)
+        self._feat64 = np.zeros(len(self.feature_names))
+        self._started = False
+
+    # -------------------------------------------------------------- set-up helpers
+    @staticmethod
+    def _bounds(names):
+        lo = np.full(len(names), -1.0, np.float32)
+        hi = np.ones(len(names), np.float32)
+        for k, n in enumerate(names):
+            if n.startswith(("pending_", "origin", "carbon_", "cores", "gpus", "mem", "bandwidth", "duration")):
+                lo[k] = 0.0
+        return lo, hi
+
+    def _make_sim(self, seed: int, window: dict) -> Simulator:
+        sim = Simulator(self.scenario, seed, **window, **self._sim_options)
+        sim.reset()
+        return sim
+
+    def _set_scales(self) -> None:
+        p = self.sim.prep
+        sc = self.scenario
+        C, T = p.ctx, p.tasks
+        self._c_scale = float(max(np.max(C.carbon), 1e-9))
+        self._p_scale = float(max(np.max(np.abs(C.price)), 1e-9))
+        n_tasks = int(T.arrival.shape[0])
+        self._n_ref = max(n_tasks / p.n, 1.0)
+        self._t_scale = np.array([max(float(a.max()) if n_tasks else 0.0, 1e-9)
+                                  for a in (T.cores, T.gpus, T.mem, T.bw, T.duration)])
+        self._cap_tot = C.cap.sum(axis=0).astype(np.float64)
+        jan1 = sc.start_utc.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
+        self._year_off = float((sc.start_utc - jan1).total_seconds())
+
+    def _bind(self) -> None:
+        """Fast entry points of the feature kernels for this episode's arrays."""
+        p = self.sim.prep
+        T, S, C = p.tasks, p.state, p.ctx
+        if self.single_action:
+            self._fargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.deadline, T.origin, C.cap,
+                           self._cap_tot, S.commit, C.carbon, C.price, 0, 0.0, 86400.0, self._year_off,
+                           self._n_ref, self._c_scale, self._p_scale, self._feat64)
+            self._fk = Simulator._entry(single_features, *self._fargs)
+        else:
+            out = np.zeros((1, len(self.task_feature_names)))
+            self._fargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.bw, T.deadline, T.origin,
+                           C.cap, S.commit, C.carbon, C.price, 0, 0.0, 86400.0, self._year_off, self._t_scale,
+                           self._c_scale, self._p_scale, out)
+            self._fk = Simulator._entry(task_features, *self._fargs)
+
+    # -------------------------------------------------------------- observation
+    @property
+    def n_pending(self) -> int:
+        return int(self.sim.prep.state.sc[E.SC_PEND_N])
+
+    @property
+    def outcome(self) -> StepOutcome | None:
+        """The last step's results (buffers reused every step)."""
+        return self.sim.outcome
+
+    def _obs(self):
+        p = self.sim.prep
+        S = p.state
+        j = min(int(S.sc[E.SC_STEP]), p.n - 1)
+        t = p.ctx.t0 + E.STEP_S * j
+        pn = int(S.sc[E.SC_PEND_N])
+        a = self._fargs
+        if self.single_action:
+            self._fk(a[0], pn, *a[2:14], j, t, *a[16:21], self._feat64)
+            return self._feat64.astype(np.float32)
+        if pn == 0:
+            return []
+        out = np.empty((pn, len(self.task_feature_names)))
+        self._fk(a[0], pn, *a[2:14], j, t, *a[16:21], out)
+        return list(out.astype(np.float32))
+
+    # -------------------------------------------------------------- API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if seed is not None:
+            self._seed = check_seed(seed)
+        super().reset(seed=seed)
+        window = dict(self._window)
+        if options:
+            unknown = set(options) - set(window)
+            if unknown:
+                raise ValueError(f"unknown reset options {sorted(unknown)}; known: {sorted(window)}")
+            window.update(options)
+        if self._started or seed is not None or options:
+            self.sim = self._make_sim(self._seed, window)
+            if options:
+                self._set_scales()
+        self._started = True
+        self._bind()
+        return self._obs(), {"step": self.sim.prep.s0 + self.sim.step_index, "n_pending": self.n_pending}
+
+    def _engine_actions(self, action):
+        n = self.n_actions
+        if self.single_action:
+            if isinstance(action, np.ndarray) and action.size == 1:
+                action = action.reshape(())[()]
+            if isinstance(action, bool) or not isinstance(action, int | np.integer):
+                raise TypeError(f"single-action mode takes one int in 0..{n - 1}, got {action!r}")
+            a = int(action)
+            if not 0 <= a < n:
+                raise ValueError(f"action {a} out of range 0..{n - 1}" + (" (0 = defer, j = DC j - 1)"
+                                                                          if self.allow_defer else " (DC index)"))
+            return a if self.allow_defer else a + 1
+        pn = self.n_pending
+        a = np.asarray(action if not isinstance(action, tuple) else list(action))
+        if a.ndim != 1 and not (a.ndim == 0 and pn == 1):
+            raise ValueError(f"multi-action mode takes a sequence of {pn} ints (one per pending task)")
+        a = a.reshape(-1)
+        if a.size != pn:
+            raise ValueError(f"expected {pn} actions (one per pending task), got {a.size}")
+        if pn == 0:
+            return np.zeros(0, np.int64)
+        if a.dtype.kind not in "iu":
+            if a.dtype.kind == "f" and np.all(a == np.round(a)):
+                a = a.astype(np.int64)
+            else:
+                raise TypeError(f"actions must be integers, got dtype {a.dtype}")
+        a = a.astype(np.int64)
+        if a.min() < 0 or a.max() >= n:
+            bad = a[(a < 0) | (a >= n)][0]
+            raise ValueError(f"action {int(bad)} out of range 0..{n - 1}"
+                             + (" (0 = defer, j = DC j - 1)" if self.allow_defer else " (DC index)"))
+        return a if self.allow_defer else a + 1
+
+    def step(self, action):
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
+        if self.sim.done:
+            raise RuntimeError("episode is over: call reset()")
+        o = self.sim.step_fast(self._engine_actions(action))
+        if self._evaluate is not None:
+            r, raw = self._evaluate(o)
+        else:
+            r, raw = float(self.reward(o)), {}
+        terminated = self.sim.done
+        info = {"step": o.step, "components": raw}
+        return self._obs(), float(r), terminated, False, info
+
+    def baseline_action(self, policy: str):
+        """What built-in policy ``policy`` would do now, in this environment's action encoding
+        (single-action mode: the action the policy picks for the oldest pending task)."""
+        acts = self.sim.builtin_actions(policy).astype(np.int64)
+        if not self.allow_defer:
+            acts = np.maximum(acts - 1, 0)
+        if self.single_action:
+            return int(acts[0]) if acts.size else 0
+        return acts
+
+    def result(self):
+        """The full results of the episode so far (:class:`sim_core.RunResult`)."""
+        return self.sim.result()
+
+
+__all__ = ["TaskSchedulingEnv"]
