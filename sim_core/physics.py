@@ -19,12 +19,18 @@ from numba import njit
 from gridshift.dc_params import DatacenterParams
 
 # ---------------------------------------------------------------- parameter vector layout
-PARAM_NAMES = (
+# Two blocks, the IT equipment and the facility (air side, cooling plant, water), each with its index
+# constants below; a new parameter goes into its block's tuple and gets its constant there. Indices are
+# module-level ints computed in this file (Numba freezes globals at compile time, and its cache is
+# keyed on this file, so they can never go stale).
+IT_PARAMS = (
     "cores_per_server", "cpu_server_max_w", "cpu_server_idle_w", "cpu_server_nameplate_w",
     "cpu_leakage_frac", "cpu_leakage_ref_c", "cpu_leakage_span_k",
     "gpu_idle_w", "gpu_max_w",
     "mem_static_w_per_gb", "mem_dynamic_w_per_gb",
     "it_fan_design_frac", "it_fan_min_airflow_ratio", "server_delta_t_design_k",
+)
+FACILITY_PARAMS = (
     "supply_air_c", "supply_approach_k", "return_approach_k", "air_density_kg_m3",
     "air_cp_j_per_kg_k", "crac_fan_design_frac", "crac_min_airflow_ratio",
     "chiller_cop_water", "chiller_cop_air", "chiller_capacity_factor",
@@ -39,34 +45,83 @@ PARAM_NAMES = (
     "pump_curve_c0", "pump_curve_c1", "pump_curve_c2", "pump_curve_c3",
     "latent_heat_kj_per_kg", "drift_frac", "cw_range_k", "water_cp_kj_per_kg_k",
     "cycles_of_concentration",
-    # derived flags (not dataclass fields)
-    "condenser_is_water",
 )
+DERIVED_PARAMS = ("condenser_is_water",)  # not dataclass fields: computed by param_vector
+PARAM_NAMES = IT_PARAMS + FACILITY_PARAMS + DERIVED_PARAMS
 N_PARAMS = len(PARAM_NAMES)
-# Literal indices (Numba freezes globals at compile time; keep them literal in this file).
-(P_CORES_PER_SERVER, P_CPU_MAX, P_CPU_IDLE, P_CPU_NAMEPLATE, P_LEAK_FRAC, P_LEAK_REF, P_LEAK_SPAN,
- P_GPU_IDLE, P_GPU_MAX, P_MEM_STATIC, P_MEM_DYN, P_ITFAN_FRAC, P_ITFAN_MIN, P_SERVER_DT,
- P_SUPPLY, P_SUPPLY_APP, P_RETURN_APP, P_RHO, P_CP, P_CRAC_FRAC, P_CRAC_MIN,
- P_COP_WATER, P_COP_AIR, P_CAP_FACTOR, P_CHW_SUPPLY, P_CHW_DESIGN, P_COND_DESIGN_W, P_COND_DESIGN_A,
- P_CAP0, P_CAP1, P_CAP2, P_POW0, P_POW1, P_POW2, P_FLF0, P_FLF1, P_FLF2,
- P_DT_MIN, P_DT_MAX, P_MIN_PLR,
- P_TOWER_WB, P_TOWER_APP, P_TOWER_FRAC, P_TOWER_SENS, P_TOWER_MIN,
- P_CHW_PUMP, P_CW_PUMP, P_PUMP_MIN, P_PC0, P_PC1, P_PC2, P_PC3,
- P_LATENT, P_DRIFT, P_CW_RANGE, P_WATER_CP, P_CYCLES, P_COND_WATER) = range(58)
+_P = {name: i for i, name in enumerate(PARAM_NAMES)}
+# IT equipment
+P_CORES_PER_SERVER = _P["cores_per_server"]
+P_CPU_MAX = _P["cpu_server_max_w"]
+P_CPU_IDLE = _P["cpu_server_idle_w"]
+P_CPU_NAMEPLATE = _P["cpu_server_nameplate_w"]
+P_LEAK_FRAC = _P["cpu_leakage_frac"]
+P_LEAK_REF = _P["cpu_leakage_ref_c"]
+P_LEAK_SPAN = _P["cpu_leakage_span_k"]
+P_GPU_IDLE = _P["gpu_idle_w"]
+P_GPU_MAX = _P["gpu_max_w"]
+P_MEM_STATIC = _P["mem_static_w_per_gb"]
+P_MEM_DYN = _P["mem_dynamic_w_per_gb"]
+P_ITFAN_FRAC = _P["it_fan_design_frac"]
+P_ITFAN_MIN = _P["it_fan_min_airflow_ratio"]
+P_SERVER_DT = _P["server_delta_t_design_k"]
+# facility: air side, chiller, tower, pumps, water
+P_SUPPLY = _P["supply_air_c"]
+P_SUPPLY_APP = _P["supply_approach_k"]
+P_RETURN_APP = _P["return_approach_k"]
+P_RHO = _P["air_density_kg_m3"]
+P_CP = _P["air_cp_j_per_kg_k"]
+P_CRAC_FRAC = _P["crac_fan_design_frac"]
+P_CRAC_MIN = _P["crac_min_airflow_ratio"]
+P_COP_WATER = _P["chiller_cop_water"]
+P_COP_AIR = _P["chiller_cop_air"]
+P_CAP_FACTOR = _P["chiller_capacity_factor"]
+P_CHW_SUPPLY = _P["chw_supply_c"]
+P_CHW_DESIGN = _P["chw_design_c"]
+P_COND_DESIGN_W = _P["cond_design_water_c"]
+P_COND_DESIGN_A = _P["cond_design_air_c"]
+P_CAP0, P_CAP1, P_CAP2 = _P["chiller_cap_c0"], _P["chiller_cap_c1"], _P["chiller_cap_c2"]
+P_POW0, P_POW1, P_POW2 = _P["chiller_pow_c0"], _P["chiller_pow_c1"], _P["chiller_pow_c2"]
+P_FLF0, P_FLF1, P_FLF2 = _P["chiller_flf_c0"], _P["chiller_flf_c1"], _P["chiller_flf_c2"]
+P_DT_MIN = _P["chiller_dt_min"]
+P_DT_MAX = _P["chiller_dt_max"]
+P_MIN_PLR = _P["chiller_min_plr"]
+P_TOWER_WB = _P["tower_design_wetbulb_c"]
+P_TOWER_APP = _P["tower_approach_k"]
+P_TOWER_FRAC = _P["tower_fan_design_frac"]
+P_TOWER_SENS = _P["tower_wetbulb_sens_per_k"]
+P_TOWER_MIN = _P["tower_min_airflow_ratio"]
+P_CHW_PUMP = _P["chw_pump_design_frac"]
+P_CW_PUMP = _P["cw_pump_design_frac"]
+P_PUMP_MIN = _P["pump_min_flow_ratio"]
+P_PC0, P_PC1, P_PC2, P_PC3 = (_P[f"pump_curve_c{i}"] for i in range(4))
+P_LATENT = _P["latent_heat_kj_per_kg"]
+P_DRIFT = _P["drift_frac"]
+P_CW_RANGE = _P["cw_range_k"]
+P_WATER_CP = _P["water_cp_kj_per_kg_k"]
+P_CYCLES = _P["cycles_of_concentration"]
+P_COND_WATER = _P["condenser_is_water"]
 
-# ---------------------------------------------------------------- outputs of dc_step
-OUT_NAMES = (
-    "it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw",
+# ---------------------------------------------------------------- outputs of dc_step (same two blocks)
+IT_OUT = ("it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw")
+FACILITY_OUT = (
     "crac_fan_kw", "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "total_kw",
     "cooling_load_kw", "unmet_cooling_kw", "heat_rejected_kw",
     "t_inlet_c", "t_outlet_c", "t_return_c", "t_cond_in_c",
     "server_airflow_m3_s", "crac_airflow_m3_s", "chiller_plr", "chiller_cap_kw",
     "water_evap_l", "water_drift_l", "water_blowdown_l", "water_l",
 )
+OUT_NAMES = IT_OUT + FACILITY_OUT
 N_OUT = len(OUT_NAMES)
-(O_CPU, O_GPU, O_MEM, O_ITFAN, O_IT, O_CRAC, O_CHILLER, O_TOWER, O_CHW_PUMP, O_CW_PUMP, O_TOTAL,
- O_COOL, O_UNMET, O_REJ, O_TIN, O_TOUT, O_TRET, O_TCOND, O_V_SERVER, O_V_CRAC, O_PLR, O_CAP,
- O_EVAP, O_DRIFT, O_BLOW, O_WATER) = range(26)
+_O = {name: i for i, name in enumerate(OUT_NAMES)}
+O_CPU, O_GPU, O_MEM, O_ITFAN, O_IT = (_O[n] for n in IT_OUT)
+O_CRAC, O_CHILLER, O_TOWER, O_CHW_PUMP, O_CW_PUMP, O_TOTAL = (_O[n] for n in FACILITY_OUT[:6])
+O_COOL, O_UNMET, O_REJ = _O["cooling_load_kw"], _O["unmet_cooling_kw"], _O["heat_rejected_kw"]
+O_TIN, O_TOUT, O_TRET, O_TCOND = _O["t_inlet_c"], _O["t_outlet_c"], _O["t_return_c"], _O["t_cond_in_c"]
+O_V_SERVER, O_V_CRAC = _O["server_airflow_m3_s"], _O["crac_airflow_m3_s"]
+O_PLR, O_CAP = _O["chiller_plr"], _O["chiller_cap_kw"]
+O_EVAP, O_DRIFT, O_BLOW, O_WATER = (_O[n] for n in ("water_evap_l", "water_drift_l", "water_blowdown_l",
+                                                    "water_l"))
 
 STEP_HOURS = 0.25
 
