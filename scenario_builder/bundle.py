@@ -34,6 +34,7 @@ from gridshift.home import Home
 from gridshift.parquet import PARQUET_OPTIONS, parquet_bytes
 from scenario_builder import datacenters as dc_mod
 from scenario_builder.resample import RULES, GapError, Resampled, resample_continuous, resample_hold, year_grid
+from scenario_builder.sizing import TARGET_UTILIZATION
 from warehouse.db import query, read_connection
 
 WORKLOADS = ("synthetic", "alibaba-2020", "alibaba-2023", "none")
@@ -53,7 +54,8 @@ class BuildParams:
     seed: int = 0
     max_gap_hours: float = 3.0
     max_edge_fill_hours: float = 15.0
-    datacenters_file: Path | None = None
+    datacenters: str = "sized"  # "sized" | "reference" | path of an override file (scenario_builder.datacenters)
+    target_utilization: float = TARGET_UTILIZATION
 
     def __post_init__(self) -> None:
         if not self.regions:
@@ -74,6 +76,18 @@ class BuildParams:
             raise GridshiftError("--max-gap-hours must be >= 0")
         if not self.max_edge_fill_hours >= 0:
             raise GridshiftError("--max-edge-fill-hours must be >= 0")
+        if self.datacenters not in dc_mod.SOURCES and not Path(self.datacenters).is_file():
+            raise GridshiftError(f"--datacenters must be one of {dc_mod.SOURCES} or an existing file, "
+                                 f"got {self.datacenters!r}")
+        if not 0 < self.target_utilization <= 1:
+            raise GridshiftError(f"--target-utilization must be in (0, 1], got {self.target_utilization}")
+
+    @property
+    def datacenters_source(self) -> str:
+        """What the capacities come from: sized needs a workload; without one the reference cluster."""
+        if self.datacenters == "sized" and self.workload == "none":
+            return "reference"
+        return self.datacenters if self.datacenters in dc_mod.SOURCES else "override file"
 
     @property
     def max_gap(self) -> timedelta:
@@ -90,7 +104,8 @@ class BuildParams:
             "provider": self.provider, "carbon_basis": self.carbon_basis, "seed": self.seed,
             "max_gap_hours": float(self.max_gap_hours),
             "max_edge_fill_hours": float(self.max_edge_fill_hours),
-            "datacenters": "override file" if self.datacenters_file else "defaults",
+            "datacenters": self.datacenters_source,
+            **({"target_utilization": float(self.target_utilization)} if self.datacenters_source == "sized" else {}),
         }
 
 
@@ -321,7 +336,9 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
         lineage = _lineage(con, used)
 
     signals = pl.concat(frames)
-    dcs = dc_mod.build(list(params.regions), params.datacenters_file)
+    spec = params.datacenters if params.datacenters_source != "reference" else "reference"
+    dcs, sizing = dc_mod.build(list(params.regions), spec, tasks=tasks, year=params.year,
+                               target_utilization=params.target_utilization)
     # every source whose raw files are in the lineage, plus the workload's own source, credited from the
     # one registry (an unregistered source is an error: no data whose terms nobody declared)
     used_sources = {d["source"] for d in lineage}
@@ -361,6 +378,7 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
         "resampling": {**RULES, "max_gap_hours": float(params.max_gap_hours),
                        "max_edge_fill_hours": float(params.max_edge_fill_hours)},
         "n_tasks": tasks.height,
+        **({"sizing": sizing} if sizing else {}),
         "writer": {"parquet": {k: v for k, v in PARQUET_OPTIONS.items()}, "pyarrow": pa.__version__},
     }
     return Assembled(files, manifest, quality_rows)

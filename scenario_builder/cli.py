@@ -244,9 +244,12 @@ def export(
     regions: Annotated[str, typer.Option(help="comma-separated location codes (datacenter order)")],
     year: Annotated[int, typer.Option(help="calendar year (UTC)")],
     workload: Annotated[str, typer.Option(help="synthetic | alibaba-2020 | alibaba-2023 | none")] = "synthetic",
-    datacenters: Annotated[
-        Path | None, typer.Option(help="override file (JSON or CSV): capacities, weights, physics per location")
-    ] = None,
+    datacenters: Annotated[str, typer.Option(
+        help="capacities: 'sized' from the workload for --target-utilization (default), 'reference' "
+             "(SustainCluster's cluster), or an override file (JSON or CSV) applied to the reference values")
+    ] = "sized",
+    target_utilization: Annotated[float, typer.Option(
+        help="with --datacenters sized: the mean share of each site's capacity its local demand uses")] = 0.5,
     provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")] = "aws",
     carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = "direct",
     seed: Annotated[int, typer.Option(help="workload seed")] = 0,
@@ -274,7 +277,8 @@ def export(
         params = BuildParams(
             regions=tuple(locations.parse_codes(regions)), year=year, workload=workload, provider=provider,
             carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
-            datacenters_file=_abs(datacenters),
+            datacenters=datacenters if datacenters in ("sized", "reference") else str(_abs(Path(datacenters))),
+            target_utilization=target_utilization,
         )
         h = Home.resolve(home).ensure()
         with _progress("ingest") as progress:

@@ -1,13 +1,22 @@
-"""The per-datacenter configuration of a bundle (``datacenters.json``): defaults and overrides.
+"""The per-datacenter configuration of a bundle (``datacenters.json``): how capacities are obtained.
 
-Defaults
-    The five reference locations take the reference benchmark's default cluster
-    (``reference/datacenters_reference.csv`` of the shared data: SustainCluster's five-datacenter
-    setup), copied into :data:`REFERENCE_CLUSTER`. Any other location gets :data:`OTHER_DEFAULT`:
-    the mean of those five rows (77,000 cores, 580 GPUs, 66,000 GB memory, population weight 0.20).
-    Population weights are relative (the simulator normalises them), so they need not sum to 1.
-    ``physics`` is the full :class:`gridshift.dc_params.DatacenterParams` parameter set, defaults
-    from that class.
+``--datacenters`` names one of three sources; the manifest records which (``parameters.datacenters``)
+and every entry says where its capacities came from (``capacity_source``):
+
+``sized`` (default)
+    Capacities derived from the bundle's workload for ``--target-utilization`` (default 0.5; see
+    :mod:`scenario_builder.sizing`), the sizing record in the manifest (``sizing``). Population weights
+    are the reference cluster's where it has the location, else the mean of its five (0.20).
+``reference``
+    SustainCluster's default five-datacenter cluster (``gridshift.clusters.REFERENCE``), for
+    side-by-side runs with that benchmark. Any other location gets :data:`OTHER_DEFAULT`: the mean of
+    those five rows (77,000 cores, 580 GPUs, 66,000 GB memory, population weight 0.20).
+``FILE``
+    An override file applied on top of the reference values, location by location.
+
+Population weights are relative (the simulator normalises them), so they need not sum to 1.
+``physics`` is the full :class:`gridshift.dc_params.DatacenterParams` parameter set, defaults
+from that class.
 
 Override file (``--datacenters FILE``), JSON or CSV, validated; locations not in the bundle are
 ignored, unknown locations, unknown keys and bad values are errors:
@@ -27,20 +36,13 @@ from typing import Any
 
 import polars as pl
 
-from gridshift import locations
+from gridshift import clusters, locations
 from gridshift.dc_params import DatacenterParams
-from gridshift.errors import DataError
+from gridshift.errors import DataError, GridshiftError
+from scenario_builder import sizing
 
 CAPACITY_KEYS = ("total_cores", "total_gpus", "total_mem_gb", "population_weight")
-
-#: SustainCluster's default cluster (shared data reference/datacenters_reference.csv).
-REFERENCE_CLUSTER: dict[str, dict[str, float]] = {
-    "US-CAL-CISO": {"population_weight": 0.18, "total_cores": 50000, "total_gpus": 1000, "total_mem_gb": 80000},
-    "DE-LU": {"population_weight": 0.22, "total_cores": 85000, "total_gpus": 600, "total_mem_gb": 80000},
-    "CL-SIC": {"population_weight": 0.20, "total_cores": 110000, "total_gpus": 300, "total_mem_gb": 60000},
-    "SG": {"population_weight": 0.25, "total_cores": 75000, "total_gpus": 700, "total_mem_gb": 50000},
-    "AU-NSW": {"population_weight": 0.15, "total_cores": 65000, "total_gpus": 300, "total_mem_gb": 60000},
-}
+SOURCES = ("sized", "reference")
 #: Any other location: the mean of the reference rows.
 OTHER_DEFAULT: dict[str, float] = {
     "population_weight": 0.20, "total_cores": 77000, "total_gpus": 580, "total_mem_gb": 66000,
@@ -48,15 +50,48 @@ OTHER_DEFAULT: dict[str, float] = {
 
 
 def default_entry(code: str) -> dict[str, Any]:
+    """The reference cluster's entry for ``code`` (or the mean of its rows)."""
     loc = locations.get(code)
-    caps = REFERENCE_CLUSTER.get(code, OTHER_DEFAULT)
+    site = clusters.REFERENCE_BY_LOCATION.get(code)
+    caps = {k: getattr(site, k) for k in CAPACITY_KEYS} if site else OTHER_DEFAULT
     return {
         "location": code,
         "timezone": loc.timezone,
         **{k: float(caps[k]) for k in CAPACITY_KEYS},
-        "capacity_source": "reference cluster" if code in REFERENCE_CLUSTER else "default (mean of reference)",
+        "capacity_source": "reference cluster" if site else "default (mean of reference)",
         "physics": DatacenterParams().to_dict(),
     }
+
+
+def sized(codes: list[str], tasks: pl.DataFrame, year: int, target_utilization: float
+          ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Entries sized from ``tasks`` (:mod:`scenario_builder.sizing`) and the manifest's sizing record."""
+    entries = [default_entry(c) for c in codes]
+    params = DatacenterParams()
+    sites = sizing.size_sites(tasks, codes, [e["timezone"] for e in entries],
+                              [e["population_weight"] for e in entries], year,
+                              target_utilization=target_utilization, cores_per_server=params.cores_per_server)
+    for e, s in zip(entries, sites, strict=True):
+        e.update(s.capacity)
+        e["capacity_source"] = f"sized from the workload for a mean utilization of {target_utilization:g}"
+    record = {"target_utilization": float(target_utilization), "method": "scenario_builder.sizing",
+              "sites": {s.location: s.record() for s in sites}}
+    return entries, record
+
+
+def build(codes: list[str], spec: str | Path, *, tasks: pl.DataFrame | None = None, year: int | None = None,
+          target_utilization: float = sizing.TARGET_UTILIZATION) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``datacenters.json``'s list in ``codes`` order, and the sizing record (empty unless sized).
+
+    ``spec``: ``"sized"`` (needs ``tasks`` and ``year``), ``"reference"``, or an override file.
+    """
+    if spec == "sized":
+        if tasks is None or year is None:
+            raise GridshiftError("sized datacenters need the workload's tasks and year")
+        return sized(codes, tasks, year, target_utilization)
+    if spec == "reference":
+        return [default_entry(c) for c in codes], {}
+    return overridden(codes, Path(spec)), {}
 
 
 def _number(v: Any, key: str, file: str, loc: str, *, allow_zero: bool) -> float:
@@ -116,11 +151,9 @@ def _csv_float(v: str, key: str, file: str) -> float:
         raise DataError(f"{key} must be a number, got {v!r}", file=file, column=key) from None
 
 
-def build(codes: list[str], override: Path | None = None) -> list[dict[str, Any]]:
-    """``datacenters.json``'s list, in ``codes`` order: defaults, then the override file applied."""
+def overridden(codes: list[str], override: Path) -> list[dict[str, Any]]:
+    """The reference entries with the override file applied."""
     entries = {c: default_entry(c) for c in codes}
-    if override is None:
-        return [entries[c] for c in codes]
     file = str(override)
     rows = _rows_from_file(override)
     allowed = {"location", "timezone", "physics", *CAPACITY_KEYS}

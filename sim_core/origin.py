@@ -1,34 +1,15 @@
-"""Origin sampling (SIMULATION.md §2): P(origin = d) ∝ weight_d x activity_d(local hour)."""
+"""Origin sampling (SIMULATION.md §2): each task's origin drawn from P(origin = d) ∝ weight_d x
+activity_d(local hour). The model itself (activity, probabilities) is ``gridshift.origin``, shared with
+the bundle builder's sizing."""
 
 from __future__ import annotations
 
 import numpy as np
 
-BUSINESS_START_H = 8
-BUSINESS_END_H = 20
-ACTIVITY_ON = 1.0
-ACTIVITY_OFF = 0.3
+from gridshift.origin import ACTIVITY_OFF, ACTIVITY_ON, BUSINESS_END_H, BUSINESS_START_H, activity, probabilities
 
-
-def activity(local_hour, *, start_h: int = BUSINESS_START_H, end_h: int = BUSINESS_END_H,
-             on: float = ACTIVITY_ON, off: float = ACTIVITY_OFF) -> np.ndarray:
-    """Activity factor: ``on`` in local hours [start_h, end_h), ``off`` otherwise."""
-    h = np.asarray(local_hour)
-    # (a window with start_h > end_h wraps across midnight)
-    business = (h >= start_h) & (h < end_h) if start_h <= end_h else (h >= start_h) | (h < end_h)
-    return np.where(business, on, off).astype(np.float64)
-
-
-def probabilities(weights, local_hour, **activity_kw) -> np.ndarray:
-    """Origin probabilities. ``weights`` (n_dc,), ``local_hour`` (n_dc,) or (n_dc, n_steps);
-    returns the same shape as ``local_hour``, normalised over the datacenter axis."""
-    w = np.asarray(weights, dtype=np.float64)
-    a = activity(local_hour, **activity_kw)
-    raw = (w.reshape((-1,) + (1,) * (a.ndim - 1))) * a
-    tot = raw.sum(axis=0, keepdims=True)
-    if np.any(tot <= 0):
-        raise ValueError("origin weights x activity sum to zero")
-    return raw / tot
+__all__ = ["ACTIVITY_OFF", "ACTIVITY_ON", "BUSINESS_END_H", "BUSINESS_START_H", "activity", "probabilities",
+           "sample_origins"]
 
 
 def sample_origins(rng: np.random.Generator, step_index: np.ndarray, probs: np.ndarray) -> np.ndarray:

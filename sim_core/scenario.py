@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 
 from gridshift.bundle import BundleError, load_content
 from gridshift.dc_params import DatacenterParams
+from gridshift.origin import local_hours
 
 from .physics import param_vector
 
@@ -70,17 +70,6 @@ class Scenario:
         """UTC start of every step as datetime64[us]."""
         t0 = np.datetime64(self.start_utc.replace(tzinfo=None), "us")
         return t0 + np.arange(self.n_steps, dtype=np.int64) * np.timedelta64(self.step_s * 1_000_000, "us")
-
-
-def local_hours(timezones: list[str], start_utc: dt.datetime, n_steps: int, step_s: int) -> np.ndarray:
-    """Local hour (0-23, DST aware, from the IANA zone) of every step start, (n_dc, n_steps)."""
-    t0 = start_utc.replace(tzinfo=None)
-    ts = pl.datetime_range(t0, t0 + dt.timedelta(seconds=step_s * (n_steps - 1)),
-                           interval=f"{step_s}s", time_unit="us", time_zone="UTC", eager=True)
-    out = np.empty((len(timezones), n_steps), dtype=np.int8)
-    for i, tz in enumerate(timezones):
-        out[i] = ts.dt.convert_time_zone(tz).dt.hour().to_numpy()
-    return out
 
 
 def load(path: str | Path) -> Scenario:

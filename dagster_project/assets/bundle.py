@@ -35,20 +35,19 @@ class BundleConfig(dg.Config):
     seed: int = _DEFAULTS["seed"]
     max_gap_hours: float = _DEFAULTS["max_gap_hours"]
     max_edge_fill_hours: float = _DEFAULTS["max_edge_fill_hours"]
-    datacenters_file: Optional[str] = None  # noqa: UP045 - Dagster config needs Optional
+    datacenters: str = _DEFAULTS["datacenters"]  # sized | reference | path of an override file
+    target_utilization: float = _DEFAULTS["target_utilization"]
     out_dir: Optional[str] = None  # noqa: UP045 - default: <home>/bundles
 
     @classmethod
     def from_params(cls, params: BuildParams, out_dir: Path | None = None) -> "BundleConfig":
         values = {f.name: getattr(params, f.name) for f in dataclasses.fields(BuildParams)}
         values["regions"] = list(params.regions)
-        values["datacenters_file"] = str(params.datacenters_file) if params.datacenters_file else None
         return cls(**values, out_dir=str(out_dir) if out_dir else None)
 
     def build_params(self) -> BuildParams:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(BuildParams)}
         values["regions"] = tuple(self.regions)
-        values["datacenters_file"] = Path(self.datacenters_file) if self.datacenters_file else None
         return BuildParams(**values)
 
 

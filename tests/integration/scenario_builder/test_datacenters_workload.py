@@ -32,13 +32,13 @@ def test_override_json_and_csv(tmp_path):
         {"location": "SG", "total_gpus": 2000, "physics": {"supply_air_c": 20.0}},
         {"location": "JP-TK", "total_gpus": 5},  # not in this bundle: ignored
     ]}))
-    out = dcm.build(["DE-LU", "SG"], j)
+    out = dcm.overridden(["DE-LU", "SG"], j)
     assert out[1]["total_gpus"] == 2000 and out[1]["physics"]["supply_air_c"] == 20.0
     assert out[0]["physics"]["condenser"] == "air" == out[1]["physics"]["condenser"]
     assert out[0]["total_gpus"] == 600
     c = tmp_path / "dc.csv"
     c.write_text("location,total_cores,chiller_cop_water\nDE-LU,1000,5.5\n")
-    out = dcm.build(["DE-LU"], c)
+    out = dcm.overridden(["DE-LU"], c)
     assert out[0]["total_cores"] == 1000.0 and out[0]["physics"]["chiller_cop_water"] == 5.5
 
 
@@ -53,7 +53,7 @@ def test_override_rejects_bad_input(tmp_path, body):
     p = tmp_path / "dc.json"
     p.write_text(json.dumps(body))
     with pytest.raises(Exception) as exc:
-        dcm.build(["DE-LU"], p)
+        dcm.overridden(["DE-LU"], p)
     assert isinstance(exc.value, (DataError, ValueError)) or "location" in str(exc.value)
 
 
@@ -75,3 +75,14 @@ def test_synthetic_workload_bundle(bundle_home, shared_data, tmp_path):
     credited = {a["source"]: a for a in m["attributions"]}
     assert credited["synthetic"] == sources.get("synthetic").credit()
     assert set(credited) == {d["source"] for d in m["lineage"]} | {"synthetic"}
+    # the default cluster is sized from this workload: under local_only each site's mean allocated share of
+    # cores and GPUs lands in the documented band around the target (docs/bundles.md)
+    assert m["parameters"]["datacenters"] == "sized" and m["sizing"]["target_utilization"] == 0.5
+    dcs = json.loads((b.path / "datacenters.json").read_text())["datacenters"]
+    assert all(d["capacity_source"].startswith("sized") for d in dcs)
+    import sim_core
+
+    steps = sim_core.run(b.path, "local_only", seed=0).steps
+    util = steps.group_by("location").agg(pl.col("cpu_util").mean(), pl.col("gpu_util").mean())
+    for row in util.iter_rows(named=True):
+        assert 0.4 <= row["cpu_util"] <= 0.6 and 0.4 <= row["gpu_util"] <= 0.6, row
