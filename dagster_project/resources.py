@@ -8,6 +8,7 @@ from pathlib import Path
 import dagster as dg
 
 from gridshift.home import Home
+from gridshift.sources import TOKEN_ENV_VARS
 
 
 class GridshiftResource(dg.ConfigurableResource):
@@ -16,8 +17,11 @@ class GridshiftResource(dg.ConfigurableResource):
     home: str = ""  # empty: GRIDSHIFT_HOME, else ./.gridshift
     mirror: str = ""  # empty: GRIDSHIFT_MIRROR, else no mirror
     live: bool = False  # fetch from the publishers when the mirror lacks a file (docs/sources.md)
-    # Tokens: bind only with dg.EnvVar (see ``env_token_fields``), never as plain run config. The
-    # live clients read the same environment variables (or .env) through pipelines.http.get_token.
+    # ingest a grid file covering less than gridshift.quality.MIN_COVERAGE of its year (recorded as partial)
+    allow_partial: bool = False
+    # Tokens: one field per gridshift.sources.TOKEN_ENV_VARS entry, named in lower case (``TOKEN_ENV``);
+    # bind only with dg.EnvVar (see ``env_token_fields``), never as plain run config. The live
+    # clients read the same environment variables (or .env) through pipelines.core.http.get_token.
     entsoe_api_key: str | None = None
     electricitymaps_token: str | None = None
     pjm_api_key: str | None = None
@@ -30,11 +34,8 @@ class GridshiftResource(dg.ConfigurableResource):
         return Path(raw).expanduser().absolute() if raw else None
 
 
-TOKEN_ENV = {
-    "entsoe_api_key": "ENTSOE_API_KEY",
-    "electricitymaps_token": "ELECTRICITYMAPS_TOKEN",
-    "pjm_api_key": "PJM_API_KEY",
-}
+TOKEN_ENV = {var.lower(): var for var in TOKEN_ENV_VARS}
+assert set(TOKEN_ENV) <= set(GridshiftResource.model_fields), "a token variable without its resource field"
 
 
 def env_token_fields() -> dict[str, dg.EnvVar]:

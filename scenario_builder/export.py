@@ -23,11 +23,10 @@ from pathlib import Path
 
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
+from gridshift.quality import MIN_COVERAGE
+from gridshift.sources import SIGNAL_TABLES
 from scenario_builder.bundle import BuildParams, BuiltBundle, assemble, write
 from warehouse.db import query, read_connection
-
-MIN_COVERAGE = 0.95
-SIGNAL_TABLES = {"carbon": "grid_carbon", "price": "grid_price", "weather": "weather"}
 
 
 @dataclass

@@ -12,9 +12,8 @@ from dagster_project import checks
 from dagster_project.definitions import ALL_ASSETS
 from dagster_project.partitions import key
 from dagster_project.resources import GridshiftResource, env_token_fields
-from gridshift import locations
-from gridshift.home import Home, safe_join
-from warehouse.ingest import GRID
+from gridshift.home import Home
+from warehouse.ingest import in_mirror
 
 SOURCE_ASSETS: dict[str, list[str]] = {
     "carbon": ["grid_carbon"],
@@ -73,10 +72,7 @@ def _collect(result: dg.ExecuteInProcessResult, names: Sequence[str], region, ye
 
 def available_in_mirror(source: str, region: str, year: int, mirror: Path | None) -> bool:
     """Whether a mirror holds the file for this partition (used to skip absent data with --regions all)."""
-    if mirror is None:
-        return False
-    relpath = GRID[source].relpath(locations.get(region), year)
-    return safe_join(Path(mirror), *relpath.split("/")).is_file()
+    return in_mirror(source, region, year, mirror)
 
 
 def materialize(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import io
+import json
+from collections.abc import Sequence
 from datetime import timedelta
 
 import polars as pl
@@ -15,8 +18,29 @@ HEADER_LINES = 1
 DEFAULT_MAX_GAP = timedelta(hours=3)  # data row i (0-based) is line i + 2 of a CSV with one header line
 
 
+def _header(content: bytes, file: str) -> list[str]:
+    """The header line's column names (csv quoting rules); a name given twice is refused, because a
+    reader would silently keep one of the two columns."""
+    first = content.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].rstrip(b"\r")
+    try:
+        names = next(csv.reader([first.decode("utf-8")]), [])
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise DataError(f"cannot read the CSV header: {exc}", file=file, rows=[1]) from None
+    seen: dict[str, int] = {}
+    for pos, name in enumerate(names, 1):
+        if name.strip() in seen:
+            raise DataError(
+                f"column {name.strip()!r} appears twice in the header (fields {seen[name.strip()]} and {pos})",
+                file=file, column=name.strip(), rows=[1], values=[first.decode("utf-8", "replace")[:200]],
+            )
+        seen[name.strip()] = pos
+    return names
+
+
 def read_csv_strings(content: bytes, file: str, required: list[str]) -> pl.DataFrame:
-    """Read a CSV with every column as text, checking that the required columns are present."""
+    """Read a CSV with every column as text, checking that the header names each column once and
+    that the required columns are present."""
+    _header(content, file)
     try:
         df = pl.read_csv(io.BytesIO(content), infer_schema=False, encoding="utf8")
     except Exception as exc:  # polars raises several types for malformed CSV
@@ -112,3 +136,55 @@ def check_time_grid(ts: pl.Series, file: str, column: str, *, step: timedelta, m
             rows=[first["_i"] + 2],
             values=[str(first["ts"])],
         )
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _no_duplicate_keys(file: str):
+    def hook(pairs: list[tuple[str, object]]) -> dict:
+        out: dict = {}
+        for key, value in pairs:
+            if key in out:
+                raise DataError(f"JSON key {key!r} appears twice in one object (a reader would keep the last)",
+                                file=file, column=key, values=[out[key], value])
+            out[key] = value
+        return out
+
+    return hook
+
+
+def _no_constant(file: str):
+    def hook(name: str):
+        raise DataError(f"{name} is not a JSON number", file=file, values=[name])
+
+    return hook
+
+
+def strict_json(content: bytes, file: str):
+    """Parse JSON strictly: a truncated or non-JSON body, a key repeated in one object, or
+    ``NaN``/``Infinity`` (not JSON) is a DataError naming the file."""
+    try:
+        return json.loads(content, object_pairs_hook=_no_duplicate_keys(file), parse_constant=_no_constant(file))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"invalid or truncated JSON: {exc}", file=file) from None
+
+
+def json_numbers(values: Sequence, file: str, column: str) -> pl.Series:
+    """A JSON array of numbers (or nulls) as Float64. Anything else — text, ``true``/``false``
+    (polars would read them as 1.0/0.0), objects — is a DataError naming the array positions."""
+    try:
+        num = pl.Series(values, dtype=pl.Float64, strict=True)
+        text = pl.Series(values, dtype=pl.String, strict=False)
+        bad = text.is_in(["true", "false"])
+    except (TypeError, ValueError, pl.exceptions.PolarsError):
+        # error path only: locate the offending entries for the message
+        pos = [i for i, v in enumerate(values)
+               if v is not None and (isinstance(v, bool) or not isinstance(v, int | float))]
+        raise DataError("value(s) are not numbers", file=file, column=column, rows=pos,
+                        values=[values[i] for i in pos]) from None
+    if bad.any():
+        pos = bad.arg_true()
+        raise DataError(f"{pos.len()} boolean value(s) where numbers are expected", file=file, column=column,
+                        rows=pos.head(10).to_list(), values=text.gather(pos.head(10)).to_list())
+    return num
