@@ -3,7 +3,8 @@
 Policy (documented in docs/sources.md):
 
 - **Cache**: a ``requests_cache.CachedSession`` (:class:`GridshiftSession`) with an SQLite file
-  under the gridshift home (``Home.http_cache_path / "http_cache.sqlite"``). It *reads* like any
+  under the gridshift home (``Home.http_cache_path / "http_cache.sqlite"``), serialized as JSON (no
+  pickle: opening a cache file never runs code). It *reads* like any
   CachedSession but never writes on its own (``read_only=True``): a response is stored only by
   :meth:`GridshiftSession.fetch`, and only when it is an HTTP 200 whose body the caller's
   ``accept`` check admitted (the CSV, JSON, XML or FlatBuffers asked for, not an error or login
@@ -65,7 +66,7 @@ RECENT_WINDOW = timedelta(days=7)  # data newer than this may still be revised u
 RETRY_STATUS = (429, 500, 502, 503, 504)
 MAX_RETRY_AFTER_S = 120.0
 USER_AGENT = "gridshift (+https://github.com/gridshift; data pipeline)"
-REDACTED = "REDACTED"
+REDACTED = "***"  # what a scrubbed secret reads as (as in redact())
 
 
 def _env_float(name: str, default: float) -> float:
@@ -302,6 +303,7 @@ def make_session(
     session = GridshiftSession(
         str(cache_file(home)),
         backend="sqlite",
+        serializer="json",  # no pickle: a cache file must be safe to open
         expire_after=NEVER_EXPIRE,
         allowable_codes=(200,),
         allowable_methods=("GET", "HEAD"),

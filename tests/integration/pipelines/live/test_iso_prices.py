@@ -19,10 +19,10 @@ import pytest
 from gridshift import locations
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.home import Home
-from pipelines.sources import iso as iso_prices
 from pipelines.core.tabular import DEFAULT_MAX_GAP
-from pipelines.sources.iso import GridstatusAdapter, GridstatusUnavailable
+from pipelines.sources import iso as iso_prices
 from pipelines.sources import registry
+from pipelines.sources.iso import GridstatusAdapter, GridstatusUnavailable
 
 HOUR = timedelta(hours=1)
 

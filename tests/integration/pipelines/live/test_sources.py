@@ -13,8 +13,7 @@ from gridshift.home import Home
 from pipelines.core import raw
 from pipelines.core.http import make_session
 from pipelines.core.tabular import DEFAULT_MAX_GAP
-from pipelines.sources import electricitymaps
-from pipelines.sources import entsoe, openmeteo, registry
+from pipelines.sources import electricitymaps, entsoe, openmeteo, registry
 from tests.integration.pipelines.live.conftest import HOUR, utc
 from tests.integration.pipelines.live.fakes import EntsoeDay, de_lu_2023_values, entsoe_days_from_values
 

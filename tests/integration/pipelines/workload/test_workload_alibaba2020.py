@@ -10,8 +10,8 @@ import pytest
 
 from gridshift.errors import DataError
 from gridshift.home import Home
-from pipelines.workload import alibaba2020
 from pipelines.core.raw import read_mirror
+from pipelines.workload import alibaba2020
 from pipelines.workload.derive import DeriveParams
 from tests.integration.pipelines.workload.workload_fixture import EXPECTED_DROPPED, TASK_ROWS, csv_lines, write_trace
 from warehouse.db import read_table
