@@ -53,32 +53,27 @@ def read_csv_strings(content: bytes, file: str, required: list[str]) -> pl.DataF
     return df
 
 
+def bad_rows(df: pl.DataFrame, mask: pl.Series, message: str, *, file: str, column: str) -> DataError:
+    """The DataError for the rows of a CSV frame where ``mask`` holds: their file lines and ``column``'s values."""
+    bad = df.with_row_index("_i").filter(mask)
+    return DataError(
+        message, file=file, column=column, rows=[i + HEADER_LINES + 1 for i in bad["_i"].head(10).to_list()],
+        values=bad[column].head(10).to_list(),
+    )
+
+
 def _fail_on_nulls(df: pl.DataFrame, parsed: pl.Series, raw_col: str, file: str, what: str) -> None:
-    bad = df.with_row_index("_i").filter(parsed.is_null() & pl.col(raw_col).is_not_null() & (pl.col(raw_col) != ""))
-    if bad.height:
-        raise DataError(
-            f"{bad.height} value(s) are not {what}",
-            file=file,
-            column=raw_col,
-            rows=[i + HEADER_LINES + 1 for i in bad["_i"].head(10).to_list()],
-            values=bad[raw_col].head(10).to_list(),
-        )
+    mask = parsed.is_null() & df[raw_col].is_not_null() & (df[raw_col] != "")
+    if mask.any():
+        raise bad_rows(df, mask, f"{mask.sum()} value(s) are not {what}", file=file, column=raw_col)
 
 
 def to_float(df: pl.DataFrame, col: str, file: str, *, required: bool = False) -> pl.Series:
     """Cast a text column to Float64; non-numeric text is an error, empty is null (or an error if required)."""
     s = df[col].str.strip_chars().cast(pl.Float64, strict=False)
     _fail_on_nulls(df, s, col, file, "numeric")
-    if required:
-        missing = df.with_row_index("_i").filter(s.is_null())
-        if missing.height:
-            raise DataError(
-                f"{missing.height} required value(s) are empty",
-                file=file,
-                column=col,
-                rows=[i + HEADER_LINES + 1 for i in missing["_i"].head(10).to_list()],
-                values=missing[col].head(10).to_list(),
-            )
+    if required and s.null_count():
+        raise bad_rows(df, s.is_null(), f"{s.null_count()} required value(s) are empty", file=file, column=col)
     return s
 
 

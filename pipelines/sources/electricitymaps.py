@@ -43,7 +43,7 @@ from gridshift.locations import Location
 from pipelines.core import http
 from pipelines.core.raw import RawFile
 from pipelines.core.source import GridSource, NotPublished, year_bounds
-from pipelines.core.tabular import check_time_grid, json_numbers, read_csv_strings, to_float, to_utc
+from pipelines.core.tabular import bad_rows, check_time_grid, json_numbers, read_csv_strings, to_float, to_utc
 
 COL_TS = "Datetime (UTC)"
 COL_ZONE = "Zone Id"
@@ -146,25 +146,12 @@ class ElectricityMapsCsv(GridSource):
         df = read_csv_strings(raw.content, file, REQUIRED)
         zone_ok = df[COL_ZONE] == location.emaps_zone
         if not zone_ok.all():
-            bad = df.with_row_index("_i").filter(~zone_ok)
-            raise DataError(
-                f"zone id does not match location {location.location} (expected {location.emaps_zone!r})",
-                file=file,
-                column=COL_ZONE,
-                rows=[i + 2 for i in bad["_i"].head(10).to_list()],
-                values=bad[COL_ZONE].head(10).to_list(),
-            )
+            raise bad_rows(df, ~zone_ok, f"zone id does not match location {location.location} (expected "
+                           f"{location.emaps_zone!r})", file=file, column=COL_ZONE)
         est = df[COL_EST].str.strip_chars().str.to_lowercase()
         est_ok = est.is_in(["true", "false"])
         if not est_ok.all():
-            bad = df.with_row_index("_i").filter(~est_ok)
-            raise DataError(
-                "estimated flag must be true or false",
-                file=file,
-                column=COL_EST,
-                rows=[i + 2 for i in bad["_i"].head(10).to_list()],
-                values=bad[COL_EST].head(10).to_list(),
-            )
+            raise bad_rows(df, ~est_ok, "estimated flag must be true or false", file=file, column=COL_EST)
         ts = to_utc(df, COL_TS, file, "%Y-%m-%d %H:%M:%S")
         check_time_grid(ts, file, COL_TS, step=timedelta(hours=1), max_gap=max_gap)
         method = df[COL_METHOD].str.strip_chars()

@@ -47,13 +47,9 @@ from pipelines.core import http
 from pipelines.core.fx import grid_price_rows
 from pipelines.core.raw import RawFile
 from pipelines.core.source import GridSource, NotPublished, year_bounds
-from pipelines.core.tabular import check_time_grid, read_csv_strings, to_float
+from pipelines.core.tabular import bad_rows, check_time_grid, read_csv_strings, to_float
 
 DEFAULT_URL = "https://web-api.tp.entsoe.eu/api"
-TOKEN_HELP = (
-    "set ENTSOE_API_KEY (environment or .env): register at https://transparency.entsoe.eu and request "
-    "'Restful API access' by e-mail to transparency@entsoe.eu"
-)
 QUARTER_GOLIVE = datetime(2025, 9, 30, 22, 0, tzinfo=UTC)  # 2025-10-01 00:00 Europe/Amsterdam
 SEQUENCE_ONE = ("DE_LU", "AT")  # areas with several auctions: ask for SDAC (as entsoe-py does)
 _RES = {"15min": 15, "30min": 30, "60min": 60}
@@ -114,7 +110,8 @@ class EntsoeDayAhead(GridSource):
         return f"prices/local_currency/{code}/{code}_electricity_prices_{year}.csv"
 
     def how_to(self, location: Location) -> str:
-        return TOKEN_HELP
+        return (f"set {self.info.token_env} (environment or .env): register at https://transparency.entsoe.eu "
+                "and request 'Restful API access' by e-mail to transparency@entsoe.eu")
 
     def fetch(self, location: Location, year: int, *, home=None, session: requests.Session | None = None,
               start: datetime | None = None, end: datetime | None = None) -> RawFile:
@@ -123,7 +120,7 @@ class EntsoeDayAhead(GridSource):
             raise NotPublished(f"{self.name}: {location.location} is not an ENTSO-E bidding zone")
         api_key = http.get_token(self.info.token_env)
         if not api_key:
-            raise NotPublished(f"{self.name}: no API token for {location.location} {year}: {TOKEN_HELP}")
+            raise NotPublished(f"{self.name}: no API token for {location.location} {year}: {self.how_to(location)}")
         import entsoe.entsoe as entsoe_mod
         import pandas as pd
         from entsoe import EntsoeRawClient
@@ -235,10 +232,8 @@ class EntsoeDayAhead(GridSource):
         standard = min(tz.utcoffset(datetime(year, 1, 1)), tz.utcoffset(datetime(year, 7, 1)))
         local = df[MIRROR_TIME].str.strip_chars().str.to_datetime("%Y-%m-%d %H:%M:%S", strict=False, time_unit="us")
         if local.null_count():
-            bad = df.with_row_index("_i").filter(local.is_null())
-            raise DataError("timestamps must be naive 'YYYY-MM-DD HH:MM:SS' (the zone's standard time)", file=file,
-                            column=MIRROR_TIME, rows=[i + 2 for i in bad["_i"].head(10).to_list()],
-                            values=bad[MIRROR_TIME].head(10).to_list())
+            raise bad_rows(df, local.is_null(), "timestamps must be naive 'YYYY-MM-DD HH:MM:SS' (the zone's "
+                           "standard time)", file=file, column=MIRROR_TIME)
         ts = (local - standard).dt.replace_time_zone("UTC")
         check_time_grid(ts, file, MIRROR_TIME, step=timedelta(hours=1), max_gap=max_gap)
         price = to_float(df, prices[0], file, required=True)

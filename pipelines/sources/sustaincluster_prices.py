@@ -14,23 +14,16 @@ from datetime import timedelta
 
 import polars as pl
 
-from gridshift.errors import DataError
 from gridshift.locations import Location
 from pipelines.core.fx import grid_price_rows
 from pipelines.core.raw import RawFile
 from pipelines.core.source import GridSource
-from pipelines.core.tabular import check_time_grid, read_csv_strings, to_float, to_utc
+from pipelines.core.tabular import bad_rows, check_time_grid, read_csv_strings, to_float, to_utc
 
 COL_UTC = "Datetime (UTC)"
 COL_LOCAL = "Datetime (Local)"
 COL_PRICE = "Price (USD/MWh)"
 FMT = "%Y-%m-%d %H:%M:%S%:z"
-
-
-def _bad_rows(df: pl.DataFrame, bad: pl.Series, message: str, file: str, column: str) -> DataError:
-    rows = df.with_row_index("_i").filter(bad)
-    return DataError(message, file=file, column=column, rows=[i + 2 for i in rows["_i"].head(10).to_list()],
-                     values=rows[column].head(10).to_list())
 
 
 def resolution(ts: pl.Series) -> timedelta:
@@ -63,12 +56,13 @@ class SustainClusterPrices(GridSource):
         ts = to_utc(df, COL_UTC, file, FMT, naive_is_utc=False)
         local = to_utc(df, COL_LOCAL, file, FMT, naive_is_utc=False)
         if (ts != local).any():
-            raise _bad_rows(df, ts != local, "local and UTC timestamps name different instants", file, COL_LOCAL)
+            raise bad_rows(df, ts != local, "local and UTC timestamps name different instants", file=file,
+                           column=COL_LOCAL)
         wall = df[COL_LOCAL].str.strip_chars().str.slice(0, 19).str.to_datetime("%Y-%m-%d %H:%M:%S", time_unit="us")
         other_zone = wall != ts.dt.convert_time_zone(location.timezone).dt.replace_time_zone(None)
         if other_zone.any():
-            raise _bad_rows(df, other_zone, f"local times are not the wall clock of {location.timezone} "
-                            f"({location.location}): another market's file?", file, COL_LOCAL)
+            raise bad_rows(df, other_zone, f"local times are not the wall clock of {location.timezone} "
+                           f"({location.location}): another market's file?", file=file, column=COL_LOCAL)
         step = resolution(ts)
         check_time_grid(ts, file, COL_UTC, step=step, max_gap=max_gap)
         price = to_float(df, COL_PRICE, file, required=True)
