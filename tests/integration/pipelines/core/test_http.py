@@ -14,7 +14,6 @@ import pytest
 from gridshift import locations
 from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
-from pipelines.core import http
 from pipelines.core.http import make_session
 from pipelines.sources import electricitymaps
 from tests.integration.pipelines.live.conftest import utc
@@ -157,13 +156,3 @@ def test_a_200_the_caller_refuses_is_not_cached(fake, tmp_path, logs):
     assert electricitymaps.API.parse(doc, loc, 2023).height == 24
     assert _cached(home) == 2
     _assert_no_token(home, logs.text, fake.state.emaps_token)
-
-
-def test_redact_scrubs_token_parameters_in_urls_and_dicts(monkeypatch):
-    monkeypatch.setenv("ENTSOE_API_KEY", "abcd-secret-1234")
-    msg = http.redact("GET http://x/api?securityToken=abcd-secret-1234&documentType=A44 failed")
-    assert "abcd-secret-1234" not in msg and "securityToken=***" in msg
-    # entsoe-py logs its parameters as a dict; an unknown token-like parameter is scrubbed by name
-    assert "zzz-unknown" not in http.redact("params {'securityToken': 'zzz-unknown', 'periodStart': '1'}")
-    url = http.scrub_url("https://h/p?auth-token=t0k3n&zone=DE", drop=True)
-    assert url == "https://h/p?zone=DE"
