@@ -1,41 +1,55 @@
 #!/usr/bin/env bash
 # gridshift's one entry point on a fresh machine that has only python3:
 #   ./run.sh test                      set up everything, then run the test suite
-#   ./run.sh lint                      ruff + `dg check defs`
+#   ./run.sh lint                      ruff + import-linter (the import direction) + `dg check defs`
+#   ./run.sh ui [--home DIR] [ARGS]    the Dagster UI (`dg dev`) on the gridshift home's instance
 #   ./run.sh scenario_builder ...      set up everything, then run any project command
 # It installs uv (into .tools/ if not on PATH) and the locked environment (uv sync --locked).
+# Project commands run in the directory you call from, so relative paths (--out, --home) are yours.
 set -euo pipefail
-cd "$(dirname "$0")"
+ROOT="$(cd "$(dirname "$0")" && pwd)"
 # Trust the system certificate store (registries behind a TLS-inspecting proxy need it).
 export UV_SYSTEM_CERTS="${UV_SYSTEM_CERTS:-true}"
 
 if command -v uv >/dev/null 2>&1; then
   UV=uv
 else
-  if [ ! -x .tools/bin/uv ]; then
-    python3 -m venv .tools
-    .tools/bin/python -m pip install --quiet --disable-pip-version-check "uv>=0.13"
+  if [ ! -x "$ROOT/.tools/bin/uv" ]; then
+    echo "gridshift: first run: installing uv into $ROOT/.tools (one-time, a few seconds)..." >&2
+    python3 -m venv "$ROOT/.tools"
+    "$ROOT/.tools/bin/python" -m pip install --quiet --disable-pip-version-check "uv>=0.13"
   fi
-  UV=.tools/bin/uv
+  UV="$ROOT/.tools/bin/uv"
 fi
 
-"$UV" sync --locked --quiet
+if [ ! -d "$ROOT/.venv" ]; then
+  echo "gridshift: first run: installing the locked environment into $ROOT/.venv" \
+       "(Dagster, polars, DuckDB, Numba...; about a minute, downloads cached afterwards)..." >&2
+fi
+"$UV" sync --locked --quiet --project "$ROOT"
+uvrun() { "$UV" run --frozen --project "$ROOT" "$@"; }
 
 case "${1:-}" in
   test)
     shift
-    exec "$UV" run pytest -q "$@"
+    cd "$ROOT"
+    uvrun pytest -q "$@"
     ;;
   lint)
-    "$UV" run ruff check .
-    "$UV" run lint-imports
-    exec "$UV" run dg check defs
+    cd "$ROOT"
+    uvrun ruff check .
+    uvrun lint-imports
+    uvrun dg check defs
+    ;;
+  ui)
+    shift
+    exec "$UV" run --frozen --project "$ROOT" python -m dagster_project.ui "$@"
     ;;
   "")
-    echo "usage: ./run.sh test | lint | <command> [args...]" >&2
+    echo "usage: ./run.sh test | lint | ui | <command> [args...]" >&2
     exit 2
     ;;
   *)
-    exec "$UV" run "$@"
+    exec "$UV" run --frozen --project "$ROOT" "$@"
     ;;
 esac

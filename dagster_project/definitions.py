@@ -8,13 +8,13 @@ from typing import Any
 import dagster as dg
 
 from dagster_project.assets import bundle, grid, reference, sweep, workload
-from dagster_project.resources import GridshiftResource, env_token_fields
+from dagster_project.resources import GridshiftResource
 
 ALL_ASSETS = [*reference.ASSETS, *grid.ASSETS, *workload.ASSETS, *bundle.ASSETS, *sweep.ASSETS]
 
 
 def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Definitions:
-    resources: dict[str, Any] = {"gridshift": GridshiftResource(**env_token_fields())}
+    resources: dict[str, Any] = {"gridshift": GridshiftResource()}
     resources.update(resource_overrides or {})
     return dg.Definitions(
         assets=ALL_ASSETS,

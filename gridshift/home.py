@@ -56,6 +56,16 @@ class Home:
     def bundles_dir(self) -> Path:
         return self.root / "bundles"
 
+    @property
+    def dagster_dir(self) -> Path:
+        """The persistent Dagster instance of this home (``DAGSTER_HOME`` of the UI): runs, events, lineage."""
+        return self.root / "dagster"
+
+    @property
+    def logs_dir(self) -> Path:
+        """Full tracebacks of failed command-line runs (the CLI prints a short block and names the file)."""
+        return self.root / "logs"
+
     def ensure(self) -> Home:
         for d in (self.root, self.raw_dir, self.bundles_dir):
             d.mkdir(parents=True, exist_ok=True)

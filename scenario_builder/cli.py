@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from gridshift import __version__, locations
+from gridshift.cli import reporting
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build and inspect gridshift scenarios.")
 console = Console()
 err_console = Console(stderr=True)
+_debug = {"on": False}
 
 HomeOpt = Annotated[
     Path | None, typer.Option("--home", help="gridshift home (default $GRIDSHIFT_HOME or ./.gridshift)")
@@ -27,19 +29,38 @@ HomeOpt = Annotated[
 MirrorOpt = Annotated[
     Path | None, typer.Option("--mirror", help="local mirror of upstream files (default $GRIDSHIFT_MIRROR)")
 ]
+LiveOpt = Annotated[bool, typer.Option("--live", help="fetch from the publishers what the mirror (and, for "
+                                       "workloads, --trace-dir) lacks (tokens from env/.env; see docs/sources.md)")]
+PartialOpt = Annotated[bool, typer.Option("--allow-partial", help="accept, and record, a partition covering less "
+                                          "than 95 % of its year (refused by default)")]
 ALL_SOURCES = ("carbon", "price", "weather", "network", "workload")
 DEFAULT_SOURCES = ("carbon", "price", "weather", "network")
 
 
+@app.callback()
+def _main(debug: Annotated[bool, typer.Option("--debug", help="on failure, show the full traceback")] = False
+          ) -> None:
+    """Build and inspect gridshift scenarios."""
+    _debug["on"] = debug
+
+
+def _abs(path: Path | None) -> Path | None:
+    """Relative paths are the caller's: resolved from the directory the command was run in."""
+    return path.expanduser().absolute() if path is not None else None
+
+
 def _years(text: str) -> list[int]:
     years = []
-    for part in text.split(","):
-        part = part.strip()
-        if "-" in part:
-            lo, hi = part.split("-", 1)
-            years += list(range(int(lo), int(hi) + 1))
-        elif part:
-            years.append(int(part))
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                lo, hi = part.split("-", 1)
+                years += list(range(int(lo), int(hi) + 1))
+            elif part:
+                years.append(int(part))
+    except ValueError:
+        raise typer.BadParameter(f"invalid year(s) {text!r}") from None
     if not years or any(y < 1990 or y > 2100 for y in years):
         raise typer.BadParameter(f"invalid year(s) {text!r}")
     return years
@@ -47,15 +68,24 @@ def _years(text: str) -> list[int]:
 
 def _mirror(mirror: Path | None) -> Path | None:
     if mirror is not None:
-        return mirror.expanduser().absolute()
+        return _abs(mirror)
     env = os.environ.get("GRIDSHIFT_MIRROR")
     return Path(env).expanduser().absolute() if env else None
 
 
 def _quiet_dagster() -> None:
-    os.environ.setdefault("DAGSTER_HOME", "")
     for name in ("dagster", "dagster.builtin"):
-        logging.getLogger(name).setLevel(logging.ERROR)
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _reporting(home: Path | None):
+    """Failures print one short block; the full report goes to <home>/logs (or the terminal with --debug)."""
+    return reporting(err_console, Home.resolve(home).logs_dir, "scenario_builder", debug=_debug["on"])
+
+
+def _progress(label: str) -> Progress:
+    return Progress(TextColumn(f"[bold]{label}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("{task.description}"), console=err_console, transient=True)
 
 
 @app.command()
@@ -67,9 +97,8 @@ def ingest(
     ] = ",".join(DEFAULT_SOURCES),
     mirror: MirrorOpt = None,
     home: HomeOpt = None,
-    live: Annotated[bool, typer.Option("--live", help="fetch from the publishers what the mirror (and, for "
-                                       "workloads, --trace-dir) lacks (tokens from env/.env; see docs/sources.md)")
-                    ] = False,
+    live: LiveOpt = False,
+    allow_partial: PartialOpt = False,
     workload: Annotated[str, typer.Option(help="with --sources workload: alibaba-2020|alibaba-2023|synthetic")
                         ] = "synthetic",
     trace_dir: Annotated[Path | None, typer.Option(help="folder with the PAI 2020 *.tar.gz tables")] = None,
@@ -78,13 +107,15 @@ def ingest(
 ) -> None:
     """Ingest grid signals, reference tables and workloads into the warehouse, validated.
 
-    With --regions all, partitions the mirror does not hold are skipped and listed; with explicit
-    regions a missing file is an error.
+    Runs the same Dagster assets as the UI, on the home's instance. With --regions all, partitions the
+    mirror does not hold are skipped and listed; with explicit regions a missing file is an error.
+    Exits 1 if any partition failed its checks (each is reported with its cause).
     """
-    from scenario_builder.materialize import materialize, materialize_workload
+    from dagster_project import runner
+    from scenario_builder.export import in_mirror
 
     _quiet_dagster()
-    try:
+    with _reporting(home):
         srcs = [s.strip() for s in sources.split(",") if s.strip()]
         bad = [s for s in srcs if s not in ALL_SOURCES]
         if bad:
@@ -102,37 +133,31 @@ def ingest(
 
             if workload not in WORKLOADS:
                 raise typer.BadParameter(f"unknown workload {workload!r}; choose from {WORKLOADS}")
-            td = trace_dir.expanduser().absolute() if trace_dir else None
-            workload_outcomes = materialize_workload(
-                workload=workload, years=years, home=h, mirror=m, trace_dir=td, seed=seed,
+            workload_outcomes = runner.materialize_workload(
+                workload=workload, years=years, home=h, mirror=m, trace_dir=_abs(trace_dir), seed=seed,
                 load_factor=load_factor, live=live,
             )
             _print_workload(workload_outcomes)
-        srcs = grid_srcs
-        total = len(codes) * len(years) + (1 if "network" in srcs else 0)
-        with Progress(
-            TextColumn("[bold]ingest[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("{task.description}"), console=err_console, transient=True,
-        ) as progress:
-            task = progress.add_task("", total=total)
-            outcomes = materialize(
-                regions=codes, years=years, sources=srcs, home=h, mirror=m, live=live,
-                skip_missing=regions.strip().lower() == "all" and not live,
-                on_progress=lambda d: progress.update(task, advance=1, description=d),
-            )
-    except GridshiftError as exc:
-        err_console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from None
-    if srcs:
-        _print_outcomes(outcomes, h)
-    if any(not o.ok for o in outcomes + workload_outcomes):
+        skip_absent = regions.strip().lower() == "all" and not live
+        outcomes = []
+        if grid_srcs:
+            with _progress("ingest") as progress:
+                task = progress.add_task("", total=len(codes) * len(years) + (1 if "network" in grid_srcs else 0))
+                outcomes = runner.materialize_sources(
+                    regions=codes, years=years, sources=grid_srcs, home=h, mirror=m, live=live,
+                    allow_partial=allow_partial,
+                    skip=(lambda k, r, y: not in_mirror(k, r, y, m)) if skip_absent else None,
+                    on_progress=lambda d: progress.update(task, advance=1, description=d),
+                )
+            _print_outcomes(outcomes, h)
+    if runner.failed(outcomes + workload_outcomes):
         raise typer.Exit(1)
 
 
 def _print_workload(outcomes) -> None:
     for o in outcomes:
         if not o.ok:
-            err_console.print(f"[red]workload {o.region} {o.year}:[/] {o.error}")
+            err_console.print(f"[red]workload {o.region} {o.year} FAILED:[/] {escape(o.error)}", soft_wrap=True)
             continue
         md = o.metadata
         t = Table(title=f"workload {o.region} {o.year}")
@@ -164,14 +189,14 @@ def plot_workload_cmd(
     from pipelines.workload.plots import plot_workload
     from warehouse.ingest_workload import read_workload_tasks
 
-    h = Home.resolve(home)
-    tasks = read_workload_tasks(h, workload, year)
-    if tasks.height == 0:
-        err_console.print(f"[red]error:[/] no {workload} tasks for {year} in {h.warehouse_path}; "
-                          f"run: scenario_builder ingest --sources workload --workload {workload} --year {year}")
-        raise typer.Exit(2)
-    for p in plot_workload(tasks, year, out.expanduser().absolute(), name=workload):
-        console.print(str(p))
+    with _reporting(home):
+        h = Home.resolve(home)
+        tasks = read_workload_tasks(h, workload, year)
+        if tasks.height == 0:
+            raise GridshiftError(f"no {workload} tasks for {year} in {h.warehouse_path}; run: scenario_builder "
+                                 f"ingest --sources workload --workload {workload} --year {year}")
+        for p in plot_workload(tasks, year, _abs(out), name=workload):
+            console.print(str(p))
 
 
 def _print_outcomes(outcomes, home: Home) -> None:
@@ -189,7 +214,7 @@ def _print_outcomes(outcomes, home: Home) -> None:
     console.print(table)
     for o in outcomes:
         if not o.ok:
-            err_console.print(f"[red]{o.asset} {o.region or ''} {o.year or ''}:[/] {o.error}")
+            err_console.print(f"[red]{o.label} FAILED:[/] {escape(o.error)}", soft_wrap=True)
 
 
 # ----------------------------------------------------------------------------------------- bundles
@@ -232,35 +257,37 @@ def export(
     out: Annotated[Path | None, typer.Option(help="output folder (default <home>/bundles)")] = None,
     mirror: MirrorOpt = None,
     home: HomeOpt = None,
+    live: LiveOpt = False,
+    allow_partial: PartialOpt = False,
 ) -> None:
-    """Build a versioned, content-addressed 15-minute bundle (ingesting missing inputs first)."""
+    """Build a versioned, content-addressed 15-minute bundle (ingesting missing inputs first).
+
+    Every step runs as a Dagster asset on the home's instance: ./run.sh ui shows the runs and the
+    lineage from the raw files to the bundle.
+    """
+    from dagster_project import runner
+    from gridshift.bundle import check_integrity
     from scenario_builder.bundle import BuildParams
-    from scenario_builder.export import export as run_export
 
     _quiet_dagster()
-    try:
+    with _reporting(home):
         params = BuildParams(
             regions=tuple(locations.parse_codes(regions)), year=year, workload=workload, provider=provider,
             carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
-            datacenters_file=datacenters.expanduser().absolute() if datacenters else None,
+            datacenters_file=_abs(datacenters),
         )
         h = Home.resolve(home).ensure()
-        with Progress(
-            TextColumn("[bold]ingest[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("{task.description}"), console=err_console, transient=True,
-        ) as progress:
+        with _progress("ingest") as progress:
             task = progress.add_task("", total=None, visible=False)
-            built = run_export(
-                params, home=h, mirror=_mirror(mirror), out=out.expanduser().absolute() if out else None,
+            done = runner.export_bundle(
+                params, home=h, mirror=_mirror(mirror), out=_abs(out), live=live, allow_partial=allow_partial,
                 on_plan=lambda p: progress.update(task, total=p.steps, visible=p.steps > 0),
                 on_progress=lambda d: progress.update(task, advance=1, description=d),
             )
-    except GridshiftError as exc:
-        err_console.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from None
-    console.print(_quality_table(built.quality_rows, "data quality"))
-    console.print(f"bundle {'(already present) ' if built.reused else ''}[bold]{built.path}[/]")
-    console.print(f"id {built.bundle_id}")
+        manifest = check_integrity(done.path)
+    console.print(_quality_table(_quality_rows(manifest), "data quality"))
+    console.print(f"bundle {'(already present) ' if done.reused else ''}[bold]{done.path}[/]")
+    console.print(f"id {done.bundle_id}")
 
 
 @app.command()
@@ -287,11 +314,8 @@ def inspect_cmd(
     from scenario_builder.inspect import plot as do_plot
     from scenario_builder.inspect import read_manifest, summary
 
-    try:
-        s = summary(bundle)
-    except (OSError, ValueError) as exc:
-        err_console.print(f"[red]error:[/] cannot read bundle {bundle}: {exc}")
-        raise typer.Exit(2) from None
+    with _reporting(None):
+        s = summary(_abs(bundle))
     p = s["parameters"] or {}
     console.print(f"[bold]bundle {s['bundle_id']}[/] ({s['bytes'] / 1e6:.1f} MB, gridshift {s['gridshift_version']})")
     console.print(f"year {s['year']}, {s['n_steps']} steps; locations {', '.join(s['locations'])}")
@@ -341,8 +365,4 @@ def version() -> None:
 
 
 def main() -> None:  # pragma: no cover - console entry
-    try:
-        app()
-    except GridshiftError as exc:
-        err_console.print(f"[red]error:[/] {exc}")
-        sys.exit(2)
+    app()

@@ -1,22 +1,23 @@
-"""``scenario_builder export``: ingest what is missing (the Dagster assets, in-process), then build.
+"""What a bundle needs from the warehouse (``plan``), and building it from there (``build``).
 
 What counts as present: a (signal, region, year) partition is valid in the warehouse when at least
-95 % of the year's hourly intervals have rows (the ingest's blocking coverage check uses the same
-threshold, and an ingest writes a partition completely or not at all). Valid partitions are never
-fetched again.
+``MIN_COVERAGE`` of the year's hourly intervals have rows (the ingest's coverage rule), and an ingest
+writes a partition completely or not at all. Valid partitions are never fetched again.
 
 Neighbouring years: interpolation at the year's edges needs the first point of the next year and
 the last interval of the previous one, and Open-Meteo's local-year files miss a few UTC hours at one
-edge. For every region the export therefore also ingests year-1 and year+1 (all three signals) when
-the mirror has them; otherwise the edge is filled by holding the nearest value (flagged, within the
-gap limit). Because these neighbours are always taken when available, the bundle depends only on
-the mirror's content, not on what happened to be ingested before.
+edge. The plan therefore also asks for year-1 and year+1 (all three signals) when the mirror has
+them; otherwise the edge is filled by holding the nearest value (flagged, within the gap limit).
+Because these neighbours are always taken when available, the bundle depends only on the mirror's
+content, not on what happened to be ingested before.
+
+Orchestration (materializing what the plan lists, then the ``scenario_bundle`` asset) is
+``dagster_project.runner.export_bundle``; this module only reads the warehouse.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,13 +28,14 @@ from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
 from scenario_builder.bundle import BuildParams, BuiltBundle, assemble, write
 from warehouse.db import query, read_connection
+from warehouse.ingest import in_mirror
 
 
 @dataclass
 class IngestPlan:
     """Partitions to materialize: required ones fail the export, optional ones are skipped if absent."""
 
-    required: list[tuple[str, int, list[str]]] = field(default_factory=list)  # (region, year, sources)
+    required: list[tuple[str, int, list[str]]] = field(default_factory=list)  # (region, year, signal kinds)
     optional: list[tuple[str, int, list[str]]] = field(default_factory=list)
     reference: bool = False
     workload: bool = False
@@ -42,9 +44,18 @@ class IngestPlan:
     def steps(self) -> int:
         return len(self.required) + len(self.optional) + int(self.reference) + int(self.workload)
 
+    def describe(self, params: BuildParams) -> list[str]:
+        """One line per missing input, in the words of the assets that provide it."""
+        lines = [f"{SIGNAL_TABLES[k]} {r} {y}" for r, y, kinds in self.required + self.optional for k in kinds]
+        if self.reference:
+            lines.append(f"locations, egress_price, network_path ({params.provider})")
+        if self.workload:
+            lines.append(f"workload_tasks {params.workload} {params.year} (seed {params.seed})")
+        return lines
+
 
 def _valid_partitions(home: Home, regions: list[str], years: list[int]) -> set[tuple[str, str, int]]:
-    """(signal, region, year) with >= 95 % of the year's hours present."""
+    """(signal, region, year) with at least MIN_COVERAGE of the year's hours present."""
     out: set[tuple[str, str, int]] = set()
     with read_connection(home.warehouse_path) as con:
         for kind, table in SIGNAL_TABLES.items():
@@ -65,41 +76,28 @@ def _reference_present(home: Home, provider: str) -> bool:
     with read_connection(home.warehouse_path) as con:
         e = con.execute("SELECT count(*) FROM egress_price WHERE provider = ?", [provider]).fetchall()[0][0]
         n = con.execute("SELECT count(*) FROM network_path WHERE provider = ?", [provider]).fetchall()[0][0]
-    return bool(e and n)
+        loc = con.execute("SELECT count(*) FROM locations").fetchall()[0][0]
+    return bool(e and n and loc)
 
 
 def _workload_present(home: Home, workload: str, year: int, seed: int) -> bool:
     if workload == "none":
         return True
     with read_connection(home.warehouse_path) as con:
-        exists = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'workload_tasks'"
-                             ).fetchall()[0][0]
-        if not exists:
-            return False
         n = con.execute("SELECT count(*) FROM workload_tasks WHERE workload = ? AND year = ?",
                         [workload, year]).fetchall()[0][0]
-        if not n:
-            return False
-        runs = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'workload_runs'"
-                           ).fetchall()[0][0]
         row = con.execute("SELECT params_json FROM workload_runs WHERE workload = ? AND year = ?",
-                          [workload, year]).fetchall() if runs else []
-        row = row[0] if row else None
-    if row is not None:  # stored with another seed: derive again with the requested one
+                          [workload, year]).fetchall()
+    if not n:
+        return False
+    if row:  # stored with another seed: derive again with the requested one
         try:
-            stored = json.loads(row[0]).get("seed")
+            stored = json.loads(row[0][0]).get("seed")
         except (ValueError, AttributeError):
             stored = None
         if stored is not None and stored != seed:
             return False
     return True
-
-
-def in_mirror(kind: str, region: str, year: int, mirror: Path | None) -> bool:
-    """Whether the mirror holds the file of this partition (checked without reading it)."""
-    from scenario_builder.materialize import available_in_mirror
-
-    return available_in_mirror(kind, region, year, mirror)
 
 
 def plan(params: BuildParams, home: Home, mirror: Path | None = None) -> IngestPlan:
@@ -120,52 +118,17 @@ def plan(params: BuildParams, home: Home, mirror: Path | None = None) -> IngestP
     return p
 
 
-def ensure_inputs(params: BuildParams, home: Home, *, mirror: Path | None,
-                  on_progress: Callable[[str], None] | None = None, the_plan: IngestPlan | None = None
-                  ) -> list:
-    """Materialize the missing partitions (Dagster assets, in-process). Raises if a required one fails."""
-    from scenario_builder.materialize import materialize  # imports the Dagster definitions
-
-    p = the_plan or plan(params, home, mirror)
-    tick = on_progress or (lambda _d: None)
-    outcomes = []
-    if p.reference:
-        outcomes += materialize(regions=[], years=[], sources=["network"], home=home, mirror=mirror)
-        tick("reference tables")
-    for optional, items in ((False, p.required), (True, p.optional)):
-        for region, year, sources in items:
-            outcomes += materialize(regions=[region], years=[year], sources=sources, home=home, mirror=mirror,
-                                    skip_missing=optional)
-            tick(f"{region} {year} {','.join(sources)}")
-    failed = [o for o in outcomes if not o.ok and (o.year == params.year or o.year is None)]
-    if failed:
-        lines = "\n  ".join(f"{o.asset} {o.region or ''} {o.year or ''}: {o.error}" for o in failed)
-        raise GridshiftError(f"ingest of required inputs failed:\n  {lines}")
-    if p.workload:
-        _ingest_workload(params, home, mirror)
-        tick(f"workload {params.workload} {params.year}")
-    return outcomes
+class MissingInputs(GridshiftError):
+    """The warehouse lacks inputs of the bundle; the message lists them."""
 
 
-def _ingest_workload(params: BuildParams, home: Home, mirror: Path | None) -> None:
-    try:
-        from warehouse.ingest_workload import ingest_workload
-    except ImportError as exc:
-        raise GridshiftError(
-            f"workload {params.workload!r} {params.year} is not in the warehouse and the workload pipeline "
-            f"(warehouse.ingest_workload) is not available ({exc}); use --workload none for a bundle without tasks"
-        ) from None
-    ingest_workload(params.workload, params.year, home=home, mirror=mirror, seed=params.seed)
-
-
-def export(params: BuildParams, *, home: Home, mirror: Path | None = None, out: Path | None = None,
-           on_progress: Callable[[str], None] | None = None, on_plan: Callable[[IngestPlan], None] | None = None,
-           ) -> BuiltBundle:
-    """Ingest what is missing, then assemble and write the bundle; returns its path, id and quality."""
+def build(params: BuildParams, home: Home, out: Path | None = None, *, mirror: Path | None = None) -> BuiltBundle:
+    """Assemble the bundle from the warehouse and write it; refuse, listing them, if inputs are missing
+    (``scenario_builder export`` materializes them first)."""
     home.ensure()
-    p = plan(params, home, mirror)
-    if on_plan:
-        on_plan(p)
-    if p.steps:
-        ensure_inputs(params, home, mirror=mirror, on_progress=on_progress, the_plan=p)
+    missing = plan(params, home, mirror)
+    if missing.steps:
+        raise MissingInputs("the warehouse lacks inputs of this bundle: " + "; ".join(missing.describe(params))
+                            + ". Materialize them first (scenario_builder export does, or backfill those "
+                            "partitions in the UI)")
     return write(assemble(params, home), out if out is not None else home.bundles_dir)

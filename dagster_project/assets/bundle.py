@@ -1,9 +1,11 @@
 """The scenario bundle as a Dagster asset: the UI builds the same bundle as ``scenario_builder export``.
 # No "from __future__ import annotations": Dagster inspects the annotations at runtime.
 
-Configure regions/year/... in the launchpad (``BundleConfig``). The asset calls
-``scenario_builder.export.export`` (which materializes missing grid partitions in-process, then
-assembles and writes the bundle atomically) and reports the bundle id, path and data quality.
+The asset declares every input it reads from the warehouse as a dependency (grid signals, workload,
+locations, egress prices, network paths), so the asset graph shows the lineage from the raw files
+to the bundle. It builds from the warehouse only (``scenario_builder.export.build``); inputs that
+are missing are listed in the failure, to be materialized first (``scenario_builder export`` does
+that through ``dagster_project.runner.export_bundle``, on the same instance).
 """
 
 import dataclasses
@@ -12,8 +14,12 @@ from typing import Optional
 
 import dagster as dg
 
+from dagster_project.assets.grid import grid_carbon, grid_price, weather
+from dagster_project.assets.reference import egress_price, locations, network_path
+from dagster_project.assets.workload import workload_tasks
 from dagster_project.resources import GridshiftResource
 from scenario_builder.bundle import BuildParams
+from scenario_builder.export import build
 
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(BuildParams)}
 
@@ -21,7 +27,7 @@ _DEFAULTS = {f.name: f.default for f in dataclasses.fields(BuildParams)}
 class BundleConfig(dg.Config):
     """Launchpad config: the fields of ``BuildParams`` (same names, defaults read from it) + ``out_dir``."""
 
-    regions: list[str] = ["US-CAL-CISO", "DE-LU", "CL-SIC", "SG", "AU-NSW"]
+    regions: list[str] = ["US-CAL-CISO", "DE-LU", "SG"]
     year: int = 2023
     workload: str = _DEFAULTS["workload"]
     provider: str = _DEFAULTS["provider"]
@@ -32,6 +38,13 @@ class BundleConfig(dg.Config):
     datacenters_file: Optional[str] = None  # noqa: UP045 - Dagster config needs Optional
     out_dir: Optional[str] = None  # noqa: UP045 - default: <home>/bundles
 
+    @classmethod
+    def from_params(cls, params: BuildParams, out_dir: Path | None = None) -> "BundleConfig":
+        values = {f.name: getattr(params, f.name) for f in dataclasses.fields(BuildParams)}
+        values["regions"] = list(params.regions)
+        values["datacenters_file"] = str(params.datacenters_file) if params.datacenters_file else None
+        return cls(**values, out_dir=str(out_dir) if out_dir else None)
+
     def build_params(self) -> BuildParams:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(BuildParams)}
         values["regions"] = tuple(self.regions)
@@ -41,16 +54,16 @@ class BundleConfig(dg.Config):
 
 @dg.asset(
     group_name="bundles", kinds={"parquet"},
-    deps=["grid_carbon", "grid_price", "weather", "egress_price", "network_path"],
-    description="A versioned, content-addressed 15-minute scenario bundle (docs/bundle_format.md).",
+    deps=[grid_carbon, grid_price, weather, workload_tasks, locations, egress_price, network_path],
+    description="A versioned, content-addressed 15-minute scenario bundle (docs/bundle_format.md), built "
+    "from the warehouse.",
 )
 def scenario_bundle(context: dg.AssetExecutionContext, config: BundleConfig,
                     gridshift: GridshiftResource) -> dg.MaterializeResult:
-    from scenario_builder.export import export  # lazy: export imports the definitions for materialize
+    built = build(config.build_params(), gridshift.home_obj(), Path(config.out_dir) if config.out_dir else None,
+                  mirror=gridshift.mirror_path())
+    context.log.info(f"bundle {built.bundle_id} at {built.path}{' (reused)' if built.reused else ''}")
 
-    built = export(config.build_params(), home=gridshift.home_obj(), mirror=gridshift.mirror_path(),
-                   out=Path(config.out_dir) if config.out_dir else None,
-                   on_progress=lambda d: context.log.info(f"ingested {d}"))
     def pct(x):
         return "" if x is None else f"{x:.4f}"
 

@@ -17,6 +17,7 @@ from typing import Optional
 
 import dagster as dg
 
+from dagster_project.assets.bundle import scenario_bundle
 from dagster_project.partitions import SWEEP_SEEDS, policy_seed, split_sweep
 from dagster_project.resources import GridshiftResource
 from gridshift.home import Home, safe_join
@@ -63,7 +64,7 @@ def _store(home: Home):
 
 
 @dg.asset(
-    group_name="benchmarks", partitions_def=policy_seed, kinds={"numba", "duckdb"},
+    group_name="benchmarks", partitions_def=policy_seed, kinds={"numba", "duckdb"}, deps=[scenario_bundle],
     description="One simulation run (policy × seed partition) on the configured bundle, stored in the "
     "warehouse tables benchmark_runs / benchmark_metrics / benchmark_series; reused when already stored.",
 )

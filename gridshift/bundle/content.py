@@ -153,7 +153,8 @@ def read_header(manifest: dict[str, Any], file: str) -> Header:
         raise bad("locations", f"must be a list of 1..{MAX_LOCATIONS} location codes")
     for i, code in enumerate(locs):
         if not isinstance(code, str) or not DC_LABEL.match(code):
-            raise BundleError(f"malformed datacenter label (pattern {DC_LABEL.pattern})", file=file, column="locations", rows=[i], values=[code])
+            raise BundleError(f"malformed datacenter label (pattern {DC_LABEL.pattern})", file=file,
+                              column="locations", rows=[i], values=[code])
     if len(set(locs)) != len(locs):
         dup = sorted({c for c in locs if locs.count(c) > 1})
         raise BundleError("duplicated location codes", file=file, column="locations", values=dup)

@@ -29,12 +29,18 @@ def mirror_with(shared: Path, tmp: Path, relpath: str, mutate: Callable[[bytes],
     return mirror
 
 
+#: what a home records about runs, not data: the Dagster instance (run history, the UI's lineage) and the
+#: full reports of failed commands. A refused input is meant to appear there.
+RUN_RECORDS = ("dagster", "logs")
+
+
 def tree_digest(root: Path) -> str:
-    """sha256 over every file's relative path and bytes under ``root`` (missing root → empty digest)."""
+    """sha256 over every data file's relative path and bytes under ``root`` (the warehouse, raw landings,
+    bundles, HTTP cache; not the run records) — missing root → empty digest."""
     h = hashlib.sha256()
     if root.exists():
         for p in sorted(root.rglob("*")):
-            if p.is_file():
+            if p.is_file() and p.relative_to(root).parts[0] not in RUN_RECORDS:
                 h.update(str(p.relative_to(root)).encode())
                 h.update(p.read_bytes())
     return h.hexdigest()

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from dagster_project.runner import Exported
 from gridshift.home import Home
-from scenario_builder.bundle import BuildParams, BuiltBundle
+from scenario_builder.bundle import BuildParams
 
 REGIONS = ("DE-LU", "US-CAL-CISO", "AU-NSW", "IN-WE")
 YEAR = 2022
@@ -33,8 +34,8 @@ def params() -> BuildParams:
 
 
 @pytest.fixture(scope="session")
-def built(bundle_home: Home, params: BuildParams, shared_data: Path, tmp_path_factory) -> BuiltBundle:
-    from scenario_builder.export import export
+def built(bundle_home: Home, params: BuildParams, shared_data: Path, tmp_path_factory) -> Exported:
+    from dagster_project.runner import export_bundle as export
 
     ticks: list[str] = []
     b = export(params, home=bundle_home, mirror=shared_data, out=tmp_path_factory.mktemp("out_a"),

@@ -7,6 +7,7 @@ import json
 import polars as pl
 import pytest
 
+from gridshift import sources
 from gridshift.dc_params import DatacenterParams
 from gridshift.errors import DataError
 from scenario_builder import datacenters as dcm
@@ -57,8 +58,7 @@ def test_override_rejects_bad_input(tmp_path, body):
 
 
 def test_synthetic_workload_bundle(bundle_home, shared_data, tmp_path):
-    pytest.importorskip("warehouse.ingest_workload", reason="workload pipeline not present")
-    from scenario_builder.export import export
+    from dagster_project.runner import export_bundle as export
     from warehouse.db import read_table
 
     b = export(BuildParams(regions=("DE-LU", "IN-WE"), year=2022, workload="synthetic", max_gap_hours=8),
@@ -72,4 +72,6 @@ def test_synthetic_workload_bundle(bundle_home, shared_data, tmp_path):
     assert tasks["arrival_ts_utc"].min().year == 2022 == tasks["arrival_ts_utc"].max().year
     m = json.loads((b.path / "manifest.json").read_text())
     assert m["n_tasks"] == tasks.height and m["parameters"]["workload_seed"] == 0
-    assert any(a["source"] == "workload:synthetic" for a in m["attributions"])
+    credited = {a["source"]: a for a in m["attributions"]}
+    assert credited["synthetic"] == sources.get("synthetic").credit()
+    assert set(credited) == {d["source"] for d in m["lineage"]} | {"synthetic"}

@@ -1,0 +1,119 @@
+"""What the CLI builds appears in the UI with its lineage; the UI stops cleanly; a failure is short.
+
+One export through the CLI into a fresh home, then ``./run.sh ui``'s entry point (``dg dev`` on the
+home's instance) started as a user would, queried over its GraphQL API, and stopped with SIGTERM.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scenario_builder.cli import app
+
+runner = CliRunner()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _graphql(port: int, query: str) -> dict:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        body = json.loads(r.read())
+    assert "errors" not in body, body
+    return body["data"]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, shared_data):
+    home = tmp_path_factory.mktemp("ui_home")
+    out = tmp_path_factory.mktemp("ui_out")
+    r = runner.invoke(app, ["export", "--regions", "DE-LU", "--year", "2023", "--workload", "none",
+                            "--mirror", str(shared_data), "--home", str(home), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    return home, r.output
+
+
+def test_the_ui_shows_the_whole_chain_and_what_the_cli_built(exported):
+    home, output = exported
+    port = _free_port()
+    env = {**os.environ, "GRIDSHIFT_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "dagster_project.ui", "--home", str(home), "-p", str(port)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.time() + 240
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5)
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stdout.read().decode()
+                assert time.time() < deadline, "the UI did not come up"
+                time.sleep(1)
+        nodes = _graphql(port, "{ assetNodes { assetKey { path } dependencyKeys { path } } }")["assetNodes"]
+        deps = {n["assetKey"]["path"][0]: {k["path"][0] for k in n["dependencyKeys"]} for n in nodes}
+        assert deps["scenario_bundle"] == {"grid_carbon", "grid_price", "weather", "workload_tasks", "locations",
+                                           "egress_price", "network_path"}
+        assert deps["benchmark_run"] == {"scenario_bundle"} and deps["benchmark_summary"] == {"benchmark_run"}
+        # the materializations the CLI made, read back by the UI from the home's instance
+        def mats(asset: str) -> list[dict]:
+            q = ('{ assetOrError(assetKey: {path: ["ASSET"]}) { ... on Asset { assetMaterializations(limit: 20) '
+                 "{ runId partition } } } }").replace("ASSET", asset)
+            return _graphql(port, q)["assetOrError"]["assetMaterializations"]
+
+        bundle_mats = mats("scenario_bundle")
+        assert len(bundle_mats) == 1
+        bid = output.split("id ")[-1].split()[0]
+        assert {m["partition"] for m in mats("grid_carbon")} >= {"DE-LU|2023"}
+        assert {m["partition"] for m in mats("weather")} >= {"DE-LU|2022", "DE-LU|2023"}  # the neighbour year too
+        q = '{ runOrError(runId: "RUN") { ... on Run { status } } }'.replace("RUN", bundle_mats[0]["runId"])
+        meta = _graphql(port, q)
+        assert meta["runOrError"]["status"] == "SUCCESS" and len(bid) == 16
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail("dg dev did not stop within 60 s of SIGTERM")
+    assert proc.returncode in (0, -signal.SIGTERM), proc.returncode
+    deadline = time.time() + 30  # its webserver, daemon and code server exit with it
+    while _children(proc.pid):
+        assert time.time() < deadline, f"dg dev left processes behind: {_children(proc.pid)}"
+        time.sleep(0.5)
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-g", str(pid)], capture_output=True, text=True).stdout.split()
+    return [int(x) for x in out]
+
+
+def test_a_year_the_mirror_lacks_fails_in_a_short_block_with_the_remedy(shared_data, tmp_path):
+    home = tmp_path / "home"
+    r = runner.invoke(app, ["export", "--regions", "DE-LU", "--year", "2024", "--workload", "none",
+                            "--mirror", str(shared_data), "--home", str(home)])
+    assert r.exit_code == 2
+    lines = r.output.strip().splitlines()
+    assert len(lines) < 15, r.output
+    text = " ".join(lines)
+    assert lines[0].startswith("error: ingesting grid_carbon DE-LU 2024")
+    assert "electricitymaps/DE-LU/DE-LU_2024_hourly.csv not found in mirror" in text
+    assert "--live" in text and "--mirror DIR" in text
+    assert "Error occurred while executing" not in r.output and "Traceback" not in r.output
+    log = Path(text.split("full report: ")[1].split()[0])
+    assert log.parent == home / "logs" and "SourceUnavailableError" in log.read_text()
