@@ -401,7 +401,7 @@ def expecting(expect: Expect, what: str) -> Accept:
 
 
 def get(
-    session: requests.Session,
+    session: GridshiftSession,
     url: str,
     *,
     source: str,
@@ -418,12 +418,7 @@ def get(
     """
     secrets = list(secrets)
     try:
-        if isinstance(session, GridshiftSession):
-            resp = session.fetch(url, params=params, headers=headers, expire_after=expire_after, accept=accept)
-        else:  # a plain session (tests of the parsers): no cache to protect
-            resp = session.get(url, params=params, headers=headers)
-            if resp.status_code == 200:
-                accept(resp)
+        resp = session.fetch(url, params=params, headers=headers, expire_after=expire_after, accept=accept)
     except requests.RequestException as exc:
         raise DownloadError(f"{source}: {what}: request failed: {redact(str(exc), secrets)}") from None
     if resp.status_code != 200:
@@ -441,7 +436,7 @@ def _strip_query(url: str) -> str:
 
 
 def download(
-    session: requests.Session,
+    session: GridshiftSession,
     url: str,
     *,
     source: str,

@@ -71,16 +71,14 @@ def area_code(area: str) -> str:
 class _ExpiringSession:
     """What entsoe-py needs of a session (``get``, ``headers``), through our cache policy."""
 
-    def __init__(self, session: requests.Session, expire_after, accept: http.Accept) -> None:
+    def __init__(self, session: http.GridshiftSession, expire_after, accept: http.Accept) -> None:
         self._session = session
         self._expire = expire_after
         self._accept = accept
         self.headers = session.headers
 
     def get(self, url, params=None, **kwargs):
-        if isinstance(self._session, http.GridshiftSession):
-            return self._session.fetch(url, params=params, expire_after=self._expire, accept=self._accept, **kwargs)
-        return self._session.get(url, params=params, **kwargs)
+        return self._session.fetch(url, params=params, expire_after=self._expire, accept=self._accept, **kwargs)
 
 
 def check_document(content: bytes, what: str) -> None:

@@ -159,20 +159,19 @@ def request_params(location: Location, year: int, *, today: date | None = None) 
 class _Recorder:
     """Session proxy for ``openmeteo_requests.Client``: our cache policy, the raw response kept, ours never closed."""
 
-    def __init__(self, session: requests.Session, expire_after, accept: http.Accept) -> None:
+    def __init__(self, session: http.GridshiftSession, expire_after, accept: http.Accept) -> None:
         self._session = session
         self._expire = expire_after
         self._accept = accept
         self.response: requests.Response | None = None
 
     def request(self, method, url, params=None, verify=None, **kwargs):
+        if method.upper() != "GET":
+            raise ValueError(f"the archive is read with GET, not {method}")
         if verify is not None:
             kwargs["verify"] = verify
-        if isinstance(self._session, http.GridshiftSession) and method.upper() == "GET":
-            self.response = self._session.fetch(url, params=params, expire_after=self._expire, accept=self._accept,
-                                                **kwargs)
-        else:
-            self.response = self._session.request(method, url, params=params, **kwargs)
+        self.response = self._session.fetch(url, params=params, expire_after=self._expire, accept=self._accept,
+                                            **kwargs)
         return self.response
 
     def close(self) -> None:  # the Client closes its session on __del__; ours is shared

@@ -28,7 +28,6 @@ and is counted (the derivation then drops the row under a named reason).
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -172,8 +171,7 @@ def fetch_live(table: str, *, home: Home, session: requests.Session | None = Non
     session = session or http.make_session(home)
     try:
         # the archives are tens of MB: keep them out of the SQLite cache (the landed copy is the cache)
-        no_cache = session.cache_disabled() if hasattr(session, "cache_disabled") else contextlib.nullcontext()
-        with no_cache:
+        with session.cache_disabled():
             try:
                 raw = http.download(session, url, source=SOURCE, expect=http.Expect(sha256=sha, kind="gzip"))
             except http.DownloadError as exc:
