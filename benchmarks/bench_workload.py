@@ -40,12 +40,11 @@ def _case(mirror: Path, factor: float, ingest: bool) -> dict:
             commit_workload(Home(Path(d)), prep)
             n = prep.tasks.height
     else:
-        from pipelines import synthetic_workload as sw
-        from pipelines import workload_derive as wd
-        from pipelines.raw import read_mirror
+        from pipelines.workload import derive as wd
+        from pipelines.workload import synthetic as sw
 
-        hists = wd.parse_histograms(read_mirror(mirror, wd.REFERENCE_HISTOGRAMS_RELPATH, "ref"))
-        prof = wd.parse_weekday_hour(read_mirror(mirror, wd.REFERENCE_WEEKDAY_HOUR_RELPATH, "ref"))
+        _, hists = wd.REFERENCE.histograms(mirror)
+        _, prof = wd.REFERENCE.weekday_hour(mirror)
         trace = sw.generate(sw.SyntheticParams(year=YEAR, load_factor=factor, seed=0), prof, hists)
         frame, params = sw.to_trace_frame(trace), trace.derive_params()
         del trace  # as the ingest does

@@ -5,12 +5,12 @@ from __future__ import annotations
 import dagster as dg
 
 from gridshift.errors import DataError
+from gridshift.quality import MIN_COVERAGE
 from warehouse.ingest import IngestReport
 from warehouse.schemas import TABLES
 
 SCHEMA_CHECK = "pandera_schema"
 COVERAGE_CHECK = "coverage"
-MIN_COVERAGE = 0.95
 
 
 def check_specs(asset_name: str) -> list[dg.AssetCheckSpec]:
@@ -23,8 +23,8 @@ def check_specs(asset_name: str) -> list[dg.AssetCheckSpec]:
         ),
         dg.AssetCheckSpec(
             COVERAGE_CHECK, asset=asset_name, blocking=True,
-            description=f"Share of the UTC year's intervals present (fails below {MIN_COVERAGE:.0%}); "
-            "estimated share reported.",
+            description=f"Share of the UTC year's intervals present (fails below {MIN_COVERAGE:.0%}, unless "
+            "the partial file was allowed: then a warning); estimated share reported.",
         ),
     ]
 
@@ -47,15 +47,16 @@ def passed_results(asset_name: str, report: IngestReport) -> list[dg.AssetCheckR
     meta: dict = {"present": report.present or 0, "expected": report.expected or 0}
     if report.estimated_share is not None:
         meta["estimated_share"] = float(report.estimated_share)
+    low = cov is not None and cov < MIN_COVERAGE
     return [
         dg.AssetCheckResult(asset_key=asset_name, check_name=SCHEMA_CHECK, passed=True,
                             metadata={"rows": report.rows}),
         dg.AssetCheckResult(
             asset_key=asset_name, check_name=COVERAGE_CHECK,
-            passed=cov is None or cov >= MIN_COVERAGE,
-            severity=dg.AssetCheckSeverity.ERROR if cov is not None and cov < MIN_COVERAGE
-            else dg.AssetCheckSeverity.WARN,
-            metadata={**meta, "coverage": float(cov) if cov is not None else 1.0},
+            passed=not low or report.allowed_partial,
+            severity=dg.AssetCheckSeverity.ERROR if low and not report.allowed_partial else dg.AssetCheckSeverity.WARN,
+            metadata={**meta, "coverage": float(cov) if cov is not None else 1.0,
+                      "allowed_partial": report.allowed_partial},
         ),
     ]
 
@@ -70,4 +71,6 @@ def report_metadata(report: IngestReport) -> dict:
         meta["coverage"] = float(report.coverage)
     if report.estimated_share is not None:
         meta["estimated_share"] = float(report.estimated_share)
+    if report.allowed_partial:
+        meta["allowed_partial"] = True
     return meta

@@ -49,6 +49,9 @@ BOUNDS: dict[str, Bound] = {
     "mem_gb": Bound(0.0, 1e9, "memory requested"),
     "gpu_mem_gb": Bound(0.0, 1e9, "GPU memory requested"),
     "bandwidth_gb": Bound(0.0, 1e9, "input data moved (1 EB at most)"),
+    # raw traces (trace_tasks): times are seconds from the trace's own origin
+    "trace_time_s": Bound(0.0, 1e9, "the published traces span weeks to months (PAI 2020 about 2 months, the 2023 "
+                                    "pod lists about 5) from their origin; ~30 years is a broken value"),
     # datacenters
     "population_weight": Bound(0.0, 1e9, "relative weight of a location as task origin"),
     "total_cores": Bound(0.0, 1e9, "cores installed", low_inclusive=False),

@@ -13,6 +13,7 @@ from typing import Any
 import pandera.polars as pa
 from pandera.engines.polars_engine import DateTime
 
+from gridshift import bounds
 from gridshift.locations import LOCATION_CODE, MACRO_CLUSTERS, PROVIDERS
 
 #: The type of every timestamp column (always with ``utc(...)``: microseconds, time zone UTC).
@@ -63,3 +64,12 @@ def source(**kw: Any) -> Any:
 
 def run_name(description: str, **kw: Any) -> Any:
     return pa.Field(str_matches=RUN_NAME_PATTERN, description=description, **kw)
+
+
+def bounded(name: str, description: str = "", **kw: Any) -> Any:
+    """A numeric column within ``gridshift.bounds.BOUNDS[name]`` (finite: ±inf and NaN fail); the
+    bound and its reason go into the description."""
+    b = bounds.get(name)
+    low = {"ge": b.low} if b.low_inclusive else {"gt": b.low}
+    text = f"{description} (in {b.describe()}: {b.reason})" if description else f"in {b.describe()}: {b.reason}"
+    return pa.Field(**low, le=b.high, description=text, **kw)

@@ -186,7 +186,7 @@ def plot_workload_cmd(
     home: HomeOpt = None,
 ) -> None:
     """Write PNGs of the weekday × hour heatmap and the duration/resource distributions."""
-    from pipelines.workload_plots import plot_workload
+    from pipelines.workload.plots import plot_workload
     from warehouse.ingest_workload import read_workload_tasks
 
     with _reporting(home):

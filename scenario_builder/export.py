@@ -22,15 +22,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gridshift import locations
 from gridshift.errors import GridshiftError
-from gridshift.home import Home, safe_join
+from gridshift.home import Home
+from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
 from scenario_builder.bundle import BuildParams, BuiltBundle, assemble, write
 from warehouse.db import query, read_connection
-from warehouse.ingest import GRID
-
-MIN_COVERAGE = 0.95
+from warehouse.ingest import in_mirror
 
 
 @dataclass
@@ -100,14 +98,6 @@ def _workload_present(home: Home, workload: str, year: int, seed: int) -> bool:
         if stored is not None and stored != seed:
             return False
     return True
-
-
-def in_mirror(kind: str, region: str, year: int, mirror: Path | None) -> bool:
-    """Whether the mirror holds the file of this partition (checked without reading it)."""
-    if mirror is None:
-        return False
-    relpath = GRID[kind].relpath(locations.get(region), year)
-    return safe_join(Path(mirror), *relpath.split("/")).is_file()
 
 
 def plan(params: BuildParams, home: Home, mirror: Path | None = None) -> IngestPlan:

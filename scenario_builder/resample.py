@@ -29,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 
 from gridshift.errors import GridshiftError
-from pipelines.tabular import DEFAULT_MAX_GAP  # the one fill limit, shared with ingest
+from pipelines.core.tabular import DEFAULT_MAX_GAP  # the one fill limit, shared with ingest
 
 STEP = timedelta(minutes=15)
 STEP_US = 900_000_000

@@ -35,21 +35,45 @@ def _configure(con: duckdb.DuckDBPyConnection) -> None:
 
 
 @contextlib.contextmanager
-def write_connection(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-write connection with every registered table created."""
+def exclusive(db_path: Path) -> Iterator[None]:
+    """Hold the writers' lock: inside, :func:`open_read` and :func:`open_write` may be used in turn."""
+    with _flock(db_path, exclusive=True):
+        yield
+
+
+@contextlib.contextmanager
+def open_write(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection with every registered table created; the caller holds :func:`exclusive`."""
     # imported here: only writers need the schemas (pandera is slow to import; readers skip it)
     from warehouse.ddl import create_table_sql
     from warehouse.schemas import TABLES
 
-    with _flock(db_path, exclusive=True):
-        con = duckdb.connect(str(db_path))
-        try:
-            _configure(con)
-            for t in TABLES.values():
-                con.execute(create_table_sql(t))
-            yield con
-        finally:
-            con.close()
+    con = duckdb.connect(str(db_path))
+    try:
+        _configure(con)
+        for t in TABLES.values():
+            con.execute(create_table_sql(t))
+        yield con
+    finally:
+        con.close()
+
+
+@contextlib.contextmanager
+def open_read(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection (writes no byte of the file); the caller holds a lock."""
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        _configure(con)
+        yield con
+    finally:
+        con.close()
+
+
+@contextlib.contextmanager
+def write_connection(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-write connection with every registered table created, under the writers' lock."""
+    with exclusive(db_path), open_write(db_path) as con:
+        yield con
 
 
 @contextlib.contextmanager
@@ -58,13 +82,8 @@ def read_connection(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     if not db_path.exists():
         with write_connection(db_path):
             pass
-    with _flock(db_path, exclusive=False):
-        con = duckdb.connect(str(db_path), read_only=True)
-        try:
-            _configure(con)
-            yield con
-        finally:
-            con.close()
+    with _flock(db_path, exclusive=False), open_read(db_path) as con:
+        yield con
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None = None) -> pl.DataFrame:

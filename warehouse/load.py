@@ -2,8 +2,12 @@
 
 A frame is validated eagerly against its table's Pandera model *before* the database is opened
 for writing, so bad data never touches the file. Valid frames of one ingest are then upserted by
-primary key inside one transaction, together with their ``raw_files`` rows: re-ingesting the same
-data changes nothing (idempotent), and a failure rolls every table back (atomic).
+primary key inside one transaction, together with their ``raw_files`` rows, and a failure rolls
+every table back (atomic). Re-ingesting the same data changes nothing, not even a byte of the file:
+under the writers' lock the frames are first compared with what is stored (read-only), rows stored
+identically are not written again, and a load with nothing new never opens the file for writing.
+A ``raw_files`` row is written once per sha256 (the bytes are immutable; ``fetched_at`` is their
+first landing).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import pandera.polars as pa
 import polars as pl
 
 from gridshift.errors import DataError
-from warehouse.db import write_connection
+from warehouse.db import exclusive, open_read, open_write, query
 from warehouse.ddl import polars_schema
 from warehouse.schemas import TABLES, Table
 
@@ -31,11 +35,13 @@ def conform(table: Table, df: pl.DataFrame) -> pl.DataFrame:
     return df.select(table.columns)
 
 
-def validate(table_name: str, df: pl.DataFrame, *, file: str | None = None, row_base: int = 2) -> pl.DataFrame:
+def validate(table_name: str, df: pl.DataFrame, *, file: str | None = None, row_base: int = 2,
+             line_column: str | None = None) -> pl.DataFrame:
     """Validate an eager frame; on failure raise DataError naming file, column, rows and values.
 
     Reported rows are ``frame position + row_base``: 2 gives the line number in a CSV with one
-    header line (parsers keep file order); 0 gives the position in a JSON array.
+    header line (parsers keep file order); 0 gives the position in a JSON array. With
+    ``line_column`` (a column holding each row's line in the file), that line is reported.
     """
     table = TABLES[table_name]
     df = conform(table, df)
@@ -46,7 +52,12 @@ def validate(table_name: str, df: pl.DataFrame, *, file: str | None = None, row_
         first = fc.row(0, named=True)
         column = first.get("column")
         bad = fc.filter(pl.col("column") == column).head(10)
-        rows = [int(i) + row_base if i is not None else -1 for i in bad["index"].to_list()]
+        index = bad["index"].to_list()
+        if line_column is not None:
+            lines = df[line_column]
+            rows = [int(lines[int(i)]) if i is not None else -1 for i in index]
+        else:
+            rows = [int(i) + row_base if i is not None else -1 for i in index]
         raise DataError(
             f"table {table_name!r}: check {first.get('check')!r} failed for {fc.height} value(s)",
             file=file,
@@ -60,24 +71,67 @@ def empty_frame(table_name: str) -> pl.DataFrame:
     return pl.DataFrame(schema=polars_schema(TABLES[table_name]))
 
 
+def _stored(con, table, df: pl.DataFrame) -> pl.DataFrame | None:
+    """The stored rows with the primary keys of ``df`` (None when the table does not exist yet)."""
+    exists = query(con, "SELECT count(*) AS n FROM information_schema.tables WHERE table_name = $t",
+                   {"t": table.name})["n"][0]
+    if not exists:
+        return None
+    con.register("_staged", df.select(table.primary_key).to_arrow())
+    try:
+        keys = ", ".join(f'"{c}"' for c in table.primary_key)
+        return query(con, f'SELECT t.* FROM "{table.name}" t SEMI JOIN _staged USING ({keys})')
+    finally:
+        con.unregister("_staged")
+
+
+def _changes(db_path: Path, frames: Mapping[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """The part of each frame that would change the stored tables (read-only; the caller holds the lock)."""
+    if not db_path.exists():
+        return dict(frames)
+    out: dict[str, pl.DataFrame] = {}
+    with open_read(db_path) as con:
+        for name, df in frames.items():
+            table = TABLES[name]
+            stored = _stored(con, table, df)
+            if stored is None:
+                out[name] = df
+            elif name == "raw_files":  # immutable by sha256: only new files
+                new = df.filter(~pl.col("sha256").is_in(stored["sha256"].implode()))
+                if new.height:
+                    out[name] = new
+            else:
+                pk = list(table.primary_key)
+                same = stored.height == df.height and stored.select(df.columns).cast(df.schema, strict=False).sort(
+                    pk).equals(df.sort(pk))
+                if not same:
+                    out[name] = df
+    return out
+
+
 def write(db_path: Path, frames: Mapping[str, pl.DataFrame]) -> dict[str, int]:
-    """Upsert validated frames (table name -> frame) in one transaction; return rows written per table."""
-    written: dict[str, int] = {}
-    with write_connection(db_path) as con:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for name, df in frames.items():
-                table = TABLES[name]
-                if df.height == 0:
-                    written[name] = 0
-                    continue
-                staged = conform(table, df).to_arrow()
-                con.register("_staged", staged)
-                con.execute(f'INSERT OR REPLACE INTO "{table.name}" BY NAME SELECT * FROM _staged')
-                con.unregister("_staged")
-                written[name] = df.height
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+    """Upsert validated frames (table name -> frame) in one transaction; return rows written per table.
+
+    Frames whose rows are all stored identically are skipped, and when nothing is new the file is
+    not opened for writing at all (see the module docstring).
+    """
+    frames = {name: conform(TABLES[name], df) for name, df in frames.items()}
+    written = dict.fromkeys(frames, 0)
+    with exclusive(db_path):
+        todo = _changes(db_path, {name: df for name, df in frames.items() if df.height})
+        if not todo:
+            return written
+        with open_write(db_path) as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                for name, df in todo.items():
+                    verb = "INSERT OR IGNORE" if name == "raw_files" else "INSERT OR REPLACE"
+                    con.register("_staged", df.to_arrow())
+                    con.execute(f'{verb} INTO "{TABLES[name].name}" BY NAME SELECT * FROM _staged')
+                    con.unregister("_staged")
+                    written[name] = df.height
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
     return written

@@ -15,11 +15,12 @@ from dagster_project import checks
 from dagster_project.partitions import region_year, split
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
-from warehouse.ingest import GRID, ingest_grid
+from gridshift.sources import SIGNAL_TABLES
+from warehouse.ingest import SIGNAL_SOURCES, ingest_grid
 
 
 def _grid_asset(kind: str) -> dg.AssetsDefinition:
-    table = GRID[kind].table
+    table = SIGNAL_TABLES[kind]
 
     @dg.asset(
         name=table,
@@ -27,14 +28,15 @@ def _grid_asset(kind: str) -> dg.AssetsDefinition:
         partitions_def=region_year,
         check_specs=checks.check_specs(table),
         kinds={"duckdb", "polars"},
-        description=f"Canonical `{table}` rows for one region and year (source: {GRID[kind].source_name}).",
+        description=f"Canonical `{table}` rows for one region and year (sources, in order: "
+        f"{', '.join(SIGNAL_SOURCES[kind])}).",
         pool="warehouse_write",
     )
     def _asset(context: dg.AssetExecutionContext, gridshift: GridshiftResource) -> Iterator:
         region, year = split(context)
         try:
             report = ingest_grid(kind, region, year, home=gridshift.home_obj(), mirror=gridshift.mirror_path(),
-                                 live=gridshift.live)
+                                 live=gridshift.live, allow_partial=gridshift.allow_partial)
         except DataError as err:
             yield checks.schema_failed(table, err)
             raise dg.Failure(description=str(err), metadata={"file": err.file or ""}) from err

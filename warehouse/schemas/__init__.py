@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pandera.polars as pa
 
 from warehouse.schemas.benchmark import BenchmarkMetrics, BenchmarkRuns, BenchmarkSeries
-from warehouse.schemas.grid import GridCarbon, GridPrice, Weather
+from warehouse.schemas.grid import GridCarbon, GridPrice, PartitionQuality, Weather
 from warehouse.schemas.reference import EgressPrice, Locations, NetworkPath, RawFiles
 from warehouse.schemas.workload import TraceTasks, WorkloadRuns, WorkloadTasks
 
@@ -42,6 +42,7 @@ TABLES: dict[str, Table] = {
         Table("grid_carbon", GridCarbon),
         Table("grid_price", GridPrice),
         Table("weather", Weather),
+        Table("partition_quality", PartitionQuality),
         Table("egress_price", EgressPrice),
         Table("network_path", NetworkPath),
         Table("trace_tasks", TraceTasks),

@@ -6,6 +6,7 @@ import pandera.polars as pa
 
 from gridshift import columns as C
 from gridshift.columns import UtcDatetime
+from gridshift.sources import SIGNALS
 
 
 class GridCarbon(pa.DataFrameModel):
@@ -64,3 +65,26 @@ class Weather(pa.DataFrameModel):
     class Config:
         strict = True
         unique = ["location", "ts_utc"]
+
+
+class PartitionQuality(pa.DataFrameModel):
+    """What the last ingest of each grid partition (signal × location × UTC year) held: its raw file,
+    rows, coverage of the year and, when it was below ``gridshift.quality.MIN_COVERAGE``, that it was
+    ingested anyway on request (``partial``)."""
+
+    signal: str = pa.Field(isin=list(SIGNALS), description="grid signal kind (gridshift.sources.SIGNALS)")
+    location: str = C.location()
+    year: int = C.year()
+    source: str = C.source()
+    raw_sha256: str = C.sha256()
+    rows: int = pa.Field(ge=1, metadata={"unit": "rows"}, description="rows of the file (edges included)")
+    present: int = pa.Field(ge=0, metadata={"unit": "intervals"}, description="rows inside the UTC year")
+    expected: int = pa.Field(ge=1, metadata={"unit": "intervals"}, description="intervals of the UTC year")
+    coverage_frac: float = pa.Field(ge=0, le=1, metadata={"unit": "fraction"}, description="present / expected")
+    estimated_frac: float = pa.Field(ge=0, le=1, nullable=True, metadata={"unit": "fraction"},
+                                     description="share of the year's rows the source marked estimated")
+    partial: bool = pa.Field(description="coverage below the minimum, ingested with allow_partial")
+
+    class Config:
+        strict = True
+        unique = ["signal", "location", "year"]

@@ -13,7 +13,9 @@ class TraceTasks(pa.DataFrameModel):
 
     Requests are per instance (a task runs ``inst_num`` instances); times are seconds from the
     trace's origin. Nothing is filtered here: failed, unfinished and odd rows are kept (a
-    duplicated task row keeps its first occurrence, and the duplicates are counted by the ingest).
+    duplicated task row keeps its first occurrence, and the duplicates are counted by the ingest),
+    but every value must be possible: finite, non-negative, within ``gridshift.bounds`` (the same
+    bounds as ``workload_tasks``). A file with an impossible value is refused as a whole.
     """
 
     source: str = pa.Field(description="trace id, e.g. alibaba-2020")
@@ -22,14 +24,16 @@ class TraceTasks(pa.DataFrameModel):
     line: int = pa.Field(ge=1, description="line of the row in the raw CSV")
     job_name: str
     task_name: str = pa.Field(nullable=True)
-    inst_num: int = pa.Field(nullable=True, description="instances of the task")
+    inst_num: int = pa.Field(ge=0, nullable=True, description="instances of the task")
     status: str = pa.Field(nullable=True, description="task status / pod phase as in the trace")
-    arrival_s: float = pa.Field(nullable=True, metadata={"unit": "s from trace origin"})
-    start_s: float = pa.Field(nullable=True, metadata={"unit": "s from trace origin"})
-    end_s: float = pa.Field(nullable=True, metadata={"unit": "s from trace origin"})
-    cpu_cores_per_inst: float = pa.Field(nullable=True, metadata={"unit": "cores", "raw": "plan_cpu / 100"})
-    gpus_per_inst: float = pa.Field(nullable=True, metadata={"unit": "GPUs", "raw": "plan_gpu / 100"})
-    mem_gb_per_inst: float = pa.Field(nullable=True, metadata={"unit": "GB"})
+    arrival_s: float = C.bounded("trace_time_s", nullable=True, metadata={"unit": "s from trace origin"})
+    start_s: float = C.bounded("trace_time_s", nullable=True, metadata={"unit": "s from trace origin"})
+    end_s: float = C.bounded("trace_time_s", nullable=True, metadata={"unit": "s from trace origin"})
+    cpu_cores_per_inst: float = C.bounded("cpu_cores", nullable=True,
+                                          metadata={"unit": "cores", "raw": "plan_cpu / 100, cpu_milli / 1000"})
+    gpus_per_inst: float = C.bounded("gpus", nullable=True,
+                                     metadata={"unit": "GPUs", "raw": "plan_gpu / 100, num_gpu × gpu_milli / 1000"})
+    mem_gb_per_inst: float = C.bounded("mem_gb", nullable=True, metadata={"unit": "GB"})
     gpu_type: str = pa.Field(nullable=True)
     job_status: str = pa.Field(nullable=True, description="status of the task's job (job table)")
     job_user: str = pa.Field(nullable=True)
@@ -50,12 +54,13 @@ class WorkloadTasks(pa.DataFrameModel):
     year: int = C.year()
     task_id: int = pa.Field(ge=0, description="0.. in arrival order")
     arrival_ts_utc: UtcDatetime = C.utc("arrival time, UTC")
-    duration_s: float = pa.Field(gt=0, metadata={"unit": "s", "derivation": "end - start of the source task"})
-    cpu_cores: float = pa.Field(ge=0, metadata={"unit": "cores", "derivation": "plan_cpu/100 × inst_num"})
-    gpus: float = pa.Field(ge=0, metadata={"unit": "GPUs", "derivation": "plan_gpu/100 × inst_num (NaN → 0)"})
-    mem_gb: float = pa.Field(ge=0, metadata={"unit": "GB", "derivation": "plan_mem × inst_num"})
-    gpu_mem_gb: float = pa.Field(ge=0, metadata={"unit": "GB", "derivation": "gpus × memory of the GPU type"})
-    bandwidth_gb: float = pa.Field(ge=0, metadata={"unit": "GB", "derivation": "input-size model"})
+    duration_s: float = C.bounded("duration_s", metadata={"unit": "s", "derivation": "end - start of the source task"})
+    cpu_cores: float = C.bounded("cpu_cores", metadata={"unit": "cores", "derivation": "plan_cpu/100 × inst_num"})
+    gpus: float = C.bounded("gpus", metadata={"unit": "GPUs", "derivation": "plan_gpu/100 × inst_num (NaN → 0)"})
+    mem_gb: float = C.bounded("mem_gb", metadata={"unit": "GB", "derivation": "plan_mem × inst_num"})
+    gpu_mem_gb: float = C.bounded("gpu_mem_gb", metadata={"unit": "GB",
+                                                          "derivation": "gpus × memory of the GPU type"})
+    bandwidth_gb: float = C.bounded("bandwidth_gb", metadata={"unit": "GB", "derivation": "input-size model"})
     source_line: int = pa.Field(ge=1, description="line of the source task in the raw table")
     layer: int = pa.Field(ge=0, description="load-factor layer (0 = the trace itself)")
 

@@ -19,8 +19,8 @@ from warehouse.db import read_table
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 
 
-def _resources(home: Path, mirror: Path) -> dict:
-    return {"gridshift": GridshiftResource(home=str(home), mirror=str(mirror))}
+def _resources(home: Path, mirror: Path, **kw) -> dict:
+    return {"gridshift": GridshiftResource(home=str(home), mirror=str(mirror), **kw)}
 
 
 def test_definitions_load_with_overrides(tmp_path):
@@ -58,6 +58,26 @@ def test_bad_file_fails_the_blocking_check_and_writes_nothing(tmp_path, shared_d
     assert len(evals) == 1 and not evals[0].passed and evals[0].check_name == checks.SCHEMA_CHECK
     assert evals[0].metadata["column"].value == "Zone Id" and evals[0].metadata["rows"].value == "[30]"
     assert read_table(Home(home).warehouse_path, "SELECT count(*) n FROM grid_carbon")["n"][0] == 0
+
+
+def test_partial_file_fails_the_partition_unless_allowed(tmp_path, shared_data):
+    """Coverage below the minimum fails the run (nothing written); allow_partial ingests it with a warning."""
+    relpath = "electricitymaps/DE-LU/DE-LU_2023_hourly.csv"
+    mirror = mirror_with(shared_data, tmp_path, relpath, lambda b: b"\n".join(b.split(b"\n")[:4001]) + b"\n")
+    home = tmp_path / "home"
+    res = dg.materialize([grid.grid_carbon], partition_key=key("DE-LU", 2023), resources=_resources(home, mirror),
+                         raise_on_error=False, run_config=QUIET)
+    assert not res.success
+    (ev,) = res.get_asset_check_evaluations()
+    assert not ev.passed and "covers 45.66% of the UTC year" in ev.metadata["error"].value
+    assert read_table(Home(home).warehouse_path, "SELECT count(*) n FROM grid_carbon")["n"][0] == 0
+    res = dg.materialize([grid.grid_carbon], partition_key=key("DE-LU", 2023), run_config=QUIET,
+                         resources=_resources(home, mirror, allow_partial=True))
+    assert res.success
+    cov = {e.check_name: e for e in res.get_asset_check_evaluations()}[checks.COVERAGE_CHECK]
+    assert cov.passed and cov.severity == dg.AssetCheckSeverity.WARN
+    assert cov.metadata["allowed_partial"].value is True and abs(cov.metadata["coverage"].value - 4000 / 8760) < 1e-12
+    assert read_table(Home(home).warehouse_path, "SELECT partial FROM partition_quality")["partial"].to_list() == [True]
 
 
 def _materialize_partition(args) -> bool:

@@ -10,10 +10,10 @@ import pytest
 
 from gridshift.errors import DataError
 from gridshift.home import Home
-from tests.integration.helpers import tree_digest
+from tests.integration.helpers import mirror_with, replace_line, tree_digest
 from warehouse.db import read_table
 from warehouse.ddl import create_table_sql
-from warehouse.ingest import ingest_grid, ingest_locations
+from warehouse.ingest import ingest_egress, ingest_grid, ingest_locations, ingest_network
 from warehouse.load import validate, write
 from warehouse.schemas import TABLES
 
@@ -41,13 +41,46 @@ def test_reingest_is_idempotent(tmp_path, shared_data):
     for kind in ("carbon", "price", "weather"):
         ingest_grid(kind, "DE-LU", 2023, home=home, mirror=shared_data)
     second = _snapshot(home)
-    for name in TABLES:
-        if name == "raw_files":  # fetched_at records the latest fetch of the same bytes
-            assert first[name].drop("fetched_at").equals(second[name].drop("fetched_at"))
-        else:
-            assert first[name].equals(second[name]), name
+    for name in TABLES:  # raw_files included: fetched_at is the first landing of the bytes
+        assert first[name].equals(second[name]), name
     assert first["grid_carbon"].height == 8760 and first["raw_files"].height == 3
     assert tree_digest(home.raw_dir) == landed
+
+
+def _sha(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_reingest_of_identical_data_changes_no_byte_of_the_warehouse(tmp_path, shared_data):
+    home = Home.resolve(tmp_path / "h")
+
+    def everything():
+        ingest_locations(home=home)
+        for kind in ("carbon", "price", "weather"):
+            for code in ("DE-LU", "SG"):
+                ingest_grid(kind, code, 2023, home=home, mirror=shared_data)
+        ingest_egress(home=home, mirror=shared_data, source="repo")
+        ingest_network(home=home, mirror=shared_data)
+
+    everything()
+    before, landed = _sha(home.warehouse_path), tree_digest(home.root)
+    everything()
+    assert _sha(home.warehouse_path) == before
+    assert tree_digest(home.root) == landed  # nothing else under the home changed either
+    # a changed file is still an upsert: its rows replace the stored ones, and its bytes are new lineage
+    mirror = mirror_with(shared_data, tmp_path, "electricitymaps/SG/SG_2023_hourly.csv",
+                         replace_line(2, lambda ln: ln.replace(ln.split(",")[4], "123.25", 1)))
+    ingest_grid("carbon", "SG", 2023, home=home, mirror=mirror)
+    assert _sha(home.warehouse_path) != before
+    first = read_table(home.warehouse_path, "SELECT carbon_direct_g_per_kwh c, raw_sha256 FROM grid_carbon "
+                       "WHERE location = 'SG' AND ts_utc = '2023-01-01 00:00:00+00'")
+    assert first["c"].to_list() == [123.25]
+    shas = read_table(home.warehouse_path, "SELECT DISTINCT raw_sha256 FROM grid_carbon WHERE location = 'SG'")
+    assert shas["raw_sha256"].to_list() == first["raw_sha256"].to_list()  # the whole partition is the new file's
+    assert read_table(home.warehouse_path, "SELECT count(*) n FROM raw_files")["n"][0] == 6 + 1 + 1 + 1
+    assert read_table(home.warehouse_path, "SELECT count(*) n FROM grid_carbon WHERE location = 'SG'")["n"][0] == 8760
 
 
 def test_timestamps_round_trip_as_utc(tmp_path, shared_data):

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 
 from gridshift import locations
-from pipelines.live import iso_prices
+from pipelines.sources import iso as iso_prices
 from tests.conftest import shared_data_dir
 from tests.integration.pipelines.live.fakes import FakePublishers, FakeState, de_lu_2023_values, entsoe_days_from_values
 

@@ -9,8 +9,10 @@ One ``FakePublishers`` server answers, by path:
 - ``/files/{name}``                   any bytes (for the checksummed download helper)
 
 Faults are queued per path prefix and consumed in order: ``("status", 429, {"Retry-After": "1"})``,
-``("status", 500)``, ``("hang", seconds)``, ``("truncate",)``, ``("html",)``. Every request is
-recorded (path, query, headers) so tests can count network calls.
+``("status", 500)``, ``("hang", seconds)``, ``("truncate",)``, ``("html",)``, ``("redirect", location)``
+(a 302 to ``location``, in which ``{query}`` is replaced by the request's own query string, tokens
+included, as a hostile or misconfigured server would). Every request is recorded (path, query,
+headers) so tests can count network calls.
 """
 
 from __future__ import annotations
@@ -247,6 +249,8 @@ class _Handler(BaseHTTPRequestHandler):
             with __import__("contextlib").suppress(OSError):
                 self._send(503, b"late", "text/plain")
             return None
+        if fault and fault[0] == "redirect":
+            return self._send(302, b"", "text/plain", {"Location": fault[1].replace("{query}", parts.query)})
         if fault and fault[0] == "html":
             return self._send(200, b"<!DOCTYPE html><html><body>Service maintenance</body></html>", "text/html")
         truncate = bool(fault and fault[0] == "truncate")

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
-from pipelines import alibaba2020
-from pipelines.workload_derive import DeriveParams
+from pipelines.workload import alibaba2020
+from pipelines.workload.derive import DeriveParams
 from scenario_builder.cli import app
 from tests.integration.pipelines.workload.workload_fixture import (
     EXPECTED_DROPPED,

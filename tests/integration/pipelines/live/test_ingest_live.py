@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
-from pipelines import http
-from pipelines.http import DownloadError, Expect, download, make_session
+from pipelines.core import http
+from pipelines.core.http import DownloadError, Expect, download, make_session
 from scenario_builder.cli import app
 from tests.integration.pipelines.live.conftest import FakeIsoAdapter
 from warehouse.db import read_table

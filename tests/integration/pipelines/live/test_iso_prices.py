@@ -19,9 +19,10 @@ import pytest
 from gridshift import locations
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.home import Home
-from pipelines.live import iso_prices
-from pipelines.live.iso_prices import GridstatusAdapter, GridstatusUnavailable
-from warehouse import live_ingest
+from pipelines.core.tabular import DEFAULT_MAX_GAP
+from pipelines.sources import iso as iso_prices
+from pipelines.sources import registry
+from pipelines.sources.iso import GridstatusAdapter, GridstatusUnavailable
 
 HOUR = timedelta(hours=1)
 
@@ -143,7 +144,7 @@ def test_adapter_year_utc_grid_dst_values_and_calls(gridstatus, monkeypatch, tmp
     gridstatus.ieso_tz = tz
     loc = locations.get(code)
     home = Home(tmp_path / "home")
-    rf = iso_prices.fetch(loc, 2023, home=home, now=datetime(2025, 1, 1, tzinfo=UTC))
+    rf = iso_prices.SOURCE.fetch(loc, 2023, home=home, now=datetime(2025, 1, 1, tzinfo=UTC))
     # what the adapter asked gridstatus for
     init = [c for c in gridstatus.calls if c[1] == "__init__"]
     assert init == [(cls, "__init__", {"api_key": "pjm-secret-key-789"} if cls == "PJM" else {})]
@@ -154,7 +155,7 @@ def test_adapter_year_utc_grid_dst_values_and_calls(gridstatus, monkeypatch, tmp
     assert b"pjm-secret-key-789" not in rf.content and "pjm-secret-key-789" not in rf.uri
     pull = pl.read_csv(rf.content)
     assert pull["node"].unique().to_list() == [node]  # other nodes in the frame were dropped
-    df = iso_prices.parse(rf, loc, year=2023)
+    df = iso_prices.SOURCE.parse(rf, loc, 2023)
     assert df.height == 8760
     assert df["ts_utc"][0] == datetime(2023, 1, 1, tzinfo=UTC)
     assert (df["ts_utc"].diff().drop_nulls() == HOUR).all()  # no UTC hour lost or doubled at the DST changes
@@ -165,12 +166,12 @@ def test_adapter_year_utc_grid_dst_values_and_calls(gridstatus, monkeypatch, tmp
     assert (per_day[SPRING], per_day[FALL], per_day[date(2023, 6, 1)]) == (23, 25, 24)
     if code == "CA-ON":
         assert df["currency"].unique().to_list() == ["CAD"]
-        assert df["usd_per_local"].unique().to_list() == [0.7409]  # pipelines/data/fx_usd_per_unit.csv, 2023
+        assert df["usd_per_local"].unique().to_list() == [0.7409]  # pipelines/core/data/fx_usd_per_unit.csv, 2023
         assert df["price_usd_per_mwh"][5] == pytest.approx(df["price_local_per_mwh"][5] * 0.7409)
     else:
         assert df["currency"].unique().to_list() == ["USD"] and df["usd_per_local"].unique().to_list() == [1.0]
     # a historical year is pulled once: the persisted pull serves the next fetch
-    again = iso_prices.fetch(loc, 2023, home=home, now=datetime(2025, 1, 1, tzinfo=UTC))
+    again = iso_prices.SOURCE.fetch(loc, 2023, home=home, now=datetime(2025, 1, 1, tzinfo=UTC))
     assert again.sha256 == rf.sha256 and len(pulls) == len([c for c in gridstatus.calls if c[1] != "__init__"])
 
 
@@ -194,12 +195,12 @@ def test_dst_day_alone_is_23_and_25_utc_hours(gridstatus, monkeypatch):
 
 def test_ieso_year_across_market_renewal_joins_hoep_and_zonal(gridstatus, tmp_path):
     loc = locations.get("CA-ON")
-    rf = iso_prices.fetch(loc, 2025, home=Home(tmp_path / "h"), now=datetime(2026, 2, 1, tzinfo=UTC))
+    rf = iso_prices.SOURCE.fetch(loc, 2025, home=Home(tmp_path / "h"), now=datetime(2026, 2, 1, tzinfo=UTC))
     pulls = [(c[1], c[2]["date"], c[2]["end"]) for c in gridstatus.calls if c[1] != "__init__"]
     renewal = iso_prices.IESO_MARKET_RENEWAL
     assert pulls == [("get_hoep_historical_hourly", datetime(2025, 1, 1, tzinfo=UTC), renewal),
                      ("get_lmp_day_ahead_hourly_ontario_zonal", renewal, datetime(2026, 1, 1, tzinfo=UTC))]
-    df = iso_prices.parse(rf, loc, year=2025, rates={("CAD", 2025): 0.72})
+    df = iso_prices.SOURCE.rows(rf, loc, 2025, max_gap=DEFAULT_MAX_GAP, rates={("CAD", 2025): 0.72})
     assert df.height == 8760 and (df["ts_utc"].diff().drop_nulls() == HOUR).all()
     assert df["price_local_per_mwh"].to_list() == [price_at(t) for t in df["ts_utc"]]
 
@@ -214,7 +215,7 @@ def test_pjm_without_key_says_how_to_get_one_before_importing_gridstatus(monkeyp
     msg = str(info.value)
     assert not isinstance(info.value, GridstatusUnavailable)
     assert "PJM needs PJM_API_KEY" in msg and "https://dataminer2.pjm.com" in msg and "mirror" in msg
-    assert "PJM_API_KEY" in live_ingest.how_to("price", "US-MIDA-PJM")
+    assert "PJM_API_KEY" in registry.how_to("price", locations.get("US-MIDA-PJM"))
     # with the key but without gridstatus: how to install it
     monkeypatch.setenv("PJM_API_KEY", "k-123456")
     with pytest.raises(GridstatusUnavailable, match=r"gridstatus.*prices/standardized"):

@@ -10,10 +10,16 @@ import pytest
 
 from gridshift.errors import DataError
 from gridshift.home import Home
-from pipelines import alibaba2020
-from pipelines.raw import read_mirror
-from pipelines.workload_derive import DeriveParams
-from tests.integration.pipelines.workload.workload_fixture import EXPECTED_DROPPED, TASK_ROWS, csv_lines, write_trace
+from pipelines.core.raw import read_mirror
+from pipelines.workload import alibaba2020
+from pipelines.workload.derive import DeriveParams
+from tests.integration.pipelines.workload.workload_fixture import (
+    EXPECTED_DROPPED,
+    NEGATIVE_CPU_ROW,
+    TASK_ROWS,
+    csv_lines,
+    write_trace,
+)
 from warehouse.db import read_table
 from warehouse.ingest_workload import ingest_workload, prepare_workload
 
@@ -124,6 +130,17 @@ def test_unparseable_time_fails_naming_file_column_and_line(tmp_path: Path, mirr
         ingest_workload("alibaba-2020", 2023, home=home, trace_dir=d, mirror=mirror)
     assert err.value.column == "start_time" and err.value.rows == [3]
     assert "pai_task_table.csv" in str(err.value)
+    _assert_nothing_written(home)
+
+
+def test_impossible_value_refuses_the_whole_table_naming_the_line(tmp_path: Path, mirror: Path) -> None:
+    """A negative request cannot be (trace_tasks range checks, gridshift.bounds): nothing is stored."""
+    d = write_trace(tmp_path / "bad", task_csv=csv_lines([*TASK_ROWS, NEGATIVE_CPU_ROW]))
+    home = Home(tmp_path / "home")
+    with pytest.raises(DataError) as err:
+        ingest_workload("alibaba-2020", 2023, home=home, trace_dir=d, mirror=mirror)
+    assert (err.value.column, err.value.rows, err.value.values) == ("cpu_cores_per_inst", [21], ["-1.0"])
+    assert "pai_task_table.csv" in str(err.value) and "greater_than_or_equal_to(0.0)" in str(err.value)
     _assert_nothing_written(home)
 
 

@@ -10,9 +10,10 @@ import polars as pl
 import pytest
 
 from gridshift.home import Home
-from pipelines import alibaba2023, synthetic_workload
-from pipelines.alibaba2020 import trace_frame
-from pipelines.workload_derive import filter_tasks, normalize_resources
+from pipelines.workload import alibaba2023
+from pipelines.workload import synthetic as synthetic_workload
+from pipelines.workload.alibaba2020 import trace_frame
+from pipelines.workload.derive import filter_tasks, normalize_resources
 from warehouse.db import read_table
 from warehouse.ingest_workload import default_params, ingest_workload, read_workload_tasks
 
@@ -42,7 +43,7 @@ def test_pod_list_ingest_with_real_numbers(mirror: Path, tmp_path: Path) -> None
 
 def test_kept_pods_totals(mirror: Path) -> None:
     p = default_params("alibaba-2023")
-    parsed = alibaba2023.parse(alibaba2023.fetch(mirror=mirror))
+    parsed = alibaba2023.parse(alibaba2023.TRACE.read_mirror(mirror, alibaba2023.DEFAULT_RELPATH))
     kept, dropped, _ = filter_tasks(trace_frame(parsed.tasks), p)
     n = normalize_resources(kept, p)
     assert n.height == 2652
@@ -55,7 +56,7 @@ def test_kept_pods_totals(mirror: Path) -> None:
 def test_synthetic_copula_matches_the_real_pods(mirror: Path) -> None:
     """The generator's correlation matrix is the one measured on these pods."""
     p = default_params("alibaba-2023")
-    parsed = alibaba2023.parse(alibaba2023.fetch(mirror=mirror))
+    parsed = alibaba2023.parse(alibaba2023.TRACE.read_mirror(mirror, alibaba2023.DEFAULT_RELPATH))
     kept, _, _ = filter_tasks(trace_frame(parsed.tasks), p)
     n = normalize_resources(kept, p)
     ranks = n.select([pl.col(c).rank("average") for c in ("duration_s", "cpu_cores", "gpus", "mem_gb")])

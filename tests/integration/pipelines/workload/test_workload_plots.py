@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.workload_plots import plot_workload
+from pipelines.workload.plots import plot_workload
 from warehouse.ingest_workload import prepare_workload
 
 

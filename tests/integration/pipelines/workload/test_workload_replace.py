@@ -8,7 +8,7 @@ import duckdb
 import polars as pl
 
 from gridshift.home import Home
-from pipelines.workload_derive import DeriveParams
+from pipelines.workload.derive import DeriveParams
 from warehouse.db import read_table
 from warehouse.ingest_workload import ingest_workload
 from warehouse.load import validate

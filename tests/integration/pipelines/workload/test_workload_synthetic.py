@@ -8,9 +8,10 @@ import numpy as np
 import polars as pl
 import pytest
 
-from pipelines import alibaba2020, synthetic_workload
-from pipelines import workload_derive as wd
-from pipelines.raw import read_mirror
+from pipelines.core.raw import read_mirror
+from pipelines.workload import alibaba2020
+from pipelines.workload import derive as wd
+from pipelines.workload import synthetic as synthetic_workload
 from warehouse.ingest_workload import prepare_workload
 
 LF = 0.1

@@ -33,13 +33,14 @@ TASK_ROWS = [
     ("jobN", "worker", "1", "Terminated", B + 900, B + 4500, "abc", "8", "50", "V100"),  # unparseable CPU
     ("jobO", "worker", "", "Terminated", B + 950, B + 4550, "600", "8", "50", "V100"),  # no inst_num
     ("", "worker", "1", "Terminated", B + 960, B + 4560, "600", "8", "50", "V100"),  # no job name
-    ("jobP", "worker", "1", "Terminated", B + 1000, B + 4600, "-100", "8", "50", "V100"),  # negative
+    ("jobP", "worker", "1", "Failed", B + 1000, B + 4600, "100", "8", "50", "V100"),  # failed; no job row
 ]
+# A negative request is impossible: trace_tasks refuses the whole file (test_workload_alibaba2020.py).
+NEGATIVE_CPU_ROW = ("jobQ", "worker", "1", "Terminated", B + 1100, B + 4700, "-100", "8", "50", "V100")
 EXPECTED_DROPPED = {
     "bad_inst_num": 1, "duplicate_task": 2, "duration_below_min": 1, "end_not_after_start": 1,
     "exceeds_machine": 1, "missing_cpu": 1, "missing_job_name": 1, "missing_mem": 1, "missing_time": 1,
-    "negative_resource": 1, "no_compute_request": 1, "status_failed": 1, "status_running": 1,
-    "status_waiting": 1,
+    "no_compute_request": 1, "status_failed": 2, "status_running": 1, "status_waiting": 1,
 }
 JOB_NAMES = [f"job{c}" for c in "ABCDEFGHIJKLMNO"]  # no jobP: its task has no job row
 JOB_ROWS = [(j, f"inst-{j}", f"user{i % 3}", "Terminated", B, B + 9999) for i, j in enumerate(JOB_NAMES)]

@@ -2,16 +2,26 @@
 
 Policy (documented in docs/sources.md):
 
-- **Cache**: ``requests_cache.CachedSession`` with an SQLite file under the gridshift home
-  (``Home.http_cache_path / "http_cache.sqlite"``). Historical responses never expire
-  (``NEVER_EXPIRE``); callers pass ``expire_after=RECENT_EXPIRE`` for windows that touch the last
-  few days ("latest" data can still change upstream). ``stale_if_error=True``: an expired cached
-  response is used when the refresh fails. Only 200 responses are cached.
+- **Cache**: a ``requests_cache.CachedSession`` (:class:`GridshiftSession`) with an SQLite file
+  under the gridshift home (``Home.http_cache_path / "http_cache.sqlite"``), serialized as JSON (no
+  pickle: opening a cache file never runs code). It *reads* like any
+  CachedSession but never writes on its own (``read_only=True``): a response is stored only by
+  :meth:`GridshiftSession.fetch`, and only when it is an HTTP 200 whose body the caller's
+  ``accept`` check admitted (the CSV, JSON, XML or FlatBuffers asked for, not an error or login
+  page). A 3xx, 4xx, 5xx, an HTML page or a body nobody checked never lands in the cache, so a
+  failed fetch is asked again next time instead of being replayed forever. Historical responses
+  never expire (``NEVER_EXPIRE``); windows touching the last few days expire after
+  ``RECENT_EXPIRE``. ``stale_if_error=True``: an expired response is used when the refresh fails.
 - **Secrets**: ``ignored_parameters`` *replaces* requests-cache's defaults, so the defaults are
   repeated and ENTSO-E's ``securityToken`` query parameter and Electricity Maps' ``auth-token``
-  header are added: they are left out of cache keys and redacted from stored requests/URLs.
-  Tokens come only from the environment or a git-ignored ``.env`` (see :func:`get_token`), and
-  :func:`redact` scrubs them from error messages; a logging filter scrubs library log records.
+  header are added: they are left out of cache keys. Before a response is stored every URL and
+  header in it is scrubbed (:func:`scrub_url`, :func:`redact`) — its own, its request's, and those
+  of the redirect history, ``Location`` headers included. A redirect to another origin (scheme,
+  host or port) drops the token header and the token query parameters before it is followed
+  (:meth:`GridshiftSession.rebuild_auth`). Tokens come only from the environment or a git-ignored
+  ``.env`` (:func:`get_token`; the variable names are ``gridshift.sources.TOKEN_ENV_VARS``), and
+  :func:`redact` scrubs them from error messages; a logging filter scrubs the records of the HTTP
+  libraries and the clients (:func:`guard_loggers`).
 - **Retries**: urllib3 ``Retry`` on connect/read errors and on 429/500/502/503/504, exponential
   backoff, ``Retry-After`` honoured (capped at ``MAX_RETRY_AFTER_S``).
 - **Timeouts**: every request gets ``(connect, read)`` timeouts unless the caller gives one.
@@ -26,29 +36,37 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
-from requests_cache import DEFAULT_IGNORED_PARAMS, NEVER_EXPIRE, CachedSession
+from requests.structures import CaseInsensitiveDict
+from requests_cache import DEFAULT_IGNORED_PARAMS, NEVER_EXPIRE, CachedResponse, CachedSession
+from requests_cache.policy.expiration import get_expiration_datetime
 from urllib3.util.retry import Retry
 
 from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
-from pipelines.raw import RawFile
+from gridshift.sources import TOKEN_ENV_VARS
+from pipelines.core.raw import RawFile
+from pipelines.core.source import NotPublished
 
 log = logging.getLogger(__name__)
 
+#: Query parameters and headers that carry a secret: never in a cache key, a stored URL or header,
+#: a log line, nor sent to another origin after a redirect.
+SECRET_PARAMS = ("securityToken", "auth-token", "api_key", "apikey", "access_token", "Authorization", "X-API-KEY")
 IGNORED_PARAMS = [*DEFAULT_IGNORED_PARAMS, "securityToken", "auth-token"]
 RECENT_EXPIRE = timedelta(hours=1)
 RECENT_WINDOW = timedelta(days=7)  # data newer than this may still be revised upstream
 RETRY_STATUS = (429, 500, 502, 503, 504)
 MAX_RETRY_AFTER_S = 120.0
-TOKEN_ENV_VARS = ("ENTSOE_API_KEY", "ELECTRICITYMAPS_TOKEN", "PJM_API_KEY")
 USER_AGENT = "gridshift (+https://github.com/gridshift; data pipeline)"
+REDACTED = "***"  # what a scrubbed secret reads as (as in redact())
 
 
 def _env_float(name: str, default: float) -> float:
@@ -99,7 +117,9 @@ def _known_secrets() -> list[str]:
     return secrets
 
 
-_QUERY_SECRET = re.compile(r"(?i)((?:securityToken|auth-token|api_key|apikey|access_token)=)[^&\s'\"]+")
+_QUERY_SECRET = re.compile(
+    r"(?i)((?:" + "|".join(re.escape(p) for p in SECRET_PARAMS) + r")['\"]?\s*[=:]\s*['\"]?)[^&\s'\",}]+"
+)
 
 
 def redact(text: str, extra: Iterable[str] = ()) -> str:
@@ -109,6 +129,40 @@ def redact(text: str, extra: Iterable[str] = ()) -> str:
         if secret:
             out = out.replace(secret, "***")
     return out
+
+
+_SECRET_KEYS = {p.lower() for p in SECRET_PARAMS}
+
+
+def scrub_url(url: str, *, drop: bool = False) -> str:
+    """``url`` with every secret query parameter redacted (``drop``: removed) and known tokens replaced."""
+    parts = urlsplit(url)
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    query = [(k, REDACTED if k.lower() in _SECRET_KEYS else v) for k, v in pairs
+             if not (drop and k.lower() in _SECRET_KEYS)]
+    return redact(urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query, safe="*:/,"), parts.fragment)))
+
+
+def _scrub_headers(headers) -> CaseInsensitiveDict:
+    out = CaseInsensitiveDict()
+    for k, v in dict(headers or {}).items():
+        if k.lower() in _SECRET_KEYS:
+            out[k] = REDACTED
+        elif k.lower() in ("location", "content-location", "referer"):
+            out[k] = scrub_url(str(v))
+        else:
+            out[k] = redact(str(v))
+    return out
+
+
+def _scrub(resp: CachedResponse) -> CachedResponse:
+    """Redact every URL and header a response would store: its own, its request's, its redirect history's."""
+    resp.url = scrub_url(resp.url)
+    resp.headers = _scrub_headers(resp.headers)
+    resp.request.url = scrub_url(resp.request.url)
+    resp.request.headers = _scrub_headers(resp.request.headers)
+    resp.history = [_scrub(h) for h in resp.history]
+    return resp
 
 
 class RedactingFilter(logging.Filter):
@@ -126,11 +180,24 @@ class RedactingFilter(logging.Filter):
 
 
 _FILTER = RedactingFilter()
-for _name in ("urllib3", "urllib3.connectionpool", "requests_cache", "entsoe", "entsoe.entsoe",
-              "entsoe.decorators", "gridstatus", __name__):
-    _lg = logging.getLogger(_name)
-    if _FILTER not in _lg.filters:
-        _lg.addFilter(_FILTER)
+#: Logger namespaces that may print a URL, a request's parameters or a header.
+GUARDED_LOGGERS = ("urllib3", "requests", "requests_cache", "entsoe", "gridstatus", "openmeteo_requests", "pipelines")
+
+
+def guard_loggers() -> None:
+    """Attach the redacting filter to every logger of :data:`GUARDED_LOGGERS` that exists now.
+
+    A filter on a parent logger does not see its children's records, so each existing logger gets
+    it; called when a session is made and after a client library is imported lazily.
+    """
+    names = [n for n in logging.Logger.manager.loggerDict if n.split(".")[0] in GUARDED_LOGGERS]
+    for name in {*GUARDED_LOGGERS, *names}:
+        lg = logging.getLogger(name)
+        if _FILTER not in lg.filters:
+            lg.addFilter(_FILTER)
+
+
+guard_loggers()
 
 
 # --------------------------------------------------------------------------- session
@@ -156,6 +223,58 @@ class _TimeoutAdapter(HTTPAdapter):
         return super().send(request, **kwargs)
 
 
+def _origin(url: str) -> tuple[str, str, int | None]:
+    p = urlsplit(url)
+    return p.scheme, (p.hostname or "").lower(), p.port or {"http": 80, "https": 443}.get(p.scheme)
+
+
+Accept = Callable[[requests.Response], None]
+
+
+class GridshiftSession(CachedSession):
+    """A CachedSession that stores only validated answers, scrubbed, and never follows a token across origins."""
+
+    def rebuild_auth(self, prepared_request, response) -> None:
+        """On a redirect to another origin, drop the token headers and query parameters (requests
+        itself strips only ``Authorization``)."""
+        super().rebuild_auth(prepared_request, response)
+        if _origin(response.request.url) != _origin(prepared_request.url):
+            for name in [h for h in prepared_request.headers if h.lower() in _SECRET_KEYS]:
+                del prepared_request.headers[name]
+            prepared_request.url = scrub_url(prepared_request.url, drop=True)
+
+    def fetch(self, url: str, *, params=None, headers=None, expire_after=NEVER_EXPIRE,
+              accept: Accept | None = None, **kwargs) -> requests.Response:
+        """GET ``url``: a stored answer if there is a fresh one, else the server's answer.
+
+        The server's answer is stored only when it is an HTTP 200 and ``accept`` (which raises to
+        refuse) admitted it; without ``accept`` nothing is stored. A stored answer that ``accept``
+        now refuses is removed. Redirects are followed (see :meth:`rebuild_auth`).
+        """
+        resp = self.request("GET", url, params=params, headers=headers, expire_after=expire_after, **kwargs)
+        if getattr(resp, "from_cache", False):
+            if accept is not None:
+                try:
+                    accept(resp)
+                except BaseException:
+                    self.cache.delete(self._key(resp, kwargs))
+                    raise
+            return resp
+        if resp.status_code == 200 and accept is not None:
+            accept(resp)
+            if not self.settings.disabled:
+                self._store(resp, expire_after, kwargs)
+        return resp
+
+    def _key(self, resp: requests.Response, kwargs: dict) -> str:
+        first = resp.history[0].request if resp.history else resp.request
+        return self.cache.create_key(first, verify=kwargs.get("verify", True))
+
+    def _store(self, resp: requests.Response, expire_after, kwargs: dict) -> None:
+        cached = CachedResponse.from_response(resp, expires=get_expiration_datetime(expire_after))
+        self.cache.responses[self._key(resp, kwargs)] = _scrub(cached)
+
+
 def cache_file(home: Home) -> Path:
     return home.http_cache_path / "http_cache.sqlite"
 
@@ -166,7 +285,7 @@ def make_session(
     retries: int | None = None,
     backoff_factor: float | None = None,
     timeout: tuple[float, float] | None = None,
-) -> CachedSession:
+) -> GridshiftSession:
     """The one cached, retrying session factory (see the module docstring for the policy).
 
     Defaults: 5 retries, backoff 1 s (1, 2, 4, 8... s, at most 60 s), timeouts (10 s connect,
@@ -180,15 +299,18 @@ def make_session(
         _env_float("GRIDSHIFT_HTTP_CONNECT_TIMEOUT", 10.0),
         _env_float("GRIDSHIFT_HTTP_READ_TIMEOUT", 120.0),
     )
-    session = CachedSession(
+    guard_loggers()
+    session = GridshiftSession(
         str(cache_file(home)),
         backend="sqlite",
+        serializer="json",  # no pickle: a cache file must be safe to open
         expire_after=NEVER_EXPIRE,
         allowable_codes=(200,),
         allowable_methods=("GET", "HEAD"),
         stale_if_error=True,
         ignored_parameters=IGNORED_PARAMS,
         match_headers=False,
+        read_only=True,  # only fetch() writes, after the caller's check
     )
     policy = _CappedRetry(
         total=retries,
@@ -222,6 +344,10 @@ class DownloadError(SourceUnavailableError):
     """A download failed or its body was rejected (truncated, wrong checksum, wrong content)."""
 
 
+class NotFoundError(DownloadError, NotPublished):
+    """HTTP 404: the publisher does not have this file (the next source may)."""
+
+
 @dataclass(frozen=True)
 class Expect:
     """What a download must look like to be accepted."""
@@ -243,11 +369,9 @@ def check_body(content: bytes, expect: Expect, *, what: str, headers=None) -> No
     if not content:
         raise DownloadError(f"{what}: empty response body; nothing landed")
     ctype = (headers.get("Content-Type") or "").lower()
-    if expect.kind in ("csv", "json", "xml", "gzip", "flatbuffers") and (
-        _HTML.match(content[:512]) or ("text/html" in ctype and expect.kind != "xml")
-    ):
+    if _HTML.match(content[:512]) or ("text/html" in ctype and expect.kind != "xml"):
         raise DownloadError(
-            f"{what}: the server answered with an HTML page, not {expect.kind.upper()} "
+            f"{what}: the server answered with an HTML page, not {(expect.kind or 'the file').upper()} "
             "(an error or login page?); nothing landed"
         )
     if expect.kind == "gzip" and content[:2] != b"\x1f\x8b":
@@ -267,30 +391,41 @@ def check_body(content: bytes, expect: Expect, *, what: str, headers=None) -> No
             )
 
 
+def expecting(expect: Expect, what: str) -> Accept:
+    """An ``accept`` check for :meth:`GridshiftSession.fetch` from an :class:`Expect`."""
+
+    def accept(resp: requests.Response) -> None:
+        check_body(resp.content, expect, what=what, headers=resp.headers)
+
+    return accept
+
+
 def get(
-    session: requests.Session,
+    session: GridshiftSession,
     url: str,
     *,
     source: str,
     what: str,
+    accept: Accept,
     params: dict | None = None,
     headers: dict | None = None,
     expire_after=NEVER_EXPIRE,
     secrets: Iterable[str] = (),
 ) -> requests.Response:
-    """GET through the session; any failure becomes a :class:`DownloadError` with no token in it."""
+    """GET through the session; the answer is cached only if it is a 200 that ``accept`` admits.
+
+    Any failure becomes a :class:`DownloadError` (:class:`NotFoundError` for 404) with no token in it.
+    """
     secrets = list(secrets)
     try:
-        kwargs = {"params": params, "headers": headers}
-        if isinstance(session, CachedSession):
-            kwargs["expire_after"] = expire_after
-        resp = session.get(url, **kwargs)
+        resp = session.fetch(url, params=params, headers=headers, expire_after=expire_after, accept=accept)
     except requests.RequestException as exc:
         raise DownloadError(f"{source}: {what}: request failed: {redact(str(exc), secrets)}") from None
     if resp.status_code != 200:
         body = redact(resp.text[:300], secrets) if resp.content else ""
-        raise DownloadError(
-            f"{source}: {what}: HTTP {resp.status_code} from {redact(_strip_query(resp.url), secrets)}"
+        error = NotFoundError if resp.status_code == 404 else DownloadError
+        raise error(
+            f"{source}: {what}: HTTP {resp.status_code} from {scrub_url(_strip_query(resp.url))}"
             + (f": {body}" if body else "")
         )
     return resp
@@ -301,7 +436,7 @@ def _strip_query(url: str) -> str:
 
 
 def download(
-    session: requests.Session,
+    session: GridshiftSession,
     url: str,
     *,
     source: str,
@@ -312,28 +447,12 @@ def download(
     uri: str | None = None,
     secrets: Iterable[str] = (),
 ) -> RawFile:
-    """Download one upstream file and check it (length, HTML page, header, sha256) before returning.
+    """Download one upstream file, checked (length, HTML page, header, sha256) before it is cached.
 
-    A rejected body raises :class:`DownloadError` and is removed from the HTTP cache, so nothing
-    bad is landed or replayed. ``uri`` is what lineage records (defaults to the URL without query).
+    A rejected body raises :class:`DownloadError`; nothing is cached or landed. ``uri`` is what
+    lineage records (defaults to the URL without query).
     """
     what = _strip_query(url)
-    resp = get(session, url, source=source, what=what, params=params, headers=headers,
-               expire_after=expire_after, secrets=secrets)
-    try:
-        check_body(resp.content, expect, what=f"{source}: {what}", headers=resp.headers)
-    except DownloadError:
-        forget(session, resp)
-        raise
+    resp = get(session, url, source=source, what=what, params=params, headers=headers, expire_after=expire_after,
+               secrets=secrets, accept=expecting(expect, f"{source}: {what}"))
     return RawFile(source=source, uri=uri or what, content=resp.content)
-
-
-def forget(session: requests.Session, resp: requests.Response) -> None:
-    """Drop a response from the cache (used when its body was rejected)."""
-    cache = getattr(session, "cache", None)
-    key = getattr(resp, "cache_key", None)
-    if cache is not None and key:
-        try:
-            cache.delete(key)
-        except Exception:  # noqa: BLE001 - best effort; the body was already rejected
-            log.warning("could not remove a rejected response from the HTTP cache")

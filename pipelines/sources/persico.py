@@ -16,11 +16,11 @@ from __future__ import annotations
 import polars as pl
 
 from gridshift.locations import MACRO_CLUSTERS
-from pipelines.raw import RawFile
-from pipelines.tabular import read_csv_strings, to_float
+from pipelines.core.raw import RawFile
+from pipelines.core.source import Source
+from pipelines.core.tabular import read_csv_strings, to_float
 
-SOURCE = "persico2016"
-LICENSE = "Figures read from Persico et al., IEEE GLOBECOM 2016 (facts, cited)"
+NAME = "persico2016"
 MIRROR_RELPATH = "reference/network_persico2016.csv"
 INTRA_MACRO_THROUGHPUT_MBPS = 1000.0
 INTRA_MACRO_RTT_MS = 0.0
@@ -65,5 +65,19 @@ def parse(raw: RawFile) -> pl.DataFrame:
             ]
         )
     return table.with_columns(
-        source=pl.lit(SOURCE, dtype=pl.String), raw_sha256=pl.lit(raw.sha256, dtype=pl.String)
+        source=pl.lit(NAME, dtype=pl.String), raw_sha256=pl.lit(raw.sha256, dtype=pl.String)
     ).sort("provider", "src_macro", "dst_macro")
+
+
+class Persico2016(Source):
+    """The measured table of Persico et al. (2016) from a mirror, completed with the stated assumptions."""
+
+    name = NAME
+    mirror_relpath = MIRROR_RELPATH
+
+    def parse(self, raw: RawFile) -> pl.DataFrame:
+        """``network_path`` rows, sorted by (provider, src_macro, dst_macro)."""
+        return parse(raw)
+
+
+SOURCE = Persico2016()

@@ -9,7 +9,7 @@ GPU), ``plan_mem`` in GB; the requests are per instance (a task runs ``inst_num`
 Sources, in order (:func:`fetch_table`): a trace folder (``--trace-dir``), the mirror's
 ``alibaba/gpu-v2020/``, then, with ``live``, the trace's public download location
 (``GRIDSHIFT_ALIBABA_URL``, default :data:`DEFAULT_URL`, the Aliyun OSS bucket named in the trace's
-README). A live download goes through :func:`pipelines.http.download` and is verified against
+README). A live download goes through :func:`pipelines.core.http.download` and is verified against
 the sha256 the trace's README publishes for each archive (:data:`PUBLISHED_SHA256`;
 ``GRIDSHIFT_ALIBABA_SHA256SUMS`` names a ``sha256sum``-format file whose entries replace those for
 the files it lists, e.g. a mirror serving re-packed archives, or ``none`` to ignore the published
@@ -28,13 +28,11 @@ and is counted (the derivation then drops the row under a named reason).
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
 import re
 import tarfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -45,10 +43,11 @@ from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.hashing import sha256_bytes
 from gridshift.home import Home, safe_join
-from pipelines.raw import RawFile, read_mirror
+from pipelines.core.raw import RawFile, read_mirror
+from pipelines.workload.base import Inputs, ParsedTrace, TraceInput, WorkloadSource
+from pipelines.workload.derive import DeriveParams, Histogram
 
 SOURCE = "alibaba-2020"
-LICENSE = "CC-BY-4.0; attribution: Alibaba Group, cluster-trace-gpu-v2020 (https://github.com/alibaba/clusterdata)"
 MIRROR_DIR = "alibaba/gpu-v2020"
 
 # Verbatim from the trace's ``*.header`` files (a test checks them against the mirror).
@@ -149,7 +148,7 @@ def _landed(home: Home, sha256: str) -> Path:
 def fetch_live(table: str, *, home: Home, session: requests.Session | None = None) -> RawFile:
     """One trace archive from ``GRIDSHIFT_ALIBABA_URL``: the landed copy if its sha256 is known and it is
     on disk (no request), else a checked download (see the module docstring for the checksums)."""
-    from pipelines import http
+    from pipelines.core import http
 
     name = TABLES[table][0]
     url = f"{base_url()}/{name}"
@@ -172,8 +171,7 @@ def fetch_live(table: str, *, home: Home, session: requests.Session | None = Non
     session = session or http.make_session(home)
     try:
         # the archives are tens of MB: keep them out of the SQLite cache (the landed copy is the cache)
-        no_cache = session.cache_disabled() if hasattr(session, "cache_disabled") else contextlib.nullcontext()
-        with no_cache:
+        with session.cache_disabled():
             try:
                 raw = http.download(session, url, source=SOURCE, expect=http.Expect(sha256=sha, kind="gzip"))
             except http.DownloadError as exc:
@@ -308,17 +306,6 @@ def _text(s: pl.Series) -> pl.Series:
     return s.str.strip_chars().replace("", None)
 
 
-@dataclass
-class ParsedTrace:
-    """A trace table parsed into ``trace_tasks`` rows, with its row faults counted."""
-
-    tasks: pl.DataFrame
-    n_rows: int
-    dropped: dict[str, int] = field(default_factory=dict)  # rows not in ``tasks``
-    issues: dict[str, int] = field(default_factory=dict)  # values set to null, joins that missed
-    file: str = ""
-
-
 def dedupe(df: pl.DataFrame, key: str, dropped: dict[str, int], reason: str = "duplicate_task") -> pl.DataFrame:
     """Keep the first row (lowest line) per key; count the others."""
     first = df.sort("line").filter(pl.col(key).is_first_distinct())
@@ -409,3 +396,22 @@ def trace_frame(trace_tasks: pl.DataFrame) -> pl.DataFrame:
         end_s="end_s", cpu_cores_per_inst="cpu_cores_per_inst", gpus_per_inst="gpus_per_inst",
         mem_gb_per_inst="mem_gb_per_inst", gpu_type="gpu_type",
     )
+
+
+class Alibaba2020(WorkloadSource):
+    """The PAI 2020 task and job tables (trace folder → mirror → live download)."""
+
+    name = SOURCE
+
+    def load(self, year: int, base: DeriveParams, *, seed: int, load_factor: float, inputs: Inputs,
+             histograms: dict[str, Histogram] | None) -> TraceInput:
+        src = {"trace_dir": inputs.trace_dir, "mirror": inputs.mirror, "live": inputs.live, "home": inputs.home}
+        task_raw = fetch_table("task", **src)
+        job_raw = fetch_table("job", **src)
+        jobs, job_counts = parse_job_table(job_raw)
+        parsed = attach_jobs(parse_task_table(task_raw), jobs)
+        return TraceInput(base.with_(seed=seed, load_factor=load_factor), trace_raw=task_raw, parsed=parsed,
+                          others=[job_raw], extra={"job_table": job_counts})
+
+
+TRACE = Alibaba2020()

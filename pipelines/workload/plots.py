@@ -12,7 +12,7 @@ import polars as pl
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from pipelines.workload_derive import WEEKDAYS, Histogram, weekday_hour_profile
+from pipelines.workload.derive import WEEKDAYS, Histogram, weekday_hour_profile
 
 # column, axis label, unit scale, reference histogram variable
 DISTRIBUTIONS = (

@@ -29,8 +29,9 @@ import numpy as np
 import polars as pl
 
 from gridshift.errors import DataError
-from pipelines.raw import RawFile
-from pipelines.tabular import read_csv_strings, to_float
+from pipelines.core.raw import RawFile
+from pipelines.core.source import Source
+from pipelines.core.tabular import read_csv_strings, to_float
 
 WEEK_S = 7 * 86_400
 SLOT_S = 900
@@ -54,7 +55,6 @@ GPU_MEM_GB_BY_TYPE: tuple[tuple[str, float], ...] = (
 
 REFERENCE_HISTOGRAMS_RELPATH = "reference/alibaba2020_filtered_histograms.csv"
 REFERENCE_WEEKDAY_HOUR_RELPATH = "reference/alibaba2020_filtered_weekday_hour.csv"
-REFERENCE_SOURCE = "reference-alibaba2020-filtered"
 
 
 @dataclass(frozen=True)
@@ -245,6 +245,24 @@ def parse_weekday_hour(raw: RawFile) -> np.ndarray:
     if np.isnan(prof).any():
         raise DataError("profile does not cover every weekday × hour", file=raw.uri, column="hour_utc")
     return prof
+
+
+class ReferenceShape(Source):
+    """The published shape of SustainCluster's filtered PAI 2020 workload, from a mirror: the
+    weekday × hour profile and the histograms (the synthetic generator's targets; the bandwidth model)."""
+
+    name = "reference-alibaba2020-filtered"
+
+    def histograms(self, mirror) -> tuple[RawFile, dict[str, Histogram]]:
+        raw = self.read_mirror(mirror, REFERENCE_HISTOGRAMS_RELPATH)
+        return raw, parse_histograms(raw)
+
+    def weekday_hour(self, mirror) -> tuple[RawFile, np.ndarray]:
+        raw = self.read_mirror(mirror, REFERENCE_WEEKDAY_HOUR_RELPATH)
+        return raw, parse_weekday_hour(raw)
+
+
+REFERENCE = ReferenceShape()
 
 
 # --------------------------------------------------------------------------- 1. filter

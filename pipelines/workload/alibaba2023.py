@@ -10,17 +10,16 @@ GPU); GB = memory_mib / 1024 (binary GB, as the 2020 trace's ``plan_mem``).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 
 from gridshift.errors import DataError
-from pipelines.alibaba2020 import TRACE_TASKS_COLUMNS, ParsedTrace, dedupe
-from pipelines.raw import RawFile, read_mirror
-from pipelines.tabular import read_csv_strings
+from pipelines.core.raw import RawFile
+from pipelines.core.tabular import read_csv_strings
+from pipelines.workload.alibaba2020 import TRACE_TASKS_COLUMNS, dedupe
+from pipelines.workload.base import Inputs, ParsedTrace, TraceInput, WorkloadSource
+from pipelines.workload.derive import DeriveParams, Histogram
 
 SOURCE = "alibaba-2023"
-LICENSE = "CC-BY-4.0; attribution: Alibaba Group, cluster-trace-gpu-v2023 (https://github.com/alibaba/clusterdata)"
 DEFAULT_RELPATH = "alibaba/gpu-v2023/openb_pod_list_default.csv"
 COLUMNS = ["name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase",
            "creation_time", "deletion_time", "scheduled_time"]
@@ -30,10 +29,6 @@ TIME_COLUMNS = ("creation_time", "deletion_time", "scheduled_time")
 FINISHED_PHASES = ("Succeeded", "Running")
 # Largest node of the 2023 cluster (openb_node_list_all_node.csv): 128 cores, 1 TiB, 8 GPUs.
 MAX_NODE = {"max_instance_cpu_cores": 128.0, "max_instance_mem_gb": 1024.0, "max_instance_gpus": 8.0}
-
-
-def fetch(*, mirror: Path | None, relpath: str = DEFAULT_RELPATH) -> RawFile:
-    return read_mirror(mirror, relpath, SOURCE)
 
 
 def parse(raw: RawFile) -> ParsedTrace:
@@ -81,3 +76,20 @@ def parse(raw: RawFile) -> ParsedTrace:
     dropped = {"missing_job_name": int(out["job_name"].null_count())}
     out = dedupe(out.filter(pl.col("job_name").is_not_null()), "task_key", dropped)
     return ParsedTrace(out.select(TRACE_TASKS_COLUMNS), df.height, dropped, issues, file)
+
+
+class Alibaba2023(WorkloadSource):
+    """A 2023 pod list from the mirror (``Inputs.pod_list``, default the default scheduler's list)."""
+
+    name = SOURCE
+
+    def default_params(self) -> DeriveParams:
+        return DeriveParams(statuses=FINISHED_PHASES, **MAX_NODE)
+
+    def load(self, year: int, base: DeriveParams, *, seed: int, load_factor: float, inputs: Inputs,
+             histograms: dict[str, Histogram] | None) -> TraceInput:
+        raw = self.read_mirror(inputs.mirror, inputs.pod_list or DEFAULT_RELPATH)
+        return TraceInput(base.with_(seed=seed, load_factor=load_factor), trace_raw=raw, parsed=parse(raw))
+
+
+TRACE = Alibaba2023()

@@ -1,8 +1,7 @@
-"""Raw upstream bytes: fetched from a mirror (or, later, live), then landed immutably by sha256."""
+"""Raw upstream bytes: fetched from a mirror or live, then landed immutably by sha256."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -11,9 +10,10 @@ from pathlib import Path
 import polars as pl
 
 from gridshift.atomic import atomic_write_bytes
-from gridshift.errors import DataError, SourceUnavailableError
+from gridshift.errors import SourceUnavailableError
 from gridshift.hashing import sha256_bytes
 from gridshift.home import safe_join
+from pipelines.core.tabular import strict_json
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,8 @@ class RawFile:
         return sha256_bytes(self.content)
 
     def json(self):
-        """The content parsed as JSON; a truncated or non-JSON body is a DataError naming the file."""
-        try:
-            return json.loads(self.content)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DataError(f"invalid or truncated JSON: {exc}", file=self.uri) from None
+        """The content parsed as strict JSON (:func:`pipelines.core.tabular.strict_json`)."""
+        return strict_json(self.content, self.uri)
 
 
 def read_mirror(mirror: Path | None, relpath: str, source: str) -> RawFile:

@@ -10,7 +10,7 @@ reference benchmark's filtered Alibaba PAI 2020 workload, tasks ≥ 15 min):
   Gaussian copula whose correlations were measured on the real 2023 pod list (below), so bigger
   requests come together as in a real trace;
 * input data size is not generated here: the trace format has none, and the derivation adds it
-  for every source with the same documented model (``workload_derive.assign_bandwidth``).
+  for every source with the same documented model (``pipelines.workload.derive.assign_bandwidth``).
 
 The generator also writes the rows a real trace has and the filter must remove (failed,
 unfinished and short tasks), so a synthetic workload goes through exactly the same derivation as
@@ -33,9 +33,11 @@ import numpy as np
 import polars as pl
 
 from gridshift.atomic import atomic_write_bytes
-from pipelines.alibaba2020 import JOB_COLUMNS, TASK_COLUMNS
-from pipelines.workload_derive import (
+from pipelines.workload.alibaba2020 import JOB_COLUMNS, TASK_COLUMNS
+from pipelines.workload.base import Inputs, TraceInput, WorkloadSource
+from pipelines.workload.derive import (
     MONDAY_EPOCH_S,
+    REFERENCE,
     SLOT_S,
     WEEK_S,
     DeriveParams,
@@ -270,3 +272,22 @@ def write_pai_tables(trace: SyntheticTrace, directory: Path) -> dict[str, Path]:
         atomic_write_bytes(path, tar_gz_csv(df, f"{name}.csv"))
         out[table] = path
     return out
+
+
+class Synthetic(WorkloadSource):
+    """The seeded generator, calibrated to the reference shape (``reference-alibaba2020-filtered``)."""
+
+    name = SOURCE
+    needs_histograms = True
+
+    def load(self, year: int, base: DeriveParams, *, seed: int, load_factor: float, inputs: Inputs,
+             histograms: dict[str, Histogram] | None) -> TraceInput:
+        prof_raw, profile = REFERENCE.weekday_hour(inputs.mirror)
+        sp = SyntheticParams(year=year, load_factor=load_factor, seed=seed, **inputs.synthetic)
+        trace = generate(sp, profile, histograms)
+        frame = to_trace_frame(trace)  # the generated table itself is not kept (peak memory)
+        return TraceInput(trace.derive_params(base.with_(seed=seed)), frame=frame, others=[prof_raw],
+                          extra={"synthetic_params": json.loads(sp.to_json())})
+
+
+GENERATOR = Synthetic()

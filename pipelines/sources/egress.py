@@ -14,8 +14,8 @@ Two inputs, one output:
   first row and column the region names), parsed by :func:`parse`. Chosen with
   ``GRIDSHIFT_EGRESS_SOURCE=mirror`` (``warehouse.ingest.ingest_egress(source=...)``).
 
-Both give ``source = SOURCE``; lineage tells them apart (``raw_sha256`` and the raw file's URI:
-``gridshift:data/egress/egress_rules.csv`` or the mirror file).
+Both are the registered source ``cloud-egress-matrix`` (:data:`SOURCE`); lineage tells them apart
+(``raw_sha256`` and the raw file's URI: ``gridshift:data/egress/egress_rules.csv`` or the mirror file).
 """
 
 from __future__ import annotations
@@ -23,18 +23,18 @@ from __future__ import annotations
 import io
 import re
 from importlib.resources import files
+from pathlib import Path
 
 import polars as pl
 
 from gridshift import locations
-from gridshift.errors import DataError
-from pipelines.raw import RawFile
-from pipelines.tabular import read_csv_strings, to_float
+from gridshift.errors import DataError, SourceUnavailableError
+from gridshift.locations import PROVIDERS
+from pipelines.core.raw import RawFile
+from pipelines.core.source import Source
+from pipelines.core.tabular import read_csv_strings, to_float
 
-SOURCE = "cloud-egress-matrix"
-LICENSE = ("Published cloud price lists (AWS, Google Cloud, Azure) as tabulated by SustainCluster (MIT); "
-           "rule table gridshift/data/egress/egress_rules.csv")
-PROVIDERS = ("aws", "gcp", "azure")
+NAME = "cloud-egress-matrix"
 RULES_FILE = "data/egress/egress_rules.csv"  # in the gridshift package
 RULES_URI = "gridshift:" + RULES_FILE
 RULE_COLUMNS = ["provider", "from", "to", "usd_per_gb", "pair_class", "source_url", "as_of", "note"]
@@ -68,7 +68,7 @@ def parse(raw: RawFile, provider: str) -> pl.DataFrame:
         .unpivot(index="src_region", variable_name="dst_region", value_name="usd_per_gb")
         .with_columns(
             provider=pl.lit(provider, dtype=pl.String),
-            source=pl.lit(SOURCE, dtype=pl.String),
+            source=pl.lit(NAME, dtype=pl.String),
             raw_sha256=pl.lit(raw.sha256, dtype=pl.String),
         )
     )
@@ -80,7 +80,7 @@ def parse(raw: RawFile, provider: str) -> pl.DataFrame:
 # --------------------------------------------------------------------------- the rule table
 def rules_raw() -> RawFile:
     """The repository's rule table as a raw file (landed like any upstream file, for lineage)."""
-    return RawFile(source=SOURCE, uri=RULES_URI, content=files("gridshift").joinpath(RULES_FILE).read_bytes())
+    return RawFile(source=NAME, uri=RULES_URI, content=files("gridshift").joinpath(RULES_FILE).read_bytes())
 
 
 def parse_rules(raw: RawFile) -> pl.DataFrame:
@@ -158,8 +158,34 @@ def rows_from_rules(raw: RawFile, provider: str, regions: list[str] | None = Non
     m = derive_matrix(parse_rules(raw), provider, regions, file=raw.uri)
     return m.with_columns(
         provider=pl.lit(provider, dtype=pl.String),
-        source=pl.lit(SOURCE, dtype=pl.String),
+        source=pl.lit(NAME, dtype=pl.String),
         raw_sha256=pl.lit(raw.sha256, dtype=pl.String),
     ).select("provider", "src_region", "dst_region", "usd_per_gb", "source", "raw_sha256").sort(
         "src_region", "dst_region"
     )
+
+
+class CloudEgressMatrix(Source):
+    """Egress prices per provider, from the repository's rule table (default) or the mirror's matrices."""
+
+    name = NAME
+    inputs = EGRESS_SOURCES
+
+    def mirror_relpath(self, provider: str) -> str:
+        return mirror_relpath(provider)
+
+    def raws(self, input: str, mirror: Path | None) -> list[tuple[str, RawFile]]:
+        """(provider, raw file) for every provider: the one rule table, or one mirror matrix each."""
+        if input not in self.inputs:
+            raise SourceUnavailableError(f"{self.name}: unknown input {input!r}; choose one of {self.inputs}")
+        if input == "repo":
+            raw = rules_raw()
+            return [(p, raw) for p in PROVIDERS]
+        return [(p, self.read_mirror(mirror, mirror_relpath(p))) for p in PROVIDERS]
+
+    def parse(self, raw: RawFile, provider: str) -> pl.DataFrame:
+        """``egress_price`` rows of one provider, sorted by (src_region, dst_region)."""
+        return rows_from_rules(raw, provider) if raw.uri == RULES_URI else parse(raw, provider)
+
+
+SOURCE = CloudEgressMatrix()

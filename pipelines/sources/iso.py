@@ -2,10 +2,10 @@
 
 gridstatus makes its own HTTP calls (no shared session, no base URL to override), so the adapter
 is the seam: ``IsoPriceAdapter.pull(location, start, end)`` returns a pandas/polars frame with
-gridstatus' ``Interval Start`` and a price column; :func:`fetch` normalizes it to a small CSV
+gridstatus' ``Interval Start`` and a price column; ``SOURCE.fetch`` normalizes it to a small CSV
 (``interval_start_utc,interval_end_utc,node,price,currency``), persists that pull under
 ``<home>/http_cache/gridstatus/<ISO>/<LOCATION>_<YEAR>.csv`` (so a re-run needs no network) and
-returns it as the raw file to land; :func:`parse` turns it into ``grid_price`` rows.
+returns it as the raw file to land; ``SOURCE.parse`` turns it into ``grid_price`` rows.
 
 Per market (day-ahead hourly LMP/SPP at one representative node or hub):
 
@@ -49,13 +49,14 @@ from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.home import Home, safe_join
 from gridshift.locations import Location
-from pipelines import http
-from pipelines.prices import grid_price_rows
-from pipelines.raw import RawFile
-from pipelines.tabular import DEFAULT_MAX_GAP, check_time_grid
+from gridshift.sources import get as source_info
+from pipelines.core import http
+from pipelines.core.fx import grid_price_rows
+from pipelines.core.raw import RawFile
+from pipelines.core.source import GridSource, NotPublished, year_bounds
+from pipelines.core.tabular import check_time_grid
 
-SOURCE = "gridstatus-iso-day-ahead"
-LICENSE = "ISO public market data (CAISO OASIS, ERCOT MIS, NYISO, PJM Data Miner 2, IESO) via gridstatus (BSD-3)"
+NAME = "gridstatus-iso-day-ahead"
 COLUMNS = ["interval_start_utc", "interval_end_utc", "node", "price", "currency"]
 IESO_MARKET_RENEWAL = datetime(2025, 5, 1, tzinfo=UTC)
 
@@ -72,7 +73,7 @@ class IsoSpec:
     kwargs: dict
     node: str
     currency: str = "USD"
-    token_env: str | None = None
+    needs_token: bool = False  # the source's token (``gridshift.sources``: PJM_API_KEY)
 
 
 SPECS: dict[str, IsoSpec] = {
@@ -84,7 +85,7 @@ SPECS: dict[str, IsoSpec] = {
                                                    "location_type": "zone"}, "N.Y.C."),
     # PJM's ``locations=`` takes pnode ids (gridstatus casts them to int): 1 is the PJM-RTO aggregate
     "PJM": IsoSpec("PJM", "PJM", "get_lmp", {"market": "DAY_AHEAD_HOURLY", "locations": [1]},
-                   "PJM-RTO", token_env="PJM_API_KEY"),
+                   "PJM-RTO", needs_token=True),
     "IESO": IsoSpec("IESO", "IESO", "get_lmp_day_ahead_hourly_ontario_zonal", {}, "ONTARIO", currency="CAD"),
 }
 PRICE_COLUMNS = ("LMP", "SPP", "HOEP", "Price", "Zonal Price")
@@ -106,16 +107,19 @@ class GridstatusAdapter:
 
     def pull(self, spec: IsoSpec, start: datetime, end: datetime):
         kwargs = {}
-        if spec.token_env:  # checked before the import: the user learns about both at once
-            key = http.get_token(spec.token_env)
+        if spec.needs_token:  # checked before the import: the user learns about both at once
+            token_env = source_info(NAME).token_env
+            key = http.get_token(token_env)
             if not key:
-                raise SourceUnavailableError(f"{SOURCE}: {spec.iso} needs {spec.token_env}: {PJM_HELP}")
+                raise NotPublished(f"{NAME}: {spec.iso} needs {token_env}: {PJM_HELP}")
             kwargs["api_key"] = key
         try:
             import gridstatus
+
+            http.guard_loggers()
         except ImportError:
             raise GridstatusUnavailable(
-                f"{SOURCE}: {spec.iso} prices need the optional package gridstatus "
+                f"{NAME}: {spec.iso} prices need the optional package gridstatus "
                 "(uv pip install 'gridstatus>=0.37'), or provide a mirror with "
                 "prices/standardized/<LOCATION>/<LOCATION>_electricity_prices_<YEAR>.csv"
             ) from None
@@ -133,7 +137,7 @@ class GridstatusAdapter:
             try:
                 frames.append(getattr(client, method)(date=lo, end=hi, **extra))
             except Exception as exc:  # gridstatus raises many types; keep tokens out of the message
-                raise http.DownloadError(f"{SOURCE}: {spec.iso} {lo:%Y-%m-%d}..{hi:%Y-%m-%d}: "
+                raise http.DownloadError(f"{NAME}: {spec.iso} {lo:%Y-%m-%d}..{hi:%Y-%m-%d}: "
                                          f"{http.redact(str(exc))}") from None
         if len(frames) == 1:
             return frames[0]
@@ -154,7 +158,7 @@ def set_adapter_factory(factory: Callable[[], IsoPriceAdapter] | None) -> None:
 
 def spec_for(location: Location) -> IsoSpec:
     if not location.iso_market or location.iso_market not in SPECS:
-        raise SourceUnavailableError(f"{SOURCE}: {location.location} is not a supported ISO market")
+        raise NotPublished(f"{NAME}: {location.location} is not a supported ISO market")
     return SPECS[location.iso_market]
 
 
@@ -199,50 +203,69 @@ def normalize(frame, spec: IsoSpec) -> bytes:
     return buf.getvalue()
 
 
-def fetch(location: Location, year: int, *, home: Home, adapter: IsoPriceAdapter | None = None,
-          now: datetime | None = None) -> RawFile:
-    """A persisted pull if there is one (historical years), else a fresh pull through the adapter."""
-    spec = spec_for(location)
-    path = pull_path(home, location, year)
-    start, end = datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
-    now = now or datetime.now(UTC)
-    historical = end <= now - http.RECENT_WINDOW
-    uri = f"gridstatus:{spec.iso}/{spec.cls}.{spec.method}?node={spec.node}&year={year}"
-    if path.is_file() and historical:
-        return RawFile(source=SOURCE, uri=uri, content=path.read_bytes())
-    frame = (adapter or _adapter_factory()).pull(spec, start, min(end, now))
-    content = normalize(frame, spec)
-    atomic_write_bytes(path, content)
-    return RawFile(source=SOURCE, uri=uri, content=content)
+class GridstatusIsoDayAhead(GridSource):
+    """US/Canadian ISO day-ahead prices through the gridstatus adapter (persisted pulls), live only."""
+
+    name = NAME
+    time_column = "interval_start_utc"
+
+    def covers(self, location: Location) -> bool:
+        return location.iso_market in SPECS
+
+    def how_to(self, location: Location) -> str:
+        spec = SPECS.get(location.iso_market or "")
+        if spec is None:
+            return f"no live price source for {location.location} (market {location.market}): provide the mirror file"
+        return "install gridstatus" + (f" and set {self.info.token_env}" if spec.needs_token else "")
+
+    def fetch(self, location: Location, year: int, *, home: Home, session=None,
+              adapter: IsoPriceAdapter | None = None, now: datetime | None = None) -> RawFile:
+        """A persisted pull if there is one (historical years), else a fresh pull through the adapter."""
+        spec = spec_for(location)
+        path = pull_path(home, location, year)
+        start, end = year_bounds(year)
+        now = now or datetime.now(UTC)
+        historical = end <= now - http.RECENT_WINDOW
+        uri = f"gridstatus:{spec.iso}/{spec.cls}.{spec.method}?node={spec.node}&year={year}"
+        if path.is_file() and historical:
+            return RawFile(source=self.name, uri=uri, content=path.read_bytes())
+        frame = (adapter or _adapter_factory()).pull(spec, start, min(end, now))
+        content = normalize(frame, spec)
+        atomic_write_bytes(path, content)
+        return RawFile(source=self.name, uri=uri, content=content)
+
+    def rows(self, raw: RawFile, location: Location, year: int, *, max_gap: timedelta,
+             rates: dict[tuple[str, int], float] | None = None) -> pl.DataFrame:
+        """A persisted pull → ``grid_price`` rows of the UTC year."""
+        file = raw.uri
+        try:
+            df = pl.read_csv(io.BytesIO(raw.content), infer_schema=False)
+        except Exception as exc:  # noqa: BLE001
+            raise DataError(f"cannot parse pull: {exc}", file=file) from None
+        missing = [c for c in COLUMNS if c not in df.columns]
+        if missing:
+            raise DataError(f"missing column(s) {missing}", file=file, column=missing[0])
+        fmt = "%Y-%m-%dT%H:%M:%SZ"
+        ts = df["interval_start_utc"].str.to_datetime(fmt, time_unit="us", strict=False).dt.replace_time_zone("UTC")
+        te = df["interval_end_utc"].str.to_datetime(fmt, time_unit="us", strict=False).dt.replace_time_zone("UTC")
+        if ts.null_count() or te.null_count():
+            raise DataError("unparseable interval timestamp(s)", file=file, column="interval_start_utc")
+        res = ((te - ts).dt.total_minutes()).cast(pl.Int64)
+        price = df["price"].cast(pl.Float64, strict=False)
+        if price.null_count():
+            raise DataError("non-numeric or empty price(s)", file=file, column="price")
+        lo, hi = year_bounds(year)
+        frame = pl.DataFrame({"ts_utc": ts, "price": price, "res": res, "cur": df["currency"]}).filter(
+            (pl.col("ts_utc") >= lo) & (pl.col("ts_utc") < hi))
+        if frame.height == 0:
+            raise DataError(f"the pull holds no prices in {year}", file=file, column="interval_start_utc")
+        check_time_grid(frame["ts_utc"], file, "interval_start_utc",
+                        step=timedelta(minutes=int(frame["res"].min())), max_gap=max_gap)
+        cur = frame["cur"].unique().to_list()
+        if cur != [location.price_currency]:
+            raise DataError(f"currency {cur} is not {location.price_currency}", file=file, column="currency")
+        return grid_price_rows(frame["ts_utc"], frame["price"], frame["res"], cur[0],
+                               location=location, source=self.name, raw=raw, rates=rates)
 
 
-def parse(raw: RawFile, location: Location, *, max_gap: timedelta = DEFAULT_MAX_GAP,
-          year: int | None = None, rates: dict[tuple[str, int], float] | None = None) -> pl.DataFrame:
-    file = raw.uri
-    try:
-        df = pl.read_csv(io.BytesIO(raw.content), infer_schema=False)
-    except Exception as exc:  # noqa: BLE001
-        raise DataError(f"cannot parse pull: {exc}", file=file) from None
-    missing = [c for c in COLUMNS if c not in df.columns]
-    if missing:
-        raise DataError(f"missing column(s) {missing}", file=file, column=missing[0])
-    ts = df["interval_start_utc"].str.to_datetime("%Y-%m-%dT%H:%M:%SZ", time_unit="us").dt.replace_time_zone("UTC")
-    te = df["interval_end_utc"].str.to_datetime("%Y-%m-%dT%H:%M:%SZ", time_unit="us").dt.replace_time_zone("UTC")
-    res = ((te - ts).dt.total_minutes()).cast(pl.Int64)
-    price = df["price"].cast(pl.Float64, strict=False)
-    if price.null_count():
-        raise DataError("non-numeric or empty price(s)", file=file, column="price")
-    frame = pl.DataFrame({"ts_utc": ts, "price": price, "res": res, "cur": df["currency"]})
-    if year is not None:
-        frame = frame.filter(pl.col("ts_utc").dt.year() == year)
-    check_time_grid(frame["ts_utc"], file, "interval_start_utc",
-                    step=timedelta(minutes=int(frame["res"].min())), max_gap=max_gap)
-    cur = frame["cur"].unique().to_list()
-    if cur != [location.price_currency]:
-        raise DataError(f"currency {cur} is not {location.price_currency}", file=file, column="currency")
-    return grid_price_rows(frame["ts_utc"], frame["price"], frame["res"], cur[0],
-                           location=location, source=SOURCE, raw=raw, rates=rates)
-
-
-__all__ = ["GridstatusAdapter", "GridstatusUnavailable", "IsoPriceAdapter", "IsoSpec", "SPECS", "fetch",
-           "normalize", "parse", "pull_path", "set_adapter_factory"]
+SOURCE = GridstatusIsoDayAhead()

@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 from gridshift import locations
-from pipelines import fx
-from pipelines.live import iso_prices
+from pipelines.core import fx
+from pipelines.sources import iso as iso_prices
 
 
 def _converted_markets() -> dict[str, str]:

@@ -9,24 +9,27 @@ import pytest
 
 from gridshift import locations
 from gridshift.wetbulb import stull_wetbulb
-from pipelines import egress, electricitymaps, network, openmeteo, prices
-from pipelines.raw import read_mirror
-from warehouse.ingest import parse_grid
+from pipelines.core.raw import read_mirror
+from pipelines.sources import egress, electricitymaps, openmeteo, sustaincluster_prices
+from pipelines.sources import persico as network
+from warehouse.load import validate
+
+
+def _parse(src, shared, code, year):
+    loc = locations.get(code)
+    return src.parse(read_mirror(shared, src.mirror_relpath(loc, year), "t"), loc, year)
 
 
 def _carbon(shared, code, year=2023):
-    loc = locations.get(code)
-    return electricitymaps.parse(read_mirror(shared, electricitymaps.mirror_relpath(loc, year), "t"), loc)
+    return _parse(electricitymaps.CSV, shared, code, year)
 
 
 def _price(shared, code, year=2023):
-    loc = locations.get(code)
-    return prices.parse(read_mirror(shared, prices.mirror_relpath(loc, year), "t"), loc)
+    return _parse(sustaincluster_prices.SOURCE, shared, code, year)
 
 
 def _weather(shared, code, year=2023):
-    loc = locations.get(code)
-    return openmeteo.parse(read_mirror(shared, openmeteo.mirror_relpath(loc, year), "t"), loc)
+    return _parse(openmeteo.ARCHIVE, shared, code, year)
 
 
 def at(df: pl.DataFrame, *ymdh: int) -> dict:
@@ -70,7 +73,7 @@ def test_de_lu_price_spot_value_and_negative_prices(shared_data):
     ("AU-VIC", 2030, 1730.715833333333), ("SG", 0, 3361.23), ("US-TEX-ERCO", 0, 4111.545),
 ])
 def test_real_extremes_pass_validation(shared_data, code, neg_hours, max_price):
-    df = parse_grid("price", read_mirror(shared_data, prices.mirror_relpath(locations.get(code), 2023), "t"), code)
+    df = validate("grid_price", _price(shared_data, code))
     assert int((df["price_usd_per_mwh"] < 0).sum()) == neg_hours
     assert df["price_usd_per_mwh"].max() == pytest.approx(max_price)
 
@@ -201,7 +204,7 @@ def test_egress_rule_table_records_source_and_date():
 
 def test_egress_rules_ambiguous_or_missing_pair_is_an_error():
     from gridshift.errors import DataError
-    from pipelines.raw import RawFile
+    from pipelines.core.raw import RawFile
 
     head = "provider,from,to,usd_per_gb,pair_class,source_url,as_of,note\n"
     url = "https://example.org/p,2025-01-01,"

@@ -1,0 +1,185 @@
+"""Strict parsing helpers: every failure names the file, the column, the rows and the values."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from datetime import timedelta
+
+import polars as pl
+
+from gridshift.errors import DataError
+
+HEADER_LINES = 1
+# The fill limit: the longest run of missing source time that is filled (and flagged) rather than
+# refused. Ingest refuses files with longer gaps; bundles fill up to it. One value for every step.
+DEFAULT_MAX_GAP = timedelta(hours=3)  # data row i (0-based) is line i + 2 of a CSV with one header line
+
+
+def _header(content: bytes, file: str) -> list[str]:
+    """The header line's column names (csv quoting rules); a name given twice is refused, because a
+    reader would silently keep one of the two columns."""
+    first = content.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].rstrip(b"\r")
+    try:
+        names = next(csv.reader([first.decode("utf-8")]), [])
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise DataError(f"cannot read the CSV header: {exc}", file=file, rows=[1]) from None
+    seen: dict[str, int] = {}
+    for pos, name in enumerate(names, 1):
+        if name.strip() in seen:
+            raise DataError(
+                f"column {name.strip()!r} appears twice in the header (fields {seen[name.strip()]} and {pos})",
+                file=file, column=name.strip(), rows=[1], values=[first.decode("utf-8", "replace")[:200]],
+            )
+        seen[name.strip()] = pos
+    return names
+
+
+def read_csv_strings(content: bytes, file: str, required: list[str]) -> pl.DataFrame:
+    """Read a CSV with every column as text, checking that the header names each column once and
+    that the required columns are present."""
+    _header(content, file)
+    try:
+        df = pl.read_csv(io.BytesIO(content), infer_schema=False, encoding="utf8")
+    except Exception as exc:  # polars raises several types for malformed CSV
+        raise DataError(f"cannot parse CSV: {exc}", file=file) from exc
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise DataError(
+            f"missing or renamed column(s) {missing}; found {df.columns}", file=file, column=missing[0]
+        )
+    return df
+
+
+def bad_rows(df: pl.DataFrame, mask: pl.Series, message: str, *, file: str, column: str) -> DataError:
+    """The DataError for the rows of a CSV frame where ``mask`` holds: their file lines and ``column``'s values."""
+    bad = df.with_row_index("_i").filter(mask)
+    return DataError(
+        message, file=file, column=column, rows=[i + HEADER_LINES + 1 for i in bad["_i"].head(10).to_list()],
+        values=bad[column].head(10).to_list(),
+    )
+
+
+def _fail_on_nulls(df: pl.DataFrame, parsed: pl.Series, raw_col: str, file: str, what: str) -> None:
+    mask = parsed.is_null() & df[raw_col].is_not_null() & (df[raw_col] != "")
+    if mask.any():
+        raise bad_rows(df, mask, f"{mask.sum()} value(s) are not {what}", file=file, column=raw_col)
+
+
+def to_float(df: pl.DataFrame, col: str, file: str, *, required: bool = False) -> pl.Series:
+    """Cast a text column to Float64; non-numeric text is an error, empty is null (or an error if required)."""
+    s = df[col].str.strip_chars().cast(pl.Float64, strict=False)
+    _fail_on_nulls(df, s, col, file, "numeric")
+    if required and s.null_count():
+        raise bad_rows(df, s.is_null(), f"{s.null_count()} required value(s) are empty", file=file, column=col)
+    return s
+
+
+def to_utc(df: pl.DataFrame, col: str, file: str, fmt: str, *, naive_is_utc: bool = True) -> pl.Series:
+    """Parse a timestamp column to Datetime(us, UTC); unparseable values are an error."""
+    s = df[col].str.strip_chars().str.to_datetime(fmt, strict=False, time_unit="us")
+    _fail_on_nulls(df, s, col, file, f"timestamps in format {fmt!r}")
+    empty = df.with_row_index("_i").filter(s.is_null())
+    if empty.height:
+        raise DataError("empty timestamp(s)", file=file, column=col, rows=[i + 2 for i in empty["_i"].head(10)])
+    if s.dtype.time_zone is None:
+        if not naive_is_utc:
+            raise DataError("timestamps carry no offset", file=file, column=col)
+        s = s.dt.replace_time_zone("UTC")
+    return s.dt.convert_time_zone("UTC")
+
+
+def check_time_grid(ts: pl.Series, file: str, column: str, *, step: timedelta, max_gap: timedelta) -> None:
+    """Refuse duplicated timestamps, timestamps off the series' regular grid, and gaps beyond ``max_gap``.
+
+    The grid may carry a constant offset (e.g. India's half-hourly ``00:30`` prices).
+    """
+    frame = pl.DataFrame({"ts": ts}).with_row_index("_i")
+    dup = frame.filter(pl.col("ts").is_duplicated())
+    if dup.height:
+        raise DataError(
+            "duplicated timestamp(s)",
+            file=file,
+            column=column,
+            rows=[i + 2 for i in dup["_i"].head(10).to_list()],
+            values=[str(v) for v in dup["ts"].head(10).to_list()],
+        )
+    srt = frame.sort("ts")
+    step_us = int(step.total_seconds() * 1_000_000)
+    epoch_us = srt["ts"].dt.epoch("us")
+    off = epoch_us % step_us
+    bad = srt.filter(off != off[0]) if srt.height else srt
+    if bad.height:
+        raise DataError(
+            f"timestamp(s) off the {step} grid",
+            file=file,
+            column=column,
+            rows=[i + 2 for i in bad["_i"].head(10).to_list()],
+            values=[str(v) for v in bad["ts"].head(10).to_list()],
+        )
+    gaps = srt.with_columns(gap=pl.col("ts").diff()).filter(pl.col("gap") > max_gap + step)
+    if gaps.height:
+        first = gaps.row(0, named=True)
+        start = first["ts"] - first["gap"] + step
+        raise DataError(
+            f"{gaps.height} gap(s) longer than the fill limit of {max_gap}; first: missing from {start} "
+            f"to {first['ts'] - step} ({first['gap'] - step})",
+            file=file,
+            column=column,
+            rows=[first["_i"] + 2],
+            values=[str(first["ts"])],
+        )
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _no_duplicate_keys(file: str):
+    def hook(pairs: list[tuple[str, object]]) -> dict:
+        out: dict = {}
+        for key, value in pairs:
+            if key in out:
+                raise DataError(f"JSON key {key!r} appears twice in one object (a reader would keep the last)",
+                                file=file, column=key, values=[out[key], value])
+            out[key] = value
+        return out
+
+    return hook
+
+
+def _no_constant(file: str):
+    def hook(name: str):
+        raise DataError(f"{name} is not a JSON number", file=file, values=[name])
+
+    return hook
+
+
+def strict_json(content: bytes, file: str):
+    """Parse JSON strictly: a truncated or non-JSON body, a key repeated in one object, or
+    ``NaN``/``Infinity`` (not JSON) is a DataError naming the file."""
+    try:
+        return json.loads(content, object_pairs_hook=_no_duplicate_keys(file), parse_constant=_no_constant(file))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"invalid or truncated JSON: {exc}", file=file) from None
+
+
+def json_numbers(values: Sequence, file: str, column: str) -> pl.Series:
+    """A JSON array of numbers (or nulls) as Float64. Anything else — text, ``true``/``false``
+    (polars would read them as 1.0/0.0), objects — is a DataError naming the array positions."""
+    try:
+        num = pl.Series(values, dtype=pl.Float64, strict=True)
+        text = pl.Series(values, dtype=pl.String, strict=False)
+        bad = text.is_in(["true", "false"])
+    except (TypeError, ValueError, pl.exceptions.PolarsError):
+        # error path only: locate the offending entries for the message
+        pos = [i for i, v in enumerate(values)
+               if v is not None and (isinstance(v, bool) or not isinstance(v, int | float))]
+        raise DataError("value(s) are not numbers", file=file, column=column, rows=pos,
+                        values=[values[i] for i in pos]) from None
+    if bad.any():
+        pos = bad.arg_true()
+        raise DataError(f"{pos.len()} boolean value(s) where numbers are expected", file=file, column=column,
+                        rows=pos.head(10).to_list(), values=text.gather(pos.head(10)).to_list())
+    return num

@@ -1,0 +1,2 @@
+"""One module per publisher, holding both its mirror reading and its live fetching; ``registry``
+lists them all."""
