@@ -112,7 +112,7 @@ def ingest(
     Exits 1 if any partition failed its checks (each is reported with its cause).
     """
     from dagster_project import runner
-    from scenario_builder.export import in_mirror
+    from warehouse.ingest import in_mirror
 
     _quiet_dagster()
     with _reporting(home):
