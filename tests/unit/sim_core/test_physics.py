@@ -102,7 +102,7 @@ def test_total_monotone_in_each_utilisation_and_ambient():
 
 
 def test_chiller_monotone_in_condenser_temperature_and_load():
-    for cond in ("water", "air"):
+    for cond in ("water", "air", "dry"):
         pv = ph.param_vector(DatacenterParams(condenser=cond))
         rated = 1000.0
         for load in (0.0, 10.0, 30.0, 49.0, 51.0, 200.0, 600.0, 900.0, 1200.0):
@@ -384,6 +384,16 @@ def test_dry_cooler_uses_no_water_and_conserves_energy():
                 met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
                 assert r["heat_rejected_kw"] == pytest.approx(met + r["chiller_kw"], rel=1e-12)
                 assert r["tower_fan_kw"] <= 0.0105 * r["heat_rejected_kw"] * 1.35 * (1 + 1 / 6.1) + 1e-12
+    # total power never falls as it gets warmer or busier (where cooling is met)
+    for u in (0.0, 0.5, 1.0):
+        ts = np.linspace(-15, 45, 121)
+        rs = [run(p, CAPS[0], u, t, float(stull_wetbulb(t, 50.0))) for t in ts]
+        tot = np.array([r["total_kw"] for r in rs])
+        ok = np.array([r["unmet_cooling_kw"] == 0 for r in rs])
+        assert ok.sum() > 60 and np.all(np.diff(tot)[ok[1:] & ok[:-1]] >= -1e-12), u
+    for t in (-10.0, 10.0, 30.0):
+        tot = [run(p, CAPS[0], u, t, float(stull_wetbulb(t, 50.0)))["total_kw"] for u in np.linspace(0, 1, 21)]
+        assert np.all(np.diff(tot) >= -1e-12), t
     # the dry-bulb, not the wet-bulb, sets its condenser water
     a = run(p, CAPS[0], 0.5, 25.0, 10.0)
     b = run(p, CAPS[0], 0.5, 25.0, 24.0)
