@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES"]
+__all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES"]
 
 #: GPU models: (idle W, max W). Max = board TDP from the vendor data sheets (V100 PCIe 250 W,
 #: A100 SXM4 400 W, H100 SXM5 700 W); idle = typical ``nvidia-smi`` idle draw reported in
@@ -28,7 +28,13 @@ GPU_PRESETS: dict[str, tuple[float, float]] = {
     "H100": (70.0, 700.0),
 }
 
-CONDENSER_TYPES = ("water", "air")
+#: heat rejection: "water" = open wet cooling tower (evaporates water); "dry" = closed dry cooler (fluid
+#: cooler, sensible only, no water) on the condenser-water loop of a water-cooled chiller; "air" = air-cooled
+#: chiller (no condenser-water loop, no economizer).
+CONDENSER_TYPES = ("water", "dry", "air")
+#: water-side economizer: "integrated" = plate heat exchanger upstream of the chiller (partial free cooling);
+#: "none" = chiller only.
+ECONOMIZER_TYPES = ("integrated", "none")
 
 
 @dataclass(frozen=True)
@@ -90,10 +96,12 @@ class DatacenterParams:
 
     # ---------------------------------------------------------------- chiller (EnergyPlus
     # Chiller:Electric curves, coefficients as SIMULATION.md §4)
-    # "water" (cooling tower) or "air" (air-cooled condenser, no tower and no water).
+    # Heat rejection (CONDENSER_TYPES): "water" (wet cooling tower), "dry" (dry cooler on the
+    # condenser-water loop, no water use) or "air" (air-cooled chiller, no tower, no water).
     condenser: str = "water"
     # Rated COP: ASHRAE 90.1-2019 Table 6.8.1-3 minima ~6.1 (water-cooled centrifugal)
-    # and ~2.9 (air-cooled); the air-cooled value is used when condenser == "air".
+    # and ~2.9 (air-cooled); the air-cooled value is used when condenser == "air" (a dry cooler
+    # serves a water-cooled chiller: 6.1).
     chiller_cop_water: float = 6.1
     chiller_cop_air: float = 2.9
     # Chiller rated capacity = 1.35 x the design cooling load (N+margin sizing, so that the
@@ -115,25 +123,65 @@ class DatacenterParams:
     chiller_flf_c0: float = 0.03303
     chiller_flf_c1: float = 0.6852
     chiller_flf_c2: float = 0.2818
-    # Curve input limits for dT (EnergyPlus curves carry min/max x); the lower one corresponds to
-    # the minimum condenser temperature of real chillers (12.5 K below design) and keeps the
-    # curves in the range where a hotter condenser never makes the chiller cheaper.
-    chiller_dt_min: float = -4.5
+    # Minimum entering condenser-water temperature the chiller runs at: 12.8 degC (55 degF). Trane
+    # CenTraVac CVGF manual, "Condenser Water Limitations": centrifugal chillers run down to a 5 psig
+    # condenser-evaporator pressure differential, "safe minimum entering condenser water temperatures at
+    # or below 12.8 degC (55 degF)"; colder tower water is held there by tower bypass / head-pressure
+    # control, so the chiller's lift (and power) stops falling. It lies inside the range where the
+    # curves above give a chiller never cheaper when hotter (dT >= -6.6, i.e. >= 11.1 degC water), and
+    # below it the water-side economizer carries the load. An air-cooled condenser is held at the
+    # same lift below its rating point (35 - (29.44 - 12.8) = 18.36 degC air).
+    chiller_cond_min_c: float = 12.8
+    # Upper input limit of dT (the CapRatio quadratic has its minimum at dT = 15.4; beyond 10 it is
+    # outside any rating data: 57.2 degC condenser water, 62.8 degC air).
     chiller_dt_max: float = 10.0
     # Below this part-load ratio the chiller cycles (EnergyPlus MinPLR 0.05).
     chiller_min_plr: float = 0.05
+    # Chilled-water design range (return - supply) 5.56 K (10 degF): AHRI Standard 550/590 standard
+    # rating conditions (44 degF leaving, 2.4 gpm/ton => 54 degF entering). The return temperature
+    # is supply + range x load / flow (flow = chilled-water pump flow ratio below).
+    chw_range_k: float = 5.56
+
+    # ---------------------------------------------------------------- water-side economizer
+    # ECONOMIZER_TYPES: "integrated" = plate heat exchanger in series upstream of the chiller on the
+    # chilled-water return, fed by the condenser-water loop (tower or dry cooler): ASHRAE 90.1-2010/
+    # 2013 §6.5.1.2 requires water economizers to be integrated ("capable of providing partial
+    # cooling even when additional mechanical cooling is required"); see S. T. Taylor, "How to
+    # Design & Control Waterside Economizers", ASHRAE Journal, June 2014. Not used with "air".
+    economizer: str = "integrated"
+    # Heat-exchanger approach (chilled water leaving the HX minus condenser water entering it):
+    # 1.11 K (2 degF), "the minimum recommended temperature approach" of a plate-and-frame heat
+    # exchanger (HPAC Engineering, "Plate and frame heat exchangers", Fall 2017; 90.1 requires AHRI
+    # Standard 400 certified units).
+    wse_hx_approach_k: float = 1.11
 
     # ---------------------------------------------------------------- cooling tower
     # Design wet-bulb 23.89 degC (75 degF) and approach 5.55 K => 29.44 degC leaving water
-    # (CTI STD-201 rating point).
+    # (CTI STD-201 rating point). Market data agree: open wet towers have a median approach of 5 K
+    # to the wet-bulb (6730 models of 27 manufacturers; Energies 2023, 16(9), 3661, Conclusions).
     tower_design_wetbulb_c: float = 23.89
     tower_approach_k: float = 5.55
-    # Fan power at design = 1 % of the design heat rejected (order 0.01 kW per kW rejected).
-    tower_fan_design_frac: float = 0.01
+    # Fan power at design = 0.0105 x the design heat rejected: EnergyPlus's cooling-tower autosizing
+    # rule (CondenserLoopTowers.cc: HighSpeedFanPower = 0.0105 * DesTowerLoad). Open wet towers on
+    # the market draw 0.012-0.021 kWel per kWth (Energies 2023, 16(9), 3661), fans and spray included.
+    tower_fan_design_frac: float = 0.0105
     # Airflow needed grows ~4 %/K of wet-bulb (saturated-air enthalpy difference shrinks as the
     # wet-bulb approaches the water temperature); exponential approximation.
     tower_wetbulb_sens_per_k: float = 0.04
     tower_min_airflow_ratio: float = 0.1
+
+    # ---------------------------------------------------------------- dry cooler (condenser == "dry")
+    # Approach (leaving fluid - entering air dry-bulb) at design: 10 K, the median of dry coolers on
+    # the market (6730 cooling-tower models of 27 manufacturers: "Dry cooling has a median approach
+    # of 10 K towards ambient DBT"; Energies 2023, 16(9), 3661, Conclusions). Widens in proportion
+    # beyond full airflow, as the tower's. Sizing note: the chiller below is sized for a tower; with a
+    # dry cooler its condenser water reaches 40 degC at 30 degC dry-bulb and, at full load, the default
+    # chiller_capacity_factor runs short above that (reported as unmet cooling): raise it for "dry".
+    dry_cooler_approach_k: float = 10.0
+    # Fan power at design airflow = 0.0105 x design heat rejected (EnergyPlus FluidCoolers.cc
+    # autosizing: HighSpeedFanPower = 0.0105 * DesFluidCoolerLoad); cubic fan law below it, floor as
+    # the tower's. Sensible heat at a fixed approach: airflow ratio = heat ratio.
+    dry_cooler_fan_design_frac: float = 0.0105
 
     # ---------------------------------------------------------------- pumps (variable speed)
     # Design pump power per kW of design cooling: chilled water 0.025, condenser water 0.02
@@ -152,6 +200,9 @@ class DatacenterParams:
     pump_curve_c3: float = -0.0998
 
     # ---------------------------------------------------------------- water
+    # A wet tower rejects its heat by evaporation (SIMULATION.md §4: evaporation = heat rejected /
+    # latent heat), in economizer hours as well: it still rejects the whole cooling load. A dry cooler
+    # or an air-cooled condenser evaporates nothing (no drift, no blowdown).
     # Latent heat of vaporization at ~30 degC: 2430 kJ/kg; 2400 gives 1.5 L per kWh rejected.
     latent_heat_kj_per_kg: float = 2400.0
     # Drift: 0.005 % of circulating water (CTI high-efficiency drift eliminators 0.001-0.005 %).
@@ -168,6 +219,8 @@ class DatacenterParams:
     def __post_init__(self) -> None:
         if self.condenser not in CONDENSER_TYPES:
             raise ValueError(f"condenser must be one of {CONDENSER_TYPES}, got {self.condenser!r}")
+        if self.economizer not in ECONOMIZER_TYPES:
+            raise ValueError(f"economizer must be one of {ECONOMIZER_TYPES}, got {self.economizer!r}")
         for f in fields(self):
             v = getattr(self, f.name)
             if f.type in ("float", float):
@@ -218,4 +271,4 @@ class DatacenterParams:
 
     @property
     def chiller_cop(self) -> float:
-        return self.chiller_cop_water if self.condenser == "water" else self.chiller_cop_air
+        return self.chiller_cop_air if self.condenser == "air" else self.chiller_cop_water

@@ -38,15 +38,18 @@ FACILITY_PARAMS = (
     "chiller_cap_c0", "chiller_cap_c1", "chiller_cap_c2",
     "chiller_pow_c0", "chiller_pow_c1", "chiller_pow_c2",
     "chiller_flf_c0", "chiller_flf_c1", "chiller_flf_c2",
-    "chiller_dt_min", "chiller_dt_max", "chiller_min_plr",
+    "chiller_cond_min_c", "chiller_dt_max", "chiller_min_plr", "chw_range_k",
+    "wse_hx_approach_k",
     "tower_design_wetbulb_c", "tower_approach_k", "tower_fan_design_frac",
     "tower_wetbulb_sens_per_k", "tower_min_airflow_ratio",
+    "dry_cooler_approach_k", "dry_cooler_fan_design_frac",
     "chw_pump_design_frac", "cw_pump_design_frac", "pump_min_flow_ratio",
     "pump_curve_c0", "pump_curve_c1", "pump_curve_c2", "pump_curve_c3",
     "latent_heat_kj_per_kg", "drift_frac", "cw_range_k", "water_cp_kj_per_kg_k",
     "cycles_of_concentration",
 )
-DERIVED_PARAMS = ("condenser_is_water",)  # not dataclass fields: computed by param_vector
+# not dataclass fields: computed by param_vector from the ``condenser`` and ``economizer`` choices
+DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on")
 PARAM_NAMES = IT_PARAMS + FACILITY_PARAMS + DERIVED_PARAMS
 N_PARAMS = len(PARAM_NAMES)
 _P = {name: i for i, name in enumerate(PARAM_NAMES)}
@@ -83,14 +86,18 @@ P_COND_DESIGN_A = _P["cond_design_air_c"]
 P_CAP0, P_CAP1, P_CAP2 = _P["chiller_cap_c0"], _P["chiller_cap_c1"], _P["chiller_cap_c2"]
 P_POW0, P_POW1, P_POW2 = _P["chiller_pow_c0"], _P["chiller_pow_c1"], _P["chiller_pow_c2"]
 P_FLF0, P_FLF1, P_FLF2 = _P["chiller_flf_c0"], _P["chiller_flf_c1"], _P["chiller_flf_c2"]
-P_DT_MIN = _P["chiller_dt_min"]
+P_COND_MIN = _P["chiller_cond_min_c"]
 P_DT_MAX = _P["chiller_dt_max"]
 P_MIN_PLR = _P["chiller_min_plr"]
+P_CHW_RANGE = _P["chw_range_k"]
+P_HX_APP = _P["wse_hx_approach_k"]
 P_TOWER_WB = _P["tower_design_wetbulb_c"]
 P_TOWER_APP = _P["tower_approach_k"]
 P_TOWER_FRAC = _P["tower_fan_design_frac"]
 P_TOWER_SENS = _P["tower_wetbulb_sens_per_k"]
 P_TOWER_MIN = _P["tower_min_airflow_ratio"]
+P_DRY_APP = _P["dry_cooler_approach_k"]
+P_DRY_FRAC = _P["dry_cooler_fan_design_frac"]
 P_CHW_PUMP = _P["chw_pump_design_frac"]
 P_CW_PUMP = _P["cw_pump_design_frac"]
 P_PUMP_MIN = _P["pump_min_flow_ratio"]
@@ -100,7 +107,9 @@ P_DRIFT = _P["drift_frac"]
 P_CW_RANGE = _P["cw_range_k"]
 P_WATER_CP = _P["water_cp_kj_per_kg_k"]
 P_CYCLES = _P["cycles_of_concentration"]
-P_COND_WATER = _P["condenser_is_water"]
+P_COND_WATER = _P["condenser_is_water"]  # wet cooling tower
+P_COND_DRY = _P["condenser_is_dry"]  # dry cooler (condenser-water loop, no evaporation)
+P_ECON = _P["economizer_on"]  # integrated water-side economizer (water or dry only)
 
 # ---------------------------------------------------------------- outputs of dc_step (same two blocks)
 IT_OUT = ("it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw")
@@ -110,6 +119,7 @@ FACILITY_OUT = (
     "t_inlet_c", "t_outlet_c", "t_return_c", "t_cond_in_c",
     "server_airflow_m3_s", "crac_airflow_m3_s", "chiller_plr", "chiller_cap_kw",
     "water_evap_l", "water_drift_l", "water_blowdown_l", "water_l",
+    "econ_kw", "econ_frac", "chiller_load_kw", "t_chw_return_c",
 )
 OUT_NAMES = IT_OUT + FACILITY_OUT
 N_OUT = len(OUT_NAMES)
@@ -122,6 +132,8 @@ O_V_SERVER, O_V_CRAC = _O["server_airflow_m3_s"], _O["crac_airflow_m3_s"]
 O_PLR, O_CAP = _O["chiller_plr"], _O["chiller_cap_kw"]
 O_EVAP, O_DRIFT, O_BLOW, O_WATER = (_O[n] for n in ("water_evap_l", "water_drift_l", "water_blowdown_l",
                                                     "water_l"))
+O_ECON, O_ECON_FRAC, O_CH_LOAD, O_TCHWR = (_O[n] for n in ("econ_kw", "econ_frac", "chiller_load_kw",
+                                                           "t_chw_return_c"))
 
 STEP_HOURS = 0.25
 
@@ -129,12 +141,14 @@ STEP_HOURS = 0.25
 def param_vector(p: DatacenterParams) -> np.ndarray:
     """The float64 parameter vector of one datacenter, in ``PARAM_NAMES`` order."""
     d = p.to_dict()
+    derived = {
+        "condenser_is_water": 1.0 if p.condenser == "water" else 0.0,
+        "condenser_is_dry": 1.0 if p.condenser == "dry" else 0.0,
+        "economizer_on": 1.0 if p.economizer == "integrated" and p.condenser != "air" else 0.0,
+    }
     vals = []
     for name in PARAM_NAMES:
-        if name == "condenser_is_water":
-            vals.append(1.0 if p.condenser == "water" else 0.0)
-        else:
-            vals.append(float(d[name]))
+        vals.append(derived[name] if name in derived else float(d[name]))
     return np.asarray(vals, dtype=np.float64)
 
 
@@ -170,11 +184,42 @@ def pump_fraction(p, r):
 
 
 @njit(cache=True, nogil=True)
+def air_cooled(p):
+    """True for an air-cooled chiller (no condenser-water loop: no tower, dry cooler or economizer)."""
+    return p[P_COND_WATER] < 0.5 and p[P_COND_DRY] < 0.5
+
+
+@njit(cache=True, nogil=True)
+def chiller_cop(p):
+    """Rated COP: air-cooled, or water-cooled (cooling tower or dry cooler on its condenser loop)."""
+    return p[P_COP_AIR] if air_cooled(p) else p[P_COP_WATER]
+
+
+@njit(cache=True, nogil=True)
+def chiller_condenser_temp(p, t_cond_in):
+    """(rating temperature, temperature the chiller runs at) for a condenser inlet temperature.
+
+    The chiller never sees condenser water colder than ``chiller_cond_min_c`` (tower bypass /
+    head-pressure control hold its minimum lift); an air-cooled condenser is held at the same lift
+    below its own rating point."""
+    if air_cooled(p):
+        t_design = p[P_COND_DESIGN_A]
+        t_min = t_design + (p[P_COND_MIN] - p[P_COND_DESIGN_W])
+    else:
+        t_design = p[P_COND_DESIGN_W]
+        t_min = p[P_COND_MIN]
+    return t_design, max(t_cond_in, t_min)
+
+
+@njit(cache=True, nogil=True)
 def chiller_curves(p, t_cond_in):
-    """(CapRatio, PowRatio) at condenser inlet temperature (EnergyPlus Chiller:Electric)."""
-    t_design = p[P_COND_DESIGN_W] if p[P_COND_WATER] > 0.5 else p[P_COND_DESIGN_A]
-    dt = (t_cond_in - t_design) / 2.778 - (p[P_CHW_SUPPLY] - p[P_CHW_DESIGN])
-    dt = min(max(dt, p[P_DT_MIN]), p[P_DT_MAX])
+    """(CapRatio, PowRatio) at condenser inlet temperature (EnergyPlus Chiller:Electric).
+
+    dT = (T_cond - T_cond,design) / 2.778 - (T_chw - T_chw,design), with T_cond at least the
+    chiller's minimum condenser temperature; dT is capped at ``chiller_dt_max``."""
+    t_design, t_run = chiller_condenser_temp(p, t_cond_in)
+    dt = (t_run - t_design) / 2.778 - (p[P_CHW_SUPPLY] - p[P_CHW_DESIGN])
+    dt = min(dt, p[P_DT_MAX])
     cap = p[P_CAP0] + p[P_CAP1] * dt + p[P_CAP2] * dt * dt
     pw = p[P_POW0] + p[P_POW1] * cap + p[P_POW2] * cap * cap
     return cap, pw
@@ -185,7 +230,7 @@ def chiller_power(p, load_kw, rated_cap_kw, t_cond_in):
     """Chiller electric power (kW), PLR, available capacity (kW) and unmet load (kW)."""
     cap_ratio, pow_ratio = chiller_curves(p, t_cond_in)
     avail = cap_ratio * rated_cap_kw
-    cop = p[P_COP_WATER] if p[P_COND_WATER] > 0.5 else p[P_COP_AIR]
+    cop = chiller_cop(p)
     unmet = 0.0
     met = load_kw
     if load_kw > avail:
@@ -203,6 +248,31 @@ def chiller_power(p, load_kw, rated_cap_kw, t_cond_in):
         flf = p[P_FLF0] + p[P_FLF1] * minp + p[P_FLF2] * minp * minp
         power = flf * pow_ratio * avail / cop * (plr / minp)
     return power, plr, avail, unmet
+
+
+@njit(cache=True, nogil=True)
+def economizer_fraction(p, t_cw, t_chw_return):
+    """Fraction of the cooling load the integrated water-side economizer carries (0..1).
+
+    The plate heat exchanger cools the chilled-water return toward the condenser water plus its
+    approach; the chiller downstream brings it to the supply set point. All the load is carried
+    when T_cw + approach <= T_chw,supply, none when T_cw + approach >= T_chw,return."""
+    if p[P_ECON] < 0.5:
+        return 0.0
+    t_hx = t_cw + p[P_HX_APP]
+    t_sup = p[P_CHW_SUPPLY]
+    if t_hx <= t_sup:
+        return 1.0
+    if t_hx >= t_chw_return:
+        return 0.0
+    return (t_chw_return - t_hx) / (t_chw_return - t_sup)
+
+
+@njit(cache=True, nogil=True)
+def dry_cooler_fan_power(p, q_rej_kw, q_rej_design_kw):
+    """Dry-cooler fan power (kW): 0.0105 x design heat x r^3, r = heat ratio clamped to [min, 1]."""
+    r = min(max(q_rej_kw / q_rej_design_kw, p[P_TOWER_MIN]), 1.0)
+    return fan_power(p[P_DRY_FRAC] * q_rej_design_kw, r, 1.0)
 
 
 @njit(cache=True, nogil=True)
@@ -232,8 +302,7 @@ def design_point(p, cap_cores, cap_gpus, cap_mem):
     it = heat + it_fan
     crac = p[P_CRAC_FRAC] * it
     cool = it + crac
-    cop = p[P_COP_WATER] if p[P_COND_WATER] > 0.5 else p[P_COP_AIR]
-    rej = cool * (1.0 + 1.0 / cop)
+    rej = cool * (1.0 + 1.0 / chiller_cop(p))
     return n_servers, heat, it, cool, rej
 
 
@@ -275,32 +344,51 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     # conservation: the cooling load is all electrical power dissipated in the white space
     cool = it + crac
 
-    # condenser and chiller
+    # heat rejection: condenser-water temperature from the tower / dry cooler, or outdoor air
     rated_cap = p[P_CAP_FACTOR] * cool_d
-    water = p[P_COND_WATER] > 0.5
-    if water:
-        cop = p[P_COP_WATER]
-        q_est = min(cool, rated_cap) * (1.0 + 1.0 / cop)
-        r_need = tower_airflow_ratio(p, q_est, rej_d, t_wb)
-        # beyond full airflow the tower cannot hold its approach: it widens in proportion
-        t_cond = t_wb + p[P_TOWER_APP] * max(1.0, r_need)
+    wet = p[P_COND_WATER] > 0.5
+    dry = p[P_COND_DRY] > 0.5
+    if wet or dry:
+        # estimated with the chiller carrying the whole load (only matters beyond full airflow)
+        q_est = min(cool, rated_cap) * (1.0 + 1.0 / chiller_cop(p))
+        if wet:
+            r_need = tower_airflow_ratio(p, q_est, rej_d, t_wb)
+            # beyond full airflow the tower cannot hold its approach: it widens in proportion
+            t_cond = t_wb + p[P_TOWER_APP] * max(1.0, r_need)
+        else:
+            t_cond = t_db + p[P_DRY_APP] * max(1.0, q_est / rej_d)
     else:
         t_cond = t_db
-    chiller, plr, cap_avail, unmet = chiller_power(p, cool, rated_cap, t_cond)
+
+    # chilled water: flow follows the load (pump minimum), return = supply + range x load / flow
+    load_ratio = cool / cool_d if cool_d > 0 else 0.0
+    chw_flow = max(load_ratio, p[P_PUMP_MIN])
+    t_chwr = p[P_CHW_SUPPLY] + p[P_CHW_RANGE] * load_ratio / chw_flow
+    # integrated water-side economizer carries a fraction; the chiller the rest (exactly 0 when all)
+    f_econ = economizer_fraction(p, t_cond, t_chwr)
+    if f_econ >= 1.0:
+        econ = cool
+        ch_load = 0.0
+    else:
+        econ = f_econ * cool
+        ch_load = cool - econ
+    chiller, plr, cap_avail, unmet = chiller_power(p, ch_load, rated_cap, t_cond)
     met = cool - unmet
     rej = met + chiller
 
-    if water:
+    if wet:
         tower = tower_fan_power(p, rej, rej_d, t_wb)
-        cw_pump = p[P_CW_PUMP] * cool_d * pump_fraction(p, rej / rej_d)
+    elif dry:
+        tower = dry_cooler_fan_power(p, rej, rej_d)
     else:
         tower = 0.0
-        cw_pump = 0.0
+    cw_pump = p[P_CW_PUMP] * cool_d * pump_fraction(p, rej / rej_d) if wet or dry else 0.0
     chw_pump = p[P_CHW_PUMP] * cool_d * pump_fraction(p, met / cool_d) if cool_d > 0 else 0.0
     total = it + crac + chiller + tower + chw_pump + cw_pump
 
-    # water (L per step): evaporation + drift + blowdown
-    if water:
+    # water (L per step): a wet tower rejects all its heat (economizer hours included) by evaporation,
+    # plus drift and blowdown; a dry cooler or an air-cooled condenser uses none
+    if wet:
         rej_kj = rej * 900.0
         evap = rej_kj / p[P_LATENT]
         drift = p[P_DRIFT] * rej_kj / (p[P_WATER_CP] * p[P_CW_RANGE])
@@ -336,6 +424,10 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     out[O_DRIFT] = drift
     out[O_BLOW] = blow
     out[O_WATER] = evap + drift + blow
+    out[O_ECON] = econ
+    out[O_ECON_FRAC] = f_econ
+    out[O_CH_LOAD] = ch_load
+    out[O_TCHWR] = t_chwr
 
 
 @njit(cache=True, nogil=True)

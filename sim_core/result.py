@@ -50,6 +50,8 @@ class RunResult:
     options: dict = field(default_factory=dict)
     task_frames: Callable[[], tuple[pl.DataFrame, pl.DataFrame]] | tuple[pl.DataFrame, pl.DataFrame] = field(
         default=(pl.DataFrame(), pl.DataFrame()), repr=False, compare=False)
+    #: one row per site over the window: IT/total kWh, water, PUE, WUE, free-cooling hours (``site_summary``)
+    sites: pl.DataFrame = field(default_factory=pl.DataFrame, repr=False, compare=False)
 
     def _frames(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         if callable(self.task_frames):
@@ -74,7 +76,8 @@ class RunResult:
         self.tasks.write_parquet(d / "tasks.parquet")
         self.transfers.write_parquet(d / "transfers.parquet")
         meta = {"seed": self.seed, "bundle_id": self.bundle_id, "gridshift_version": self.gridshift_version,
-                "policy": self.policy, "options": self.options, "totals": self.totals}
+                "policy": self.policy, "options": self.options, "totals": self.totals,
+                "sites": self.sites.to_dicts()}
         (d / "run.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
         return d
 
@@ -96,6 +99,19 @@ def _enum(codes: np.ndarray, dtype: pl.Enum) -> pl.Series:
     cats = pl.Series(dtype.categories.to_list(), dtype=dtype)
     idx = pl.Series(codes.astype(np.int64, copy=False))
     return cats.gather(idx.set(idx < 0, None) if (codes < 0).any() else idx)
+
+
+def effectiveness(num, den, zero_value: float):
+    """PUE/WUE-style ratio ``num / den`` (arrays or scalars), never NaN: where the IT energy ``den`` is 0
+    the ratio is ``zero_value`` if ``num`` is 0 too (nothing drew power or water) and +inf otherwise
+    (overhead with no IT energy). A zero-IT step has weight 0 in every IT-energy-weighted aggregate, so
+    sum(ratio * it) / sum(it) equals sum(num) / sum(den) whenever sum(den) > 0."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    pos = den > 0
+    out = np.where(num == 0, zero_value, np.inf)
+    out = np.where(pos, num / np.where(pos, den, 1.0), out)
+    return out if out.ndim else float(out)
 
 
 #: rows of the per-(dc, step) counter block filled by ``_task_counters``
@@ -172,6 +188,24 @@ def _task_counters(origin, dest, status, forced, violated, arrival, decision, st
     return cnt, flow, x_cost, x_kwh, x_kg, finish
 
 
+def site_summary(locations, ph: dict) -> pl.DataFrame:
+    """One row per site over the window, from the physics outputs (``physics.compute``'s dict of
+    (n_dc, n) arrays): IT and total kWh, water, PUE and WUE (IT-energy weighted: sums, then the ratio),
+    and the hours the water-side economizer carried all (``free_cooling_h``) or part
+    (``partial_free_cooling_h``) of the cooling load."""
+    it = ph["it_kw"].sum(axis=1) * STEP_HOURS
+    total = ph["total_kw"].sum(axis=1) * STEP_HOURS
+    water = ph["water_l"].sum(axis=1)
+    f = ph["econ_frac"]
+    return pl.DataFrame({
+        "location": [str(loc) for loc in locations],
+        "it_kwh": it, "total_kwh": total, "water_l": water,
+        "pue": effectiveness(total, it, 1.0), "wue_l_per_kwh": effectiveness(water, it, 0.0),
+        "free_cooling_h": (f >= 1.0).sum(axis=1) * STEP_HOURS,
+        "partial_free_cooling_h": ((f > 0.0) & (f < 1.0)).sum(axis=1) * STEP_HOURS,
+    })
+
+
 def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     """Results of a finished (or paused) run. ``lazy_tasks``: build the per-task frames on first
     access; only for a ``prep`` that will not step any further (their arrays are read then)."""
@@ -226,12 +260,12 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     }
     for name in OUT_NAMES:
         cols[name] = flat(ph[name])
-    cols["pue"] = flat(ph["total_kw"] / ph["it_kw"])
+    cols["pue"] = flat(effectiveness(ph["total_kw"], ph["it_kw"], 1.0))
     cols["it_kwh"] = flat(it_kwh)
     cols["total_kwh"] = flat(total_kwh)
     cols["cost_usd"] = flat(total_kwh * price / 1000.0)
     cols["carbon_kg"] = flat(total_kwh * carbon / 1000.0)
-    cols["wue_l_per_kwh"] = flat(ph["water_l"] / it_kwh)
+    cols["wue_l_per_kwh"] = flat(effectiveness(ph["water_l"], it_kwh, 0.0))
     cols["unmet_cooling_kwh"] = flat(ph["unmet_cooling_kw"] * STEP_HOURS)
     counters = dict(zip(COUNTERS, cnt, strict=True))
     ints = {
@@ -302,9 +336,9 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
         "sla_violations": int(violated.sum()),
         "sla_violation_rate": float(violated.sum() / n_started) if n_started else 0.0,
         "mean_wait_s": float(np.nanmean(np.where(started, S.start - T.arrival, np.nan))) if n_started else 0.0,
-        "it_kwh": it_tot, "total_kwh": tot_kwh, "pue": tot_kwh / it_tot if it_tot else float("nan"),
+        "it_kwh": it_tot, "total_kwh": tot_kwh, "pue": effectiveness(tot_kwh, it_tot, 1.0),
         "cost_usd": float(steps["cost_usd"].sum()), "carbon_kg": float(steps["carbon_kg"].sum()),
-        "water_l": water, "wue_l_per_kwh": water / it_tot if it_tot else float("nan"),
+        "water_l": water, "wue_l_per_kwh": effectiveness(water, it_tot, 0.0),
         "unmet_cooling_kwh": float((ph["unmet_cooling_kw"] * STEP_HOURS).sum()),
         "transfer_cost_usd": float(xfer_cost.sum()), "transfer_kwh": float(xfer_kwh.sum()),
         "transfer_carbon_kg": float(xfer_kg.sum()),
@@ -312,5 +346,6 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     totals["carbon_incl_transfer_kg"] = totals["carbon_kg"] + totals["transfer_carbon_kg"]
     totals["cost_incl_transfer_usd"] = totals["cost_usd"] + totals["transfer_cost_usd"]
     return RunResult(steps=steps, task_frames=task_frames if lazy_tasks else task_frames(), totals=totals,
+                     sites=site_summary(sc.locations, ph),
                      seed=prep.seed, bundle_id=sc.bundle_id, gridshift_version=gridshift_version(), policy=policy,
                      options={**prep.options.public(), "start_step": s0, "steps": n})

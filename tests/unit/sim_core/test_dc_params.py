@@ -4,7 +4,7 @@ import json
 import pytest
 
 from gridshift.dc_params import GPU_PRESETS, DatacenterParams
-from sim_core.physics import PARAM_NAMES, param_vector
+from sim_core.physics import DERIVED_PARAMS, PARAM_NAMES, param_vector
 
 
 def test_roundtrip_json():
@@ -30,11 +30,27 @@ def test_bad_values_rejected():
 
 def test_param_vector_covers_every_numeric_field():
     numeric = set(DatacenterParams.numeric_fields())
-    assert numeric == set(PARAM_NAMES) - {"condenser_is_water"}
+    assert numeric == set(PARAM_NAMES) - set(DERIVED_PARAMS)
+    assert set(DERIVED_PARAMS) == {"condenser_is_water", "condenser_is_dry", "economizer_on"}
     v = param_vector(DatacenterParams(cpu_server_max_w=410.0))
     assert v[PARAM_NAMES.index("cpu_server_max_w")] == 410.0
     assert v[PARAM_NAMES.index("condenser_is_water")] == 1.0
     assert len(v) == len(PARAM_NAMES)
+
+
+def test_derived_condenser_and_economizer_flags():
+    def flags(**kw):
+        v = param_vector(DatacenterParams(**kw))
+        return tuple(float(v[PARAM_NAMES.index(n)]) for n in ("condenser_is_water", "condenser_is_dry",
+                                                              "economizer_on"))
+    assert flags() == (1.0, 0.0, 1.0)  # default: wet tower with an integrated economizer
+    assert flags(condenser="dry") == (0.0, 1.0, 1.0)
+    assert flags(condenser="air") == (0.0, 0.0, 0.0)  # an air-cooled chiller has no economizer loop
+    assert flags(economizer="none") == (1.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match="economizer"):
+        DatacenterParams(economizer="airside")
+    assert DatacenterParams(condenser="dry").chiller_cop == 6.1
+    assert DatacenterParams(condenser="air").chiller_cop == 2.9
 
 
 def test_frozen():

@@ -52,7 +52,8 @@ def test_conservation_every_point():
 
 
 def test_pue_range_and_idle_above_full():
-    p = DatacenterParams()
+    # the plant without free cooling: PUE 1.1-1.7 everywhere (SIMULATION.md §4)
+    p = DatacenterParams(economizer="none")
     for caps in CAPS[:2]:
         for t in np.linspace(-10, 40, 11):
             wb = float(stull_wetbulb(t, 50.0))
@@ -101,7 +102,7 @@ def test_total_monotone_in_each_utilisation_and_ambient():
 
 
 def test_chiller_monotone_in_condenser_temperature_and_load():
-    for cond in ("water", "air"):
+    for cond in ("water", "air", "dry"):
         pv = ph.param_vector(DatacenterParams(condenser=cond))
         rated = 1000.0
         for load in (0.0, 10.0, 30.0, 49.0, 51.0, 200.0, 600.0, 900.0, 1200.0):
@@ -241,7 +242,7 @@ def test_hand_computed_operating_point():
     assert r["chiller_kw"] == pytest.approx(chiller, abs=1e-9)
     rej = cool + chiller
     rt = min(max(rej / rej_d * math.exp(0.04 * (20.0 - 23.89)), 0.1), 1.0)
-    tower = 0.01 * rej_d * rt**3
+    tower = 0.0105 * rej_d * rt**3
 
     def pump(x):
         x = max(x, 0.7)
@@ -274,3 +275,244 @@ def test_air_cooled_operating_point():
 def test_wetbulb_stull_reference_value():
     # Stull (2011): T = 20 degC, RH = 50 % -> Tw = 13.7 degC
     assert float(stull_wetbulb(20.0, 50.0)) == pytest.approx(13.7, abs=0.05)
+
+
+# ---------------------------------------------------------------- free cooling, dry cooler, climate
+def _by_hand_it(caps, u, um):
+    """IT side of the (6400, 10, 1000) hand-computed points, written out as in the test above."""
+    n_srv = caps[0] / 64
+    t_in = 18.0 + 2.0
+    leak = 0.02 * 400 * (t_in - 16) / 12
+    cpu = n_srv * (120 + 280 * u + leak) / 1000
+    gpu = caps[1] * (35 + 215 * math.log2(1 + u)) / 1000
+    mem = (caps[2] * 0.1 + um * caps[2] * 0.2) / 1000
+    heat = cpu + gpu + mem
+    heat_d = (n_srv * (400 + leak) + caps[1] * 250 + caps[2] * 0.3) / 1000
+    it_d = 1.05 * heat_d
+    it = heat + 0.05 * heat_d * (heat / heat_d) ** 3
+    rho_cp = 1.19 * 1006
+    v_srv = (heat / heat_d) * it_d * 1000 / (rho_cp * 12)
+    t_ret = t_in + it * 1000 / (rho_cp * v_srv) + 1.0
+    v_crac = it * 1000 / (rho_cp * (t_ret - 18.0))
+    v_crac_d = it_d * 1000 / (rho_cp * 15.0)
+    crac = 0.04 * it_d * (max(v_crac, 0.6 * v_crac_d) / v_crac_d) ** 3
+    return it, crac, it_d * 1.04
+
+
+def _pump(x):
+    x = max(x, 0.7)
+    return (0.0013 + 0.147 * x + 0.9506 * x * x - 0.0998 * x**3) / (0.0013 + 0.147 + 0.9506 - 0.0998)
+
+
+def _chiller_by_hand(load, cool_d, t_run, t_design, cop):
+    dt = (t_run - t_design) / 2.778
+    cap = 0.944836 - 0.0570088 * dt + 0.00185486 * dt * dt
+    powr = 2.333 - 1.975 * cap + 0.6121 * cap * cap
+    avail = cap * 1.35 * cool_d
+    plr = load / avail
+    x = max(plr, 0.05)
+    return (0.03303 + 0.6852 * x + 0.2818 * x * x) * powr * avail / cop * min(plr / 0.05, 1.0), plr
+
+
+def test_partial_free_cooling_operating_point():
+    """Wet tower, 4 degC dry / 2 degC wet bulb, half busy: the economizer pre-cools the chilled-water
+    return, the chiller (at its 12.8 degC minimum condenser temperature) carries the rest."""
+    caps = (6400, 10, 1000)
+    r = run(DatacenterParams(), caps, 0.5, 4.0, 2.0, um=0.4)
+    it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
+    cool = it + crac
+    rej_d = cool_d * (1 + 1 / 6.1)
+    t_cw = 2.0 + 5.55  # the tower holds its approach (airflow ratio needed < 1 here)
+    assert cool * (1 + 1 / 6.1) / rej_d * math.exp(0.04 * (2.0 - 23.89)) < 1
+    lr = cool / cool_d
+    t_chwr = 6.67 + 5.56 * lr / max(lr, 0.7)
+    f = (t_chwr - (t_cw + 1.11)) / (t_chwr - 6.67)
+    assert 0 < f < 1
+    ch_load = cool - f * cool
+    chiller, plr = _chiller_by_hand(ch_load, cool_d, 12.8, 29.44, 6.1)
+    assert plr > 0.05
+    rej = cool + chiller
+    tower = 0.0105 * rej_d * min(max(rej / rej_d * math.exp(0.04 * (2.0 - 23.89)), 0.1), 1.0) ** 3
+    chw = 0.025 * cool_d * _pump(cool / cool_d)
+    cw = 0.02 * cool_d * _pump(rej / rej_d)
+    assert r["t_cond_in_c"] == pytest.approx(t_cw, abs=1e-9)
+    assert r["t_chw_return_c"] == pytest.approx(t_chwr, abs=1e-9)
+    assert r["econ_frac"] == pytest.approx(f, abs=1e-12)
+    assert r["econ_kw"] == pytest.approx(f * cool, abs=1e-9)
+    assert r["chiller_load_kw"] == pytest.approx(ch_load, abs=1e-9)
+    assert r["chiller_kw"] == pytest.approx(chiller, abs=1e-9)
+    assert r["tower_fan_kw"] == pytest.approx(tower, abs=1e-9)
+    assert r["total_kw"] == pytest.approx(it + crac + chiller + tower + chw + cw, abs=1e-9)
+    # the tower still rejects the whole load (free-cooled part included) by evaporation
+    water = rej * 900 / 2400 * (1 + 1 / 4) + 0.00005 * rej * 900 / (4.186 * 5.56)
+    assert r["water_l"] == pytest.approx(water, abs=1e-9)
+
+
+def test_dry_cooler_operating_point():
+    """Dry cooler: condenser water = dry-bulb + 10 K, water-cooled chiller (COP 6.1), fans at
+    0.0105 x design heat x ratio^3, no water at all."""
+    caps = (6400, 10, 1000)
+    r = run(DatacenterParams(condenser="dry"), caps, 0.5, 30.0, 20.0, um=0.4)
+    it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
+    cool = it + crac
+    rej_d = cool_d * (1 + 1 / 6.1)
+    assert min(cool, 1.35 * cool_d) * (1 + 1 / 6.1) < rej_d
+    t_cw = 30.0 + 10.0
+    chiller, _ = _chiller_by_hand(cool, cool_d, t_cw, 29.44, 6.1)
+    rej = cool + chiller
+    fan = 0.0105 * rej_d * min(max(rej / rej_d, 0.1), 1.0) ** 3
+    chw = 0.025 * cool_d * _pump(cool / cool_d)
+    cw = 0.02 * cool_d * _pump(rej / rej_d)
+    assert r["t_cond_in_c"] == pytest.approx(t_cw, abs=1e-9)
+    assert r["econ_frac"] == 0.0
+    assert r["chiller_kw"] == pytest.approx(chiller, abs=1e-9)
+    assert r["tower_fan_kw"] == pytest.approx(fan, abs=1e-9)
+    assert r["total_kw"] == pytest.approx(it + crac + chiller + fan + chw + cw, abs=1e-9)
+    assert r["water_l"] == 0.0 and r["water_evap_l"] == 0.0
+
+
+def test_dry_cooler_uses_no_water_and_conserves_energy():
+    p = DatacenterParams(condenser="dry")
+    for caps in CAPS:
+        for u in (0.0, 0.3, 1.0):
+            for t in (-10.0, 5.0, 20.0, 35.0):
+                r = run(p, caps, u, t, float(stull_wetbulb(t, 50.0)))
+                assert r["water_l"] == 0.0 and r["water_evap_l"] == 0.0 and r["water_blowdown_l"] == 0.0
+                assert r["water_drift_l"] == 0.0
+                assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+                assert r["cooling_load_kw"] == pytest.approx(r["econ_kw"] + r["chiller_load_kw"], rel=1e-12)
+                met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
+                assert r["heat_rejected_kw"] == pytest.approx(met + r["chiller_kw"], rel=1e-12)
+                assert r["tower_fan_kw"] <= 0.0105 * r["heat_rejected_kw"] * 1.35 * (1 + 1 / 6.1) + 1e-12
+    # total power never falls as it gets warmer or busier (where cooling is met)
+    for u in (0.0, 0.5, 1.0):
+        ts = np.linspace(-15, 45, 121)
+        rs = [run(p, CAPS[0], u, t, float(stull_wetbulb(t, 50.0))) for t in ts]
+        tot = np.array([r["total_kw"] for r in rs])
+        ok = np.array([r["unmet_cooling_kw"] == 0 for r in rs])
+        assert ok.sum() > 60 and np.all(np.diff(tot)[ok[1:] & ok[:-1]] >= -1e-12), u
+    for t in (-10.0, 10.0, 30.0):
+        tot = [run(p, CAPS[0], u, t, float(stull_wetbulb(t, 50.0)))["total_kw"] for u in np.linspace(0, 1, 21)]
+        assert np.all(np.diff(tot) >= -1e-12), t
+    # the dry-bulb, not the wet-bulb, sets its condenser water
+    a = run(p, CAPS[0], 0.5, 25.0, 10.0)
+    b = run(p, CAPS[0], 0.5, 25.0, 24.0)
+    assert a["total_kw"] == b["total_kw"] and a["t_cond_in_c"] == 35.0
+
+
+def test_economizer_only_hours_have_chiller_power_exactly_zero():
+    for cond in ("water", "dry"):
+        p = DatacenterParams(condenser=cond)
+        for caps in CAPS:
+            for u in (0.0, 0.2, 0.6, 1.0):
+                for t in (-20.0, -12.0, -6.0):
+                    r = run(p, caps, u, t, float(stull_wetbulb(t, 60.0)))
+                    assert r["econ_frac"] == 1.0, (cond, u, t)
+                    assert r["chiller_kw"] == 0.0 and r["chiller_load_kw"] == 0.0 and r["chiller_plr"] == 0.0
+                    assert r["econ_kw"] == r["cooling_load_kw"] and r["unmet_cooling_kw"] == 0.0
+                    assert r["heat_rejected_kw"] == r["cooling_load_kw"]
+                    # pumps and heat-rejection fans keep running
+                    assert r["chw_pump_kw"] > 0 and r["cw_pump_kw"] > 0 and r["tower_fan_kw"] > 0
+                    if cond == "water":  # a wet tower rejects the free-cooled heat by evaporation
+                        assert r["water_evap_l"] == pytest.approx(r["heat_rejected_kw"] * 900 / 2400, rel=1e-12)
+                    else:
+                        assert r["water_l"] == 0.0
+                    off = run(DatacenterParams(condenser=cond, economizer="none"), caps, u, t,
+                              float(stull_wetbulb(t, 60.0)))
+                    assert off["chiller_kw"] > 0 and r["total_kw"] < off["total_kw"]
+
+
+def test_economizer_fraction_and_changeover():
+    pv = ph.param_vector(DatacenterParams())
+    # all of the load when T_cw + 1.11 <= 6.67, none from T_cw + 1.11 >= T_chw,return, linear between
+    assert ph.economizer_fraction(pv, 6.67 - 1.11, 12.23) == 1.0
+    assert ph.economizer_fraction(pv, 12.23 - 1.11, 12.23) == 0.0
+    assert ph.economizer_fraction(pv, 20.0, 12.23) == 0.0
+    assert ph.economizer_fraction(pv, 8.0, 12.23) == pytest.approx((12.23 - 9.11) / (12.23 - 6.67), abs=1e-12)
+    assert ph.economizer_fraction(ph.param_vector(DatacenterParams(economizer="none")), -20.0, 12.23) == 0.0
+    assert ph.economizer_fraction(ph.param_vector(DatacenterParams(condenser="air")), -20.0, 12.23) == 0.0
+    # across the changeovers the total moves continuously (no jump at either end)
+    p = DatacenterParams()
+    wbs = np.linspace(-4.0, 9.0, 2601)
+    rs = [run(p, CAPS[0], 0.5, wb + 2.0, wb) for wb in wbs]
+    tot = np.array([r["total_kw"] for r in rs])
+    f = np.array([r["econ_frac"] for r in rs])
+    assert (f == 1).any() and ((f > 0) & (f < 1)).any() and (f == 0).any()
+    assert np.all(np.diff(tot) >= -1e-12)
+    assert np.max(np.diff(tot)) < 0.01 * tot.mean()
+
+
+def test_pue_range_with_free_cooling():
+    """With the economizer: PUE 1.1-1.7 in hours without free cooling; below 1.1 only in free-cooling
+    hours (SIMULATION.md §4a), never under the lowest published annual PUE of a campus (1.04, Google
+    Central Ohio trailing twelve months, Data Centre Magazine Feb 2026) and never above the same
+    plant without an economizer."""
+    p = DatacenterParams()
+    off = DatacenterParams(economizer="none")
+    n_fc = 0
+    for caps in CAPS[:2]:
+        for t in np.linspace(-10, 40, 11):
+            wb = float(stull_wetbulb(t, 50.0))
+            for u in (0.1, 0.4, 0.7, 1.0):
+                r = run(p, caps, u, t, wb)
+                r0 = run(off, caps, u, t, wb)
+                pue, pue0 = r["total_kw"] / r["it_kw"], r0["total_kw"] / r0["it_kw"]
+                if r["econ_frac"] == 0.0:
+                    assert 1.1 <= pue <= 1.7 and pue == pue0, (t, u, pue)
+                else:
+                    n_fc += 1
+                    assert 1.04 <= pue < pue0 <= 1.7, (t, u, pue, pue0)
+            idle, full = run(p, caps, 0.0, t, wb), run(p, caps, 1.0, t, wb)
+            if t <= 35:
+                assert idle["total_kw"] / idle["it_kw"] > full["total_kw"] / full["it_kw"]
+    assert n_fc > 0
+
+
+def test_chiller_power_has_no_flat_zone_above_its_minimum_condenser_temperature():
+    """Hotter condenser water costs strictly more above 12.8 degC (no clamp flattens the curve); below
+    it the chiller runs at its minimum lift (tower bypass / head pressure control) and, with a
+    condenser-water loop, the economizer takes over the load."""
+    p = DatacenterParams()
+    pv = ph.param_vector(p)
+    raw = ph.param_vector(DatacenterParams(chiller_cond_min_c=-100.0))  # no minimum at all
+    tcs = np.linspace(p.chiller_cond_min_c, 45.0, 323)
+    for load in (10.0, 30.0, 100.0, 300.0, 600.0, 900.0):
+        out = np.array([ph.chiller_power(pv, load, 1000.0, tc) for tc in tcs])
+        met = out[:, 3] == 0
+        ok = met[1:] & met[:-1]
+        assert ok.sum() > 50
+        assert np.all(np.diff(out[:, 0])[ok] > 0), load
+        # above the minimum the floor changes nothing: the raw curves give the same power
+        out_raw = np.array([ph.chiller_power(raw, load, 1000.0, tc)[0] for tc in tcs])
+        np.testing.assert_array_equal(out[:, 0], out_raw)
+        # below it: constant at the minimum's value
+        below = [ph.chiller_power(pv, load, 1000.0, tc)[0] for tc in (-20.0, 0.0, 12.0)]
+        assert below == [out[0, 0]] * 3
+    # why a minimum is physics and not decoration: the raw curves extrapolated below ~11 degC make a
+    # part-loaded chiller *cheaper* as the water gets warmer
+    low = np.array([ph.chiller_power(raw, 100.0, 1000.0, tc)[0] for tc in np.linspace(-5.0, 11.0, 161)])
+    assert np.any(np.diff(low) < 0)
+    # an air-cooled chiller is held at the same lift below its rating point (18.36 degC air)
+    pa = ph.param_vector(DatacenterParams(condenser="air"))
+    assert ph.chiller_condenser_temp(pa, 0.0) == (35.0, pytest.approx(35.0 - (29.44 - 12.8)))
+
+
+def _annual_pue(p, mean_c, caps=CAPS[0], u=0.5):
+    """Annual PUE of a synthetic hourly year: mean + 8 K seasonal + 4 K diurnal swing, RH 70 %."""
+    h = np.arange(8760)
+    t = mean_c + 8.0 * np.sin(2 * np.pi * h / 8760) + 4.0 * np.sin(2 * np.pi * h / 24)
+    wb = stull_wetbulb(t, 70.0)
+    c, g, m = caps
+    r = ph.compute(ph.param_vector(p), c, g, m, np.full(h.size, u * c), u * g, u * m, t, wb)
+    return float(r["total_kw"].sum() / r["it_kw"].sum())
+
+
+def test_annual_pue_rises_with_wetbulb_climate_without_a_flat_zone():
+    means = np.arange(-5.0, 30.1, 2.5)
+    for cond in ("water", "dry"):
+        pues = np.array([_annual_pue(DatacenterParams(condenser=cond), m) for m in means])
+        # strictly rising, and at least 0.002 of PUE per 2.5 K everywhere: no flat zone
+        assert np.all(np.diff(pues) > 0.002), (cond, np.round(pues, 4))
+    # without an economizer the cold climates are where it flattens (the reason for free cooling)
+    flat = np.array([_annual_pue(DatacenterParams(economizer="none"), m) for m in means[:4]])
+    assert np.all(np.diff(flat) < 0.002)
