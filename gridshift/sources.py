@@ -97,6 +97,14 @@ SOURCES: tuple[SourceInfo, ...] = (
         "https://doi.org/10.1109/GLOCOM.2016.7841948",
     ),
     SourceInfo(
+        "azure-rtt-p50", "network", "network_path", ("repository",),
+        "Facts from Microsoft's published documentation (Microsoft Learn, azure-docs content under CC-BY-4.0); "
+        "transcribed in gridshift/data/network/azure_rtt_p50.csv (MIT)",
+        "Microsoft Azure, \"Azure network round-trip latency statistics\": monthly P50 round-trip times between "
+        "Azure regions, 30 days ending 2025-06-29",
+        "https://learn.microsoft.com/en-us/azure/networking/azure-network-latency",
+    ),
+    SourceInfo(
         "alibaba-2020", "workload", "trace_tasks", ("mirror", "live"), _ALIBABA,
         "Alibaba Group, cluster-trace-gpu-v2020 (https://github.com/alibaba/clusterdata)",
         "https://github.com/alibaba/clusterdata/tree/master/cluster-trace-gpu-v2020",

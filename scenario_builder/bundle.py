@@ -32,6 +32,7 @@ from gridshift.bundle import (
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.parquet import PARQUET_OPTIONS, parquet_bytes
+from pipelines.sources.network import PER_FLOW_CAP_MBPS
 from scenario_builder import datacenters as dc_mod
 from scenario_builder.resample import RULES, GapError, Resampled, resample_continuous, resample_hold, year_grid
 from scenario_builder.sizing import TARGET_UTILIZATION
@@ -229,10 +230,13 @@ def _workload_run(con, workload: str, year: int) -> tuple[list[str], dict[str, A
 
 
 def _network(con, params: BuildParams) -> pl.DataFrame:
+    """Egress price (by the locations' cloud regions) and path (by location pair) of every ordered pair
+    of the bundle's locations; a location to itself moves nothing: 0 USD/GB, 0 ms, the per-flow cap
+    (the simulator does not transfer within a datacenter)."""
     prov = params.provider
     egress = query(con, "SELECT src_region, dst_region, usd_per_gb FROM egress_price WHERE provider = ?", [prov])
-    paths = query(con, "SELECT src_macro, dst_macro, throughput_mbps, rtt_ms FROM network_path WHERE provider = ?",
-                  [prov])
+    paths = query(con, "SELECT src_location, dst_location, throughput_mbps, rtt_ms FROM network_path "
+                       "WHERE provider = ?", [prov])
     if egress.height == 0 or paths.height == 0:
         raise GridshiftError(f"no egress prices or network paths for provider {prov!r} in the warehouse")
     locs = [locations.get(c) for c in params.regions]
@@ -241,20 +245,23 @@ def _network(con, params: BuildParams) -> pl.DataFrame:
         "dst_location": [b.location for _ in locs for b in locs],
         "src_region": [a.cloud_region(prov) for a in locs for _ in locs],
         "dst_region": [b.cloud_region(prov) for _ in locs for b in locs],
-        "src_macro": [a.macro_cluster for a in locs for _ in locs],
-        "dst_macro": [b.macro_cluster for _ in locs for b in locs],
     })
     net = (pairs.join(egress, on=["src_region", "dst_region"], how="left", maintain_order="left")
-           .join(paths, on=["src_macro", "dst_macro"], how="left", maintain_order="left"))
+           .join(paths, on=["src_location", "dst_location"], how="left", maintain_order="left"))
     same = pl.col("src_location") == pl.col("dst_location")
-    net = net.with_columns(usd_per_gb=pl.when(same).then(pl.col("usd_per_gb").fill_null(0.0))
-                           .otherwise(pl.col("usd_per_gb")))
+    net = net.with_columns(
+        usd_per_gb=pl.when(same).then(pl.col("usd_per_gb").fill_null(0.0)).otherwise(pl.col("usd_per_gb")),
+        throughput_mbps=pl.when(same).then(pl.lit(PER_FLOW_CAP_MBPS)).otherwise(pl.col("throughput_mbps")),
+        rtt_ms=pl.when(same).then(pl.lit(0.0)).otherwise(pl.col("rtt_ms")),
+    )
     bad = net.filter(pl.any_horizontal(pl.col("usd_per_gb", "throughput_mbps", "rtt_ms").is_null()))
     if bad.height:
         r = bad.row(0, named=True)
+        what = "egress price" if r["usd_per_gb"] is None else "network path"
         raise GridshiftError(
-            f"network: no {prov} egress price or path for {r['src_location']} ({r['src_region']}, {r['src_macro']})"
-            f" -> {r['dst_location']} ({r['dst_region']}, {r['dst_macro']})")
+            f"network: no {prov} {what} for {r['src_location']} ({r['src_region']}) -> {r['dst_location']} "
+            f"({r['dst_region']}); ingest the reference tables again "
+            f"(scenario_builder ingest --sources network --year {params.year})")
     return net.select(NETWORK_SCHEMA.names)
 
 

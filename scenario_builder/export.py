@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+import duckdb
+
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.quality import MIN_COVERAGE
@@ -72,12 +74,20 @@ def _valid_partitions(home: Home, regions: list[str], years: list[int]) -> set[t
     return out
 
 
-def _reference_present(home: Home, provider: str) -> bool:
+def _reference_present(home: Home, provider: str, regions: list[str]) -> bool:
+    """Locations, the provider's egress prices, and a path for every ordered pair of distinct regions
+    (a ``network_path`` of an earlier layout, keyed by macro-region, counts as absent)."""
     with read_connection(home.warehouse_path) as con:
         e = con.execute("SELECT count(*) FROM egress_price WHERE provider = ?", [provider]).fetchall()[0][0]
-        n = con.execute("SELECT count(*) FROM network_path WHERE provider = ?", [provider]).fetchall()[0][0]
+        try:
+            n = con.execute("SELECT count(*) FROM network_path WHERE provider = $1 AND src_location IN "
+                            "(SELECT unnest($2)) AND dst_location IN (SELECT unnest($2)) "
+                            "AND src_location <> dst_location", [provider, regions]).fetchall()[0][0]
+        except duckdb.BinderException:  # the macro-pair layout of earlier versions
+            n = -1
         loc = con.execute("SELECT count(*) FROM locations").fetchall()[0][0]
-    return bool(e and n and loc)
+    k = len(set(regions))
+    return bool(e and loc) and n == k * (k - 1)
 
 
 def _workload_present(home: Home, workload: str, year: int, seed: int) -> bool:
@@ -113,7 +123,7 @@ def plan(params: BuildParams, home: Home, mirror: Path | None = None) -> IngestP
                 missing = [k for k in missing if in_mirror(k, r, y, mirror)]
             if missing:
                 (p.required if y == params.year else p.optional).append((r, y, missing))
-    p.reference = not _reference_present(home, params.provider)
+    p.reference = not _reference_present(home, params.provider, params.regions)
     p.workload = not _workload_present(home, params.workload, params.year, params.seed)
     return p
 

@@ -31,8 +31,8 @@ from gridshift.sources import SIGNAL_TABLES
 from pipelines.core.raw import RawFile, land
 from pipelines.core.source import GridSource, year_bounds
 from pipelines.core.tabular import DEFAULT_MAX_GAP
-from pipelines.sources import egress, persico, registry
-from warehouse.load import validate, write
+from pipelines.sources import azure_latency, egress, network, persico, registry
+from warehouse.load import drop_stale_layout, validate, write
 
 #: The grid sources of each signal kind, in the order they are asked (names).
 SIGNAL_SOURCES: dict[str, tuple[str, ...]] = {k: tuple(s.name for s in registry.grid(k)) for k in SIGNAL_TABLES}
@@ -62,17 +62,24 @@ class IngestReport:
         return self.present / self.expected
 
 
-def _commit(home: Home, raw: RawFile, frames: dict[str, pl.DataFrame]) -> None:
-    """Land the raw bytes, then write rows + lineage in one transaction; undo the landing on failure."""
+def _commit(home: Home, raw: RawFile | list[RawFile], frames: dict[str, pl.DataFrame]) -> None:
+    """Land the raw bytes, then write rows + lineage in one transaction; undo the landings on failure."""
     home.ensure()
-    raw_row, created = land(home.root, raw)
+    raws = raw if isinstance(raw, list) else [raw]
+    rows, created = [], []
     try:
-        write(home.warehouse_path, {"raw_files": validate("raw_files", raw_row), **frames})
+        for r in raws:
+            row, path = land(home.root, r)
+            rows.append(row)
+            created.append(path)
+        lineage = pl.concat(rows).unique("sha256", keep="first", maintain_order=True)
+        write(home.warehouse_path, {"raw_files": validate("raw_files", lineage), **frames})
     except BaseException:
-        if created is not None:
-            with contextlib.suppress(FileNotFoundError):
-                created.chmod(0o644)
-                created.unlink()
+        for path in created:
+            if path is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    path.chmod(0o644)
+                    path.unlink()
         raise
 
 
@@ -154,13 +161,19 @@ def ingest_egress(*, home: Home, mirror: Path | None, source: str | None = None)
 
 
 def ingest_network(*, home: Home, mirror: Path | None) -> IngestReport:
-    """Inter-macro-region throughput and RTT (Persico et al. 2016, plus the stated assumptions)."""
-    src = persico.SOURCE
-    raw = src.read_mirror(mirror, src.mirror_relpath)
-    df = validate(src.table, src.parse(raw), file=raw.uri)
-    _commit(home, raw, {src.table: df})
-    return IngestReport(src.table, None, None, df.height, raw.sha256, raw.uri, source=src.name,
-                        extra={"bases": df["basis"].value_counts().sort("basis").rows()})
+    """Throughput and RTT between every ordered pair of the registry's locations, per provider
+    (``pipelines.sources.network``): Persico et al. 2016 between macro-regions (the mirror's
+    ``reference/network_persico2016.csv``), the distance model fitted to Azure's published P50 RTTs
+    (``gridshift/data/network/azure_rtt_p50.csv``) inside one. Both files are landed for lineage.
+    A ``network_path`` table of an earlier layout (macro-region pairs) is dropped and rebuilt."""
+    p_raw = persico.SOURCE.read_mirror(mirror, persico.MIRROR_RELPATH)
+    a_raw = azure_latency.raw()
+    model = network.build(p_raw, a_raw)
+    df = validate(persico.SOURCE.table, model.table, file=f"{p_raw.uri} + {a_raw.uri}")
+    drop_stale_layout(home.warehouse_path, persico.SOURCE.table)
+    _commit(home, [p_raw, a_raw], {persico.SOURCE.table: df})
+    return IngestReport(persico.SOURCE.table, None, None, df.height, p_raw.sha256, p_raw.uri, source=persico.NAME,
+                        extra={**model.summary(), "raw_sha256s": [p_raw.sha256, a_raw.sha256]})
 
 
 def ingest_locations(*, home: Home) -> int:

@@ -108,8 +108,9 @@ def prepare_workload(
     a copy already landed under ``home`` is reused without a request)."""
     src = registry.workload(workload)
     base = params or src.default_params()
-    hist_raw, hists = (REFERENCE.histograms(mirror) if src.needs_histograms or base.bandwidth_model == "reference"
-                       else (None, None))
+    # the ai model draws the sizes of tasks that run no published workload from the reference histogram
+    needs_hist = src.needs_histograms or base.bandwidth_model in ("ai", "reference")
+    hist_raw, hists = REFERENCE.histograms(mirror) if needs_hist else (None, None)
     inputs = Inputs(mirror=mirror, trace_dir=trace_dir, live=live, home=home, pod_list=pod_list,
                     synthetic=synthetic or {})
     got = src.load(year, base, seed=seed, load_factor=load_factor, inputs=inputs, histograms=hists)

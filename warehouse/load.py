@@ -20,7 +20,7 @@ import polars as pl
 
 from gridshift.errors import DataError
 from warehouse.db import exclusive, open_read, open_write, query
-from warehouse.ddl import polars_schema
+from warehouse.ddl import create_table_sql, polars_schema
 from warehouse.schemas import TABLES, Table
 
 
@@ -135,3 +135,23 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame]) -> dict[str, int]:
                 con.execute("ROLLBACK")
                 raise
     return written
+
+
+def drop_stale_layout(db_path: Path, table_name: str) -> bool:
+    """Drop ``table_name`` when its stored columns are not the declared ones (a table whose layout
+    changed between versions and whose ingest rebuilds it whole, e.g. ``network_path`` keyed by
+    macro-region pairs before, by location pairs now). Returns whether it was dropped; a file
+    without the table, or with the declared layout, is not opened for writing."""
+    if not db_path.exists():
+        return False
+    table = TABLES[table_name]
+    with exclusive(db_path):
+        with open_read(db_path) as con:
+            stored = query(con, "SELECT column_name FROM information_schema.columns WHERE table_name = $t "
+                                "ORDER BY ordinal_position", {"t": table.name})["column_name"].to_list()
+        if not stored or stored == list(table.columns):
+            return False
+        with open_write(db_path) as con:
+            con.execute(f'DROP TABLE "{table.name}"')
+            con.execute(create_table_sql(table))
+    return True

@@ -27,7 +27,16 @@ from gridshift.sources import SIGNAL_TABLES
 from pipelines.core import http
 from pipelines.core.raw import RawFile
 from pipelines.core.source import GridSource, NotPublished, Source
-from pipelines.sources import egress, electricitymaps, entsoe, iso, openmeteo, persico, sustaincluster_prices
+from pipelines.sources import (
+    azure_latency,
+    egress,
+    electricitymaps,
+    entsoe,
+    iso,
+    openmeteo,
+    persico,
+    sustaincluster_prices,
+)
 from pipelines.workload import alibaba2020, alibaba2023, derive, synthetic
 from pipelines.workload.base import WorkloadSource
 
@@ -43,7 +52,7 @@ IMPLEMENTATIONS: dict[str, Source] = {
     s.name: s
     for s in (
         *(s for kind in GRID_ORDER.values() for s in kind),
-        egress.SOURCE, persico.SOURCE,
+        egress.SOURCE, persico.SOURCE, azure_latency.SOURCE,
         alibaba2020.TRACE, alibaba2023.TRACE, synthetic.GENERATOR, derive.REFERENCE,
     )
 }

@@ -53,8 +53,56 @@ GPU_MEM_GB_BY_TYPE: tuple[tuple[str, float], ...] = (
     ("V100", 16.0), ("V100M16", 16.0), ("V100M32", 32.0),
 )
 
+# Published AI training workloads: (name, training data in GB, model parameters in millions). The
+# ``ai`` size model (:func:`assign_bandwidth`, docs/workload.md) draws a task's data among the rows it
+# could have run. Sources, per row (GB = 1e9 bytes):
+#   squad11-bert-base     SQuAD v1.1 train-v1.1.json 30,288,272 B + dev-v1.1.json 4,854,279 B (Rajpurkar et
+#                         al., EMNLP 2016); BERT-base 110 M parameters (Devlin et al., NAACL 2019, §3)
+#   cifar10-resnet18      CIFAR-10 python archive 170,498,071 B (Krizhevsky 2009, cs.toronto.edu/~kriz/cifar);
+#                         ResNet-18 11.7 M parameters (He et al., CVPR 2016; torchvision 11,689,512)
+#   wikibooks-bert-large  BookCorpus + English Wikipedia, 16 GB (Liu et al., "RoBERTa", 2019, §3.2: BERT's
+#                         pre-training data); BERT-large 340 M parameters (Devlin et al., NAACL 2019, §3)
+#   coco2017-maskrcnn     COCO 2017 train2017.zip 19,336,861,798 B + val2017.zip 815,585,330 B +
+#                         annotations_trainval2017.zip 252,907,541 B (cocodataset.org; Lin et al., ECCV 2014;
+#                         the MLPerf Training heavy-weight detection set); Mask R-CNN R50-FPN 44.4 M
+#                         parameters (He et al., ICCV 2017; torchvision 44,401,393)
+#   webtext-gpt2-xl       WebText, 40 GB of text (Radford et al., "Language Models are Unsupervised Multitask
+#                         Learners", 2019, §2.1); GPT-2 XL 1,542 M parameters (ibid., Table 2)
+#   imagenet1k-resnet50   ILSVRC2012 img_train.tar 147,897,477,120 B + img_val.tar 6,744,924,160 B (Russakovsky
+#                         et al., IJCV 2015; the MLPerf Training image-classification set); ResNet-50 25.6 M
+#                         parameters (He et al., CVPR 2016)
+#   gpt3-175b             570 GB of filtered CommonCrawl (Brown et al., NeurIPS 2020, §2.2); 175 B parameters
+#   c4-t5-11b             C4, "about 750 GB" (Raffel et al., JMLR 2020, §2.2; the MLPerf Training LLM set);
+#                         T5-11B 11 B parameters (ibid., §3.7)
+#   pile-gpt-neox-20b     The Pile, 825 GiB = 885.8 GB (Gao et al., arXiv:2101.00027, 2020, Table 1);
+#                         GPT-NeoX-20B 20 B parameters (Black et al., BigScience workshop 2022)
+AI_WORKLOADS: tuple[tuple[str, float, float], ...] = (
+    ("squad11-bert-base", 0.035, 110.0),
+    ("cifar10-resnet18", 0.170, 11.7),
+    ("wikibooks-bert-large", 16.0, 340.0),
+    ("coco2017-maskrcnn", 20.405, 44.4),
+    ("webtext-gpt2-xl", 40.0, 1542.0),
+    ("imagenet1k-resnet50", 154.642, 25.6),
+    ("gpt3-175b", 570.0, 175_000.0),
+    ("c4-t5-11b", 750.0, 11_000.0),
+    ("pile-gpt-neox-20b", 885.8, 20_000.0),
+)
+# Bytes per parameter of the model states a training replica holds in GPU memory with mixed-precision
+# Adam (fp16 weights and gradients, fp32 master weights, momentum and variance: 2 + 2 + 12 = 16 B;
+# Rajbhandari et al., "ZeRO", SC 2020, §3.1), and of a checkpoint that can resume training (the fp32
+# master weights, momentum and variance: 12 B, ibid.).
+AI_STATE_BYTES_PER_PARAM = 16.0
+AI_CHECKPOINT_BYTES_PER_PARAM = 12.0
+# Training data a GPU reads per hour: ResNet-50 on ImageNet, 90 epochs of the 147.9 GB training set
+# in one hour on 256 P100 GPUs (Goyal et al., "Accurate, Large Minibatch SGD: Training ImageNet in
+# 1 Hour", 2017): 90 × 147.897 GB / 256 GPU-hours = 52.0 GB per GPU-hour.
+AI_READ_GB_PER_GPU_HOUR = 90 * 147.897477120 / 256
+
 REFERENCE_HISTOGRAMS_RELPATH = "reference/alibaba2020_filtered_histograms.csv"
 REFERENCE_WEEKDAY_HOUR_RELPATH = "reference/alibaba2020_filtered_weekday_hour.csv"
+
+
+BANDWIDTH_MODELS = ("ai", "reference", "constant")
 
 
 @dataclass(frozen=True)
@@ -73,10 +121,14 @@ class DeriveParams:
     resource_basis: str = "task_total"  # "task_total" (× inst_num) or "per_instance"
     gpu_mem_gb_by_type: tuple[tuple[str, float], ...] = GPU_MEM_GB_BY_TYPE
     default_gpu_mem_gb: float = 16.0
-    # 3. bandwidth (input data size)
-    bandwidth_model: str = "reference"  # "reference" | "constant"
+    # 3. bandwidth (GB moved when a task runs away from its origin: its data + its checkpoint)
+    bandwidth_model: str = "ai"  # "ai" | "reference" | "constant"
     bandwidth_mem_corr: float = 0.5
     bandwidth_constant_gb: float = 0.12
+    ai_workloads: tuple[tuple[str, float, float], ...] = AI_WORKLOADS
+    ai_state_bytes_per_param: float = AI_STATE_BYTES_PER_PARAM
+    ai_checkpoint_bytes_per_param: float = AI_CHECKPOINT_BYTES_PER_PARAM
+    ai_read_gb_per_gpu_hour: float = AI_READ_GB_PER_GPU_HOUR
     # 4. extension to the target year
     trace_origin_utc: str = "1970-01-01T00:00:00+00:00"
     window_s: tuple[float, float] | None = None  # trace window; None = first..last arrival
@@ -94,6 +146,7 @@ class DeriveParams:
         # do not depend on how a caller spelled a number
         for name in ("min_duration_s", "max_duration_s", "max_instance_cpu_cores", "max_instance_gpus",
                      "max_instance_mem_gb", "default_gpu_mem_gb", "bandwidth_mem_corr", "bandwidth_constant_gb",
+                     "ai_state_bytes_per_param", "ai_checkpoint_bytes_per_param", "ai_read_gb_per_gpu_hour",
                      "min_week_fraction", "load_factor", "layer_jitter_s"):
             v = getattr(self, name)
             if isinstance(v, int) and not isinstance(v, bool):
@@ -103,8 +156,19 @@ class DeriveParams:
         object.__setattr__(self, "statuses", tuple(self.statuses))
         if self.resource_basis not in ("task_total", "per_instance"):
             raise ValueError(f"resource_basis must be task_total or per_instance, got {self.resource_basis!r}")
-        if self.bandwidth_model not in ("reference", "constant"):
-            raise ValueError(f"bandwidth_model must be reference or constant, got {self.bandwidth_model!r}")
+        if self.bandwidth_model not in BANDWIDTH_MODELS:
+            raise ValueError(f"bandwidth_model must be one of {BANDWIDTH_MODELS}, got {self.bandwidth_model!r}")
+        object.__setattr__(self, "ai_workloads",
+                           tuple((str(n), float(d), float(m)) for n, d, m in self.ai_workloads))
+        if self.bandwidth_model == "ai":
+            if not self.ai_workloads:
+                raise ValueError("bandwidth_model='ai' needs at least one entry in ai_workloads")
+            if any(not (d >= 0 and m >= 0 and math.isfinite(d) and math.isfinite(m)) for _, d, m in self.ai_workloads):
+                raise ValueError("ai_workloads: data GB and parameter millions must be finite and >= 0")
+            for name in ("ai_state_bytes_per_param", "ai_checkpoint_bytes_per_param", "ai_read_gb_per_gpu_hour"):
+                v = getattr(self, name)
+                if not (math.isfinite(v) and v > 0):
+                    raise ValueError(f"{name} must be finite and > 0, got {v}")
         if self.week_order not in ("shuffle", "cycle"):
             raise ValueError(f"week_order must be shuffle or cycle, got {self.week_order!r}")
         if not self.load_factor > 0:
@@ -339,8 +403,15 @@ def normalize_resources(kept: pl.DataFrame, p: DeriveParams) -> pl.DataFrame:
 def assign_bandwidth(
     tasks: pl.DataFrame, p: DeriveParams, reference: Histogram | None, rng: np.random.Generator
 ) -> pl.DataFrame:
-    """Add ``bandwidth_gb`` (GB of input data moved if the task runs away from its origin).
+    """Add ``bandwidth_gb``: the GB moved when the task runs away from its origin (its training data
+    plus the checkpoint shipped back). Sizes are drawn once per source task (docs/workload.md).
 
+    ``ai`` (default): a task runs one of the published workloads ``ai_workloads`` it could have run —
+    its model states (``ai_state_bytes_per_param`` × parameters) fit in the GPU memory it asked for,
+    and its GPU-hours read the training data at least once at ``ai_read_gb_per_gpu_hour`` — chosen
+    with equal probability among those; it moves that data plus a checkpoint of
+    ``ai_checkpoint_bytes_per_param`` × parameters. A task that could run none of them (CPU-only
+    tasks, tiny GPU shares) moves a size from the ``reference`` model.
     ``reference``: a Gaussian copula — the latent is ρ·(normal score of the task's memory rank) +
     √(1-ρ²)·noise, mapped through the reference histogram of input sizes, so the marginal is the
     published one and bigger-memory tasks tend to carry more data (ρ = ``bandwidth_mem_corr``).
@@ -350,13 +421,55 @@ def assign_bandwidth(
     n = tasks.height
     if p.bandwidth_model == "constant":
         bw = np.full(n, p.bandwidth_constant_gb)
+    elif p.bandwidth_model == "reference":
+        bw = _reference_sizes(tasks["mem_gb"].to_numpy(), p, reference, rng.standard_normal(n))
     else:
-        if reference is None:
-            raise ValueError("bandwidth_model='reference' needs the reference bandwidth histogram")
-        rho = p.bandwidth_mem_corr
-        latent = rho * normal_scores(tasks["mem_gb"].to_numpy()) + math.sqrt(1 - rho * rho) * rng.standard_normal(n)
-        bw = reference.ppf(norm_cdf(latent))
+        noise = rng.standard_normal(n)  # drawn first, as the reference model draws it
+        choice = ai_workload_choice(tasks, p, rng.random(n))
+        data = np.array([d for _, d, _ in p.ai_workloads])
+        ckpt = np.array([m for _, _, m in p.ai_workloads]) * 1e6 * p.ai_checkpoint_bytes_per_param / 1e9
+        bw = np.empty(n)
+        ran = choice >= 0
+        bw[ran] = data[choice[ran]] + ckpt[choice[ran]]
+        rest = ~ran
+        if rest.any():
+            bw[rest] = _reference_sizes(tasks["mem_gb"].to_numpy()[rest], p, reference, noise[rest])
     return tasks.with_columns(bandwidth_gb=pl.Series(bw, dtype=pl.Float64))
+
+
+def _reference_sizes(mem_gb: np.ndarray, p: DeriveParams, reference: Histogram | None,
+                     noise: np.ndarray) -> np.ndarray:
+    if reference is None:
+        raise ValueError(f"bandwidth_model={p.bandwidth_model!r} needs the reference bandwidth histogram")
+    rho = p.bandwidth_mem_corr
+    latent = rho * normal_scores(mem_gb) + math.sqrt(1 - rho * rho) * noise
+    return reference.ppf(norm_cdf(latent))
+
+
+def ai_workload_feasible(tasks: pl.DataFrame, p: DeriveParams, k: int) -> np.ndarray:
+    """Whether each task could have run ``p.ai_workloads[k]``: the model states fit in its GPU memory
+    and its GPU-hours read the training data at least once."""
+    _, data_gb, params_m = p.ai_workloads[k]
+    gpu_hours = tasks["gpus"].to_numpy() * tasks["duration_s"].to_numpy() / 3600.0
+    state_gb = params_m * 1e6 * p.ai_state_bytes_per_param / 1e9
+    return (state_gb <= tasks["gpu_mem_gb"].to_numpy()) & (data_gb <= p.ai_read_gb_per_gpu_hour * gpu_hours)
+
+
+def ai_workload_choice(tasks: pl.DataFrame, p: DeriveParams, u: np.ndarray) -> np.ndarray:
+    """Index into ``p.ai_workloads`` of each task's workload, uniform among the feasible ones given
+    one uniform ``u`` per task; -1 where none is feasible. One vectorized pass per catalog entry."""
+    n, k_all = tasks.height, len(p.ai_workloads)
+    count = np.zeros(n, dtype=np.int64)
+    for k in range(k_all):
+        count += ai_workload_feasible(tasks, p, k)
+    target = np.minimum(np.floor(u * count).astype(np.int64), np.maximum(count - 1, 0))
+    choice = np.full(n, -1, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.int64)
+    for k in range(k_all):
+        f = ai_workload_feasible(tasks, p, k)
+        choice[f & (seen == target) & (choice < 0)] = k
+        seen += f
+    return choice
 
 
 # --------------------------------------------------------------------------- 4. extension

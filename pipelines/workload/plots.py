@@ -20,7 +20,7 @@ DISTRIBUTIONS = (
     ("cpu_cores", "CPU (cores)", 1.0, "cpu"),
     ("gpus", "GPU (GPUs)", 1.0, "gpu"),
     ("mem_gb", "memory (GB)", 1.0, "mem"),
-    ("bandwidth_gb", "input data (GB)", 1.0, "bandwidth"),
+    ("bandwidth_gb", "data moved (GB)", 1.0, "bandwidth"),
 )
 
 
@@ -50,7 +50,12 @@ def plot_distributions(tasks: pl.DataFrame, path: Path, title: str,
         ax = fig.add_subplot(1, len(DISTRIBUTIONS), i)
         x = tasks[col].to_numpy() * scale
         hist = reference.get(ref) if reference else None
+        if hist is not None and len(x) and x.max() > 1.5 * hist.edges[-1]:
+            hist = None  # e.g. the ai size model (GB to TB) against the 0-0.75 GB reference histogram
         bins = hist.edges if hist is not None else 40
+        if hist is None and col == "bandwidth_gb" and len(x) and x.min() > 0 and x.max() > 100 * x.min():
+            bins = np.logspace(np.log10(x.min()), np.log10(x.max()), 41)  # sizes span orders of magnitude
+            ax.set_xscale("log")
         ax.hist(x, bins=bins, density=True, alpha=0.7, label="derived")
         if hist is not None:
             e = hist.edges

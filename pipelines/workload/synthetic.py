@@ -9,8 +9,10 @@ reference benchmark's filtered Alibaba PAI 2020 workload, tasks ≥ 15 min):
 * durations, CPU, GPU and memory: the published histograms (uniform within each bin), joined by a
   Gaussian copula whose correlations were measured on the real 2023 pod list (below), so bigger
   requests come together as in a real trace;
-* input data size is not generated here: the trace format has none, and the derivation adds it
-  for every source with the same documented model (``pipelines.workload.derive.assign_bandwidth``).
+* data moved (``bandwidth_gb``) is not generated here: the trace format has none, and the
+  derivation adds it for every source with the same documented model
+  (``pipelines.workload.derive.assign_bandwidth``; by default the ``ai`` model, which reads the
+  generated GPUs, durations and GPU memory).
 
 The generator also writes the rows a real trace has and the filter must remove (failed,
 unfinished and short tasks), so a synthetic workload goes through exactly the same derivation as

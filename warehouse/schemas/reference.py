@@ -6,6 +6,7 @@ import pandera.polars as pa
 
 from gridshift import columns as C
 from gridshift.columns import UtcDatetime
+from pipelines.sources.network import RTT_BASES, THROUGHPUT_BASES  # declared with the model that writes them
 
 
 class RawFiles(pa.DataFrameModel):
@@ -65,20 +66,25 @@ class EgressPrice(pa.DataFrameModel):
 
 
 class NetworkPath(pa.DataFrameModel):
-    """Inter-macro-region throughput and RTT per provider (Persico et al. 2016, plus stated assumptions)."""
+    """Throughput and RTT between two locations of the registry, per provider (pipelines/sources/network.py):
+    Persico et al. 2016's measurements between macro-regions, and, inside one macro-region, RTT from
+    distance (fitted to Azure's published P50 RTTs) and throughput from Persico's fitted TCP window."""
 
     provider: str = C.provider()
+    src_location: str = C.location()
+    dst_location: str = C.location()
     src_macro: str = C.macro_cluster()
     dst_macro: str = C.macro_cluster()
-    throughput_mbps: float = pa.Field(gt=0, metadata={"unit": "Mbit/s"})
-    rtt_ms: float = pa.Field(ge=0, metadata={"unit": "ms"})
-    basis: str = pa.Field(
-        isin=["measured", "assumption_intra_macro", "fallback_aws"],
-        description="measured (Persico 2016 Fig. 3/6), or a documented assumption",
-    )
+    distance_km: float = pa.Field(ge=0, le=20_100, metadata={"unit": "km"},
+                                  description="great-circle distance between the locations' coordinates")
+    throughput_mbps: float = pa.Field(gt=0, le=1e7, metadata={"unit": "Mbit/s"})
+    rtt_ms: float = pa.Field(gt=0, le=10_000, metadata={"unit": "ms"})
+    rtt_basis: str = pa.Field(isin=list(RTT_BASES), description="where rtt_ms comes from (docs/sources.md)")
+    throughput_basis: str = pa.Field(isin=list(THROUGHPUT_BASES),
+                                     description="where throughput_mbps comes from (docs/sources.md)")
     source: str = C.source()
     raw_sha256: str = C.sha256()
 
     class Config:
         strict = True
-        unique = ["provider", "src_macro", "dst_macro"]
+        unique = ["provider", "src_location", "dst_location"]

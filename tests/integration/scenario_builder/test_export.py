@@ -24,6 +24,7 @@ from scenario_builder.cli import app
 from scenario_builder.export import plan
 from scenario_builder.resample import GapError
 from tests.integration.scenario_builder.conftest import REGIONS, YEAR
+from warehouse.db import read_table
 
 runner = CliRunner()
 FILES = ("datacenters.json", "manifest.json", "network.parquet", "signals.parquet", "tasks.parquet")
@@ -80,6 +81,31 @@ def test_signals_schema_order_and_grid(built):
     assert [d["location"] for d in dcs] == list(REGIONS)
     assert dcs[0]["total_cores"] == 85000 and dcs[0]["population_weight"] == 0.22  # DE-LU reference row
     assert set(dcs[0]["physics"]) == set(DatacenterParams().to_dict())
+
+
+def test_network_paths_reach_the_bundle(built, bundle_home):
+    """network.parquet carries the warehouse's location-pair paths: Persico's measurement across
+    macro-regions, the distance model inside one (AU-NSW <-> IN-WE, both AP), nothing at 0 ms."""
+    net = pl.read_parquet(built.path / "network.parquet")
+    stored = read_table(bundle_home.warehouse_path,
+                        "SELECT src_location, dst_location, throughput_mbps, rtt_ms, rtt_basis FROM network_path "
+                        "WHERE provider = 'aws'")
+    got = net.join(stored, on=["src_location", "dst_location"], how="inner", suffix="_wh")
+    assert got.height == len(REGIONS) * (len(REGIONS) - 1)
+    assert (got["rtt_ms"] == got["rtt_ms_wh"]).all() and (got["throughput_mbps"] == got["throughput_mbps_wh"]).all()
+    au_in = got.filter((pl.col("src_location") == "AU-NSW") & (pl.col("dst_location") == "IN-WE")).row(0, named=True)
+    assert au_in["rtt_basis"] == "derived_distance_azure_p50_fit"
+    assert au_in["rtt_ms"] == pytest.approx(8.302 + 1.4583 * 2 * 10157 / 200, rel=1e-3)  # Sydney-Mumbai, 10,157 km
+    assert au_in["throughput_mbps"] == pytest.approx(12241.15 / au_in["rtt_ms"], rel=1e-5)  # AWS window / RTT
+    de_au = got.filter((pl.col("src_location") == "DE-LU") & (pl.col("dst_location") == "AU-NSW")).row(0, named=True)
+    assert (de_au["throughput_mbps"], de_au["rtt_ms"], de_au["rtt_basis"]) == (50.0, 190.0, "measured_persico2016")
+    diag = net.filter(pl.col("src_location") == pl.col("dst_location"))
+    assert diag.height == len(REGIONS) and set(diag["rtt_ms"]) == {0.0} and set(diag["usd_per_gb"]) == {0.0}
+    assert net.filter(pl.col("src_location") != pl.col("dst_location"))["rtt_ms"].min() > 0
+    m = json.loads((built.path / "manifest.json").read_text())
+    assert {"gridshift:data/network/azure_rtt_p50.csv", "mirror:reference/network_persico2016.csv"} <= {
+        d["uri"] for d in m["lineage"]}
+    assert {"azure-rtt-p50", "persico2016"} <= {a["source"] for a in m["attributions"]}
 
 
 def test_sim_core_loads_it(built):

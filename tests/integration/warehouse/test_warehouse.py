@@ -79,7 +79,8 @@ def test_reingest_of_identical_data_changes_no_byte_of_the_warehouse(tmp_path, s
     assert first["c"].to_list() == [123.25]
     shas = read_table(home.warehouse_path, "SELECT DISTINCT raw_sha256 FROM grid_carbon WHERE location = 'SG'")
     assert shas["raw_sha256"].to_list() == first["raw_sha256"].to_list()  # the whole partition is the new file's
-    assert read_table(home.warehouse_path, "SELECT count(*) n FROM raw_files")["n"][0] == 6 + 1 + 1 + 1
+    # 6 grid files, the egress rule table, the network's two inputs (Persico, Azure RTTs), the changed file
+    assert read_table(home.warehouse_path, "SELECT count(*) n FROM raw_files")["n"][0] == 6 + 1 + 2 + 1
     assert read_table(home.warehouse_path, "SELECT count(*) n FROM grid_carbon WHERE location = 'SG'")["n"][0] == 8760
 
 

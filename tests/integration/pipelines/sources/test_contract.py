@@ -21,7 +21,7 @@ from gridshift import sources as source_info
 from gridshift.home import Home
 from pipelines.core.http import make_session
 from pipelines.core.source import GridSource
-from pipelines.sources import egress, persico, registry
+from pipelines.sources import azure_latency, egress, network, persico, registry
 from pipelines.workload import alibaba2023
 from pipelines.workload.base import Inputs
 from pipelines.workload.derive import REFERENCE, DeriveParams
@@ -82,8 +82,16 @@ def egress_rows(input: str) -> Callable[[Ctx], pl.DataFrame]:
     return load
 
 
-def network_rows(ctx: Ctx) -> pl.DataFrame:
-    return persico.SOURCE.parse(persico.SOURCE.read_mirror(ctx.shared, persico.SOURCE.mirror_relpath))
+def network_rows(source: str) -> Callable[[Ctx], pl.DataFrame]:
+    """The ``network_path`` rows built from the Persico mirror file and the Azure RTT table that name
+    ``source`` (inter-macro rows: persico2016; intra-macro rows: azure-rtt-p50)."""
+
+    def load(ctx: Ctx) -> pl.DataFrame:
+        p_raw = persico.SOURCE.read_mirror(ctx.shared, persico.SOURCE.mirror_relpath)
+        model = network.build(p_raw, azure_latency.SOURCE.raw())
+        return model.table.filter(pl.col("source") == source)
+
+    return load
 
 
 def trace_rows(name: str) -> Callable[[Ctx], pl.DataFrame]:
@@ -126,7 +134,9 @@ SAMPLES: dict[str, list[Sample]] = {
                  utc(2023, 12, 31, 22))],
     "cloud-egress-matrix": [Sample("rule table", egress_rows("repo"), 17 ** 2 + 12 ** 2 + 21 ** 2),
                             Sample("mirror matrices", egress_rows("mirror"), 400 + 169 + 484)],
-    "persico2016": [Sample("mirror", network_rows, 48)],
+    # 23 locations: 506 ordered pairs per provider, 378 across macro-regions and 128 inside one
+    "persico2016": [Sample("mirror, pairs across macro-regions", network_rows("persico2016"), 3 * 378)],
+    "azure-rtt-p50": [Sample("repository table, pairs inside a macro-region", network_rows("azure-rtt-p50"), 3 * 128)],
     "alibaba-2020": [Sample("fixture tables", trace_rows("alibaba-2020"), 17)],
     "alibaba-2023": [Sample("default pod list", trace_rows("alibaba-2023"), 8152)],
     "reference-alibaba2020-filtered": [Sample("bandwidth of the 2023 pods", derived_tasks("alibaba-2023"), 27_802,
@@ -193,10 +203,17 @@ class TestSourceContract:
 
 
 def test_reference_source_sets_the_bandwidth_and_is_in_the_lineage(shared_data):
-    prep = prepare_workload("alibaba-2023", 2023, mirror=shared_data)
     hist_raw, hists = REFERENCE.histograms(shared_data)
+    reference = prepare_workload("alibaba-2023", 2023, mirror=shared_data,
+                                 params=alibaba2023.TRACE.default_params().with_(bandwidth_model="reference"))
+    assert hist_raw.sha256 in reference.report.raw_sha256s
+    assert reference.tasks["bandwidth_gb"].mean() == pytest.approx(hists["bandwidth"].mean, rel=0.1)
+    # the default ``ai`` model draws the sizes of tasks that run no published AI workload (CPU-only
+    # pods) from the same histogram, so the file is in its lineage too
+    prep = prepare_workload("alibaba-2023", 2023, mirror=shared_data)
     assert hist_raw.sha256 in prep.report.raw_sha256s
-    assert prep.tasks["bandwidth_gb"].mean() == pytest.approx(hists["bandwidth"].mean, rel=0.1)
+    cpu = prep.tasks.filter(pl.col("gpus") == 0)["bandwidth_gb"]
+    assert cpu.mean() == pytest.approx(hists["bandwidth"].mean, rel=0.15) and cpu.max() <= 0.755
     constant = prepare_workload("alibaba-2023", 2023, mirror=shared_data,
                                 params=alibaba2023.TRACE.default_params().with_(bandwidth_model="constant"))
     assert hist_raw.sha256 not in constant.report.raw_sha256s

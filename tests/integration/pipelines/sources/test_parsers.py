@@ -10,7 +10,8 @@ import pytest
 from gridshift import locations
 from gridshift.wetbulb import stull_wetbulb
 from pipelines.core.raw import read_mirror
-from pipelines.sources import egress, electricitymaps, openmeteo, sustaincluster_prices
+from pipelines.sources import azure_latency, egress, electricitymaps, openmeteo, sustaincluster_prices
+from pipelines.sources import network as network_paths
 from pipelines.sources import persico as network
 from warehouse.load import validate
 
@@ -239,10 +240,17 @@ def test_ingest_egress_defaults_to_the_rule_table_mirror_on_request(shared_data,
 
 
 def test_network_paths_state_their_assumptions(shared_data):
-    df = network.parse(read_mirror(shared_data, network.MIRROR_RELPATH, "t"))
-    measured = df.filter((pl.col("provider") == "aws") & (pl.col("src_macro") == "EU") & (pl.col("dst_macro") == "US"))
-    assert measured.row(0, named=True)["throughput_mbps"] == 160 and measured.row(0, named=True)["rtt_ms"] == 70
+    # the measured table is read as published (24 rows: AWS and Azure, every ordered pair of 4 macro-regions)
+    measured = network.parse(read_mirror(shared_data, network.MIRROR_RELPATH, "t"))
+    row = measured.filter((pl.col("provider") == "aws") & (pl.col("src_macro") == "EU") & (pl.col("dst_macro") == "US"))
+    assert row.row(0, named=True)["throughput_mbps"] == 160 and row.row(0, named=True)["rtt_ms"] == 70
+    assert measured.height == 24 and (measured["src_macro"] != measured["dst_macro"]).all()
+    # every network_path row says where each number comes from; no pair is assumed 0 ms / 1 Gbit/s any more
+    df = network_paths.build(read_mirror(shared_data, network.MIRROR_RELPATH, "persico2016"), azure_latency.raw()).table
     intra = df.filter(pl.col("src_macro") == pl.col("dst_macro"))
-    assert set(intra["basis"]) == {"assumption_intra_macro"} and set(intra["throughput_mbps"]) == {1000.0}
-    assert set(df.filter(pl.col("provider") == "gcp")["basis"]) == {"fallback_aws", "assumption_intra_macro"}
-    assert df.height == 3 * 16
+    assert set(intra["rtt_basis"]) == {"derived_distance_azure_p50_fit"} and (intra["rtt_ms"] > 0).all()
+    assert 1000.0 not in set(intra["throughput_mbps"])
+    gcp = df.filter(pl.col("provider") == "gcp")
+    assert set(gcp["rtt_basis"]) == {"fallback_aws_persico2016", "derived_distance_azure_p50_fit"}
+    assert set(gcp["throughput_basis"]) == {"fallback_aws_persico2016", "derived_window_persico2016_aws"}
+    assert df.height == 3 * 23 * 22
