@@ -71,9 +71,13 @@ CFG_WAKE_S = 5  # wake latency (s)
 CFG_SPARE = 6  # spare servers kept on, per kind
 CFG_HOSTED = 7  # 1 if the DC has servers (else its capacity is always on)
 N_SRV_CFG = 8
-# server kinds (columns of State.srv_on / srv_wk; rows 0-1 on, 2-3 waking of State.srv)
+# server kinds (columns of State.srv_on; rows 0-1 on, 2-3 waking of State.srv)
 K_CPU = 0
 K_GPU = 1
+# wake groups: columns WK_A + kind and WK_B + kind of State.srv_wk, up at State.srv_twk[:, 0 / 1].
+# B is the latest wake, A every earlier one still under way (up at the latest of their times).
+WK_A = 0
+WK_B = 2
 
 # scalar slots in State.sc
 SC_PEND_N = 0
@@ -126,7 +130,7 @@ def new_state(n_tasks: int, n_dc: int, n_steps: int) -> State:
         q_head=np.full((n_dc, 2), -1, np.int32), q_tail=np.full((n_dc, 2), -1, np.int32),
         q_len=np.zeros(n_dc, np.int64), transit_n=np.zeros(n_dc, np.int64),
         acc=np.zeros((3, n_dc), f), acc_run=np.zeros(n_dc, np.int64),
-        srv_on=np.zeros((n_dc, 2), f), srv_wk=np.zeros((n_dc, 2), f), srv_twk=np.full(n_dc, -np.inf),
+        srv_on=np.zeros((n_dc, 2), f), srv_wk=np.zeros((n_dc, 4), f), srv_twk=np.full((n_dc, 2), -np.inf),
         qdem=np.zeros((n_dc, 3), f), srv=np.zeros((4, n_dc, n_steps + 1), f),
         rel=np.zeros((3, n_dc, n_steps + 1), f), part=np.zeros((3, n_dc, n_steps), f),
         diff=np.zeros((3, n_dc, n_steps + 1), f), run_part=np.zeros((n_dc, n_steps), np.int64),
@@ -240,11 +244,17 @@ def _book_wake(srv, d, kind, cnt, s, wake_s, t1, j):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _waking(srv_wk, d, kind):
+    """Servers of ``kind`` waking in DC d (both wake groups)."""
+    return srv_wk[d, kind] + srv_wk[d, 2 + kind]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _wake_for(cfg, d, c, g, m, srv_on, srv_wk):
     """Servers (CPU-only, GPU) to wake so that the servers on or waking hold c cores, g GPUs, m GB."""
     ng, nt = _servers_for(cfg, d, c, g, m)
-    a_c = srv_on[d, K_CPU] + srv_wk[d, K_CPU]
-    a_g = srv_on[d, K_GPU] + srv_wk[d, K_GPU]
+    a_c = srv_on[d, K_CPU] + _waking(srv_wk, d, K_CPU)
+    a_g = srv_on[d, K_GPU] + _waking(srv_wk, d, K_GPU)
     dg = max(ng - a_g, 0.0)
     rest = max(nt - a_g - dg - a_c, 0.0)
     dc = min(rest, max(cfg[d, CFG_N_C] - a_c, 0.0))
@@ -253,50 +263,93 @@ def _wake_for(cfg, d, c, g, m, srv_on, srv_wk):
 
 
 @njit(cache=True, nogil=True)
-def _caps_on(cfg, cap, d, srv_on, srv_wk):
-    """Capacity (cores, GPUs, GB) of the servers on, then of the servers on or waking, of DC d."""
+def _caps_on(cfg, cap, d, srv_on, srv_wk, out):
+    """Capacity (cores, GPUs, GB) of DC d's servers on (out[0:3]), on or in wake group A (out[3:6]),
+    on or in group B (out[6:9]) and on or waking (out[9:12])."""
     nc, ng = srv_on[d, K_CPU], srv_on[d, K_GPU]
-    nca, nga = nc + srv_wk[d, K_CPU], ng + srv_wk[d, K_GPU]
-    return (_cap_of(cfg, cap, d, nc, ng, 0), _cap_of(cfg, cap, d, nc, ng, 1), _cap_of(cfg, cap, d, nc, ng, 2),
-            _cap_of(cfg, cap, d, nca, nga, 0), _cap_of(cfg, cap, d, nca, nga, 1), _cap_of(cfg, cap, d, nca, nga, 2))
+    for grp in range(4):
+        xc = nc + (srv_wk[d, WK_A + K_CPU] if grp & 1 else 0.0) + (srv_wk[d, WK_B + K_CPU] if grp & 2 else 0.0)
+        xg = ng + (srv_wk[d, WK_A + K_GPU] if grp & 1 else 0.0) + (srv_wk[d, WK_B + K_GPU] if grp & 2 else 0.0)
+        k = 3 * grp
+        out[k] = _cap_of(cfg, cap, d, xc, xg, 0)
+        out[k + 1] = _cap_of(cfg, cap, d, xc, xg, 1)
+        out[k + 2] = _cap_of(cfg, cap, d, xc, xg, 2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _start_after_wake(caps, a0, a1, a2, s, t_a, t_b):
+    """Earliest start, not before s, on the servers on plus wake group A (up at t_a), group B (up at
+    t_b) or both, for an allocation a0/a1/a2; inf when even both groups are too small."""
+    t = np.inf
+    if a0 <= caps[3] + EPS and a1 <= caps[4] + EPS and a2 <= caps[5] + EPS:
+        t = max(s, t_a)
+    if a0 <= caps[6] + EPS and a1 <= caps[7] + EPS and a2 <= caps[8] + EPS:
+        t = min(t, max(s, t_b))
+    if t == np.inf and a0 <= caps[9] + EPS and a1 <= caps[10] + EPS and a2 <= caps[11] + EPS:
+        t = max(s, max(t_a, t_b))
+    return t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _new_wake_group(srv_wk, srv_twk, d, dc, dg, t_up):
+    """Start waking dc CPU-only and dg GPU servers, up at t_up: they become group B; an earlier
+    group B joins group A (which is then up at the later of the two times)."""
+    if srv_wk[d, WK_B + K_CPU] + srv_wk[d, WK_B + K_GPU] > 0.0:
+        srv_wk[d, WK_A + K_CPU] += srv_wk[d, WK_B + K_CPU]
+        srv_wk[d, WK_A + K_GPU] += srv_wk[d, WK_B + K_GPU]
+        srv_twk[d, 0] = max(srv_twk[d, 0], srv_twk[d, 1])
+    srv_wk[d, WK_B + K_CPU] = dc
+    srv_wk[d, WK_B + K_GPU] = dg
+    srv_twk[d, 1] = t_up
 
 
 @njit(cache=True, nogil=True)
-def _wake_now(cfg, cap, d, c, g, m, s, t1, j, srv_on, srv_wk, srv_twk, srv):
+def _wake_now(cfg, cap, d, c, g, m, s, t1, j, srv_on, srv_wk, srv_twk, srv, caps):
     """Wake, at time s of step j, the servers DC d lacks to hold c cores, g GPUs and m GB on servers
-    on or waking (consolidated); returns the new capacities as :func:`_caps_on`. (Out of the
-    scheduler's loop: it runs only when servers must be woken.)"""
+    on or waking (consolidated); refreshes ``caps`` (:func:`_caps_on`). (Out of the scheduler's loop:
+    it runs only when servers must be woken.)"""
     dc, dg = _wake_for(cfg, d, c, g, m, srv_on, srv_wk)
     wake_s = cfg[d, CFG_WAKE_S]
-    if wake_s > 0.0:
-        srv_wk[d, K_CPU] += dc
-        srv_wk[d, K_GPU] += dg
-        srv_twk[d] = max(srv_twk[d], s + wake_s)
-        _book_wake(srv, d, K_CPU, dc, s, wake_s, t1, j)
-        _book_wake(srv, d, K_GPU, dg, s, wake_s, t1, j)
-    else:  # instant wake
-        srv_on[d, K_CPU] += dc
-        srv_on[d, K_GPU] += dg
-        srv[K_CPU, d, j] += dc * (t1 - s) / STEP_S
-        srv[K_GPU, d, j] += dg * (t1 - s) / STEP_S
-    return _caps_on(cfg, cap, d, srv_on, srv_wk)
+    if dc > 0.0 or dg > 0.0:
+        if wake_s > 0.0:
+            _new_wake_group(srv_wk, srv_twk, d, dc, dg, s + wake_s)
+            _book_wake(srv, d, K_CPU, dc, s, wake_s, t1, j)
+            _book_wake(srv, d, K_GPU, dg, s, wake_s, t1, j)
+        else:  # instant wake
+            srv_on[d, K_CPU] += dc
+            srv_on[d, K_GPU] += dg
+            srv[K_CPU, d, j] += dc * (t1 - s) / STEP_S
+            srv[K_GPU, d, j] += dg * (t1 - s) / STEP_S
+    _caps_on(cfg, cap, d, srv_on, srv_wk, caps)
 
 
 @njit(cache=True, nogil=True)
 def servers_at_boundary(d, j, t0, n, cap, free, rel, qdem, cfg, srv_on, srv_wk, srv_twk, srv):
     """Power states of datacenter d at the end of step j (boundary t_{j+1}), once per step.
 
-    Wakes that are complete by then turn on. The demand after the boundary is the allocation still
-    running then plus the queued requests (capped at the capacity); the target is the consolidated
-    server count for it plus the spare pool, per kind. Servers on beyond the target are switched
-    off, never below what the running allocation needs (no running task is interrupted); servers
-    short of it are woken at the boundary. Books the count of step j + 1 into ``srv``.
+    Wakes that are complete by then turn on (a wake still under way becomes group A). The demand
+    after the boundary is the allocation still running then plus the queued requests (capped at
+    the capacity); the target is the consolidated server count for it plus the spare pool, per
+    kind. Servers on beyond the target are switched off, never below what the running allocation
+    needs (no running task is interrupted); servers short of it are woken at the boundary (group B).
+    Books the count of step j + 1 into ``srv``.
     """
     tb = t0 + STEP_S * (j + 1)
-    if srv_twk[d] <= tb:
-        for k in range(2):
-            srv_on[d, k] += srv_wk[d, k]
-            srv_wk[d, k] = 0.0
+    for grp in range(2):
+        if srv_twk[d, grp] <= tb:
+            for k in range(2):
+                srv_on[d, k] += srv_wk[d, 2 * grp + k]
+                srv_wk[d, 2 * grp + k] = 0.0
+            srv_twk[d, grp] = -np.inf
+    if srv_wk[d, WK_B + K_CPU] + srv_wk[d, WK_B + K_GPU] > 0.0:  # still waking: joins group A
+        srv_wk[d, WK_A + K_CPU] += srv_wk[d, WK_B + K_CPU]
+        srv_wk[d, WK_A + K_GPU] += srv_wk[d, WK_B + K_GPU]
+        srv_wk[d, WK_B + K_CPU] = 0.0
+        srv_wk[d, WK_B + K_GPU] = 0.0
+        srv_twk[d, 0] = max(srv_twk[d, 0], srv_twk[d, 1])
+        srv_twk[d, 1] = -np.inf
+    wk_c = _waking(srv_wk, d, K_CPU)
+    wk_g = _waking(srv_wk, d, K_GPU)
     run0 = cap[d, 0] - free[d, 0]
     run1 = cap[d, 1] - free[d, 1]
     run2 = cap[d, 2] - free[d, 2]
@@ -313,8 +366,8 @@ def servers_at_boundary(d, j, t0, n, cap, free, rel, qdem, cfg, srv_on, srv_wk, 
     tgt_g = min(tg + spare, cfg[d, CFG_N_G]) if cfg[d, CFG_N_G] > 0.0 else 0.0
     tgt_c = min(tt - tg + spare, cfg[d, CFG_N_C])
     # switch off servers on beyond the target (waking ones finish waking)
-    on_c = max(min(srv_on[d, K_CPU], tgt_c - srv_wk[d, K_CPU]), 0.0)
-    on_g = max(min(srv_on[d, K_GPU], tgt_g - srv_wk[d, K_GPU]), 0.0)
+    on_c = max(min(srv_on[d, K_CPU], tgt_c - wk_c), 0.0)
+    on_g = max(min(srv_on[d, K_GPU], tgt_g - wk_g), 0.0)
     # ... but never the servers that hold running work
     on_g = max(on_g, min(rg, srv_on[d, K_GPU]))
     short = rt - on_c - on_g
@@ -325,17 +378,15 @@ def servers_at_boundary(d, j, t0, n, cap, free, rel, qdem, cfg, srv_on, srv_wk, 
     srv_on[d, K_CPU] = on_c
     srv_on[d, K_GPU] = on_g
     # the count of step j + 1 (servers on or still waking at the boundary) ...
-    srv[K_CPU, d, j + 1] += on_c + srv_wk[d, K_CPU]
-    srv[K_GPU, d, j + 1] += on_g + srv_wk[d, K_GPU]
+    srv[K_CPU, d, j + 1] += on_c + wk_c
+    srv[K_GPU, d, j + 1] += on_g + wk_g
     # ... and wakes at the boundary up to the target
     wake_s = cfg[d, CFG_WAKE_S]
-    dc = max(tgt_c - on_c - srv_wk[d, K_CPU], 0.0)
-    dg = max(tgt_g - on_g - srv_wk[d, K_GPU], 0.0)
+    dc = max(tgt_c - on_c - wk_c, 0.0)
+    dg = max(tgt_g - on_g - wk_g, 0.0)
     if (dc > 0.0 or dg > 0.0) and j + 1 < n:
         if wake_s > 0.0:
-            srv_wk[d, K_CPU] += dc
-            srv_wk[d, K_GPU] += dg
-            srv_twk[d] = max(srv_twk[d], tb + wake_s)
+            _new_wake_group(srv_wk, srv_twk, d, dc, dg, tb + wake_s)
             _book_wake(srv, d, K_CPU, dc, tb, wake_s, tb + STEP_S, j + 1)
             _book_wake(srv, d, K_GPU, dg, tb, wake_s, tb + STEP_S, j + 1)
         else:
@@ -447,6 +498,7 @@ def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, st
     busy time, SLA and the per-step counters all follow the real start. Without ``managed`` every
     server is on and this is the plain FCFS with backfill.
     """
+    caps = np.empty(12)
     for d in range(cap.shape[0]):
         cur0 = q_head[d, 0]
         cur1 = q_head[d, 1]
@@ -455,11 +507,10 @@ def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, st
         q = qmin
         t_j = t0 + STEP_S * j
         t1 = t_j + STEP_S
-        # managed: capacity on (up) and on-or-waking, requests waiting for servers in this step
-        up0 = up1 = up2 = al0 = al1 = al2 = 0.0
+        # managed: capacities on / on or waking (caps), requests waiting for servers in this step
         w0 = w1 = w2 = 0.0
         if managed:
-            up0, up1, up2, al0, al1, al2 = _caps_on(cfg, cap, d, srv_on, srv_wk)
+            _caps_on(cfg, cap, d, srv_on, srv_wk, caps)
         while True:
             if cur0 >= 0 and (free[d, 0] < q[0] - EPS or free[d, 2] < q[2] - EPS):
                 cur0 = -1
@@ -480,12 +531,13 @@ def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, st
                     a0 = cap[d, 0] - free[d, 0] + c  # allocation with this task
                     a1 = cap[d, 1] - free[d, 1] + g
                     a2 = cap[d, 2] - free[d, 2] + m
-                    if a0 > up0 + EPS or a1 > up1 + EPS or a2 > up2 + EPS:  # not on the servers on
-                        if a0 + w0 > al0 + EPS or a1 + w1 > al1 + EPS or a2 + w2 > al2 + EPS:
-                            up0, up1, up2, al0, al1, al2 = _wake_now(cfg, cap, d, a0 + w0, a1 + w1, a2 + w2, s, t1, j,
-                                                                     srv_on, srv_wk, srv_twk, srv)
-                        if a0 > up0 + EPS or a1 > up1 + EPS or a2 > up2 + EPS:
-                            s = max(s, srv_twk[d])  # on servers that are waking: when they are up
+                    if a0 > caps[0] + EPS or a1 > caps[1] + EPS or a2 > caps[2] + EPS:  # not on the servers on
+                        if a0 + w0 > caps[9] + EPS or a1 + w1 > caps[10] + EPS or a2 + w2 > caps[11] + EPS:
+                            _wake_now(cfg, cap, d, a0 + w0, a1 + w1, a2 + w2, s, t1, j, srv_on, srv_wk, srv_twk, srv,
+                                      caps)
+                        if a0 > caps[0] + EPS or a1 > caps[1] + EPS or a2 > caps[2] + EPS:
+                            # on servers that are waking: when (the first group that holds it) is up
+                            s = _start_after_wake(caps, a0, a1, a2, s, srv_twk[d, 0], srv_twk[d, 1])
                     if s >= t1:  # up only after this step: stays queued, counted as waiting for servers
                         ok = False
                         w0 += c

@@ -176,17 +176,20 @@ def gpu_power(p, u):
 
 @njit(cache=True, nogil=True)
 def gpus_busy_power(p, b):
-    """Power (W) of the GPUs that run tasks, per device: ``b`` allocated GPUs (time-weighted, may be
-    fractional) packed onto floor(b) fully allocated devices plus one device allocated ``b - floor(b)``;
-    a device allocated a fraction f runs at SM utilisation f x gpu_alloc_util and draws
-    gpu_power(f x gpu_alloc_util). Continuous and non-decreasing in b; one busy GPU never draws
-    more than gpu_power(gpu_alloc_util) <= gpu_max_w."""
+    """(Power W, device count) of the GPUs that run tasks, per device: ``b`` allocated GPUs
+    (time-weighted, may be fractional: Alibaba-style 0.5-GPU requests share devices) are packed onto
+    floor(b) fully allocated devices plus one device allocated f = b - floor(b); a device allocated
+    a fraction f runs at SM utilisation f x gpu_alloc_util and draws gpu_power(f x gpu_alloc_util).
+    With the other devices at idle power the total is continuous and non-decreasing in b, and one
+    allocated GPU never draws more than gpu_power(gpu_alloc_util) <= gpu_max_w."""
     if b <= 0.0:
-        return 0.0
+        return 0.0, 0.0
     u = p[P_GPU_ALLOC_U]
-    nf = math.floor(b)
+    nf = np.floor(b)
     f = b - nf
-    return nf * gpu_power(p, u) + (gpu_power(p, f * u) if f > 0.0 else 0.0)
+    if f > 0.0:
+        return nf * gpu_power(p, u) + gpu_power(p, f * u), nf + 1.0
+    return nf * gpu_power(p, u), nf
 
 
 @njit(cache=True, nogil=True)
@@ -228,8 +231,8 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
 
     * CPU: N_on servers at ``cpu_server_power`` of their own utilisation (busy cores / cores on),
       N_wake at server_wake_power_frac x cpu_server_max_w, N_asleep at server_sleep_w;
-    * GPUs: per device (:func:`gpus_busy_power` for the allocated ones, gpu_idle_w for the other GPUs
-      of servers that are on or waking, gpu_sleep_w for those of sleeping servers);
+    * GPUs: per device (:func:`gpus_busy_power` for the devices holding allocations, gpu_idle_w for
+      the other GPUs of servers that are on or waking, gpu_sleep_w for those of sleeping servers);
     * memory: static W/GB of the memory of servers that are on or waking, dynamic W/GB of memory in use;
     * server fans: only those of servers that are on or waking (share a of the servers); each moves
       the airflow its share of the heat needs, floor it_fan_min_airflow_ratio: airflow
@@ -237,7 +240,8 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
 
     Idle power (``it_idle_kw``): what capacity that is on but unused draws, i.e. the idle power of
     the unused share of the cores on, the idle power of the GPUs on that no task holds and the
-    static power of unused memory on. Sleep and wake power: the servers (and their GPUs and memory)
+    static power of unused memory on (always_on: the same with every server on and the unused GPU
+    share cap - busy). Sleep and wake power: the servers (and their GPUs and memory)
     in those states. Server fans are in none of the three.
     """
     w_gidle = p[P_GPU_IDLE]
@@ -288,8 +292,9 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
         w_srv_idle = cpu_server_power(p, 0.0, t_in)
         w_wake = p[P_WAKE_FRAC] * p[P_CPU_MAX]
         cpu_w = n_on * cpu_server_power(p, u_on, t_in) + n_wk * w_wake + n_sl * p[P_SLEEP_W]
-        gpu_w = (gpus_busy_power(p, b_gpu) + (g_on - b_gpu) * w_gidle + g_wk * w_gidle
-                 + g_sl * p[P_GPU_SLEEP_W])
+        busy_gpu_w, n_dev = gpus_busy_power(p, b_gpu)
+        g_free = max(g_on - n_dev, 0.0)  # devices on that hold no allocation
+        gpu_w = busy_gpu_w + g_free * w_gidle + g_wk * w_gidle + g_sl * p[P_GPU_SLEEP_W]
         mem_w = (m_on + m_wk) * w_mstat + used_mem * p[P_MEM_DYN]
         cpu = cpu_w / 1000.0
         gpu = gpu_w / 1000.0
@@ -303,8 +308,7 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
         else:  # every server asleep: no server fan runs
             v_srv = 0.0
             it_fan = 0.0
-        idle = (n_on * w_srv_idle * (1.0 - u_on) + (g_on - b_gpu) * w_gidle
-                + (m_on - used_mem) * w_mstat) / 1000.0
+        idle = (n_on * w_srv_idle * (1.0 - u_on) + g_free * w_gidle + (m_on - used_mem) * w_mstat) / 1000.0
         sleep = (n_sl * p[P_SLEEP_W] + g_sl * p[P_GPU_SLEEP_W]) / 1000.0
         wake = (n_wk * w_wake + g_wk * w_gidle + m_wk * w_mstat) / 1000.0
     it = heat + it_fan
