@@ -1,4 +1,5 @@
-"""The jitted step loop: arrivals, decisions, transit, queues, execution, busy-time accounting.
+"""The jitted step loop: arrivals, decisions, transit, queues, server power states, execution,
+busy-time accounting.
 
 Everything that Numba caches together lives in this one file (the cache is keyed on the file of
 the caller): the step functions, the built-in rule policies and the loops that call them.
@@ -11,6 +12,11 @@ State is a structure of arrays packed in three namedtuples:
 
 Times are seconds since the bundle's ``start_utc``; step j of the run covers
 [T0 + 900 j, T0 + 900 (j + 1)) with T0 = 900 x (first step of the run).
+
+Server power states (``Ctx.opts[OPT_MANAGED]``, docs/simulation.md "Server power states"): the
+scheduler starts tasks only on servers that are on (or, once up, on servers it wakes), and
+:func:`servers_at_boundary` switches idle servers off and keeps the spare pool on, once per step
+and datacenter; ``State.srv`` books the time-weighted servers on and waking for the physics.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Per-datacenter power, heat and water (SIMULATION.md §4) as Numba kernels.
+"""Per-datacenter power, heat and water (SIMULATION.md §4, §4a) as Numba kernels.
 
-One call of :func:`dc_step` turns one datacenter's time-weighted busy resources and the outdoor
+One call of :func:`dc_step` turns one datacenter's time-weighted busy resources, its server power
+states (servers on / waking / asleep, from the engine; :func:`it_power`) and the outdoor
 conditions of one step into every power component. :func:`physics_kernel` applies it to a whole
 (datacenter x step) grid. All helpers live in this module (Numba's cache is keyed per file).
 
