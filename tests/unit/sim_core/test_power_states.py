@@ -389,3 +389,31 @@ def test_every_server_asleep_draws_only_the_sleep_floor():
     assert r["it_kw"] == pytest.approx((100 * 6.0 + 16 * 2.0) / 1000.0, rel=1e-12)
     assert r["it_fan_kw"] == 0.0 and r["server_airflow_m3_s"] == 0.0 and r["it_idle_kw"] == 0.0
     assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+
+
+def test_servers_on_always_hold_the_running_work(tmp_path):
+    """White-box invariant, checked after every step: the servers left on at the boundary (after
+    switching idle ones off) hold every task still running after it, per resource."""
+    from sim_core import engine as E
+
+    p = write_bundle(tmp_path, locations=["A", "B"], timezones=["UTC", "UTC"], total_cores=[1000, 300],
+                     total_gpus=[20, 3], total_mem_gb=[3000, 900], n_steps=96, tasks=random_tasks(900, 11, 80000))
+    sim = sim_core.Simulator(sim_core.load(p), seed=1)
+    sim.reset()
+    checked = 0
+    while not sim.done:
+        sim.step(sim.builtin_actions("round_robin"))
+        S, C, j = sim.prep.state, sim.prep.ctx, sim.step_index - 1
+        if j + 1 >= sim.prep.n:
+            break
+        cfg, cap = C.srv_cfg, C.cap
+        for d in range(2):
+            nc, ng = S.srv_on[d, E.K_CPU], S.srv_on[d, E.K_GPU]
+            assert nc <= cfg[d, E.CFG_N_C] and ng <= cfg[d, E.CFG_N_G]
+            assert nc + ng + S.srv_wk[d].sum() <= cfg[d, E.CFG_N_C] + cfg[d, E.CFG_N_G]
+            running = cap[d] - S.free[d] - S.rel[:, d, j + 1]
+            on_cap = [min((nc + ng) * cfg[d, E.CFG_CPS], cap[d, 0]), min(ng * cfg[d, E.CFG_GPS], cap[d, 1]),
+                      min((nc + ng) * cfg[d, E.CFG_MPS], cap[d, 2])]
+            assert np.all(running <= np.array(on_cap) + 1e-9), (j, d, running, on_cap)
+            checked += running[0] > 0
+    assert checked > 50
