@@ -63,6 +63,44 @@ class DatacenterParams:
     gpu_model: str = "V100"
     gpu_idle_w: float = GPU_PRESETS["V100"][0]
     gpu_max_w: float = GPU_PRESETS["V100"][1]
+    # Mean SM utilisation of a GPU allocated to a task (the u of the log2 curve for an allocated
+    # GPU: an allocation is not a utilisation). 0.52: mean utilisation of the GPUs allocated to
+    # 1-GPU jobs in Microsoft's Philly cluster (~52 %; jobs of 4-16 GPUs ~40-59 %), Jeon et al.,
+    # "Analysis of Large-Scale Multi-Tenant GPU Clusters for DNN Training Workloads", USENIX ATC 2019
+    # (section on GPU utilization). Alibaba PAI reports lower figures (Weng et al., "MLaaS in the Wild", NSDI 2022: most
+    # instances use far less GPU than they request); the higher Philly figure is kept so that GPU
+    # power is not understated. A per-task utilisation (a bundle task attribute) is the natural
+    # extension; this per-DC mean stands in for it.
+    gpu_alloc_util: float = 0.52
+    # GPUs per GPU server: 8 (the V100 machines of the Alibaba PAI 2020 trace, pai_machine_spec:
+    # cap_gpu = 8, as in an NVIDIA DGX-1). The DC's GPUs sit in ceil(GPUs / 8) of its servers.
+    gpus_per_server: float = 8.0
+
+    # ---------------------------------------------------------------- power states (servers)
+    # Used when a run manages server power (run option power="managed", the default); with
+    # power="always_on" every server stays on and none of these is read.
+    # A server with no work is switched off (ACPI S5, soft-off; servers rarely support S3) and
+    # draws server_sleep_w; its GPUs draw gpu_sleep_w (no slot power when the host is off).
+    # 0 W when off is the figure of Gandhi et al., "AutoScale: Dynamic, Robust Capacity Management
+    # for Multi-Tier Data Centers", ACM TOCS 30(4), 2012, and of Harchol-Balter, "Performance Modeling
+    # and Design of Computer Systems" (CUP 2013), Exercise 27.7/27.8 (on 240 W, off 0 W). A BMC kept
+    # powered draws a few watts that this leaves out: set server_sleep_w for it.
+    server_sleep_w: float = 0.0
+    gpu_sleep_w: float = 0.0
+    # Wake (setup) time of a server from off: 260 s measured by Gandhi et al. (AutoScale, 2012) on
+    # their Xeon servers. At most one step (900 s). (ACPI S3 resumes in ~3-5 s: Linux
+    # Documentation/power/states.txt; set this to model a suspend-to-RAM state instead.)
+    server_wake_s: float = 260.0
+    # Power while waking, as a fraction of cpu_server_max_w: 1.0, a booting server draws its peak
+    # power for the whole setup time (AutoScale; Harchol-Balter 2013, Exercise 27.8: "power is
+    # consumed at a rate of 240 Watts [the on power] during the entire [setup] period"). Its GPUs
+    # draw gpu_idle_w and its memory its static power meanwhile.
+    server_wake_power_frac: float = 1.0
+    # Spare pool: idle servers kept on, per server kind (CPU-only and GPU servers), beyond those
+    # the running and queued work needs, so that an arriving task does not wait for a boot.
+    # 1 per kind is the smallest pool that lets a lone arrival start at once (a choice, not a
+    # measured figure: AutoScale sizes its spare capacity to the load; raise it for bursty sites).
+    server_spare_min: float = 1.0
 
     # ---------------------------------------------------------------- memory
     # DRAM: ~0.1 W/GB background + ~0.2 W/GB when in use (DDR4 RDIMM, Micron DDR4 power
@@ -237,6 +275,19 @@ class DatacenterParams:
             raise ValueError("need cpu_server_idle_w <= cpu_server_max_w <= cpu_server_nameplate_w")
         if self.gpu_idle_w > self.gpu_max_w:
             raise ValueError("need gpu_idle_w <= gpu_max_w")
+        if not 0.0 <= self.gpu_alloc_util <= 1.0:
+            raise ValueError("gpu_alloc_util must be in [0, 1]")
+        if self.gpus_per_server <= 0:
+            raise ValueError("gpus_per_server must be > 0")
+        if not 0.0 <= self.server_wake_s <= 900.0:
+            # (the engine lets a wake span at most one step boundary)
+            raise ValueError("server_wake_s must be in [0, 900] (at most one 15-min step)")
+        if self.server_sleep_w < 0 or self.gpu_sleep_w < 0 or self.server_wake_power_frac < 0:
+            raise ValueError("sleep and wake powers must be >= 0")
+        if self.server_sleep_w > self.cpu_server_idle_w or self.gpu_sleep_w > self.gpu_idle_w:
+            raise ValueError("a sleeping server (GPU) cannot draw more than an idle one")
+        if self.server_spare_min < 0 or self.server_spare_min != math.floor(self.server_spare_min):
+            raise ValueError("server_spare_min must be a whole number >= 0")
 
     # ------------------------------------------------------------------ (de)serialisation
     @classmethod

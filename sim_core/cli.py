@@ -1,6 +1,6 @@
 """Command line.
 
-``python -m sim_core run BUNDLE --policy lowest_carbon --seed 0 [--days 7] [--out DIR]``
+``python -m sim_core run BUNDLE --policy lowest_carbon --seed 0 [--days 7] [--power always_on] [--out DIR]``
 ``python -m sim_core compare BUNDLE --policies local_only,lowest_carbon --seeds 0,1,2 [--days 7] [--out DIR]``
 """
 
@@ -32,6 +32,8 @@ def run(
     out: Path | None = typer.Option(None, help="write steps/tasks/transfers Parquet and run.json here"),  # noqa: B008
     no_defer: bool = typer.Option(False, "--no-defer", help="disallow deferral"),  # noqa: B008
     sla_multiplier: float = typer.Option(1.5, help="deadline = arrival + m x duration"),  # noqa: B008
+    power: str = typer.Option("managed", help="server power: managed (idle servers switched off) or always_on "  # noqa: B008
+                              "(every server on: the reference cluster's model)"),
 ) -> None:
     """Run one policy on a bundle and print the totals."""
     import sim_core
@@ -47,7 +49,7 @@ def run(
     t = time.perf_counter()
     try:
         res = sim_core.run(scenario, policy, seed=seed, days=days, start=st,
-                           allow_defer=not no_defer, sla_multiplier=sla_multiplier)
+                           allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power)
     except sim_core.RunOptionsError as err:  # an unknown policy, a window outside the bundle...
         raise typer.BadParameter(str(err)) from err
     t_run = time.perf_counter() - t
@@ -137,6 +139,7 @@ def compare(
     no_figures: bool = typer.Option(False, "--no-figures", help="write no PNGs"),  # noqa: B008
     no_defer: bool = typer.Option(False, "--no-defer", help="disallow deferral"),  # noqa: B008
     sla_multiplier: float = typer.Option(1.5, help="deadline = arrival + m x duration"),  # noqa: B008
+    power: str = typer.Option("managed", help="server power: managed or always_on"),  # noqa: B008
 ) -> None:
     """Run every policy x seed on one bundle, print the summary, write outputs, store the runs."""
     import sim_core
@@ -173,7 +176,7 @@ def compare(
 
     try:
         cmp = run_compare(scenario, pols, sds, days=days, start=st, store=store, recompute=recompute,
-                          on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier)
+                          on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power)
     except ValueError as err:  # a window outside the bundle, a start off the step grid...
         raise typer.BadParameter(str(err)) from err
     console.print(summary_table(cmp))

@@ -1,4 +1,5 @@
-"""The jitted step loop: arrivals, decisions, transit, queues, execution, busy-time accounting.
+"""The jitted step loop: arrivals, decisions, transit, queues, server power states, execution,
+busy-time accounting.
 
 Everything that Numba caches together lives in this one file (the cache is keyed on the file of
 the caller): the step functions, the built-in rule policies and the loops that call them.
@@ -11,6 +12,11 @@ State is a structure of arrays packed in three namedtuples:
 
 Times are seconds since the bundle's ``start_utc``; step j of the run covers
 [T0 + 900 j, T0 + 900 (j + 1)) with T0 = 900 x (first step of the run).
+
+Server power states (``Ctx.opts[OPT_MANAGED]``, docs/simulation.md "Server power states"): the
+scheduler starts tasks only on servers that are on (or, once up, on servers it wakes), and
+:func:`servers_at_boundary` switches idle servers off and keeps the spare pool on, once per step
+and datacenter; ``State.srv`` books the time-weighted servers on and waking for the physics.
 """
 
 from __future__ import annotations
@@ -58,7 +64,26 @@ POLICY_CODES = {
 # option slots in Ctx.opts
 OPT_ALLOW_DEFER = 0
 OPT_SINGLE_ACTION = 1
-N_OPTS = 2
+OPT_MANAGED = 2  # 1: servers have power states (run option power="managed"); 0: always on
+N_OPTS = 3
+
+# per-DC server layout in Ctx.srv_cfg (n_dc, N_SRV_CFG), from physics.server_layout and the parameters
+CFG_N_C = 0  # CPU-only servers
+CFG_N_G = 1  # GPU servers
+CFG_CPS = 2  # cores per server
+CFG_GPS = 3  # GPUs per GPU server
+CFG_MPS = 4  # memory GB per server
+CFG_WAKE_S = 5  # wake latency (s)
+CFG_SPARE = 6  # spare servers kept on, per kind
+CFG_HOSTED = 7  # 1 if the DC has servers (else its capacity is always on)
+N_SRV_CFG = 8
+# server kinds (columns of State.srv_on; rows 0-1 on, 2-3 waking of State.srv)
+K_CPU = 0
+K_GPU = 1
+# wake groups: columns WK_A + kind and WK_B + kind of State.srv_wk, up at State.srv_twk[:, 0 / 1].
+# B is the latest wake, A every earlier one still under way (up at the latest of their times).
+WK_A = 0
+WK_B = 2
 
 # scalar slots in State.sc
 SC_PEND_N = 0
@@ -73,12 +98,17 @@ N_SC = 7
 Tasks = namedtuple("Tasks", ["arrival", "duration", "cores", "gpus", "mem", "bw", "deadline",
                              "origin", "u_rand"])
 Ctx = namedtuple("Ctx", ["cap", "carbon", "price", "defer_thr", "delay_s_per_gb", "rtt_s", "t0",
-                         "n_steps", "opts", "qmin"])
+                         "n_steps", "opts", "qmin", "srv_cfg"])
 State = namedtuple("State", [
     # per task
     "status", "dest", "decision", "ready", "start", "delay", "forced", "violated", "nxt", "seq",
     # per dc
     "free", "commit", "q_head", "q_tail", "q_len", "transit_n", "acc", "acc_run",
+    # per dc: server power states (servers on and waking per kind, time all waking are up) and the
+    # requests of the queued tasks
+    "srv_on", "srv_wk", "srv_twk", "qdem",
+    # per step: time-weighted servers on / waking per kind (4, n_dc, n_steps + 1)
+    "srv",
     # per step
     "rel", "part", "diff", "run_part", "run_diff", "bucket_head", "bucket_tail",
     "m_queue", "m_transit", "m_pending",
@@ -106,6 +136,8 @@ def new_state(n_tasks: int, n_dc: int, n_steps: int) -> State:
         q_head=np.full((n_dc, 2), -1, np.int32), q_tail=np.full((n_dc, 2), -1, np.int32),
         q_len=np.zeros(n_dc, np.int64), transit_n=np.zeros(n_dc, np.int64),
         acc=np.zeros((3, n_dc), f), acc_run=np.zeros(n_dc, np.int64),
+        srv_on=np.zeros((n_dc, 2), f), srv_wk=np.zeros((n_dc, 4), f), srv_twk=np.full((n_dc, 2), -np.inf),
+        qdem=np.zeros((n_dc, 3), f), srv=np.zeros((4, n_dc, n_steps + 1), f),
         rel=np.zeros((3, n_dc, n_steps + 1), f), part=np.zeros((3, n_dc, n_steps), f),
         diff=np.zeros((3, n_dc, n_steps + 1), f), run_part=np.zeros((n_dc, n_steps), np.int64),
         run_diff=np.zeros((n_dc, n_steps + 1), np.int64),
@@ -166,6 +198,210 @@ def _book(i, d, tdec, forced_flag, c, g, m, dest, decision, forced, commit):
     commit[d, 2] += m
 
 
+# ---------------------------------------------------------------------------- server power states
+# Managed power (SIMULATION.md §4a): a datacenter's servers are CPU-only or GPU servers
+# (physics.server_layout), each on, waking or asleep. The scheduler starts a task only on capacity
+# that is on, or on capacity that is waking once it is up; the work is consolidated onto as few
+# servers as hold it (the allocation is an aggregate per DC, so "consolidated" means the capacity of
+# the servers on must cover the allocated cores, GPUs and memory); idle servers beyond a spare pool
+# are switched off at step boundaries. Counts are whole numbers held as floats.
+@njit(cache=True, nogil=True, inline="always")
+def _cap_of(cfg, cap, d, nc, ng, r):
+    """Capacity of resource r (cores, GPUs, GB) on nc CPU-only and ng GPU servers of datacenter d."""
+    if cfg[d, CFG_HOSTED] < 0.5:
+        return cap[d, r]
+    if r == 0:
+        return min((nc + ng) * cfg[d, CFG_CPS], cap[d, 0])
+    if r == 1:
+        return min(ng * cfg[d, CFG_GPS], cap[d, 1])
+    return min((nc + ng) * cfg[d, CFG_MPS], cap[d, 2])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _servers_for(cfg, d, c, g, m):
+    """(GPU servers, servers in all) that hold an allocation of c cores, g GPUs and m GB when the work
+    is packed onto as few servers as possible (GPU work on GPU servers), capped at what exists."""
+    ng = 0.0
+    if g > EPS and cfg[d, CFG_GPS] > 0.0:
+        ng = min(np.ceil(g / cfg[d, CFG_GPS] - EPS), cfg[d, CFG_N_G])
+    nt = ng
+    if c > EPS:
+        nt = max(nt, np.ceil(c / cfg[d, CFG_CPS] - EPS))
+    if m > EPS and cfg[d, CFG_MPS] > 0.0:
+        nt = max(nt, np.ceil(m / cfg[d, CFG_MPS] - EPS))
+    nt = min(nt, cfg[d, CFG_N_C] + cfg[d, CFG_N_G])
+    # CPU-only servers first for the non-GPU part; GPU servers when those run out
+    ng = max(ng, nt - cfg[d, CFG_N_C])
+    return ng, nt
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _book_wake(srv, d, kind, cnt, s, wake_s, t1, j):
+    """Book ``cnt`` servers of ``kind`` woken at time s of step j (which ends at t1): waking for
+    ``wake_s`` seconds, then on (a wake at most one step long spills at most into step j + 1)."""
+    w_end = s + wake_s
+    w_in = min(w_end, t1) - s
+    srv[kind, d, j] += cnt * (t1 - s - w_in) / STEP_S
+    srv[2 + kind, d, j] += cnt * w_in / STEP_S
+    if w_end > t1:
+        carry = cnt * (w_end - t1) / STEP_S
+        srv[2 + kind, d, j + 1] += carry
+        srv[kind, d, j + 1] -= carry  # (the boundary count of step j + 1 includes them as on)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _waking(srv_wk, d, kind):
+    """Servers of ``kind`` waking in DC d (both wake groups)."""
+    return srv_wk[d, kind] + srv_wk[d, 2 + kind]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _wake_for(cfg, d, c, g, m, srv_on, srv_wk):
+    """Servers (CPU-only, GPU) to wake so that the servers on or waking hold c cores, g GPUs, m GB."""
+    ng, nt = _servers_for(cfg, d, c, g, m)
+    a_c = srv_on[d, K_CPU] + _waking(srv_wk, d, K_CPU)
+    a_g = srv_on[d, K_GPU] + _waking(srv_wk, d, K_GPU)
+    dg = max(ng - a_g, 0.0)
+    rest = max(nt - a_g - dg - a_c, 0.0)
+    dc = min(rest, max(cfg[d, CFG_N_C] - a_c, 0.0))
+    dg = min(dg + rest - dc, max(cfg[d, CFG_N_G] - a_g, 0.0))
+    return dc, dg
+
+
+@njit(cache=True, nogil=True)
+def _caps_on(cfg, cap, d, srv_on, srv_wk, out):
+    """Capacity (cores, GPUs, GB) of DC d's servers on (out[0:3]), on or in wake group A (out[3:6]),
+    on or in group B (out[6:9]) and on or waking (out[9:12])."""
+    nc, ng = srv_on[d, K_CPU], srv_on[d, K_GPU]
+    for grp in range(4):
+        xc = nc + (srv_wk[d, WK_A + K_CPU] if grp & 1 else 0.0) + (srv_wk[d, WK_B + K_CPU] if grp & 2 else 0.0)
+        xg = ng + (srv_wk[d, WK_A + K_GPU] if grp & 1 else 0.0) + (srv_wk[d, WK_B + K_GPU] if grp & 2 else 0.0)
+        k = 3 * grp
+        out[k] = _cap_of(cfg, cap, d, xc, xg, 0)
+        out[k + 1] = _cap_of(cfg, cap, d, xc, xg, 1)
+        out[k + 2] = _cap_of(cfg, cap, d, xc, xg, 2)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _start_after_wake(caps, a0, a1, a2, s, t_a, t_b):
+    """Earliest start, not before s, on the servers on plus wake group A (up at t_a), group B (up at
+    t_b) or both, for an allocation a0/a1/a2; inf when even both groups are too small."""
+    t = np.inf
+    if a0 <= caps[3] + EPS and a1 <= caps[4] + EPS and a2 <= caps[5] + EPS:
+        t = max(s, t_a)
+    if a0 <= caps[6] + EPS and a1 <= caps[7] + EPS and a2 <= caps[8] + EPS:
+        t = min(t, max(s, t_b))
+    if t == np.inf and a0 <= caps[9] + EPS and a1 <= caps[10] + EPS and a2 <= caps[11] + EPS:
+        t = max(s, max(t_a, t_b))
+    return t
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _new_wake_group(srv_wk, srv_twk, d, dc, dg, t_up):
+    """Start waking dc CPU-only and dg GPU servers, up at t_up: they become group B; an earlier
+    group B joins group A (which is then up at the later of the two times)."""
+    if srv_wk[d, WK_B + K_CPU] + srv_wk[d, WK_B + K_GPU] > 0.0:
+        srv_wk[d, WK_A + K_CPU] += srv_wk[d, WK_B + K_CPU]
+        srv_wk[d, WK_A + K_GPU] += srv_wk[d, WK_B + K_GPU]
+        srv_twk[d, 0] = max(srv_twk[d, 0], srv_twk[d, 1])
+    srv_wk[d, WK_B + K_CPU] = dc
+    srv_wk[d, WK_B + K_GPU] = dg
+    srv_twk[d, 1] = t_up
+
+
+@njit(cache=True, nogil=True)
+def _wake_now(cfg, cap, d, c, g, m, s, t1, j, srv_on, srv_wk, srv_twk, srv, caps):
+    """Wake, at time s of step j, the servers DC d lacks to hold c cores, g GPUs and m GB on servers
+    on or waking (consolidated); refreshes ``caps`` (:func:`_caps_on`). (Out of the scheduler's loop:
+    it runs only when servers must be woken.)"""
+    dc, dg = _wake_for(cfg, d, c, g, m, srv_on, srv_wk)
+    wake_s = cfg[d, CFG_WAKE_S]
+    if dc > 0.0 or dg > 0.0:
+        if wake_s > 0.0:
+            _new_wake_group(srv_wk, srv_twk, d, dc, dg, s + wake_s)
+            _book_wake(srv, d, K_CPU, dc, s, wake_s, t1, j)
+            _book_wake(srv, d, K_GPU, dg, s, wake_s, t1, j)
+        else:  # instant wake
+            srv_on[d, K_CPU] += dc
+            srv_on[d, K_GPU] += dg
+            srv[K_CPU, d, j] += dc * (t1 - s) / STEP_S
+            srv[K_GPU, d, j] += dg * (t1 - s) / STEP_S
+    _caps_on(cfg, cap, d, srv_on, srv_wk, caps)
+
+
+@njit(cache=True, nogil=True)
+def servers_at_boundary(d, j, t0, n, cap, free, rel, qdem, cfg, srv_on, srv_wk, srv_twk, srv):
+    """Power states of datacenter d at the end of step j (boundary t_{j+1}), once per step.
+
+    Wakes that are complete by then turn on (a wake still under way becomes group A). The demand
+    after the boundary is the allocation still running then plus the queued requests (capped at
+    the capacity); the target is the consolidated server count for it plus the spare pool, per
+    kind. Servers on beyond the target are switched off, never below what the running allocation
+    needs (no running task is interrupted); servers short of it are woken at the boundary (group B).
+    Books the count of step j + 1 into ``srv``.
+    """
+    tb = t0 + STEP_S * (j + 1)
+    for grp in range(2):
+        if srv_twk[d, grp] <= tb:
+            for k in range(2):
+                srv_on[d, k] += srv_wk[d, 2 * grp + k]
+                srv_wk[d, 2 * grp + k] = 0.0
+            srv_twk[d, grp] = -np.inf
+    if srv_wk[d, WK_B + K_CPU] + srv_wk[d, WK_B + K_GPU] > 0.0:  # still waking: joins group A
+        srv_wk[d, WK_A + K_CPU] += srv_wk[d, WK_B + K_CPU]
+        srv_wk[d, WK_A + K_GPU] += srv_wk[d, WK_B + K_GPU]
+        srv_wk[d, WK_B + K_CPU] = 0.0
+        srv_wk[d, WK_B + K_GPU] = 0.0
+        srv_twk[d, 0] = max(srv_twk[d, 0], srv_twk[d, 1])
+        srv_twk[d, 1] = -np.inf
+    wk_c = _waking(srv_wk, d, K_CPU)
+    wk_g = _waking(srv_wk, d, K_GPU)
+    run0 = cap[d, 0] - free[d, 0]
+    run1 = cap[d, 1] - free[d, 1]
+    run2 = cap[d, 2] - free[d, 2]
+    if j + 1 < n:
+        run0 -= rel[0, d, j + 1]
+        run1 -= rel[1, d, j + 1]
+        run2 -= rel[2, d, j + 1]
+    # servers on that the running work needs
+    rg, rt = _servers_for(cfg, d, run0, run1, run2)
+    # target: running + queued, plus the spare pool, per kind
+    tg, tt = _servers_for(cfg, d, min(run0 + max(qdem[d, 0], 0.0), cap[d, 0]),
+                          min(run1 + max(qdem[d, 1], 0.0), cap[d, 1]), min(run2 + max(qdem[d, 2], 0.0), cap[d, 2]))
+    spare = cfg[d, CFG_SPARE]
+    tgt_g = min(tg + spare, cfg[d, CFG_N_G]) if cfg[d, CFG_N_G] > 0.0 else 0.0
+    tgt_c = min(tt - tg + spare, cfg[d, CFG_N_C])
+    # switch off servers on beyond the target (waking ones finish waking)
+    on_c = max(min(srv_on[d, K_CPU], tgt_c - wk_c), 0.0)
+    on_g = max(min(srv_on[d, K_GPU], tgt_g - wk_g), 0.0)
+    # ... but never the servers that hold running work
+    on_g = max(on_g, min(rg, srv_on[d, K_GPU]))
+    short = rt - on_c - on_g
+    if short > 0.0:
+        add = min(short, srv_on[d, K_CPU] - on_c)
+        on_c += add
+        on_g = min(on_g + short - add, srv_on[d, K_GPU])
+    srv_on[d, K_CPU] = on_c
+    srv_on[d, K_GPU] = on_g
+    # the count of step j + 1 (servers on or still waking at the boundary) ...
+    srv[K_CPU, d, j + 1] += on_c + wk_c
+    srv[K_GPU, d, j + 1] += on_g + wk_g
+    # ... and wakes at the boundary up to the target
+    wake_s = cfg[d, CFG_WAKE_S]
+    dc = max(tgt_c - on_c - wk_c, 0.0)
+    dg = max(tgt_g - on_g - wk_g, 0.0)
+    if (dc > 0.0 or dg > 0.0) and j + 1 < n:
+        if wake_s > 0.0:
+            _new_wake_group(srv_wk, srv_twk, d, dc, dg, tb + wake_s)
+            _book_wake(srv, d, K_CPU, dc, tb, wake_s, tb + STEP_S, j + 1)
+            _book_wake(srv, d, K_GPU, dg, tb, wake_s, tb + STEP_S, j + 1)
+        else:
+            srv_on[d, K_CPU] += dc
+            srv_on[d, K_GPU] += dg
+            srv[K_CPU, d, j + 1] += dc
+            srv[K_GPU, d, j + 1] += dg
+
+
 @njit(cache=True, nogil=True)
 def _route_decided(j, T_origin, T_bw, delay_s_per_gb, rtt_s, t0, n_steps, pend, status, dest, decision,
                    delay, ready, nxt, transit_n, bucket_head, bucket_tail, sc):
@@ -215,16 +451,20 @@ def _route_decided(j, T_origin, T_bw, delay_s_per_gb, rtt_s, t0, n_steps, pend, 
 
 
 @njit(cache=True, nogil=True)
-def _drain_bucket(j, T_gpus, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n, bucket_head,
-                  bucket_tail, sc):
+def _drain_bucket(j, T_cores, T_gpus, T_mem, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n, qdem,
+                  bucket_head, bucket_tail, sc):
     """Append the tasks of step j's arrival bucket, in order, to their destination's FCFS queue
-    (CPU-only or GPU list); a task arriving from transit stops counting as in transit."""
+    (CPU-only or GPU list) and add their requests to its queued demand; a task arriving from
+    transit stops counting as in transit."""
     i = bucket_head[j]
     while i >= 0:
         nx = nxt[i]
         d = dest[i]
         if status[i] == ST_TRANSIT:
             transit_n[d] -= 1
+        qdem[d, 0] += T_cores[i]
+        qdem[d, 1] += T_gpus[i]
+        qdem[d, 2] += T_mem[i]
         cls = 1 if T_gpus[i] > 0.0 else 0
         seq[i] = sc[SC_SEQ]
         sc[SC_SEQ] += 1
@@ -243,91 +483,135 @@ def _drain_bucket(j, T_gpus, status, dest, nxt, seq, q_head, q_tail, q_len, tran
 
 
 @njit(cache=True, nogil=True)
-def schedule_dc(d, j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, status, violated,
-                nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, qmin, t0, n):
-    """FCFS with backfill: in queue order, start every task that fits the free capacity.
+def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, status, violated,
+             nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, qmin, t0, n,
+             cap, qdem, cfg, srv_on, srv_wk, srv_twk, srv, managed):
+    """Every datacenter's queue, FCFS with backfill: in queue order, start every task that fits the
+    free capacity. (One call per step for all datacenters: the arrays are passed once.)
 
     The queue is kept as two FCFS lists (CPU-only and GPU tasks) merged by join order; a list is
     skipped once the free capacity is below the smallest request of any task in it (exactly the
     same starts as a single-list scan, without walking tasks that cannot fit). A started task holds
     its capacity until the first step boundary at or after its finish; its busy time is booked
     exactly: fractions of its first and last steps in ``part``, whole steps between via ``diff``.
+
+    ``managed`` (server power states): a task that fits the free capacity starts at
+    max(step start, ready time) if it fits on the servers that are on; else, if it fits on the
+    servers on or waking, when the waking servers are up; else servers are woken now (at its ready
+    time) for it and for the tasks before it still waiting for servers in this step, and it starts
+    when they are up. A start that would fall after this step leaves the task queued (it starts in
+    the next step, when the servers are up; its capacity is not held meanwhile), so that start time,
+    busy time, SLA and the per-step counters all follow the real start. Without ``managed`` every
+    server is on and this is the plain FCFS with backfill.
     """
-    cur0 = q_head[d, 0]
-    cur1 = q_head[d, 1]
-    prev0 = -1
-    prev1 = -1
-    q = qmin
-    while True:
-        if cur0 >= 0 and (free[d, 0] < q[0] - EPS or free[d, 2] < q[2] - EPS):
-            cur0 = -1
-        if cur1 >= 0 and (free[d, 0] < q[3] - EPS or free[d, 1] < q[4] - EPS or free[d, 2] < q[5] - EPS):
-            cur1 = -1
-        if cur0 < 0 and cur1 < 0:
-            break
-        if cur1 < 0 or (cur0 >= 0 and seq[cur0] < seq[cur1]):
-            k, i, prev = 0, cur0, prev0
-        else:
-            k, i, prev = 1, cur1, prev1
-        nx = nxt[i]
-        c, g, m = T_cores[i], T_gpus[i], T_mem[i]
-        if fits(c, g, m, free, d):
-            # unlink from list k
-            if prev < 0:
-                q_head[d, k] = nx
+    caps = np.empty(12)
+    for d in range(cap.shape[0]):
+        cur0 = q_head[d, 0]
+        cur1 = q_head[d, 1]
+        prev0 = -1
+        prev1 = -1
+        q = qmin
+        t_j = t0 + STEP_S * j
+        t1 = t_j + STEP_S
+        # managed: capacities on / on or waking (caps), requests waiting for servers in this step
+        w0 = w1 = w2 = 0.0
+        if managed:
+            _caps_on(cfg, cap, d, srv_on, srv_wk, caps)
+        while True:
+            if cur0 >= 0 and (free[d, 0] < q[0] - EPS or free[d, 2] < q[2] - EPS):
+                cur0 = -1
+            if cur1 >= 0 and (free[d, 0] < q[3] - EPS or free[d, 1] < q[4] - EPS or free[d, 2] < q[5] - EPS):
+                cur1 = -1
+            if cur0 < 0 and cur1 < 0:
+                break
+            if cur1 < 0 or (cur0 >= 0 and seq[cur0] < seq[cur1]):
+                k, i, prev = 0, cur0, prev0
             else:
-                nxt[prev] = nx
-            if q_tail[d, k] == i:
-                q_tail[d, k] = prev
-            nxt[i] = -1
-            # start
-            s = max(t0 + STEP_S * j, ready[i])
-            f = s + T_duration[i]
-            start[i] = s
-            status[i] = ST_STARTED
-            if f > T_deadline[i]:
-                violated[i] = 1
-            q_len[d] -= 1
-            # first boundary at or after the finish. Guard: f comes from data (an infinite or
-            # huge duration): only values in (j, n] are converted to an integer, the rest is
-            # clamped to j + 1 (a finish at or before this step's start) or n + 1 (past the window,
-            # also NaN), which books exactly what any boundary beyond n would; so jr is in
-            # j + 1 .. n + 1 and every index below (jr < n, jf = jr - 1, min(jf, n)) is in range.
-            y = (f - t0) / STEP_S
-            if y <= j:
-                jr = j + 1
-            elif y <= n:
-                jr = int(math.ceil(y))
-            else:
-                jr = n + 1
-            jf = jr - 1  # last step overlapped
-            for r in range(3):
-                v = c if r == 0 else (g if r == 1 else m)
-                free[d, r] -= v
-                if jr < n:
-                    rel[r, d, jr] += v
-                if v == 0.0:
-                    continue
-                if jf == j:
-                    part[r, d, j] += v * (f - s) / STEP_S
+                k, i, prev = 1, cur1, prev1
+            nx = nxt[i]
+            c, g, m = T_cores[i], T_gpus[i], T_mem[i]
+            ok = fits(c, g, m, free, d)
+            if ok:
+                s = max(t_j, ready[i])
+                if managed:
+                    a0 = cap[d, 0] - free[d, 0] + c  # allocation with this task
+                    a1 = cap[d, 1] - free[d, 1] + g
+                    a2 = cap[d, 2] - free[d, 2] + m
+                    if a0 > caps[0] + EPS or a1 > caps[1] + EPS or a2 > caps[2] + EPS:  # not on the servers on
+                        if a0 + w0 > caps[9] + EPS or a1 + w1 > caps[10] + EPS or a2 + w2 > caps[11] + EPS:
+                            _wake_now(cfg, cap, d, a0 + w0, a1 + w1, a2 + w2, s, t1, j, srv_on, srv_wk, srv_twk, srv,
+                                      caps)
+                        if a0 > caps[0] + EPS or a1 > caps[1] + EPS or a2 > caps[2] + EPS:
+                            # on servers that are waking: when (the first group that holds it) is up
+                            s = _start_after_wake(caps, a0, a1, a2, s, srv_twk[d, 0], srv_twk[d, 1])
+                    if s >= t1:  # up only after this step: stays queued, counted as waiting for servers
+                        ok = False
+                        w0 += c
+                        w1 += g
+                        w2 += m
+            if ok:
+                # unlink from list k
+                if prev < 0:
+                    q_head[d, k] = nx
                 else:
-                    part[r, d, j] += v * (t0 + STEP_S * (j + 1) - s) / STEP_S
+                    nxt[prev] = nx
+                if q_tail[d, k] == i:
+                    q_tail[d, k] = prev
+                nxt[i] = -1
+                # start (at s: max(step start, ready time), or later for a server that was waking)
+                f = s + T_duration[i]
+                start[i] = s
+                status[i] = ST_STARTED
+                if f > T_deadline[i]:
+                    violated[i] = 1
+                q_len[d] -= 1
+                qdem[d, 0] -= c
+                qdem[d, 1] -= g
+                qdem[d, 2] -= m
+                # first boundary at or after the finish. Guard: f comes from data (an infinite or
+                # huge duration): only values in (j, n] are converted to an integer, the rest is
+                # clamped to j + 1 (a finish at or before this step's start) or n + 1 (past the window,
+                # also NaN), which books exactly what any boundary beyond n would; so jr is in
+                # j + 1 .. n + 1 and every index below (jr < n, jf = jr - 1, min(jf, n)) is in range.
+                y = (f - t0) / STEP_S
+                if y <= j:
+                    jr = j + 1
+                elif y <= n:
+                    jr = int(math.ceil(y))
+                else:
+                    jr = n + 1
+                jf = jr - 1  # last step overlapped
+                for r in range(3):
+                    v = c if r == 0 else (g if r == 1 else m)
+                    free[d, r] -= v
+                    if jr < n:
+                        rel[r, d, jr] += v
+                    if v == 0.0:
+                        continue
+                    if jf == j:
+                        part[r, d, j] += v * (f - s) / STEP_S
+                    else:
+                        part[r, d, j] += v * (t0 + STEP_S * (j + 1) - s) / STEP_S
+                        if jf < n:
+                            part[r, d, jf] += v * (f - (t0 + STEP_S * jf)) / STEP_S
+                        diff[r, d, j + 1] += v
+                        diff[r, d, min(jf, n)] -= v
+                run_part[d, j] += 1
+                if jf > j:
                     if jf < n:
-                        part[r, d, jf] += v * (f - (t0 + STEP_S * jf)) / STEP_S
-                    diff[r, d, j + 1] += v
-                    diff[r, d, min(jf, n)] -= v
-            run_part[d, j] += 1
-            if jf > j:
-                if jf < n:
-                    run_part[d, jf] += 1
-                run_diff[d, j + 1] += 1
-                run_diff[d, min(jf, n)] -= 1
-        else:
-            prev = i
-        if k == 0:
-            cur0, prev0 = nx, prev
-        else:
-            cur1, prev1 = nx, prev
+                        run_part[d, jf] += 1
+                    run_diff[d, j + 1] += 1
+                    run_diff[d, min(jf, n)] -= 1
+            else:
+                prev = i
+            if k == 0:
+                cur0, prev0 = nx, prev
+            else:
+                cur1, prev1 = nx, prev
+        if q_len[d] == 0:  # (no rounding residue of the running sums survives an empty queue)
+            qdem[d, 0] = 0.0
+            qdem[d, 1] = 0.0
+            qdem[d, 2] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -338,7 +622,7 @@ def begin_step(T, S, C, j):
     status, dest, decision, forced, nxt, seq = S.status, S.dest, S.decision, S.forced, S.nxt, S.seq
     q_head, q_tail, q_len, transit_n = S.q_head, S.q_tail, S.q_len, S.transit_n
     bucket_head, bucket_tail, free, commit, rel = S.bucket_head, S.bucket_tail, S.free, S.commit, S.rel
-    pend, sc = S.pend, S.sc
+    pend, sc, qdem = S.pend, S.sc, S.qdem
 
     t = t0 + STEP_S * j
     t1 = t + STEP_S
@@ -349,8 +633,8 @@ def begin_step(T, S, C, j):
             free[d, r] += v
             commit[d, r] -= v
     # transfers that complete during this step join their destination queue
-    _drain_bucket(j, T_gpus, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n, bucket_head,
-                  bucket_tail, sc)
+    _drain_bucket(j, T_cores, T_gpus, T_mem, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n,
+                  qdem, bucket_head, bucket_tail, sc)
     # new arrivals
     nt = T_arrival.shape[0]
     p = sc[SC_NEXT_ARRIVAL]
@@ -380,8 +664,8 @@ def begin_step(T, S, C, j):
         sc[SC_FORCED] += n_forced
         _route_decided(j, T_origin, T.bw, C.delay_s_per_gb, C.rtt_s, t0, C.n_steps, pend, status, dest, decision,
                        S.delay, S.ready, nxt, transit_n, bucket_head, bucket_tail, sc)
-        _drain_bucket(j, T_gpus, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n, bucket_head,
-                      bucket_tail, sc)
+        _drain_bucket(j, T_cores, T_gpus, T_mem, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n,
+                      qdem, bucket_head, bucket_tail, sc)
     return sc[SC_PEND_N]
 
 
@@ -395,7 +679,9 @@ def end_step(T, S, C, j, actions):
     bucket_head, bucket_tail, free, commit = S.bucket_head, S.bucket_tail, S.free, S.commit
     rel, part, diff, run_part, run_diff = S.rel, S.part, S.diff, S.run_part, S.run_diff
     acc, acc_run, m_pending, m_queue, m_transit = S.acc, S.acc_run, S.m_pending, S.m_queue, S.m_transit
-    pend, sc = S.pend, S.sc
+    pend, sc, qdem = S.pend, S.sc, S.qdem
+    cfg, srv_on, srv_wk, srv_twk, srv = C.srv_cfg, S.srv_on, S.srv_wk, S.srv_twk, S.srv
+    managed = C.opts[OPT_MANAGED] > 0.5
 
     t = t0 + STEP_S * j
     n_dc = cap.shape[0]
@@ -420,11 +706,11 @@ def end_step(T, S, C, j, actions):
     if any_assigned:
         _route_decided(j, T_origin, T.bw, C.delay_s_per_gb, C.rtt_s, t0, n_steps, pend, status, dest, decision,
                        S.delay, S.ready, nxt, transit_n, bucket_head, bucket_tail, sc)
-        _drain_bucket(j, T_gpus, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n, bucket_head,
-                      bucket_tail, sc)
-    for d in range(n_dc):
-        schedule_dc(d, j, T_cores, T_gpus, T_mem, T.duration, T.deadline, S.ready, S.start, status, S.violated,
-                    nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, C.qmin, t0, n_steps)
+        _drain_bucket(j, T_cores, T_gpus, T_mem, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n,
+                      qdem, bucket_head, bucket_tail, sc)
+    schedule(j, T_cores, T_gpus, T_mem, T.duration, T.deadline, S.ready, S.start, status, S.violated,
+             nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, C.qmin, t0, n_steps,
+             cap, qdem, cfg, srv_on, srv_wk, srv_twk, srv, managed)
     # counters at the end of the step
     pn = sc[SC_PEND_N]
     for q in range(pn):
@@ -437,6 +723,8 @@ def end_step(T, S, C, j, actions):
             part[r, d, j] += acc[r, d]
         acc_run[d] += run_diff[d, j]
         run_part[d, j] += acc_run[d]
+        if managed:  # server power states at the boundary that ends this step
+            servers_at_boundary(d, j, t0, n_steps, cap, free, rel, qdem, cfg, srv_on, srv_wk, srv_twk, srv)
     sc[SC_STEP] = j + 1
 
 

@@ -13,7 +13,8 @@ refused. The rules:
   ``transfer_kwh_per_gb`` ≥ 0, ``activity_on``/``activity_off`` ≥ 0 and not zero at every local
   hour; business hours in 0..24; ``defer_window_steps`` ≥ 1;
 * **flags** (``single_action``, ``allow_defer``) are ``bool``; ``transfer_emissions`` is
-  ``"origin"`` or ``"mean"``; ``carbon_basis`` is ``None`` or the bundle's basis;
+  ``"origin"`` or ``"mean"``; ``power`` is ``"managed"`` or ``"always_on"``; ``carbon_basis`` is
+  ``None`` or the bundle's basis;
 * **the window** (``start``, ``days``/``steps``) lies inside the bundle;
 * **actions** of a Python policy: one per pending task (or one for all), each in ``0..n_dc``.
 
@@ -35,6 +36,11 @@ from .scenario import Scenario
 
 TRANSFER_KWH_PER_GB = 0.06
 DEFAULT_SLA_MULTIPLIER = 1.5
+#: server power management (docs/simulation.md, "Server power states"): "managed" = servers are
+#: switched off when idle beyond a spare pool and woken (with a latency) when work needs them, GPUs
+#: drawn per device; "always_on" = every server on all the time, load spread over all servers and
+#: GPUs (the reference cluster's model, reproduced bit for bit)
+POWER_MODES = ("managed", "always_on")
 #: largest integer any option may take (fits every kernel integer, including int32 counters)
 MAX_INT_OPTION = 2**31 - 1
 #: seeds are stored as Int64 (run keys, the warehouse)
@@ -128,6 +134,7 @@ class Options:
     activity_off: float = O.ACTIVITY_OFF
     defer_quantile: float = 0.3
     defer_window_steps: int = 96
+    power: str = "managed"
 
     def __post_init__(self) -> None:
         self.single_action = check_bool("single_action", self.single_action)
@@ -149,6 +156,8 @@ class Options:
                 "otherwise): no task could have an origin")
         self.defer_quantile = check_real("defer_quantile", self.defer_quantile, lo=0.0, hi=1.0)
         self.defer_window_steps = check_int("defer_window_steps", self.defer_window_steps, 1, MAX_INT_OPTION)
+        if not isinstance(self.power, str) or self.power not in POWER_MODES:
+            raise RunOptionsError(f"power must be one of {POWER_MODES}, got {self.power!r}")
 
     def activity_kw(self) -> dict:
         """The keyword arguments of :func:`sim_core.origin.activity` these options give."""

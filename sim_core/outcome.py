@@ -18,7 +18,9 @@ class StepOutcome:
     ``o["name"]`` is a step total (a float): any of ``DC_NAMES`` summed over the datacenters
     (``it_kwh``, ``total_kwh``, ``cost_usd``, ``carbon_kg``, ``water_l``, ``unmet_cooling_kwh``,
     ``busy_cores``, ``busy_gpus``, ``busy_mem_gb`` (time-weighted averages over the step),
-    ``idle_gpus``) or a step-level number of ``STEP_NAMES`` (``transfer_cost_usd``,
+    ``idle_gpus`` (installed - busy), ``it_idle_kwh``/``it_sleep_kwh``/``it_wake_kwh`` (IT energy of
+    capacity on but unused, of sleeping and of waking servers), ``servers_on``/``servers_waking``/
+    ``servers_asleep`` (time-weighted counts)) or a step-level number of ``STEP_NAMES`` (``transfer_cost_usd``,
     ``transfer_kwh``, ``transfer_carbon_kg``, ``transfer_gb``, ``transfers``, ``sla_violations``,
     ``tasks_started``, ``tasks_decided``). ``o.per_dc("name")`` is the (n_dc,) array of a
     ``DC_NAMES`` metric (a view: copy it to keep it). ``cap_gpus`` is the installed GPU count per DC.

@@ -1,6 +1,7 @@
-"""Per-datacenter power, heat and water (SIMULATION.md §4) as Numba kernels.
+"""Per-datacenter power, heat and water (SIMULATION.md §4, §4a) as Numba kernels.
 
-One call of :func:`dc_step` turns one datacenter's time-weighted busy resources and the outdoor
+One call of :func:`dc_step` turns one datacenter's time-weighted busy resources, its server power
+states (servers on / waking / asleep, from the engine; :func:`it_power`) and the outdoor
 conditions of one step into every power component. :func:`physics_kernel` applies it to a whole
 (datacenter x step) grid. All helpers live in this module (Numba's cache is keyed per file).
 
@@ -26,9 +27,11 @@ from gridshift.dc_params import DatacenterParams
 IT_PARAMS = (
     "cores_per_server", "cpu_server_max_w", "cpu_server_idle_w", "cpu_server_nameplate_w",
     "cpu_leakage_frac", "cpu_leakage_ref_c", "cpu_leakage_span_k",
-    "gpu_idle_w", "gpu_max_w",
+    "gpu_idle_w", "gpu_max_w", "gpu_alloc_util", "gpus_per_server",
     "mem_static_w_per_gb", "mem_dynamic_w_per_gb",
     "it_fan_design_frac", "it_fan_min_airflow_ratio", "server_delta_t_design_k",
+    # power states
+    "server_sleep_w", "gpu_sleep_w", "server_wake_s", "server_wake_power_frac", "server_spare_min",
 )
 FACILITY_PARAMS = (
     "supply_air_c", "supply_approach_k", "return_approach_k", "air_density_kg_m3",
@@ -63,11 +66,18 @@ P_LEAK_REF = _P["cpu_leakage_ref_c"]
 P_LEAK_SPAN = _P["cpu_leakage_span_k"]
 P_GPU_IDLE = _P["gpu_idle_w"]
 P_GPU_MAX = _P["gpu_max_w"]
+P_GPU_ALLOC_U = _P["gpu_alloc_util"]
+P_GPUS_PER_SERVER = _P["gpus_per_server"]
 P_MEM_STATIC = _P["mem_static_w_per_gb"]
 P_MEM_DYN = _P["mem_dynamic_w_per_gb"]
 P_ITFAN_FRAC = _P["it_fan_design_frac"]
 P_ITFAN_MIN = _P["it_fan_min_airflow_ratio"]
 P_SERVER_DT = _P["server_delta_t_design_k"]
+P_SLEEP_W = _P["server_sleep_w"]
+P_GPU_SLEEP_W = _P["gpu_sleep_w"]
+P_WAKE_S = _P["server_wake_s"]
+P_WAKE_FRAC = _P["server_wake_power_frac"]
+P_SPARE_MIN = _P["server_spare_min"]
 # facility: air side, chiller, tower, pumps, water
 P_SUPPLY = _P["supply_air_c"]
 P_SUPPLY_APP = _P["supply_approach_k"]
@@ -112,7 +122,10 @@ P_COND_DRY = _P["condenser_is_dry"]  # dry cooler (condenser-water loop, no evap
 P_ECON = _P["economizer_on"]  # integrated water-side economizer (water or dry only)
 
 # ---------------------------------------------------------------- outputs of dc_step (same two blocks)
-IT_OUT = ("it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw")
+IT_OUT = ("it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw",
+          # server power states (time-weighted over the step) and the IT power of awake-but-unused
+          # capacity (idle), of sleeping servers and of waking servers (kW, server fans excluded)
+          "servers_on", "servers_waking", "servers_asleep", "it_idle_kw", "it_sleep_kw", "it_wake_kw")
 FACILITY_OUT = (
     "crac_fan_kw", "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "total_kw",
     "cooling_load_kw", "unmet_cooling_kw", "heat_rejected_kw",
@@ -124,7 +137,9 @@ FACILITY_OUT = (
 OUT_NAMES = IT_OUT + FACILITY_OUT
 N_OUT = len(OUT_NAMES)
 _O = {name: i for i, name in enumerate(OUT_NAMES)}
-O_CPU, O_GPU, O_MEM, O_ITFAN, O_IT = (_O[n] for n in IT_OUT)
+O_CPU, O_GPU, O_MEM, O_ITFAN, O_IT = (_O[n] for n in IT_OUT[:5])
+O_SRV_ON, O_SRV_WAKE, O_SRV_SLEEP = _O["servers_on"], _O["servers_waking"], _O["servers_asleep"]
+O_IDLE, O_SLEEP, O_WAKE = _O["it_idle_kw"], _O["it_sleep_kw"], _O["it_wake_kw"]
 O_CRAC, O_CHILLER, O_TOWER, O_CHW_PUMP, O_CW_PUMP, O_TOTAL = (_O[n] for n in FACILITY_OUT[:6])
 O_COOL, O_UNMET, O_REJ = _O["cooling_load_kw"], _O["unmet_cooling_kw"], _O["heat_rejected_kw"]
 O_TIN, O_TOUT, O_TRET, O_TCOND = _O["t_inlet_c"], _O["t_outlet_c"], _O["t_return_c"], _O["t_cond_in_c"]
@@ -172,6 +187,158 @@ def cpu_server_power(p, u, t_inlet):
 def gpu_power(p, u):
     """One GPU's power (W): P_idle + (P_max - P_idle) log2(1 + u) (Tang & Fu 2020)."""
     return p[P_GPU_IDLE] + (p[P_GPU_MAX] - p[P_GPU_IDLE]) * math.log2(1.0 + u)
+
+
+@njit(cache=True, nogil=True)
+def gpus_busy_power(p, b):
+    """(Power W, device count) of the GPUs that run tasks, per device: ``b`` allocated GPUs
+    (time-weighted, may be fractional: Alibaba-style 0.5-GPU requests share devices) are packed onto
+    floor(b) fully allocated devices plus one device allocated f = b - floor(b); a device allocated
+    a fraction f runs at SM utilisation f x gpu_alloc_util and draws gpu_power(f x gpu_alloc_util).
+    With the other devices at idle power the total is continuous and non-decreasing in b, and one
+    allocated GPU never draws more than gpu_power(gpu_alloc_util) <= gpu_max_w."""
+    if b <= 0.0:
+        return 0.0, 0.0
+    u = p[P_GPU_ALLOC_U]
+    nf = np.floor(b)
+    f = b - nf
+    if f > 0.0:
+        return nf * gpu_power(p, u) + gpu_power(p, f * u), nf + 1.0
+    return nf * gpu_power(p, u), nf
+
+
+@njit(cache=True, nogil=True)
+def server_layout(p, cap_cores, cap_gpus, cap_mem):
+    """How a datacenter's capacity is split into servers: (servers, GPU servers, GPUs per GPU server,
+    memory GB per server).
+
+    Servers = ceil(cores / cores_per_server), as the power model has always counted them, each with
+    the same share of the memory. The GPUs sit in ceil(GPUs / gpus_per_server) of them (the last may
+    hold fewer); when that exceeds the server count, every server is a GPU server holding
+    GPUs / servers. A datacenter without cores has no servers: its GPUs and memory then count as
+    always on (there is nothing to switch off).
+    """
+    # (np.ceil stays a float: no undefined float -> int conversion for a non-finite capacity)
+    n = np.ceil(cap_cores / p[P_CORES_PER_SERVER]) if cap_cores > 0 else 0.0
+    ng = 0.0
+    gps = 0.0
+    if n > 0 and cap_gpus > 0:
+        ng = np.ceil(cap_gpus / p[P_GPUS_PER_SERVER])
+        gps = p[P_GPUS_PER_SERVER]
+        if ng > n:
+            ng = n
+            gps = cap_gpus / n
+    mps = cap_mem / n if n > 0 else 0.0
+    return n, ng, gps, mps
+
+
+@njit(cache=True, nogil=True)
+def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus,
+             busy_mem, on_c, on_g, wk_c, wk_g, managed, out):
+    """The IT equipment of one datacenter and step: fills the ``IT_OUT`` slots of ``out`` and returns
+    (IT power kW incl. server fans, server airflow m3/s).
+
+    ``managed`` False (run option ``power="always_on"``): every server on, the load spread evenly
+    over all of them and the log2 GPU curve applied to the fleet-average GPU allocation (the
+    reference cluster's model, kept bit for bit). ``managed`` True: servers have power states;
+    ``on_c``/``on_g`` CPU-only/GPU servers on and ``wk_c``/``wk_g`` waking (time-weighted counts over
+    the step, from the engine), the rest asleep:
+
+    * CPU: N_on servers at ``cpu_server_power`` of their own utilisation (busy cores / cores on),
+      N_wake at server_wake_power_frac x cpu_server_max_w, N_asleep at server_sleep_w;
+    * GPUs: per device (:func:`gpus_busy_power` for the devices holding allocations, gpu_idle_w for
+      the other GPUs of servers that are on or waking, gpu_sleep_w for those of sleeping servers);
+    * memory: static W/GB of the memory of servers that are on or waking, dynamic W/GB of memory in use;
+    * server fans: only those of servers that are on or waking (share a of the servers); each moves
+      the airflow its share of the heat needs, floor it_fan_min_airflow_ratio: airflow
+      a x r x V_design and power a x P_fan,design x r^3 with r = max(min, heat / (a x heat_design)).
+
+    Idle power (``it_idle_kw``): what capacity that is on but unused draws, i.e. the idle power of
+    the unused share of the cores on, the idle power of the GPUs on that no task holds and the
+    static power of unused memory on (always_on: the same with every server on and the unused GPU
+    share cap - busy). Sleep and wake power: the servers (and their GPUs and memory)
+    in those states. Server fans are in none of the three.
+    """
+    w_gidle = p[P_GPU_IDLE]
+    w_mstat = p[P_MEM_STATIC]
+    if not managed:
+        u_cpu = min(max(busy_cores / cap_cores, 0.0), 1.0) if cap_cores > 0 else 0.0
+        u_gpu = min(max(busy_gpus / cap_gpus, 0.0), 1.0) if cap_gpus > 0 else 0.0
+        used_mem = min(max(busy_mem, 0.0), cap_mem)
+        cpu = n_servers * cpu_server_power(p, u_cpu, t_in) / 1000.0
+        gpu = cap_gpus * gpu_power(p, u_gpu) / 1000.0 if cap_gpus > 0 else 0.0
+        mem = (cap_mem * p[P_MEM_STATIC] + used_mem * p[P_MEM_DYN]) / 1000.0
+        heat = cpu + gpu + mem
+        # server fans: airflow follows the heat (min ratio), cubic power
+        v_design = it_d * 1000.0 / (rho_cp * p[P_SERVER_DT])
+        r_srv = max(p[P_ITFAN_MIN], heat / heat_d) if heat_d > 0 else p[P_ITFAN_MIN]
+        v_srv = r_srv * v_design
+        it_fan = fan_power(p[P_ITFAN_FRAC] * heat_d, v_srv, v_design)
+        n_on = n_servers
+        n_wk = 0.0
+        n_sl = 0.0
+        idle = (n_servers * cpu_server_power(p, 0.0, t_in) * (1.0 - u_cpu)
+                + (cap_gpus - u_gpu * cap_gpus) * w_gidle + (cap_mem - used_mem) * w_mstat) / 1000.0
+        sleep = 0.0
+        wake = 0.0
+    else:
+        _, _, gps, mps = server_layout(p, cap_cores, cap_gpus, cap_mem)
+        n_on = max(on_c, 0.0) + max(on_g, 0.0)
+        n_wk = max(wk_c, 0.0) + max(wk_g, 0.0)
+        n_sl = max(n_servers - n_on - n_wk, 0.0)
+        if n_servers > 0:
+            cores_on = min(n_on * p[P_CORES_PER_SERVER], cap_cores)
+            g_on = min(max(on_g, 0.0) * gps, cap_gpus)
+            g_wk = min(max(wk_g, 0.0) * gps, cap_gpus - g_on)
+            m_on = min(n_on * mps, cap_mem)
+            m_wk = min(n_wk * mps, cap_mem - m_on)
+            a = min((n_on + n_wk) / n_servers, 1.0)
+        else:  # no servers: GPUs and memory are always on
+            cores_on = 0.0
+            g_on = cap_gpus
+            g_wk = 0.0
+            m_on = cap_mem
+            m_wk = 0.0
+            a = 1.0
+        g_sl = max(cap_gpus - g_on - g_wk, 0.0)
+        u_on = min(max(busy_cores / cores_on, 0.0), 1.0) if cores_on > 0 else 0.0
+        b_gpu = min(max(busy_gpus, 0.0), g_on)
+        used_mem = min(max(busy_mem, 0.0), m_on)
+        w_srv_idle = cpu_server_power(p, 0.0, t_in)
+        w_wake = p[P_WAKE_FRAC] * p[P_CPU_MAX]
+        cpu_w = n_on * cpu_server_power(p, u_on, t_in) + n_wk * w_wake + n_sl * p[P_SLEEP_W]
+        busy_gpu_w, n_dev = gpus_busy_power(p, b_gpu)
+        g_free = max(g_on - n_dev, 0.0)  # devices on that hold no allocation
+        gpu_w = busy_gpu_w + g_free * w_gidle + g_wk * w_gidle + g_sl * p[P_GPU_SLEEP_W]
+        mem_w = (m_on + m_wk) * w_mstat + used_mem * p[P_MEM_DYN]
+        cpu = cpu_w / 1000.0
+        gpu = gpu_w / 1000.0
+        mem = mem_w / 1000.0
+        heat = cpu + gpu + mem
+        v_design = it_d * 1000.0 / (rho_cp * p[P_SERVER_DT])
+        if a > 0.0 and heat_d > 0.0:
+            r_srv = max(p[P_ITFAN_MIN], heat / (a * heat_d))
+            v_srv = a * r_srv * v_design
+            it_fan = a * p[P_ITFAN_FRAC] * heat_d * r_srv * r_srv * r_srv
+        else:  # every server asleep: no server fan runs
+            v_srv = 0.0
+            it_fan = 0.0
+        idle = (n_on * w_srv_idle * (1.0 - u_on) + g_free * w_gidle + (m_on - used_mem) * w_mstat) / 1000.0
+        sleep = (n_sl * p[P_SLEEP_W] + g_sl * p[P_GPU_SLEEP_W]) / 1000.0
+        wake = (n_wk * w_wake + g_wk * w_gidle + m_wk * w_mstat) / 1000.0
+    it = heat + it_fan
+    out[O_CPU] = cpu
+    out[O_GPU] = gpu
+    out[O_MEM] = mem
+    out[O_ITFAN] = it_fan
+    out[O_IT] = it
+    out[O_SRV_ON] = n_on
+    out[O_SRV_WAKE] = n_wk
+    out[O_SRV_SLEEP] = n_sl
+    out[O_IDLE] = idle
+    out[O_SLEEP] = sleep
+    out[O_WAKE] = wake
+    return it, v_srv
 
 
 @njit(cache=True, nogil=True)
@@ -307,29 +474,20 @@ def design_point(p, cap_cores, cap_gpus, cap_mem):
 
 
 @njit(cache=True, nogil=True)
-def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_db, t_wb, out):
+def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_db, t_wb, on_c, on_g, wk_c, wk_g,
+            managed, out):
     """Fill ``out`` (length N_OUT) for one datacenter and one step.
 
-    busy_* are time-weighted averages over the step; t_db/t_wb the outdoor dry/wet bulb (degC).
+    busy_* are time-weighted averages over the step; t_db/t_wb the outdoor dry/wet bulb (degC);
+    on_*/wk_* and ``managed``: the server power states (see :func:`it_power`).
     """
     n_servers, heat_d, it_d, cool_d, rej_d = design_point(p, cap_cores, cap_gpus, cap_mem)
     rho_cp = p[P_RHO] * p[P_CP]  # J/(m3 K)
-    u_cpu = min(max(busy_cores / cap_cores, 0.0), 1.0) if cap_cores > 0 else 0.0
-    u_gpu = min(max(busy_gpus / cap_gpus, 0.0), 1.0) if cap_gpus > 0 else 0.0
-    used_mem = min(max(busy_mem, 0.0), cap_mem)
     t_in = p[P_SUPPLY] + p[P_SUPPLY_APP]
 
-    # IT equipment (kW)
-    cpu = n_servers * cpu_server_power(p, u_cpu, t_in) / 1000.0
-    gpu = cap_gpus * gpu_power(p, u_gpu) / 1000.0 if cap_gpus > 0 else 0.0
-    mem = (cap_mem * p[P_MEM_STATIC] + used_mem * p[P_MEM_DYN]) / 1000.0
-    heat = cpu + gpu + mem
-    # server fans: airflow follows the heat (min ratio), cubic power
-    v_design = it_d * 1000.0 / (rho_cp * p[P_SERVER_DT])
-    r_srv = max(p[P_ITFAN_MIN], heat / heat_d) if heat_d > 0 else p[P_ITFAN_MIN]
-    v_srv = r_srv * v_design
-    it_fan = fan_power(p[P_ITFAN_FRAC] * heat_d, v_srv, v_design)
-    it = heat + it_fan
+    # IT equipment (kW), incl. server fans
+    it, v_srv = it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_mem, busy_cores,
+                         busy_gpus, busy_mem, on_c, on_g, wk_c, wk_g, managed, out)
 
     # air side
     t_out = t_in + it * 1000.0 / (rho_cp * v_srv) if v_srv > 0 else t_in
@@ -398,11 +556,6 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
         drift = 0.0
         blow = 0.0
 
-    out[O_CPU] = cpu
-    out[O_GPU] = gpu
-    out[O_MEM] = mem
-    out[O_ITFAN] = it_fan
-    out[O_IT] = it
     out[O_CRAC] = crac
     out[O_CHILLER] = chiller
     out[O_TOWER] = tower
@@ -430,49 +583,68 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     out[O_TCHWR] = t_chwr
 
 
+#: rows of the server-state array ``srv`` (4, n_dc, n): time-weighted CPU-only / GPU servers on,
+#: CPU-only / GPU servers waking (what the engine books in ``State.srv``)
+SRV_ON_C, SRV_ON_G, SRV_WK_C, SRV_WK_G = range(4)
+
+
 @njit(cache=True, nogil=True)
 def physics_kernel(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem,
-                   temp_c, wetbulb_c, out):
-    """Apply dc_step to every (dc, step): params (n_dc, N_PARAMS); busy/temp (n_dc, n);
-    out (N_OUT, n_dc, n)."""
+                   temp_c, wetbulb_c, srv, managed, out):
+    """Apply dc_step to every (dc, step): params (n_dc, N_PARAMS); busy/temp (n_dc, n); srv
+    (4, n_dc, >= n) server states (read only when ``managed``); out (N_OUT, n_dc, n)."""
     n_dc, n = busy_cores.shape
     buf = np.empty(N_OUT)
     for d in range(n_dc):
         p = params[d]
         for k in range(n):
             dc_step(p, cap_cores[d], cap_gpus[d], cap_mem[d], busy_cores[d, k], busy_gpus[d, k],
-                    busy_mem[d, k], temp_c[d, k], wetbulb_c[d, k], buf)
+                    busy_mem[d, k], temp_c[d, k], wetbulb_c[d, k], srv[SRV_ON_C, d, k], srv[SRV_ON_G, d, k],
+                    srv[SRV_WK_C, d, k], srv[SRV_WK_G, d, k], managed, buf)
             for o in range(N_OUT):
                 out[o, d, k] = buf[o]
 
 
-def compute(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, temp_c, wetbulb_c):
-    """Python wrapper: returns a dict name -> (n_dc, n) array of every OUT_NAMES metric."""
+def compute(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, temp_c, wetbulb_c,
+            servers=None):
+    """Python wrapper: returns a dict name -> (n_dc, n) array of every OUT_NAMES metric.
+
+    ``servers``: None = every server always on (run option ``power="always_on"``); else the server
+    states (4, n_dc, n) [CPU-only on, GPU servers on, CPU-only waking, GPU waking], time-weighted
+    counts, broadcast like the busy arrays (managed power, :func:`it_power`)."""
     busy_cores = np.ascontiguousarray(np.atleast_2d(busy_cores), dtype=np.float64)
     shape = busy_cores.shape
     b = [np.ascontiguousarray(np.broadcast_to(np.atleast_2d(x), shape), dtype=np.float64)
          for x in (busy_gpus, busy_mem, temp_c, wetbulb_c)]
     params = np.ascontiguousarray(np.atleast_2d(params), dtype=np.float64)
     caps = [np.ascontiguousarray(np.atleast_1d(c), dtype=np.float64) for c in (cap_cores, cap_gpus, cap_mem)]
+    if servers is None:
+        srv = np.zeros((4, shape[0], shape[1]))
+    else:
+        srv = np.stack([np.broadcast_to(np.atleast_2d(np.asarray(x, dtype=np.float64)), shape) for x in servers])
+        srv = np.ascontiguousarray(srv)
     out = np.empty((N_OUT, shape[0], shape[1]))
-    physics_kernel(params, caps[0], caps[1], caps[2], busy_cores, b[0], b[1], b[2], b[3], out)
+    physics_kernel(params, caps[0], caps[1], caps[2], busy_cores, b[0], b[1], b[2], b[3], srv, servers is not None,
+                   out)
     return {name: out[i] for i, name in enumerate(OUT_NAMES)}
 
 
 # ---------------------------------------------------------------- one step of the step API
 #: per-DC rows (and step sums) written by :func:`step_energy`
 STEP_DC_NAMES = ("it_kwh", "total_kwh", "cost_usd", "carbon_kg", "water_l", "unmet_cooling_kwh",
-                 "busy_cores", "busy_gpus", "busy_mem_gb", "idle_gpus")
+                 "busy_cores", "busy_gpus", "busy_mem_gb", "idle_gpus",
+                 "it_idle_kwh", "it_sleep_kwh", "it_wake_kwh", "servers_on", "servers_waking", "servers_asleep")
 N_STEP_DC = len(STEP_DC_NAMES)
 
 
 @njit(cache=True, nogil=True)
-def step_energy(params, cap_cores, cap_gpus, cap_mem, part, j, temp_c, wetbulb_c, carbon, price, k, buf,
-                out, tot):
+def step_energy(params, cap_cores, cap_gpus, cap_mem, part, srv, managed, j, temp_c, wetbulb_c, carbon, price, k,
+                buf, out, tot):
     """One step of every datacenter, exactly as the run results compute it (same ``dc_step`` on the
-    same inputs, same arithmetic): busy = max(part[:, d, j], 0) (time-weighted), signals at bundle
-    step ``k``. Writes ``out`` (N_STEP_DC, n_dc) in ``STEP_DC_NAMES`` order and their sums over the
-    datacenters into ``tot`` (N_STEP_DC,); ``buf`` is scratch of length N_OUT."""
+    same inputs, same arithmetic): busy = max(part[:, d, j], 0) (time-weighted), server states
+    srv[:, d, j], signals at bundle step ``k``. Writes ``out`` (N_STEP_DC, n_dc) in ``STEP_DC_NAMES``
+    order and their sums over the datacenters into ``tot`` (N_STEP_DC,); ``buf`` is scratch of
+    length N_OUT."""
     n_dc = cap_cores.shape[0]
     for r in range(N_STEP_DC):
         tot[r] = 0.0
@@ -480,7 +652,8 @@ def step_energy(params, cap_cores, cap_gpus, cap_mem, part, j, temp_c, wetbulb_c
         bc = max(part[0, d, j], 0.0)
         bg = max(part[1, d, j], 0.0)
         bm = max(part[2, d, j], 0.0)
-        dc_step(params[d], cap_cores[d], cap_gpus[d], cap_mem[d], bc, bg, bm, temp_c[d, k], wetbulb_c[d, k], buf)
+        dc_step(params[d], cap_cores[d], cap_gpus[d], cap_mem[d], bc, bg, bm, temp_c[d, k], wetbulb_c[d, k],
+                srv[SRV_ON_C, d, j], srv[SRV_ON_G, d, j], srv[SRV_WK_C, d, j], srv[SRV_WK_G, d, j], managed, buf)
         total_kwh = buf[O_TOTAL] * STEP_HOURS
         out[0, d] = buf[O_IT] * STEP_HOURS
         out[1, d] = total_kwh
@@ -492,5 +665,11 @@ def step_energy(params, cap_cores, cap_gpus, cap_mem, part, j, temp_c, wetbulb_c
         out[7, d] = bg
         out[8, d] = bm
         out[9, d] = max(cap_gpus[d] - bg, 0.0)
+        out[10, d] = buf[O_IDLE] * STEP_HOURS
+        out[11, d] = buf[O_SLEEP] * STEP_HOURS
+        out[12, d] = buf[O_WAKE] * STEP_HOURS
+        out[13, d] = buf[O_SRV_ON]
+        out[14, d] = buf[O_SRV_WAKE]
+        out[15, d] = buf[O_SRV_SLEEP]
         for r in range(N_STEP_DC):
             tot[r] += out[r, d]

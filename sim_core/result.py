@@ -219,7 +219,7 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     # ---------------------------------------------------------------- physics per (dc, step)
     busy_c, busy_g, busy_m = (np.maximum(S.part[r], 0.0) for r in range(3))
     ph = physics_compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, busy_c, busy_g, busy_m,
-                         sc.temp_c[:, ks], sc.wetbulb_c[:, ks])
+                         sc.temp_c[:, ks], sc.wetbulb_c[:, ks], servers=prep.servers())
     carbon = sc.carbon_g_per_kwh[:, ks]
     price = sc.price_usd_per_mwh[:, ks]
     it_kwh = ph["it_kw"] * STEP_HOURS
@@ -267,6 +267,8 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     cols["carbon_kg"] = flat(total_kwh * carbon / 1000.0)
     cols["wue_l_per_kwh"] = flat(effectiveness(ph["water_l"], it_kwh, 0.0))
     cols["unmet_cooling_kwh"] = flat(ph["unmet_cooling_kw"] * STEP_HOURS)
+    for name in ("idle", "sleep", "wake"):  # IT energy of capacity on but unused, asleep, waking
+        cols[f"it_{name}_kwh"] = flat(ph[f"it_{name}_kw"] * STEP_HOURS)
     counters = dict(zip(COUNTERS, cnt, strict=True))
     ints = {
         **{k: counters[k] for k in ("arrived", "unschedulable", "assigned", "forced", "started", "finished")},
@@ -340,9 +342,14 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
         "cost_usd": float(steps["cost_usd"].sum()), "carbon_kg": float(steps["carbon_kg"].sum()),
         "water_l": water, "wue_l_per_kwh": effectiveness(water, it_tot, 0.0),
         "unmet_cooling_kwh": float((ph["unmet_cooling_kw"] * STEP_HOURS).sum()),
+        "it_idle_kwh": float((ph["it_idle_kw"] * STEP_HOURS).sum()),
+        "it_sleep_kwh": float((ph["it_sleep_kw"] * STEP_HOURS).sum()),
+        "it_wake_kwh": float((ph["it_wake_kw"] * STEP_HOURS).sum()),
         "transfer_cost_usd": float(xfer_cost.sum()), "transfer_kwh": float(xfer_kwh.sum()),
         "transfer_carbon_kg": float(xfer_kg.sum()),
     }
+    # share of the IT energy drawn by capacity that was on but unused (server fans excluded)
+    totals["idle_share_of_it"] = totals["it_idle_kwh"] / it_tot if it_tot else float("nan")
     totals["carbon_incl_transfer_kg"] = totals["carbon_kg"] + totals["transfer_carbon_kg"]
     totals["cost_incl_transfer_usd"] = totals["cost_usd"] + totals["transfer_cost_usd"]
     return RunResult(steps=steps, task_frames=task_frames if lazy_tasks else task_frames(), totals=totals,

@@ -16,6 +16,7 @@ from numba.core.registry import CPUDispatcher
 from . import engine as E
 from . import origin as O
 from .options import RunOptionsError, check_actions, check_seed, make_options, resolve_window
+from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
 from .physics import compute as physics_compute
 from .scenario import Scenario, load
 
@@ -88,12 +89,29 @@ class Prepared:
         else:
             thr = np.zeros((sc.n_dc, n))
         qmin = _queue_minima(self.tasks)
+        cfg = server_config(sc)
+        self.managed = opts.power == "managed"
         self.ctx = E.Ctx(cap=cap, carbon=carbon, price=np.ascontiguousarray(sc.price_usd_per_mwh[:, s0:s0 + n]),
                          defer_thr=thr, delay_s_per_gb=np.ascontiguousarray(delay_per_gb),
                          rtt_s=np.ascontiguousarray(sc.rtt_ms / 1000.0), t0=t0, n_steps=n,
-                         opts=_ctx_opts(opts), qmin=qmin)
+                         opts=_ctx_opts(opts), qmin=qmin, srv_cfg=cfg)
         self.state = E.new_state(hi - lo, sc.n_dc, n)
         self.state.free[:] = cap
+        S = self.state
+        if self.managed:  # the run starts empty: only the spare pool is on
+            S.srv_on[:, E.K_CPU] = np.minimum(cfg[:, E.CFG_SPARE], cfg[:, E.CFG_N_C])
+            S.srv_on[:, E.K_GPU] = np.minimum(cfg[:, E.CFG_SPARE], cfg[:, E.CFG_N_G])
+        else:
+            S.srv_on[:, E.K_CPU] = cfg[:, E.CFG_N_C]
+            S.srv_on[:, E.K_GPU] = cfg[:, E.CFG_N_G]
+        S.srv[E.K_CPU, :, 0] = S.srv_on[:, E.K_CPU]
+        S.srv[E.K_GPU, :, 0] = S.srv_on[:, E.K_GPU]
+
+    def servers(self) -> np.ndarray | None:
+        """The time-weighted server states of the window, (4, n_dc, n) [CPU-only on, GPU servers on,
+        CPU-only waking, GPU waking] (``physics.compute``'s ``servers``), or None when every server is
+        always on."""
+        return self.state.srv[:, :, :self.n] if self.managed else None
 
     @property
     def done(self) -> bool:
@@ -105,7 +123,27 @@ def _ctx_opts(opts) -> np.ndarray:
     o = np.zeros(E.N_OPTS)
     o[E.OPT_ALLOW_DEFER] = float(opts.allow_defer)
     o[E.OPT_SINGLE_ACTION] = float(opts.single_action)
+    o[E.OPT_MANAGED] = float(opts.power == "managed")
     return o
+
+
+def server_config(sc: Scenario) -> np.ndarray:
+    """Per-DC server layout and power-state parameters the engine reads (``Ctx.srv_cfg``,
+    ``engine.CFG_*``): CPU-only and GPU servers, cores / GPUs / GB per server, wake latency, spare
+    pool per kind, whether the DC has servers at all (``physics.server_layout``)."""
+    cfg = np.zeros((sc.n_dc, E.N_SRV_CFG))
+    for d in range(sc.n_dc):
+        p = sc.params[d]
+        n, ng, gps, mps = server_layout(p, float(sc.cap_cores[d]), float(sc.cap_gpus[d]), float(sc.cap_mem_gb[d]))
+        cfg[d, E.CFG_N_C] = n - ng
+        cfg[d, E.CFG_N_G] = ng
+        cfg[d, E.CFG_CPS] = sc.physics[d].cores_per_server
+        cfg[d, E.CFG_GPS] = gps
+        cfg[d, E.CFG_MPS] = mps
+        cfg[d, E.CFG_WAKE_S] = p[P_WAKE_S]
+        cfg[d, E.CFG_SPARE] = p[P_SPARE_MIN]
+        cfg[d, E.CFG_HOSTED] = 1.0 if n > 0 else 0.0
+    return cfg
 
 
 def _queue_minima(T) -> np.ndarray:
@@ -227,7 +265,7 @@ class Simulator:
         self._end = self._entry(E.end_step, T, S, C, 0, self._actions)
         self._begin = self._entry(E.begin_step, T, S, C, 0)
         caps = tuple(np.ascontiguousarray(c, dtype=np.float64) for c in (sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb))
-        self._phys_args = (sc.params, *caps, S.part)
+        self._phys_args = (sc.params, *caps, S.part, S.srv, bool(p.managed))
         self._phys_sig = (sc.temp_c, sc.wetbulb_c, sc.carbon_g_per_kwh, sc.price_usd_per_mwh)
         self._phys = self._entry(step_energy, *self._phys_args, 0, *self._phys_sig, 0, self._phys_buf,
                                  o.dc, o.dc_sum)
@@ -333,6 +371,7 @@ class Simulator:
             "capacity": C.cap.copy(),
             "available": C.cap - S.commit,
             "free_now": S.free.copy(),
+            "servers_on": S.srv_on.sum(axis=1), "servers_waking": S.srv_wk.sum(axis=1),
             "queue_len": S.q_len.copy(), "in_transit": S.transit_n.copy(),
             "carbon_g_per_kwh": C.carbon[:, j].copy(), "price_usd_per_mwh": C.price[:, j].copy(),
             "temp_c": sc.temp_c[:, p.s0 + j].copy(), "wetbulb_c": sc.wetbulb_c[:, p.s0 + j].copy(),
@@ -352,8 +391,9 @@ class Simulator:
         sc = self.scenario
         k = p.s0 + j
         part = [np.maximum(p.state.part[r][:, j:j + 1], 0.0) for r in range(3)]
+        srv = p.state.srv[:, :, j:j + 1] if p.managed else None
         ph = physics_compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, *part,
-                             sc.temp_c[:, k:k + 1], sc.wetbulb_c[:, k:k + 1])
+                             sc.temp_c[:, k:k + 1], sc.wetbulb_c[:, k:k + 1], servers=srv)
         return {name: v[:, 0].copy() for name, v in ph.items()}
 
     def _step_info(self, j: int) -> dict:

@@ -56,3 +56,17 @@ def test_derived_condenser_and_economizer_flags():
 def test_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         DatacenterParams().supply_air_c = 3.0  # type: ignore[misc]
+
+
+def test_power_state_parameters_checked():
+    p = DatacenterParams()
+    assert 0.0 <= p.gpu_alloc_util <= 1.0 and p.server_wake_s <= 900.0 and p.server_spare_min == 1.0
+    for bad in (dict(server_wake_s=901.0), dict(server_wake_s=-1.0), dict(server_spare_min=1.5),
+                dict(server_spare_min=-1.0), dict(gpu_alloc_util=1.2), dict(gpus_per_server=0.0),
+                dict(server_sleep_w=130.0), dict(gpu_sleep_w=40.0), dict(server_wake_power_frac=-0.1)):
+        with pytest.raises(ValueError):
+            DatacenterParams(**bad)
+    # bundles written before these parameters existed load with their defaults
+    old = {k: v for k, v in p.to_dict().items() if not k.startswith(("server_", "gpu_sleep", "gpu_alloc",
+                                                                      "gpus_per"))}
+    assert DatacenterParams.from_dict(old) == p

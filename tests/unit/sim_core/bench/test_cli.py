@@ -94,11 +94,19 @@ def test_run_command_is_unchanged(bundle):
     assert res.exit_code == 0 and "carbon_kg" in res.output
 
 
+def test_run_command_power_option(bundle, tmp_path):
+    for power in ("always_on", "managed"):
+        res = CliRunner().invoke(app, ["run", str(bundle), "--days", "1", "--power", power, "--out", tmp_path / power])
+        assert res.exit_code == 0 and "idle_share_of_it" in _text(res.output), res.output
+        assert f'"power": "{power}"' in (tmp_path / power / "run.json").read_text()
+
+
 @pytest.mark.parametrize(("args", "msg"), [
     (["--policy", "nope"], "policy 'nope' is not a built-in policy"),
     (["--days", "nan"], "days must be a finite number > 0, got nan"),
     (["--sla-multiplier", "-1"], "sla_multiplier must be a finite number > 0, got -1.0"),
     (["--start", "2023-01-01T00:07:00"], "not on the 900-s step grid"),
+    (["--power", "sometimes"], "power must be one of ('managed', 'always_on'), got 'sometimes'"),
 ])
 def test_run_command_refuses_bad_options_with_exit_2(bundle, args, msg):
     res = CliRunner().invoke(app, ["run", str(bundle), *args])
