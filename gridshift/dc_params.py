@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES"]
+__all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES", "FACILITY_PRESETS"]
 
 #: GPU models: (idle W, max W). Max = board TDP from the vendor data sheets (V100 PCIe 250 W,
 #: A100 SXM4 400 W, H100 SXM5 700 W); idle = typical ``nvidia-smi`` idle draw reported in
@@ -35,6 +35,16 @@ CONDENSER_TYPES = ("water", "dry", "air")
 #: water-side economizer: "integrated" = plate heat exchanger upstream of the chiller (partial free cooling);
 #: "none" = chiller only.
 ECONOMIZER_TYPES = ("integrated", "none")
+
+#: Named facility models, as overrides of the defaults. ``gridshift-0.1``: the facility as gridshift 0.1
+#: modelled it before the climate-sensitive revision — no economizer, the chiller's curves held at the
+#: old lower ΔT limit of −4.5 (a condenser-water floor of 29.44 − 4.5 × 2.778 °C), the old tower fan
+#: fraction — so that ``--datacenters reference --physics gridshift-0.1`` run with ``power="always_on"``
+#: reproduces that version's numbers for comparisons with results of that era (SustainCluster's setup).
+FACILITY_PRESETS: dict[str, dict[str, object]] = {
+    "default": {},
+    "gridshift-0.1": {"economizer": "none", "chiller_cond_min_c": 29.44 - 4.5 * 2.778, "tower_fan_design_frac": 0.01},
+}
 
 
 @dataclass(frozen=True)

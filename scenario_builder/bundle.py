@@ -29,6 +29,7 @@ from gridshift.bundle import (
     pretty_json,
     publish,
 )
+from gridshift.dc_params import FACILITY_PRESETS
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.parquet import PARQUET_OPTIONS, parquet_bytes
@@ -57,6 +58,7 @@ class BuildParams:
     max_edge_fill_hours: float = 15.0
     datacenters: str = "sized"  # "sized" | "reference" | path of an override file (scenario_builder.datacenters)
     target_utilization: float = TARGET_UTILIZATION
+    physics: str = "default"  # a facility preset of gridshift.dc_params.FACILITY_PRESETS, for every site
 
     def __post_init__(self) -> None:
         if not self.regions:
@@ -80,6 +82,8 @@ class BuildParams:
         if self.datacenters not in dc_mod.SOURCES and not Path(self.datacenters).is_file():
             raise GridshiftError(f"--datacenters must be one of {dc_mod.SOURCES} or an existing file, "
                                  f"got {self.datacenters!r}")
+        if self.physics not in FACILITY_PRESETS:
+            raise GridshiftError(f"--physics must be one of {sorted(FACILITY_PRESETS)}, got {self.physics!r}")
         if not 0 < self.target_utilization <= 1:
             raise GridshiftError(f"--target-utilization must be in (0, 1], got {self.target_utilization}")
 
@@ -105,7 +109,7 @@ class BuildParams:
             "provider": self.provider, "carbon_basis": self.carbon_basis, "seed": self.seed,
             "max_gap_hours": float(self.max_gap_hours),
             "max_edge_fill_hours": float(self.max_edge_fill_hours),
-            "datacenters": self.datacenters_source,
+            "datacenters": self.datacenters_source, "physics": self.physics,
             **({"target_utilization": float(self.target_utilization)} if self.datacenters_source == "sized" else {}),
         }
 
@@ -345,7 +349,7 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
     signals = pl.concat(frames)
     spec = params.datacenters if params.datacenters_source != "reference" else "reference"
     dcs, sizing = dc_mod.build(list(params.regions), spec, tasks=tasks, year=params.year,
-                               target_utilization=params.target_utilization)
+                               target_utilization=params.target_utilization, physics=params.physics)
     # every source whose raw files are in the lineage, plus the workload's own source, credited from the
     # one registry (an unregistered source is an error: no data whose terms nobody declared)
     used_sources = {d["source"] for d in lineage}

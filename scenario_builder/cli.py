@@ -250,6 +250,10 @@ def export(
     ] = "sized",
     target_utilization: Annotated[float, typer.Option(
         help="with --datacenters sized: the mean share of each site's capacity its local demand uses")] = 0.5,
+    physics: Annotated[str, typer.Option(
+        help="facility model of every site: 'default', or 'gridshift-0.1' (the facility before the "
+             "climate-sensitive revision; with --datacenters reference and power=always_on it reproduces "
+             "that version's numbers)")] = "default",
     provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")] = "aws",
     carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = "direct",
     seed: Annotated[int, typer.Option(help="workload seed")] = 0,
@@ -278,7 +282,7 @@ def export(
             regions=tuple(locations.parse_codes(regions)), year=year, workload=workload, provider=provider,
             carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
             datacenters=datacenters if datacenters in ("sized", "reference") else str(_abs(Path(datacenters))),
-            target_utilization=target_utilization,
+            target_utilization=target_utilization, physics=physics,
         )
         h = Home.resolve(home).ensure()
         with _progress("ingest") as progress:

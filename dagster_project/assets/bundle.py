@@ -37,6 +37,7 @@ class BundleConfig(dg.Config):
     max_edge_fill_hours: float = _DEFAULTS["max_edge_fill_hours"]
     datacenters: str = _DEFAULTS["datacenters"]  # sized | reference | path of an override file
     target_utilization: float = _DEFAULTS["target_utilization"]
+    physics: str = _DEFAULTS["physics"]  # facility preset (gridshift.dc_params.FACILITY_PRESETS)
     out_dir: Optional[str] = None  # noqa: UP045 - default: <home>/bundles
 
     @classmethod

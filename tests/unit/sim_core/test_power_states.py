@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 import sim_core
-from gridshift.dc_params import DatacenterParams
+from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams
 from sim_core import physics as ph
 from sim_core.testing import write_bundle
 
@@ -223,12 +223,14 @@ def always_on_bundle(root):
     sig = {"carbon_g_per_kwh": np.stack([300 + 100 * np.sin(k / 15.0 + a) for a in (0.0, 2.0, 4.0)]),
            "temp_c": np.stack([15 + 10 * np.sin(k / 30.0 + a) for a in (0.0, 1.0, 2.0)])}
     sig["wetbulb_c"] = sig["temp_c"] - 4.0
+    legacy = DatacenterParams(**FACILITY_PRESETS["gridshift-0.1"])  # the facility of that version
     return write_bundle(root, locations=["A", "B", "C"], timezones=["UTC", "Europe/Paris", "Asia/Tokyo"],
                         total_cores=[256, 128, 192], total_gpus=[16, 8, 0], total_mem_gb=[1024, 512, 768],
-                        n_steps=192, signals=sig, tasks=tasks)
+                        n_steps=192, signals=sig, tasks=tasks, physics=[legacy] * 3)
 
 
-# Produced by the engine as it was before server power states (commit 7e68bb6): this same bundle,
+# Produced by the engine as it was before server power states and the climate-sensitive facility
+# (commit 7e68bb6): this same bundle (whose physics is that version's facility preset),
 # `sim_core.run(bundle, policy, seed=3)`, totals printed with repr(), the sums of the per-step
 # it_gpu_kw / it_cpu_kw and total_kw of datacenter A at steps 40..43. The current engine with
 # power="always_on" gave the same numbers bit for bit when they were recorded.
