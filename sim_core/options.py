@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from . import origin as O
+from .realisation import MODES
 from .scenario import Scenario
 
 TRANSFER_KWH_PER_GB = 0.06
@@ -41,6 +42,7 @@ DEFAULT_SLA_MULTIPLIER = 1.5
 #: drawn per device; "always_on" = every server on all the time, load spread over all servers and
 #: GPUs (the reference cluster's model, reproduced bit for bit)
 POWER_MODES = ("managed", "always_on")
+REALISATIONS = MODES  # sim_core.realisation
 #: largest integer any option may take (fits every kernel integer, including int32 counters)
 MAX_INT_OPTION = 2**31 - 1
 #: seeds are stored as Int64 (run keys, the warehouse)
@@ -135,6 +137,7 @@ class Options:
     defer_quantile: float = 0.3
     defer_window_steps: int = 96
     power: str = "managed"
+    workload: str = "weeks"  # the run's workload realisation (sim_core.realisation): "weeks" | "origins"
 
     def __post_init__(self) -> None:
         self.single_action = check_bool("single_action", self.single_action)
@@ -158,6 +161,8 @@ class Options:
         self.defer_window_steps = check_int("defer_window_steps", self.defer_window_steps, 1, MAX_INT_OPTION)
         if not isinstance(self.power, str) or self.power not in POWER_MODES:
             raise RunOptionsError(f"power must be one of {POWER_MODES}, got {self.power!r}")
+        if not isinstance(self.workload, str) or self.workload not in REALISATIONS:
+            raise RunOptionsError(f"workload must be one of {REALISATIONS}, got {self.workload!r}")
 
     def activity_kw(self) -> dict:
         """The keyword arguments of :func:`sim_core.origin.activity` these options give."""

@@ -283,7 +283,7 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
 
     def task_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
         # ---------------------------------------------------------------- tasks frame
-        tid = sc.task_id[prep.lo:prep.hi]
+        tid = prep.task_id
         tasks = pl.DataFrame({
             "task_id": tid,
             "origin": _enum(origin, loc_enum),

@@ -18,6 +18,7 @@ from . import origin as O
 from .options import RunOptionsError, check_actions, check_seed, make_options, resolve_window
 from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
 from .physics import compute as physics_compute
+from .realisation import ID_STRIDE, realise
 from .scenario import Scenario, load
 
 
@@ -47,10 +48,13 @@ class Prepared:
         t0 = float(s0 * sc.step_s)
         self.t0 = t0
 
-        # random streams: one Generator per purpose, spawned from the run seed
-        g_origin, g_policy = (np.random.Generator(np.random.PCG64(c))
-                              for c in np.random.SeedSequence(self.seed).spawn(2))
-        step_of_task = np.clip((sc.arrival_s // sc.step_s).astype(np.int64), 0, sc.n_steps - 1)
+        # random streams: one Generator per purpose, spawned from the run seed (child i is the same
+        # whatever the count, so adding a stream never changes the others)
+        g_origin, g_policy, g_workload = (np.random.Generator(np.random.PCG64(c))
+                                          for c in np.random.SeedSequence(self.seed).spawn(3))
+        # the run's workload realisation: which of the bundle's weeks make up its year (sim_core.realisation)
+        src, arrival, slot = realise(sc.arrival_s, float(sc.n_steps * sc.step_s), g_workload, opts.workload)
+        step_of_task = np.clip((arrival // sc.step_s).astype(np.int64), 0, sc.n_steps - 1)
         try:
             probs = O.probabilities(sc.population_weight, sc.local_hour, **opts.activity_kw())
         except ValueError as err:  # weights x activity zero at some step of this bundle
@@ -58,23 +62,28 @@ class Prepared:
                                   f"{opts.business_end_h}), activity_on={opts.activity_on!r}, "
                                   f"activity_off={opts.activity_off!r}") from None
         origin_all = O.sample_origins(g_origin, step_of_task, probs)
-        u_all = g_policy.random(sc.n_tasks)
+        u_all = g_policy.random(src.shape[0])
 
-        lo = int(np.searchsorted(sc.arrival_s, t0, side="left"))
-        hi = int(np.searchsorted(sc.arrival_s, t0 + n * sc.step_s, side="left"))
+        lo = int(np.searchsorted(arrival, t0, side="left"))
+        hi = int(np.searchsorted(arrival, t0 + n * sc.step_s, side="left"))
         self.lo, self.hi = lo, hi
         sl = slice(lo, hi)
+        rows = src[sl]  # the bundle rows of the window's tasks
+        realised = opts.workload != "origins" and not np.array_equal(src, np.arange(sc.n_tasks))
+        #: ids of the window's tasks: the bundle's, or ``bundle id * ID_STRIDE + week slot`` for a resampled year
+        self.task_id = sc.task_id[rows] * ID_STRIDE + slot[sl] if realised else sc.task_id[rows]
         mult = opts.sla_multiplier  # (validated: a float, or a float64 array)
         if isinstance(mult, np.ndarray):
             if mult.shape != (sc.n_tasks,):
                 raise RunOptionsError(f"sla_multiplier has {mult.shape[0]} per-task values; the bundle has "
                                       f"{sc.n_tasks} tasks")
-            mult = mult[sl]
+            mult = mult[rows]
+        arr_w = np.ascontiguousarray(arrival[sl])
         with np.errstate(over="ignore"):  # (a huge duration: an infinite deadline, never missed)
-            deadline = sc.arrival_s[sl] + mult * sc.duration_s[sl]
+            deadline = arr_w + mult * sc.duration_s[rows]
         self.tasks = E.Tasks(
-            arrival=sc.arrival_s[sl], duration=sc.duration_s[sl], cores=sc.cpu_cores[sl],
-            gpus=sc.gpus[sl], mem=sc.mem_gb[sl], bw=sc.bandwidth_gb[sl],
+            arrival=arr_w, duration=sc.duration_s[rows], cores=sc.cpu_cores[rows],
+            gpus=sc.gpus[rows], mem=sc.mem_gb[rows], bw=sc.bandwidth_gb[rows],
             deadline=np.ascontiguousarray(deadline, dtype=np.float64),
             origin=np.ascontiguousarray(origin_all[sl]), u_rand=np.ascontiguousarray(u_all[sl]))
         cap = np.ascontiguousarray(np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1))
@@ -318,7 +327,7 @@ class Simulator:
     def _pending_task(self, q: int) -> str:
         """Pending task ``q`` in an error message."""
         p = self.prep
-        return f"the action for pending task {q} (task_id {self.scenario.task_id[p.lo + p.state.pend[q]]})"
+        return f"the action for pending task {q} (task_id {p.task_id[p.state.pend[q]]})"
 
     def step(self, actions=None) -> tuple[dict, dict]:
         j = self._advance(actions)
@@ -362,7 +371,7 @@ class Simulator:
             "t_s": C.t0 + E.STEP_S * j,
             "n_pending": pn,
             "pending_index": idx,
-            "pending_task_id": sc.task_id[p.lo + idx],
+            "pending_task_id": p.task_id[idx],
             "origin": T.origin[idx],
             "cpu_cores": T.cores[idx], "gpus": T.gpus[idx], "mem_gb": T.mem[idx],
             "bandwidth_gb": T.bw[idx], "duration_s": T.duration[idx],

@@ -180,10 +180,15 @@ def test_full_year_runs_to_the_end(tmp_path):
     arr = np.sort(rng.uniform(0, 35040 * 900 - 1, n))
     arr[-1] = 35040 * 900 - 1.0  # arrives in the very last second of the year
     p = tiny_bundle(tmp_path, n_steps=35040, tasks={"arrival_ts_utc": arr, "duration_s": np.full(n, 20000.0)})
-    r = sim_core.run(p, "defer_to_greener", seed=0)
+    r = sim_core.run(p, "defer_to_greener", seed=0, workload="origins")  # the bundle's own tasks
     assert r.steps.height == 3 * 35040 and r.totals["steps"] == 35040
     assert r.totals["tasks_started"] + r.totals["tasks_pending_at_end"] + r.totals["tasks_queued_at_end"] \
         + r.totals["tasks_in_transit_at_end"] == n
+    # a resampled year (the default): every task of the realisation accounted for, the last second included
+    w = sim_core.run(p, "defer_to_greener", seed=0)
+    assert w.totals["tasks_started"] + w.totals["tasks_pending_at_end"] + w.totals["tasks_queued_at_end"] \
+        + w.totals["tasks_in_transit_at_end"] == w.tasks.height != n
+    assert w.tasks["task_id"].n_unique() == w.tasks.height
 
 
 def test_window_start_days(tmp_path):
