@@ -1055,28 +1055,37 @@ def run_builtin(T, S, C, info, code, j_end):
         end_step(T, S, C, j, actions)
 
 
+@njit(cache=True, nogil=True)
+def policy_view(T, S, C, info, j):
+    """What a jitted policy receives at run step j (:data:`PolicyView`): the forecast issued now (into
+    ``info.fc``), the history buffer (no column after now is filled), the pending tasks and the
+    datacenters' state."""
+    iopt = info.iopt
+    s0 = iopt[IO_S0]
+    k = s0 + j
+    hist, fc = info.hist, info.fc
+    issue_all(info.act, fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, j)
+    n_dc = C.cap.shape[0]
+    avail = np.empty((n_dc, 3))
+    for d in range(n_dc):
+        for r in range(3):
+            avail[d, r] = C.cap[d, r] - S.commit[d, r]
+    pn = S.sc[SC_PEND_N]
+    return PolicyView(j, C.t0 + STEP_S * j, S.pend[:pn], T.arrival, T.duration, T.cores,
+                      T.gpus, T.mem, T.bw, T.deadline, T.origin, C.cap, avail,
+                      hist[SIG_CARBON, :, k], hist[SIG_PRICE, :, k], S.q_len, S.transit_n,
+                      C.delay_s_per_gb, C.rtt_s, C.opts[OPT_ALLOW_DEFER] > 0.5, k, hist, fc, info.pub,
+                      iopt[IO_MODEL] == FC_ORACLE)
+
+
 def _run_custom_py(T, S, C, info, policy, j_end):
     actions = np.zeros(S.pend.shape[0], np.int32)
-    allow = C.opts[OPT_ALLOW_DEFER] > 0.5
-    act, hist, fc, iopt = info.act, info.hist, info.fc, info.iopt
-    s0 = iopt[IO_S0]
-    oracle = iopt[IO_MODEL] == FC_ORACLE
+    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
     for j in range(S.sc[SC_STEP], j_end):
         pn = begin_step(T, S, C, j)
         publish(act, hist, j, s0)
         if pn > 0:
-            k = s0 + j
-            issue_all(act, fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, j)
-            n_dc = C.cap.shape[0]
-            avail = np.empty((n_dc, 3))
-            for d in range(n_dc):
-                for r in range(3):
-                    avail[d, r] = C.cap[d, r] - S.commit[d, r]
-            view = PolicyView(j, C.t0 + STEP_S * j, S.pend[:pn], T.arrival, T.duration, T.cores,
-                              T.gpus, T.mem, T.bw, T.deadline, T.origin, C.cap, avail,
-                              hist[SIG_CARBON, :, k], hist[SIG_PRICE, :, k], S.q_len, S.transit_n,
-                              C.delay_s_per_gb, C.rtt_s, allow, k, hist, fc, info.pub, oracle)
-            policy(view, actions)
+            policy(policy_view(T, S, C, info, j), actions)
         end_step(T, S, C, j, actions)
 
 

@@ -63,6 +63,13 @@ def label(model: str) -> str:
     return LABELS.get(model, model)
 
 
+def caption(options: dict) -> str:
+    """What a run's (or a sweep's) policies were told of the future, from its canonical options: the
+    forecast model and horizon (every table and figure of a sweep carries it)."""
+    h = options.get("forecast_horizon_h")
+    return label(str(options.get("forecast"))) + (f", {h} h ahead" if h is not None else "")
+
+
 def is_oracle(options: dict) -> bool:
     """Whether a run's canonical options (``RunResult.options``, ``Comparison.options``) gave its policies
     the actual future."""
