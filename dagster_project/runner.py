@@ -176,10 +176,11 @@ def materialize_sources(
 
 def materialize_workload(
     *, workload: str, years: Sequence[int], home: Home, mirror: Path | None, trace_dir: Path | None = None,
-    seed: int = 0, load_factor: float = 1.0, live: bool = False,
+    seed: int = 0, load_factor: float = 1.0, bandwidth_model: str = "ai", live: bool = False,
 ) -> list[Outcome]:
     """Materialize ``workload_tasks`` for each year (one run per partition)."""
-    config = {"seed": seed, "load_factor": load_factor, "trace_dir": str(trace_dir) if trace_dir else ""}
+    config = {"seed": seed, "load_factor": load_factor, "bandwidth_model": bandwidth_model,
+              "trace_dir": str(trace_dir) if trace_dir else ""}
     res = resources(home, mirror, live=live)
     outcomes = []
     for year in years:

@@ -104,6 +104,9 @@ def ingest(
     trace_dir: Annotated[Path | None, typer.Option(help="folder with the PAI 2020 *.tar.gz tables")] = None,
     seed: Annotated[int, typer.Option(help="workload seed")] = 0,
     load_factor: Annotated[float, typer.Option(help="workload load factor (1 = the trace's load)")] = 1.0,
+    bandwidth_model: Annotated[str, typer.Option(
+        help="input size per task (docs/workload.md): 'ai' (per-workload sizes of published AI jobs, default), "
+             "'reference' (SustainCluster's histogram) or 'constant'")] = "ai",
 ) -> None:
     """Ingest grid signals, reference tables and workloads into the warehouse, validated.
 
@@ -129,13 +132,16 @@ def ingest(
         m = _mirror(mirror)
         workload_outcomes = []
         if "workload" in srcs:
+            from pipelines.workload.derive import BANDWIDTH_MODELS
             from warehouse.ingest_workload import WORKLOADS
 
             if workload not in WORKLOADS:
                 raise typer.BadParameter(f"unknown workload {workload!r}; choose from {WORKLOADS}")
+            if bandwidth_model not in BANDWIDTH_MODELS:
+                raise typer.BadParameter(f"unknown bandwidth model {bandwidth_model!r}; choose from {BANDWIDTH_MODELS}")
             workload_outcomes = runner.materialize_workload(
                 workload=workload, years=years, home=h, mirror=m, trace_dir=_abs(trace_dir), seed=seed,
-                load_factor=load_factor, live=live,
+                load_factor=load_factor, bandwidth_model=bandwidth_model, live=live,
             )
             _print_workload(workload_outcomes)
         skip_absent = regions.strip().lower() == "all" and not live
