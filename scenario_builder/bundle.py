@@ -227,10 +227,12 @@ def _workload_run(con, workload: str, year: int) -> tuple[list[str], dict[str, A
     r = rows.row(0, named=True)
     try:
         sha = [str(x) for x in json.loads(r["raw_sha256s"])]
-        seed = json.loads(r["params_json"]).get("seed")
+        derive = json.loads(r["params_json"])
+        seed = derive.get("seed")
     except (ValueError, TypeError, AttributeError):
-        sha, seed = [], None
-    return sha, {"workload_params_sha256": r["params_sha256"], "workload_seed": seed}
+        sha, seed, derive = [], None, None
+    # the whole derivation (load factor, input-size model, ...): a bundle says how its tasks were made
+    return sha, {"workload_params_sha256": r["params_sha256"], "workload_seed": seed, "workload_params": derive}
 
 
 def _network(con, params: BuildParams) -> pl.DataFrame:

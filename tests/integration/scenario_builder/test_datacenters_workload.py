@@ -72,6 +72,8 @@ def test_synthetic_workload_bundle(bundle_home, shared_data, tmp_path):
     assert tasks["arrival_ts_utc"].min().year == 2022 == tasks["arrival_ts_utc"].max().year
     m = json.loads((b.path / "manifest.json").read_text())
     assert m["n_tasks"] == tasks.height and m["parameters"]["workload_seed"] == 0
+    assert m["parameters"]["workload_params"]["bandwidth_model"] == "ai"
+    assert m["parameters"]["workload_params"]["load_factor"] == 1.0
     credited = {a["source"]: a for a in m["attributions"]}
     assert credited["synthetic"] == sources.get("synthetic").credit()
     assert set(credited) == {d["source"] for d in m["lineage"]} | {"synthetic"}
