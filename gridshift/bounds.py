@@ -57,7 +57,8 @@ BOUNDS: dict[str, Bound] = {
                                  "for a task that cannot shrink)", low_inclusive=False),
     "max_scale": Bound(1.0, 1024.0, "largest allocation of an elastic task, as a multiple of its request (1 for a "
                                     "task that cannot grow)"),
-    "parallel_fraction": Bound(0.0, 1.0, "Amdahl parallel fraction of the task's scaling curve"),
+    "marginal_throughput": Bound(0.0, 1.0, "throughput an extra unit of allocation adds, relative to the throughput "
+                                           "per unit at the request (1 = linear speed-up)"),
     # raw traces (trace_tasks): times are seconds from the trace's own origin
     "trace_time_s": Bound(0.0, 1e9, "the published traces span weeks to months (PAI 2020 about 2 months, the 2023 "
                                     "pod lists about 5) from their origin; ~30 years is a broken value"),

@@ -119,8 +119,8 @@ Tasks = namedtuple("Tasks", ["arrival", "duration", "cores", "gpus", "mem", "bw"
                              "origin", "u_rand",
                              # flexibility (bundle format 2): allowed delay (s, folded into ``deadline``),
                              # interruptible, checkpoint overhead per resume/rescale (s), scale range,
-                             # Amdahl parallel fraction, and whether any of it applies (``flexible``)
-                             "max_delay", "interruptible", "ckpt", "smin", "smax", "pfrac", "flexible"])
+                             # marginal throughput of the scaling curve, and whether any of it applies (``flexible``)
+                             "max_delay", "interruptible", "ckpt", "smin", "smax", "mthr", "flexible"])
 Ctx = namedtuple("Ctx", ["cap", "carbon", "price", "defer_thr", "delay_s_per_gb", "rtt_s", "t0",
                          "n_steps", "opts", "qmin", "srv_cfg"])
 State = namedtuple("State", [
@@ -152,7 +152,7 @@ State = namedtuple("State", [
 #: what a jitted policy receives: ``policy(view, actions)`` writes actions[q] for q < n_pending
 #: (0 = defer, j + 1 = assign to datacenter j).
 #: Flexible tasks (docs/simulation.md "Flexible tasks"): per-task attributes ``max_delay``,
-#: ``interruptible``, ``checkpoint_s``, ``min_scale``, ``max_scale``, ``parallel_fraction`` (index by task,
+#: ``interruptible``, ``checkpoint_s``, ``min_scale``, ``max_scale``, ``marginal_throughput`` (index by task,
 #: like ``arrival``); ``flex``: the controllable tasks (started, not finished: running, paused or waiting to
 #: resume), whose state is ``status[i]`` (``ST_*``), ``scale[i]``, ``finish[i]`` (of the current run
 #: segment, NaN while paused or waiting) and ``remaining[i]`` (work left, s at scale 1, as of the start of
@@ -163,7 +163,7 @@ PolicyView = namedtuple("PolicyView", [
     "step", "t", "pending", "arrival", "duration", "cores", "gpus", "mem", "bw", "deadline",
     "origin", "cap", "avail", "carbon_now", "price_now", "queue_len", "transit_n",
     "delay_s_per_gb", "rtt_s", "allow_defer",
-    "max_delay", "interruptible", "checkpoint_s", "min_scale", "max_scale", "parallel_fraction",
+    "max_delay", "interruptible", "checkpoint_s", "min_scale", "max_scale", "marginal_throughput",
     "flex", "status", "scale", "finish", "remaining", "ctl_task", "ctl_scale", "n_controls",
 ])
 
@@ -252,12 +252,12 @@ def _book(i, d, tdec, forced_flag, c, g, m, dest, decision, forced, commit):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def speedup(x, p):
-    """Speed of an elastic task at scale x (allocation / request) relative to its request: Amdahl's law
-    with parallel fraction p, 1 / ((1 - p) + p / x); exactly 1 at x = 1 (docs/simulation.md)."""
-    if x == 1.0:
-        return 1.0
-    return 1.0 / ((1.0 - p) + p / x)
+def speedup(x, m):
+    """Speed of an elastic task at scale x (allocation / request) relative to its speed at its request:
+    1 + m (x - 1), with m the throughput each extra unit of allocation adds relative to the throughput per
+    unit at the request (the task's ``marginal_throughput``: 1 = linear speed-up, 0 = none); exactly 1 at
+    x = 1 (docs/simulation.md "Flexible tasks")."""
+    return 1.0 + m * (x - 1.0)
 
 
 # ---------------------------------------------------------------------------- server power states
@@ -548,7 +548,7 @@ def _drain_bucket(j, T_cores, T_gpus, T_mem, status, dest, nxt, seq, q_head, q_t
 def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, status, violated,
              nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, qmin, t0, n,
              cap, qdem, cfg, srv_on, srv_wk, srv_twk, srv, managed,
-             T_ckpt, T_pfrac, T_flexible, fin, scale, segs, rem, run_s, nseg, flex, m_viol, sc, ctl_on):
+             T_ckpt, T_mthr, T_flexible, fin, scale, segs, rem, run_s, nseg, flex, m_viol, sc, ctl_on):
     """Every datacenter's queue, FCFS with backfill: in queue order, start every task that fits the
     free capacity. (One call per step for all datacenters: the arrays are passed once.)
 
@@ -633,7 +633,7 @@ def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, st
                 nxt[i] = -1
                 # start (at s: max(step start, ready time), or later for a server that was waking)
                 if resumed:  # a new run segment: checkpoint overhead + the remaining work at this scale
-                    seg = T_ckpt[i] + rem[i] / speedup(scale[i], T_pfrac[i])
+                    seg = T_ckpt[i] + rem[i] / speedup(scale[i], T_mthr[i])
                     f = s + seg
                     segs[i] = s
                     nseg[i] += 1
@@ -743,7 +743,7 @@ def _unbook(d, j, t0, n, c, g, m, f, free, commit, rel, part, diff, run_part, ru
 
 
 @njit(cache=True, nogil=True)
-def _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_pfrac, dest, violated, fin, scale, segs, rem,
+def _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, dest, violated, fin, scale, segs, rem,
                   run_s, nseg, free, commit, rel, part, diff, run_part, run_diff, m_viol):
     """Stop task i's running segment at the start t_j of step j: its remaining work (s at scale 1) is what
     the segment had not done by t_j (nothing during the checkpoint overhead a resumed segment starts
@@ -755,7 +755,7 @@ def _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_pfrac, dest, vi
     f = fin[i]
     w0 = segs[i] + (T_ckpt[i] if nseg[i] > 1 else 0.0)  # the work starts after the overhead
     if t > w0:
-        rem[i] = max(rem[i] - (t - w0) * speedup(x, T_pfrac[i]), 0.0)
+        rem[i] = max(rem[i] - (t - w0) * speedup(x, T_mthr[i]), 0.0)
     run_s[i] -= f - t
     _unbook(d, j, t0, n, T_cores[i] * x, T_gpus[i] * x, T_mem[i] * x, f, free, commit, rel, part, diff, run_part,
             run_diff)
@@ -807,7 +807,7 @@ def _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q
 
 
 @njit(cache=True, nogil=True)
-def flex_controls(j, t0, n, T_deadline, T_cores, T_gpus, T_mem, T_ckpt, T_pfrac, T_intr, T_smin, T_smax,
+def flex_controls(j, t0, n, T_deadline, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, T_intr, T_smin, T_smax,
                   T_flexible, status, dest, violated, fin, scale, segs, rem, run_s, nseg, npause, nrescale, flex,
                   ctl_task, ctl_val, nxt, seq, q_head, q_tail, q_len, qdem, qmin, free, commit, rel, part, diff,
                   run_part, run_diff, n_paused, m_viol, sc):
@@ -830,7 +830,7 @@ def flex_controls(j, t0, n, T_deadline, T_cores, T_gpus, T_mem, T_ckpt, T_pfrac,
             paused = status[i] == ST_PAUSED
             if x == 0.0:
                 if running and T_intr[i]:
-                    _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_pfrac, dest, violated, fin, scale,
+                    _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, dest, violated, fin, scale,
                                   segs, rem, run_s, nseg, free, commit, rel, part, diff, run_part, run_diff, m_viol)
                     status[i] = ST_PAUSED
                     segs[i] = t  # (while paused: the pause time)
@@ -849,7 +849,7 @@ def flex_controls(j, t0, n, T_deadline, T_cores, T_gpus, T_mem, T_ckpt, T_pfrac,
                 elif running:
                     ok = True
                     if x != scale[i]:
-                        _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_pfrac, dest, violated, fin,
+                        _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, dest, violated, fin,
                                       scale, segs, rem, run_s, nseg, free, commit, rel, part, diff, run_part, run_diff,
                                       m_viol)
                         scale[i] = x
@@ -862,7 +862,7 @@ def flex_controls(j, t0, n, T_deadline, T_cores, T_gpus, T_mem, T_ckpt, T_pfrac,
     for q in range(sc[SC_FLEX_N]):
         i = flex[q]
         if status[i] == ST_PAUSED and segs[i] < t and \
-                t + STEP_S + T_ckpt[i] + rem[i] / speedup(scale[i], T_pfrac[i]) > T_deadline[i]:
+                t + STEP_S + T_ckpt[i] + rem[i] / speedup(scale[i], T_mthr[i]) > T_deadline[i]:
             n_paused[dest[i]] -= 1
             _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_len, qdem, qmin,
                      commit, sc)
@@ -952,7 +952,7 @@ def end_step(T, S, C, j, actions):
     managed = C.opts[OPT_MANAGED] > 0.5
     ctl_on = C.opts[OPT_CONTROLS] > 0.5
     if ctl_on and (sc[SC_FLEX_N] > 0 or sc[SC_CTL_N] > 0):  # flexible tasks: this step's controls first
-        flex_controls(j, t0, n_steps, T.deadline, T_cores, T_gpus, T_mem, T.ckpt, T.pfrac, T.interruptible, T.smin,
+        flex_controls(j, t0, n_steps, T.deadline, T_cores, T_gpus, T_mem, T.ckpt, T.mthr, T.interruptible, T.smin,
                       T.smax, T.flexible, status, dest, S.violated, S.fin, S.scale, S.segs, S.rem, S.run_s, S.nseg,
                       S.npause, S.nrescale, S.flex, S.ctl_task, S.ctl_val, nxt, seq, q_head, q_tail, q_len, qdem,
                       C.qmin, free, commit, rel, part, diff, run_part, run_diff, S.n_paused, S.m_viol, sc)
@@ -985,7 +985,7 @@ def end_step(T, S, C, j, actions):
     schedule(j, T_cores, T_gpus, T_mem, T.duration, T.deadline, S.ready, S.start, status, S.violated,
              nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, C.qmin, t0, n_steps,
              cap, qdem, cfg, srv_on, srv_wk, srv_twk, srv, managed,
-             T.ckpt, T.pfrac, T.flexible, S.fin, S.scale, S.segs, S.rem, S.run_s, S.nseg, S.flex, S.m_viol, sc, ctl_on)
+             T.ckpt, T.mthr, T.flexible, S.fin, S.scale, S.segs, S.rem, S.run_s, S.nseg, S.flex, S.m_viol, sc, ctl_on)
     # counters at the end of the step
     pn = sc[SC_PEND_N]
     for q in range(pn):
@@ -1144,7 +1144,7 @@ def _run_custom_py(T, S, C, policy, j_end):
                               T.gpus, T.mem, T.bw, T.deadline, T.origin, C.cap, avail,
                               C.carbon[:, j], C.price[:, j], S.q_len, S.transit_n,
                               C.delay_s_per_gb, C.rtt_s, allow,
-                              T.max_delay, T.interruptible, T.ckpt, T.smin, T.smax, T.pfrac,
+                              T.max_delay, T.interruptible, T.ckpt, T.smin, T.smax, T.mthr,
                               S.flex[:S.sc[SC_FLEX_N]], S.status, S.scale, S.fin, S.rem, S.ctl_task, S.ctl_val,
                               S.sc[SC_CTL_N:SC_CTL_N + 1])
             policy(view, actions)

@@ -57,7 +57,7 @@ class Scenario:
     checkpoint_s: np.ndarray
     min_scale: np.ndarray
     max_scale: np.ndarray
-    parallel_fraction: np.ndarray
+    marginal_throughput: np.ndarray
     # network, (n_dc, n_dc): [src, dst]
     usd_per_gb: np.ndarray
     throughput_mbps: np.ndarray
@@ -107,7 +107,7 @@ def load(path: str | Path) -> Scenario:
         task_id=tasks["task_id"], arrival_s=tasks["arrival_s"],
         **{c: tasks[c] for c in ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb",
                                  "max_delay_s", "interruptible", "checkpoint_s", "min_scale", "max_scale",
-                                 "parallel_fraction")},
+                                 "marginal_throughput")},
         usd_per_gb=net["usd_per_gb"], throughput_mbps=net["throughput_mbps"], rtt_ms=net["rtt_ms"],
         carbon_basis=h.carbon_basis,
     )

@@ -92,7 +92,7 @@ class Prepared:
             deadline=np.ascontiguousarray(deadline, dtype=np.float64),
             origin=np.ascontiguousarray(origin_all[sl]), u_rand=np.ascontiguousarray(u_all[sl]),
             max_delay=delay_w, interruptible=intr, ckpt=sc.checkpoint_s[rows], smin=smin, smax=smax,
-            pfrac=sc.parallel_fraction[rows], flexible=np.ascontiguousarray(flexible))
+            mthr=sc.marginal_throughput[rows], flexible=np.ascontiguousarray(flexible))
         cap = np.ascontiguousarray(np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1))
         with np.errstate(divide="ignore", over="ignore"):  # (no or negative throughput: never arrives)
             delay_per_gb = np.where(sc.throughput_mbps > 0, 8000.0 / sc.throughput_mbps, np.inf)
@@ -443,7 +443,7 @@ class Simulator:
         f = S.flex[:int(S.sc[E.SC_FLEX_N])].copy()
         return {
             "max_delay_s": T.max_delay[idx], "interruptible": T.interruptible[idx], "checkpoint_s": T.ckpt[idx],
-            "min_scale": T.smin[idx], "max_scale": T.smax[idx], "parallel_fraction": T.pfrac[idx],
+            "min_scale": T.smin[idx], "max_scale": T.smax[idx], "marginal_throughput": T.mthr[idx],
             # the controllable tasks: flexible, started and not finished (running, paused or waiting to resume)
             "flex_index": f, "flex_task_id": p.task_id[f], "flex_dest": S.dest[f],
             "flex_state": np.array(["running" if S.status[i] == E.ST_STARTED else
@@ -451,7 +451,7 @@ class Simulator:
             "flex_scale": S.scale[f] if f.size else np.zeros(0), "flex_finish_s": S.fin[f],
             "flex_remaining_s": S.rem[f] if f.size else np.zeros(0), "flex_deadline_s": T.deadline[f],
             "flex_interruptible": T.interruptible[f], "flex_checkpoint_s": T.ckpt[f], "flex_min_scale": T.smin[f],
-            "flex_max_scale": T.smax[f], "flex_parallel_fraction": T.pfrac[f],
+            "flex_max_scale": T.smax[f], "flex_marginal_throughput": T.mthr[f],
         }
 
     def step_physics(self, j: int | None = None) -> dict:

@@ -45,13 +45,13 @@ SIGNALS_SCHEMA = pa.schema([
 TASK_RESOURCES = ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb")
 #: a task's flexibility (format 2; docs/bundle_format.md): the delay it allows before it must start (its
 #: queue class), the work a resume or rescale costs (checkpoint-restart, s), the range of its allocation as
-#: a fraction / multiple of its request (1, 1 = not elastic) and the Amdahl parallel fraction of its
+#: a fraction / multiple of its request (1, 1 = not elastic) and the marginal throughput of its
 #: scaling curve; ``interruptible`` (Boolean): it may be paused and resumed
-TASK_FLEX = ("max_delay_s", "checkpoint_s", "min_scale", "max_scale", "parallel_fraction")
+TASK_FLEX = ("max_delay_s", "checkpoint_s", "min_scale", "max_scale", "marginal_throughput")
 TASK_FLAGS = ("interruptible",)
 #: what a task without flexibility carries (``sim_core.testing.write_bundle``'s defaults)
 TASK_FLEX_DEFAULTS = {"max_delay_s": 0.0, "interruptible": False, "checkpoint_s": 0.0, "min_scale": 1.0,
-                      "max_scale": 1.0, "parallel_fraction": 0.0}
+                      "max_scale": 1.0, "marginal_throughput": 0.0}
 TASKS_SCHEMA = pa.schema([
     ("task_id", pa.int64()), ("arrival_ts_utc", UTC_US), *[(c, pa.float64()) for c in TASK_RESOURCES],
     *[(c, pa.float64()) for c in TASK_FLEX], *[(c, pa.bool_()) for c in TASK_FLAGS],

@@ -2,7 +2,7 @@
 rescaling, and the controls a policy uses to drive them (docs/simulation.md "Flexible tasks").
 
 Each case is written out by hand: start, pause and resume times, the work left, the overhead, the
-speed-up of Amdahl's law at the new scale, and the busy time every step must then carry."""
+speed-up of the task's scaling curve at the new scale, and the busy time every step must then carry."""
 
 from __future__ import annotations
 
@@ -130,16 +130,16 @@ def test_pause_lasts_at_least_until_the_next_step(tmp_path):
 # ------------------------------------------------------------------------------------------ rescale
 ELASTIC = {"arrival_ts_utc": [0.0], "duration_s": [3600.0], "cpu_cores": [4.0], "gpus": [1.0], "mem_gb": [16.0],
            "gpu_mem_gb": [16.0], "interruptible": [True], "checkpoint_s": [30.0], "min_scale": [0.5],
-           "max_scale": [4.0], "parallel_fraction": [0.9]}
+           "max_scale": [4.0], "marginal_throughput": [0.9]}
 
 
 def test_rescale_finishes_when_the_curve_says(tmp_path):
-    """Start 0 at scale 1; at 900 (step 1) rescale to 2: 2700 s of work left, speed-up at 2 of Amdahl with
-    p = 0.9 is 1 / (0.1 + 0.45); the new segment is 30 + 2700 x 0.55 = 1515 s: finish 2415."""
+    """Start 0 at scale 1; at 900 (step 1) rescale to 2: 2700 s of work left; with a marginal throughput of
+    0.9 the speed-up at scale 2 is 1 + 0.9 x (2 - 1) = 1.9; the new segment is 30 + 2700 / 1.9 s."""
     p = one_dc(tmp_path, ELASTIC)
     sim, r, _ = drive(p, {1: {0: 2.0}})
-    s2 = 1.0 / ((1.0 - 0.9) + 0.9 / 2.0)
-    assert speedup(2.0, 0.9) == s2 == pytest.approx(1.0 / 0.55) and speedup(1.0, 0.37) == 1.0
+    s2 = 1.0 + 0.9 * (2.0 - 1.0)
+    assert speedup(2.0, 0.9) == s2 == pytest.approx(1.9) and speedup(1.0, 0.37) == 1.0
     f = 900.0 + (30.0 + 2700.0 / s2)
     t = r.tasks.row(0, named=True)
     assert sim.prep.state.fin[0] == f
@@ -160,7 +160,7 @@ def test_rescale_down_and_back(tmp_path):
     p = one_dc(tmp_path, ELASTIC)
     _, r, _ = drive(p, {1: {0: 0.5}, 3: {0: 1.0}})
     s = speedup(0.5, 0.9)
-    assert s == pytest.approx(1.0 / 1.9)
+    assert s == pytest.approx(0.55)
     done = 900.0 + (2700.0 - 900.0 - 30.0) * s
     f = 2700.0 + 30.0 + (3600.0 - done)
     t = r.tasks.row(0, named=True)
@@ -300,7 +300,7 @@ def test_built_in_policies_ignore_flexibility_except_deadlines(tmp_path):
             "cpu_cores": rng.choice([1.0, 4.0, 16.0], n), "gpus": rng.choice([0.0, 1.0, 2.0], n),
             "mem_gb": rng.uniform(1, 30, n)}
     flex = {**base, "interruptible": rng.random(n) < 0.5, "checkpoint_s": np.full(n, 30.0),
-            "min_scale": np.full(n, 0.5), "max_scale": np.full(n, 4.0), "parallel_fraction": np.full(n, 0.9)}
+            "min_scale": np.full(n, 0.5), "max_scale": np.full(n, 4.0), "marginal_throughput": np.full(n, 0.9)}
     kw = dict(locations=["A", "B"], timezones=["UTC", "Asia/Singapore"], n_steps=48, total_cores=32,
               total_gpus=4, total_mem_gb=256, signals={"carbon_g_per_kwh": np.array([[500.0] * 48, [100.0] * 48])})
     pa = write_bundle(tmp_path / "a", tasks=base, **kw)
@@ -324,7 +324,7 @@ def _random_workload(n, n_steps, seed):
             "interruptible": intr, "checkpoint_s": np.where(intr | el, 30.0, 0.0),
             "min_scale": np.where(el, 1.0 / np.maximum(g, 1.0), 1.0),
             "max_scale": np.where(el, 8.0 / np.maximum(g, 1.0), 1.0),
-            "parallel_fraction": np.where(el, rng.uniform(0.5, 0.99, n), 0.0),
+            "marginal_throughput": np.where(el, rng.uniform(0.5, 0.99, n), 0.0),
             "max_delay_s": np.where(rng.random(n) < 0.5, 6 * 3600.0, 0.0)}
 
 
