@@ -41,7 +41,7 @@ t = time.perf_counter(); sim_core.run(sc, policy, days=1); t_first = time.perf_c
 t = time.perf_counter()
 prep = Prepared(sc, 0, days=days, policy_code=E.POLICY_CODES[policy])
 t_prep = time.perf_counter() - t
-t = time.perf_counter(); E.run_builtin(prep.tasks, prep.state, prep.ctx, E.POLICY_CODES[policy], prep.n)
+t = time.perf_counter(); E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, E.POLICY_CODES[policy], prep.n)
 t_step = time.perf_counter() - t
 # as sim_core.run does: totals + steps now, per-task frames on first access
 t = time.perf_counter(); res = build_result(prep, policy, lazy_tasks=True); t_res = time.perf_counter() - t

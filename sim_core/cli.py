@@ -1,6 +1,7 @@
 """Command line.
 
-``python -m sim_core run BUNDLE --policy lowest_carbon --seed 0 [--days 7] [--power always_on] [--out DIR]``
+``python -m sim_core run BUNDLE --policy lowest_carbon --seed 0 [--days 7] [--power always_on] [--forecast oracle]
+[--out DIR]``
 ``python -m sim_core compare BUNDLE --policies local_only,lowest_carbon --seeds 0,1,2 [--days 7] [--out DIR]``
 """
 
@@ -15,6 +16,13 @@ from rich.console import Console
 from rich.table import Table
 
 app = typer.Typer(add_completion=False, help="Run the gridshift cluster simulation on a bundle.")
+
+# (the values of sim_core.forecast, repeated here so that `--help` imports no kernel module)
+FORECAST_DEFAULT = "calibrated"
+HORIZON_DEFAULT = 24
+FORECAST_HELP = ("what policies are told of the future: calibrated (actual + published day-ahead error), "
+                 "persistence, seasonal_naive, seasonal_naive_weekly, or oracle (perfect foresight)")
+HORIZON_HELP = "forecast horizon in hours (24..336)"
 
 
 @app.callback()
@@ -34,6 +42,8 @@ def run(
     sla_multiplier: float = typer.Option(1.5, help="deadline = arrival + m x duration"),  # noqa: B008
     power: str = typer.Option("managed", help="server power: managed (idle servers switched off) or always_on "  # noqa: B008
                               "(every server on: the reference cluster's model)"),
+    forecast: str = typer.Option(FORECAST_DEFAULT, help=FORECAST_HELP),  # noqa: B008
+    forecast_horizon_h: int = typer.Option(HORIZON_DEFAULT, help=HORIZON_HELP),  # noqa: B008
 ) -> None:
     """Run one policy on a bundle and print the totals."""
     import sim_core
@@ -49,11 +59,15 @@ def run(
     t = time.perf_counter()
     try:
         res = sim_core.run(scenario, policy, seed=seed, days=days, start=st,
-                           allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power)
+                           allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
+                           forecast=forecast, forecast_horizon_h=forecast_horizon_h)
     except sim_core.RunOptionsError as err:  # an unknown policy, a window outside the bundle...
         raise typer.BadParameter(str(err)) from err
     t_run = time.perf_counter() - t
-    table = Table(title=f"{policy} on {res.bundle_id} (seed {seed}, gridshift {res.gridshift_version})")
+    from sim_core.forecast import caption
+
+    table = Table(title=f"{policy} on {res.bundle_id} (seed {seed}, gridshift {res.gridshift_version})\n"
+                        f"forecast: {caption(res.options)}")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for k, v in res.totals.items():
@@ -140,6 +154,8 @@ def compare(
     no_defer: bool = typer.Option(False, "--no-defer", help="disallow deferral"),  # noqa: B008
     sla_multiplier: float = typer.Option(1.5, help="deadline = arrival + m x duration"),  # noqa: B008
     power: str = typer.Option("managed", help="server power: managed or always_on"),  # noqa: B008
+    forecast: str = typer.Option(FORECAST_DEFAULT, help=FORECAST_HELP),  # noqa: B008
+    forecast_horizon_h: int = typer.Option(HORIZON_DEFAULT, help=HORIZON_HELP),  # noqa: B008
 ) -> None:
     """Run every policy x seed on one bundle, print the summary, write outputs, store the runs."""
     import sim_core
@@ -176,7 +192,8 @@ def compare(
 
     try:
         cmp = run_compare(scenario, pols, sds, days=days, start=st, store=store, recompute=recompute,
-                          on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power)
+                          on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
+                          forecast=forecast, forecast_horizon_h=forecast_horizon_h)
     except ValueError as err:  # a window outside the bundle, a start off the step grid...
         raise typer.BadParameter(str(err)) from err
     console.print(summary_table(cmp))

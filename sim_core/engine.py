@@ -121,7 +121,9 @@ Tasks = namedtuple("Tasks", ["arrival", "duration", "cores", "gpus", "mem", "bw"
                              # interruptible, checkpoint overhead per resume/rescale (s), scale range,
                              # marginal throughput of the scaling curve, and whether any of it applies (``flexible``)
                              "max_delay", "interruptible", "ckpt", "smin", "smax", "mthr", "flexible"])
-Ctx = namedtuple("Ctx", ["cap", "carbon", "price", "defer_thr", "delay_s_per_gb", "rtt_s", "t0",
+#: ``carbon``/``price``: the window's actual signals (never handed to a policy: what a policy may see is
+#: in :data:`Info`)
+Ctx = namedtuple("Ctx", ["cap", "carbon", "price", "delay_s_per_gb", "rtt_s", "t0",
                          "n_steps", "opts", "qmin", "srv_cfg"])
 State = namedtuple("State", [
     # per task
@@ -149,8 +151,55 @@ State = namedtuple("State", [
     # per dc: tasks paused; per step: SLA violations decided (net), tasks paused at the end
     "n_paused", "m_viol", "m_paused",
 ])
+# ---------------------------------------------------------------------------- information
+# What a policy may know at run step j (bundle step k = s0 + j), docs/simulation.md "Information":
+# the actual signals of every step <= k (the current step's value is a real-time signal), the prices
+# a market has already published, and a forecast issued at k for steps k + 1 .. k + H. Policies get
+# only ``Info.hist`` (filled step by step: a column is written when its step begins, the columns
+# after k hold NaN) and ``Info.fc`` (rewritten at every issue): buffers that never hold a future
+# actual unless the run's forecast model is ``oracle``. ``Info.act`` (the actual series) stays inside
+# the kernels below.
+N_SIG = 4  # signals in act/hist: carbon, price, temperature, wet-bulb
+SIG_CARBON = 0
+SIG_PRICE = 1
+SIG_TEMP = 2
+SIG_WETBULB = 3
+N_FC = 2  # signals with a forecast: carbon, price (rows 0, 1 of act)
+# forecast models (run option ``forecast``; sim_core.forecast.MODELS maps the names)
+FC_ORACLE = 0
+FC_PERSISTENCE = 1
+FC_SEASONAL_DAY = 2
+FC_SEASONAL_WEEK = 3
+FC_CALIBRATED = 4
+STEPS_PER_DAY = 96
+# integer slots in Info.iopt
+IO_MODEL = 0
+IO_H = 1  # horizon in steps
+IO_S0 = 2  # bundle step of run step 0
+IO_KEY = 3  # 63-bit key of the forecast-error stream (from the run seed)
+IO_WINDOW = 4  # defer_to_greener window in steps (clipped to the horizon + 1)
+N_IOPT = 5
+# float slots in Info.fopt
+FO_DEFER_Q = 0  # defer_to_greener quantile
+N_FOPT = 1
+# per-signal parameters in Info.par (N_FC, N_PAR)
+PAR_MULT = 0  # 1: multiplicative error (forecast = actual x (1 + e)); 0: additive (actual + e)
+PAR_FLOOR = 1  # smallest value a forecast takes (0 for carbon intensity, -inf for prices)
+N_PAR = 2
+#: ``act``/``hist`` (N_SIG, n_dc, bundle steps); ``fc`` (N_FC, n_dc, H): fc[s, d, h - 1] is the
+#: forecast of step k + h issued at k (NaN past the bundle's end); ``known`` (N_FC, n_dc, n): the last
+#: bundle step whose actual is known at run step j (>= k; beyond k for published day-ahead prices);
+#: ``inc`` (N_FC, n_dc, H): standard deviations of the calibrated error's increments per lead;
+#: ``stamp`` (N_FC, 2): bundle step and number of leads of the forecast now in ``fc``.
+Info = namedtuple("Info", ["act", "hist", "fc", "known", "inc", "par", "iopt", "fopt", "stamp", "pub"])
+
 #: what a jitted policy receives: ``policy(view, actions)`` writes actions[q] for q < n_pending
-#: (0 = defer, j + 1 = assign to datacenter j).
+#: (0 = defer, j + 1 = assign to datacenter j). Signals: ``now`` is the bundle step of this decision;
+#: ``history[s, d, t]`` the actual of signal s (0 carbon g/kWh, 1 price USD/MWh, 2 temperature,
+#: 3 wet-bulb degC) at bundle step t <= now (NaN for t > now); ``forecast[s, d, h - 1]`` (s = 0, 1) the
+#: forecast of step now + h issued now, h = 1..H (NaN past the bundle's end); ``published[s, d]``
+#: how many of those leads are published actuals (day-ahead prices); ``carbon_now``/``price_now`` =
+#: history[0 / 1, :, now]; ``oracle``: True only when the run's forecast model is ``oracle``.
 #: Flexible tasks (docs/simulation.md "Flexible tasks"): per-task attributes ``max_delay``,
 #: ``interruptible``, ``checkpoint_s``, ``min_scale``, ``max_scale``, ``marginal_throughput`` (index by task,
 #: like ``arrival``); ``flex``: the controllable tasks (started, not finished: running, paused or waiting to
@@ -162,7 +211,7 @@ State = namedtuple("State", [
 PolicyView = namedtuple("PolicyView", [
     "step", "t", "pending", "arrival", "duration", "cores", "gpus", "mem", "bw", "deadline",
     "origin", "cap", "avail", "carbon_now", "price_now", "queue_len", "transit_n",
-    "delay_s_per_gb", "rtt_s", "allow_defer",
+    "delay_s_per_gb", "rtt_s", "allow_defer", "now", "history", "forecast", "published", "oracle",
     "max_delay", "interruptible", "checkpoint_s", "min_scale", "max_scale", "marginal_throughput",
     "flex", "status", "scale", "finish", "remaining", "ctl_task", "ctl_scale", "n_controls",
 ])
@@ -1007,27 +1056,181 @@ def end_step(T, S, C, j, actions):
     sc[SC_STEP] = j + 1
 
 
+# ---------------------------------------------------------------------------- information kernels
+# The forecast error of the ``calibrated`` model is a pure function of (run key, signal, datacenter,
+# issue step, lead): a counter-based hash (SplitMix64's finaliser) turns each such tuple into a
+# uniform, two uniforms into two standard normals (Box-Muller). No generator state is carried from
+# step to step, so the forecast issued at a step is the same whatever the policy did before, whether
+# or not earlier steps issued one, and whichever interface asks for it.
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_TWO_M53 = 1.0 / 9007199254740992.0  # 2**-53
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix64(z):
+    """SplitMix64's output function (Steele, Lea & Flood, OOPSLA 2014): a bijection of uint64."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _unit(z):
+    """A uint64 hash -> a double uniform on (0, 1) (53 bits, never 0 nor 1)."""
+    return (float(z >> np.uint64(11)) + 0.5) * _TWO_M53
+
+
+@njit(cache=True, nogil=True)
+def stream_base(key, s, d, k):
+    """The hash of (run key, signal s, datacenter d, issue step k): the start of that issue's stream."""
+    h = _mix64(np.uint64(key) + _GOLDEN * (np.uint64(k) + np.uint64(1)))
+    return _mix64(h ^ ((np.uint64(s) << np.uint64(32)) + np.uint64(d)))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _normal_pair(base, p):
+    """Standard normals number 2p and 2p + 1 of the stream ``base`` (Box-Muller on two uniforms)."""
+    u1 = _unit(_mix64(base + _GOLDEN * np.uint64(2 * p + 1)))
+    u2 = _unit(_mix64(base + _GOLDEN * np.uint64(2 * p + 2)))
+    r = math.sqrt(-2.0 * math.log(u1))
+    return r * math.cos(2.0 * math.pi * u2), r * math.sin(2.0 * math.pi * u2)
+
+
+@njit(cache=True, nogil=True)
+def publish(act, hist, j, s0):
+    """Make the actuals of run step j (bundle step s0 + j) known: the step has begun."""
+    k = s0 + j
+    for s in range(act.shape[0]):
+        for d in range(act.shape[1]):
+            hist[s, d, k] = act[s, d, k]
+
+
+@njit(cache=True, nogil=True)
+def issue_forecast(act, fc, known, inc, par, iopt, stamp, pub, s, j, n_leads):
+    """Issue the forecast of signal s (0 carbon, 1 price) at run step j for leads 1..n_leads into
+    ``fc[s]`` (and the count of published leads into ``pub[s]``). Does nothing when the buffer already
+    holds this step's forecast for at least as many leads.
+
+    Lead h targets bundle step t = k + h: NaN past the bundle's end; the actual when t is already known
+    (t <= known: a published day-ahead price); otherwise the model's value -- ``oracle``: the actual;
+    ``persistence``: the last known value; ``seasonal_naive`` (period P = 1 day or 1 week): the value at
+    the latest known step t - m P (persistence when that is before the bundle's start); ``calibrated``:
+    the actual with the error e(h) = sum over l <= h of inc[l - 1] z_l, z_l standard normals of this
+    issue's stream, applied as actual (1 + e) or actual + e (par), never below the floor."""
+    model = iopt[IO_MODEL]
+    hmax = iopt[IO_H]
+    k = iopt[IO_S0] + j
+    n_leads = min(max(n_leads, 0), hmax)
+    if stamp[s, 0] == k and stamp[s, 1] >= n_leads:
+        return
+    n_all = act.shape[2]
+    period = STEPS_PER_DAY if model == FC_SEASONAL_DAY else 7 * STEPS_PER_DAY
+    mult = par[s, PAR_MULT] > 0.5
+    floor = par[s, PAR_FLOOR]
+    for d in range(act.shape[1]):
+        kn = min(max(known[s, d, j], k), n_all - 1)
+        last = act[s, d, kn]
+        pub[s, d] = min(kn - k, hmax)
+        base = stream_base(iopt[IO_KEY], s, d, k) if model == FC_CALIBRATED else np.uint64(0)
+        e = 0.0
+        z2 = 0.0
+        for h in range(1, n_leads + 1):
+            t = k + h
+            if t >= n_all:
+                fc[s, d, h - 1] = np.nan
+                continue
+            if model == FC_CALIBRATED:
+                if h % 2 == 1:
+                    z1, z2 = _normal_pair(base, (h - 1) // 2)
+                    e += inc[s, d, h - 1] * z1
+                else:
+                    e += inc[s, d, h - 1] * z2
+            if t <= kn or model == FC_ORACLE:
+                v = act[s, d, t]
+            elif model == FC_PERSISTENCE:
+                v = last
+            elif model == FC_CALIBRATED:
+                v = act[s, d, t] * (1.0 + e) if mult else act[s, d, t] + e
+                if v < floor:
+                    v = floor
+            else:  # seasonal naive
+                tp = t - ((t - kn + period - 1) // period) * period
+                v = act[s, d, tp] if tp >= 0 else last
+            fc[s, d, h - 1] = v
+    stamp[s, 0] = k
+    stamp[s, 1] = n_leads
+
+
+@njit(cache=True, nogil=True)
+def issue_all(act, fc, known, inc, par, iopt, stamp, pub, j):
+    """Issue every signal's forecast at run step j over the whole horizon (what the policy views get)."""
+    for s in range(fc.shape[0]):
+        issue_forecast(act, fc, known, inc, par, iopt, stamp, pub, s, j, iopt[IO_H])
+
+
+@njit(cache=True, nogil=True)
+def greener_threshold(hist, fc, k, window, q, thr):
+    """thr[d] = the q-quantile (linear, as numpy) of datacenter d's carbon intensity over the window
+    of ``window`` steps starting now: the known value of step k and the forecast of the next
+    window - 1 steps (leads past the bundle's end are left out), i.e. what was known at step k.
+    With the ``oracle`` model this is exactly :func:`rolling_quantile` of the actual series."""
+    window = max(window, 1)
+    qq = q if q >= 0.0 else 0.0  # (NaN -> 0)
+    if qq > 1.0:
+        qq = 1.0
+    buf = np.empty(window)
+    for d in range(hist.shape[1]):
+        buf[0] = hist[SIG_CARBON, d, k]
+        m = 1
+        for h in range(1, min(window, fc.shape[2] + 1)):
+            v = fc[SIG_CARBON, d, h - 1]
+            if v == v:  # (not NaN: past the bundle's end)
+                buf[m] = v
+                m += 1
+        v = np.sort(buf[:m])
+        pos = qq * (m - 1)
+        lo = int(math.floor(pos))
+        hi = min(lo + 1, m - 1)
+        thr[d] = v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
 # ---------------------------------------------------------------------------- built-in policies
 @njit(cache=True, nogil=True)
-def decide_builtin(T, S, C, code, j, actions):
-    """Rule policies. Each reserves the capacity it hands out within the step."""
+def decide_builtin(T, S, C, info, code, j, actions):
+    """Rule policies. Each reserves the capacity it hands out within the step. They read the
+    information a policy may have (``info``): the current signals from the history, and
+    ``defer_to_greener`` its threshold from the forecast issued now."""
     T_arrival, T_cores, T_gpus, T_mem, T_deadline, T_origin = T.arrival, T.cores, T.gpus, T.mem, T.deadline, T.origin
     T_bw, T_duration, T_u = T.bw, T.duration, T.u_rand
-    cap, carbon, price, thr, delay_s_per_gb, rtt_s = C.cap, C.carbon, C.price, C.defer_thr, C.delay_s_per_gb, C.rtt_s
+    cap, delay_s_per_gb, rtt_s = C.cap, C.delay_s_per_gb, C.rtt_s
+    hist, iopt = info.hist, info.iopt
     pend, sc = S.pend, S.sc
 
     n_dc = cap.shape[0]
     pn = sc[SC_PEND_N]
+    k = iopt[IO_S0] + j
     t = C.t0 + STEP_S * j
     t1 = t + STEP_S
     allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
     single = C.opts[OPT_SINGLE_ACTION] > 0.5
     avail = np.empty((n_dc, 3))
     cnt = np.empty(n_dc)
+    carbon = np.empty(n_dc)
+    price = np.empty(n_dc)
     for d in range(n_dc):
         for r in range(3):
             avail[d, r] = cap[d, r] - S.commit[d, r]
         cnt[d] = S.q_len[d] + S.transit_n[d]
+        carbon[d] = hist[SIG_CARBON, d, k]
+        price[d] = hist[SIG_PRICE, d, k]
+    thr = np.empty(n_dc)
+    if code == POLICY_DEFER_TO_GREENER and pn > 0:
+        window = iopt[IO_WINDOW]
+        issue_forecast(info.act, info.fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, SIG_CARBON, j,
+                       window - 1)
+        greener_threshold(hist, info.fc, k, window, info.fopt[FO_DEFER_Q], thr)
     n_eval = min(pn, 1) if single else pn
     for q in range(n_eval):
         i = pend[q]
@@ -1038,7 +1241,7 @@ def decide_builtin(T, S, C, code, j, actions):
             if fits(ci, gi, mi, cap, o):
                 best = o
         elif code == POLICY_DEFER_TO_GREENER:
-            if allow_defer and carbon[o, j] > thr[o, j] and t1 + T_duration[i] <= T_deadline[i]:
+            if allow_defer and carbon[o] > thr[o] and t1 + T_duration[i] <= T_deadline[i]:
                 actions[q] = 0
                 continue
             bs = np.inf
@@ -1046,18 +1249,18 @@ def decide_builtin(T, S, C, code, j, actions):
             for d in range(n_dc):  # greenest DC with room that can still meet the deadline
                 if fits(ci, gi, mi, avail, d):
                     dl = 0.0 if d == o else T_bw[i] * delay_s_per_gb[o, d] + rtt_s[o, d]
-                    if tdec + dl + T_duration[i] <= T_deadline[i] and carbon[d, j] < bs:
-                        bs = carbon[d, j]
+                    if tdec + dl + T_duration[i] <= T_deadline[i] and carbon[d] < bs:
+                        bs = carbon[d]
                         best = d
             if best < 0:
                 for d in range(n_dc):
-                    if fits(ci, gi, mi, avail, d) and carbon[d, j] < bs:
-                        bs = carbon[d, j]
+                    if fits(ci, gi, mi, avail, d) and carbon[d] < bs:
+                        bs = carbon[d]
                         best = d
         elif code == POLICY_ROUND_ROBIN:
             rr = sc[SC_RR]
-            for k in range(n_dc):
-                d = (rr + k) % n_dc
+            for kk in range(n_dc):
+                d = (rr + kk) % n_dc
                 if fits(ci, gi, mi, avail, d):
                     best = d
                     break
@@ -1093,9 +1296,9 @@ def decide_builtin(T, S, C, code, j, actions):
                 elif code == POLICY_LEAST_PENDING:  # fewest queued + in transit
                     s = cnt[d]
                 elif code == POLICY_LOWEST_CARBON:
-                    s = carbon[d, j]
+                    s = carbon[d]
                 elif code == POLICY_LOWEST_PRICE:
-                    s = price[d, j]
+                    s = price[d]
                 else:  # POLICY_LOWEST_UTILIZATION: lowest mean committed fraction
                     s = 0.0
                     m = 0
@@ -1119,35 +1322,52 @@ def decide_builtin(T, S, C, code, j, actions):
 
 
 @njit(cache=True, nogil=True)
-def run_builtin(T, S, C, code, j_end):
+def run_builtin(T, S, C, info, code, j_end):
     """Run steps S.sc[SC_STEP] .. j_end - 1 with a built-in policy."""
     actions = np.zeros(S.pend.shape[0], np.int32)
+    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
     for j in range(S.sc[SC_STEP], j_end):
         pn = begin_step(T, S, C, j)
+        publish(act, hist, j, s0)
         if pn > 0:
-            decide_builtin(T, S, C, code, j, actions)
+            decide_builtin(T, S, C, info, code, j, actions)
         end_step(T, S, C, j, actions)
 
 
-def _run_custom_py(T, S, C, policy, j_end):
+@njit(cache=True, nogil=True)
+def policy_view(T, S, C, info, j):
+    """What a jitted policy receives at run step j (:data:`PolicyView`): the forecast issued now (into
+    ``info.fc``), the history buffer (no column after now is filled), the pending tasks and the
+    datacenters' state."""
+    iopt = info.iopt
+    s0 = iopt[IO_S0]
+    k = s0 + j
+    hist, fc = info.hist, info.fc
+    issue_all(info.act, fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, j)
+    n_dc = C.cap.shape[0]
+    avail = np.empty((n_dc, 3))
+    for d in range(n_dc):
+        for r in range(3):
+            avail[d, r] = C.cap[d, r] - S.commit[d, r]
+    pn = S.sc[SC_PEND_N]
+    return PolicyView(j, C.t0 + STEP_S * j, S.pend[:pn], T.arrival, T.duration, T.cores,
+                      T.gpus, T.mem, T.bw, T.deadline, T.origin, C.cap, avail,
+                      hist[SIG_CARBON, :, k], hist[SIG_PRICE, :, k], S.q_len, S.transit_n,
+                      C.delay_s_per_gb, C.rtt_s, C.opts[OPT_ALLOW_DEFER] > 0.5, k, hist, fc, info.pub,
+                      iopt[IO_MODEL] == FC_ORACLE,
+                      T.max_delay, T.interruptible, T.ckpt, T.smin, T.smax, T.mthr,
+                      S.flex[:S.sc[SC_FLEX_N]], S.status, S.scale, S.fin, S.rem, S.ctl_task, S.ctl_val,
+                      S.sc[SC_CTL_N:SC_CTL_N + 1])
+
+
+def _run_custom_py(T, S, C, info, policy, j_end):
     actions = np.zeros(S.pend.shape[0], np.int32)
-    allow = C.opts[OPT_ALLOW_DEFER] > 0.5
+    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
     for j in range(S.sc[SC_STEP], j_end):
         pn = begin_step(T, S, C, j)
+        publish(act, hist, j, s0)
         if pn > 0 or S.sc[SC_FLEX_N] > 0:  # (flexible tasks to control: the policy is asked every step)
-            n_dc = C.cap.shape[0]
-            avail = np.empty((n_dc, 3))
-            for d in range(n_dc):
-                for r in range(3):
-                    avail[d, r] = C.cap[d, r] - S.commit[d, r]
-            view = PolicyView(j, C.t0 + STEP_S * j, S.pend[:pn], T.arrival, T.duration, T.cores,
-                              T.gpus, T.mem, T.bw, T.deadline, T.origin, C.cap, avail,
-                              C.carbon[:, j], C.price[:, j], S.q_len, S.transit_n,
-                              C.delay_s_per_gb, C.rtt_s, allow,
-                              T.max_delay, T.interruptible, T.ckpt, T.smin, T.smax, T.mthr,
-                              S.flex[:S.sc[SC_FLEX_N]], S.status, S.scale, S.fin, S.rem, S.ctl_task, S.ctl_val,
-                              S.sc[SC_CTL_N:SC_CTL_N + 1])
-            policy(view, actions)
+            policy(policy_view(T, S, C, info, j), actions)
         end_step(T, S, C, j, actions)
 
 

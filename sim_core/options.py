@@ -14,7 +14,8 @@ refused. The rules:
   hour; business hours in 0..24; ``defer_window_steps`` ≥ 1;
 * **flags** (``single_action``, ``allow_defer``) are ``bool``; ``transfer_emissions`` is
   ``"origin"`` or ``"mean"``; ``power`` is ``"managed"`` or ``"always_on"``; ``carbon_basis`` is
-  ``None`` or the bundle's basis;
+  ``None`` or the bundle's basis; ``forecast`` is a model of ``sim_core.forecast.MODELS`` and
+  ``forecast_horizon_h`` an integer number of hours in 24..336;
 * **the window** (``start``, ``days``/``steps``) lies inside the bundle;
 * **actions** of a Python policy: one per pending task (or one for all), each in ``0..n_dc``;
 * **controls** of a Python policy (flexible tasks): ``{task index: scale}`` over the controllable tasks,
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from . import forecast as F
 from . import origin as O
 from .realisation import MODES
 from .scenario import Scenario
@@ -45,6 +47,8 @@ DEFAULT_SLA_MULTIPLIER = 1.5
 #: GPUs (the reference cluster's model, reproduced bit for bit)
 POWER_MODES = ("managed", "always_on")
 REALISATIONS = MODES  # sim_core.realisation
+#: forecast models (sim_core.forecast): what a policy may know of the future
+FORECAST_MODELS = tuple(F.MODELS)
 #: largest integer any option may take (fits every kernel integer, including int32 counters)
 MAX_INT_OPTION = 2**31 - 1
 #: seeds are stored as Int64 (run keys, the warehouse)
@@ -140,6 +144,9 @@ class Options:
     defer_window_steps: int = 96
     power: str = "managed"
     workload: str = "weeks"  # the run's workload realisation (sim_core.realisation): "weeks" | "origins"
+    #: what a policy is told of the future (sim_core.forecast): the forecast model and its horizon (hours)
+    forecast: str = F.DEFAULT_MODEL
+    forecast_horizon_h: int = F.DEFAULT_HORIZON_H
 
     def __post_init__(self) -> None:
         self.single_action = check_bool("single_action", self.single_action)
@@ -165,6 +172,10 @@ class Options:
             raise RunOptionsError(f"power must be one of {POWER_MODES}, got {self.power!r}")
         if not isinstance(self.workload, str) or self.workload not in REALISATIONS:
             raise RunOptionsError(f"workload must be one of {REALISATIONS}, got {self.workload!r}")
+        if not isinstance(self.forecast, str) or self.forecast not in FORECAST_MODELS:
+            raise RunOptionsError(f"forecast must be one of {FORECAST_MODELS}, got {self.forecast!r}")
+        self.forecast_horizon_h = check_int("forecast_horizon_h", self.forecast_horizon_h, F.MIN_HORIZON_H,
+                                            F.MAX_HORIZON_H)
 
     def activity_kw(self) -> dict:
         """The keyword arguments of :func:`sim_core.origin.activity` these options give."""

@@ -15,6 +15,7 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from . import engine as E
+from . import forecast as F
 from . import origin as O
 from .options import RunOptionsError, check_actions, check_controls, check_seed, make_options, resolve_window
 from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
@@ -98,17 +99,13 @@ class Prepared:
             delay_per_gb = np.where(sc.throughput_mbps > 0, 8000.0 / sc.throughput_mbps, np.inf)
         np.fill_diagonal(delay_per_gb, 0.0)
         carbon = np.ascontiguousarray(sc.carbon_g_per_kwh[:, s0:s0 + n])
-        if policy_code == E.POLICY_DEFER_TO_GREENER:
-            thr_full = E.rolling_quantile(sc.carbon_g_per_kwh[:, s0:], opts.defer_window_steps,
-                                          opts.defer_quantile)
-            thr = np.ascontiguousarray(thr_full[:, :n])
-        else:
-            thr = np.zeros((sc.n_dc, n))
+        # what a policy may know, step by step (sim_core.forecast): history, forecasts, publications
+        self.info = F.build_info(sc, s0, n, opts, self.seed)
         qmin = _queue_minima(self.tasks)
         cfg = server_config(sc)
         self.managed = opts.power == "managed"
         self.ctx = E.Ctx(cap=cap, carbon=carbon, price=np.ascontiguousarray(sc.price_usd_per_mwh[:, s0:s0 + n]),
-                         defer_thr=thr, delay_s_per_gb=np.ascontiguousarray(delay_per_gb),
+                         delay_s_per_gb=np.ascontiguousarray(delay_per_gb),
                          rtt_s=np.ascontiguousarray(sc.rtt_ms / 1000.0), t0=t0, n_steps=n,
                          opts=_ctx_opts(opts, controls), qmin=qmin, srv_cfg=cfg)
         #: whether a policy may pause / resume / rescale flexible tasks (not the built-in policies)
@@ -218,10 +215,10 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
         code = policy_code(policy)
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps,
                         policy_code=code, **options)
-        E.run_builtin(prep.tasks, prep.state, prep.ctx, code, prep.n)
+        E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, code, prep.n)
     elif isinstance(policy, CPUDispatcher):
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, **options)
-        E.run_custom(prep.tasks, prep.state, prep.ctx, policy, prep.n)
+        E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, prep.n)
     elif callable(policy):
         sim = Simulator(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)
         obs = sim.reset()
@@ -270,6 +267,8 @@ class Simulator:
         self.prep = Prepared(self.scenario, a.pop("seed"), policy_code=self._code, controls=True, **a)
         self._actions = np.zeros(max(self.prep.hi - self.prep.lo, 1), np.int32)
         E.begin_step(self.prep.tasks, self.prep.state, self.prep.ctx, 0)
+        info = self.prep.info
+        E.publish(info.act, info.hist, 0, self.prep.s0)
         self._setup_fast()
         return self.observation()
 
@@ -298,6 +297,11 @@ class Simulator:
         self._phys_buf = np.empty(N_OUT)
         self._end = self._entry(E.end_step, T, S, C, 0, self._actions)
         self._begin = self._entry(E.begin_step, T, S, C, 0)
+        info = p.info
+        self._publish_args = (info.act, info.hist)
+        self._publish = self._entry(E.publish, info.act, info.hist, 0, int(p.s0))
+        self._issue_args = (info.act, info.fc, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub)
+        self._issue = self._entry(E.issue_all, *self._issue_args, 0)
         caps = tuple(np.ascontiguousarray(c, dtype=np.float64) for c in (sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb))
         self._phys_args = (sc.params, *caps, S.part, S.srv, bool(p.managed))
         self._phys_sig = (sc.temp_c, sc.wetbulb_c, sc.carbon_g_per_kwh, sc.price_usd_per_mwh)
@@ -350,6 +354,7 @@ class Simulator:
         o.step = k
         if j + 1 < p.n:
             self._begin(T, S, C, j + 1)
+            self._publish(*self._publish_args, j + 1, p.s0)
         return j
 
     def _write_controls(self, controls, j: int) -> None:
@@ -396,7 +401,7 @@ class Simulator:
         if pn:
             # run on a copy of the round-robin counter so that asking does not change the run
             rr = int(p.state.sc[E.SC_RR])
-            E.decide_builtin(p.tasks, p.state, p.ctx, code, int(p.state.sc[E.SC_STEP]), acts)
+            E.decide_builtin(p.tasks, p.state, p.ctx, p.info, code, int(p.state.sc[E.SC_STEP]), acts)
             p.state.sc[E.SC_RR] = rr
         return acts[:pn]
 
@@ -406,13 +411,42 @@ class Simulator:
         return build_result(self.prep, "external")
 
     # -------------------------------------------------------------- views
+    def forecast(self) -> dict:
+        """What the policy is told now of the signals (the ``forecast``/``history`` part of
+        :meth:`observation`): the forecast issued at the current step, fresh arrays."""
+        p = self.prep
+        j = min(int(p.state.sc[E.SC_STEP]), p.n - 1)
+        info = p.info
+        self._issue(*self._issue_args, j)
+        return {"model": p.options.forecast, "oracle": p.options.forecast == "oracle",
+                "step_s": E.STEP_S, "horizon_steps": int(info.iopt[E.IO_H]),
+                "carbon_g_per_kwh": info.fc[E.SIG_CARBON].copy(), "price_usd_per_mwh": info.fc[E.SIG_PRICE].copy(),
+                "published_steps": {"carbon_g_per_kwh": info.pub[E.SIG_CARBON].copy(),
+                                    "price_usd_per_mwh": info.pub[E.SIG_PRICE].copy()}}
+
+    def history(self) -> dict:
+        """The actual signals of every bundle step up to now, (n_dc, now + 1) read-only views of the run's
+        history buffer (the columns after now hold NaN until their step begins)."""
+        p = self.prep
+        k = p.s0 + min(int(p.state.sc[E.SC_STEP]), p.n - 1)
+        out = {}
+        for name, s in (("carbon_g_per_kwh", E.SIG_CARBON), ("price_usd_per_mwh", E.SIG_PRICE),
+                        ("temp_c", E.SIG_TEMP), ("wetbulb_c", E.SIG_WETBULB)):
+            v = p.info.hist[s, :, :k + 1]
+            v.flags.writeable = False
+            out[name] = v
+        return out
+
     def observation(self) -> dict:
+        """What a Python policy sees now: the pending tasks, the datacenters' state, the current
+        signals, their history and the forecast issued now (docs/simulation.md, "Information")."""
         p = self.prep
         S, T, C = p.state, p.tasks, p.ctx
         j = min(int(S.sc[E.SC_STEP]), p.n - 1)
         pn = int(S.sc[E.SC_PEND_N])
         idx = S.pend[:pn].copy()
         sc = self.scenario
+        hist, k = p.info.hist, p.s0 + j
         return {
             "step": j + p.s0,
             "t_s": C.t0 + E.STEP_S * j,
@@ -429,10 +463,11 @@ class Simulator:
             "free_now": S.free.copy(),
             "servers_on": S.srv_on.sum(axis=1), "servers_waking": S.srv_wk.sum(axis=1),
             "queue_len": S.q_len.copy(), "in_transit": S.transit_n.copy(),
-            "carbon_g_per_kwh": C.carbon[:, j].copy(), "price_usd_per_mwh": C.price[:, j].copy(),
-            "temp_c": sc.temp_c[:, p.s0 + j].copy(), "wetbulb_c": sc.wetbulb_c[:, p.s0 + j].copy(),
-            "delay_s_per_gb": C.delay_s_per_gb, "rtt_s": C.rtt_s,
-            "usd_per_gb": sc.usd_per_gb, "allow_defer": p.options.allow_defer,
+            "carbon_g_per_kwh": hist[E.SIG_CARBON, :, k].copy(), "price_usd_per_mwh": hist[E.SIG_PRICE, :, k].copy(),
+            "temp_c": hist[E.SIG_TEMP, :, k].copy(), "wetbulb_c": hist[E.SIG_WETBULB, :, k].copy(),
+            "history": self.history(), "forecast": self.forecast(),
+            "delay_s_per_gb": C.delay_s_per_gb.copy(), "rtt_s": C.rtt_s.copy(),
+            "usd_per_gb": sc.usd_per_gb.copy(), "allow_defer": p.options.allow_defer,
             **self._flex_observation(idx),
         }
 

@@ -33,6 +33,8 @@ class SweepConfig(dg.Config):
     start: Optional[str] = None  # noqa: UP045 - ISO UTC time or step index; default: the bundle start
     allow_defer: bool = True
     sla_multiplier: float = 1.5
+    forecast: str = "calibrated"  # what policies are told of the future (sim_core.forecast.MODELS; "oracle")
+    forecast_horizon_h: int = 24
 
     def bundle_dir(self, home: Home) -> Path:
         if bool(self.bundle_id) == bool(self.bundle_path):
@@ -45,7 +47,8 @@ class SweepConfig(dg.Config):
     def run_kwargs(self) -> dict:
         start = self.start
         return {"days": self.days, "start": int(start) if start is not None and start.isdigit() else start,
-                "allow_defer": self.allow_defer, "sla_multiplier": self.sla_multiplier}
+                "allow_defer": self.allow_defer, "sla_multiplier": self.sla_multiplier, "forecast": self.forecast,
+                "forecast_horizon_h": self.forecast_horizon_h}
 
 
 class SummaryConfig(SweepConfig):

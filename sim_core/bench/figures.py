@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 
 from gridshift.atomic import atomic_write_bytes
 
+from ..forecast import caption as forecast_caption
 from .metrics import BASELINE
 from .stats import pareto_front
 from .sweep import Comparison
@@ -92,8 +93,10 @@ def tradeoff_figure(runs: pl.DataFrame, summary: pl.DataFrame, path: Path, *, ti
     return _save(fig, path)
 
 
-def timeseries_figure(series: Mapping[str, pl.DataFrame], path: Path, *, seed: int | None = None) -> Path:
-    """Carbon intensity and price per DC, then busy cores per DC (stacked) for each policy."""
+def timeseries_figure(series: Mapping[str, pl.DataFrame], path: Path, *, seed: int | None = None,
+                      note: str = "") -> Path:
+    """Carbon intensity and price per DC, then busy cores per DC (stacked) for each policy; ``note``
+    (the sweep's forecast model) heads the figure."""
     policies = list(series)
     first = series[policies[0]]
     locations = list(dict.fromkeys(first["location"].to_list()))
@@ -114,7 +117,8 @@ def timeseries_figure(series: Mapping[str, pl.DataFrame], path: Path, *, seed: i
         axes[0].plot(t, carbon[loc], color=colors[loc], lw=1, label=loc)
         axes[1].plot(t, price[loc], color=colors[loc], lw=1, label=loc)
     axes[0].set_ylabel("gCO2eq/kWh", fontsize=8)
-    axes[0].set_title("grid carbon intensity per DC", fontsize=9, loc="left")
+    axes[0].set_title("grid carbon intensity per DC" + (f" — policies' forecast: {note}" if note else ""),
+                      fontsize=9, loc="left")
     axes[1].set_ylabel("USD/MWh", fontsize=8)
     axes[1].set_title("electricity price per DC", fontsize=9, loc="left")
     axes[0].legend(fontsize=7, ncol=min(len(locations), 6), loc="upper right")
@@ -134,8 +138,9 @@ def timeseries_figure(series: Mapping[str, pl.DataFrame], path: Path, *, seed: i
     return _save(fig, path)
 
 
-def utilisation_figure(summary: pl.DataFrame, policies: Sequence[str], path: Path) -> Path:
-    """Grouped bars: mean CPU / GPU / memory utilisation (%) per policy, ± 95 % CI."""
+def utilisation_figure(summary: pl.DataFrame, policies: Sequence[str], path: Path, *, note: str = "") -> Path:
+    """Grouped bars: mean CPU / GPU / memory utilisation (%) per policy, ± 95 % CI; ``note`` (the
+    sweep's forecast model) in the title."""
     res = (("mean_cpu_util_frac", "CPU"), ("mean_gpu_util_frac", "GPU"), ("mean_mem_util_frac", "memory"))
     fig = Figure(figsize=(max(6.0, 1.3 * len(policies) + 2), 4.2))
     ax = fig.add_subplot(1, 1, 1)
@@ -148,7 +153,8 @@ def utilisation_figure(summary: pl.DataFrame, policies: Sequence[str], path: Pat
         ax.bar(x + (i - 1) * w, m, w, yerr=e, capsize=2, color=c, label=label)
     ax.set_xticks(x, list(policies), rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("mean utilisation (% of capacity)")
-    ax.set_title("cluster utilisation per policy (capacity-weighted over DCs and steps; ± 95 % CI)", fontsize=9)
+    ax.set_title("cluster utilisation per policy (capacity-weighted over DCs and steps; ± 95 % CI)"
+                 + (f"\nforecast: {note}" if note else ""), fontsize=9)
     top = max([b.get_height() for b in ax.patches if math.isfinite(b.get_height())] or [1.0])
     ax.set_ylim(0, top * 1.25 if top > 0 else 1.0)
     ax.grid(True, axis="y", alpha=0.3)
@@ -160,12 +166,14 @@ def utilisation_figure(summary: pl.DataFrame, policies: Sequence[str], path: Pat
 def write_all(cmp: Comparison, out_dir: Path) -> list[Path]:
     """The three figures of a sweep into ``out_dir`` (the time series only if a series is available)."""
     out = Path(out_dir)
+    note = forecast_caption(cmp.options)
     paths = [tradeoff_figure(cmp.runs, cmp.summary, out / "tradeoff.png",
                              title=f"bundle {cmp.bundle_id}: cost vs carbon, {len(cmp.policies)} policies × "
                                    f"{len(cmp.seeds)} seeds\n(dots: seeds; markers: mean ± 95 % CI; "
-                                   f"{cmp.options['steps']} steps from step {cmp.options['start_step']})")]
+                                   f"{cmp.options['steps']} steps from step {cmp.options['start_step']})"
+                                   f"\nforecast: {note}")]
     series = {p: cmp.series[p] for p in cmp.policies if p in cmp.series}
     if series:
-        paths.append(timeseries_figure(series, out / "timeseries.png", seed=cmp.seeds[0]))
-    paths.append(utilisation_figure(cmp.summary, cmp.policies, out / "utilisation.png"))
+        paths.append(timeseries_figure(series, out / "timeseries.png", seed=cmp.seeds[0], note=note))
+    paths.append(utilisation_figure(cmp.summary, cmp.policies, out / "utilisation.png", note=note))
     return paths

@@ -11,6 +11,8 @@ import polars as pl
 from gridshift.atomic import atomic_write_bytes
 from gridshift.parquet import parquet_bytes
 
+from ..forecast import caption as forecast_caption
+from ..forecast import is_oracle
 from .metrics import BASELINE
 from .sweep import Comparison
 
@@ -53,9 +55,10 @@ def summary_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
     has_base = BASELINE in cmp.policies
     header = ["policy", *[h[1] for h in HEADLINE], *([s[1] for s in SAVINGS_SHOWN] if has_base else [])]
     rows = []
+    mark = " [oracle]" if is_oracle(cmp.options) else ""  # every row of a perfect-foresight sweep says so
     for pol in cmp.policies:
         by = {r["metric"]: r for r in cmp.summary.filter(pl.col("policy") == pol).iter_rows(named=True)}
-        cells = [pol] + [fmt_ci(by[m]["mean"], by[m]["ci95"], d, k) for m, _, d, k in HEADLINE]
+        cells = [pol + mark] + [fmt_ci(by[m]["mean"], by[m]["ci95"], d, k) for m, _, d, k in HEADLINE]
         if has_base:
             cells += [fmt_ci(by[m]["savings_vs_local_only_pct"], by[m]["savings_ci95_pct"], 2)
                       for m, _ in SAVINGS_SHOWN]
@@ -68,7 +71,9 @@ def summary_caption(cmp: Comparison) -> str:
             else f"no savings: {BASELINE} is not in the sweep")
     return (f"{len(cmp.policies)} policies × {len(cmp.seeds)} seeds on bundle {cmp.bundle_id}, "
             f"{cmp.options['steps']} steps from step {cmp.options['start_step']}, gridshift {cmp.gridshift_version}; "
+            f"forecast: {forecast_caption(cmp.options)}; "
             f"mean ± 95 % CI (Student t) over seeds; cost and carbon include transfers; {base}")
+
 
 
 def summary_markdown(cmp: Comparison) -> str:

@@ -14,8 +14,8 @@ Actions: with deferral (default) ``0`` = defer, ``j`` (1..n_dc) = run at datacen
 (manifest order); with ``allow_defer=False`` the action is the 0-based datacenter index.
 
 Observation, single-action mode: a float32 vector, layout in ``env.feature_names``
-(``9 + 6 n_dc`` features). Multi-action mode: a list with one float32 vector per pending task
-(``10 + 6 n_dc`` features, ``env.task_feature_names``), in pending order; ``[]`` when nothing is
+(``9 + 14 n_dc`` features). Multi-action mode: a list with one float32 vector per pending task
+(``10 + 13 n_dc`` features, ``env.task_feature_names``), in pending order; ``[]`` when nothing is
 pending (the action is then ``[]``). Scales (fixed per environment, from its window):
 
 * time: ``sin/cos`` of the UTC hour of day and of the day of year of the step start;
@@ -25,8 +25,12 @@ pending (the action is then ``[]``). Scales (fixed per environment, from its win
   ``slack`` = (deadline - step start - duration) / (deadline - arrival - duration), clipped to
   [-1, 1] (1 = just arrived, 0 = must start now, < 0 = will miss its deadline);
 * per datacenter: ``avail_{cores,gpus,mem}_<loc>`` = (capacity - committed) / capacity, clipped to
-  [-1, 1] (committed = running + queued + in transit); ``carbon_<loc>`` = intensity / window max;
-  ``price_<loc>`` = price / window max |price|.
+  [-1, 1] (committed = running + queued + in transit); ``carbon_<loc>`` = current intensity /
+  1000 g/kWh (clipped to [0, 1]); ``price_<loc>`` = current price / 1000 USD/MWh (clipped to [-1, 1]);
+  ``carbon_fc_<b>_<loc>``, ``price_fc_<b>_<loc>`` = the mean of the forecast issued now (run option
+  ``forecast``) over the lead buckets b = 1h (0-1 h ahead), 4h (1-4 h), 12h (4-12 h), 24h (12-24 h),
+  same scales. Fixed scales: a scale taken from the window's own signals would tell the agent about
+  the future (docs/simulation.md, "Information").
 
 Reward: a :class:`sim_core.rl.reward.Reward` (or config dict / YAML text / YAML path, or any callable
 ``f(outcome) -> float``); ``info["components"]`` holds the raw value of each component.
@@ -55,7 +59,17 @@ from .reward import Reward
 N_TIME = 4
 N_SINGLE_FIXED = 9  # time (4) + pending_load + pending_{cores,gpus,mem} + min_slack
 N_TASK_FIXED = 6  # cores, gpus, mem, bandwidth, duration, slack
-N_PER_DC = 5  # avail cores/gpus/mem, carbon, price
+#: forecast features: mean of the forecast over leads (lo, hi] steps, per signal (carbon, price)
+FC_BUCKETS = ((0, 4), (4, 16), (16, 48), (48, 96))
+FC_BUCKET_NAMES = ("1h", "4h", "12h", "24h")
+N_PER_DC = 5 + 2 * len(FC_BUCKETS)  # avail cores/gpus/mem, carbon, price, forecast buckets
+#: fixed observation scales (never the window's own maxima: those would reveal the future). Carbon:
+#: above the most carbon-intensive generation (coal, lifecycle median 820 g/kWh, IPCC AR5 WGIII
+#: Annex III, Table A.III.2, 2014), so no grid's intensity is clipped; price: typical day-ahead prices
+#: stay well inside [-1, 1], the spikes of the data mirror (SG 3361, US-TEX-ERCO 4111, AU-NSW 7425
+#: USD/MWh) are clipped to 1.
+CARBON_SCALE = 1000.0  # g/kWh
+PRICE_SCALE = 1000.0  # USD/MWh
 
 
 # ---------------------------------------------------------------------------- feature kernels
@@ -76,7 +90,21 @@ def _time_block(t, day_s, year_off_s, out, off):
 
 
 @njit(cache=True, nogil=True)
-def _dc_block(cap, commit, carbon, price, j, c_scale, p_scale, out, off):
+def _fc_mean(fc, s, d, lo, hi, now):
+    """Mean of the forecast of signal s at datacenter d over leads lo + 1 .. hi (the current value when
+    every one of them is past the bundle's end)."""
+    tot = 0.0
+    m = 0
+    for h in range(lo, min(hi, fc.shape[2])):
+        v = fc[s, d, h]
+        if v == v:
+            tot += v
+            m += 1
+    return tot / m if m > 0 else now
+
+
+@njit(cache=True, nogil=True)
+def _dc_block(cap, commit, hist, fc, k, c_scale, p_scale, out, off):
     n_dc = cap.shape[0]
     for d in range(n_dc):
         for r in range(3):
@@ -84,8 +112,18 @@ def _dc_block(cap, commit, carbon, price, j, c_scale, p_scale, out, off):
             out[off + 3 * d + r] = _clip((c - commit[d, r]) / c, -1.0, 1.0) if c > 0.0 else 0.0
     o2 = off + 3 * n_dc
     for d in range(n_dc):
-        out[o2 + d] = _clip(carbon[d, j] / c_scale, 0.0, 1.0)
-        out[o2 + n_dc + d] = _clip(price[d, j] / p_scale, -1.0, 1.0)
+        out[o2 + d] = _clip(hist[0, d, k] / c_scale, 0.0, 1.0)
+        out[o2 + n_dc + d] = _clip(hist[1, d, k] / p_scale, -1.0, 1.0)
+    o3 = o2 + 2 * n_dc
+    nb = len(FC_BUCKETS)
+    for s in range(2):
+        scale = c_scale if s == 0 else p_scale
+        lo_clip = 0.0 if s == 0 else -1.0
+        for b in range(nb):
+            lo, hi = FC_BUCKETS[b]
+            for d in range(n_dc):
+                v = _fc_mean(fc, s, d, lo, hi, hist[s, d, k])
+                out[o3 + (s * nb + b) * n_dc + d] = _clip(v / scale, lo_clip, 1.0)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -99,8 +137,9 @@ def _slack(t, arrival, duration, deadline):
 
 @njit(cache=True, nogil=True)
 def single_features(pend, pn, arrival, duration, cores, gpus, mem, deadline, origin, cap, cap_tot, commit,
-                    carbon, price, j, t, day_s, year_off_s, n_ref, c_scale, p_scale, out):
-    """Fill the single-action observation ``out`` (9 + 6 n_dc) for run step ``j`` at time ``t``."""
+                    hist, fc, k, t, day_s, year_off_s, n_ref, c_scale, p_scale, out):
+    """Fill the single-action observation ``out`` (9 + 14 n_dc) for bundle step ``k`` at time ``t``, from
+    the history and the forecast issued at k (engine ``Info.hist``/``Info.fc``)."""
     n_dc = cap.shape[0]
     _time_block(t, day_s, year_off_s, out, 0)
     sc = 0.0
@@ -126,13 +165,13 @@ def single_features(pend, pn, arrival, duration, cores, gpus, mem, deadline, ori
     out[6] = _clip(sg / cap_tot[1], 0.0, 1.0) if cap_tot[1] > 0.0 else 0.0
     out[7] = _clip(sm / cap_tot[2], 0.0, 1.0) if cap_tot[2] > 0.0 else 0.0
     out[8] = mn
-    _dc_block(cap, commit, carbon, price, j, c_scale, p_scale, out, N_SINGLE_FIXED + n_dc)
+    _dc_block(cap, commit, hist, fc, k, c_scale, p_scale, out, N_SINGLE_FIXED + n_dc)
 
 
 @njit(cache=True, nogil=True)
-def task_features(pend, pn, arrival, duration, cores, gpus, mem, bw, deadline, origin, cap, commit, carbon,
-                  price, j, t, day_s, year_off_s, t_scale, c_scale, p_scale, out):
-    """Fill ``out`` (pn, 10 + 6 n_dc): one row per pending task (multi-action observation).
+def task_features(pend, pn, arrival, duration, cores, gpus, mem, bw, deadline, origin, cap, commit, hist,
+                  fc, k, t, day_s, year_off_s, t_scale, c_scale, p_scale, out):
+    """Fill ``out`` (pn, 10 + 13 n_dc): one row per pending task (multi-action observation).
     ``t_scale``: window maxima of cores, gpus, mem, bandwidth, duration."""
     n_dc = cap.shape[0]
     if pn == 0:
@@ -140,7 +179,7 @@ def task_features(pend, pn, arrival, duration, cores, gpus, mem, bw, deadline, o
     row0 = out[0]
     _time_block(t, day_s, year_off_s, row0, 0)
     base = N_TIME + n_dc + N_TASK_FIXED
-    _dc_block(cap, commit, carbon, price, j, c_scale, p_scale, row0, base)
+    _dc_block(cap, commit, hist, fc, k, c_scale, p_scale, row0, base)
     for q in range(pn):
         i = pend[q]
         row = out[q]
@@ -219,7 +258,8 @@ class TaskSchedulingEnv(gym.Env):
 
         loc = self.locations
         per_dc = ([f"avail_{r}_{x}" for x in loc for r in ("cores", "gpus", "mem")] + [f"carbon_{x}" for x in loc]
-                  + [f"price_{x}" for x in loc])
+                  + [f"price_{x}" for x in loc]
+                  + [f"{sig}_fc_{b}_{x}" for sig in ("carbon", "price") for b in FC_BUCKET_NAMES for x in loc])
         time_names = ["hour_sin", "hour_cos", "doy_sin", "doy_cos"]
         #: single-action observation layout
         self.feature_names = (time_names + ["pending_load", "pending_cores", "pending_gpus", "pending_mem",
@@ -261,8 +301,8 @@ class TaskSchedulingEnv(gym.Env):
         p = self.sim.prep
         sc = self.scenario
         C, T = p.ctx, p.tasks
-        self._c_scale = float(max(np.max(C.carbon), 1e-9))
-        self._p_scale = float(max(np.max(np.abs(C.price)), 1e-9))
+        self._c_scale = CARBON_SCALE
+        self._p_scale = PRICE_SCALE
         n_tasks = int(T.arrival.shape[0])
         self._n_ref = max(n_tasks / p.n, 1.0)
         self._t_scale = np.array([max(float(a.max()) if n_tasks else 0.0, 1e-9)
@@ -274,16 +314,16 @@ class TaskSchedulingEnv(gym.Env):
     def _bind(self) -> None:
         """Fast entry points of the feature kernels for this episode's arrays."""
         p = self.sim.prep
-        T, S, C = p.tasks, p.state, p.ctx
+        T, S, C, info = p.tasks, p.state, p.ctx, p.info
         if self.single_action:
             self._fargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.deadline, T.origin, C.cap,
-                           self._cap_tot, S.commit, C.carbon, C.price, 0, 0.0, 86400.0, self._year_off,
+                           self._cap_tot, S.commit, info.hist, info.fc, 0, 0.0, 86400.0, self._year_off,
                            self._n_ref, self._c_scale, self._p_scale, self._feat64)
             self._fk = Simulator._entry(single_features, *self._fargs)
         else:
             out = np.zeros((1, len(self.task_feature_names)))
             self._fargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.bw, T.deadline, T.origin,
-                           C.cap, S.commit, C.carbon, C.price, 0, 0.0, 86400.0, self._year_off, self._t_scale,
+                           C.cap, S.commit, info.hist, info.fc, 0, 0.0, 86400.0, self._year_off, self._t_scale,
                            self._c_scale, self._p_scale, out)
             self._fk = Simulator._entry(task_features, *self._fargs)
 
@@ -302,15 +342,18 @@ class TaskSchedulingEnv(gym.Env):
         S = p.state
         j = min(int(S.sc[E.SC_STEP]), p.n - 1)
         t = p.ctx.t0 + E.STEP_S * j
+        k = p.s0 + j
         pn = int(S.sc[E.SC_PEND_N])
         a = self._fargs
         if self.single_action:
-            self._fk(a[0], pn, *a[2:14], j, t, *a[16:21], self._feat64)
+            self.sim._issue(*self.sim._issue_args, j)  # the forecast issued now (one jitted call)
+            self._fk(a[0], pn, *a[2:14], k, t, *a[16:21], self._feat64)
             return self._feat64.astype(np.float32)
         if pn == 0:
             return []
+        self.sim._issue(*self.sim._issue_args, j)
         out = np.empty((pn, len(self.task_feature_names)))
-        self._fk(a[0], pn, *a[2:14], j, t, *a[16:21], out)
+        self._fk(a[0], pn, *a[2:14], k, t, *a[16:21], out)
         return list(out.astype(np.float32))
 
     # -------------------------------------------------------------- API

@@ -29,7 +29,7 @@ def test_check_env_single_action(busy):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # any checker warning fails the test
         check_env(env, skip_render_check=True)
-    assert env.observation_space.shape == (len(env.feature_names),) == (9 + 6 * busy.n_dc,)
+    assert env.observation_space.shape == (len(env.feature_names),) == (9 + 14 * busy.n_dc,)
     assert env.action_space.n == busy.n_dc + 1
 
 
@@ -205,8 +205,9 @@ def test_single_observation_layout(tmp_path):
     assert f["min_slack"] == 1.0
     assert f["origin_share_A"] == 1.0 and f["origin_share_B"] == 0.0
     assert f["avail_cores_A"] == 1.0 and f["avail_gpus_B"] == 1.0
-    assert f["carbon_A"] == 1.0 and f["carbon_B"] == pytest.approx(0.2)
-    assert f["price_A"] == pytest.approx(0.5) and f["price_B"] == -1.0
+    # fixed scales (1000 g/kWh, 1000 USD/MWh), never the window's own maxima (they reveal the future)
+    assert f["carbon_A"] == pytest.approx(0.5) and f["carbon_B"] == pytest.approx(0.1)
+    assert f["price_A"] == pytest.approx(0.05) and f["price_B"] == pytest.approx(-0.1)
     obs, *_ = env.step(1)  # both to A: 4 + 2 of 16 cores, 1 of 2 GPUs committed
     f = dict(zip(env.feature_names, obs.tolist(), strict=True))
     assert f["avail_cores_A"] == pytest.approx(10 / 16) and f["avail_gpus_A"] == pytest.approx(0.5)
@@ -226,7 +227,7 @@ def test_task_observation_layout(tmp_path):
     assert rows[0]["bandwidth"] == 0.5 and rows[1]["bandwidth"] == 1.0
     assert rows[0]["duration"] == 1.0 and rows[1]["duration"] == 0.5
     assert rows[0]["slack"] == 1.0
-    assert rows[1]["carbon_B"] == pytest.approx(0.2)
+    assert rows[1]["carbon_B"] == pytest.approx(0.1)
     # defer both one step (t = 900 s): slack = (deadline - t - duration) / (deadline - arrival - duration)
     obs, *_ = env.step([0, 0])
     k = env.task_feature_names.index("slack")

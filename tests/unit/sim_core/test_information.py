@@ -1,0 +1,464 @@
+"""What a policy may know: no interface hands a policy a future actual unless the run is ``oracle``.
+
+Every interface is tried: the jitted policy view (``engine.policy_view``, exactly what
+``run_custom`` passes a jitted policy), the Python observation (``Simulator.observation``) and the
+Gymnasium observation. Bundles hold random, continuous signals, so a value of a view equal to a
+future actual is a leak (and the ``oracle`` runs show that the checks do find one).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import numpy as np
+import pytest
+from numba import njit
+
+import sim_core
+from gridshift import forecast_data as FD
+from sim_core import engine as E
+from sim_core import forecast as F
+from sim_core.gym import TaskSchedulingEnv
+from sim_core.options import RunOptionsError
+from sim_core.simulator import Prepared
+from sim_core.testing import LOC3, TZ3, tiny_bundle, write_bundle
+
+MODELS = list(F.MODELS)
+HONEST = [m for m in MODELS if m != "oracle"]
+
+
+def random_signals(rng, n_dc, n_steps, head=None, head_steps=0):
+    """Random continuous signals; the first ``head_steps`` steps copied from ``head`` (same seed prefix)."""
+    temp = rng.uniform(5.0, 30.0, (n_dc, n_steps))
+    sig = {"carbon_g_per_kwh": rng.uniform(50.0, 600.0, (n_dc, n_steps)),
+           "price_usd_per_mwh": rng.uniform(-40.0, 250.0, (n_dc, n_steps)),
+           "temp_c": temp, "wetbulb_c": temp - rng.uniform(0.5, 5.0, (n_dc, n_steps))}
+    if head is not None:
+        for c in sig:
+            sig[c][:, :head_steps] = head[c][:, :head_steps]
+    return sig
+
+
+def tasks(rng, n, horizon_s):
+    return {"arrival_ts_utc": np.sort(rng.uniform(0, horizon_s, n)), "duration_s": rng.uniform(900, 7200, n),
+            "cpu_cores": rng.choice([2.0, 4.0, 8.0], n), "bandwidth_gb": rng.uniform(0.0, 2.0, n)}
+
+
+@pytest.fixture(scope="module")
+def noisy(tmp_path_factory):
+    """3 DCs outside the registry (no publication rule), 3 days of random signals, 300 tasks."""
+    rng = np.random.default_rng(11)
+    n_steps = 3 * 96
+    p = tiny_bundle(tmp_path_factory.mktemp("noisy"), n_steps=n_steps, signals=random_signals(rng, 3, n_steps),
+                    tasks=tasks(rng, 300, n_steps * 900.0))
+    return sim_core.load(p)
+
+
+def future_actuals(prep: Prepared, j: int) -> np.ndarray:
+    """Every actual signal value not known at run step j: steps after now, less published prices."""
+    info = prep.info
+    k = prep.s0 + j
+    vals = []
+    for s in range(E.N_SIG):
+        for d in range(info.act.shape[1]):
+            t0 = k + 1
+            if s < E.N_FC:
+                t0 = max(t0, int(info.known[s, d, j]) + 1)
+            vals.append(info.act[s, d, t0:])
+    return np.concatenate(vals)
+
+
+def leaked(values, future: np.ndarray) -> int:
+    """How many float values in ``values`` (arrays, dicts, tuples, scalars) equal a future actual."""
+    n = 0
+    if isinstance(values, dict):
+        return sum(leaked(v, future) for v in values.values())
+    if isinstance(values, tuple | list):
+        return sum(leaked(v, future) for v in values)
+    a = np.asarray(values)
+    if a.dtype.kind == "f" and a.size:
+        n += int(np.isin(a[np.isfinite(a)], future).sum())
+    return n
+
+
+def drive(sim, n_steps=None):
+    """Step a Simulator to the end with every task run at its origin; yields before each step."""
+    obs = sim.reset()
+    while not sim.done:
+        yield obs
+        obs, _ = sim.step(obs["origin"] + 1)
+
+
+# ---------------------------------------------------------------------------- the three interfaces
+@pytest.mark.parametrize("model", MODELS)
+def test_jitted_view_holds_no_future_actual(noisy, model):
+    sim = sim_core.Simulator(noisy, seed=1, forecast=model)
+    found = 0
+    steps = 0
+    for _ in drive(sim):
+        p = sim.prep
+        j = sim.step_index
+        view = E.policy_view(p.tasks, p.state, p.ctx, p.info, j)
+        fut = future_actuals(p, j)
+        found += leaked(tuple(view), fut)
+        # the history buffer itself: nothing after now, whatever index a policy tries
+        assert np.isnan(view.history[:, :, view.now + 1:]).all()
+        assert np.array_equal(view.history[:, :, :view.now + 1], p.info.act[:, :, :view.now + 1])
+        assert view.oracle == (model == "oracle")
+        steps += 1
+    assert steps == noisy.n_steps
+    if model == "oracle":
+        assert found > 1000  # the forecast is the actual future: the check does see it
+    else:
+        assert found == 0
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_python_observation_holds_no_future_actual(noisy, model):
+    sim = sim_core.Simulator(noisy, seed=1, forecast=model)
+    found = 0
+    for obs in drive(sim):
+        fut = future_actuals(sim.prep, sim.step_index)
+        found += leaked(obs, fut)
+        h = obs["history"]["carbon_g_per_kwh"]
+        assert h.shape == (3, obs["step"] + 1) and not h.flags.writeable
+        assert obs["forecast"]["model"] == model and obs["forecast"]["oracle"] == (model == "oracle")
+    if model == "oracle":
+        assert found > 1000
+    else:
+        assert found == 0
+
+
+def env_observations(sc, model, n):
+    env = TaskSchedulingEnv(sc, single_action=True, seed=3, steps=n, forecast=model)
+    obs, _ = env.reset()
+    out = [obs]
+    done = False
+    while not done:
+        obs, _, done, _, _ = env.step(1)
+        out.append(obs)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_gym_observation_depends_only_on_the_past(tmp_path, model):
+    """Two bundles equal up to step J and different after: every observation up to step J is the same
+    unless the model looks at the future (oracle, and calibrated, whose forecast is the actual plus an
+    error: see the next test)."""
+    rng = np.random.default_rng(5)
+    n_steps, jj = 2 * 96, 120
+    a = random_signals(rng, 3, n_steps)
+    b = random_signals(rng, 3, n_steps, head=a, head_steps=jj + 1)
+    t = tasks(np.random.default_rng(6), 200, n_steps * 900.0)
+    sa = sim_core.load(tiny_bundle(tmp_path / "a", n_steps=n_steps, signals=a, tasks=t))
+    sb = sim_core.load(tiny_bundle(tmp_path / "b", n_steps=n_steps, signals=b, tasks=t))
+    oa, ob = env_observations(sa, model, jj + 1), env_observations(sb, model, jj + 1)
+    same = np.array([np.array_equal(x, y) for x, y in zip(oa, ob, strict=True)])
+    if model in ("oracle", "calibrated"):
+        assert not same[:jj].all()  # the future leaks into the features: the check can fail
+    else:
+        assert same.all()
+
+
+def test_gym_forecast_features_are_the_issued_forecast(noisy):
+    """The environment's only view of the future is the forecast buffer (bucket means of it)."""
+    env = TaskSchedulingEnv(noisy, single_action=True, seed=2, steps=40, forecast="calibrated")
+    obs, _ = env.reset()
+    names = env.feature_names
+    for _ in range(30):
+        obs, *_ = env.step(1)
+    fc = env.sim.forecast()
+    f = dict(zip(names, obs.tolist(), strict=True))
+    for d, loc in enumerate(noisy.locations):
+        want = fc["carbon_g_per_kwh"][d, 4:16].mean() / 1000.0
+        assert f[f"carbon_fc_4h_{loc}"] == pytest.approx(min(max(want, 0.0), 1.0), rel=1e-6)
+        want = fc["price_usd_per_mwh"][d, 48:96].mean() / 1000.0
+        assert f[f"price_fc_24h_{loc}"] == pytest.approx(min(max(want, -1.0), 1.0), rel=1e-6, abs=1e-7)
+
+
+def test_a_jitted_policy_cannot_read_the_future_through_the_history(noisy):
+    """A policy that indexes past ``now`` (and past the window) finds NaN, never a value."""
+
+    @njit
+    def peek(view, actions):
+        seen = False
+        for s in range(view.history.shape[0]):
+            for d in range(view.history.shape[1]):
+                for t in range(view.now + 1, view.history.shape[2]):
+                    if view.history[s, d, t] == view.history[s, d, t]:
+                        seen = True
+        for q in range(view.pending.shape[0]):
+            actions[q] = 2 if seen else 1  # DC 1 would betray a finite future value
+
+    for model in ("persistence", "oracle"):
+        r = sim_core.run(noisy, peek, seed=0, forecast=model)
+        assert r.totals["tasks_started"] > 0
+        assert (r.tasks.filter(r.tasks["dest"].is_not_null())["dest"] == noisy.locations[0]).all()
+
+
+# ---------------------------------------------------------------------------- built-in policies
+def test_oracle_threshold_is_the_perfect_foresight_rolling_quantile(noisy):
+    """defer_to_greener's threshold from an oracle forecast is the old perfect-foresight rolling quantile of
+    the actual series (so oracle runs reproduce the earlier engine), window clipped at the bundle end."""
+    for window, start in ((96, 0), (20, 150), (97, 250)):
+        prep = Prepared(noisy, 0, start=start, forecast="oracle", defer_window_steps=window)
+        info = prep.info
+        ref = E.rolling_quantile(noisy.carbon_g_per_kwh[:, start:], min(window, 97), 0.3)
+        thr = np.empty(noisy.n_dc)
+        for j in range(prep.n):
+            E.publish(info.act, info.hist, j, prep.s0)
+            E.issue_forecast(info.act, info.fc, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub,
+                             0, j, window - 1)
+            E.greener_threshold(info.hist, info.fc, start + j, int(info.iopt[E.IO_WINDOW]), 0.3, thr)
+            np.testing.assert_array_equal(thr, ref[:, j])
+
+
+def test_defer_to_greener_uses_the_forecast(noisy):
+    """Only defer_to_greener looks ahead: the other built-ins decide the same under every model, it does not."""
+    runs = {m: {p: sim_core.run(noisy, p, seed=4, forecast=m).totals for p in ("lowest_carbon", "defer_to_greener")}
+            for m in MODELS}
+    for m in HONEST:
+        assert runs[m]["lowest_carbon"] == runs["oracle"]["lowest_carbon"]
+    assert len({runs[m]["defer_to_greener"]["carbon_kg"] for m in MODELS}) > 1
+
+
+# ---------------------------------------------------------------------------- the forecast models
+def ramp_bundle(tmp_path, n_steps=4 * 96):
+    k = np.arange(n_steps, dtype=float)
+    sig = {"carbon_g_per_kwh": np.stack([100.0 + k, 1000.0 + 2 * k, 50.0 + k % 96]),
+           "price_usd_per_mwh": np.stack([10.0 + k, 20.0 + k, 30.0 + k])}
+    return sim_core.load(tiny_bundle(tmp_path, n_steps=n_steps, signals=sig))
+
+
+def issued(sc, model, j, start=0, **kw):
+    prep = Prepared(sc, 0, start=start, forecast=model, **kw)
+    info = prep.info
+    for jj in range(j + 1):
+        E.publish(info.act, info.hist, jj, prep.s0)
+    E.issue_all(info.act, info.fc, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub, j)
+    return info.fc.copy(), info
+
+
+def test_persistence_and_seasonal_naive_by_hand(tmp_path):
+    sc = ramp_bundle(tmp_path)
+    j = 200  # now = step 200
+    fc, _ = issued(sc, "persistence", j)
+    assert fc.shape == (2, 3, 96)
+    assert (fc[0, 0] == 300.0).all() and (fc[1, 2] == 230.0).all()
+    fc, _ = issued(sc, "seasonal_naive", j)
+    # lead h -> step 200 + h - 96 (yesterday), which is known for every h <= 96
+    np.testing.assert_array_equal(fc[0, 0], 100.0 + 200 + np.arange(1, 97) - 96)
+    np.testing.assert_array_equal(fc[0, 2], 50.0 + (200 + np.arange(1, 97)) % 96)  # a daily cycle: exact
+    fc, _ = issued(sc, "seasonal_naive_weekly", j)
+    assert (fc[0, 0] == 300.0).all()  # a week back is before the bundle: the last known value
+    fc, _ = issued(sc, "oracle", j)
+    np.testing.assert_array_equal(fc[0, 1], 1000.0 + 2 * (200 + np.arange(1, 97)))
+    # 48 h horizon: seasonal naive goes back two days for leads beyond one day
+    fc, _ = issued(sc, "seasonal_naive", j, forecast_horizon_h=48)
+    assert fc.shape == (2, 3, 192)
+    assert fc[0, 0, 96] == 100.0 + 200 + 97 - 192 and fc[0, 0, 95] == 100.0 + 200 + 96 - 96
+    # past the bundle's end: NaN (window starting near the end)
+    fc, _ = issued(sc, "oracle", 0, start=4 * 96 - 10)
+    assert np.isfinite(fc[:, :, :9]).all() and np.isnan(fc[:, :, 9:]).all()
+
+
+def test_calibrated_error_matches_the_published_skill(tmp_path):
+    """Over many issues the calibrated error has the published mean size over the published horizon and grows
+    with the lead: carbon MAPE (DACF) and price MAE = rMAE x weekly-naive MAE (Lago et al.)."""
+    n_steps = 60 * 96
+    rng = np.random.default_rng(2)
+    price = 60.0 + 25.0 * np.sin(2 * np.pi * np.arange(n_steps) / 96) + rng.normal(0, 8.0, n_steps)
+    sc = sim_core.load(write_bundle(tmp_path, locations=["US-CAL-CISO", "DE-LU"],
+                                    timezones=["America/Los_Angeles", "Europe/Berlin"], n_steps=n_steps,
+                                    signals={"carbon_g_per_kwh": 200.0, "price_usd_per_mwh": price}))
+    prep = Prepared(sc, 7, forecast="calibrated")
+    info = prep.info
+    errs_c = []
+    errs_p = []
+    for j in range(0, n_steps - 96, 7):
+        E.issue_all(info.act, info.fc, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub, j)
+        errs_c.append(info.fc[0] / 200.0 - 1.0)
+        errs_p.append(info.fc[1, 0] - info.act[1, 0, j + 1:j + 97])
+    ec = np.abs(np.array(errs_c))  # (issues, dc, lead)
+    assert ec[:, 0].mean() == pytest.approx(FD.skill("carbon", "US-CAL-CISO").value, rel=0.05)
+    assert ec[:, 1].mean() == pytest.approx(0.0908, rel=0.05)  # DACF Table 4, Germany
+    lead = ec.mean(axis=(0, 1))
+    assert lead[3] < lead[15] < lead[47] < lead[95]  # grows with the lead
+    assert lead[95] / lead[3] == pytest.approx((96 / 4) ** FD.lead_exponent(), rel=0.1)
+    # price: US-CAL-CISO has no benchmark market: the median rMAE; leads 12-36 h: beyond this 24 h
+    # horizon, so the curve's extrapolation down to leads 0-24 h is checked instead
+    ep = np.abs(np.array(errs_p))
+    scale = F.naive_weekly_mae(price)
+    sig = F.sigma_curve(0.452 * scale, 12, 36, 144, FD.lead_exponent())
+    assert ep.mean(axis=0)[95] == pytest.approx(math.sqrt(2 / math.pi) * sig[95], rel=0.08)
+
+
+def test_calibrated_forecasts_are_reproducible_and_policy_independent(noisy):
+    def forecasts(seed, actions, start=0, model="calibrated"):
+        sim = sim_core.Simulator(noisy, seed=seed, start=start, forecast=model)
+        obs = sim.reset()
+        out = {}
+        while not sim.done:
+            out[obs["step"]] = obs["forecast"]["carbon_g_per_kwh"].copy()
+            obs, _ = sim.step(actions(obs))
+        return out
+
+    a = forecasts(3, lambda o: o["origin"] + 1)
+    b = forecasts(3, lambda o: np.zeros(o["n_pending"], int))  # defer everything: another run entirely
+    c = forecasts(3, lambda o: o["origin"] + 1, start=30)  # another window: same issue steps, same forecast
+    d = forecasts(4, lambda o: o["origin"] + 1)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+        if k in c:
+            np.testing.assert_array_equal(a[k], c[k])
+    assert not np.array_equal(a[100], d[100])
+    # and the same again from a whole-run call: identical results
+    r1 = sim_core.run(noisy, "defer_to_greener", seed=3)
+    r2 = sim_core.run(noisy, "defer_to_greener", seed=3)
+    assert r1.totals == r2.totals and r1.tasks.equals(r2.tasks)
+
+
+def test_noise_stream_is_a_pure_function_of_its_key():
+    base = E.stream_base(12345, 0, 2, 77)
+    assert base == E.stream_base(12345, 0, 2, 77)
+    others = {E.stream_base(12345, 1, 2, 77), E.stream_base(12345, 0, 1, 77), E.stream_base(12345, 0, 2, 78),
+              E.stream_base(12346, 0, 2, 77)}
+    assert base not in others and len(others) == 4
+    assert F.forecast_key(0) != F.forecast_key(1) and 0 <= F.forecast_key(2**63 - 1) < 2**63
+
+
+# ---------------------------------------------------------------------------- day-ahead publication
+def de_bundle(tmp_path, model_locs=("DE-LU", "CH")):
+    rng = np.random.default_rng(8)
+    n_steps = 3 * 96
+    return sim_core.load(write_bundle(tmp_path, locations=list(model_locs),
+                                      timezones=["Europe/Berlin", "Europe/Zurich"], n_steps=n_steps,
+                                      signals={"price_usd_per_mwh": rng.uniform(0, 300, (2, n_steps)),
+                                               "carbon_g_per_kwh": rng.uniform(50, 500, (2, n_steps))}))
+
+
+def test_day_ahead_prices_are_known_from_their_publication(tmp_path):
+    """DE-LU (SDAC): at 12:30 CET on 1 January the prices of 2 January are still a forecast; at 12:45 they are
+    published (the actual, even for persistence) -- through the end of 2 January CET. CH: no rule here."""
+    sc = de_bundle(tmp_path)
+    j_before = (11 * 60 + 30) // 15  # 11:30 UTC = 12:30 CET
+    j_after = (11 * 60 + 45) // 15  # 12:45 CET
+    end_of_jan2 = (2 * 24 - 1) * 4 - 1  # last step of 2 January CET (23:00 UTC on 2 January, minus one step)
+    for j, published in ((j_before, (23 * 60) // 15 - 1), (j_after, end_of_jan2)):
+        fc, info = issued(sc, "persistence", j, forecast_horizon_h=48)
+        assert int(info.known[1, 0, j]) == published
+        n_pub = published - j
+        assert info.pub[1, 0] == n_pub and info.pub[1, 1] == 0 and info.pub[0, 0] == 0
+        np.testing.assert_array_equal(fc[1, 0, :n_pub], info.act[1, 0, j + 1:published + 1])
+        assert (fc[1, 0, n_pub:] == info.act[1, 0, published]).all()  # then persistence of the last published
+        assert (fc[1, 1] == info.act[1, 1, j]).all()  # CH: no rule -> only the current price is known
+    assert FD.publication_rule("DE-LU").publication == dt.time(12, 45)
+    assert FD.publication_rule("CH") is None and FD.publication_rule("AA") is None
+    assert FD.publication_rule("ES").market == "SDAC" and FD.publication_rule("US-CAL-CISO") is None
+
+
+def test_published_prices_follow_the_summer_time():
+    """In summer 12:45 CEST is 10:45 UTC: at 10:30 UTC on 1 July the prices are known through the end of
+    1 July CEST (22:00 UTC, 46 steps on), at 10:45 UTC through the end of 2 July."""
+    start = dt.datetime(2023, 7, 1, 10, 30, tzinfo=dt.UTC)
+    known = F.known_steps(["DE-LU", "US-CAL-CISO"], start, 900, 10_000, 0, 2)
+    assert known[1, 0].tolist() == [45, 45 + 96]
+    assert known[1, 1].tolist() == [0, 1] and known[0, 0].tolist() == [0, 1]  # no rule; carbon: the step itself
+
+
+# ---------------------------------------------------------------------------- options, run key, outputs
+@pytest.mark.parametrize(("opts", "text"), [
+    ({"forecast": "perfect"}, "forecast must be one of"),
+    ({"forecast": None}, "forecast must be one of"),
+    ({"forecast_horizon_h": 23}, "forecast_horizon_h must be an integer in 24..336, got 23"),
+    ({"forecast_horizon_h": 337}, "337"),
+    ({"forecast_horizon_h": 24.0}, "24.0"),
+])
+def test_bad_forecast_options_are_refused(noisy, opts, text):
+    with pytest.raises(RunOptionsError, match=text):
+        sim_core.run(noisy, "local_only", **opts)
+
+
+def test_forecast_model_is_in_the_run_key_and_the_outputs(noisy, tmp_path):
+    from sim_core.bench import compare
+    from sim_core.bench.report import summary_caption, summary_rows, write_outputs
+    from sim_core.bench.sweep import options_sha256, run_options
+
+    shas = {options_sha256(run_options(noisy, forecast=m)) for m in MODELS}
+    assert len(shas) == len(MODELS)
+    assert run_options(noisy)["forecast"] == "calibrated" and run_options(noisy)["forecast_horizon_h"] == 24
+    assert options_sha256(run_options(noisy, forecast_horizon_h=48)) != options_sha256(run_options(noisy))
+    r = sim_core.run(noisy, "local_only", forecast="oracle")
+    assert r.options["forecast"] == "oracle"
+    cmp = compare(noisy, ["local_only", "defer_to_greener"], [0], forecast="oracle", days=1)
+    assert "ORACLE (perfect foresight" in summary_caption(cmp)
+    assert all(row[0].endswith("[oracle]") for row in summary_rows(cmp)[1])
+    honest = compare(noisy, ["local_only"], [0], days=1)
+    assert "calibrated" in summary_caption(honest) and not summary_rows(honest)[1][0][0].endswith("]")
+    write_outputs(cmp, tmp_path / "out", figures=False)
+    assert '"forecast": "oracle"' in (tmp_path / "out" / "compare.json").read_text()
+
+
+def test_cli_defaults_are_the_forecast_defaults():
+    from sim_core import cli
+
+    assert cli.FORECAST_DEFAULT == F.DEFAULT_MODEL and cli.HORIZON_DEFAULT == F.DEFAULT_HORIZON_H
+    for m in MODELS:
+        assert m in cli.FORECAST_HELP
+
+
+def test_defer_window_is_clipped_to_the_horizon(noisy):
+    prep = Prepared(noisy, 0, defer_window_steps=500, forecast_horizon_h=48)
+    assert prep.info.iopt[E.IO_WINDOW] == 193 and prep.info.fc.shape == (2, 3, 192)
+    assert Prepared(noisy, 0).info.iopt[E.IO_WINDOW] == 96
+
+
+# ---------------------------------------------------------------------------- the tables and the MOER data
+def test_skill_tables():
+    assert FD.skill("carbon", "DE-LU").value == 0.0908 and FD.skill("carbon", "ZA").location == "*"
+    assert FD.skill("price", "FR").value == 0.527 and FD.skill("price", "SG").value == 0.452
+    assert 0.3 < FD.lead_exponent() < 0.4
+    for loc in LOC3:
+        assert FD.skill("carbon", loc).location == "*"
+    assert len(TZ3) == 3
+
+
+def test_moer_error_alignment_on_a_synthetic_file(tmp_path):
+    """f_k issued at row t is the forecast of row t + k - 1: a file whose f_k are exactly that has MAE 0."""
+    n = 300
+    rng = np.random.default_rng(0)
+    m = rng.uniform(0.1, 0.7, n)
+    t0 = dt.datetime(2021, 8, 1, tzinfo=dt.UTC)
+    rows = ["time,moer," + ",".join(f"f{k}" for k in range(1, 37))]
+    for i in range(n):
+        f = [m[min(i + k - 1, n - 1)] + (0.01 * k if i + k - 1 < n else 0.0) for k in range(1, 37)]
+        stamp = (t0 + dt.timedelta(minutes=5 * i)).isoformat()
+        rows.append(f"{stamp},{float(m[i])!r}," + ",".join(repr(float(x)) for x in f))
+    path = tmp_path / "m.csv"
+    path.write_text("\n".join(rows) + "\n")
+    e = F.moer_forecast_errors(path)
+    np.testing.assert_allclose(e["mae"].to_numpy(), 0.01 * np.arange(1, 37), rtol=1e-9)
+    assert e["lead_min"].to_list()[:3] == [5, 10, 15]
+    assert F.fit_lead_exponent(e) == pytest.approx(1.0, abs=1e-9)  # MAE proportional to the lead
+
+
+MIRROR = "/work/shared/data/moer-5min"
+
+
+@pytest.mark.parametrize(("name", "p", "mae_5", "mae_180"), [
+    ("SGIP_CAISO_PGE_2021-08", 0.3675, 0.014426, 0.059981),
+    ("SGIP_CAISO_SCE_2020-04", 0.3422, 0.018380, 0.071898),
+])
+def test_moer_errors_of_the_mirror_files(name, p, mae_5, mae_180):
+    """The measured MOER forecast errors and the lead exponent of skill.csv (mean of the two fits)."""
+    import os
+
+    path = os.path.join(MIRROR, f"{name}.csv.gz")
+    if not os.path.exists(path):
+        pytest.skip("data mirror not available")
+    e = F.moer_forecast_errors(path)
+    assert F.fit_lead_exponent(e) == pytest.approx(p, abs=5e-5)
+    assert e["mae"][0] == pytest.approx(mae_5, abs=1e-6) and e["mae"][35] == pytest.approx(mae_180, abs=1e-6)
+    assert (e["mae"][35] < e["persistence_mae"][35])  # the issued forecast beats persistence at 3 h
+    assert FD.lead_exponent() == pytest.approx((0.3675 + 0.3422) / 2, abs=5e-4)
