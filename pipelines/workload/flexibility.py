@@ -14,7 +14,8 @@ Defaults (``FlexParams``):
   Green for Less Green: Optimizing the Cost of Reducing Cloud Carbon Emissions", ASPLOS 2024 — jobs
   shorter than 2 h may wait up to 6 h, longer jobs up to 24 h (the evaluation setting of the paper's
   artifact, github.com/umassos/GAIA: ``src/task.py`` ``TwoQueues.Short = 7200/TIME_FACTOR`` (2 h
-  in its time-compressed units) and ``src/figure6-7.sh`` ``-w 6x24`` (hours)). Wait Awhile (Wiesner et al., Middleware 2021) and CarbonFlex
+  in its time-compressed units) and ``src/figure6-7.sh`` ``-w 6x24`` (hours)). Wait Awhile
+  (Wiesner et al., Middleware 2021) and CarbonFlex
   (Hanafy et al., arXiv:2505.18357, 2025) use the same idea of per-class allowed waiting times.
 * **Interruptible**: every task (``interruptible_share`` = 1.0), as in GAIA's suspend-resume
   (Wait Awhile) policy, which may split any job of the trace (artifact
