@@ -423,7 +423,7 @@ def export_bundle(
         kinds_of = {(region, int(year)): ",".join(kinds) for region, year, kinds in items}
         done = materialize_grid(cells, home=home, mirror=mirror, live=live and not optional,
                                 allow_partial=allow_partial,
-                                on_run=_cell_ticker(cells, tick, lambda r, y: f"{r} {y} {kinds_of[(r, y)]}"))
+                                on_run=_cell_ticker(cells, tick, lambda r, y, k=kinds_of: f"{r} {y} {k[(r, y)]}"))
         got = list(done.values())
         outcomes += got if not optional else [o for o in got if o.ok]
         bad = failed(outcomes)
