@@ -35,6 +35,7 @@ from pipelines.workload import derive as wd
 from pipelines.workload.alibaba2020 import trace_frame
 from pipelines.workload.alibaba2023 import DEFAULT_RELPATH as POD_LIST
 from pipelines.workload.base import Inputs
+from pipelines.workload.chunked import TraceChunks, derive_in_memory
 from pipelines.workload.derive import REFERENCE
 from warehouse.db import read_table
 from warehouse.ingest import _commit
@@ -122,7 +123,9 @@ def prepare_workload(
     others = [*got.others, *([hist_raw] if hist_raw is not None else [])]
 
     bw_ref = hists["bandwidth"] if hists is not None else None
-    der = wd.derive(frame, workload=workload, year=year, params=p, bandwidth_reference=bw_ref)
+    chunks = got.chunks if got.chunks is not None else TraceChunks(
+        frame, workload=workload, year=year, params=p, bandwidth_reference=bw_ref)
+    der = derive_in_memory(chunks)
     tasks = validate("workload_tasks", der.tasks, file=f"derived {workload} {year}")
     dropped = _nonzero({**(parsed.dropped if parsed else {}), **der.dropped})
     n_source = parsed.n_rows if parsed else der.n_source_rows
