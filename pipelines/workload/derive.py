@@ -334,15 +334,21 @@ REFERENCE = ReferenceShape()
 
 
 # --------------------------------------------------------------------------- 1. filter
-def _reason_rules(p: DeriveParams) -> list[tuple[pl.Expr, pl.Expr]]:
-    """(condition, reason) in order: a row is dropped for the first condition that holds."""
+def _status_label(status: pl.Expr) -> pl.Expr:
+    return pl.lit("status_") + status.str.to_lowercase().str.replace_all(r"[^a-z0-9]+", "_")
+
+
+def _reason_rules(p: DeriveParams, status_labels: dict[str, str] | None = None) -> list[tuple[pl.Expr, pl.Expr]]:
+    """(condition, reason) in order: a row is dropped for the first condition that holds.
+    ``status_labels``: the label of each status value, worked out once per value (else per row)."""
     dur = pl.col("end_s") - pl.col("start_s")
     gpu = pl.col("gpus_per_inst")
     cpu, mem = pl.col("cpu_cores_per_inst"), pl.col("mem_gb_per_inst")
     rules = [
         (pl.col("status").is_null(), pl.lit("status_missing")),
         (~pl.col("status").is_in(list(p.statuses)),
-         pl.lit("status_") + pl.col("status").str.to_lowercase().str.replace_all(r"[^a-z0-9]+", "_")),
+         _status_label(pl.col("status")) if status_labels is None
+         else pl.col("status").replace_strict(status_labels, return_dtype=pl.String)),
         (pl.col("arrival_s").is_null() | (pl.col("arrival_s") <= 0) | pl.col("start_s").is_null()
          | (pl.col("start_s") <= 0) | pl.col("end_s").is_null() | (pl.col("end_s") <= 0), pl.lit("missing_time")),
         (dur <= 0, pl.lit("end_not_after_start")),
@@ -367,8 +373,8 @@ def _reason_rules(p: DeriveParams) -> list[tuple[pl.Expr, pl.Expr]]:
     return rules
 
 
-def _reason_expr(p: DeriveParams) -> pl.Expr:
-    rules = _reason_rules(p)
+def _reason_expr(p: DeriveParams, status_labels: dict[str, str] | None = None) -> pl.Expr:
+    rules = _reason_rules(p, status_labels)
     expr = pl.when(rules[0][0]).then(rules[0][1])
     for cond, label in rules[1:]:
         expr = expr.when(cond).then(label)
@@ -385,7 +391,12 @@ def filter_tasks(trace: pl.DataFrame, p: DeriveParams) -> tuple[pl.DataFrame, di
     # a null condition does not hold (as in a when/then chain)
     bad = trace.select(pl.any_horizontal([c.fill_null(False) for c, _ in _reason_rules(p)])).to_series()
     kept = trace.filter(~bad)
-    reason = trace.filter(bad).select(_reason_expr(p).alias("reason")).to_series()
+    dropped_rows = trace.filter(bad)
+    statuses = dropped_rows["status"].drop_nulls().unique()
+    labels = dict(zip(statuses.to_list(), statuses.to_frame().select(_status_label(pl.col("status")))
+                      .to_series().to_list(), strict=True))
+    reason = dropped_rows.select(_reason_expr(p, labels).alias("reason")).to_series()
+    del dropped_rows
     del bad
     if reason.null_count():
         raise AssertionError("filter: a dropped row without a reason")  # the two passes disagree
@@ -494,24 +505,30 @@ def _reference_sizes(mem_gb: np.ndarray, p: DeriveParams, reference: Histogram |
 def ai_workload_feasible(tasks: pl.DataFrame, p: DeriveParams, k: int) -> np.ndarray:
     """Whether each task could have run ``p.ai_workloads[k]``: the model states fit in its GPU memory
     and its GPU-hours read the training data at least once."""
-    _, data_gb, params_m = p.ai_workloads[k]
+    return _ai_feasible(tasks, p)[k]
+
+
+def _ai_feasible(tasks: pl.DataFrame, p: DeriveParams) -> list[np.ndarray]:
+    """:func:`ai_workload_feasible` for every catalog entry (the task columns read once)."""
     gpu_hours = tasks["gpus"].to_numpy() * tasks["duration_s"].to_numpy() / 3600.0
-    state_gb = params_m * 1e6 * p.ai_state_bytes_per_param / 1e9
-    return (state_gb <= tasks["gpu_mem_gb"].to_numpy()) & (data_gb <= p.ai_read_gb_per_gpu_hour * gpu_hours)
+    readable_gb = p.ai_read_gb_per_gpu_hour * gpu_hours
+    gpu_mem = tasks["gpu_mem_gb"].to_numpy()
+    return [(params_m * 1e6 * p.ai_state_bytes_per_param / 1e9 <= gpu_mem) & (data_gb <= readable_gb)
+            for _, data_gb, params_m in p.ai_workloads]
 
 
 def ai_workload_choice(tasks: pl.DataFrame, p: DeriveParams, u: np.ndarray) -> np.ndarray:
     """Index into ``p.ai_workloads`` of each task's workload, uniform among the feasible ones given
     one uniform ``u`` per task; -1 where none is feasible. One vectorized pass per catalog entry."""
-    n, k_all = tasks.height, len(p.ai_workloads)
+    n = tasks.height
+    feasible = _ai_feasible(tasks, p)
     count = np.zeros(n, dtype=np.int64)
-    for k in range(k_all):
-        count += ai_workload_feasible(tasks, p, k)
+    for f in feasible:
+        count += f
     target = np.minimum(np.floor(u * count).astype(np.int64), np.maximum(count - 1, 0))
     choice = np.full(n, -1, dtype=np.int64)
     seen = np.zeros(n, dtype=np.int64)
-    for k in range(k_all):
-        f = ai_workload_feasible(tasks, p, k)
+    for k, f in enumerate(feasible):
         choice[f & (seen == target) & (choice < 0)] = k
         seen += f
     return choice
