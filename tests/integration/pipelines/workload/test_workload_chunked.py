@@ -225,3 +225,51 @@ def test_empty_year_writes_an_empty_table(shape, tmp_path: Path) -> None:
     assert out.n_tasks == 0 and back.height == 0
     assert back.columns == wd.WORKLOAD_COLUMNS
     assert os.path.getsize(out.path) > 0
+
+
+def _rows(home) -> tuple[pl.DataFrame, pl.DataFrame]:
+    from warehouse.db import read_table
+
+    tasks = read_table(home.warehouse_path, "SELECT * FROM workload_tasks ORDER BY workload, year, task_id")
+    runs = read_table(home.warehouse_path, "SELECT * EXCLUDE (created_at) FROM workload_runs ORDER BY workload")
+    return tasks, runs
+
+
+@pytest.mark.parametrize("workload", ["synthetic", "alibaba-2020"])
+def test_streamed_ingest_stores_exactly_the_in_memory_rows(shared_data: Path, tmp_path: Path, workload: str) -> None:
+    """``ingest_workload`` streams (parts validated, staged as Parquet, read by DuckDB in one transaction);
+    ``prepare_workload`` + ``commit_workload`` hold the table: the warehouse rows are the same."""
+    from gridshift.home import Home
+    from tests.integration.pipelines.workload.workload_fixture import write_trace
+    from warehouse.ingest_workload import commit_workload, ingest_workload, prepare_workload
+
+    kw = dict(mirror=shared_data, seed=1, load_factor=0.02) if workload == "synthetic" else dict(
+        mirror=shared_data, seed=1, load_factor=2.5, trace_dir=write_trace(tmp_path / "trace"))
+    streamed_home, memory_home = Home(tmp_path / "s"), Home(tmp_path / "m")
+    rep = ingest_workload(workload, 2024, home=streamed_home, **kw)
+    prep = prepare_workload(workload, 2024, **kw)
+    commit_workload(memory_home, prep)
+    (ts, rs), (tm, rm) = _rows(streamed_home), _rows(memory_home)
+    assert ts.height == rep.n_tasks == prep.tasks.height > 0
+    assert ts.equals(tm) and rs.equals(rm)
+    assert rep.dropped == prep.report.dropped and rep.extra == prep.report.extra
+    assert rep.summary == pytest.approx(prep.report.summary, rel=1e-12)
+    assert not [p for p in streamed_home.root.iterdir() if p.name.startswith(".workload-staging-")]
+
+
+def test_a_parquet_replacement_outside_its_partition_changes_nothing(shared_data: Path, tmp_path: Path) -> None:
+    from gridshift.errors import DataError
+    from gridshift.home import Home
+    from warehouse.ingest_workload import ingest_workload
+    from warehouse.replace import Replacement, replace_partitions
+
+    home = Home(tmp_path / "h")
+    ingest_workload("synthetic", 2023, home=home, mirror=shared_data, seed=1, load_factor=0.01)
+    before = _rows(home)
+    wrong = tmp_path / "wrong.parquet"
+    before[0].with_columns(year=pl.lit(2022, dtype=pl.Int64)).write_parquet(wrong)
+    with pytest.raises(DataError, match="outside the partition"):
+        replace_partitions(home.warehouse_path, [Replacement("workload_tasks", {"workload": "synthetic",
+                                                                                "year": 2023}, parquet=wrong)])
+    after = _rows(home)
+    assert after[0].equals(before[0]) and after[1].equals(before[1])
