@@ -1,11 +1,11 @@
 """The workload derivation by chunks of time, so that memory does not grow with the load factor.
 
-A derivation is a sequence of :class:`Chunk` s in time order: the tasks of one UTC day (the
-synthetic generator, ``pipelines.workload.synthetic.SyntheticChunks``) or of one target week (a
-trace tiled onto the year, :class:`TraceChunks`). Every random number a chunk needs comes from a
-generator seeded by ``(seed, stream, chunk index)`` (:func:`chunk_rng`; the index is the absolute
-UTC day or week number), so a chunk is the same whether the year is derived at once or chunk by
-chunk. This is the definition of a derived workload (docs/workload.md, "Chunks"); the earlier
+A derivation is a sequence of :class:`Chunk` s in time order, each one or more *units*: UTC days
+(the synthetic generator, ``pipelines.workload.synthetic.SyntheticChunks``) or target weeks (a
+trace tiled onto the year, :class:`TraceChunks`). Every random number a unit needs comes from a
+generator seeded by ``(seed, stream, unit)`` (:func:`chunk_rng`; the unit is the absolute UTC day
+or week number), so a unit's tasks are the same whether the year is derived at once or chunk by
+chunk, and whichever units share its chunk. This is the definition of a derived workload (docs/workload.md, "Chunks"); the earlier
 whole-year draws (one random stream over all tasks of the year) were not separable by chunk and are
 gone.
 
@@ -22,8 +22,8 @@ same order, and the Parquet file has the bytes ``gridshift.parquet.parquet_bytes
 in-memory table (tests/integration/pipelines/workload/test_workload_chunked.py).
 
 Per-task attributes assigned after the derivation (e.g. flexibility) hook in per chunk:
-a :data:`ChunkHook` gets each chunk's tasks and a :class:`ChunkContext` (its index and a seeded
-generator per stream) and returns them with its columns added; it sees the same chunk in both ways.
+a :data:`ChunkHook` gets each chunk's tasks and a :class:`ChunkContext` (its units; ``draw`` gives
+one value per task from a generator per unit) and returns them with its columns added.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from pipelines.workload.derive import MONDAY_EPOCH_S, SLOT_S, WEEK_S, DerivePara
 _US = 1_000_000
 DAY_S = 86_400
 
-# Random streams of a chunk (the first element of the spawn key; the second is the chunk index).
+# Random streams of a unit (the first element of the spawn key; the second is the unit: day or week number).
 STREAM_GENERATE = 1  # synthetic generation
 STREAM_BANDWIDTH = 2  # input sizes of the synthetic tasks
 STREAM_EXTEND = 3  # layer jitter and thinning of a tiled trace
@@ -159,7 +159,7 @@ class ChunkedDerivation(ABC):
 class TraceChunks(ChunkedDerivation):
     """A parsed trace (``TRACE_FRAME_COLUMNS``): filtered, normalized and sized once (the trace is
     held in memory; its size does not depend on the load factor), then tiled onto the target year
-    one target week at a time (``derive.extend_to_year``'s rules; ``docs/workload.md`` §4)."""
+    one target week at a time (``docs/workload.md`` §4: usable weeks, week order, layers, jitter, thinning)."""
 
     def __init__(self, trace: pl.DataFrame, *, workload: str, year: int, params: DeriveParams,
                  bandwidth_reference: Histogram | None = None, hooks: Sequence[ChunkHook] = ()):
