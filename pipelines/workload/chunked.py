@@ -238,10 +238,11 @@ class TraceChunks(ChunkedDerivation):
 
 
 # --------------------------------------------------------------------------- ordering and numbering
-def finalize(extended: pl.DataFrame, workload: str, year: int, first_id: int = 0) -> pl.DataFrame:
-    """Sort by arrival (ties: layer, source line), number the tasks from ``first_id``, shape the
-    ``workload_tasks`` columns; columns added by hooks follow them."""
-    df = extended.sort(SORT_KEY)
+def finalize(extended: pl.DataFrame, workload: str, year: int, first_id: int = 0, *,
+             presorted: bool = False) -> pl.DataFrame:
+    """Sort by arrival (ties: layer, source line; ``presorted``: already so), number the tasks from
+    ``first_id``, shape the ``workload_tasks`` columns; columns added by hooks follow them."""
+    df = extended if presorted else extended.sort(SORT_KEY)
     extra = [c for c in df.columns if c not in EXTENDED_COLUMNS]
     return df.select(
         pl.lit(workload, dtype=pl.String).alias("workload"),
@@ -286,11 +287,11 @@ def iter_tasks(chunks: Iterable[Chunk], workload: str, year: int) -> Iterator[pl
         cut = int(df["arrival_epoch_us"].search_sorted(ch.floor_us, side="left"))
         held = df.slice(cut) if cut < df.height else None
         if cut:
-            out = finalize(df.slice(0, cut), workload, year, next_id)
+            out = finalize(df.slice(0, cut), workload, year, next_id, presorted=True)
             next_id += out.height
             yield out
     if held is not None:
-        yield finalize(held, workload, year, next_id)
+        yield finalize(held, workload, year, next_id, presorted=True)
 
 
 class _RowGroupWriter:
