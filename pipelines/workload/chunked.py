@@ -5,9 +5,9 @@ A derivation is a sequence of :class:`Chunk` s in time order, each one or more *
 trace tiled onto the year, :class:`TraceChunks`). Every random number a unit needs comes from a
 generator seeded by ``(seed, stream, unit)`` (:func:`chunk_rng`; the unit is the absolute UTC day
 or week number), so a unit's tasks are the same whether the year is derived at once or chunk by
-chunk, and whichever units share its chunk. This is the definition of a derived workload (docs/workload.md, "Chunks"); the earlier
-whole-year draws (one random stream over all tasks of the year) were not separable by chunk and are
-gone.
+chunk, and whichever units share its chunk. This is the definition of a derived workload
+(docs/workload.md, "Chunks"); the earlier whole-year draws (one random stream over all tasks of the
+year) were not separable by chunk and are gone.
 
 Two ways to the same table:
 
