@@ -96,9 +96,18 @@ def main() -> None:
     ap.add_argument("--one", type=float, help=argparse.SUPPRESS)
     ap.add_argument("--mode", default="stream", help=argparse.SUPPRESS)
     ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
+    ap.add_argument("--render", type=Path, help="only render the section from a file of the cases' JSON lines")
+    ap.add_argument("--load", type=float, default=float("nan"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.one is not None:
         print(json.dumps(_case(a.mirror.resolve(), a.one, a.mode)))
+        return
+    if a.render is not None:  # re-render earlier results (the JSON lines a run printed)
+        rows = [json.loads(x) for x in a.render.read_text().splitlines() if x.startswith("{")]
+        section = render(rows, "uv run python benchmarks/bench_workload.py", a.load)
+        print(section)
+        if not a.no_write:
+            update_benchmarks_md(section)
         return
     mirror = a.mirror.resolve()
     load0 = os.getloadavg()[0]
@@ -115,17 +124,25 @@ def main() -> None:
     cmd = "uv run python benchmarks/bench_workload.py" + (
         f" --factors {a.factors}" if a.factors != "1,10,100" else "") + (
         f" --memory {a.memory}" if a.memory != "1" else "") + (" --ingest" if a.ingest else "")
+    section = render(results, cmd, load0)
+    print(section)
+    if not a.no_write:
+        update_benchmarks_md(section)
+
+
+def render(results: list[dict], cmd: str, load0: float) -> str:
+    """The BENCHMARKS.md section for ``results`` (the JSON lines the cases print)."""
     lines = [
         "## Workload derivation (synthetic year)",
         "",
         f"Command: `{cmd}` — year {YEAR}, seed 0; each case in a fresh process; peak = max RSS of that process "
-        f"(≈ {results[0]['import_rss_mb']} MB of it is the imports).",
+        f"(≈ {results[0]['import_rss_mb']} MB of it is the imports); CPU time = all threads of the process.",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-        f"1-min load average at the start: {load0:.1f} (the machine is shared: times are upper bounds).",
-        "Goals (issue 15): peak memory independent of the load, 10× ≤ 1.5 GB, 100× completes; ≥ 1 M tasks/s derived.",
+        f"1-min load average at the start: {load0:.1f} (the machine is shared with other jobs: wall times "
+        "are upper bounds, CPU times the steadier figure).",
         "",
-        "| load factor | what | tasks | time (s) | tasks/s | CPU time (s) | peak RSS (MB) |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        "| load factor | what | tasks | time (s) | tasks/s | CPU time (s) | tasks per CPU-second | peak RSS (MB) |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         what = {
@@ -135,11 +152,20 @@ def main() -> None:
             "ingest": f"prepare ({r.get('prepare_seconds')} s: in memory, Pandera) + DuckDB write",
         }[r["mode"]]
         lines.append(f"| {r['factor']:g}× | {what} | {r['n_tasks']:,} | {r['seconds']} | {r['tasks_per_s']:,} | "
-                     f"{r['cpu_s']} | {r['peak_rss_mb']:,} |")
-    section = "\n".join(lines)
-    print(section)
-    if not a.no_write:
-        update_benchmarks_md(section)
+                     f"{r['cpu_s']} | {round(r['n_tasks'] / r['cpu_s']):,} | {r['peak_rss_mb']:,} |")
+    stream = {r["factor"]: r for r in results if r["mode"] == "stream"}
+    best = max((r["tasks_per_s"] for r in stream.values()), default=0)
+    lines += ["", "Goals (issue 15, item 2):", ""]
+    if 10.0 in stream:
+        p10 = stream[10.0]["peak_rss_mb"]
+        lines.append(f"* 10× peak ≤ 1.5 GB: {'met' if p10 <= 1536 else 'not met'} ({p10:,} MB; the in-memory "
+                     "derivation of the earlier definition needed 6,089 MB).")
+    if 100.0 in stream:
+        r = stream[100.0]
+        lines.append(f"* 100× completes, peak reported: {r['n_tasks']:,} tasks, peak {r['peak_rss_mb']:,} MB.")
+    lines.append(f"* ≥ 1 M tasks/s derived: {'met' if best >= 1_000_000 else 'not met'} on this machine "
+                 f"(best {best:,} tasks/s wall, including the Parquet write).")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
