@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -98,6 +98,30 @@ def atomic_write_many(items: Sequence[tuple[Path, bytes]], *, mode: int | None =
         for path in done:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+        raise
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` to write at leisure (e.g. a Parquet file written row
+    group by row group); on a clean exit it is fsynced and renamed onto ``path``, on an error removed.
+    Mode as :func:`atomic_write_bytes`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
 
 
