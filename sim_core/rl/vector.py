@@ -37,7 +37,7 @@ component or callable) is evaluated in Python per environment after the jitted c
 
 The jitted functions here are cached, but they call kernels of ``engine.py``, ``physics.py``,
 ``transfer.py`` and ``rl/env.py``, and Numba's cache, keyed on the caller's file, would not notice an
-edit to any of those (CONVENTIONS.md, "Numba simulation core"): :func:`_guard_cache` therefore drops
+edit to any of those (CONVENTIONS.md, "Numba simulation core"): :func:`guard_cache` therefore drops
 this module's cache entries whenever the sha256 of those files differs from the one recorded with
 them.
 """
@@ -53,7 +53,8 @@ from collections.abc import Sequence
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
-from numba import njit, typed, typeof
+import numba
+from numba import njit, prange, typed, typeof
 
 from .. import engine as E
 from .. import physics as PH
@@ -195,18 +196,35 @@ def observe_one(e, out):
 
 
 @njit(cache=True, nogil=True)
+def _step_env(e, a, terms, obs, raw):
+    """Environment ``e``'s step with engine action ``a``, its reward (into ``raw``; returned, 0 when
+    ``terms`` is None) and its observation (into ``obs``). Returns (reward, terminated)."""
+    done = step_one(e, a)
+    r = 0.0
+    if terms is not None:
+        r = _reward(terms, e.dc_sum, e.xfer, raw)
+    observe_one(e, obs)
+    return r, done
+
+
+@njit(cache=True, nogil=True)
 def step_all(slots, actions, active, terms, obs, rew, term, raw):
     """Step every environment i with ``active[i]`` (engine action ``actions[i]``), in order: its step,
     its reward (``terms``, when not None) into ``rew[i]``/``raw[i]``, ``term[i]``, its observation into
     ``obs[i]``. One call per vector step."""
     for i in range(len(slots)):
-        if not active[i]:
-            continue
-        e = slots[i]
-        term[i] = step_one(e, actions[i])
-        if terms is not None:
-            rew[i] = _reward(terms, e.dc_sum, e.xfer, raw[i])
-        observe_one(e, obs[i])
+        if active[i]:
+            rew[i], term[i] = _step_env(slots[i], actions[i], terms, obs[i], raw[i])
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def step_all_parallel(slots, actions, active, terms, obs, rew, term, raw):
+    """:func:`step_all` with the environments spread over Numba's threads (each environment's arrays are
+    its own and no random number is drawn, so the results are those of :func:`step_all`)."""
+    for ii in prange(len(slots)):
+        i = np.int64(ii)  # (prange's index is unsigned; the typed list takes a signed one)
+        if active[i]:
+            rew[i], term[i] = _step_env(slots[i], actions[i], terms, obs[i], raw[i])
 
 
 @njit(cache=True, nogil=True)
@@ -227,36 +245,41 @@ def set_slot(slots, i, slot):
 _DEPENDENCIES = ("engine.py", "physics.py", "transfer.py", "rl/env.py", "rl/vector.py")
 
 
-def _guard_cache() -> None:
-    """Drop this module's Numba cache entries when a file it depends on changed since they were written
-    (the cache itself only checks this file's time stamp)."""
-    cache = getattr(step_all, "_cache", None)
-    path = getattr(cache, "_cache_path", None)
-    if path is None:
-        return
-    root = Path(__file__).resolve().parents[1]
+def dependencies_digest(root: Path | None = None) -> str:
+    """sha256 of the files whose kernels this module's jitted functions call."""
+    root = Path(__file__).resolve().parents[1] if root is None else root
     h = hashlib.sha256()
     for name in _DEPENDENCIES:
         h.update((root / name).read_bytes())
-    digest = h.hexdigest()
-    stamp = Path(path) / "vector.dependencies.sha256"
+    return h.hexdigest()
+
+
+def guard_cache(cache_dir: str | Path | None, digest: str) -> bool:
+    """Drop this module's Numba cache entries (``vector.*.nbi``/``.nbc`` in ``cache_dir``) unless they were
+    written with the dependencies of sha256 ``digest`` (the cache itself only checks this file's time
+    stamp); returns True when it dropped them."""
+    if cache_dir is None:
+        return False
+    path = Path(cache_dir)
+    stamp = path / "vector.dependencies.sha256"
     try:
         if stamp.read_text() == digest:
-            return
+            return False
     except OSError:
         pass
-    for f in Path(path).glob("vector.*.nb[ic]"):
+    for f in path.glob("vector.*.nb[ic]"):
         f.unlink(missing_ok=True)
     try:
-        Path(path).mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True)
         tmp = stamp.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(digest)
         tmp.replace(stamp)
-    except OSError:  # (a read-only cache: Numba then does not cache either)
+    except OSError:  # (a read-only cache: Numba does not write there either)
         pass
+    return True
 
 
-_guard_cache()
+guard_cache(getattr(getattr(step_all, "_cache", None), "_cache_path", None), dependencies_digest())
 
 
 def _slot(env: TaskSchedulingEnv) -> Slot:
@@ -280,13 +303,16 @@ class TaskSchedulingVectorEnv(VectorEnv):
     Arguments: a bundle path or :class:`sim_core.Scenario`; ``num_envs``; ``seed`` (environment i's first
     seed is ``seed + i`` until ``reset(seed=...)`` says otherwise); ``windows`` (one dict of
     ``start``/``days``/``steps`` per environment) or the common ``start``/``days``/``steps``; ``reward``,
-    ``allow_defer`` and the run options as for :class:`TaskSchedulingEnv` (``single_action`` is always True).
+    ``allow_defer`` and the run options as for :class:`TaskSchedulingEnv` (``single_action`` is always True);
+    ``parallel``: spread the environments over Numba's threads (default: when there are 2+ threads and
+    4+ environments; the results are the same either way).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, bundle_or_scenario, num_envs: int, reward=None, allow_defer: bool = True, seed: int = 0,
-                 windows: Sequence[dict] | None = None, start=None, days=None, steps=None, **sim_options):
+                 windows: Sequence[dict] | None = None, start=None, days=None, steps=None,
+                 parallel: bool | None = None, **sim_options):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if sim_options.pop("single_action", True) is not True:
@@ -320,6 +346,10 @@ class TaskSchedulingVectorEnv(VectorEnv):
             dtype=np.float32)
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.n_actions, np.int64))
         self._terms = compile_reward(self.reward)
+        if parallel is None:  # threads pay off once each has a few environments
+            parallel = numba.get_num_threads() > 1 and self.num_envs >= 4
+        self.parallel = bool(parallel)
+        self._step_all = step_all_parallel if self.parallel else step_all
         names = self.reward.names if isinstance(self.reward, Reward) else ()
         self._names = names
         n = self.num_envs
@@ -388,12 +418,12 @@ class TaskSchedulingVectorEnv(VectorEnv):
             raise RuntimeError("call reset() before step()")
         acts = self._engine_actions(actions)
         self._acts[:] = acts
-        ar = self._autoreset
+        ar = self._autoreset.copy()
         self._active[:] = ~ar
         self._term[:] = False
         self._rew[:] = 0.0
         self._raw[:] = 0.0
-        step_all(self._slots, self._acts, self._active, self._terms, self._obs, self._rew, self._term, self._raw)
+        self._step_all(self._slots, self._acts, self._active, self._terms, self._obs, self._rew, self._term, self._raw)
         if self._terms is None:  # a reward only Python can evaluate
             for i in np.flatnonzero(self._active):
                 env = self.envs[i]
@@ -424,4 +454,4 @@ class TaskSchedulingVectorEnv(VectorEnv):
         self._slots = None
 
 
-__all__ = ["TaskSchedulingVectorEnv", "compile_reward", "step_all"]
+__all__ = ["TaskSchedulingVectorEnv", "compile_reward", "step_all", "step_all_parallel"]
