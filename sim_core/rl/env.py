@@ -326,11 +326,13 @@ class TaskSchedulingEnv(gym.Env):
         """Fast entry points of the feature kernels for this episode's arrays."""
         p = self.sim.prep
         T, S, C, info = p.tasks, p.state, p.ctx, p.info
+        self._sargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.deadline, T.origin, C.cap,
+                       self._cap_tot, S.commit, info.hist, info.fc, 0, 0.0, 86400.0, self._year_off,
+                       self._n_ref, self._c_scale, self._p_scale, self._feat64)
+        self._sk = Simulator._entry(observe_single, self._sargs, 0, 0, 0.0, self._feat64)
         if self.single_action:
-            self._fargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.deadline, T.origin, C.cap,
-                           self._cap_tot, S.commit, info.hist, info.fc, 0, 0.0, 86400.0, self._year_off,
-                           self._n_ref, self._c_scale, self._p_scale, self._feat64)
-            self._fk = Simulator._entry(observe_single, self._fargs, 0, 0, 0.0, self._feat64)
+            self._fargs = self._sargs
+            self._fk = self._sk
         else:
             out = np.zeros((1, len(self.task_feature_names)))
             self._fargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.bw, T.deadline, T.origin,
@@ -366,6 +368,16 @@ class TaskSchedulingEnv(gym.Env):
         out = np.empty((pn, len(self.task_feature_names)))
         self._fk(a[0], pn, *a[2:14], k, t, *a[16:21], out)
         return list(out.astype(np.float32))
+
+    def summary_observation(self) -> np.ndarray:
+        """The single-action observation (``feature_names``) now, in either mode (a fresh float32 array):
+        what the multi-agent environment (:mod:`sim_core.rl.multiagent`) gives every agent."""
+        p = self.sim.prep
+        S = p.state
+        j = min(int(S.sc[E.SC_STEP]), p.n - 1)
+        self.sim._issue(*self.sim._issue_args, j)
+        self._sk(self._sargs, int(S.sc[E.SC_PEND_N]), p.s0 + j, p.ctx.t0 + E.STEP_S * j, self._feat64)
+        return self._feat64.astype(np.float32)
 
     # -------------------------------------------------------------- API
     def reset(self, *, seed: int | None = None, options: dict | None = None):

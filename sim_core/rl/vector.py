@@ -294,7 +294,7 @@ def _slot(env: TaskSchedulingEnv) -> Slot:
                 params=params, cap_cores=cc, cap_gpus=cg, cap_mem=cm, managed=bool(managed), temp_c=temp,
                 wetbulb_c=wet, carbon=carbon, price=price, buf=sim._phys_buf, dc=o.dc, dc_sum=o.dc_sum,
                 usd_per_gb=usd, kwh_per_gb=float(kwh), mean=bool(mean), wm=sim._wm, cand=sim._cand, xfer=o.xfer,
-                obs_args=env._fargs, obs64=env._feat64)
+                obs_args=env._sargs, obs64=env._feat64)
 
 
 class TaskSchedulingVectorEnv(VectorEnv):
@@ -444,6 +444,22 @@ class TaskSchedulingVectorEnv(VectorEnv):
         if ar.any():
             info["autoreset"] = ar.copy()
         return self._obs.copy(), self._rew.copy(), self._term.copy(), np.zeros(self.num_envs, np.bool_), info
+
+    def reset_finished(self) -> np.ndarray:
+        """Reset now the environments whose episode the last step ended (instead of on the next step):
+        for adapters to a same-step autoreset API (stable-baselines3's ``VecEnv``). Returns their indices;
+        their first observations are in :attr:`last_obs`."""
+        done = np.flatnonzero(self._autoreset)
+        for i in done:
+            self._seeds[i] += self.num_envs
+            self._reset_env(int(i))
+        self._autoreset[:] = False
+        return done
+
+    @property
+    def last_obs(self) -> np.ndarray:
+        """The latest observation of every environment (a view: copy it to keep it)."""
+        return self._obs
 
     # -------------------------------------------------------------- helpers
     def results(self) -> list:
