@@ -40,8 +40,6 @@ counts at that site (revenue, energy, idle GPUs, emissions), a transfer counts a
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
@@ -88,11 +86,9 @@ class SiteSchedulingParallelEnv(ParallelEnv):
         self._act_space = spaces.Discrete(self.n_actions)
 
     # -------------------------------------------------------------- spaces
-    @functools.lru_cache(maxsize=None)  # noqa: B019 - PettingZoo's idiom; one space per agent name
     def observation_space(self, agent):
-        return self._obs_space
+        return self._obs_space  # (the same space object for every agent, every call)
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019
     def action_space(self, agent):
         return self._act_space
 

@@ -47,13 +47,12 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import namedtuple
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
-import numba
 from numba import njit, prange, typed, typeof
 
 from .. import engine as E
@@ -304,15 +303,15 @@ class TaskSchedulingVectorEnv(VectorEnv):
     seed is ``seed + i`` until ``reset(seed=...)`` says otherwise); ``windows`` (one dict of
     ``start``/``days``/``steps`` per environment) or the common ``start``/``days``/``steps``; ``reward``,
     ``allow_defer`` and the run options as for :class:`TaskSchedulingEnv` (``single_action`` is always True);
-    ``parallel``: spread the environments over Numba's threads (default: when there are 2+ threads and
-    4+ environments; the results are the same either way).
+    ``parallel``: spread the environments over Numba's threads (same results; off by default: on a
+    machine shared with other work, Numba's thread pool waits on busy cores, see BENCHMARKS.md).
     """
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, bundle_or_scenario, num_envs: int, reward=None, allow_defer: bool = True, seed: int = 0,
                  windows: Sequence[dict] | None = None, start=None, days=None, steps=None,
-                 parallel: bool | None = None, **sim_options):
+                 parallel: bool = False, **sim_options):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if sim_options.pop("single_action", True) is not True:
@@ -346,8 +345,6 @@ class TaskSchedulingVectorEnv(VectorEnv):
             dtype=np.float32)
         self.action_space = spaces.MultiDiscrete(np.full(self.num_envs, self.n_actions, np.int64))
         self._terms = compile_reward(self.reward)
-        if parallel is None:  # threads pay off once each has a few environments
-            parallel = numba.get_num_threads() > 1 and self.num_envs >= 4
         self.parallel = bool(parallel)
         self._step_all = step_all_parallel if self.parallel else step_all
         names = self.reward.names if isinstance(self.reward, Reward) else ()
