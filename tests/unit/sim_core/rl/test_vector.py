@@ -176,3 +176,22 @@ def test_cache_guard(tmp_path):
     assert V.guard_cache(tmp_path, "bbb")  # a dependency changed: dropped
     assert not (tmp_path / "vector.step_all-1.py311.nbi").exists()
     assert len(V.dependencies_digest()) == 64
+
+
+def test_gymnasium_vector_wrappers(busy):
+    """Gymnasium's own vector wrappers run on it: episode statistics over NEXT_STEP autoresets."""
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    venv = RecordEpisodeStatistics(TaskSchedulingVectorEnv(busy, 2, windows=[dict(steps=5), dict(steps=8)],
+                                                           reward={"energy_cost": 1.0}))
+    venv.reset(seed=0)
+    returns = np.zeros(2)
+    episodes = []
+    for _ in range(12):
+        _, rew, term, _, info = venv.step(np.array([1, 1]))
+        returns += rew
+        if "episode" in info:
+            for i in np.flatnonzero(info["_episode"]):
+                episodes.append((int(i), int(info["episode"]["l"][i]), float(info["episode"]["r"][i])))
+    assert [(i, n) for i, n, _ in episodes] == [(0, 5), (1, 8), (0, 5)]
+    assert all(r < 0 for _, _, r in episodes)  # costs
