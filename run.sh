@@ -26,7 +26,12 @@ if [ ! -d "$ROOT/.venv" ]; then
   echo "gridshift: first run: installing the locked environment into $ROOT/.venv" \
        "(Dagster, polars, DuckDB, Numba...; about a minute, downloads cached afterwards)..." >&2
 fi
-"$UV" sync --locked --quiet --project "$ROOT"
+# Optional extras (pyproject [project.optional-dependencies]) to install too: GRIDSHIFT_EXTRAS=rl,iso
+# (a plain `uv sync` would remove them again).
+EXTRA_ARGS=()
+GRIDSHIFT_EXTRAS="${GRIDSHIFT_EXTRAS:-}"
+for extra in ${GRIDSHIFT_EXTRAS//,/ }; do EXTRA_ARGS+=(--extra "$extra"); done
+"$UV" sync --locked --quiet --project "$ROOT" ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"}
 uvrun() { "$UV" run --frozen --project "$ROOT" "$@"; }
 
 case "${1:-}" in

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -183,6 +184,31 @@ def horizon_steps(horizon_h: int) -> int:
     return int(horizon_h) * STEPS_PER_HOUR
 
 
+#: per scenario (by id, checked through a weak reference): the seed-free arrays of recent windows
+_WINDOW_MEMO: dict[int, tuple] = {}
+_WINDOW_MEMO_SIZE = 64
+
+
+def _window_arrays(sc, s0: int, n: int, hmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(inc, par, known) of a window: they depend on the scenario, the window and the horizon only (never
+    on the seed), and the kernels only read them, so runs of the same window share them (an environment
+    that resets every episode then skips the calibration and the publication calendar)."""
+    entry = _WINDOW_MEMO.get(id(sc))
+    if entry is None or entry[0]() is not sc:
+        entry = (weakref.ref(sc), {})
+        _WINDOW_MEMO[id(sc)] = entry
+        for k in [k for k, (ref, _) in _WINDOW_MEMO.items() if ref() is None]:
+            del _WINDOW_MEMO[k]
+    memo = entry[1]
+    key = (s0, n, hmax)
+    if key not in memo:
+        if len(memo) >= _WINDOW_MEMO_SIZE:
+            memo.pop(next(iter(memo)))
+        inc, par, _ = calibration(sc.locations, sc.price_usd_per_mwh, hmax)
+        memo[key] = (inc, par, known_steps(sc.locations, sc.start_utc, sc.step_s, sc.n_steps, s0, n))
+    return memo[key]
+
+
 def build_info(sc, s0: int, n: int, options, seed: int) -> E.Info:
     """The information arrays of a run over bundle steps s0 .. s0 + n - 1 (``engine.Info``): the actual
     signals, an empty history holding the steps before the window, the forecast buffer and what
@@ -192,8 +218,7 @@ def build_info(sc, s0: int, n: int, options, seed: int) -> E.Info:
                                dtype=np.float64)
     hist = np.full_like(act, np.nan)
     hist[:, :, :s0] = act[:, :, :s0]  # the past before the window is known; step s0 on when it begins
-    inc, par, _ = calibration(sc.locations, sc.price_usd_per_mwh, hmax)
-    known = known_steps(sc.locations, sc.start_utc, sc.step_s, sc.n_steps, s0, n)
+    inc, par, known = _window_arrays(sc, s0, n, hmax)
     iopt = np.zeros(E.N_IOPT, np.int64)
     iopt[E.IO_MODEL] = MODELS[options.forecast]
     iopt[E.IO_H] = hmax

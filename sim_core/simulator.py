@@ -235,6 +235,21 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     return build_result(prep, policy_name(policy), lazy_tasks=True)
 
 
+_ENTRY_MEMO: dict = {}
+
+
+def _arg_key(x):
+    """What Numba's type of ``x`` depends on, cheaply: arrays by dtype, dimensions, layout (C, F or
+    any), writability and alignment; tuples (and namedtuples, by class) element by element; anything
+    else by its Python type."""
+    if isinstance(x, np.ndarray):
+        f = x.flags
+        return (np.ndarray, x.dtype.str, x.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
+    if isinstance(x, tuple):
+        return (type(x), tuple(_arg_key(v) for v in x))
+    return type(x)
+
+
 class Simulator:
     """Step API for external control (what a Gymnasium environment wraps).
 
@@ -275,15 +290,28 @@ class Simulator:
     @staticmethod
     def _entry(fn, *args):
         """The compiled entry point of jitted ``fn`` for these argument types (skips Numba's
-        per-call type dispatch, ~10 µs for the engine's namedtuples); ``fn`` itself without JIT."""
+        per-call type dispatch, ~10 µs for the engine's namedtuples); ``fn`` itself without JIT.
+        Memoised per process on a structural key of the arguments (:func:`_arg_key`: every array's
+        dtype, dimensions, layout and writability, every other value's type), which Numba's own type
+        inference costs milliseconds per run set-up to recompute."""
         compile_ = getattr(fn, "compile", None)
         typeof = getattr(fn, "typeof_pyval", None)
         if compile_ is None or typeof is None:
             return fn
         try:
-            return compile_(tuple(typeof(a) for a in args))
+            key = (fn, _arg_key(args))
+        except TypeError:  # (an unhashable argument: no memo)
+            key = None
+        hit = _ENTRY_MEMO.get(key) if key is not None else None
+        if hit is not None:
+            return hit
+        try:
+            entry = compile_(tuple(typeof(a) for a in args))
         except Exception:  # noqa: BLE001 - any failure: fall back to the dispatcher
             return fn
+        if key is not None:
+            _ENTRY_MEMO[key] = entry
+        return entry
 
     def _setup_fast(self) -> None:
         from . import transfer as X

@@ -169,6 +169,17 @@ def single_features(pend, pn, arrival, duration, cores, gpus, mem, deadline, ori
 
 
 @njit(cache=True, nogil=True)
+def observe_single(a, pn, k, t, out):
+    """The single-action observation into ``out`` from ``a``, the static arguments of
+    :func:`single_features` that :meth:`TaskSchedulingEnv._bind` collects (``a[1]``, ``a[14]``, ``a[15]``
+    and ``a[21]`` are placeholders for ``pn``, ``k``, ``t`` and ``out``). The one code path of the
+    single-action observation: :class:`TaskSchedulingEnv` calls it, and so does the vector environment
+    (:mod:`sim_core.rl.vector`) for each of its environments inside its jitted step."""
+    single_features(a[0], pn, a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], k, t,
+                    a[16], a[17], a[18], a[19], a[20], out)
+
+
+@njit(cache=True, nogil=True)
 def task_features(pend, pn, arrival, duration, cores, gpus, mem, bw, deadline, origin, cap, commit, hist,
                   fc, k, t, day_s, year_off_s, t_scale, c_scale, p_scale, out):
     """Fill ``out`` (pn, 10 + 13 n_dc): one row per pending task (multi-action observation).
@@ -315,11 +326,13 @@ class TaskSchedulingEnv(gym.Env):
         """Fast entry points of the feature kernels for this episode's arrays."""
         p = self.sim.prep
         T, S, C, info = p.tasks, p.state, p.ctx, p.info
+        self._sargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.deadline, T.origin, C.cap,
+                       self._cap_tot, S.commit, info.hist, info.fc, 0, 0.0, 86400.0, self._year_off,
+                       self._n_ref, self._c_scale, self._p_scale, self._feat64)
+        self._sk = Simulator._entry(observe_single, self._sargs, 0, 0, 0.0, self._feat64)
         if self.single_action:
-            self._fargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.deadline, T.origin, C.cap,
-                           self._cap_tot, S.commit, info.hist, info.fc, 0, 0.0, 86400.0, self._year_off,
-                           self._n_ref, self._c_scale, self._p_scale, self._feat64)
-            self._fk = Simulator._entry(single_features, *self._fargs)
+            self._fargs = self._sargs
+            self._fk = self._sk
         else:
             out = np.zeros((1, len(self.task_feature_names)))
             self._fargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.bw, T.deadline, T.origin,
@@ -347,7 +360,7 @@ class TaskSchedulingEnv(gym.Env):
         a = self._fargs
         if self.single_action:
             self.sim._issue(*self.sim._issue_args, j)  # the forecast issued now (one jitted call)
-            self._fk(a[0], pn, *a[2:14], k, t, *a[16:21], self._feat64)
+            self._fk(a, pn, k, t, self._feat64)
             return self._feat64.astype(np.float32)
         if pn == 0:
             return []
@@ -355,6 +368,16 @@ class TaskSchedulingEnv(gym.Env):
         out = np.empty((pn, len(self.task_feature_names)))
         self._fk(a[0], pn, *a[2:14], k, t, *a[16:21], out)
         return list(out.astype(np.float32))
+
+    def summary_observation(self) -> np.ndarray:
+        """The single-action observation (``feature_names``) now, in either mode (a fresh float32 array):
+        what the multi-agent environment (:mod:`sim_core.rl.multiagent`) gives every agent."""
+        p = self.sim.prep
+        S = p.state
+        j = min(int(S.sc[E.SC_STEP]), p.n - 1)
+        self.sim._issue(*self.sim._issue_args, j)
+        self._sk(self._sargs, int(S.sc[E.SC_PEND_N]), p.s0 + j, p.ctx.t0 + E.STEP_S * j, self._feat64)
+        return self._feat64.astype(np.float32)
 
     # -------------------------------------------------------------- API
     def reset(self, *, seed: int | None = None, options: dict | None = None):

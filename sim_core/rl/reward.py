@@ -139,6 +139,7 @@ def _step_total(metric: str, doc: str) -> Callable[..., float]:
         return o[metric]
 
     component.__doc__ = doc
+    component.jit_term = ("total", metric)  # (what sim_core.rl.vector evaluates inside its jitted step)
     return component
 
 
@@ -194,6 +195,9 @@ def masac_utility(o, revenue_usd_per_gpu_h: float = MASAC_DEFAULTS["revenue_usd_
     """MASAC system utility: GPU revenue - energy - idle-GPU - carbon - migration cost (USD)."""
     return masac_terms(o, revenue_usd_per_gpu_h, idle_usd_per_gpu_h, carbon_usd_per_t, migration_usd_per_gb,
                        include_transfer_carbon)["utility"]
+
+
+masac_utility.jit_term = ("masac",)  # (sim_core.rl.vector evaluates it inside its jitted step, same arithmetic)
 
 
 # ---------------------------------------------------------------------------- Reward

@@ -1,0 +1,227 @@
+"""A PettingZoo ``ParallelEnv``: one agent per site, deciding for the tasks that originate there.
+
+The setting of MASAC (Zhang, Xu, Lim & Niyato, "Sustainable AIGC Workload Scheduling of Geo-Distributed
+Data Centers: A Multi-Agent Reinforcement Learning Approach", IEEE GLOBECOM 2023, arXiv:2304.07948): each
+region's agent schedules the jobs submitted in its region, and is rewarded with a utility of GPU revenue
+less energy, idle-GPU, carbon and migration costs (needs the optional ``rl`` extra for ``pettingzoo``)::
+
+    from sim_core.rl.multiagent import SiteSchedulingParallelEnv
+    env = SiteSchedulingParallelEnv("bundles/<id>", days=7)
+    obs, infos = env.reset(seed=0)
+    obs, rewards, terms, truncs, infos = env.step({a: env.action_space(a).sample() for a in env.agents})
+
+Agents: the bundle's locations (``env.possible_agents``, manifest order). Each step, agent ``d`` answers
+one action for all pending tasks whose origin is ``d`` (``Discrete(n_dc + 1)``: 0 = defer, ``j`` = run at
+datacenter ``j - 1``; ``Discrete(n_dc)`` without deferral); the engine runs in multi-action mode with
+each pending task given its origin agent's action, so this is :class:`~sim_core.rl.env.TaskSchedulingEnv`
+with the decisions split by origin.
+
+Observation of agent ``d`` (float32, ``env.feature_names``): the single-action observation of
+:class:`TaskSchedulingEnv` (time, pending load, per-datacenter availability, signals and forecasts: the
+same function, so what is added there appears here), then the agent's own block: ``own_share`` (its share
+of the pending tasks), ``own_{cores,gpus,mem}`` (its pending demand / total capacity, clipped to 1) and
+``own_min_slack`` (1 when it has no pending task).
+
+Reward of agent ``d`` (USD / ``norm``): the MASAC utility of its site,
+
+    u_d = revenue_usd_per_gpu_h x busy GPU-h at d - electricity cost at d - idle_usd_per_gpu_h x idle GPU-h
+          at d - carbon_usd_per_t x (emissions at d + emissions of the transfers d sent) / 1000
+          - migration cost of the transfers d sent (egress USD, or GB x migration_usd_per_gb)
+
+with the parameters of :data:`sim_core.rl.reward.MASAC_DEFAULTS` (overridable: ``masac_params``). The
+terms are the paper's (its system utility: GPU revenue less energy, carbon and migration costs, per data
+center and agent); its equations were not at hand when this was written (only its abstract and
+introduction), so the split between agents is this project's choice, stated here: the work a site runs
+counts at that site (revenue, energy, idle GPUs, emissions), a transfer counts at the site that sent it
+(its egress and emissions). The agents' utilities add up to the system utility of
+:func:`~sim_core.rl.reward.masac_terms` (tested); ``shared=True`` gives every agent that system utility
+(the fully cooperative variant). ``infos[agent]["utility_terms"]`` holds the agent's terms in USD.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from .. import engine as E
+from .. import transfer as X
+from ..physics import STEP_HOURS
+from .env import TaskSchedulingEnv
+from .reward import MASAC_DEFAULTS, REGISTRY
+
+OWN_FEATURES = ("own_share", "own_cores", "own_gpus", "own_mem", "own_min_slack")
+
+
+class SiteSchedulingParallelEnv(ParallelEnv):
+    """One agent per site (module docstring). Arguments as for :class:`TaskSchedulingEnv` (the window,
+    ``seed``, ``allow_defer``, run options), plus ``masac_params`` (overrides of ``MASAC_DEFAULTS``),
+    ``norm`` (USD per reward unit; default the ``masac_utility`` component's) and ``shared``."""
+
+    metadata = {"name": "gridshift_site_scheduling_v0", "render_modes": [], "is_parallelizable": True}
+
+    def __init__(self, bundle_or_scenario, masac_params: dict | None = None, norm: float | None = None,
+                 shared: bool = False, **env_options):
+        env_options.pop("single_action", None)
+        if "reward" in env_options:
+            raise TypeError("the multi-agent environment's reward is the MASAC utility per agent (masac_params, "
+                            "norm, shared)")
+        self.env = TaskSchedulingEnv(bundle_or_scenario, single_action=False, **env_options)
+        unknown = set(masac_params or {}) - set(MASAC_DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown masac_params {sorted(unknown)}; known: {sorted(MASAC_DEFAULTS)}")
+        self.masac = {**MASAC_DEFAULTS, **(masac_params or {})}
+        self.norm = float(REGISTRY["masac_utility"].norm if norm is None else norm)
+        if not np.isfinite(self.norm) or self.norm <= 0.0:
+            raise ValueError(f"norm must be a positive number, got {norm!r}")
+        self.shared = bool(shared)
+        self.possible_agents = list(self.env.locations)
+        self.agents: list[str] = []
+        self._index = {a: d for d, a in enumerate(self.possible_agents)}
+        self.n_actions = self.env.n_actions
+        self.feature_names = list(self.env.feature_names) + list(OWN_FEATURES)
+        lo, hi = self.env._bounds(self.env.feature_names)
+        self._obs_space = spaces.Box(np.concatenate([lo, [0, 0, 0, 0, -1]]).astype(np.float32),
+                                     np.concatenate([hi, [1, 1, 1, 1, 1]]).astype(np.float32), dtype=np.float32)
+        self._act_space = spaces.Discrete(self.n_actions)
+
+    # -------------------------------------------------------------- spaces
+    def observation_space(self, agent):
+        return self._obs_space  # (the same space object for every agent, every call)
+
+    def action_space(self, agent):
+        return self._act_space
+
+    # -------------------------------------------------------------- observations
+    def _own_blocks(self) -> np.ndarray:
+        """(n_agents, 5): each agent's pending share, demand and least slack."""
+        p = self.env.sim.prep
+        S, T = p.state, p.tasks
+        n = len(self.possible_agents)
+        pn = int(S.sc[E.SC_PEND_N])
+        out = np.zeros((n, len(OWN_FEATURES)))
+        out[:, 4] = 1.0
+        if pn == 0:
+            return out
+        idx = S.pend[:pn]
+        org = T.origin[idx]
+        cnt = np.bincount(org, minlength=n)
+        out[:, 0] = cnt / pn
+        cap = self.env._cap_tot
+        for r, a in enumerate((T.cores, T.gpus, T.mem)):
+            dem = np.bincount(org, weights=a[idx], minlength=n)
+            out[:, 1 + r] = np.clip(dem / cap[r], 0.0, 1.0) if cap[r] > 0 else 0.0
+        j = min(int(S.sc[E.SC_STEP]), p.n - 1)
+        t = p.ctx.t0 + E.STEP_S * j
+        span = T.deadline[idx] - T.arrival[idx] - T.duration[idx]
+        s = T.deadline[idx] - t - T.duration[idx]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slack = np.where(span <= 0.0, np.where(s >= 0.0, 1.0, -1.0), np.clip(s / span, -1.0, 1.0))
+        mins = np.ones(n)
+        np.minimum.at(mins, org, slack)
+        out[:, 4] = mins
+        return out
+
+    def _observations(self) -> dict:
+        common = self.env.summary_observation()
+        own = self._own_blocks().astype(np.float32)
+        return {a: np.concatenate([common, own[d]]) for a, d in self._index.items()}
+
+    # -------------------------------------------------------------- API
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        """Start an episode (``seed`` as for :class:`TaskSchedulingEnv`). ``options``: its window keys
+        (``start``/``days``/``steps``) change the window; other keys are ignored (PettingZoo's API test
+        requires any options dict to be accepted)."""
+        window = {k: v for k, v in (options or {}).items() if k in ("start", "days", "steps")}
+        self.env.reset(seed=seed, options=window or None)
+        self.agents = list(self.possible_agents)
+        obs = self._observations()
+        return obs, {a: {} for a in self.agents}
+
+    def step(self, actions: dict):
+        if not self.agents:
+            raise RuntimeError("episode is over: call reset()")
+        missing = set(self.agents) - set(actions)
+        if missing:
+            raise ValueError(f"no action for agents {sorted(missing)}")
+        unknown = set(actions) - set(self.agents)
+        if unknown:
+            raise ValueError(f"actions for unknown agents {sorted(unknown)}; agents: {self.agents}")
+        per_agent = np.zeros(len(self.possible_agents), np.int64)
+        for a, v in actions.items():
+            v = np.asarray(v)
+            if v.size != 1 or v.dtype.kind not in "iu" or not 0 <= int(v.reshape(())) < self.n_actions:
+                raise ValueError(f"agent {a}: action must be one integer in 0..{self.n_actions - 1}, got {v!r}")
+            per_agent[self._index[a]] = int(v.reshape(()))
+        sim = self.env.sim
+        p = sim.prep
+        S, T = p.state, p.tasks
+        pn = int(S.sc[E.SC_PEND_N])
+        task_actions = per_agent[T.origin[S.pend[:pn]]]
+        # the candidates of this step's transfers (as transfer.step_transfers_sla sees them)
+        cand = np.concatenate([sim._cand[:int(sim._wm[X.WM_N_CAND])],
+                               np.arange(int(sim._wm[X.WM_NEXT_ARRIVAL]), int(S.sc[E.SC_NEXT_ARRIVAL]))])
+        j = sim.step_index
+        o = sim.step_fast(self.env._engine_actions(task_actions))
+        terms = self._utility_terms(o, cand.astype(np.int64), j)
+        util = terms["utility"]
+        if self.shared:
+            rewards = {a: float(util.sum() / self.norm) for a in self.agents}
+        else:
+            rewards = {a: float(util[d] / self.norm) for a, d in self._index.items()}
+        done = sim.done
+        obs = self._observations()
+        terminations = {a: done for a in self.agents}
+        truncations = {a: False for a in self.agents}
+        infos = {a: {"step": o.step, "utility_terms": {k: float(v[d]) for k, v in terms.items()}}
+                 for a, d in self._index.items()}
+        if done:
+            self.agents = []
+        return obs, rewards, terminations, truncations, infos
+
+    def _utility_terms(self, o, cand: np.ndarray, j: int) -> dict:
+        """Per agent (n,) arrays of the MASAC terms of the step just run (module docstring)."""
+        sim = self.env.sim
+        p = sim.prep
+        S, T = p.state, p.tasks
+        n = len(self.possible_agents)
+        usd, carbon, kwh_per_gb, mean = sim._xfer_net[:4]
+        # transfers decided in step j, by origin (transfer.transfer_one's arithmetic)
+        dest = S.dest[cand]
+        dec = S.decision[cand]
+        with np.errstate(invalid="ignore"):
+            mine = (dest >= 0) & ~np.isnan(dec) & ((dec - p.ctx.t0) // E.STEP_S == j)
+        idx = cand[mine]
+        org, dst = T.origin[idx], S.dest[idx]
+        remote = dst != org
+        idx, org, dst = idx[remote], org[remote], dst[remote]
+        k = min(max(j + p.s0, 0), carbon.shape[1] - 1)
+        gb = T.bw[idx]
+        cost = gb * usd[org, dst]
+        ekwh = gb * kwh_per_gb
+        ci = 0.5 * (carbon[org, k] + carbon[dst, k]) if mean else carbon[org, k]
+        x_kg = np.bincount(org, weights=ekwh * ci / 1000.0, minlength=n)
+        x_usd = np.bincount(org, weights=cost, minlength=n)
+        x_gb = np.bincount(org, weights=gb, minlength=n)
+        m = self.masac
+        revenue = m["revenue_usd_per_gpu_h"] * o.per_dc("busy_gpus") * STEP_HOURS
+        energy = o.per_dc("cost_usd").copy()
+        idle = m["idle_usd_per_gpu_h"] * o.per_dc("idle_gpus") * STEP_HOURS
+        kg = o.per_dc("carbon_kg") + (x_kg if m["include_transfer_carbon"] else 0.0)
+        carbon_cost = m["carbon_usd_per_t"] * kg / 1000.0
+        migration = x_usd if m["migration_usd_per_gb"] is None else m["migration_usd_per_gb"] * x_gb
+        return {"revenue": revenue, "energy_cost": energy, "idle_cost": idle, "carbon_cost": carbon_cost,
+                "migration_cost": migration, "utility": revenue - energy - idle - carbon_cost - migration}
+
+    def render(self):
+        return None
+
+    def close(self):
+        pass
+
+    def result(self):
+        """The full results of the episode so far (:class:`sim_core.RunResult`)."""
+        return self.env.result()
+
+
+__all__ = ["SiteSchedulingParallelEnv", "OWN_FEATURES"]
