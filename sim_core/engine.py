@@ -1433,7 +1433,7 @@ def rolling_quantile(x, window, q):
 # keep their own plan between steps (:data:`Plan`) and control the flexible tasks through the same
 # per-step controls as a user's policy (``State.ctl_task`` / ``ctl_val``).
 
-#: GAIA's two queues (Hanafy et al., ASPLOS 2024, §5.1 and artifact ``src/task.py`` ``TwoQueues``): short
+#: GAIA's two queues (Hanafy et al., ASPLOS 2024; artifact umassos/GAIA ``src/task.py`` ``TwoQueues``): short
 #: jobs are shorter than 2 h; the waiting times of the artifact's default ``-w 6x24`` (``src/run.py``, the
 #: setting of the paper's Figures 8-9): 6 h for the short queue, 24 h for the long one
 GAIA_SHORT_S = 7200.0
@@ -1442,15 +1442,17 @@ GAIA_WAIT_LONG_S = 24.0 * 3600.0
 #: start times GAIA considers: every hour of the waiting time (artifact ``carbon_waiting_policy.py``:
 #: ``range(0, waiting_time + 1, 3600 // TIME_FACTOR)``)
 GAIA_GRID_STEPS = 4
-#: one-hour slots: CarbonScaler's scaling slot (Hanafy et al., SIGMETRICS 2024, §3, hourly carbon
-#: intensity), VCC's hourly capacity curve (Radovanović et al. 2023, §III) and CarbonFlex's provisioning slot
+#: one-hour slots: CarbonScaler's scaling slot (Hanafy et al., SIGMETRICS 2024: hourly carbon intensity; artifact
+#: umassos/CarbonScaler ``carbon_scaler.go`` ``timeSlot``), VCC's hourly capacity curve (Radovanović et al. 2023)
+#: and CarbonFlex's provisioning slot (Hanafy et al. 2025, arXiv:2505.18357: 1-hour slots)
 SLOT_STEPS = 4
 #: VCC: the daily flexible demand forecast is the largest daily flexible demand of the last 7 days (our
-#: choice standing for the paper's high quantile of the predicted daily flexible usage, §III-B)
+#: choice standing for the paper's risk-aware, high-quantile forecast of the daily flexible usage)
 VCC_HISTORY_DAYS = 7
-#: CarbonFlex: the past window it learns from (7 days) and the bins of the carbon-rank feature (10)
+#: CarbonFlex: the past window it learns from (7 days) and the bins of the carbon-rank feature (24: one per
+#: hourly rank among the 24 one-hour slots of the lookahead)
 CF_WINDOW_DAYS = 7
-CF_BINS = 10
+CF_BINS = 24
 #: lookahead of the carbon-rank feature (24 h: the default forecast horizon)
 CF_RANK_STEPS = STEPS_PER_DAY
 
@@ -1525,8 +1527,8 @@ def work_left(i, t, status, fin, segs, rem, nseg, scale, T_ckpt, T_mthr):
 
 @njit(cache=True, nogil=True)
 def wa_start_offset(cb, t, arrival, duration, max_delay):
-    """Wait Awhile, non-interrupting (Wiesner et al., Middleware 2021, §5.2; artifact ``strategy.py``
-    ``AdHocStrategy``): the start offset s (steps from now) whose window [s, s + L) has the lowest mean
+    """Wait Awhile, non-interrupting (Wiesner et al., Middleware 2021, ad hoc workloads; artifact
+    dos-group/lets-wait-awhile ``strategy.py`` ``AdHocStrategy``): the start offset s (steps from now) whose window [s, s + L) has the lowest mean
     forecast carbon intensity, over the starts that keep the task within its allowed delay
     (start <= arrival + max_delay) and its window within the forecast; ties go to the earliest."""
     L = _steps_of(duration)
@@ -1550,7 +1552,7 @@ def wa_start_offset(cb, t, arrival, duration, max_delay):
 
 @njit(cache=True, nogil=True)
 def wa_run_now(cb, t, deadline, work):
-    """Wait Awhile, interrupting (Wiesner et al. 2021, §5.2; ``AdHocStrategy(interruptible=True)``): a task
+    """Wait Awhile, interrupting (Wiesner et al. 2021; ``AdHocStrategy(interruptible=True)``): a task
     with ``work`` seconds left runs in the ceil(work / step) steps of lowest forecast carbon intensity
     that end by its deadline (within the forecast); is the current step one of them? (The plan is redone
     every step with the forecast issued then; with the oracle forecast it is the plan made at arrival.)
@@ -1571,7 +1573,7 @@ def wa_run_now(cb, t, deadline, work):
 
 @njit(cache=True, nogil=True)
 def gaia_start_offset(cb, t, arrival, wait, expected_s, carbon_time):
-    """GAIA (Hanafy et al., ASPLOS 2024, §4.2; artifact ``carbon_waiting_policy.py``): the start offset
+    """GAIA (Hanafy et al., ASPLOS 2024; artifact umassos/GAIA ``src/scheduling/carbon_waiting_policy.py``): the start offset
     (steps, on the hourly grid s = 0, 1 h, 2 h, ... up to the waiting time) for a job of the queue's
     expected length (its mean, the job's own length being unknown at submission). Lowest-Carbon-Window
     (``best_waiting_time``): the least carbon C(s) = sum of the intensity over [s, s + expected).
@@ -1603,26 +1605,35 @@ def gaia_start_offset(cb, t, arrival, wait, expected_s, carbon_time):
 
 
 @njit(cache=True, nogil=True)
-def carbonscaler_scale(cb, t, deadline, work, smin, smax, m, interruptible):
-    """CarbonScaler (Hanafy et al., SIGMETRICS 2024, §3.2, Algorithm 1; artifact ``carbon_scaler.go``
-    ``ComputeSchedule``): the greedy marginal allocation over one-hour slots up to the deadline. Each
+def carbonscaler_scale(cb, t, k, deadline, work, smin, smax, m, interruptible):
+    """CarbonScaler (Hanafy et al., SIGMETRICS 2024, its greedy carbon-scaling algorithm; artifact
+    umassos/CarbonScaler ``src/controllers/carbon_scaler.go`` ``ComputeSchedule``): the greedy marginal allocation over one-hour slots up to the deadline. Each
     slot offers its first unit (the minimum scale, throughput speedup(smin)) and extra allocation
     (throughput m per unit); each is worth its throughput per unit of allocation / the slot's forecast
     carbon intensity (power is proportional to allocation). Units are taken best first until the
-    work is covered (continuous in the extra allocation: the last one is partial). Returns the
-    scale of the current slot: 0 (suspended), or in [smin, smax]; smax when the work cannot be covered
-    before the deadline within the forecast. A task that cannot be suspended gets at least smin."""
-    q = min(int(math.floor((deadline - t) / (SLOT_STEPS * STEP_S) + 1e-9)), cb.shape[0] // SLOT_STEPS)
+    work is covered (continuous in the extra allocation: the last one is partial). Slots follow the
+    hours of the bundle (k: the bundle step now): slot 0 is what is left of the current hour. Returns
+    the scale of the current slot: 0 (suspended), or in [smin, smax]; smax when the work cannot be
+    covered before the deadline within the forecast. A task that cannot be suspended gets at least smin."""
+    r0 = SLOT_STEPS - k % SLOT_STEPS  # steps left in the current hour
+    n_h = cb.shape[0]
+    q = 0
+    while True:  # slots that end by the deadline and lie in the forecast
+        e = r0 + q * SLOT_STEPS
+        if e > n_h or t + e * STEP_S > deadline + 1e-6:
+            break
+        q += 1
     if q <= 0 or work <= 0.0:
         return smax if work > 0.0 else smin
     base = speedup(smin, m)
-    slot_s = SLOT_STEPS * STEP_S
     val = np.empty(2 * q)
     for s in range(q):
+        a0 = 0 if s == 0 else r0 + (s - 1) * SLOT_STEPS
+        a1 = r0 + s * SLOT_STEPS
         c = 0.0
-        for h in range(s * SLOT_STEPS, (s + 1) * SLOT_STEPS):
+        for h in range(a0, a1):
             c += cb[h]
-        c /= SLOT_STEPS
+        c /= a1 - a0
         inv = 1.0 / c if c > 0.0 else np.inf
         val[2 * s] = base / smin * inv if smin > 0.0 else inv
         val[2 * s + 1] = m * inv
@@ -1633,6 +1644,7 @@ def carbonscaler_scale(cb, t, deadline, work, smin, smax, m, interruptible):
         if done >= work - 1e-9:
             break
         s = o // 2
+        slot_s = (r0 if s == 0 else SLOT_STEPS) * STEP_S
         if o % 2 == 0:
             sched[s] = smin
             done += base * slot_s
@@ -1650,7 +1662,7 @@ def carbonscaler_scale(cb, t, deadline, work, smin, smax, m, interruptible):
 
 @njit(cache=True, nogil=True)
 def vcc_curve(cb_d, dem_max, infl_prev, out):
-    """VCC (Radovanović et al., IEEE Trans. Power Systems 2023, §III): the day's virtual capacity curve of
+    """VCC (Radovanović et al., IEEE Trans. Power Systems 2023, day-ahead virtual capacity curves): the day's virtual capacity curve of
     one site, from the carbon forecast issued at the day's start: the flexible demand forecast
     (``dem_max``, share x steps) is placed in the hours of lowest forecast carbon intensity, each hour
     holding at most the capacity the inflexible load leaves (1 - yesterday's largest inflexible share in
@@ -1708,17 +1720,18 @@ def carbonflex_learn(hist, k, T_arrival, T_duration, T_deadline, T_origin, T_cor
     Oracle (fluid relaxation): in arrival order, each flexible task's work (share x duration) is put
     into the one-hour slots of its window [arrival, deadline) (clipped at now) with the lowest actual
     carbon intensity, each slot holding at most the whole site (share 1), never before its arrival. The
-    provisioning of a slot is the share the oracle runs in it. Feature of a slot: the fraction of the
-    slots of the next 24 h (clipped at now) greener than it; table[d, b] = the mean provisioning of the
-    slots whose feature falls in bin b, as a multiple of the window's mean flexible demand rate[d]
-    (share per slot); a bin no slot fell into keeps 1 (provision the mean demand)."""
+    provisioning of a slot is the share the oracle runs in it. Feature of a slot: the fraction of the 23
+    slots after it (its 24-h lookahead, which must lie in the past window) greener than it; table[d, b] =
+    the mean provisioning of the slots whose feature falls in bin b, as a multiple of the window's mean
+    flexible demand rate[d] (share per slot); a bin no slot fell into takes the nearest bin's value. With
+    less than two days of history nothing is learned (rate stays as it was: 0 = act carbon-agnostic)."""
     n_dc = cap.shape[0]
     n_slot = (CF_WINDOW_DAYS * STEPS_PER_DAY) // SLOT_STEPS
     k_lo = k - n_slot * SLOT_STEPS
     if k_lo < 0:
         n_slot = k // SLOT_STEPS
         k_lo = k - n_slot * SLOT_STEPS
-    if n_slot < 24:
+    if n_slot < 48:  # (a slot is learned from only when its whole 24-h lookahead is in the past window)
         return
     t_lo = t0k - (k - k_lo) * STEP_S  # time of bundle step k_lo (seconds since the bundle's start)
     slot_s = SLOT_STEPS * STEP_S
@@ -1757,19 +1770,24 @@ def carbonflex_learn(hist, k, T_arrival, T_duration, T_deadline, T_origin, T_cor
         rate[d] = total / n_slot
         acc = np.zeros(CF_BINS)
         cnt = np.zeros(CF_BINS)
-        for q in range(n_slot):
+        for q in range(n_slot - 23):
             g = 0
-            m = 0
-            for q2 in range(q + 1, min(q + 24, n_slot)):
-                m += 1
+            for q2 in range(q + 1, q + 24):
                 if ch[q2] < ch[q]:
                     g += 1
-            f = g / m if m > 0 else 0.5
-            b = min(int(f * CF_BINS), CF_BINS - 1)
+            b = min(int(g / 23.0 * CF_BINS), CF_BINS - 1)
             acc[b] += occ[q]
             cnt[b] += 1.0
-        for b in range(CF_BINS):
-            table[d, b] = acc[b] / cnt[b] / rate[d] if cnt[b] > 0 else 1.0
+        for b in range(CF_BINS):  # a bin no slot fell into: the nearest bin that has slots (the greener on a tie)
+            bb = -1
+            for dist in range(CF_BINS):
+                if b - dist >= 0 and cnt[b - dist] > 0:
+                    bb = b - dist
+                    break
+                if b + dist < CF_BINS and cnt[b + dist] > 0:
+                    bb = b + dist
+                    break
+            table[d, b] = acc[bb] / cnt[bb] / rate[d] if bb >= 0 else 1.0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -1888,7 +1906,7 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
         if code == POLICY_WAIT_AWHILE or code == POLICY_WAIT_AWHILE_INTERRUPTING:
             if T_md[i] > 0.0:
                 if code == POLICY_WAIT_AWHILE_INTERRUPTING and T.interruptible[i]:
-                    run = wa_run_now(cb[o], max(t, T_arr[i]), T_dl[i], T_dur[i])
+                    run = wa_run_now(cb[o], t, T_dl[i], T_dur[i])
                 else:
                     if first:
                         P.start[i] = k + wa_start_offset(cb[o], t, T_arr[i], T_dur[i], T_md[i])
@@ -1910,7 +1928,7 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
                 run = True  # RES-First: a waiting job starts at once on reserved capacity that is free
         elif code == POLICY_CARBONSCALER:
             if T.flexible[i]:
-                x = carbonscaler_scale(cb[o], max(t, T_arr[i]), T_dl[i], T_dur[i], T.smin[i], T.smax[i], T.mthr[i],
+                x = carbonscaler_scale(cb[o], t, k, T_dl[i], T_dur[i], T.smin[i], T.smax[i], T.mthr[i],
                                        T.interruptible[i])
                 P.tgt[i] = x
                 run = x > 0.0
@@ -1955,8 +1973,8 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
         d = S.dest[i]
         running = status[i] == ST_STARTED and fin[i] > t
         paused = status[i] == ST_PAUSED
-        if not (running or paused):
-            continue  # waiting to resume: takes no control
+        if not (running or paused) or (running and fin[i] <= t1):
+            continue  # waiting to resume (takes no control), or finishing within this step (left alone)
         if code == POLICY_WAIT_AWHILE_INTERRUPTING:
             if not T_intr[i]:
                 continue
@@ -1970,7 +1988,7 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
             x = P.tgt[i]
             if hour_start or x != x:
                 w = work_left(i, t, status, fin, S.segs, S.rem, S.nseg, scale, T.ckpt, T.mthr)
-                x = carbonscaler_scale(cb[d], t, T_dl[i], w, T_smin[i], T_smax[i], T.mthr[i], T_intr[i])
+                x = carbonscaler_scale(cb[d], t, k, T_dl[i], w, T_smin[i], T_smax[i], T.mthr[i], T_intr[i])
                 P.tgt[i] = x
             if running and x != scale[i]:
                 n_ctl = _ctl(S, n_ctl, i, x if (x > 0.0 or T_intr[i]) else T_smin[i])
@@ -1984,8 +2002,12 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
             x = T_smax[i] if mult[d] >= 1.0 else T_smin[i]
             if t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(x, T.mthr[i]) > T_dl[i]:
                 x = T_smax[i]
-            if mult[d] <= 0.0 and running and T_intr[i] and x < T_smax[i]:
-                n_ctl = _ctl(S, n_ctl, i, 0.0)
+            if mult[d] <= 0.0:  # the oracle ran nothing in such slots: suspend (interruptible) or scale down
+                late = t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(T_smax[i], T.mthr[i]) > T_dl[i]
+                if running and T_intr[i] and not late:
+                    n_ctl = _ctl(S, n_ctl, i, 0.0)
+                elif running and x != scale[i]:
+                    n_ctl = _ctl(S, n_ctl, i, x)
             elif paused:
                 n_ctl = _ctl(S, n_ctl, i, x)
             elif running and x != scale[i]:
