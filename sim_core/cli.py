@@ -146,7 +146,8 @@ def _resolve_home(home: Path | None, no_store: bool):
 def compare(
     bundle: str = typer.Argument(..., help="bundle directory, or a bundle id under <home>/bundles"),  # noqa: B008
     policies: str = typer.Option(",".join(("local_only", "round_robin", "lowest_carbon", "lowest_price",  # noqa: B008
-                                          "defer_to_greener")), help="comma-separated built-in policies, of: " + ", ".join(POLICY_NAMES)),
+                                          "defer_to_greener")),
+                          help="comma-separated built-in policies, of: " + ", ".join(POLICY_NAMES)),
     seeds: str = typer.Option("0,1,2", help="comma-separated seeds"),  # noqa: B008
     days: float | None = typer.Option(None, help="simulate only this many days"),  # noqa: B008
     start: str | None = typer.Option(None, help="start (ISO UTC time or step index)"),  # noqa: B008

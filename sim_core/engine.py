@@ -1528,7 +1528,8 @@ def work_left(i, t, status, fin, segs, rem, nseg, scale, T_ckpt, T_mthr):
 @njit(cache=True, nogil=True)
 def wa_start_offset(cb, t, arrival, duration, max_delay):
     """Wait Awhile, non-interrupting (Wiesner et al., Middleware 2021, ad hoc workloads; artifact
-    dos-group/lets-wait-awhile ``strategy.py`` ``AdHocStrategy``): the start offset s (steps from now) whose window [s, s + L) has the lowest mean
+    dos-group/lets-wait-awhile ``strategy.py`` ``AdHocStrategy``): the start offset s (steps from now)
+    whose window [s, s + L) has the lowest mean
     forecast carbon intensity, over the starts that keep the task within its allowed delay
     (start <= arrival + max_delay) and its window within the forecast; ties go to the earliest."""
     L = _steps_of(duration)
@@ -1573,7 +1574,8 @@ def wa_run_now(cb, t, deadline, work):
 
 @njit(cache=True, nogil=True)
 def gaia_start_offset(cb, t, arrival, wait, expected_s, carbon_time):
-    """GAIA (Hanafy et al., ASPLOS 2024; artifact umassos/GAIA ``src/scheduling/carbon_waiting_policy.py``): the start offset
+    """GAIA (Hanafy et al., ASPLOS 2024; artifact umassos/GAIA ``src/scheduling/carbon_waiting_policy.py``):
+    the start offset
     (steps, on the hourly grid s = 0, 1 h, 2 h, ... up to the waiting time) for a job of the queue's
     expected length (its mean, the job's own length being unknown at submission). Lowest-Carbon-Window
     (``best_waiting_time``): the least carbon C(s) = sum of the intensity over [s, s + expected).
@@ -1607,7 +1609,8 @@ def gaia_start_offset(cb, t, arrival, wait, expected_s, carbon_time):
 @njit(cache=True, nogil=True)
 def carbonscaler_scale(cb, t, k, deadline, work, smin, smax, m, interruptible):
     """CarbonScaler (Hanafy et al., SIGMETRICS 2024, its greedy carbon-scaling algorithm; artifact
-    umassos/CarbonScaler ``src/controllers/carbon_scaler.go`` ``ComputeSchedule``): the greedy marginal allocation over one-hour slots up to the deadline. Each
+    umassos/CarbonScaler ``src/controllers/carbon_scaler.go`` ``ComputeSchedule``): the greedy marginal
+    allocation over one-hour slots up to the deadline. Each
     slot offers its first unit (the minimum scale, throughput speedup(smin)) and extra allocation
     (throughput m per unit); each is worth its throughput per unit of allocation / the slot's forecast
     carbon intensity (power is proportional to allocation). Units are taken best first until the
@@ -1662,7 +1665,8 @@ def carbonscaler_scale(cb, t, k, deadline, work, smin, smax, m, interruptible):
 
 @njit(cache=True, nogil=True)
 def vcc_curve(cb_d, dem_max, infl_prev, out):
-    """VCC (Radovanović et al., IEEE Trans. Power Systems 2023, day-ahead virtual capacity curves): the day's virtual capacity curve of
+    """VCC (Radovanović et al., IEEE Trans. Power Systems 2023, day-ahead virtual capacity curves): the
+    day's virtual capacity curve of
     one site, from the carbon forecast issued at the day's start: the flexible demand forecast
     (``dem_max``, share x steps) is placed in the hours of lowest forecast carbon intensity, each hour
     holding at most the capacity the inflexible load leaves (1 - yesterday's largest inflexible share in
@@ -1824,7 +1828,7 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
     day_start = k % STEPS_PER_DAY == 0
 
     # bookkeeping of booked shares (VCC, CarbonFlex)
-    book_load = code == POLICY_VCC or code == POLICY_CARBONFLEX
+    book_load = code >= POLICY_VCC  # (VCC, CarbonFlex)
     if book_load:
         for d in range(n_dc):
             for r in range(2):
@@ -1859,7 +1863,8 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
                 carbonflex_learn(info.hist, k, T_arr, T_dur, T_dl, T_o, T_c, T_g, T_m, T_md, cap, t, P.table, P.rate)
 
     # what is to be decided: pending tasks, and (for the controlling policies) the flexible tasks running
-    controls = code == POLICY_WAIT_AWHILE_INTERRUPTING or code == POLICY_CARBONSCALER or code == POLICY_CARBONFLEX
+    controls = code == POLICY_WAIT_AWHILE_INTERRUPTING or code == POLICY_CARBONSCALER  # noqa: SIM109
+    controls = controls or code == POLICY_CARBONFLEX  # (the baselines that pause, resume, rescale)
     need_fc = False
     for q in range(pn):
         i = pend[q]
@@ -1903,7 +1908,7 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
         run = True
         can_wait = allow_defer and t1 + T_dur[i] <= T_dl[i]
         first = P.start[i] != P.start[i]
-        if code == POLICY_WAIT_AWHILE or code == POLICY_WAIT_AWHILE_INTERRUPTING:
+        if POLICY_WAIT_AWHILE <= code <= POLICY_WAIT_AWHILE_INTERRUPTING:
             if T_md[i] > 0.0:
                 if code == POLICY_WAIT_AWHILE_INTERRUPTING and T.interruptible[i]:
                     run = wa_run_now(cb[o], t, T_dl[i], T_dur[i])
@@ -1911,8 +1916,7 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
                     if first:
                         P.start[i] = k + wa_start_offset(cb[o], t, T_arr[i], T_dur[i], T_md[i])
                     run = k >= P.start[i]
-        elif code == POLICY_GAIA_LOWEST_CARBON_WINDOW or code == POLICY_GAIA_CARBON_TIME or \
-                code == POLICY_GAIA_RES_FIRST:
+        elif POLICY_GAIA_LOWEST_CARBON_WINDOW <= code <= POLICY_GAIA_RES_FIRST:
             if first:
                 cls = 0 if T_dur[i] < GAIA_SHORT_S else 1
                 P.cls[cls, 0] += T_dur[i]
@@ -1932,7 +1936,7 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
                                        T.interruptible[i])
                 P.tgt[i] = x
                 run = x > 0.0
-        elif code == POLICY_VCC or code == POLICY_CARBONFLEX:
+        elif code >= POLICY_VCC:  # (VCC, CarbonFlex)
             sh = _share(T_c[i], T_g[i], T_m[i], cap, o)
             flex = T_md[i] > 0.0
             if first:
@@ -2008,9 +2012,7 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
                     n_ctl = _ctl(S, n_ctl, i, 0.0)
                 elif running and x != scale[i]:
                     n_ctl = _ctl(S, n_ctl, i, x)
-            elif paused:
-                n_ctl = _ctl(S, n_ctl, i, x)
-            elif running and x != scale[i]:
+            elif paused or (running and x != scale[i]):
                 n_ctl = _ctl(S, n_ctl, i, x)
     S.sc[SC_CTL_N] = n_ctl
 

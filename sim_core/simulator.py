@@ -403,7 +403,8 @@ class Simulator:
         code = policy_code(name)
         if code in E.BASELINE_CODES.values():
             raise RunOptionsError(f"{name!r} is a published baseline: it keeps a plan across steps and controls "
-                                  "flexible tasks, so it runs whole (sim_core.run), not one step on another run's state")
+                                  "flexible tasks, so it runs whole (sim_core.run), not one step on another run's "
+                                  "state")
         p = self.prep
         pn = int(p.state.sc[E.SC_PEND_N])
         acts = np.zeros(max(pn, 1), np.int32)

@@ -211,7 +211,8 @@ def reference_bundle(root: str | Path, *, n_tasks: int, n_steps: int = 35040, se
         population_weight=[s.population_weight for s in sites], total_cores=[s.total_cores for s in sites],
         total_gpus=[s.total_gpus for s in sites], total_mem_gb=[s.total_mem_gb for s in sites],
         n_steps=n_steps, signals=synthetic_signals(n_dc, n_steps, seed),
-        tasks=synthetic_tasks(n_tasks, n_steps, seed) if tasks is None else tasks, usd_per_gb=usd, throughput_mbps=thr, rtt_ms=rtt,
+        tasks=synthetic_tasks(n_tasks, n_steps, seed) if tasks is None else tasks, usd_per_gb=usd,
+        throughput_mbps=thr, rtt_ms=rtt,
         name=name,
     )
 
