@@ -256,7 +256,10 @@ def export(
              "that version's numbers)")] = "default",
     provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")] = "aws",
     carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = "direct",
-    seed: Annotated[int, typer.Option(help="workload seed")] = 0,
+    seed: Annotated[int, typer.Option(help="workload seed (also draws the task flexibility)")] = 0,
+    flexibility: Annotated[str, typer.Option(
+        help="task flexibility (allowed delay, suspend-resume, elastic scaling; docs/workload.md): 'default' "
+             "(the cited model) or 'none'")] = "default",
     max_gap_hours: Annotated[float, typer.Option(help="longest gap filled (flagged) before the build fails")] = 3.0,
     max_edge_fill_hours: Annotated[
         float, typer.Option(help="longest year-edge span with no neighbouring-year data held (flagged)")
@@ -282,7 +285,7 @@ def export(
             regions=tuple(locations.parse_codes(regions)), year=year, workload=workload, provider=provider,
             carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
             datacenters=datacenters if datacenters in ("sized", "reference") else str(_abs(Path(datacenters))),
-            target_utilization=target_utilization, physics=physics,
+            target_utilization=target_utilization, physics=physics, flexibility=flexibility,
         )
         h = Home.resolve(home).ensure()
         with _progress("ingest") as progress:
