@@ -6,9 +6,9 @@ bundle with flexible tasks (the baselines act only on those).
     uv run python benchmarks/bench_baselines.py --tasks 200000 --no-write
 
 Each figure comes from a fresh subprocess after a 1-day warm-up run (the Numba cache is warm). The
-flexible variant is the benchmark's own synthetic assumption, not a workload default: with seed 1, half
-the tasks may wait 12 h, 30 % of the GPU tasks are interruptible (30 s checkpoint), 30 % of the tasks
-with >= 1 GPU are elastic (scale 0.5-2, marginal throughput 0.8). The figures are written between
+flexible variant gives the same tasks the workload pipeline's default flexibility
+(``pipelines.workload.flexibility.assign_flexibility``, ``FlexParams()``, seed 0: GAIA's queue delays,
+every task that can pay its checkpoint interruptible and elastic). The figures are written between
 ``<!-- baselines:start -->`` and ``<!-- baselines:end -->`` in BENCHMARKS.md.
 """
 
@@ -54,21 +54,12 @@ print(json.dumps(dict(n_tasks=int(prep.hi - prep.lo), n_steps=prep.n, t_step=t_s
 
 MAKE = r"""
 import sys
-import numpy as np
-import polars as pl
+from pipelines.workload.flexibility import FlexParams, assign_flexibility
 from sim_core.testing import reference_bundle, synthetic_tasks
 tmp, n_tasks, flex = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 t = synthetic_tasks(n_tasks, 35040, 0)
 if flex:
-    rng = np.random.default_rng(1)
-    n = t.height
-    g = t["gpus"].to_numpy()
-    el = (g >= 1.0) & (rng.random(n) < 0.3)
-    intr = (g > 0.0) & (rng.random(n) < 0.3)
-    cols = dict(max_delay_s=np.where(rng.random(n) < 0.5, 12 * 3600.0, 0.0), interruptible=intr,
-                checkpoint_s=np.where(intr | el, 30.0, 0.0), min_scale=np.where(el, 0.5, 1.0),
-                max_scale=np.where(el, 2.0, 1.0), marginal_throughput=np.where(el, 0.8, 0.0))
-    t = t.with_columns([pl.Series(k, v) for k, v in cols.items()])
+    t = assign_flexibility(t, FlexParams(), 0)
 print(reference_bundle(tmp, n_tasks=n_tasks, name="flex" if flex else "plain", tasks=t))
 """
 
@@ -119,7 +110,7 @@ def main() -> None:
              f"measured {time.strftime('%Y-%m-%d')}; each figure from a fresh process, warm Numba cache, default "
              "forecast (`calibrated`).", "",
              f"Full year, reference 5-DC cluster, {rows[0][1]['n_tasks']:,} synthetic tasks; *flexible*: the same "
-             "tasks with synthetic flexibility (see the script).", "",
+             "tasks with the workload pipeline's default flexibility (`assign_flexibility`, `FlexParams()`).", "",
              "| policy | stepping s | × lowest_carbon | stepping s, flexible | pauses / rescales, flexible |",
              "|---|---|---|---|---|"]
     for pol, a, b in rows:
