@@ -1512,8 +1512,12 @@ def _share(c, g, m, cap, d):
 
 @njit(cache=True, nogil=True, inline="always")
 def _steps_of(x):
-    """Whole steps that x seconds of work occupy (at least 1)."""
-    return max(int(math.ceil(x / STEP_S - 1e-9)), 1)
+    """Whole steps that x seconds of work occupy (at least 1; 2**40 for a duration beyond any bundle, also
+    an infinite or NaN one: the float is compared before it is converted)."""
+    y = x / STEP_S
+    if not y < 1e12:
+        return 1 << 40
+    return max(int(math.ceil(y - 1e-9)), 1)
 
 
 @njit(cache=True, nogil=True)
@@ -1561,7 +1565,10 @@ def wa_run_now(cb, t, deadline, work):
     every step with the forecast issued then; with the oracle forecast it is the plan made at arrival.)
     Ties go to the earliest step, so the current step wins them."""
     need = _steps_of(work)
-    e = min(int(math.floor((deadline - t) / STEP_S + 1e-9)) - 1, cb.shape[0] - 1)
+    y = (deadline - t) / STEP_S + 1e-9
+    if not y < cb.shape[0]:  # (an infinite or NaN deadline: the forecast's end)
+        y = float(cb.shape[0])
+    e = min(int(math.floor(y)) - 1, cb.shape[0] - 1)
     if e + 1 <= need:
         return True
     c0 = cb[0]
@@ -1756,9 +1763,12 @@ def carbonflex_learn(hist, k, T_arrival, T_duration, T_deadline, T_origin, T_cor
             if T_origin[i] != d or T_max_delay[i] <= 0.0:
                 continue
             w = _share(T_cores[i], T_gpus[i], T_mem[i], cap, d) * T_duration[i] / slot_s  # share x slots
+            if not w < 1e12:  # (a task that never ends is no demand to learn from)
+                continue
             total += w
             a = int(math.floor((T_arrival[i] - t_lo) / slot_s))
-            b = min(int(math.ceil((T_deadline[i] - t_lo) / slot_s)), n_slot)
+            x = (T_deadline[i] - t_lo) / slot_s
+            b = int(math.ceil(x)) if x < n_slot else n_slot  # (the float is compared before the conversion)
             if b <= a:
                 continue
             order = np.argsort(ch[a:b], kind="mergesort")
