@@ -23,7 +23,8 @@ rescale the flexible tasks (interruptible or elastic) that have started, through
 ``State.ctl_task`` / ``State.ctl_val`` (``PolicyView.ctl_task`` / ``ctl_scale`` / ``n_controls``);
 :func:`flex_controls` applies them at the start of the step (the step boundary), un-booking the busy
 time a task had booked ahead to its finish, and the scheduler starts the resumed segment like any
-queued task (with the checkpoint overhead). Built-in policies never write controls.
+queued task (with the checkpoint overhead). The rule policies never write controls; the published
+baselines that pause and rescale (:func:`decide_baseline`) write them like a user's policy.
 """
 
 from __future__ import annotations
