@@ -110,7 +110,9 @@ def main() -> None:
              f"measured {time.strftime('%Y-%m-%d')}; each figure from a fresh process, warm Numba cache, default "
              "forecast (`calibrated`).", "",
              f"Full year, reference 5-DC cluster, {rows[0][1]['n_tasks']:,} synthetic tasks; *flexible*: the same "
-             "tasks with the workload pipeline's default flexibility (`assign_flexibility`, `FlexParams()`).", "",
+             "tasks with the workload pipeline's default flexibility (`assign_flexibility`, `FlexParams()`). "
+             f"Load average when done: {os.getloadavg()[0]:.1f} (a shared machine: compare the ratios within this "
+             "table; the simulation section's quiet-machine figure is the absolute one).", "",
              "| policy | stepping s | × lowest_carbon | stepping s, flexible | pauses / rescales, flexible |",
              "|---|---|---|---|---|"]
     for pol, a, b in rows:
