@@ -1837,6 +1837,11 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
     status, fin, scale = S.status, S.fin, S.scale
     nflex = S.sc[SC_FLEX_N]
     cb = P.cb
+    # (every tuple field read in a loop is read once here: Numba increfs an array at each field read)
+    P_start, P_tgt, P_cls, P_load, P_book, P_dem = P.start, P.tgt, P.cls, P.load, P.book, P.dem
+    P_curve, P_infl, P_table, P_rate, P_isc = P.curve, P.infl, P.table, P.rate, P.isc
+    T_flex, T_intr, T_smin, T_smax, T_mthr, T_ckpt = T.flexible, T.interruptible, T.smin, T.smax, T.mthr, T.ckpt
+    S_flex, S_dest, S_commit, S_segs, S_rem, S_nseg = S.flex, S.dest, S.commit, S.segs, S.rem, S.nseg
     hour_start = k % SLOT_STEPS == 0
     day_start = k % STEPS_PER_DAY == 0
 
@@ -1845,33 +1850,33 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
     if book_load:
         for d in range(n_dc):
             for r in range(2):
-                P.load[r, d] -= P.book[r, d, j]
-                if P.load[r, d] < 1e-12:
-                    P.load[r, d] = 0.0
+                P_load[r, d] -= P_book[r, d, j]
+                if P_load[r, d] < 1e-12:
+                    P_load[r, d] = 0.0
         if day_start or j == 0:
             if j > 0:  # a day has ended: roll the demand and the inflexible load
-                nd = min(P.isc[PI_DAYS] + 1, VCC_HISTORY_DAYS)
+                nd = min(P_isc[PI_DAYS] + 1, VCC_HISTORY_DAYS)
                 for d in range(n_dc):
                     for x in range(VCC_HISTORY_DAYS - 1, 0, -1):
-                        P.dem[d, x] = P.dem[d, x - 1]
-                    P.dem[d, 0] = P.dem[d, VCC_HISTORY_DAYS]
-                    P.dem[d, VCC_HISTORY_DAYS] = 0.0
+                        P_dem[d, x] = P_dem[d, x - 1]
+                    P_dem[d, 0] = P_dem[d, VCC_HISTORY_DAYS]
+                    P_dem[d, VCC_HISTORY_DAYS] = 0.0
                     for s in range(STEPS_PER_DAY):
-                        P.infl[0, d, s] = P.infl[1, d, s]
-                P.isc[PI_DAYS] = nd
+                        P_infl[0, d, s] = P_infl[1, d, s]
+                P_isc[PI_DAYS] = nd
             issue_forecast(info.act, info.fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, SIG_CARBON,
                            j, iopt[IO_H])
             carbon_known(info.hist, info.fc, k, cb)
             if code == POLICY_VCC:
                 for d in range(n_dc):
-                    if P.isc[PI_DAYS] == 0 or not day_start:
+                    if P_isc[PI_DAYS] == 0 or not day_start:
                         for h in range(24):
-                            P.curve[d, h] = np.inf
+                            P_curve[d, h] = np.inf
                     else:
                         dmax = 0.0
-                        for x in range(P.isc[PI_DAYS]):
-                            dmax = max(dmax, P.dem[d, x])
-                        vcc_curve(cb[d], dmax, P.infl[0, d], P.curve[d])
+                        for x in range(P_isc[PI_DAYS]):
+                            dmax = max(dmax, P_dem[d, x])
+                        vcc_curve(cb[d], dmax, P_infl[0, d], P_curve[d])
             elif day_start:
                 carbonflex_learn(info.hist, k, T_arr, T_dur, T_dl, T_o, T_c, T_g, T_m, T_md, cap, t, P.table, P.rate)
 
@@ -1881,7 +1886,7 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
     need_fc = False
     for q in range(pn):
         i = pend[q]
-        if T_md[i] > 0.0 or (code == POLICY_CARBONSCALER and T.flexible[i]):
+        if T_md[i] > 0.0 or (code == POLICY_CARBONSCALER and T_flex[i]):
             need_fc = True
             break
     if controls and nflex > 0:
@@ -1896,23 +1901,23 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
     mult = np.ones(n_dc)
     if code == POLICY_CARBONFLEX:
         for d in range(n_dc):
-            if P.rate[d] > 0.0 and need_fc:
+            if P_rate[d] > 0.0 and need_fc:
                 f = carbon_rank(cb[d], CF_RANK_STEPS)
-                mult[d] = P.table[d, min(int(f * CF_BINS), CF_BINS - 1)]
-                prov[d] = mult[d] * P.rate[d]
+                mult[d] = P_table[d, min(int(f * CF_BINS), CF_BINS - 1)]
+                prov[d] = mult[d] * P_rate[d]
             else:
                 prov[d] = np.inf
 
     avail = np.empty((n_dc, 3))
     for d in range(n_dc):
         for r in range(3):
-            avail[d, r] = cap[d, r] - S.commit[d, r]
+            avail[d, r] = cap[d, r] - S_commit[d, r]
     if code == POLICY_GAIA_RES_FIRST:  # reserved = the capacity of the servers on, less what is committed
         managed = C.opts[OPT_MANAGED] > 0.5
         for d in range(n_dc):
             for r in range(3):
                 on = _cap_of(C.srv_cfg, cap, d, S.srv_on[d, K_CPU], S.srv_on[d, K_GPU], r) if managed else cap[d, r]
-                avail[d, r] = on - S.commit[d, r]
+                avail[d, r] = on - S_commit[d, r]
     h_now = (k % STEPS_PER_DAY) // SLOT_STEPS
 
     for q in range(pn):
@@ -1920,51 +1925,51 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
         o = T_o[i]
         run = True
         can_wait = allow_defer and t1 + T_dur[i] <= T_dl[i]
-        first = P.start[i] != P.start[i]
+        first = P_start[i] != P_start[i]
         if POLICY_WAIT_AWHILE <= code <= POLICY_WAIT_AWHILE_INTERRUPTING:
             if T_md[i] > 0.0:
-                if code == POLICY_WAIT_AWHILE_INTERRUPTING and T.interruptible[i]:
+                if code == POLICY_WAIT_AWHILE_INTERRUPTING and T_intr[i]:
                     run = wa_run_now(cb[o], t, T_dl[i], T_dur[i])
                 else:
                     if first:
-                        P.start[i] = k + wa_start_offset(cb[o], t, T_arr[i], T_dur[i], T_md[i])
-                    run = k >= P.start[i]
+                        P_start[i] = k + wa_start_offset(cb[o], t, T_arr[i], T_dur[i], T_md[i])
+                    run = k >= P_start[i]
         elif POLICY_GAIA_LOWEST_CARBON_WINDOW <= code <= POLICY_GAIA_RES_FIRST:
             if first:
                 cls = 0 if T_dur[i] < GAIA_SHORT_S else 1
-                P.cls[cls, 0] += T_dur[i]
-                P.cls[cls, 1] += 1.0
+                P_cls[cls, 0] += T_dur[i]
+                P_cls[cls, 1] += 1.0
                 wait = min(T_md[i], GAIA_WAIT_SHORT_S if cls == 0 else GAIA_WAIT_LONG_S)
                 if wait > 0.0:
-                    P.start[i] = k + gaia_start_offset(cb[o], t, T_arr[i], wait, P.cls[cls, 0] / P.cls[cls, 1],
+                    P_start[i] = k + gaia_start_offset(cb[o], t, T_arr[i], wait, P_cls[cls, 0] / P_cls[cls, 1],
                                                        code != POLICY_GAIA_LOWEST_CARBON_WINDOW)
                 else:
-                    P.start[i] = k
-            run = k >= P.start[i]
+                    P_start[i] = k
+            run = k >= P_start[i]
             if not run and code == POLICY_GAIA_RES_FIRST and fits(T_c[i], T_g[i], T_m[i], avail, o):
                 run = True  # RES-First: a waiting job starts at once on reserved capacity that is free
         elif code == POLICY_CARBONSCALER:
-            if T.flexible[i]:
-                x = carbonscaler_scale(cb[o], t, k, T_dl[i], T_dur[i], T.smin[i], T.smax[i], T.mthr[i],
-                                       T.interruptible[i])
-                P.tgt[i] = x
+            if T_flex[i]:
+                x = carbonscaler_scale(cb[o], t, k, T_dl[i], T_dur[i], T_smin[i], T_smax[i], T_mthr[i],
+                                       T_intr[i])
+                P_tgt[i] = x
                 run = x > 0.0
         elif code >= POLICY_VCC:  # (VCC, CarbonFlex)
             sh = _share(T_c[i], T_g[i], T_m[i], cap, o)
             flex = T_md[i] > 0.0
             if first:
-                P.start[i] = k
+                P_start[i] = k
                 if flex:
-                    P.dem[o, VCC_HISTORY_DAYS] += sh * _steps_of(T_dur[i])
+                    P_dem[o, VCC_HISTORY_DAYS] += sh * _steps_of(T_dur[i])
             if flex:
-                lim = P.curve[o, h_now] if code == POLICY_VCC else prov[o]
-                run = P.load[0, o] + sh <= lim + 1e-9 or (P.load[0, o] <= 1e-12 and lim > 0.0)
+                lim = P_curve[o, h_now] if code == POLICY_VCC else prov[o]
+                run = P_load[0, o] + sh <= lim + 1e-9 or (P_load[0, o] <= 1e-12 and lim > 0.0)
             if run or not can_wait:
                 r = 0 if flex else 1
-                P.load[r, o] += sh
+                P_load[r, o] += sh
                 jr = j + _steps_of(T_dur[i])
-                if jr < P.book.shape[2]:
-                    P.book[r, o, jr] += sh
+                if jr < P_book.shape[2]:
+                    P_book[r, o, jr] += sh
         if not run and can_wait:
             actions[q] = 0
             continue
@@ -1978,16 +1983,15 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
         actions[q] = best + 1
     if book_load:
         for d in range(n_dc):
-            P.infl[1, d, k % STEPS_PER_DAY] = P.load[1, d]
+            P_infl[1, d, k % STEPS_PER_DAY] = P_load[1, d]
 
     # controls of the flexible tasks that have started
     if not controls or nflex == 0:
         return
     n_ctl = 0
-    T_smin, T_smax, T_intr = T.smin, T.smax, T.interruptible
     for q in range(nflex):
-        i = S.flex[q]
-        d = S.dest[i]
+        i = S_flex[q]
+        d = S_dest[i]
         running = status[i] == ST_STARTED and fin[i] > t
         paused = status[i] == ST_PAUSED
         if not (running or paused) or (running and fin[i] <= t1):
@@ -1995,32 +1999,32 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
         if code == POLICY_WAIT_AWHILE_INTERRUPTING:
             if not T_intr[i]:
                 continue
-            w = work_left(i, t, status, fin, S.segs, S.rem, S.nseg, scale, T.ckpt, T.mthr)
+            w = work_left(i, t, status, fin, S_segs, S_rem, S_nseg, scale, T_ckpt, T_mthr)
             go = wa_run_now(cb[d], t, T_dl[i], w)
             if running and not go:
                 n_ctl = _ctl(S, n_ctl, i, 0.0)
             elif paused and go:
                 n_ctl = _ctl(S, n_ctl, i, 1.0)
         elif code == POLICY_CARBONSCALER:
-            x = P.tgt[i]
+            x = P_tgt[i]
             if hour_start or x != x:
-                w = work_left(i, t, status, fin, S.segs, S.rem, S.nseg, scale, T.ckpt, T.mthr)
-                x = carbonscaler_scale(cb[d], t, k, T_dl[i], w, T_smin[i], T_smax[i], T.mthr[i], T_intr[i])
-                P.tgt[i] = x
+                w = work_left(i, t, status, fin, S_segs, S_rem, S_nseg, scale, T_ckpt, T_mthr)
+                x = carbonscaler_scale(cb[d], t, k, T_dl[i], w, T_smin[i], T_smax[i], T_mthr[i], T_intr[i])
+                P_tgt[i] = x
             if running and x != scale[i]:
                 n_ctl = _ctl(S, n_ctl, i, x if (x > 0.0 or T_intr[i]) else T_smin[i])
             elif paused and x > 0.0:
                 n_ctl = _ctl(S, n_ctl, i, x)
         else:  # CarbonFlex: elastic scaling and suspension by the slot's learned provisioning
-            if not hour_start or P.rate[d] <= 0.0:
+            if not hour_start or P_rate[d] <= 0.0:
                 continue
             # never slow a task down so far that it cannot finish by its deadline (a slot later, at full scale)
-            w = work_left(i, t, status, fin, S.segs, S.rem, S.nseg, scale, T.ckpt, T.mthr)
+            w = work_left(i, t, status, fin, S_segs, S_rem, S_nseg, scale, T_ckpt, T_mthr)
             x = T_smax[i] if mult[d] >= 1.0 else T_smin[i]
-            if t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(x, T.mthr[i]) > T_dl[i]:
+            if t + SLOT_STEPS * STEP_S + T_ckpt[i] + w / speedup(x, T_mthr[i]) > T_dl[i]:
                 x = T_smax[i]
             if mult[d] <= 0.0:  # the oracle ran nothing in such slots: suspend (interruptible) or scale down
-                late = t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(T_smax[i], T.mthr[i]) > T_dl[i]
+                late = t + SLOT_STEPS * STEP_S + T_ckpt[i] + w / speedup(T_smax[i], T_mthr[i]) > T_dl[i]
                 if running and T_intr[i] and not late:
                     n_ctl = _ctl(S, n_ctl, i, 0.0)
                 elif running and x != scale[i]:
