@@ -23,6 +23,10 @@ HORIZON_DEFAULT = 24
 FORECAST_HELP = ("what policies are told of the future: calibrated (actual + published day-ahead error), "
                  "persistence, seasonal_naive, seasonal_naive_weekly, or oracle (perfect foresight)")
 HORIZON_HELP = "forecast horizon in hours (24..336)"
+#: sim_core.POLICIES, repeated for the same reason (a test keeps them equal)
+POLICY_NAMES = ("local_only", "round_robin", "most_available", "least_pending", "lowest_carbon", "lowest_price",
+                "lowest_utilization", "random", "defer_to_greener", "wait_awhile", "wait_awhile_interrupting",
+                "gaia_lowest_carbon_window", "gaia_carbon_time", "gaia_res_first", "carbonscaler", "vcc", "carbonflex")
 
 
 @app.callback()
@@ -33,7 +37,8 @@ def _main() -> None:
 @app.command()
 def run(
     bundle: Path = typer.Argument(..., exists=True, file_okay=False, help="bundle directory"),  # noqa: B008
-    policy: str = typer.Option("lowest_carbon", help="built-in policy name"),  # noqa: B008
+    policy: str = typer.Option("lowest_carbon", help="built-in policy: " + ", ".join(POLICY_NAMES)  # noqa: B008
+                               + " (the published baselines: docs/baselines.md)"),
     seed: int = typer.Option(0, help="run seed"),  # noqa: B008
     days: float | None = typer.Option(None, help="simulate only this many days"),  # noqa: B008
     start: str | None = typer.Option(None, help="start (ISO UTC time or step index)"),  # noqa: B008
@@ -141,7 +146,8 @@ def _resolve_home(home: Path | None, no_store: bool):
 def compare(
     bundle: str = typer.Argument(..., help="bundle directory, or a bundle id under <home>/bundles"),  # noqa: B008
     policies: str = typer.Option(",".join(("local_only", "round_robin", "lowest_carbon", "lowest_price",  # noqa: B008
-                                          "defer_to_greener")), help="comma-separated built-in policies"),
+                                          "defer_to_greener")),
+                          help="comma-separated built-in policies, of: " + ", ".join(POLICY_NAMES)),
     seeds: str = typer.Option("0,1,2", help="comma-separated seeds"),  # noqa: B008
     days: float | None = typer.Option(None, help="simulate only this many days"),  # noqa: B008
     start: str | None = typer.Option(None, help="start (ISO UTC time or step index)"),  # noqa: B008

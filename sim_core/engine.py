@@ -23,7 +23,8 @@ rescale the flexible tasks (interruptible or elastic) that have started, through
 ``State.ctl_task`` / ``State.ctl_val`` (``PolicyView.ctl_task`` / ``ctl_scale`` / ``n_controls``);
 :func:`flex_controls` applies them at the start of the step (the step boundary), un-booking the busy
 time a task had booked ahead to its finish, and the scheduler starts the resumed segment like any
-queued task (with the checkpoint overhead). Built-in policies never write controls.
+queued task (with the checkpoint overhead). The rule policies never write controls; the published
+baselines that pause and rescale (:func:`decide_baseline`) write them like a user's policy.
 """
 
 from __future__ import annotations
@@ -68,6 +69,29 @@ POLICY_CODES = {
     "random": POLICY_RANDOM,
     "defer_to_greener": POLICY_DEFER_TO_GREENER,
 }
+# the published carbon-aware baselines (docs/baselines.md): stateful, they keep a plan (:data:`Plan`) and
+# control flexible tasks (pause / resume / rescale); run by :func:`run_baseline`
+POLICY_WAIT_AWHILE = 9
+POLICY_WAIT_AWHILE_INTERRUPTING = 10
+POLICY_GAIA_LOWEST_CARBON_WINDOW = 11
+POLICY_GAIA_CARBON_TIME = 12
+POLICY_GAIA_RES_FIRST = 13
+POLICY_CARBONSCALER = 14
+POLICY_VCC = 15
+POLICY_CARBONFLEX = 16
+BASELINE_CODES = {
+    "wait_awhile": POLICY_WAIT_AWHILE,
+    "wait_awhile_interrupting": POLICY_WAIT_AWHILE_INTERRUPTING,
+    "gaia_lowest_carbon_window": POLICY_GAIA_LOWEST_CARBON_WINDOW,
+    "gaia_carbon_time": POLICY_GAIA_CARBON_TIME,
+    "gaia_res_first": POLICY_GAIA_RES_FIRST,
+    "carbonscaler": POLICY_CARBONSCALER,
+    "vcc": POLICY_VCC,
+    "carbonflex": POLICY_CARBONFLEX,
+}
+#: the rule policies (stateless, never control a task): :func:`run_builtin`
+RULE_CODES = dict(POLICY_CODES)
+POLICY_CODES.update(BASELINE_CODES)
 
 # option slots in Ctx.opts
 OPT_ALLOW_DEFER = 0
@@ -1401,3 +1425,622 @@ def rolling_quantile(x, window, q):
             hi = min(lo + 1, m - 1)
             out[d, k] = v[lo] + (v[hi] - v[lo]) * (pos - lo)
     return out
+
+
+# ---------------------------------------------------------------------------- published baselines
+# The carbon-aware scheduling policies the literature compares against (docs/baselines.md lists each
+# paper, its rule, its defaults and every choice made here). Like every policy they see only what was
+# known at the decision: the carbon intensity of the current step (history) and the forecast issued now
+# (``Info.fc``, issued here for carbon only); CarbonFlex's learning reads the history of the steps
+# before now. They are single-site (temporal shifting: every task runs at its origin, as in the papers),
+# keep their own plan between steps (:data:`Plan`) and control the flexible tasks through the same
+# per-step controls as a user's policy (``State.ctl_task`` / ``ctl_val``).
+
+#: GAIA's two queues (Hanafy et al., ASPLOS 2024; artifact umassos/GAIA ``src/task.py`` ``TwoQueues``): short
+#: jobs are shorter than 2 h; the waiting times of the artifact's default ``-w 6x24`` (``src/run.py``, the
+#: setting of the paper's Figures 8-9): 6 h for the short queue, 24 h for the long one
+GAIA_SHORT_S = 7200.0
+GAIA_WAIT_SHORT_S = 6.0 * 3600.0
+GAIA_WAIT_LONG_S = 24.0 * 3600.0
+#: start times GAIA considers: every hour of the waiting time (artifact ``carbon_waiting_policy.py``:
+#: ``range(0, waiting_time + 1, 3600 // TIME_FACTOR)``)
+GAIA_GRID_STEPS = 4
+#: one-hour slots: CarbonScaler's scaling slot (Hanafy et al., SIGMETRICS 2024: hourly carbon intensity; artifact
+#: umassos/CarbonScaler ``carbon_scaler.go`` ``timeSlot``), VCC's hourly capacity curve (Radovanović et al. 2023)
+#: and CarbonFlex's provisioning slot (Hanafy et al. 2025, arXiv:2505.18357: 1-hour slots)
+SLOT_STEPS = 4
+#: VCC: the daily flexible demand forecast is the largest daily flexible demand of the last 7 days (our
+#: choice standing for the paper's risk-aware, high-quantile forecast of the daily flexible usage)
+VCC_HISTORY_DAYS = 7
+#: CarbonFlex: the past window it learns from (7 days) and the bins of the carbon-rank feature (24: one per
+#: hourly rank among the 24 one-hour slots of the lookahead)
+CF_WINDOW_DAYS = 7
+CF_BINS = 24
+#: lookahead of the carbon-rank feature (24 h: the default forecast horizon)
+CF_RANK_STEPS = STEPS_PER_DAY
+
+# integer slots in Plan.isc
+PI_DAYS = 0  # complete days of demand recorded (VCC / CarbonFlex), at most VCC_HISTORY_DAYS
+PI_DAY = 1  # bundle day of the current curve (-1: none yet)
+N_PI = 2
+
+#: A baseline's state between steps: ``start`` per task (planned start, bundle step; NaN = not planned),
+#: ``tgt`` per task (CarbonScaler's target scale), ``cls`` GAIA's running sum / count of durations per
+#: queue, ``book`` (2, n_dc, n + 1) shares booked to be released at a run step (0 flexible, 1 inflexible),
+#: ``load`` (2, n_dc) shares booked now, ``curve`` (n_dc, 24) flexible capacity share per hour of the
+#: current day (VCC; CarbonFlex: the provisioned share), ``dem`` (n_dc, VCC_HISTORY_DAYS + 1) daily
+#: flexible demand (share x steps; the last column is today's), ``infl`` (2, n_dc, 96) inflexible share per
+#: step of yesterday / today, ``table`` (n_dc, CF_BINS) CarbonFlex's learned provision per carbon-rank bin
+#: (a multiple of the mean demand), ``rate`` (n_dc) its mean flexible demand per step (share), ``cb``
+#: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the forecast issued now; +inf where unknown),
+#: ``isc`` integer slots (``PI_*``).
+Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
+                           "isc"])
+
+
+def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
+    """An empty plan (no task planned, no curve, nothing learned)."""
+    return Plan(start=np.full(max(n_tasks, 1), np.nan), tgt=np.full(max(n_tasks, 1), np.nan), cls=np.zeros((2, 2)),
+                book=np.zeros((2, n_dc, n_steps + 1)), load=np.zeros((2, n_dc)), curve=np.full((n_dc, 24), np.inf),
+                dem=np.zeros((n_dc, VCC_HISTORY_DAYS + 1)), infl=np.zeros((2, n_dc, STEPS_PER_DAY)),
+                table=np.ones((n_dc, CF_BINS)), rate=np.zeros(n_dc), cb=np.full((n_dc, horizon_steps + 1), np.inf),
+                isc=np.array([0, -1], np.int64))
+
+
+@njit(cache=True, nogil=True)
+def carbon_known(hist, fc, k, cb):
+    """cb[d, h]: the carbon intensity of bundle step k + h as known at k -- the actual for h = 0, the
+    forecast issued at k for h >= 1 -- and +inf where nothing is known (past the bundle's end)."""
+    for d in range(cb.shape[0]):
+        cb[d, 0] = hist[SIG_CARBON, d, k]
+        for h in range(1, cb.shape[1]):
+            v = fc[SIG_CARBON, d, h - 1]
+            cb[d, h] = v if v == v else np.inf
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _share(c, g, m, cap, d):
+    """Dominant share of datacenter d's capacity a request takes (VCC and CarbonFlex measure load in it)."""
+    s = 0.0
+    if cap[d, 0] > 0.0:
+        s = max(s, c / cap[d, 0])
+    if cap[d, 1] > 0.0:
+        s = max(s, g / cap[d, 1])
+    if cap[d, 2] > 0.0:
+        s = max(s, m / cap[d, 2])
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _steps_of(x):
+    """Whole steps that x seconds of work occupy (at least 1; 2**40 for a duration beyond any bundle, also
+    an infinite or NaN one: the float is compared before it is converted)."""
+    y = x / STEP_S
+    if not y < 1e12:
+        return 1 << 40
+    return max(int(math.ceil(y - 1e-9)), 1)
+
+
+@njit(cache=True, nogil=True)
+def work_left(i, t, status, fin, segs, rem, nseg, scale, T_ckpt, T_mthr):
+    """Work (s at scale 1) a started flexible task has left at time t (a running segment has done
+    (t - start - overhead) x its speed-up since it began; a paused or waiting task: what it had left)."""
+    if status[i] == ST_STARTED and fin[i] > t:
+        w0 = segs[i] + (T_ckpt[i] if nseg[i] > 1 else 0.0)
+        if t > w0:
+            return max(rem[i] - (t - w0) * speedup(scale[i], T_mthr[i]), 0.0)
+    return rem[i]
+
+
+@njit(cache=True, nogil=True)
+def wa_start_offset(cb, t, arrival, duration, max_delay):
+    """Wait Awhile, non-interrupting (Wiesner et al., Middleware 2021, ad hoc workloads; artifact
+    dos-group/lets-wait-awhile ``strategy.py`` ``AdHocStrategy``): the start offset s (steps from now)
+    whose window [s, s + L) has the lowest mean
+    forecast carbon intensity, over the starts that keep the task within its allowed delay
+    (start <= arrival + max_delay) and its window within the forecast; ties go to the earliest."""
+    L = _steps_of(duration)
+    smax = int(math.floor((arrival + max_delay - t) / STEP_S + 1e-9))
+    smax = min(smax, cb.shape[0] - L)
+    if smax <= 0:
+        return 0
+    best_s = 0
+    best = 0.0
+    for h in range(L):
+        best += cb[h]
+    for s in range(1, smax + 1):
+        v = 0.0
+        for h in range(s, s + L):
+            v += cb[h]
+        if v < best:
+            best = v
+            best_s = s
+    return best_s
+
+
+@njit(cache=True, nogil=True)
+def wa_run_now(cb, t, deadline, work):
+    """Wait Awhile, interrupting (Wiesner et al. 2021; ``AdHocStrategy(interruptible=True)``): a task
+    with ``work`` seconds left runs in the ceil(work / step) steps of lowest forecast carbon intensity
+    that end by its deadline (within the forecast); is the current step one of them? (The plan is redone
+    every step with the forecast issued then; with the oracle forecast it is the plan made at arrival.)
+    Ties go to the earliest step, so the current step wins them."""
+    need = _steps_of(work)
+    y = (deadline - t) / STEP_S + 1e-9
+    if not y < cb.shape[0]:  # (an infinite or NaN deadline: the forecast's end)
+        y = float(cb.shape[0])
+    e = min(int(math.floor(y)) - 1, cb.shape[0] - 1)
+    if e + 1 <= need:
+        return True
+    c0 = cb[0]
+    greener = 0
+    for s in range(1, e + 1):
+        if cb[s] < c0:
+            greener += 1
+            if greener >= need:
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def gaia_start_offset(cb, t, arrival, wait, expected_s, carbon_time):
+    """GAIA (Hanafy et al., ASPLOS 2024; artifact umassos/GAIA ``src/scheduling/carbon_waiting_policy.py``):
+    the start offset
+    (steps, on the hourly grid s = 0, 1 h, 2 h, ... up to the waiting time) for a job of the queue's
+    expected length (its mean, the job's own length being unknown at submission). Lowest-Carbon-Window
+    (``best_waiting_time``): the least carbon C(s) = sum of the intensity over [s, s + expected).
+    Carbon-Time (``average_carbon_slot_waiting``): the most carbon saved per unit of completion time,
+    (C(0) - C(s)) / (s + expected). Only starts whose window lies in the forecast are considered."""
+    L = _steps_of(expected_s)
+    smax = int(math.floor((arrival + wait - t) / STEP_S + 1e-9))
+    smax = min(smax, cb.shape[0] - L)
+    if smax < GAIA_GRID_STEPS:
+        return 0
+    c0 = 0.0
+    for h in range(L):
+        c0 += cb[h]
+    best_s = 0
+    best = c0 if not carbon_time else 0.0
+    for s in range(GAIA_GRID_STEPS, smax + 1, GAIA_GRID_STEPS):
+        v = 0.0
+        for h in range(s, s + L):
+            v += cb[h]
+        if carbon_time:
+            score = (c0 - v) / (s * STEP_S + expected_s)
+            if score > best:
+                best = score
+                best_s = s
+        elif v < best:
+            best = v
+            best_s = s
+    return best_s
+
+
+@njit(cache=True, nogil=True)
+def carbonscaler_scale(cb, t, k, deadline, work, smin, smax, m, interruptible):
+    """CarbonScaler (Hanafy et al., SIGMETRICS 2024, its greedy carbon-scaling algorithm; artifact
+    umassos/CarbonScaler ``src/controllers/carbon_scaler.go`` ``ComputeSchedule``): the greedy marginal
+    allocation over one-hour slots up to the deadline. Each
+    slot offers its first unit (the minimum scale, throughput speedup(smin)) and extra allocation
+    (throughput m per unit); each is worth its throughput per unit of allocation / the slot's forecast
+    carbon intensity (power is proportional to allocation). Units are taken best first until the
+    work is covered (continuous in the extra allocation: the last one is partial). Slots follow the
+    hours of the bundle (k: the bundle step now): slot 0 is what is left of the current hour. Returns
+    the scale of the current slot: 0 (suspended), or in [smin, smax]; smax when the work cannot be
+    covered before the deadline within the forecast. A task that cannot be suspended gets at least smin."""
+    r0 = SLOT_STEPS - k % SLOT_STEPS  # steps left in the current hour
+    n_h = cb.shape[0]
+    q = 0
+    while True:  # slots that end by the deadline and lie in the forecast
+        e = r0 + q * SLOT_STEPS
+        if e > n_h or t + e * STEP_S > deadline + 1e-6:
+            break
+        q += 1
+    if q <= 0 or work <= 0.0:
+        return smax if work > 0.0 else smin
+    base = speedup(smin, m)
+    val = np.empty(2 * q)
+    for s in range(q):
+        a0 = 0 if s == 0 else r0 + (s - 1) * SLOT_STEPS
+        a1 = r0 + s * SLOT_STEPS
+        c = 0.0
+        for h in range(a0, a1):
+            c += cb[h]
+        c /= a1 - a0
+        inv = 1.0 / c if c > 0.0 else np.inf
+        val[2 * s] = base / smin * inv if smin > 0.0 else inv
+        val[2 * s + 1] = m * inv
+    order = np.argsort(-val, kind="mergesort")  # best first; ties: earlier slot, base before extra
+    sched = np.zeros(q)
+    done = 0.0
+    for o in order:
+        if done >= work - 1e-9:
+            break
+        s = o // 2
+        slot_s = (r0 if s == 0 else SLOT_STEPS) * STEP_S
+        if o % 2 == 0:
+            sched[s] = smin
+            done += base * slot_s
+        elif sched[s] > 0.0 and m > 0.0 and smax > smin:
+            a = min(smax - smin, (work - done) / (m * slot_s))
+            sched[s] += a
+            done += m * a * slot_s
+    if done < work - 1e-9:
+        return smax
+    x = sched[0]
+    if x <= 0.0 and not interruptible:
+        x = smin
+    return x
+
+
+@njit(cache=True, nogil=True)
+def vcc_curve(cb_d, dem_max, infl_prev, out):
+    """VCC (Radovanović et al., IEEE Trans. Power Systems 2023, day-ahead virtual capacity curves): the
+    day's virtual capacity curve of
+    one site, from the carbon forecast issued at the day's start: the flexible demand forecast
+    (``dem_max``, share x steps) is placed in the hours of lowest forecast carbon intensity, each hour
+    holding at most the capacity the inflexible load leaves (1 - yesterday's largest inflexible share in
+    that hour); out[h] is the flexible share allowed in hour h (0 in the hours that get nothing). When
+    the capacity left cannot hold the demand, every hour gets what is left (the curve then limits
+    nothing beyond the capacity)."""
+    n_h = out.shape[0]
+    ch = np.empty(n_h)
+    room = np.empty(n_h)
+    for h in range(n_h):
+        c = 0.0
+        r = 0.0
+        for s in range(h * SLOT_STEPS, (h + 1) * SLOT_STEPS):
+            c += cb_d[s] if s < cb_d.shape[0] else np.inf
+            r = max(r, infl_prev[s])
+        ch[h] = c
+        room[h] = max(1.0 - r, 0.0)
+        out[h] = 0.0
+    order = np.argsort(ch, kind="mergesort")
+    left = dem_max
+    for h in order:
+        if left <= 1e-12:
+            break
+        a = min(room[h], left / SLOT_STEPS)
+        out[h] = a
+        left -= a * SLOT_STEPS
+    if left > 1e-12:
+        for h in range(n_h):
+            out[h] = room[h]
+
+
+@njit(cache=True, nogil=True)
+def carbon_rank(cb_d, n):
+    """Fraction of the next n - 1 steps (forecast, finite values) greener than now: 0 = the greenest."""
+    c0 = cb_d[0]
+    g = 0
+    m = 0
+    for h in range(1, min(n, cb_d.shape[0])):
+        v = cb_d[h]
+        if v < np.inf:
+            m += 1
+            if v < c0:
+                g += 1
+    return g / m if m > 0 else 0.5
+
+
+@njit(cache=True, nogil=True)
+def carbonflex_learn(hist, k, T_arrival, T_duration, T_deadline, T_origin, T_cores, T_gpus, T_mem, T_max_delay,
+                     cap, t0k, table, rate):
+    """CarbonFlex's learning step (at the start of a day): run its oracle over the past window (the
+    CF_WINDOW_DAYS days before bundle step k, clipped at the bundle's start) with the past window's
+    actual carbon (history only) and the flexible tasks that arrived in it (their true lengths), then
+    learn, per site, the oracle's provisioning as a function of the carbon rank.
+
+    Oracle (fluid relaxation): in arrival order, each flexible task's work (share x duration) is put
+    into the one-hour slots of its window [arrival, deadline) (clipped at now) with the lowest actual
+    carbon intensity, each slot holding at most the whole site (share 1), never before its arrival. The
+    provisioning of a slot is the share the oracle runs in it. Feature of a slot: the fraction of the 23
+    slots after it (its 24-h lookahead, which must lie in the past window) greener than it; table[d, b] =
+    the mean provisioning of the slots whose feature falls in bin b, as a multiple of the window's mean
+    flexible demand rate[d] (share per slot); a bin no slot fell into takes the nearest bin's value. With
+    less than two days of history nothing is learned (rate stays as it was: 0 = act carbon-agnostic)."""
+    n_dc = cap.shape[0]
+    n_slot = (CF_WINDOW_DAYS * STEPS_PER_DAY) // SLOT_STEPS
+    k_lo = k - n_slot * SLOT_STEPS
+    if k_lo < 0:
+        n_slot = k // SLOT_STEPS
+        k_lo = k - n_slot * SLOT_STEPS
+    if n_slot < 48:  # (a slot is learned from only when its whole 24-h lookahead is in the past window)
+        return
+    t_lo = t0k - (k - k_lo) * STEP_S  # time of bundle step k_lo (seconds since the bundle's start)
+    slot_s = SLOT_STEPS * STEP_S
+    lo = np.searchsorted(T_arrival, t_lo)
+    hi = np.searchsorted(T_arrival, t0k)
+    for d in range(n_dc):
+        ch = np.empty(n_slot)
+        for q in range(n_slot):
+            c = 0.0
+            for s in range(SLOT_STEPS):
+                c += hist[SIG_CARBON, d, k_lo + q * SLOT_STEPS + s]
+            ch[q] = c / SLOT_STEPS
+        occ = np.zeros(n_slot)
+        total = 0.0
+        for i in range(lo, hi):
+            if T_origin[i] != d or T_max_delay[i] <= 0.0:
+                continue
+            w = _share(T_cores[i], T_gpus[i], T_mem[i], cap, d) * T_duration[i] / slot_s  # share x slots
+            if not w < 1e12:  # (a task that never ends is no demand to learn from)
+                continue
+            total += w
+            a = int(math.floor((T_arrival[i] - t_lo) / slot_s))
+            x = (T_deadline[i] - t_lo) / slot_s
+            b = int(math.ceil(x)) if x < n_slot else n_slot  # (the float is compared before the conversion)
+            if b <= a:
+                continue
+            order = np.argsort(ch[a:b], kind="mergesort")
+            for o in order:
+                if w <= 1e-12:
+                    break
+                q = a + o
+                x = min(1.0 - occ[q], w)
+                if x > 0.0:
+                    occ[q] += x
+                    w -= x
+        if total <= 0.0:
+            rate[d] = 0.0
+            continue
+        rate[d] = total / n_slot
+        acc = np.zeros(CF_BINS)
+        cnt = np.zeros(CF_BINS)
+        for q in range(n_slot - 23):
+            g = 0
+            for q2 in range(q + 1, q + 24):
+                if ch[q2] < ch[q]:
+                    g += 1
+            b = min(int(g / 23.0 * CF_BINS), CF_BINS - 1)
+            acc[b] += occ[q]
+            cnt[b] += 1.0
+        for b in range(CF_BINS):  # a bin no slot fell into: the nearest bin that has slots (the greener on a tie)
+            bb = -1
+            for dist in range(CF_BINS):
+                if b - dist >= 0 and cnt[b - dist] > 0:
+                    bb = b - dist
+                    break
+                if b + dist < CF_BINS and cnt[b + dist] > 0:
+                    bb = b + dist
+                    break
+            table[d, b] = acc[bb] / cnt[bb] / rate[d] if bb >= 0 else 1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ctl(S, n_ctl, i, x):
+    """Append the control (task i -> scale x) to this step's controls; returns the new count."""
+    if n_ctl < S.ctl_task.shape[0]:
+        S.ctl_task[n_ctl] = i
+        S.ctl_val[n_ctl] = x
+        return n_ctl + 1
+    return n_ctl
+
+
+@njit(cache=True, nogil=True)
+def decide_baseline(T, S, C, info, P, code, j, actions):
+    """One step of a published baseline: the actions of the pending tasks (0 = defer, origin + 1 = run
+    at the origin; a task that fits not there goes to the datacenter left least over-committed) and the
+    controls of the flexible tasks it runs. A task is never deferred past the last step from which it
+    can still finish by its deadline (t1 + duration > deadline: it is started now)."""
+    cap = C.cap
+    n_dc = cap.shape[0]
+    iopt = info.iopt
+    k = iopt[IO_S0] + j
+    t = C.t0 + STEP_S * j
+    t1 = t + STEP_S
+    pn = S.sc[SC_PEND_N]
+    pend = S.pend
+    allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
+    T_arr, T_dur, T_dl, T_o = T.arrival, T.duration, T.deadline, T.origin
+    T_c, T_g, T_m, T_md = T.cores, T.gpus, T.mem, T.max_delay
+    status, fin, scale = S.status, S.fin, S.scale
+    nflex = S.sc[SC_FLEX_N]
+    cb = P.cb
+    # (every tuple field read in a loop is read once here: Numba increfs an array at each field read)
+    P_start, P_tgt, P_cls, P_load, P_book, P_dem = P.start, P.tgt, P.cls, P.load, P.book, P.dem
+    P_curve, P_infl, P_table, P_rate, P_isc = P.curve, P.infl, P.table, P.rate, P.isc
+    T_flex, T_intr, T_smin, T_smax, T_mthr, T_ckpt = T.flexible, T.interruptible, T.smin, T.smax, T.mthr, T.ckpt
+    S_flex, S_dest, S_commit, S_segs, S_rem, S_nseg = S.flex, S.dest, S.commit, S.segs, S.rem, S.nseg
+    hour_start = k % SLOT_STEPS == 0
+    day_start = k % STEPS_PER_DAY == 0
+
+    # bookkeeping of booked shares (VCC, CarbonFlex)
+    book_load = code >= POLICY_VCC  # (VCC, CarbonFlex)
+    if book_load:
+        for d in range(n_dc):
+            for r in range(2):
+                P_load[r, d] -= P_book[r, d, j]
+                if P_load[r, d] < 1e-12:
+                    P_load[r, d] = 0.0
+        if day_start or j == 0:
+            if j > 0:  # a day has ended: roll the demand and the inflexible load
+                nd = min(P_isc[PI_DAYS] + 1, VCC_HISTORY_DAYS)
+                for d in range(n_dc):
+                    for x in range(VCC_HISTORY_DAYS - 1, 0, -1):
+                        P_dem[d, x] = P_dem[d, x - 1]
+                    P_dem[d, 0] = P_dem[d, VCC_HISTORY_DAYS]
+                    P_dem[d, VCC_HISTORY_DAYS] = 0.0
+                    for s in range(STEPS_PER_DAY):
+                        P_infl[0, d, s] = P_infl[1, d, s]
+                P_isc[PI_DAYS] = nd
+            issue_forecast(info.act, info.fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, SIG_CARBON,
+                           j, iopt[IO_H])
+            carbon_known(info.hist, info.fc, k, cb)
+            if code == POLICY_VCC:
+                for d in range(n_dc):
+                    if P_isc[PI_DAYS] == 0 or not day_start:
+                        for h in range(24):
+                            P_curve[d, h] = np.inf
+                    else:
+                        dmax = 0.0
+                        for x in range(P_isc[PI_DAYS]):
+                            dmax = max(dmax, P_dem[d, x])
+                        vcc_curve(cb[d], dmax, P_infl[0, d], P_curve[d])
+            elif day_start:
+                carbonflex_learn(info.hist, k, T_arr, T_dur, T_dl, T_o, T_c, T_g, T_m, T_md, cap, t, P.table, P.rate)
+
+    # what is to be decided: pending tasks, and (for the controlling policies) the flexible tasks running
+    controls = code == POLICY_WAIT_AWHILE_INTERRUPTING or code == POLICY_CARBONSCALER  # noqa: SIM109
+    controls = controls or code == POLICY_CARBONFLEX  # (the baselines that pause, resume, rescale)
+    need_fc = False
+    for q in range(pn):
+        i = pend[q]
+        if T_md[i] > 0.0 or (code == POLICY_CARBONSCALER and T_flex[i]):
+            need_fc = True
+            break
+    if controls and nflex > 0:
+        need_fc = True
+    if need_fc and not (book_load and (day_start or j == 0)):
+        issue_forecast(info.act, info.fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, SIG_CARBON, j,
+                       iopt[IO_H])
+        carbon_known(info.hist, info.fc, k, cb)
+
+    # CarbonFlex: the provisioning of this slot at each site, from the learned table and the forecast
+    prov = np.empty(n_dc)
+    mult = np.ones(n_dc)
+    if code == POLICY_CARBONFLEX:
+        for d in range(n_dc):
+            if P_rate[d] > 0.0 and need_fc:
+                f = carbon_rank(cb[d], CF_RANK_STEPS)
+                mult[d] = P_table[d, min(int(f * CF_BINS), CF_BINS - 1)]
+                prov[d] = mult[d] * P_rate[d]
+            else:
+                prov[d] = np.inf
+
+    avail = np.empty((n_dc, 3))
+    for d in range(n_dc):
+        for r in range(3):
+            avail[d, r] = cap[d, r] - S_commit[d, r]
+    if code == POLICY_GAIA_RES_FIRST:  # reserved = the capacity of the servers on, less what is committed
+        managed = C.opts[OPT_MANAGED] > 0.5
+        for d in range(n_dc):
+            for r in range(3):
+                on = _cap_of(C.srv_cfg, cap, d, S.srv_on[d, K_CPU], S.srv_on[d, K_GPU], r) if managed else cap[d, r]
+                avail[d, r] = on - S_commit[d, r]
+    h_now = (k % STEPS_PER_DAY) // SLOT_STEPS
+
+    for q in range(pn):
+        i = pend[q]
+        o = T_o[i]
+        run = True
+        can_wait = allow_defer and t1 + T_dur[i] <= T_dl[i]
+        first = P_start[i] != P_start[i]
+        if POLICY_WAIT_AWHILE <= code <= POLICY_WAIT_AWHILE_INTERRUPTING:
+            if T_md[i] > 0.0:
+                if code == POLICY_WAIT_AWHILE_INTERRUPTING and T_intr[i]:
+                    run = wa_run_now(cb[o], t, T_dl[i], T_dur[i])
+                else:
+                    if first:
+                        P_start[i] = k + wa_start_offset(cb[o], t, T_arr[i], T_dur[i], T_md[i])
+                    run = k >= P_start[i]
+        elif POLICY_GAIA_LOWEST_CARBON_WINDOW <= code <= POLICY_GAIA_RES_FIRST:
+            if first:
+                cls = 0 if T_dur[i] < GAIA_SHORT_S else 1
+                P_cls[cls, 0] += T_dur[i]
+                P_cls[cls, 1] += 1.0
+                wait = min(T_md[i], GAIA_WAIT_SHORT_S if cls == 0 else GAIA_WAIT_LONG_S)
+                if wait > 0.0:
+                    P_start[i] = k + gaia_start_offset(cb[o], t, T_arr[i], wait, P_cls[cls, 0] / P_cls[cls, 1],
+                                                       code != POLICY_GAIA_LOWEST_CARBON_WINDOW)
+                else:
+                    P_start[i] = k
+            run = k >= P_start[i]
+            if not run and code == POLICY_GAIA_RES_FIRST and fits(T_c[i], T_g[i], T_m[i], avail, o):
+                run = True  # RES-First: a waiting job starts at once on reserved capacity that is free
+        elif code == POLICY_CARBONSCALER:
+            if T_flex[i]:
+                x = carbonscaler_scale(cb[o], t, k, T_dl[i], T_dur[i], T_smin[i], T_smax[i], T_mthr[i],
+                                       T_intr[i])
+                P_tgt[i] = x
+                run = x > 0.0
+        elif code >= POLICY_VCC:  # (VCC, CarbonFlex)
+            sh = _share(T_c[i], T_g[i], T_m[i], cap, o)
+            flex = T_md[i] > 0.0
+            if first:
+                P_start[i] = k
+                if flex:
+                    P_dem[o, VCC_HISTORY_DAYS] += sh * _steps_of(T_dur[i])
+            if flex:
+                lim = P_curve[o, h_now] if code == POLICY_VCC else prov[o]
+                run = P_load[0, o] + sh <= lim + 1e-9 or (P_load[0, o] <= 1e-12 and lim > 0.0)
+            if run or not can_wait:
+                r = 0 if flex else 1
+                P_load[r, o] += sh
+                jr = j + _steps_of(T_dur[i])
+                if jr < P_book.shape[2]:
+                    P_book[r, o, jr] += sh
+        if not run and can_wait:
+            actions[q] = 0
+            continue
+        best = o
+        if not fits(T_c[i], T_g[i], T_m[i], cap, o):
+            best = fallback_dc(T_c[i], T_g[i], T_m[i], cap, avail)
+            if best < 0:
+                best = o
+        for r in range(3):
+            avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
+        actions[q] = best + 1
+    if book_load:
+        for d in range(n_dc):
+            P_infl[1, d, k % STEPS_PER_DAY] = P_load[1, d]
+
+    # controls of the flexible tasks that have started
+    if not controls or nflex == 0:
+        return
+    n_ctl = 0
+    for q in range(nflex):
+        i = S_flex[q]
+        d = S_dest[i]
+        running = status[i] == ST_STARTED and fin[i] > t
+        paused = status[i] == ST_PAUSED
+        if not (running or paused) or (running and fin[i] <= t1):
+            continue  # waiting to resume (takes no control), or finishing within this step (left alone)
+        if code == POLICY_WAIT_AWHILE_INTERRUPTING:
+            if not T_intr[i]:
+                continue
+            w = work_left(i, t, status, fin, S_segs, S_rem, S_nseg, scale, T_ckpt, T_mthr)
+            go = wa_run_now(cb[d], t, T_dl[i], w)
+            if running and not go:
+                n_ctl = _ctl(S, n_ctl, i, 0.0)
+            elif paused and go:
+                n_ctl = _ctl(S, n_ctl, i, 1.0)
+        elif code == POLICY_CARBONSCALER:
+            x = P_tgt[i]
+            if hour_start or x != x:
+                w = work_left(i, t, status, fin, S_segs, S_rem, S_nseg, scale, T_ckpt, T_mthr)
+                x = carbonscaler_scale(cb[d], t, k, T_dl[i], w, T_smin[i], T_smax[i], T_mthr[i], T_intr[i])
+                P_tgt[i] = x
+            if running and x != scale[i]:
+                n_ctl = _ctl(S, n_ctl, i, x if (x > 0.0 or T_intr[i]) else T_smin[i])
+            elif paused and x > 0.0:
+                n_ctl = _ctl(S, n_ctl, i, x)
+        else:  # CarbonFlex: elastic scaling and suspension by the slot's learned provisioning
+            if not hour_start or P_rate[d] <= 0.0:
+                continue
+            # never slow a task down so far that it cannot finish by its deadline (a slot later, at full scale)
+            w = work_left(i, t, status, fin, S_segs, S_rem, S_nseg, scale, T_ckpt, T_mthr)
+            x = T_smax[i] if mult[d] >= 1.0 else T_smin[i]
+            if t + SLOT_STEPS * STEP_S + T_ckpt[i] + w / speedup(x, T_mthr[i]) > T_dl[i]:
+                x = T_smax[i]
+            if mult[d] <= 0.0:  # the oracle ran nothing in such slots: suspend (interruptible) or scale down
+                late = t + SLOT_STEPS * STEP_S + T_ckpt[i] + w / speedup(T_smax[i], T_mthr[i]) > T_dl[i]
+                if running and T_intr[i] and not late:
+                    n_ctl = _ctl(S, n_ctl, i, 0.0)
+                elif running and x != scale[i]:
+                    n_ctl = _ctl(S, n_ctl, i, x)
+            elif paused or (running and x != scale[i]):
+                n_ctl = _ctl(S, n_ctl, i, x)
+    S.sc[SC_CTL_N] = n_ctl
+
+
+@njit(cache=True, nogil=True)
+def run_baseline(T, S, C, info, P, code, j_end):
+    """Run steps S.sc[SC_STEP] .. j_end - 1 with a published baseline (its plan in ``P``)."""
+    actions = np.zeros(S.pend.shape[0], np.int32)
+    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
+    for j in range(S.sc[SC_STEP], j_end):
+        begin_step(T, S, C, j)
+        publish(act, hist, j, s0)
+        decide_baseline(T, S, C, info, P, code, j, actions)
+        end_step(T, S, C, j, actions)

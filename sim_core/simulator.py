@@ -112,6 +112,9 @@ class Prepared:
         self.controls = bool(controls)
         self.n_flexible = int(flexible.sum())
         self.state = E.new_state(hi - lo, sc.n_dc, n, n_flex=(hi - lo) if (controls and self.n_flexible) else 1)
+        #: a published baseline's plan (engine.Plan), None for the other policies
+        self.plan = E.new_plan(hi - lo, sc.n_dc, n, self.info.fc.shape[2]) \
+            if policy_code in E.BASELINE_CODES.values() else None
         self.state.free[:] = cap
         S = self.state
         if self.managed:  # the run starts empty: only the spare pool is on
@@ -214,8 +217,11 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     if isinstance(policy, str):
         code = policy_code(policy)
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps,
-                        policy_code=code, **options)
-        E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, code, prep.n)
+                        policy_code=code, controls=code in E.BASELINE_CODES.values(), **options)
+        if prep.plan is not None:  # a published baseline (docs/baselines.md): stateful, controls flexible tasks
+            E.run_baseline(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, code, prep.n)
+        else:
+            E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, code, prep.n)
     elif isinstance(policy, CPUDispatcher):
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, **options)
         E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, prep.n)
@@ -423,6 +429,10 @@ class Simulator:
     def builtin_actions(self, name: str) -> np.ndarray:
         """Actions that built-in policy ``name`` would take now (for comparison/baselines)."""
         code = policy_code(name)
+        if code in E.BASELINE_CODES.values():
+            raise RunOptionsError(f"{name!r} is a published baseline: it keeps a plan across steps and controls "
+                                  "flexible tasks, so it runs whole (sim_core.run), not one step on another run's "
+                                  "state")
         p = self.prep
         pn = int(p.state.sc[E.SC_PEND_N])
         acts = np.zeros(max(pn, 1), np.int32)

@@ -1,0 +1,129 @@
+"""Stepping time of the published baselines (docs/baselines.md) next to the rule policies, on the
+reference year (bench_sim.py's bundle: 35,040 steps, 5 DCs, 1.3 M synthetic tasks), and on the same
+bundle with flexible tasks (the baselines act only on those).
+
+    uv run python benchmarks/bench_baselines.py              # prints, updates BENCHMARKS.md
+    uv run python benchmarks/bench_baselines.py --tasks 200000 --no-write
+
+Each figure comes from a fresh subprocess after a 1-day warm-up run (the Numba cache is warm). The
+flexible variant gives the same tasks the workload pipeline's default flexibility
+(``pipelines.workload.flexibility.assign_flexibility``, ``FlexParams()``, seed 0: GAIA's queue delays,
+every task that can pay its checkpoint interruptible and elastic). The figures are written between
+``<!-- baselines:start -->`` and ``<!-- baselines:end -->`` in BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MD = ROOT / "BENCHMARKS.md"
+START, END = "<!-- baselines:start -->", "<!-- baselines:end -->"
+POLICIES = ("local_only", "lowest_carbon", "defer_to_greener", "wait_awhile", "wait_awhile_interrupting",
+            "gaia_lowest_carbon_window", "gaia_carbon_time", "gaia_res_first", "carbonscaler", "vcc", "carbonflex")
+
+CHILD = r"""
+import json, sys, time
+import sim_core
+from sim_core import engine as E
+from sim_core.simulator import Prepared
+path, policy = sys.argv[1], sys.argv[2]
+sc = sim_core.load(path)
+sim_core.run(sc, policy, days=1)  # warm-up (loads or compiles the kernels)
+code = E.POLICY_CODES[policy]
+base = code in E.BASELINE_CODES.values()
+prep = Prepared(sc, 0, policy_code=code, controls=base)
+t = time.perf_counter()
+if base:
+    E.run_baseline(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, code, prep.n)
+else:
+    E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, code, prep.n)
+t_step = time.perf_counter() - t
+sc_ = prep.state.sc
+print(json.dumps(dict(n_tasks=int(prep.hi - prep.lo), n_steps=prep.n, t_step=t_step,
+                      pauses=int(sc_[E.SC_PAUSES]), rescales=int(sc_[E.SC_RESCALES]))))
+"""
+
+MAKE = r"""
+import sys
+from pipelines.workload.flexibility import FlexParams, assign_flexibility
+from sim_core.testing import reference_bundle, synthetic_tasks
+tmp, n_tasks, flex = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+t = synthetic_tasks(n_tasks, 35040, 0)
+if flex:
+    t = assign_flexibility(t, FlexParams(), 0)
+print(reference_bundle(tmp, n_tasks=n_tasks, name="flex" if flex else "plain", tasks=t))
+"""
+
+
+def make_bundle(tmp: Path, n_tasks: int, flex: bool) -> str:
+    out = subprocess.run([sys.executable, "-c", MAKE, str(tmp), str(n_tasks), "1" if flex else "0"], check=True,
+                         capture_output=True, text=True, cwd=ROOT)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def measure(path: str, policy: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", CHILD, path, policy], check=True, capture_output=True, text=True,
+                         cwd=ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def write_md(section: str) -> None:
+    block = f"{START}\n{section.rstrip()}\n{END}"
+    text = MD.read_text() if MD.exists() else "# Benchmarks\n"
+    if START in text and END in text:
+        a, rest = text.split(START, 1)
+        _, b = rest.split(END, 1)
+        text = a + block + b
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    MD.write_text(text)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tasks", type=int, default=1_300_000)
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    cmd = "uv run python benchmarks/bench_baselines.py" + (f" --tasks {args.tasks}" if args.tasks != 1_300_000 else "")
+    with tempfile.TemporaryDirectory() as tmpd:
+        tmp = Path(tmpd)
+        plain = make_bundle(tmp, args.tasks, False)
+        flex = make_bundle(tmp, args.tasks, True)
+        rows = []
+        for pol in POLICIES:
+            a = measure(plain, pol)
+            b = measure(flex, pol)
+            print(pol, json.dumps(a), json.dumps(b), flush=True)
+            rows.append((pol, a, b))
+    ref = rows[1][1]["t_step"]  # lowest_carbon on the plain year: bench_sim's headline policy
+    lines = ["## Published baselines: stepping time", "", f"Command: `{cmd}`  ",
+             f"Machine: {platform.machine()}, {os.cpu_count()} CPUs (shared), Python {platform.python_version()}; "
+             f"measured {time.strftime('%Y-%m-%d')}; each figure from a fresh process, warm Numba cache, default "
+             "forecast (`calibrated`).", "",
+             f"Full year, reference 5-DC cluster, {rows[0][1]['n_tasks']:,} synthetic tasks; *flexible*: the same "
+             "tasks with the workload pipeline's default flexibility (`assign_flexibility`, `FlexParams()`). "
+             f"Load average when done: {os.getloadavg()[0]:.1f} (a shared machine: compare the ratios within this "
+             "table; the simulation section's quiet-machine figure is the absolute one).", "",
+             "| policy | stepping s | × lowest_carbon | stepping s, flexible | pauses / rescales, flexible |",
+             "|---|---|---|---|---|"]
+    for pol, a, b in rows:
+        lines.append(f"| `{pol}` | {a['t_step']:.2f} | {a['t_step'] / ref:.2f} | {b['t_step']:.2f} | "
+                     f"{b['pauses']:,} / {b['rescales']:,} |")
+    section = "\n".join(lines)
+    print(section)
+    if not args.no_write:
+        write_md(section)
+        print(f"updated {MD}")
+
+
+if __name__ == "__main__":
+    main()
