@@ -194,9 +194,9 @@ def build_info(sc, s0: int, n: int, options, seed: int) -> E.Info:
         act[s] = a
     hist = E.steps_major(act.shape, fill=np.nan)
     hist[:, :, :s0] = act[:, :, :s0]  # the past before the window is known; step s0 on when it begins
-    inc, par, _ = calibration(sc.locations, sc.price_usd_per_mwh, hmax)
+    inc, par, _ = calibration(sc.signal_locations, sc.price_usd_per_mwh, hmax)
     known = E.steps_major((E.N_FC, sc.n_dc, n), np.int64)
-    known[...] = known_steps(sc.locations, sc.start_utc, sc.step_s, sc.n_steps, s0, n)
+    known[...] = known_steps(sc.signal_locations, sc.start_utc, sc.step_s, sc.n_steps, s0, n)
     iopt = np.zeros(E.N_IOPT, np.int64)
     iopt[E.IO_MODEL] = MODELS[options.forecast]
     iopt[E.IO_H] = hmax
