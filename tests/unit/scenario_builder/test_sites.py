@@ -44,7 +44,8 @@ def test_sites_file_reads_labels_locations_coordinates_and_capacities(tmp_path):
     c = tmp_path / "sites.csv"
     c.write_text("site,location,cloud_region,total_cores\nx1,DE-LU,,100\nx2,,aws:eu-central-1,200\n")
     got = S.read(c)
-    assert [(s.label, s.location, s.entry["total_cores"]) for s in got] == [("x1", "DE-LU", 100.0), ("x2", "DE-LU", 200.0)]
+    assert [(s.label, s.location, s.entry["total_cores"]) for s in got] == [("x1", "DE-LU", 100.0),
+                                                                            ("x2", "DE-LU", 200.0)]
     # an override file (no 'site' key) is not a sites file
     o = tmp_path / "dc.json"
     o.write_text(json.dumps({"datacenters": [{"location": "DE-LU", "total_gpus": 8}]}))
@@ -104,6 +105,7 @@ def test_site_network_inside_and_between_locations(tmp_path):
     # symmetric inside a location; GCP / Azure inter-zone prices
     assert m[("DE-LU.b", "DE-LU.a")]["rtt_ms"] == 2.0
     g = S.site_network(sites, loc_net(["DE-LU", "IN-WE"]), "azure", None)
-    assert g.filter((pl.col("src_location") == "DE-LU.a") & (pl.col("dst_location") == "aws-fra"))["usd_per_gb"][0] == 0.0
+    fra = g.filter((pl.col("src_location") == "DE-LU.a") & (pl.col("dst_location") == "aws-fra"))
+    assert fra["usd_per_gb"][0] == 0.0
     u = np.asarray(g["usd_per_gb"]).reshape(n, n)
     assert (np.diag(u) == 0).all()
