@@ -89,6 +89,17 @@ print(json.dumps(dict(n_dc=sc.n_dc, n_steps=prep.n, n_tasks=int(prep.hi - prep.l
 """
 
 
+SWEEP = r"""
+import json, resource, sys, time
+from sim_core.bench.sweep import compare
+t = time.perf_counter()
+c = compare(sys.argv[1], policies=sys.argv[2].split(","), seeds=[int(x) for x in sys.argv[3].split(",")])
+wall = time.perf_counter() - t
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+print(json.dumps(dict(runs=c.runs.height, wall=wall, rss_mb=rss)))
+"""
+
+
 def make(tmp: Path, n_dc: int, n_steps: int, load: float) -> str:
     n_tasks = int(TASKS_PER_YEAR * load * n_steps / 35040)
     out = subprocess.run([sys.executable, "-c", MAKE, str(tmp), str(n_dc), str(n_steps), str(n_tasks), str(load),
@@ -120,6 +131,9 @@ def main() -> None:
     ap.add_argument("--loads", default="1,10")
     ap.add_argument("--window-days", type=float, default=14.0, help="window of the loads above 1x")
     ap.add_argument("--policy", default="lowest_carbon")
+    ap.add_argument("--sweep-sites", type=int, default=200, help="sites of the sweep measured (0: none)")
+    ap.add_argument("--sweep-policies", default="local_only,lowest_carbon")
+    ap.add_argument("--sweep-seeds", default="0,1")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     sizes = [int(x) for x in args.sites.split(",")]
@@ -141,6 +155,13 @@ def main() -> None:
                 print(json.dumps(r), flush=True)
                 rows.append(r)
                 subprocess.run(["rm", "-rf", p], check=True)
+        sweep = None
+        if args.sweep_sites:
+            p = make(tmp, args.sweep_sites, 35040, 1.0)
+            out = subprocess.run([sys.executable, "-c", SWEEP, p, args.sweep_policies, args.sweep_seeds], check=True,
+                                 capture_output=True, text=True, cwd=ROOT)
+            sweep = json.loads(out.stdout.strip().splitlines()[-1])
+            print(json.dumps(sweep), flush=True)
     lines = [
         "## Scaling in sites × load (sim_core)",
         "",
@@ -161,6 +182,12 @@ def main() -> None:
         lines.append(f"| {r['n_dc']} | {r['load']:g}× | {r['n_steps']:,} | {r['n_tasks']:,} | {r['t_step']:.2f} | "
                      f"{r['c_step']:.2f} | {1e6 * r['t_step'] / r['n_steps']:.0f} | {r['t_result']:.2f} | "
                      f"{r['rss_step_mb']:,.0f} | {r['rss_mb']:,.0f} | {r['util']:.2f} |")
+    if sweep is not None:
+        lines += ["", f"Sweep (`sim_core.bench.sweep.compare`, one process, as `python -m sim_core compare` runs it): "
+                  f"{args.sweep_sites} sites, full year at 1×, policies {args.sweep_policies}, seeds "
+                  f"{args.sweep_seeds}: {sweep['runs']} runs in {sweep['wall']:.0f} s, **peak RSS "
+                  f"{sweep['rss_mb']:,.0f} MB** (runs are sequential in the process; each run's arrays are freed "
+                  "before the next)."]
     section = "\n".join(lines)
     print(section)
     if not args.no_write:
