@@ -100,6 +100,39 @@ print(json.dumps(dict(runs=c.runs.height, wall=wall, rss_mb=rss)))
 """
 
 
+LAYOUT = r"""
+import json, sys, time
+import numpy as np
+import sim_core
+from sim_core import engine as E
+from sim_core.simulator import Prepared
+sc = sim_core.load(sys.argv[1])
+code = E.POLICY_CODES[sys.argv[2]]
+STEP_ARRAYS = ("srv", "rel", "part", "diff", "run_part", "run_diff", "m_queue", "m_transit", "m_pending")
+
+
+def prepared(layout):
+    prep = Prepared(sc, 0, days=None, policy_code=code)
+    if layout == "dc-major":  # the storage before engine.steps_major: C order, (.., n_dc, n_steps)
+        prep.state = prep.state._replace(**{k: np.ascontiguousarray(getattr(prep.state, k)) for k in STEP_ARRAYS})
+        prep.info = prep.info._replace(**{k: np.ascontiguousarray(getattr(prep.info, k))
+                                          for k in ("act", "hist", "known")})
+    return prep
+
+
+out = {}
+for layout in ("dc-major", "step-major", "dc-major", "step-major"):
+    p = prepared(layout)
+    E.run_builtin(p.tasks, p.state, p.ctx, p.info, code, 96)  # compile this layout's signature (cache)
+    p = prepared(layout)
+    c = time.process_time()
+    E.run_builtin(p.tasks, p.state, p.ctx, p.info, code, p.n)
+    out.setdefault(layout, []).append(time.process_time() - c)
+    out.setdefault(layout + "_part_sum", float(np.asarray(p.state.part).sum()))
+print(json.dumps(out))
+"""
+
+
 def make(tmp: Path, n_dc: int, n_steps: int, load: float) -> str:
     n_tasks = int(TASKS_PER_YEAR * load * n_steps / 35040)
     out = subprocess.run([sys.executable, "-c", MAKE, str(tmp), str(n_dc), str(n_steps), str(n_tasks), str(load),
@@ -134,13 +167,31 @@ def main() -> None:
     ap.add_argument("--sweep-sites", type=int, default=200, help="sites of the sweep measured (0: none)")
     ap.add_argument("--sweep-policies", default="local_only,lowest_carbon")
     ap.add_argument("--sweep-seeds", default="0,1")
+    ap.add_argument("--layout-sites", type=int, default=0,
+                    help="only compare the stepping CPU time of the step-major storage with the former dc-major "
+                         "one on a year of this many sites (prints, writes nothing)")
+    ap.add_argument("--sweep-only", action="store_true",
+                    help="measure only the sweep and replace its paragraph in BENCHMARKS.md")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    sizes = [int(x) for x in args.sites.split(",")]
-    loads = [float(x) for x in args.loads.split(",")]
+    sizes = [int(x) for x in args.sites.split(",") if x]
+    loads = [float(x) for x in args.loads.split(",") if x]
     cmd = "uv run python benchmarks/bench_sites.py" + "".join(
         f" {k} {v}" for k, v, d in (("--sites", args.sites, "5,25,50,100,200"), ("--loads", args.loads, "1,10"),
                                     ("--policy", args.policy, "lowest_carbon")) if v != d)
+    if args.layout_sites:
+        with tempfile.TemporaryDirectory() as tmpd:
+            p = make(Path(tmpd), args.layout_sites, 35040, 1.0)
+            out = subprocess.run([sys.executable, "-c", LAYOUT, p, args.policy], check=True, capture_output=True,
+                                 text=True, cwd=ROOT)
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"command: uv run python benchmarks/bench_sites.py --layout-sites {args.layout_sites}")
+        print(f"{args.layout_sites} sites, 1x year, {args.policy}: stepping CPU s, dc-major (before) "
+              f"{min(r['dc-major']):.2f}, step-major (now) {min(r['step-major']):.2f} (best of 2 each); "
+              f"same busy-core sum: {r['dc-major_part_sum'] == r['step-major_part_sum']}")
+        return
+    if args.sweep_only:
+        sizes, loads = [], []
     rows = []
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
@@ -189,6 +240,18 @@ def main() -> None:
                   f"{sweep['rss_mb']:,.0f} MB** (runs are sequential in the process; each run's arrays are freed "
                   "before the next)."]
     section = "\n".join(lines)
+    if args.sweep_only:
+        text = MD.read_text()
+        a, rest = text.split(START, 1)
+        mid, b = rest.split(END, 1)
+        keep = [ln for ln in mid.strip("\n").split("\n") if not ln.startswith("Sweep (")]
+        while keep and keep[-1] == "":
+            keep.pop()
+        print(lines[-1])
+        if not args.no_write:
+            MD.write_text(a + START + "\n" + "\n".join(keep) + "\n\n" + lines[-1] + " Measured with `" + cmd
+                          + " --sweep-only`.\n" + END + b)
+        return
     print(section)
     if not args.no_write:
         write_md(section)
