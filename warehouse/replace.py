@@ -28,20 +28,45 @@ from warehouse.schemas import TABLES
 
 @dataclass(frozen=True)
 class Replacement:
-    """All rows of ``table`` whose columns equal ``key`` are replaced by ``frame`` (validated)."""
+    """All rows of ``table`` whose columns equal ``key`` are replaced by ``frame`` (validated), or by
+    the rows of the Parquet file ``parquet`` (validated as it was written; DuckDB reads it in a
+    streaming scan, so a partition larger than memory can be replaced)."""
 
     table: str
     key: Mapping[str, object]
-    frame: pl.DataFrame
+    frame: pl.DataFrame | None = None
+    parquet: Path | None = None
+
+    def __post_init__(self) -> None:
+        if (self.frame is None) == (self.parquet is None):
+            raise ValueError("a Replacement takes a frame or a Parquet file, not both or neither")
 
 
-def _check_keys(rep: Replacement) -> None:
+def _check_keys(rep: Replacement, con=None) -> None:
     table = TABLES[rep.table]
     for col, val in rep.key.items():
         if col not in table.columns:
             raise DataError(f"table {rep.table!r} has no column {col!r} to replace by")
-        if rep.frame.height and not (rep.frame[col] == val).all():
+        if rep.frame is not None:
+            outside = rep.frame.height and not (rep.frame[col] == val).all()
+        else:
+            outside = con.execute(f'SELECT count(*) FROM read_parquet(?) WHERE "{col}" IS DISTINCT FROM ?',
+                                  [str(rep.parquet), val]).fetchall()[0][0]
+        if outside:
             raise DataError(f"rows for {rep.table!r} outside the partition {dict(rep.key)}", column=col)
+
+
+def _insert_parquet(con, table_name: str, path: Path) -> int:
+    table = TABLES[table_name]
+    have = [r[0] for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [str(path)]).fetchall()]
+    missing = [c for c in table.columns if c not in have]
+    extra = [c for c in have if c not in table.columns]
+    if missing or extra:
+        raise DataError(f"Parquet file for table {table.name!r} does not match its schema "
+                        f"(missing {missing}, unexpected {extra})", file=str(path))
+    cols = ", ".join(f'"{c}"' for c in table.columns)
+    con.execute(f'INSERT INTO "{table.name}" ({cols}) SELECT {cols} FROM read_parquet(?)', [str(path)])
+    return con.execute("SELECT count(*) FROM read_parquet(?)", [str(path)]).fetchall()[0][0]
 
 
 def _insert(con, table_name: str, df: pl.DataFrame, verb: str) -> None:
@@ -61,9 +86,13 @@ def replace_partitions(
     Frames must already be validated (``warehouse.load.validate``). Returns rows written per table.
     """
     for rep in replacements:
-        _check_keys(rep)
+        if rep.frame is not None:
+            _check_keys(rep)
     written: dict[str, int] = {}
     with write_connection(db_path) as con:
+        for rep in replacements:
+            if rep.parquet is not None:
+                _check_keys(rep, con)
         con.execute("BEGIN TRANSACTION")
         try:
             for name, df in (upserts or {}).items():
@@ -73,9 +102,13 @@ def replace_partitions(
             for rep in replacements:
                 where = " AND ".join(f'"{c}" = ?' for c in rep.key)
                 con.execute(f'DELETE FROM "{TABLES[rep.table].name}" WHERE {where}', list(rep.key.values()))
-                if rep.frame.height:
-                    _insert(con, rep.table, rep.frame, "INSERT")
-                written[rep.table] = written.get(rep.table, 0) + rep.frame.height
+                if rep.parquet is not None:
+                    n = _insert_parquet(con, rep.table, rep.parquet)
+                else:
+                    n = rep.frame.height
+                    if n:
+                        _insert(con, rep.table, rep.frame, "INSERT")
+                written[rep.table] = written.get(rep.table, 0) + n
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

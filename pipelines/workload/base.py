@@ -2,7 +2,7 @@
 
 A :class:`WorkloadSource` (a registered ``gridshift.sources`` entry of kind ``workload``) loads its
 trace for a target year into a :class:`TraceInput`: the raw trace table and its parsed
-``trace_tasks`` rows (real traces), or the derivation's input frame directly (the generator), the
+``trace_tasks`` rows (real traces), or the derivation by chunks directly (the generator), the
 other raw files it read (lineage), and the derivation parameters for it. ``warehouse.ingest_workload``
 does the rest the same way for every source.
 """
@@ -17,6 +17,7 @@ import polars as pl
 
 from pipelines.core.raw import RawFile
 from pipelines.core.source import Source
+from pipelines.workload.chunked import ChunkedDerivation
 from pipelines.workload.derive import DeriveParams, Histogram
 
 
@@ -52,6 +53,7 @@ class TraceInput:
     trace_raw: RawFile | None = None  # the trace table whose rows are stored in ``trace_tasks``
     parsed: ParsedTrace | None = None
     frame: pl.DataFrame | None = None  # the derivation's input when there is no parsed trace
+    chunks: ChunkedDerivation | None = None  # or the derivation itself, by chunks (the generator)
     others: list[RawFile] = field(default_factory=list)  # other raw inputs, for lineage
     extra: dict = field(default_factory=dict)  # reported with the derivation
 

@@ -8,12 +8,16 @@ Every step is a pure, vectorized polars/numpy function with its parameters in :c
 2. :func:`normalize_resources` — cores / GPUs / GB per task (per-instance request × instances),
    GPU memory from the GPU type.
 3. :func:`assign_bandwidth` — input data size (the traces have none): a documented, seeded model.
-4. :func:`extend_to_year` — whole trace weeks tiled onto the target year's weeks, preserving the
-   weekday and UTC time of day of every arrival; a load factor overlays further weeks.
-5. :func:`finalize` — UTC arrival timestamps, ``task_id`` in arrival order, the table's columns.
+4. extension — whole trace weeks tiled onto the target year's weeks (:func:`usable_weeks`,
+   :func:`week_assignment`), preserving the weekday and UTC time of day of every arrival; a load
+   factor overlays further weeks. Done one target week at a time: ``pipelines.workload.chunked``.
+5. ``chunked.finalize`` — UTC arrival timestamps, ``task_id`` in arrival order, the table's columns.
 
-Randomness comes from ``np.random.SeedSequence(seed).spawn(...)``: same inputs + parameters +
-seed ⇒ identical table. Inputs are sorted before any draw, so thread scheduling cannot matter.
+Steps 4-5 (and, for the synthetic generator, every step) run by chunks of time
+(``pipelines.workload.chunked``), so memory does not grow with the load factor.
+Randomness comes from ``np.random.SeedSequence``: per derivation (``spawn_rngs``) for draws over
+the trace, per (seed, stream, chunk) for draws per chunk: same inputs + parameters + seed ⇒
+identical table. Inputs are sorted before any draw, so thread scheduling cannot matter.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -330,49 +334,74 @@ REFERENCE = ReferenceShape()
 
 
 # --------------------------------------------------------------------------- 1. filter
-def _reason_expr(p: DeriveParams) -> pl.Expr:
+def _status_label(status: pl.Expr) -> pl.Expr:
+    return pl.lit("status_") + status.str.to_lowercase().str.replace_all(r"[^a-z0-9]+", "_")
+
+
+def _reason_rules(p: DeriveParams, status_labels: dict[str, str] | None = None) -> list[tuple[pl.Expr, pl.Expr]]:
+    """(condition, reason) in order: a row is dropped for the first condition that holds.
+    ``status_labels``: the label of each status value, worked out once per value (else per row)."""
     dur = pl.col("end_s") - pl.col("start_s")
     gpu = pl.col("gpus_per_inst")
     cpu, mem = pl.col("cpu_cores_per_inst"), pl.col("mem_gb_per_inst")
-    expr = (
-        pl.when(pl.col("status").is_null()).then(pl.lit("status_missing"))
-        .when(~pl.col("status").is_in(list(p.statuses)))
-        .then(pl.lit("status_") + pl.col("status").str.to_lowercase().str.replace_all(r"[^a-z0-9]+", "_"))
-        .when(pl.col("arrival_s").is_null() | (pl.col("arrival_s") <= 0) | pl.col("start_s").is_null()
-              | (pl.col("start_s") <= 0) | pl.col("end_s").is_null() | (pl.col("end_s") <= 0))
-        .then(pl.lit("missing_time"))
-        .when(dur <= 0).then(pl.lit("end_not_after_start"))
-        .when(dur < p.min_duration_s).then(pl.lit("duration_below_min"))
-    )
+    rules = [
+        (pl.col("status").is_null(), pl.lit("status_missing")),
+        (~pl.col("status").is_in(list(p.statuses)),
+         _status_label(pl.col("status")) if status_labels is None
+         else pl.col("status").replace_strict(status_labels, return_dtype=pl.String)),
+        (pl.col("arrival_s").is_null() | (pl.col("arrival_s") <= 0) | pl.col("start_s").is_null()
+         | (pl.col("start_s") <= 0) | pl.col("end_s").is_null() | (pl.col("end_s") <= 0), pl.lit("missing_time")),
+        (dur <= 0, pl.lit("end_not_after_start")),
+        (dur < p.min_duration_s, pl.lit("duration_below_min")),
+    ]
     if p.max_duration_s is not None:
-        expr = expr.when(dur > p.max_duration_s).then(pl.lit("duration_above_max"))
-    expr = (
-        expr.when(pl.col("inst_num").is_null() | (pl.col("inst_num") < 1)).then(pl.lit("bad_inst_num"))
-        .when(cpu.is_null() | cpu.is_nan()).then(pl.lit("missing_cpu"))
-        .when(mem.is_null() | mem.is_nan()).then(pl.lit("missing_mem"))
-    )
+        rules.append((dur > p.max_duration_s, pl.lit("duration_above_max")))
+    rules += [
+        (pl.col("inst_num").is_null() | (pl.col("inst_num") < 1), pl.lit("bad_inst_num")),
+        (cpu.is_null() | cpu.is_nan(), pl.lit("missing_cpu")),
+        (mem.is_null() | mem.is_nan(), pl.lit("missing_mem")),
+    ]
     if not p.nan_gpu_as_zero:
-        expr = expr.when(gpu.is_null() | gpu.is_nan()).then(pl.lit("missing_gpu"))
+        rules.append((gpu.is_null() | gpu.is_nan(), pl.lit("missing_gpu")))
     g = gpu.fill_nan(None).fill_null(0.0)
-    return (
-        expr.when((cpu < 0) | (mem < 0) | (g < 0)).then(pl.lit("negative_resource"))
-        .when((cpu > p.max_instance_cpu_cores) | (g > p.max_instance_gpus) | (mem > p.max_instance_mem_gb))
-        .then(pl.lit("exceeds_machine"))
-        .when((cpu == 0) & (g == 0)).then(pl.lit("no_compute_request"))
-        .otherwise(pl.lit(None, dtype=pl.String))
-    )
+    rules += [
+        ((cpu < 0) | (mem < 0) | (g < 0), pl.lit("negative_resource")),
+        ((cpu > p.max_instance_cpu_cores) | (g > p.max_instance_gpus) | (mem > p.max_instance_mem_gb),
+         pl.lit("exceeds_machine")),
+        ((cpu == 0) & (g == 0), pl.lit("no_compute_request")),
+    ]
+    return rules
+
+
+def _reason_expr(p: DeriveParams, status_labels: dict[str, str] | None = None) -> pl.Expr:
+    rules = _reason_rules(p, status_labels)
+    expr = pl.when(rules[0][0]).then(rules[0][1])
+    for cond, label in rules[1:]:
+        expr = expr.when(cond).then(label)
+    return expr.otherwise(pl.lit(None, dtype=pl.String))
 
 
 def filter_tasks(trace: pl.DataFrame, p: DeriveParams) -> tuple[pl.DataFrame, dict[str, int], dict[str, int]]:
     """Keep finished tasks with a valid duration and sane requests.
 
     Returns (kept rows, dropped count per reason, adjustment count per kind). Each dropped row is
-    counted under the first reason that applies, so kept + Σ dropped = input rows.
+    counted under the first reason that applies, so kept + Σ dropped = input rows. (Which rows go
+    is one boolean pass; the reasons are worked out for the dropped rows only.)
     """
-    reason = trace.select(_reason_expr(p).alias("reason")).to_series()  # one column, not a copy of the frame
-    counts = reason.drop_nulls().value_counts(sort=False).sort("reason")
+    # a null condition does not hold (as in a when/then chain)
+    bad = trace.select(pl.any_horizontal([c.fill_null(False) for c, _ in _reason_rules(p)])).to_series()
+    kept = trace.filter(~bad)
+    dropped_rows = trace.filter(bad)
+    statuses = dropped_rows["status"].drop_nulls().unique()
+    labels = dict(zip(statuses.to_list(), statuses.to_frame().select(_status_label(pl.col("status")))
+                      .to_series().to_list(), strict=True))
+    reason = dropped_rows.select(_reason_expr(p, labels).alias("reason")).to_series()
+    del dropped_rows
+    del bad
+    if reason.null_count():
+        raise AssertionError("filter: a dropped row without a reason")  # the two passes disagree
+    counts = reason.value_counts(sort=False).sort("reason")
     dropped = {r: int(n) for r, n in counts.iter_rows()}
-    kept = trace.filter(reason.is_null())
     del reason
     adjustments = {}
     if p.nan_gpu_as_zero:
@@ -401,7 +430,8 @@ def normalize_resources(kept: pl.DataFrame, p: DeriveParams) -> pl.DataFrame:
 
 # --------------------------------------------------------------------------- 3. bandwidth
 def assign_bandwidth(
-    tasks: pl.DataFrame, p: DeriveParams, reference: Histogram | None, rng: np.random.Generator
+    tasks: pl.DataFrame, p: DeriveParams, reference: Histogram | None, rng: np.random.Generator | None,
+    *, groups: Sequence[tuple[np.random.Generator, int]] | None = None,
 ) -> pl.DataFrame:
     """Add ``bandwidth_gb``: the GB moved when the task runs away from its origin (its training data
     plus the checkpoint shipped back). Sizes are drawn once per source task (docs/workload.md).
@@ -416,16 +446,30 @@ def assign_bandwidth(
     √(1-ρ²)·noise, mapped through the reference histogram of input sizes, so the marginal is the
     published one and bigger-memory tasks tend to carry more data (ρ = ``bandwidth_mem_corr``).
     ``constant``: every task moves ``bandwidth_constant_gb``.
+
+    ``groups`` (instead of ``rng``): the rows in ``source_line`` order are consecutive groups (the
+    days of a chunked derivation), each with its own generator and its own memory ranks, so a
+    group's sizes do not depend on the groups derived with it.
     """
     tasks = tasks.sort("source_line")
     n = tasks.height
+    if groups is None:
+        groups = [(rng, n)]
+    sizes = np.array([m for _, m in groups], dtype=np.int64)
+    if int(sizes.sum()) != n:
+        raise ValueError(f"groups cover {int(sizes.sum())} rows, the tasks are {n}")
     if p.bandwidth_model == "constant":
         bw = np.full(n, p.bandwidth_constant_gb)
     elif p.bandwidth_model == "reference":
-        bw = _reference_sizes(tasks["mem_gb"].to_numpy(), p, reference, rng.standard_normal(n))
+        noise = _concat([g.standard_normal(m) for g, m in groups])
+        bw = _reference_sizes(tasks["mem_gb"].to_numpy(), p, reference, noise, sizes)
     else:
-        noise = rng.standard_normal(n)  # drawn first, as the reference model draws it
-        choice = ai_workload_choice(tasks, p, rng.random(n))
+        noise, u = [], []
+        for g, m in groups:
+            noise.append(g.standard_normal(m))  # drawn first, as the reference model draws it
+            u.append(g.random(m))
+        noise, u = _concat(noise), _concat(u)
+        choice = ai_workload_choice(tasks, p, u)
         data = np.array([d for _, d, _ in p.ai_workloads])
         ckpt = np.array([m for _, _, m in p.ai_workloads]) * 1e6 * p.ai_checkpoint_bytes_per_param / 1e9
         bw = np.empty(n)
@@ -433,40 +477,58 @@ def assign_bandwidth(
         bw[ran] = data[choice[ran]] + ckpt[choice[ran]]
         rest = ~ran
         if rest.any():
-            bw[rest] = _reference_sizes(tasks["mem_gb"].to_numpy()[rest], p, reference, noise[rest])
+            gid = np.repeat(np.arange(len(sizes)), sizes)
+            rest_sizes = np.bincount(gid[rest], minlength=len(sizes))
+            bw[rest] = _reference_sizes(tasks["mem_gb"].to_numpy()[rest], p, reference, noise[rest], rest_sizes)
     return tasks.with_columns(bandwidth_gb=pl.Series(bw, dtype=pl.Float64))
 
 
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays) if arrays else np.empty(0)
+
+
 def _reference_sizes(mem_gb: np.ndarray, p: DeriveParams, reference: Histogram | None,
-                     noise: np.ndarray) -> np.ndarray:
+                     noise: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Reference-model sizes; memory ranks within each consecutive group of ``sizes`` rows."""
     if reference is None:
         raise ValueError(f"bandwidth_model={p.bandwidth_model!r} needs the reference bandwidth histogram")
     rho = p.bandwidth_mem_corr
-    latent = rho * normal_scores(mem_gb) + math.sqrt(1 - rho * rho) * noise
+    if len(sizes) == 1:
+        scores = normal_scores(mem_gb)
+    else:
+        bounds = np.concatenate([[0], np.cumsum(sizes)])
+        scores = np.concatenate([normal_scores(mem_gb[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
+    latent = rho * scores + math.sqrt(1 - rho * rho) * noise
     return reference.ppf(norm_cdf(latent))
 
 
 def ai_workload_feasible(tasks: pl.DataFrame, p: DeriveParams, k: int) -> np.ndarray:
     """Whether each task could have run ``p.ai_workloads[k]``: the model states fit in its GPU memory
     and its GPU-hours read the training data at least once."""
-    _, data_gb, params_m = p.ai_workloads[k]
+    return _ai_feasible(tasks, p)[k]
+
+
+def _ai_feasible(tasks: pl.DataFrame, p: DeriveParams) -> list[np.ndarray]:
+    """:func:`ai_workload_feasible` for every catalog entry (the task columns read once)."""
     gpu_hours = tasks["gpus"].to_numpy() * tasks["duration_s"].to_numpy() / 3600.0
-    state_gb = params_m * 1e6 * p.ai_state_bytes_per_param / 1e9
-    return (state_gb <= tasks["gpu_mem_gb"].to_numpy()) & (data_gb <= p.ai_read_gb_per_gpu_hour * gpu_hours)
+    readable_gb = p.ai_read_gb_per_gpu_hour * gpu_hours
+    gpu_mem = tasks["gpu_mem_gb"].to_numpy()
+    return [(params_m * 1e6 * p.ai_state_bytes_per_param / 1e9 <= gpu_mem) & (data_gb <= readable_gb)
+            for _, data_gb, params_m in p.ai_workloads]
 
 
 def ai_workload_choice(tasks: pl.DataFrame, p: DeriveParams, u: np.ndarray) -> np.ndarray:
     """Index into ``p.ai_workloads`` of each task's workload, uniform among the feasible ones given
     one uniform ``u`` per task; -1 where none is feasible. One vectorized pass per catalog entry."""
-    n, k_all = tasks.height, len(p.ai_workloads)
+    n = tasks.height
+    feasible = _ai_feasible(tasks, p)
     count = np.zeros(n, dtype=np.int64)
-    for k in range(k_all):
-        count += ai_workload_feasible(tasks, p, k)
+    for f in feasible:
+        count += f
     target = np.minimum(np.floor(u * count).astype(np.int64), np.maximum(count - 1, 0))
     choice = np.full(n, -1, dtype=np.int64)
     seen = np.zeros(n, dtype=np.int64)
-    for k in range(k_all):
-        f = ai_workload_feasible(tasks, p, k)
+    for k, f in enumerate(feasible):
         choice[f & (seen == target) & (choice < 0)] = k
         seen += f
     return choice
@@ -524,96 +586,13 @@ class ExtensionInfo:
     thinned: int
 
 
-def extend_to_year(
-    tasks: pl.DataFrame, year: int, p: DeriveParams, rngs: tuple[np.random.Generator, ...]
-) -> tuple[pl.DataFrame, ExtensionInfo]:
-    """Tile whole trace weeks onto the weeks of ``year`` (UTC), preserving weekday and time of day.
-
-    A task arriving at offset o into its (Monday 00:00 UTC) source week arrives at offset o into
-    each target week that draws that source week. Load factor L: ⌈L⌉ layers of weeks are overlaid,
-    each target week drawing different source weeks per layer; the last layer is thinned to the
-    fractional part (each task kept with that probability), and layers ≥ 1 are shifted by a
-    uniform ±``layer_jitter_s`` per task so repeated weeks do not stack identical arrivals.
-    Adds ``arrival_epoch_us`` and ``layer``; tasks falling outside the year are dropped.
-    """
-    rng_order, rng_thin, rng_jitter = rngs
-    origin = p.origin_s
-    arr = tasks["arrival_s"].to_numpy().astype(np.float64) + origin
-    if p.window_s is not None:
-        window = (p.window_s[0] + origin, p.window_s[1] + origin)
-    elif len(arr):
-        window = (float(arr.min()), float(arr.max()))
-    else:
-        window = (0.0, 0.0)
-    weeks = usable_weeks(arr, window, p.min_week_fraction)
-    if len(weeks) == 0:
-        raise DataError(
-            "the trace spans no complete week (Monday 00:00 UTC to Monday) with tasks; "
-            f"arrivals from {datetime.fromtimestamp(window[0], UTC)} to {datetime.fromtimestamp(window[1], UTC)}: "
-            "cannot extend to a year preserving weekday and hour-of-day"
-        )
-    ylo, yhi = year_window_s(year)
-    w0 = math.floor((ylo - MONDAY_EPOCH_S) / WEEK_S)  # target week containing Jan 1
-    n_target = math.ceil((yhi - MONDAY_EPOCH_S) / WEEK_S) - w0
-    n_layers = max(1, math.ceil(p.load_factor - 1e-12))
-    frac = p.load_factor - (n_layers - 1)
-    assign = week_assignment(len(weeks), n_target, n_layers, p.week_order, rng_order)
-    mapping = pl.DataFrame({
-        "src_week": weeks[assign.ravel()],
-        "target_week": np.repeat(np.arange(w0, w0 + n_target, dtype=np.int64), n_layers),
-        "layer": np.tile(np.arange(n_layers, dtype=np.int64), n_target),
-    })
-    wk = np.floor_divide(arr - MONDAY_EPOCH_S, WEEK_S).astype(np.int64)
-    offset_us = np.round((arr - MONDAY_EPOCH_S - wk * WEEK_S) * _US).astype(np.int64)
-    src = tasks.with_columns(src_week=pl.Series(wk), offset_us=pl.Series(offset_us)).drop("arrival_s")
-    out = src.join(mapping, on="src_week", how="inner").sort("layer", "target_week", "source_line")
-    arrival = (MONDAY_EPOCH_S * _US + out["target_week"].to_numpy() * (WEEK_S * _US)
-               + out["offset_us"].to_numpy())
-    layer = out["layer"].to_numpy()
-    if n_layers > 1 and p.layer_jitter_s > 0:
-        jit = rng_jitter.uniform(-p.layer_jitter_s, p.layer_jitter_s, len(out))
-        arrival = arrival + np.where(layer > 0, np.round(jit * _US), 0).astype(np.int64)
-    keep = np.ones(len(out), dtype=bool)
-    thinned = 0
-    if frac < 1.0:
-        u = rng_thin.random(len(out))
-        last = layer == n_layers - 1
-        keep &= ~last | (u < frac)
-        thinned = int((~keep).sum())
-    inside = (arrival >= ylo * _US) & (arrival < yhi * _US)
-    outside = int((keep & ~inside).sum())
-    keep &= inside
-    out = out.with_columns(arrival_epoch_us=pl.Series(arrival)).filter(pl.Series(keep))
-    info = ExtensionInfo(len(weeks), n_target, n_layers, outside, thinned)
-    return out.drop("src_week", "target_week", "offset_us"), info
-
-
-# --------------------------------------------------------------------------- 5. finalize
+# --------------------------------------------------------------------------- 5. the table (chunked.finalize)
 WORKLOAD_COLUMNS = [
     "workload", "year", "task_id", "arrival_ts_utc", "duration_s", "cpu_cores", "gpus", "mem_gb",
     "gpu_mem_gb", "bandwidth_gb", "source_line", "layer",
 ]
 BUNDLE_COLUMNS = ["task_id", "arrival_ts_utc", "duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb",
                   "bandwidth_gb"]
-
-
-def finalize(extended: pl.DataFrame, workload: str, year: int) -> pl.DataFrame:
-    """Sort by arrival (ties: layer, source line), number the tasks, and shape the table."""
-    df = extended.sort("arrival_epoch_us", "layer", "source_line")
-    return df.select(
-        workload=pl.lit(workload, dtype=pl.String),
-        year=pl.lit(year, dtype=pl.Int64),
-        task_id=pl.int_range(pl.len(), dtype=pl.Int64),
-        arrival_ts_utc=pl.col("arrival_epoch_us").cast(pl.Datetime("us", "UTC")),
-        duration_s=pl.col("duration_s").cast(pl.Float64),
-        cpu_cores=pl.col("cpu_cores").cast(pl.Float64),
-        gpus=pl.col("gpus").cast(pl.Float64),
-        mem_gb=pl.col("mem_gb").cast(pl.Float64),
-        gpu_mem_gb=pl.col("gpu_mem_gb").cast(pl.Float64),
-        bandwidth_gb=pl.col("bandwidth_gb").cast(pl.Float64),
-        source_line=pl.col("source_line").cast(pl.Int64),
-        layer=pl.col("layer").cast(pl.Int64),
-    )
 
 
 # --------------------------------------------------------------------------- the whole derivation
@@ -628,24 +607,10 @@ class Derivation:
     params: DeriveParams
 
 
-def derive(
-    trace: pl.DataFrame, *, workload: str, year: int, params: DeriveParams,
-    bandwidth_reference: Histogram | None = None,
-) -> Derivation:
-    """Run steps 1-5 on a trace frame (columns ``TRACE_FRAME_COLUMNS``)."""
-    missing = [c for c in TRACE_FRAME_COLUMNS if c not in trace.columns]
-    if missing:
-        raise ValueError(f"trace frame lacks columns {missing}")
-    rng_bw, rng_order, rng_thin, rng_jitter = spawn_rngs(params.seed, 4)
-    kept, dropped, adjustments = filter_tasks(trace.select(TRACE_FRAME_COLUMNS), params)
-    tasks = normalize_resources(kept, params)
-    tasks = assign_bandwidth(tasks, params, bandwidth_reference, rng_bw)
-    extended, info = extend_to_year(tasks, year, params, (rng_order, rng_thin, rng_jitter))
-    return Derivation(finalize(extended, workload, year), trace.height, kept.height, dropped, adjustments,
-                      info, params)
-
-
 # --------------------------------------------------------------------------- summary
+SUMMARY_COLUMNS = ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb")
+
+
 def summarize(tasks: pl.DataFrame, year: int) -> dict[str, float]:
     """Tasks per 15 minutes over every slot of the year (zeros included) and mean requests."""
     ylo, yhi = year_window_s(year)
@@ -662,7 +627,7 @@ def summarize(tasks: pl.DataFrame, year: int) -> dict[str, float]:
         "tasks_per_15min_max": float(per.max()),
         "tasks_per_15min_var_to_mean": float(per.var() / per.mean()) if per.mean() > 0 else float("nan"),
     }
-    for col in ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb"):
+    for col in SUMMARY_COLUMNS:
         out[f"mean_{col}"] = float(tasks[col].mean()) if tasks.height else float("nan")
     out["median_duration_s"] = float(tasks["duration_s"].median()) if tasks.height else float("nan")
     return out

@@ -18,6 +18,10 @@ The generator also writes the rows a real trace has and the filter must remove (
 unfinished and short tasks), so a synthetic workload goes through exactly the same derivation as
 the real trace. The level is the kept-task level; the load factor multiplies it (no task is
 copied: a 10× year is 10× as many independently drawn tasks).
+
+The year is generated one UTC day at a time, each day from generators seeded by (seed, day)
+(:func:`generate_day`), and derived the same way (:class:`SyntheticChunks`), so a 100× year needs
+the memory of one 100× day, and a day's tasks do not depend on which other days are generated.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import io
 import json
 import math
 import tarfile
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,15 +43,29 @@ import polars as pl
 from gridshift.atomic import atomic_write_bytes
 from pipelines.workload.alibaba2020 import JOB_COLUMNS, TASK_COLUMNS
 from pipelines.workload.base import Inputs, TraceInput, WorkloadSource
+from pipelines.workload.chunked import (
+    DAY_S,
+    EXTENDED_COLUMNS,
+    STREAM_BANDWIDTH,
+    STREAM_GENERATE,
+    Chunk,
+    ChunkedDerivation,
+    ChunkHook,
+    ChunkStats,
+    chunk_rng,
+)
 from pipelines.workload.derive import (
     MONDAY_EPOCH_S,
     REFERENCE,
     SLOT_S,
     WEEK_S,
     DeriveParams,
+    ExtensionInfo,
     Histogram,
+    assign_bandwidth,
+    filter_tasks,
     norm_cdf,
-    spawn_rngs,
+    normalize_resources,
     year_window_s,
 )
 
@@ -120,26 +140,41 @@ class SyntheticTrace:
     params: SyntheticParams
 
     def derive_params(self, base: DeriveParams | None = None) -> DeriveParams:
-        """Derivation parameters for this trace: its origin and window, weeks in order (the
-        generated weeks are the target year's weeks), load factor already applied."""
-        base = base or DeriveParams()
-        return base.with_(trace_origin_utc=self.origin_utc, window_s=self.window_s, week_order="cycle",
-                          load_factor=1.0, extra=(("synthetic", self.params.to_json()),))
+        return derive_params(self.params, base)
 
 
-def generate(params: SyntheticParams, profile: np.ndarray, histograms: dict[str, Histogram]) -> SyntheticTrace:
-    """Draw the task table of the target year's weeks (Monday 00:00 UTC on or before 1 January to
-    the Monday after 31 December). Vectorized; same parameters ⇒ identical table."""
-    rng_jobs, rng_time, rng_size, rng_copula, rng_status, rng_type = spawn_rngs(params.seed, 6)
-    ylo, yhi = year_window_s(params.year)
+def derive_params(sp: SyntheticParams, base: DeriveParams | None = None) -> DeriveParams:
+    """Derivation parameters of a generated year: its origin and window, weeks in order (the
+    generated weeks are the target year's weeks), load factor already applied."""
+    origin, d_lo, d_hi = year_days(sp.year)
+    base = base or DeriveParams()
+    return base.with_(trace_origin_utc=datetime.fromtimestamp(origin, UTC).isoformat(),
+                      window_s=(float(d_lo * DAY_S - origin), float(d_hi * DAY_S - origin)), week_order="cycle",
+                      load_factor=1.0, extra=(("synthetic", sp.to_json()),))
+
+
+def _level(params: SyntheticParams, profile: np.ndarray, histograms: dict[str, Histogram]) -> float:
+    return params.tasks_per_15min or calibrated_tasks_per_15min(profile, histograms)
+
+
+def year_days(year: int) -> tuple[int, int, int]:
+    """(origin: Monday 00:00 UTC on or before 1 January, first and last + 1 absolute UTC day number)."""
+    ylo, yhi = year_window_s(year)
     w0 = MONDAY_EPOCH_S + math.floor((ylo - MONDAY_EPOCH_S) / WEEK_S) * WEEK_S
-    n_weeks = math.ceil((yhi - w0) / WEEK_S)
-    n_slots = n_weeks * (WEEK_S // SLOT_S)
-    level = params.tasks_per_15min or calibrated_tasks_per_15min(profile, histograms)
+    return w0, ylo // DAY_S, yhi // DAY_S
+
+
+def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.ndarray,
+                 histograms: dict[str, Histogram], level: float) -> dict[str, np.ndarray]:
+    """The tasks submitted on one UTC day (absolute day number ``day``) as arrays (job ids from 0,
+    status and GPU type as codes into ``STATUSES`` / ``GPU_TYPE_WEIGHTS``, -1 = no GPU type), times in
+    seconds from ``origin_s`` (a Monday 00:00 UTC). Every draw comes from generators seeded by
+    (seed, ``STREAM_GENERATE``, day): the day is the same whichever days are generated with it."""
+    rng_jobs, rng_time, rng_size, rng_copula, rng_status, rng_type = chunk_rng(params.seed, STREAM_GENERATE, day, 6)
     keep = 1.0 - params.failed_fraction - params.unfinished_fraction - params.short_fraction
 
     # arrivals: jobs per 15-min slot ~ gamma-mixed Poisson around the weekday × hour profile
-    slot_start = np.arange(n_slots, dtype=np.int64) * SLOT_S
+    slot_start = day * DAY_S - origin_s + np.arange(DAY_S // SLOT_S, dtype=np.int64) * SLOT_S
     wd = (slot_start // 86_400) % 7  # origin is a Monday
     hr = (slot_start % 86_400) // 3600
     mean_tasks = level * profile[wd, hr] / profile.mean() * params.load_factor / keep
@@ -184,24 +219,62 @@ def generate(params: SyntheticParams, profile: np.ndarray, histograms: dict[str,
     w = np.array([c for _, c in GPU_TYPE_WEIGHTS], dtype=np.float64)
     gtype = rng_type.choice(len(names), size=n, p=w / w.sum())
     plan_gpu = np.round(gpu / inst * 100.0)
-    gpu_type = _codes(gtype, names)
-    tasks = pl.DataFrame({
+    return {
         "job_id": job_id,
         "task_idx": task_idx,
         "inst_num": inst,
-        "status": _codes(status, list(STATUSES)),
+        "status": status,
         "start_time": start,
         "end_time": end,
         "plan_cpu": np.round(cpu / inst * 100.0),
         "plan_mem": np.round(mem / inst, 3),
         "plan_gpu": plan_gpu,
-        "gpu_type": gpu_type,
+        "gpu_type": np.where(plan_gpu > 0, gtype, -1),
+    }
+
+
+def _concat_days(days: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Days' arrays, concatenated; job ids continue from day to day."""
+    out: dict[str, list[np.ndarray]] = {k: [] for k in days[0]}
+    next_job = 0
+    for d in days:
+        for k, v in d.items():
+            out[k].append(v + next_job if k == "job_id" else v)
+        if len(d["job_id"]):
+            next_job += int(d["job_id"][-1]) + 1
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def _table(a: dict[str, np.ndarray]) -> pl.DataFrame:
+    """Arrays of :func:`generate_day` → the generated task table (Enum status and GPU type)."""
+    return pl.DataFrame({
+        **{k: v for k, v in a.items() if k not in ("status", "gpu_type")},
+        "status": _codes(a["status"], list(STATUSES)),
+        "gpu_type": _codes(np.maximum(a["gpu_type"], 0), [t for t, _ in GPU_TYPE_WEIGHTS]),
     }).with_columns(
-        gpu_type=pl.when(pl.col("plan_gpu") > 0).then(pl.col("gpu_type")),
+        gpu_type=pl.when(pl.Series(a["gpu_type"]) >= 0).then(pl.col("gpu_type")),
         end_time=pl.col("end_time").fill_nan(None),
-    )
-    origin = datetime.fromtimestamp(w0, UTC).isoformat()
-    return SyntheticTrace(tasks, origin, (0.0, float(n_weeks * WEEK_S)), params)
+    ).select("job_id", "task_idx", "inst_num", "status", "start_time", "end_time", "plan_cpu", "plan_mem",
+             "plan_gpu", "gpu_type")
+
+
+def iter_days(params: SyntheticParams, profile: np.ndarray, histograms: dict[str, Histogram]
+              ) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+    """(absolute UTC day, its arrays) for every day of the target year, in order."""
+    origin, d_lo, d_hi = year_days(params.year)
+    level = _level(params, profile, histograms)
+    for day in range(d_lo, d_hi):
+        yield day, generate_day(params, day, origin, profile, histograms, level)
+
+
+def generate(params: SyntheticParams, profile: np.ndarray, histograms: dict[str, Histogram]) -> SyntheticTrace:
+    """Draw the task table of the target year, day by day (:func:`generate_day`), in memory: the
+    PAI tables a chunked derivation reads (``job_id`` numbers the year's jobs in submission order).
+    Same parameters ⇒ identical table."""
+    origin, d_lo, d_hi = year_days(params.year)
+    tasks = _table(_concat_days([a for _, a in iter_days(params, profile, histograms)]))
+    return SyntheticTrace(tasks, datetime.fromtimestamp(origin, UTC).isoformat(),
+                          (float(d_lo * DAY_S - origin), float(d_hi * DAY_S - origin)), params)
 
 
 def _codes(codes: np.ndarray, names: list[str]) -> pl.Series:
@@ -213,8 +286,13 @@ def _codes(codes: np.ndarray, names: list[str]) -> pl.Series:
 def to_trace_frame(trace: SyntheticTrace) -> pl.DataFrame:
     """The derivation's input columns, with the same unit conversions as the PAI 2020 parser.
     ``source_line`` is the row's line in the written task table."""
-    return trace.tasks.select(
-        source_line=pl.int_range(1, pl.len() + 1, dtype=pl.Int64),
+    return trace_frame(trace.tasks)
+
+
+def trace_frame(tasks: pl.DataFrame, first_line: int = 1) -> pl.DataFrame:
+    """:func:`to_trace_frame` of generated rows whose first is line ``first_line`` of the task table."""
+    return tasks.select(
+        source_line=pl.int_range(first_line, first_line + pl.len(), dtype=pl.Int64),
         status=pl.col("status").cast(pl.String),
         inst_num=pl.col("inst_num"),
         arrival_s=pl.col("start_time"),
@@ -276,6 +354,63 @@ def write_pai_tables(trace: SyntheticTrace, directory: Path) -> dict[str, Path]:
     return out
 
 
+#: generated rows gathered into one chunk before it is derived (a processing choice: the table is
+#: the same for any value; larger is faster per task, smaller holds less in memory)
+CHUNK_ROWS = 1 << 19
+
+
+class SyntheticChunks(ChunkedDerivation):
+    """The generator and the derivation by UTC days: each day is generated (:func:`generate_day`),
+    then filtered, normalized and sized (its own ``STREAM_BANDWIDTH`` generator; the ``reference``
+    size model ranks memory within the day); the year's weeks are the generated weeks (no tiling: the
+    load factor is already in the generation), so each task arrives when it was generated.
+
+    Days are gathered into chunks of about ``chunk_rows`` generated rows (at least one day) and
+    derived together; the result does not depend on ``chunk_rows``."""
+
+    def __init__(self, sp: SyntheticParams, profile: np.ndarray, histograms: dict[str, Histogram], *,
+                 params: DeriveParams, workload: str = SOURCE, hooks: Sequence[ChunkHook] = (),
+                 chunk_rows: int = CHUNK_ROWS):
+        super().__init__(workload=workload, year=sp.year, params=params, hooks=hooks)
+        self.sp, self.profile, self.histograms, self.chunk_rows = sp, profile, histograms, chunk_rows
+        _, d_lo, d_hi = year_days(sp.year)
+        self.extension = ExtensionInfo(0, math.ceil((d_hi - d_lo) / 7), 1, 0, 0)
+
+    def _chunks(self) -> Iterator[Chunk]:
+        days: list[tuple[int, dict[str, np.ndarray]]] = []
+        n = 0
+        line = 1
+        for day, a in iter_days(self.sp, self.profile, self.histograms):
+            days.append((day, a))
+            n += len(a["job_id"])
+            if n >= self.chunk_rows:
+                yield self._derive(days, line)
+                line += n
+                days, n = [], 0
+        if days:
+            yield self._derive(days, line)
+
+    def _derive(self, days: list[tuple[int, dict[str, np.ndarray]]], first_line: int) -> Chunk:
+        p, bw_ref = self.params, self.histograms.get("bandwidth")
+        counts = np.array([len(a["job_id"]) for _, a in days], dtype=np.int64)
+        frame = trace_frame(_table(_concat_days([a for _, a in days])), first_line)
+        kept, dropped, adjustments = filter_tasks(frame, p)
+        stats = ChunkStats(frame.height, kept.height, Counter(dropped), Counter(adjustments))
+        del frame
+        # kept rows per day: days are consecutive runs of source lines
+        bounds = first_line + np.concatenate([[0], np.cumsum(counts)])
+        per_day = np.diff(np.searchsorted(kept["source_line"].to_numpy(), bounds, side="left"))
+        groups = [(chunk_rng(p.seed, STREAM_BANDWIDTH, d)[0], int(m)) for (d, _), m in zip(days, per_day, strict=True)]
+        tasks = assign_bandwidth(normalize_resources(kept, p), p, bw_ref, None, groups=groups)
+        tasks = tasks.with_columns(
+            arrival_epoch_us=((pl.col("arrival_s") + p.origin_s) * 1_000_000).round().cast(pl.Int64),
+            layer=pl.lit(0, dtype=pl.Int64),
+        ).select(EXTENDED_COLUMNS)
+        last = days[-1][0]
+        return Chunk(tasks, (last + 1) * DAY_S * 1_000_000, stats,
+                     tuple((d, int(m)) for (d, _), m in zip(days, per_day, strict=True)))
+
+
 class Synthetic(WorkloadSource):
     """The seeded generator, calibrated to the reference shape (``reference-alibaba2020-filtered``)."""
 
@@ -286,9 +421,8 @@ class Synthetic(WorkloadSource):
              histograms: dict[str, Histogram] | None) -> TraceInput:
         prof_raw, profile = REFERENCE.weekday_hour(inputs.mirror)
         sp = SyntheticParams(year=year, load_factor=load_factor, seed=seed, **inputs.synthetic)
-        trace = generate(sp, profile, histograms)
-        frame = to_trace_frame(trace)  # the generated table itself is not kept (peak memory)
-        return TraceInput(trace.derive_params(base.with_(seed=seed)), frame=frame, others=[prof_raw],
+        chunks = SyntheticChunks(sp, profile, histograms, params=derive_params(sp, base.with_(seed=seed)))
+        return TraceInput(chunks.params, chunks=chunks, others=[prof_raw],
                           extra={"synthetic_params": json.loads(sp.to_json())})
 
 

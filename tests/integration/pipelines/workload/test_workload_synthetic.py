@@ -41,7 +41,7 @@ def test_calibration_targets(synth) -> None:
     assert within(s["mean_gpus"], 0.49)
     assert within(float((t["gpus"] < 0.64).mean()), 0.90)
     assert within(s["mean_mem_gb"], 10.8) and t["mem_gb"].max() <= 44.6
-    # data moved (the ``ai`` size model, docs/workload.md §3; full 2023 year at seed 0: mean 6.23 GB,
+    # data moved (the ``ai`` size model, docs/workload.md §3; full 2023 year at seed 0: mean 6.22 GB,
     # median 1.355, p90 20.94, p99 58.50): quantiles sit on published workloads (data + checkpoint)
     bw = t["bandwidth_gb"].to_numpy()
     assert within(s["mean_bandwidth_gb"], 6.23)
