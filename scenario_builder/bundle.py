@@ -37,6 +37,7 @@ from gridshift.parquet import PARQUET_OPTIONS, parquet_bytes
 from pipelines.sources.network import PER_FLOW_CAP_MBPS
 from pipelines.workload import flexibility as flex_mod
 from scenario_builder import datacenters as dc_mod
+from scenario_builder import sites as sites_mod
 from scenario_builder.resample import RULES, GapError, Resampled, resample_continuous, resample_hold, year_grid
 from scenario_builder.sizing import TARGET_UTILIZATION
 from warehouse.db import query, read_connection
@@ -102,7 +103,15 @@ class BuildParams:
         """What the capacities come from: sized needs a workload; without one the reference cluster."""
         if self.datacenters == "sized" and self.workload == "none":
             return "reference"
-        return self.datacenters if self.datacenters in dc_mod.SOURCES else "override file"
+        if self.datacenters in dc_mod.SOURCES:
+            return self.datacenters
+        return "sites file" if self.is_sites else "override file"
+
+    @property
+    def is_sites(self) -> bool:
+        """``--datacenters FILE`` lists sites (several datacenters per location, cloud regions):
+        :mod:`scenario_builder.sites`."""
+        return self.datacenters not in dc_mod.SOURCES and sites_mod.is_sites_file(self.datacenters)
 
     @property
     def max_gap(self) -> timedelta:
@@ -286,6 +295,29 @@ def _network(con, params: BuildParams) -> pl.DataFrame:
     return net.select(NETWORK_SCHEMA.names)
 
 
+def _window_mbit_ms(con, provider: str) -> float | None:
+    """The provider's fitted throughput x RTT (the Persico window of ``pipelines.sources.network``), read
+    back from its window-derived paths (every such row has that product); None if it has none."""
+    r = con.execute("SELECT median(throughput_mbps * rtt_ms) FROM network_path WHERE provider = ? AND "
+                    "throughput_basis LIKE 'derived_window%'", [provider]).fetchall()
+    return None if not r or r[0][0] is None else float(r[0][0])
+
+
+def _sites(params: BuildParams) -> list[sites_mod.Site]:
+    """The sites of a sites file, checked against ``params.regions`` (every site's location is one of them,
+    every region has a site)."""
+    sites = sites_mod.read(params.datacenters, physics=params.physics)
+    used = {s.location for s in sites}
+    extra = sorted(used - set(params.regions))
+    if extra:
+        raise GridshiftError(f"{params.datacenters}: sites at location(s) {extra} not in --regions "
+                             f"{','.join(params.regions)} (add them: their signals are needed)")
+    idle = [r for r in params.regions if r not in used]
+    if idle:
+        raise GridshiftError(f"{params.datacenters}: no site at region(s) {idle} of --regions")
+    return sites
+
+
 def _lineage(con, shas: set[str]) -> list[dict[str, str]]:
     if not shas:
         return []
@@ -320,10 +352,13 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
     """Read the warehouse and compute every bundle file's bytes (raises GapError on a long gap)."""
     grid = year_grid(params.year)
     n_steps = grid.len()
+    sites = _sites(params) if params.is_sites else None
     with read_connection(home.warehouse_path) as con:
         sig = _read_signals(con, params)
         tasks, task_sha, workload_run = _read_tasks(con, params)
         net = _network(con, params)
+        if sites is not None:
+            net = sites_mod.site_network(sites, net, params.provider, _window_mbit_ms(con, params.provider))
         egress_sha = set(query(con, "SELECT DISTINCT raw_sha256 FROM egress_price WHERE provider = ?",
                                [params.provider])["raw_sha256"].to_list())
         net_sha = set(query(con, "SELECT DISTINCT raw_sha256 FROM network_path WHERE provider = ?",
@@ -361,12 +396,21 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
                 quality_rows.append({"location": code, "signal": kind, **q})
         if gap_errors:
             raise GapError(gap_errors, params.max_gap)
+        if sites is not None and len({s.location for s in sites}) < len(sites):
+            # sites of one location: their paths use the Azure RTT fit's file (landed with network_path)
+            used.add(sites_mod.azure_latency.raw().sha256)
         lineage = _lineage(con, used)
 
+    if sites is not None:  # every site takes its location's rows, relabelled (one resampling per location)
+        by_loc = {str(f["location"][0]): f for f in frames}
+        frames = [by_loc[s.location].with_columns(location=pl.lit(s.label, dtype=pl.String)) for s in sites]
     signals = pl.concat(frames)
-    spec = params.datacenters if params.datacenters_source != "reference" else "reference"
-    dcs, sizing = dc_mod.build(list(params.regions), spec, tasks=tasks, year=params.year,
-                               target_utilization=params.target_utilization, physics=params.physics)
+    if sites is not None:
+        dcs, sizing = [s.entry for s in sites], {}
+    else:
+        spec = params.datacenters if params.datacenters_source != "reference" else "reference"
+        dcs, sizing = dc_mod.build(list(params.regions), spec, tasks=tasks, year=params.year,
+                                   target_utilization=params.target_utilization, physics=params.physics)
     # every source whose raw files are in the lineage, plus the workload's own source, credited from the
     # one registry (an unregistered source is an error: no data whose terms nobody declared)
     used_sources = {d["source"] for d in lineage}
@@ -383,6 +427,8 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
             "lat": loc.lat, "lon": loc.lon, "weather_place": loc.weather_place,
             "macro_cluster": loc.macro_cluster, "cloud_provider": prov, "cloud_region": loc.cloud_region(prov),
         }
+    if sites is not None:  # keyed by datacenter label; ``location`` names the signals' location
+        location_meta = {s.label: {**location_meta[s.location], **s.meta(prov)} for s in sites}
     files = {
         "signals.parquet": parquet_bytes(signals, SIGNALS_SCHEMA),
         "tasks.parquet": parquet_bytes(tasks, TASKS_SCHEMA),
@@ -397,7 +443,7 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
         "step_s": STEP_S,
         "n_steps": n_steps,
         "start_utc": start.isoformat(),
-        "locations": list(params.regions),
+        "locations": [s.label for s in sites] if sites is not None else list(params.regions),
         "parameters": {**params.manifest_parameters(), **workload_run},
         "location_meta": location_meta,
         "quality": quality,

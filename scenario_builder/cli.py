@@ -252,7 +252,9 @@ def export(
     workload: Annotated[str, typer.Option(help="synthetic | alibaba-2020 | alibaba-2023 | none")] = "synthetic",
     datacenters: Annotated[str, typer.Option(
         help="capacities: 'sized' from the workload for --target-utilization (default), 'reference' "
-             "(SustainCluster's cluster), or an override file (JSON or CSV) applied to the reference values")
+             "(SustainCluster's cluster), an override file (JSON or CSV) applied to the reference values, "
+             "or a sites file (a 'site' column: several datacenters per location, cloud regions; "
+             "docs/bundles.md)")
     ] = "sized",
     target_utilization: Annotated[float, typer.Option(
         help="with --datacenters sized: the mean share of each site's capacity its local demand uses")] = 0.5,

@@ -204,8 +204,11 @@ def _window_arrays(sc, s0: int, n: int, hmax: int) -> tuple[np.ndarray, np.ndarr
     if key not in memo:
         if len(memo) >= _WINDOW_MEMO_SIZE:
             memo.pop(next(iter(memo)))
-        inc, par, _ = calibration(sc.locations, sc.price_usd_per_mwh, hmax)
-        memo[key] = (inc, par, known_steps(sc.locations, sc.start_utc, sc.step_s, sc.n_steps, s0, n))
+        inc, par, _ = calibration(sc.signal_locations, sc.price_usd_per_mwh, hmax)
+        # step-major storage (engine.steps_major), as the other per-step arrays
+        known = E.steps_major((E.N_FC, sc.n_dc, n), np.int64)
+        known[...] = known_steps(sc.signal_locations, sc.start_utc, sc.step_s, sc.n_steps, s0, n)
+        memo[key] = (inc, par, known)
     return memo[key]
 
 
@@ -214,9 +217,11 @@ def build_info(sc, s0: int, n: int, options, seed: int) -> E.Info:
     signals, an empty history holding the steps before the window, the forecast buffer and what
     calibrates it."""
     hmax = horizon_steps(options.forecast_horizon_h)
-    act = np.ascontiguousarray(np.stack([sc.carbon_g_per_kwh, sc.price_usd_per_mwh, sc.temp_c, sc.wetbulb_c]),
-                               dtype=np.float64)
-    hist = np.full_like(act, np.nan)
+    # step-major storage (engine.steps_major): the kernels read every datacenter's value of one step
+    act = E.steps_major((E.N_SIG, sc.n_dc, sc.n_steps))
+    for s, a in enumerate((sc.carbon_g_per_kwh, sc.price_usd_per_mwh, sc.temp_c, sc.wetbulb_c)):
+        act[s] = a
+    hist = E.steps_major(act.shape, fill=np.nan)
     hist[:, :, :s0] = act[:, :, :s0]  # the past before the window is known; step s0 on when it begins
     inc, par, known = _window_arrays(sc, s0, n, hmax)
     iopt = np.zeros(E.N_IOPT, np.int64)

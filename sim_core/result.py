@@ -234,9 +234,12 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     ks = slice(s0, s0 + n)
 
     # ---------------------------------------------------------------- physics per (dc, step)
-    busy_c, busy_g, busy_m = (np.maximum(S.part[r], 0.0) for r in range(3))
+    # (the engine stores per-step arrays step-major, engine.steps_major: C-ordered copies for the physics)
+    busy_c, busy_g, busy_m = (np.ascontiguousarray(np.maximum(S.part[r], 0.0)) for r in range(3))
+    srv = prep.servers()
     ph = physics_compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, busy_c, busy_g, busy_m,
-                         sc.temp_c[:, ks], sc.wetbulb_c[:, ks], servers=prep.servers())
+                         sc.temp_c[:, ks], sc.wetbulb_c[:, ks],
+                         servers=None if srv is None else np.ascontiguousarray(srv))
     carbon = sc.carbon_g_per_kwh[:, ks]
     price = sc.price_usd_per_mwh[:, ks]
     it_kwh = ph["it_kw"] * STEP_HOURS

@@ -64,6 +64,14 @@ class Scenario:
     rtt_ms: np.ndarray
     carbon_basis: str | None = None
     extra: dict = field(default_factory=dict)
+    #: per datacenter, the registry location whose signals it shares (its own label unless the bundle
+    #: holds several datacenters per location or cloud-region sites; scenario_builder.sites)
+    signal_location: list[str] | None = None
+
+    @property
+    def signal_locations(self) -> list[str]:
+        """What market rules and forecast skill are looked up by: the signals' location per datacenter."""
+        return list(self.signal_location) if self.signal_location is not None else list(self.locations)
 
     @property
     def n_dc(self) -> int:
@@ -110,4 +118,5 @@ def load(path: str | Path) -> Scenario:
                                  "marginal_throughput")},
         usd_per_gb=net["usd_per_gb"], throughput_mbps=net["throughput_mbps"], rtt_ms=net["rtt_ms"],
         carbon_basis=h.carbon_basis,
+        signal_location=[str(d.get("signal_location", d["location"])) for d in dcs],
     )

@@ -43,8 +43,10 @@ from gridshift.bundle.format import (
 )
 from gridshift.dc_params import DatacenterParams
 
-#: keys a datacenters.json entry may carry besides DATACENTER_KEYS (informational)
-DATACENTER_INFO_KEYS = ("capacity_source",)
+#: keys a datacenters.json entry may carry besides DATACENTER_KEYS: ``capacity_source`` (informational);
+#: ``signal_location``, the registry location whose signals a site shares (several datacenters per
+#: location, cloud regions: scenario_builder.sites); absent = the datacenter's own label
+DATACENTER_INFO_KEYS = ("capacity_source", "signal_location")
 MAX_LOCATIONS = 100_000
 
 
@@ -197,6 +199,10 @@ def read_datacenters(root: Path, header: Header) -> list[dict[str, Any]]:
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError, TypeError):
             raise BundleError("not an IANA time zone", file=file, column="timezone", rows=[i], values=[tz]) from None
+        sl = d.get("signal_location", d["location"])
+        if not isinstance(sl, str) or not DC_LABEL.match(sl):
+            raise BundleError(f"malformed signal location (pattern {DC_LABEL.pattern})", file=file,
+                              column="signal_location", rows=[i], values=[sl])
         entry = dict(d)
         for key in ("population_weight", "total_cores", "total_gpus", "total_mem_gb"):
             v = d[key]

@@ -226,12 +226,16 @@ def compare(
             metrics = stored[k]
             reused.append(k)
         else:
-            rec, _ = execute(sc, k, opts, run_fn=sim_core.run)
+            # (the run's result is dropped here, not held while the next run computes: at 200 sites a
+            # year's result is ~4 GB; benchmarks/bench_sites.py)
+            rec = execute(sc, k, opts, run_fn=sim_core.run)[0]
             metrics = rec.metrics
             if store is not None:
                 store.save(rec)
             computed.append(k)
-            fresh_series[k] = rec.series
+            if k.seed == sds[0]:  # only the first seed's series are summarized below
+                fresh_series[k] = rec.series
+            del rec
         rows.append((k, metrics))
         if on_run is not None:
             on_run(k, k in stored)
