@@ -305,7 +305,9 @@ def speedup(x, m):
     """Speed of an elastic task at scale x (allocation / request) relative to its speed at its request:
     1 + m (x - 1), with m the throughput each extra unit of allocation adds relative to the throughput per
     unit at the request (the task's ``marginal_throughput``: 1 = linear speed-up, 0 = none); exactly 1 at
-    x = 1 (docs/simulation.md "Flexible tasks")."""
+    x = 1. This is CarbonScaler's marginal capacity curve (Hanafy et al., SIGMETRICS 2024, §3: the
+    throughput each additional server adds) with a constant marginal throughput, i.e. a linear curve
+    (docs/simulation.md "Flexible tasks" states the simplification)."""
     return 1.0 + m * (x - 1.0)
 
 
