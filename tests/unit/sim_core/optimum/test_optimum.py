@@ -170,3 +170,26 @@ def test_coarser_classes_and_rolling_horizons_never_raise_the_bound(tmp_path):
     # same inputs: the same bound, exactly
     again = optimum(sc, seed=1, shape_tol=1.0, time_steps=1)
     assert again.value == fine.value and again.n_cols == fine.n_cols
+
+
+def test_every_builtin_policy_respects_the_bound_on_a_7_day_5_site_window(tmp_path):
+    """On a 7-day window of a 5-site bundle (allowed delays of 0-12 h, so the deferring policies have room),
+    every registered built-in policy's carbon incl. transfers is >= the optimum's bound, for two seeds."""
+    import polars as pl
+
+    from sim_core.testing import synthetic_signals, synthetic_tasks
+
+    n = 96 * 8
+    t = synthetic_tasks(800, n, seed=11)
+    t = t.with_columns(max_delay_s=pl.Series(np.random.default_rng(2).choice([0.0, 7200.0, 43200.0], t.height)))
+    tz = ["America/Los_Angeles", "Europe/Berlin", "Asia/Singapore", "America/New_York", "Australia/Sydney"]
+    sc = sim_core.load(write_bundle(tmp_path, locations=[f"L{i}" for i in range(5)], timezones=tz, total_cores=256,
+                                    total_gpus=24, total_mem_gb=2500, n_steps=n, signals=synthetic_signals(5, n, 11),
+                                    tasks=t, usd_per_gb=0.02, throughput_mbps=400.0, rtt_ms=90.0))
+    for seed in (0, 1):
+        b = optimum(sc, seed=seed, days=7)
+        assert b.status == "Optimal" and b.steps == 7 * 96 and b.n_tasks > 500
+        assert b.baseline_carbon_kg < b.value
+        for pol in sim_core.POLICIES:
+            c = sim_core.run(sc, pol, seed=seed, days=7).totals["carbon_incl_transfer_kg"]
+            assert c >= b.value, (pol, seed, c, b.value)
