@@ -26,7 +26,6 @@ to the tail's constant floor, the pumps at minimum flow and the fans at minimum 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,10 +111,9 @@ def site_power(p: np.ndarray, cap_cores: float, cap_gpus: float, cap_mem: float,
         h0 = ns * p0 + cap_gpus * gi + cap_mem * mstat
         h_ac = h_ag = 0.0
         h_bc = ns * (p1 - p0) / cap_cores if (ns > 0 and cap_cores > 0) else 0.0
-        if managed:  # no servers: the GPUs run the per-device curve
-            h_bg = float(ph.gpu_power(p, ua)) - gi
-        else:  # fleet-average log2 curve, chord over [0, 1]
-            h_bg = (gmax - gi) if cap_gpus > 0 else 0.0
+        # no servers (managed): the GPUs run the per-device curve; always on: the fleet-average log2 curve,
+        # chord over [0, 1]
+        h_bg = float(ph.gpu_power(p, ua)) - gi if managed else ((gmax - gi) if cap_gpus > 0 else 0.0)
         sleep_floor = 0.0
         n_c = n_g = spare_c = spare_g = 0.0
     # server fans: fan = a F max(rmin, h / a)^3 (h = heat / heat_d) is the perspective of a convex

@@ -190,7 +190,8 @@ def test_task_flexibility_columns_typed_and_consistent(bundle):
     rewrite_parquet(bundle, "tasks.parquet", set_value("interruptible", 2, True))
     assert verify_bundle(bundle).ok
     rewrite_parquet(bundle, "tasks.parquet", lambda df: df.with_columns(
-        pl.Series("interruptible", [False] * df.height), pl.Series("max_scale", [1.0, 1.0, 2.0] + [1.0] * (df.height - 3))))
+        pl.Series("interruptible", [False] * df.height),
+        pl.Series("max_scale", [1.0, 1.0, 2.0] + [1.0] * (df.height - 3))))
     assert verify_bundle(bundle).ok
     rewrite_parquet(bundle, "tasks.parquet", lambda df: df.with_columns(pl.col("interruptible").cast(pl.Int8)))
     refused(bundle, file="tasks.parquet", column="interruptible", match="dtype")
