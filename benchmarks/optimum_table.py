@@ -70,7 +70,7 @@ def figure(sc, days: float, seed: int, path: Path, what: str) -> None:
         ax.plot(s["allowed_delay_h"].to_numpy(), s["saving_pct"].to_numpy(), marker="o", ms=3, label=p, **style)
     ax.set_xlabel("allowed delay of every task (h)")
     ax.set_ylabel(f"carbon saving vs {BASELINE} (%)")
-    ax.set_title(f"savings vs allowed delay ({what}, {days:g} days, seed {seed})", fontsize=9)
+    ax.set_title(f"savings vs allowed delay, {days:g} days, seed {seed}\n{what}", fontsize=8)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
