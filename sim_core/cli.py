@@ -162,6 +162,8 @@ def compare(
     power: str = typer.Option("managed", help="server power: managed or always_on"),  # noqa: B008
     forecast: str = typer.Option(FORECAST_DEFAULT, help=FORECAST_HELP),  # noqa: B008
     forecast_horizon_h: int = typer.Option(HORIZON_DEFAULT, help=HORIZON_HELP),  # noqa: B008
+    optimum: bool = typer.Option(False, "--optimum", help="also solve the offline optimum (a lower bound, "  # noqa: B008
+                                 "HiGHS) per seed and report each policy's gap to it"),
 ) -> None:
     """Run every policy x seed on one bundle, print the summary, write outputs, store the runs."""
     import sim_core
@@ -199,7 +201,7 @@ def compare(
     try:
         cmp = run_compare(scenario, pols, sds, days=days, start=st, store=store, recompute=recompute,
                           on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
-                          forecast=forecast, forecast_horizon_h=forecast_horizon_h)
+                          forecast=forecast, forecast_horizon_h=forecast_horizon_h, optimum=optimum)
     except ValueError as err:  # a window outside the bundle, a start off the step grid...
         raise typer.BadParameter(str(err)) from err
     console.print(summary_table(cmp))

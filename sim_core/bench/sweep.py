@@ -107,13 +107,24 @@ class Comparison:
     computed: list[RunKey] = field(default_factory=list)
     reused: list[RunKey] = field(default_factory=list)
     scenario: Scenario | None = None
+    #: the gap of every policy to the offline optimum (``bench.gap.gap_frame``), when asked for
+    gap: pl.DataFrame | None = None
+    #: seed -> the optimum's ``OptimumResult`` (``sim_core.optimum``), when asked for
+    bounds: dict = field(default_factory=dict)
 
     def params(self) -> dict[str, Any]:
         """The sweep's parameters (written as compare.json): everything that determines the outputs."""
         return {"bundle_id": self.bundle_id, "policies": self.policies, "seeds": self.seeds,
                 "gridshift_version": self.gridshift_version, "options": self.options,
                 "options_sha256": self.options_sha256, "baseline": BASELINE,
-                "metrics": [{"name": m.name, "unit": m.unit, "description": m.description} for m in METRICS]}
+                "metrics": [{"name": m.name, "unit": m.unit, "description": m.description} for m in METRICS],
+                **({"optimum": {str(s): _bound_params(b) for s, b in sorted(self.bounds.items())},
+                    "gap": self.gap.to_dicts()} if self.gap is not None else {})}
+
+
+def _bound_params(b) -> dict[str, Any]:
+    """What compare.json records of an optimum: its figures, not its timings (the file is reproducible)."""
+    return {k: v for k, v in b.to_dict().items() if k not in ("solve_s", "build_s", "options")}
 
 
 def _once_each(what: str, items: list) -> list:
@@ -189,6 +200,7 @@ def compare(
     recompute: bool = False,
     missing: str = "run",
     on_run: Callable[[RunKey, bool], None] | None = None,
+    optimum: bool = False,
     **options,
 ) -> Comparison:
     """Run every policy × seed on one scenario (loaded once) and summarize.
@@ -198,7 +210,8 @@ def compare(
     ``missing="skip"`` simulates nothing: it summarizes only the stored runs among policies × seeds
     (what the Dagster summary asset does). ``on_run(key, reused)`` is called once per run, in sweep
     order. ``options`` are simulator options (``allow_defer``, ``sla_multiplier``, ...), the same
-    for every run.
+    for every run. ``optimum=True`` also solves the offline optimum of each seed (``sim_core.optimum``)
+    and reports every policy's gap to it (:attr:`Comparison.gap`).
     """
     import sim_core
 
@@ -250,7 +263,13 @@ def compare(
             if s is not None:
                 series[k.policy] = s
     runs = runs_frame(rows)
+    gap, bounds = None, {}
+    if optimum and runs.height:
+        from .gap import gap_frame, optima
+
+        bounds = optima(sc, sds, opts)
+        gap = gap_frame(runs, bounds, str(opts.get("forecast")))
     return Comparison(bundle_id=sc.bundle_id, policies=pols, seeds=sds, options=opts, options_sha256=osha,
                       gridshift_version=version, runs=runs, summary=summarize(runs), series=series,
-                      computed=computed, reused=reused, scenario=sc)
+                      computed=computed, reused=reused, scenario=sc, gap=gap, bounds=bounds)
 

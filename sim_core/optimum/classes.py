@@ -1,0 +1,191 @@
+"""The LP's task classes: each window task's fluid cells (datacenter x step shares of its allowed
+interval), then tasks merged into classes whose cells, work and per-step capacities are the sums of
+their members' (docs/optimum.md "Aggregation").
+
+Why the classes keep the LP a lower bound: a class's constraints are sums of its members' constraints
+(work, per-step caps), so every member schedule projects onto a feasible class schedule (the class LP
+is a relaxation of the member LP); the class's per-unit-work resources and transfer share are the
+smallest of its members' (the power bound is non-decreasing in the busy resources and the transfer
+emissions are non-negative), so a class unit never costs more than any member's unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import engine as E
+from .model import Cells, _range_min
+
+#: default relative width of the geometric buckets of the class key's transfer share per resource-step (a
+#: class's unit carries its members' smallest share, so this is the most a class understates a member's);
+#: chosen for solve time (BENCHMARKS.md), never on any policy's result
+SHAPE_TOL = 1.0
+#: default number of steps the class key's arrival and deadline steps are coarsened to (1 h); on a 1-day
+#: window of the benchmark bundle (1, 0.25) -> (4, 1.0) lowered the bound by 0.03 % and the classes by 25 %
+TIME_STEPS = 4
+
+
+@dataclass
+class WindowTasks:
+    """The tasks an LP window holds: every run task whose allowed interval meets the window."""
+
+    arrival: np.ndarray  # s since the bundle start
+    deadline: np.ndarray  # the engine's deadline (s since the bundle start)
+    work: np.ndarray  # s of work at scale 1 (the duration)
+    rate: np.ndarray  # most work per second of wall time (speed-up at the largest scale)
+    rho: np.ndarray  # least resource-seconds per second of work (scale / speed-up at the smallest scale)
+    smax: np.ndarray  # largest scale (resource per second at most smax x the request)
+    cores: np.ndarray
+    gpus: np.ndarray
+    mem: np.ndarray
+    bw: np.ndarray
+    origin: np.ndarray
+
+
+@dataclass
+class ClassCells:
+    """Classes and their cells (``cells.task`` indexes classes)."""
+
+    cells: Cells
+    resources: tuple[np.ndarray, np.ndarray, np.ndarray]  # per class, per unit of work: cores, GPUs, GB
+    n_tasks: int  # tasks with cells
+    n_classes: int
+    unschedulable: int  # fit no datacenter
+    impossible: int  # no datacenter can finish them by their deadline (limit dropped, reported)
+
+
+def _bucket(x: np.ndarray, tol: float) -> np.ndarray:
+    """Geometric bucket of non-negative values (0 its own bucket; ``tol`` 0: exact values)."""
+    if tol <= 0:
+        return np.unique(x, return_inverse=True)[1].astype(np.int64) + 1
+    with np.errstate(divide="ignore"):
+        b = np.floor(np.log(np.where(x > 0, x, 1.0)) / np.log1p(tol)).astype(np.int64)
+    return np.where(x > 0, b + (1 << 20), 0)
+
+
+def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarray, rtt_s: np.ndarray,
+                  usd_per_gb: np.ndarray, carbon: np.ndarray, t0: float, n: int, kwh_per_gb: float,
+                  mean_emissions: bool, w_carbon: float, w_cost: float, shape_tol: float = SHAPE_TOL,
+                  time_steps: int = 1, energy_weight=(1.0, 1.0, 1.0)) -> ClassCells:
+    """Cells of every task, merged into classes keyed by (origin, arrival step, deadline step, resource
+    shape bucket, transfer-share bucket); ``time_steps`` coarsens the two steps of the key.
+
+    A task may run at datacenter d (that holds its shape) in [arrival + transfer delay (0 at its origin),
+    deadline), at up to ``rate`` work per second; a cell is one window step of that interval, capped at
+    rate x the share of the step inside it. The work that must run inside the window is the work minus
+    the most that fits in the part of the interval outside it (so a window of a longer run bounds the
+    energy of its own steps only: rolling horizons). ``carbon`` (n_dc, n): the window's intensities; a
+    remote cell carries its share of the task's transfer (GB x kWh/GB / work steps), priced at the least
+    origin intensity (or origin/destination mean) between the arrival step and the cell's step."""
+    step_s = E.STEP_S
+    n_dc = cap.shape[0]
+    a, o, W = tw.arrival, tw.origin, tw.work
+    fits = ((tw.cores[:, None] <= cap[None, :, 0] + E.EPS) & (tw.gpus[:, None] <= cap[None, :, 1] + E.EPS)
+            & (tw.mem[:, None] <= cap[None, :, 2] + E.EPS))
+    sched = fits.any(axis=1) & (W > 0)
+    with np.errstate(invalid="ignore"):
+        delay = np.where(tw.bw[:, None] > 0, tw.bw[:, None] * delay_s_per_gb[o], 0.0) + rtt_s[o]
+    delay[np.arange(o.shape[0]), o] = 0.0
+    delay = np.where(np.isnan(delay), np.inf, delay)
+    e = a[:, None] + delay  # earliest start per datacenter
+    f = tw.deadline.copy()
+    ok = fits & (e + W[:, None] / tw.rate[:, None] <= f[:, None] + 1e-6)
+    impossible = sched & ~ok.any(axis=1)
+    f[impossible] = np.inf  # no schedule meets this deadline: the task keeps only its work (reported)
+    ok = fits & (e < f[:, None])
+    t_end = t0 + step_s * n
+    # work that must run inside the window: at most rate x (time of the interval outside it) runs outside
+    e_min = np.where(ok, e, np.inf).min(axis=1)
+    outside = np.clip(t0 - e_min, 0.0, None) + np.clip(f - t_end, 0.0, None)
+    with np.errstate(invalid="ignore"):
+        need = np.where(sched, np.clip(W - tw.rate * outside, 0.0, None), 0.0)
+    need = np.where(np.isnan(need), 0.0, need)
+    # member cells: [max(e, t0), min(f, t_end)) per feasible pair, in window steps
+    lo_t = np.maximum(e, t0)
+    hi_t = np.minimum(f[:, None], t_end)
+    ii, dd = np.nonzero(ok & sched[:, None] & (hi_t > lo_t))
+    ee, ff = lo_t[ii, dd], hi_t[ii, 0]
+    j_lo = np.clip(np.floor((ee - t0) / step_s).astype(np.int64), 0, n - 1)
+    j_hi = np.clip((np.ceil((ff - t0) / step_s) - 1).astype(np.int64), 0, n - 1)
+    cnt = np.maximum(j_hi - j_lo + 1, 0)
+    rep = np.repeat(np.arange(ii.shape[0]), cnt)
+    off = np.arange(rep.shape[0]) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    j = j_lo[rep] + off
+    ti, dc = ii[rep], dd[rep]
+    ts = t0 + step_s * j
+    share = np.clip((np.minimum(ff[rep], ts + step_s) - np.maximum(ee[rep], ts)) / step_s, 0.0, 1.0)
+    cap_cell = share * tw.rate[ti]
+    keep = cap_cell > 1e-9
+    ti, dc, j, cap_cell = ti[keep], dc[keep], j[keep], cap_cell[keep]
+
+    # commodities: every task's cores, GPUs and memory as three separate resource-time demands
+    units = W / step_s  # work in steps
+    amount = np.stack([tw.cores, tw.gpus, tw.mem]) * tw.rho  # (3, tasks): resource per unit of work
+    peak = np.stack([tw.cores, tw.gpus, tw.mem]) * tw.smax  # resource per step at the largest scale
+    lam = amount * np.asarray(energy_weight, dtype=np.float64)[:, None]
+    tot = lam.sum(axis=0)
+    pres = (amount > 0).sum(axis=0)
+    lam = np.where(tot > 0, lam / np.where(tot > 0, tot, 1.0), (amount > 0) / np.maximum(pres, 1))
+    # transfer share per resource-step of commodity r at a remote site: lam_r x GB / (r x work steps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gb_per = np.where(amount > 0, lam * tw.bw / (amount * np.where(units > 0, units, 1.0)), 0.0)
+    a_step = np.clip(np.floor((a - t0) / step_s).astype(np.int64), -1, n) // max(time_steps, 1)
+    f_step = np.clip(np.floor((np.minimum(f, t_end) - t0) / step_s).astype(np.int64), 0, n) // max(time_steps, 1)
+    # member-commodity cells: every member cell once per commodity the task has
+    r_of, cell_of = np.nonzero(amount[:, ti] > 0)
+    mt = ti[cell_of]  # task of each commodity cell
+    keys = np.stack([r_of, o[mt], a_step[mt], f_step[mt], _bucket(gb_per[r_of, mt], shape_tol)], axis=1)
+    _, cls_of = np.unique(keys, axis=0, return_inverse=True)
+    cls_of = cls_of.ravel()
+    n_cls = int(cls_of.max()) + 1 if cls_of.size else 0
+    c_r = np.zeros(n_cls, np.int64)
+    c_r[cls_of] = r_of
+    c_origin = np.zeros(n_cls, np.int64)
+    c_origin[cls_of] = o[mt]
+    # per class: need and work (resource-s) over its distinct members, least arrival, least transfer share
+    pair = np.unique(np.stack([cls_of, r_of, mt], axis=1), axis=0)
+    pc, pr, pt = pair[:, 0], pair[:, 1], pair[:, 2]
+    c_need = np.bincount(pc, weights=amount[pr, pt] * need[pt], minlength=n_cls)
+    c_work = np.bincount(pc, weights=np.maximum(amount[pr, pt], peak[pr, pt] / tw.rate[pt]) * W[pt], minlength=n_cls)
+    gb_min = np.full(n_cls, np.inf)
+    np.minimum.at(gb_min, pc, gb_per[pr, pt])
+    a_min_t = np.full(n_cls, np.inf)
+    np.minimum.at(a_min_t, pc, a[pt])
+    a_min = np.clip(np.floor((a_min_t - t0) / step_s).astype(np.int64), 0, n - 1)
+    # merge member cells into class cells (summed caps in resource-steps)
+    ck = (cls_of * n_dc + dc[cell_of]) * n + j[cell_of]
+    uk, inv = np.unique(ck, return_inverse=True)
+    c_cap = np.bincount(inv.ravel(), weights=cap_cell[cell_of] / tw.rate[mt] * peak[r_of, mt],
+                        minlength=uk.shape[0])
+    c_j = uk % n
+    c_dc = (uk // n) % n_dc
+    c_cls = uk // (n * n_dc)
+    members = np.unique(ti)
+    res = tuple((c_r == r).astype(np.float64) for r in range(3))
+    # transfer share of remote cells
+    co = c_origin[c_cls]
+    remote = c_dc != co
+    x_kg = np.zeros(uk.shape[0])
+    x_usd = np.zeros(uk.shape[0])
+    x_kwh = np.zeros(uk.shape[0])
+    if remote.any():
+        r = np.nonzero(remote)[0]
+        oi, di = co[r], c_dc[r]
+        lo = np.minimum(a_min[c_cls[r]], c_j[r])
+        if mean_emissions:
+            series = 0.5 * (carbon[:, None, :] + carbon[None, :, :])
+            ci = _range_min(series.reshape(n_dc * n_dc, n), oi * n_dc + di, lo, c_j[r])
+        else:
+            ci = _range_min(carbon, oi, lo, c_j[r])
+        gb = gb_min[c_cls[r]]
+        x_kwh[r] = gb * kwh_per_gb
+        x_kg[r] = x_kwh[r] * ci / 1000.0
+        x_usd[r] = gb * usd_per_gb[oi, di]
+    cells = Cells(task=c_cls.astype(np.int64), dc=c_dc.astype(np.int64), step=c_j.astype(np.int64), cap=c_cap,
+                  cost=w_carbon * x_kg + w_cost * x_usd, carbon=x_kg, usd=x_usd, kwh=x_kwh,
+                  need=np.minimum(c_need, c_work), work=c_work,
+                  scheduled=np.ones(n_cls, bool), impossible=np.zeros(n_cls, bool))
+    return ClassCells(cells=cells, resources=res, n_tasks=int(members.size), n_classes=n_cls,
+                      unschedulable=int((~fits.any(axis=1)).sum()), impossible=int(impossible.sum()))

@@ -1,0 +1,333 @@
+"""The LP of one window: per-task fluid cells, per (datacenter, step) resources, servers and the power
+bound, assembled column-wise with NumPy into one sparse matrix for HiGHS (docs/optimum.md).
+
+Variables
+  y[c]      cell c = (task i, datacenter d, step j): the share of step j that task i runs at d
+            (0 <= y <= the share of the step inside the task's allowed interval at d)
+  per (d, j): B_c, B_g, B_m (time-weighted busy cores, allocated GPUs, GB in use), A_c, A_g (CPU-only
+            and GPU servers on or waking), H (IT heat), I (IT power), C (CRAC fans), P (total power)
+Rows
+  task i:   need_i / 900 <= sum_c y[c] <= D_i / 900              (its work, in steps)
+  (d, j):   B_r = sum_c r_i y[c]                                 (r = cores, GPUs, GB)
+            cps (A_c + A_g) >= B_c, gps A_g >= B_g, mps (A_c + A_g) >= B_m      (managed power)
+            H = h0 + h_Ac A_c + h_Ag A_g + h_Bc B_c + h_Bg B_g + h_Bm B_m
+            I >= H + fan plane (each), C >= CRAC plane (each), P >= (1 + s) (I + C) + c (each facility line)
+Objective
+  sum_(d,j) w[d, j] 0.25 P[d, j] + sum_c t[c] y[c], w = weights of kg CO2 and USD per kWh, t = the
+  transfer emissions / egress cost a remote cell carries (its share of the task's transfer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import engine as E
+from .power import FacilityPieces, SitePower
+
+STEP_H = 0.25
+#: per (datacenter, step) variables, in this order
+DK_VARS = ("B_c", "B_g", "B_m", "A_c", "A_g", "H", "I", "C", "P")
+V_BC, V_BG, V_BM, V_AC, V_AG, V_H, V_I, V_C, V_P = range(len(DK_VARS))
+N_DK = len(DK_VARS)
+
+
+@dataclass
+class TaskWindow:
+    """The tasks of an LP window (arrays over the run's window tasks, in the run's order)."""
+
+    arrival: np.ndarray  # s since the bundle start
+    duration: np.ndarray
+    cores: np.ndarray
+    gpus: np.ndarray
+    mem: np.ndarray
+    bw: np.ndarray
+    origin: np.ndarray
+    latest_start: np.ndarray  # s since the bundle start (inf: no limit)
+    task_id: np.ndarray
+
+
+@dataclass
+class Cells:
+    """Every (task, datacenter, step) cell of the LP, columnar."""
+
+    task: np.ndarray  # index into the TaskWindow
+    dc: np.ndarray
+    step: np.ndarray  # window-local step
+    cap: np.ndarray  # upper bound of y (share of the step)
+    cost: np.ndarray  # objective coefficient (transfer share)
+    carbon: np.ndarray  # transfer kg CO2 per unit y
+    usd: np.ndarray  # transfer USD per unit y
+    kwh: np.ndarray  # transfer kWh per unit y
+    need: np.ndarray  # per task: work that must run inside the window (s)
+    work: np.ndarray  # per task: its whole work, the most that can run inside the window (s)
+    scheduled: np.ndarray  # per task: fits some datacenter
+    impossible: np.ndarray  # per task: no datacenter can start it by its limit (limit dropped)
+
+
+def _range_min(series: np.ndarray, idx: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """min(series[idx, lo..hi]) for each query (inclusive bounds, lo <= hi), by a sparse table."""
+    n = series.shape[1]
+    levels = [series]
+    k = 1
+    while 2 * k <= n:
+        prev = levels[-1]
+        levels.append(np.minimum(prev[:, :-k], prev[:, k:]))
+        k *= 2
+    length = hi - lo + 1
+    lev = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
+    out = np.empty(idx.shape[0])
+    for L in np.unique(lev):
+        m = lev == L
+        t = levels[L]
+        out[m] = np.minimum(t[idx[m], lo[m]], t[idx[m], hi[m] - (1 << L) + 1])
+    return out
+
+
+def build_cells(tw: TaskWindow, *, cap: np.ndarray, delay_s_per_gb: np.ndarray, rtt_s: np.ndarray,
+                usd_per_gb: np.ndarray, carbon: np.ndarray, t0: float, n: int, kwh_per_gb: float,
+                mean_emissions: bool, w_carbon: float, w_cost: float) -> Cells:
+    """The cells of every task: at each datacenter that can hold it, every step of the interval in
+    which it may run there, [arrival + transfer delay, latest start + duration], clipped to the window.
+
+    ``carbon`` (n_dc, n): the window's intensities (g/kWh); a remote cell carries its share
+    (y / (duration / 900)) of the task's transfer, priced at the lowest origin intensity (or mean of
+    origin and destination) between the arrival step and the cell's step (the decision falls there)."""
+    step_s = E.STEP_S
+    n_dc = cap.shape[0]
+    a, dur, o = tw.arrival, tw.duration, tw.origin
+    fits = ((tw.cores[:, None] <= cap[None, :, 0] + E.EPS) & (tw.gpus[:, None] <= cap[None, :, 1] + E.EPS)
+            & (tw.mem[:, None] <= cap[None, :, 2] + E.EPS))
+    scheduled = fits.any(axis=1)
+    per_gb = delay_s_per_gb[o]  # (n_t, n_dc)
+    with np.errstate(invalid="ignore"):
+        delay = np.where(tw.bw[:, None] > 0, tw.bw[:, None] * per_gb, 0.0) + rtt_s[o]
+    delay[np.arange(o.shape[0]), o] = 0.0
+    delay = np.where(np.isnan(delay), np.inf, delay)
+    e = a[:, None] + delay
+    b = tw.latest_start.copy()
+    ok = fits & (e <= b[:, None] + 1e-6)
+    impossible = scheduled & ~ok.any(axis=1)
+    b[impossible] = np.inf  # no schedule meets this limit: the task is left unconstrained (reported)
+    ok = fits & (e <= b[:, None] + 1e-6)
+    t_end = t0 + step_s * n
+    with np.errstate(invalid="ignore"):
+        f = b + dur  # latest finish
+        post = np.clip(f - t_end, 0.0, None)
+        need = np.where(scheduled, np.clip(dur - post, 0.0, None), 0.0)
+    need = np.where(np.isnan(need), 0.0, need)
+    # cells: [e, min(f, t_end)) per feasible pair, in window steps
+    ii, dd = np.nonzero(ok & (e < t_end) & (dur[:, None] > 0))
+    ee = e[ii, dd]
+    ff = np.minimum(f[ii], t_end)
+    keep = ff > ee
+    ii, dd, ee, ff = ii[keep], dd[keep], ee[keep], ff[keep]
+    j_lo = np.floor((ee - t0) / step_s).astype(np.int64)
+    j_hi = (np.ceil((ff - t0) / step_s) - 1).astype(np.int64)
+    j_lo = np.clip(j_lo, 0, n - 1)
+    j_hi = np.clip(j_hi, 0, n - 1)
+    cnt = np.maximum(j_hi - j_lo + 1, 0)
+    rep = np.repeat(np.arange(ii.shape[0]), cnt)
+    off = np.arange(rep.shape[0]) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    j = j_lo[rep] + off
+    ti, dc = ii[rep], dd[rep]
+    ts = t0 + step_s * j
+    cap_cell = (np.minimum(ff[rep], ts + step_s) - np.maximum(ee[rep], ts)) / step_s
+    cap_cell = np.clip(cap_cell, 0.0, 1.0)
+    k = cap_cell > 1e-9
+    ti, dc, j, cap_cell = ti[k], dc[k], j[k], cap_cell[k]
+    # transfer share of remote cells
+    remote = dc != o[ti]
+    units = dur[ti] / step_s  # the task's work in steps
+    x_kg = np.zeros(ti.shape[0])
+    x_usd = np.zeros(ti.shape[0])
+    x_kwh = np.zeros(ti.shape[0])
+    if remote.any():
+        r = np.nonzero(remote)[0]
+        oi, di = o[ti[r]], dc[r]
+        a_step = np.clip(np.floor((a[ti[r]] - t0) / step_s).astype(np.int64), 0, n - 1)
+        if mean_emissions:
+            series = 0.5 * (carbon[:, None, :] + carbon[None, :, :])  # (o, d, n)
+            ci = _range_min(series.reshape(n_dc * n_dc, n), oi * n_dc + di, a_step, j[r])
+        else:
+            ci = _range_min(carbon, oi, a_step, j[r])
+        gb = tw.bw[ti[r]]
+        x_kwh[r] = gb * kwh_per_gb / units[r]
+        x_kg[r] = x_kwh[r] * ci / 1000.0
+        x_usd[r] = gb * usd_per_gb[oi, di] / units[r]
+    cost = w_carbon * x_kg + w_cost * x_usd
+    return Cells(task=ti.astype(np.int64), dc=dc.astype(np.int64), step=j.astype(np.int64), cap=cap_cell,
+                 cost=cost, carbon=x_kg, usd=x_usd, kwh=x_kwh, need=need, work=np.where(scheduled, dur, 0.0),
+                 scheduled=scheduled,
+                 impossible=impossible)
+
+
+@dataclass
+class LPModel:
+    """The assembled LP (CSC) and where everything sits in it."""
+
+    n_col: int
+    n_row: int
+    col_cost: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    start: np.ndarray
+    index: np.ndarray
+    value: np.ndarray
+    n_cells: int
+    dk_base: int  # first per-(d, j) variable; variable v of (d, j) is dk_base + (d * n + j) * N_DK + v
+    task_rows: np.ndarray  # row of each task with cells (-1: none)
+    p_weight: np.ndarray  # (n_dc, n): objective weight of P per kW (0.25 h x per-kWh weights)
+
+    @property
+    def nnz(self) -> int:
+        return int(self.index.shape[0])
+
+
+def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray], sites: list[SitePower],
+             fac: FacilityPieces, cap: np.ndarray, weight_kwh: np.ndarray, p_upper: np.ndarray) -> LPModel:
+    """Assemble the LP. ``resources``: cores, GPUs, GB of every task; ``weight_kwh`` (n_dc, n): objective
+    weight per kWh of facility energy; ``p_upper`` (n_dc, n): upper bound of P (inf except where the
+    weight is negative)."""
+    n_tasks = resources[0].shape[0]
+    n_dc, n = weight_kwh.shape
+    nc = cells.task.shape[0]
+    base = nc
+    n_dk = n_dc * n
+    n_col = nc + n_dk * N_DK
+
+    def var(d, j, v):
+        return base + (d * n + j) * N_DK + v
+
+    rows_i: list[np.ndarray] = []
+    cols_i: list[np.ndarray] = []
+    vals: list[np.ndarray] = []
+    rlo: list[np.ndarray] = []
+    rhi: list[np.ndarray] = []
+    n_row = 0
+
+    def add_rows(lo, hi):
+        nonlocal n_row
+        lo = np.asarray(lo, dtype=np.float64).ravel()
+        hi = np.asarray(hi, dtype=np.float64).ravel()
+        first = n_row
+        rlo.append(lo)
+        rhi.append(hi)
+        n_row += lo.shape[0]
+        return first
+
+    def add_entries(r, c, v):
+        r, c, v = np.broadcast_arrays(np.asarray(r, np.int64), np.asarray(c, np.int64), np.asarray(v, np.float64))
+        rows_i.append(r.ravel())
+        cols_i.append(c.ravel())
+        vals.append(v.ravel())
+
+    # task rows
+    has = np.bincount(cells.task, minlength=n_tasks) > 0
+    task_rows = np.full(n_tasks, -1, np.int64)
+    t_with = np.nonzero(has)[0]
+    first = add_rows(cells.need[t_with] / E.STEP_S, cells.work[t_with] / E.STEP_S)
+    task_rows[t_with] = first + np.arange(t_with.shape[0])
+    add_entries(task_rows[cells.task], np.arange(nc), 1.0)
+
+    dj = np.arange(n_dk)  # flat (d, j) = d * n + j
+    # B definitions: B_r - sum r_i y = 0
+    first = add_rows(np.zeros(3 * n_dk), np.zeros(3 * n_dk))
+    brow = first + np.arange(3 * n_dk).reshape(n_dk, 3)  # row of (d, j, r)
+    add_entries(brow.ravel(), (base + dj[:, None] * N_DK + np.arange(3)[None, :]).ravel(), 1.0)
+    flat = cells.dc * n + cells.step
+    for r, per_task in enumerate(resources):
+        amount = per_task[cells.task]
+        m = amount != 0
+        add_entries(brow[flat[m], r], np.nonzero(m)[0], -amount[m])
+
+    col_lower = np.zeros(n_col)
+    col_upper = np.full(n_col, np.inf)
+    col_cost = np.zeros(n_col)
+    col_upper[:nc] = cells.cap
+    col_cost[:nc] = cells.cost
+    for d, s in enumerate(sites):
+        sl = slice(d * n, (d + 1) * n)
+        idx = base + dj[sl] * N_DK
+        col_upper[idx + V_BC] = cap[d, 0]
+        col_upper[idx + V_BG] = cap[d, 1]
+        col_upper[idx + V_BM] = cap[d, 2]
+        col_lower[idx + V_AC] = s.spare_c
+        col_upper[idx + V_AC] = s.n_c
+        col_lower[idx + V_AG] = s.spare_g
+        col_upper[idx + V_AG] = s.n_g
+        col_upper[idx + V_P] = p_upper[d]
+        col_cost[idx + V_P] = weight_kwh[d] * STEP_H
+        if s.managed and s.hosted:
+            # servers on hold the busy resources
+            r0 = add_rows(np.zeros(n), np.full(n, np.inf))
+            rr = r0 + np.arange(n)
+            add_entries(rr, idx + V_AC, s.cps)
+            add_entries(rr, idx + V_AG, s.cps)
+            add_entries(rr, idx + V_BC, -1.0)
+            if s.n_g > 0:
+                r0 = add_rows(np.zeros(n), np.full(n, np.inf))
+                rr = r0 + np.arange(n)
+                add_entries(rr, idx + V_AG, s.gps)
+                add_entries(rr, idx + V_BG, -1.0)
+            if s.mps > 0:
+                r0 = add_rows(np.zeros(n), np.full(n, np.inf))
+                rr = r0 + np.arange(n)
+                add_entries(rr, idx + V_AC, s.mps)
+                add_entries(rr, idx + V_AG, s.mps)
+                add_entries(rr, idx + V_BM, -1.0)
+        # H = h0 + ...
+        r0 = add_rows(np.full(n, s.h0), np.full(n, s.h0))
+        rr = r0 + np.arange(n)
+        add_entries(rr, idx + V_H, 1.0)
+        for v, coef in ((V_AC, s.h_ac), (V_AG, s.h_ag), (V_BC, s.h_bc), (V_BG, s.h_bg), (V_BM, s.h_bm)):
+            if coef != 0.0:
+                add_entries(rr, idx + v, -coef)
+        # I >= H (fans >= 0) and I >= H + fan plane
+        r0 = add_rows(np.zeros(n), np.full(n, np.inf))
+        rr = r0 + np.arange(n)
+        add_entries(rr, idx + V_I, 1.0)
+        add_entries(rr, idx + V_H, -1.0)
+        for aH, aA, c in s.fan_planes:
+            r0 = add_rows(np.full(n, c - aH * s.sleep_floor), np.full(n, np.inf))
+            rr = r0 + np.arange(n)
+            add_entries(rr, idx + V_I, 1.0)
+            add_entries(rr, idx + V_H, -(1.0 + aH))
+            if aA != 0.0:
+                add_entries(rr, idx + V_AC, -aA)
+                add_entries(rr, idx + V_AG, -aA)
+        # C >= CRAC plane
+        for aH, c in s.crac_planes:
+            r0 = add_rows(np.full(n, c), np.full(n, np.inf))
+            rr = r0 + np.arange(n)
+            add_entries(rr, idx + V_C, 1.0)
+            if aH != 0.0:
+                add_entries(rr, idx + V_H, -aH)
+        # P >= (1 + s) (I + C) + c for the facility lines in use
+        k_used = fac.count[d]
+        for q in range(fac.slope.shape[2]):
+            jj = np.nonzero(k_used > q)[0]
+            if jj.shape[0] == 0:
+                break
+            sq = fac.slope[d, jj, q]
+            r0 = add_rows(fac.icpt[d, jj, q], np.full(jj.shape[0], np.inf))
+            rr = r0 + np.arange(jj.shape[0])
+            ix = base + (d * n + jj) * N_DK
+            add_entries(rr, ix + V_P, 1.0)
+            add_entries(rr, ix + V_I, -(1.0 + sq))
+            add_entries(rr, ix + V_C, -(1.0 + sq))
+
+    r = np.concatenate(rows_i)
+    c = np.concatenate(cols_i)
+    v = np.concatenate(vals)
+    order = np.lexsort((r, c))
+    r, c, v = r[order], c[order], v[order]
+    start = np.searchsorted(c, np.arange(n_col + 1)).astype(np.int32)
+    return LPModel(n_col=n_col, n_row=n_row, col_cost=col_cost, col_lower=col_lower, col_upper=col_upper,
+                   row_lower=np.concatenate(rlo), row_upper=np.concatenate(rhi), start=start,
+                   index=r.astype(np.int32), value=v, n_cells=nc, dk_base=base, task_rows=task_rows,
+                   p_weight=weight_kwh * STEP_H)
+

@@ -1,0 +1,270 @@
+"""The offline optimum of a run window: set-up from the engine's own run preparation, the LP per
+horizon, HiGHS, and the :class:`OptimumResult` (docs/optimum.md).
+
+What it bounds: the carbon (kg CO2, the datacenters' facility energy x grid intensity plus the
+transfers' emissions, the engine's ``carbon_incl_transfer_kg``), the cost (USD, electricity plus
+egress, ``cost_incl_transfer_usd``) or a weighted sum, of every schedule of the run's tasks (same
+bundle, window, seed, so the same workload realisation and origins, and run options) that finishes
+every task by the engine's deadline. It is a lower bound, not a schedule: the LP relaxes (1) tasks to
+fluids (a task may split over steps, sites and rates, as if interruptible and resumable anywhere at no
+checkpoint cost, its transfer share priced with the fraction that runs remotely), (2) the engine's
+queues (FCFS with backfill) and server wake latency to per-step capacity, (3) the power model to a
+convex piecewise-linear minorant (``optimum.power``), (4) tasks to classes (``optimum.classes``), and
+with rolling horizons (5) each horizon's energy is bounded on its own steps with the work its tasks
+must do inside it. Schedules that miss deadlines are outside its scope (they may push work past the
+window's end): compare reports SLA violations next to the gap.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import asdict, dataclass, field
+
+import highspy
+import numpy as np
+
+from .. import engine as E
+from ..simulator import Prepared, as_scenario
+from .classes import SHAPE_TOL, TIME_STEPS, WindowTasks, build_classes
+from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
+from .power import bound_at, facility_pieces, site_power
+
+OBJECTIVES = ("carbon", "cost", "weighted")
+#: default horizon of one LP (days): the issue's "7-day window must solve in under a minute"
+HORIZON_DAYS = 7.0
+
+
+class OptimumError(ValueError):
+    """A bad argument, or a window HiGHS could not solve to optimality."""
+
+
+@dataclass
+class OptimumResult:
+    """The optimum's bound of one run window. ``value`` is the objective's lower bound (kg CO2 for
+    ``carbon``, USD for ``cost``, kg + USD x weight for ``weighted``); the other figures are those of the
+    LP's solution (its carbon is the bound when ``objective == "carbon"``, its cost when ``"cost"``)."""
+
+    objective: str
+    value: float
+    carbon_kg: float  # facility + transfer emissions at the LP solution
+    cost_usd: float  # electricity + egress at the LP solution
+    energy_kwh: float  # facility energy (bound) at the LP solution
+    facility_carbon_kg: float
+    transfer_carbon_kg: float
+    facility_cost_usd: float
+    transfer_cost_usd: float
+    transfer_kwh: float
+    baseline_kwh: float  # the bound's energy with no work at all: no schedule changes it (included above)
+    baseline_carbon_kg: float
+    baseline_cost_usd: float
+    status: str  # HiGHS model status of every horizon ("Optimal")
+    kind: str  # "relaxation" (always: see the module docstring; an exact optimum is not offered)
+    solve_s: float  # HiGHS time, summed over horizons
+    build_s: float  # set-up and LP assembly
+    start_utc: str
+    start_step: int
+    steps: int
+    horizon_steps: int
+    rolling: bool  # solved as consecutive horizons (each bounded on its own steps)
+    n_horizons: int
+    n_tasks: int  # tasks with cells (summed over horizons: a task spanning two counts twice)
+    n_classes: int
+    n_cols: int
+    n_rows: int
+    nnz: int
+    unschedulable: int  # tasks that fit no datacenter (left out, as the engine leaves them unscheduled)
+    impossible: int  # tasks no datacenter can finish by their deadline (deadline dropped)
+    seed: int
+    weights: dict = field(default_factory=dict)  # kg and USD weights of the objective
+    shape_tol: float = SHAPE_TOL
+    options: dict = field(default_factory=dict)  # the run options the window was prepared with
+
+    @property
+    def days(self) -> float:
+        return self.steps * E.STEP_S / 86400.0
+
+    def describe(self) -> str:
+        how = f"rolling {self.horizon_steps * E.STEP_S / 86400:g}-day horizons" if self.rolling else "one LP"
+        return (f"{self.kind} lower bound ({how}, HiGHS {self.status}, {self.solve_s:.1f} s): "
+                f"{self.objective} = {self.value:,.3f}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _weights(objective: str, carbon_weight: float, cost_weight: float) -> tuple[float, float]:
+    if objective not in OBJECTIVES:
+        raise OptimumError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    if objective == "carbon":
+        return 1.0, 0.0
+    if objective == "cost":
+        return 0.0, 1.0
+    w = (float(carbon_weight), float(cost_weight))
+    if not all(np.isfinite(x) and x >= 0 for x in w) or w == (0.0, 0.0):
+        raise OptimumError(f"weighted objective needs finite weights >= 0, not both 0; got {w}")
+    return w
+
+
+def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
+            carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | None = HORIZON_DAYS,
+            shape_tol: float = SHAPE_TOL, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
+            **options) -> OptimumResult:
+    """The offline optimum's lower bound of a run window (same arguments as :func:`sim_core.run`: the
+    window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
+    a run does). ``objective``: ``carbon``, ``cost`` or ``weighted`` (``carbon_weight`` per kg CO2 +
+    ``cost_weight`` per USD). Windows longer than ``horizon_days`` are solved as rolling horizons
+    (``None``: one LP). ``shape_tol`` / ``time_steps``: the class key's resolution (``optimum.classes``).
+    ``solver``: HiGHS's ``solver`` option (dual simplex by default: 5x faster than its interior point on
+    these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md)."""
+    t_build = time.perf_counter()
+    sc = as_scenario(scenario)
+    w_c, w_u = _weights(objective, carbon_weight, cost_weight)
+    prep = Prepared(sc, seed, start=start, days=days, steps=steps, **options)
+    T, C = prep.tasks, prep.ctx
+    s0, n = prep.s0, prep.n
+    opts = prep.options
+    managed = prep.managed
+    if horizon_days is None:
+        h_steps = n
+    else:
+        if not (np.isfinite(horizon_days) and horizon_days > 0):
+            raise OptimumError(f"horizon_days must be > 0 or None, got {horizon_days!r}")
+        h_steps = max(1, int(round(horizon_days * 86400 / E.STEP_S)))
+    cap = C.cap
+    sites = [site_power(sc.params[d], cap[d, 0], cap[d, 1], cap[d, 2], managed) for d in range(sc.n_dc)]
+    sl = slice(s0, s0 + n)
+    fac = facility_pieces(sc.params, sites, sc.temp_c[:, sl], sc.wetbulb_c[:, sl])
+    carbon, price = sc.carbon_g_per_kwh[:, sl], sc.price_usd_per_mwh[:, sl]
+    w_kwh = w_c * carbon / 1000.0 + w_u * price / 1000.0  # objective weight per kWh of facility energy
+    # a negative weight (negative prices) needs an upper bound of P: the engine's power at full load
+    p_upper = np.full(w_kwh.shape, np.inf)
+    if (w_kwh < 0).any():
+        p_upper = _full_load_kw(sc, sl, managed)
+    # elastic tasks: at most speedup(max_scale) work per second; at least min_scale / speedup(min_scale)
+    # resource-seconds per second of work (scale / speed-up rises with the scale for m <= 1)
+    rate = np.maximum(1.0, 1.0 + T.mthr * (T.smax - 1.0))
+    rho = np.minimum(1.0, T.smin / (1.0 + T.mthr * (T.smin - 1.0)))
+    tw_all = WindowTasks(arrival=T.arrival, deadline=T.deadline, work=T.duration, rate=rate, rho=rho, smax=T.smax,
+                         cores=T.cores, gpus=T.gpus, mem=T.mem, bw=T.bw, origin=T.origin)
+    usd = np.ascontiguousarray(sc.usd_per_gb, dtype=np.float64)
+    # how a task's transfer is shared among its commodities (any split keeps the bound): by its busy power
+    energy_w = (np.mean([s.h_bc for s in sites]), np.mean([s.h_bg for s in sites]), np.mean([s.h_bm for s in sites]))
+    mean_ci = opts.transfer_emissions == "mean"
+    build_s = time.perf_counter() - t_build
+
+    acc = dict(value=0.0, fac_kg=0.0, fac_usd=0.0, kwh=0.0, x_kg=0.0, x_usd=0.0, x_kwh=0.0, solve=0.0, build=build_s,
+               tasks=0, classes=0, cols=0, rows=0, nnz=0, imp=0)
+    statuses = []
+    for h0 in range(0, n, h_steps):
+        t_b = time.perf_counter()
+        hn = min(h_steps, n - h0)
+        t0 = C.t0 + E.STEP_S * h0
+        t1 = t0 + E.STEP_S * hn
+        sel = np.nonzero((T.arrival < t1) & (T.deadline > t0))[0]  # allowed interval meets the horizon
+        tw = WindowTasks(**{k: v[sel] for k, v in vars(tw_all).items()})
+        hs = slice(h0, h0 + hn)
+        cc = build_classes(tw, cap=cap, delay_s_per_gb=C.delay_s_per_gb, rtt_s=C.rtt_s, usd_per_gb=usd,
+                           carbon=np.ascontiguousarray(carbon[:, hs]), t0=t0, n=hn,
+                           kwh_per_gb=float(opts.transfer_kwh_per_gb), mean_emissions=mean_ci, w_carbon=w_c,
+                           w_cost=w_u, shape_tol=shape_tol, time_steps=time_steps,
+                           energy_weight=energy_w)
+        fac_h = type(fac)(slope=fac.slope[:, hs], icpt=fac.icpt[:, hs], count=fac.count[:, hs],
+                          short=fac.short[:, hs], fallback=fac.fallback[:, hs])
+        lp = assemble(cc.cells, cc.resources, sites, fac_h, cap, np.ascontiguousarray(w_kwh[:, hs]),
+                      np.ascontiguousarray(p_upper[:, hs]))
+        acc["build"] += time.perf_counter() - t_b
+        x, obj, status, secs = _solve(lp, threads, solver)
+        statuses.append(status)
+        acc["solve"] += secs
+        acc["value"] += obj
+        P = x[lp.dk_base:].reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
+        kwh = STEP_H * P
+        acc["kwh"] += float(kwh.sum())
+        acc["fac_kg"] += float((kwh * carbon[:, hs]).sum() / 1000.0)
+        acc["fac_usd"] += float((kwh * price[:, hs]).sum() / 1000.0)
+        y = x[:lp.n_cells]
+        acc["x_kg"] += float(y @ cc.cells.carbon)
+        acc["x_usd"] += float(y @ cc.cells.usd)
+        acc["x_kwh"] += float(y @ cc.cells.kwh)
+        for k, v in (("tasks", cc.n_tasks), ("classes", cc.n_classes), ("cols", lp.n_col), ("rows", lp.n_row),
+                     ("nnz", lp.nnz), ("imp", cc.impossible)):
+            acc[k] += v
+    base = baseline_kw(sites, fac)
+    b_kwh = STEP_H * base
+    status = statuses[0] if len(set(statuses)) == 1 else ",".join(statuses)
+    start_utc = (sc.start_utc + dt.timedelta(seconds=float(C.t0))).isoformat()
+    return OptimumResult(
+        objective=objective, value=acc["value"], carbon_kg=acc["fac_kg"] + acc["x_kg"],
+        cost_usd=acc["fac_usd"] + acc["x_usd"], energy_kwh=acc["kwh"], facility_carbon_kg=acc["fac_kg"],
+        transfer_carbon_kg=acc["x_kg"], facility_cost_usd=acc["fac_usd"], transfer_cost_usd=acc["x_usd"],
+        transfer_kwh=acc["x_kwh"], baseline_kwh=float(b_kwh.sum()),
+        baseline_carbon_kg=float((b_kwh * carbon).sum() / 1000.0),
+        baseline_cost_usd=float((b_kwh * price).sum() / 1000.0), status=status, kind="relaxation",
+        solve_s=acc["solve"], build_s=acc["build"], start_utc=start_utc, start_step=int(s0), steps=int(n),
+        horizon_steps=int(min(h_steps, n)), rolling=h_steps < n, n_horizons=len(statuses), n_tasks=acc["tasks"],
+        n_classes=acc["classes"], n_cols=acc["cols"], n_rows=acc["rows"], nnz=acc["nnz"],
+        unschedulable=_unschedulable(T, cap), impossible=acc["imp"], seed=int(prep.seed),
+        weights={"per_kg": w_c, "per_usd": w_u}, shape_tol=float(shape_tol), options=opts.public())
+
+
+def _unschedulable(T, cap) -> int:
+    """Tasks of the window that fit no datacenter."""
+    fits = ((T.cores[:, None] <= cap[None, :, 0] + E.EPS) & (T.gpus[:, None] <= cap[None, :, 1] + E.EPS)
+            & (T.mem[:, None] <= cap[None, :, 2] + E.EPS))
+    return int((~fits.any(axis=1)).sum())
+
+
+def baseline_kw(sites, fac) -> np.ndarray:
+    """(n_dc, n) the power bound with nothing busy and only the spare servers on: the part of the bound
+    that no schedule changes (kW)."""
+    out = np.zeros(fac.slope.shape[:2])
+    for d, s in enumerate(sites):
+        out[d] = bound_at(s, fac.slope[d], fac.icpt[d], 0.0, 0.0, 0.0, s.spare_c, s.spare_g)[3]
+    return out
+
+
+def _full_load_kw(sc, sl, managed: bool) -> np.ndarray:
+    """(n_dc, n) the engine's total power with every resource busy and every server on, x 1.05: the P
+    upper bound where an objective weight is negative (negative prices)."""
+    from ..physics import compute, server_layout
+
+    n = sl.stop - sl.start
+    srv = None
+    if managed:
+        srv = np.zeros((4, sc.n_dc, n))
+        for d in range(sc.n_dc):
+            ns, ng, _, _ = server_layout(sc.params[d], float(sc.cap_cores[d]), float(sc.cap_gpus[d]),
+                                         float(sc.cap_mem_gb[d]))
+            srv[0, d], srv[1, d] = ns - ng, ng
+    out = compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, sc.cap_cores[:, None] + 0 * sc.temp_c[:, sl],
+                  sc.cap_gpus[:, None], sc.cap_mem_gb[:, None], sc.temp_c[:, sl], sc.wetbulb_c[:, sl], servers=srv)
+    return 1.05 * out["total_kw"]
+
+
+def _solve(lp, threads: int, solver: str = "choose"):
+    """Solve with HiGHS; returns (column values, objective, status string, seconds)."""
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", int(threads))
+    h.setOptionValue("solver", solver)
+    m = highspy.HighsLp()
+    m.num_col_, m.num_row_ = int(lp.n_col), int(lp.n_row)
+    m.col_cost_, m.col_lower_, m.col_upper_ = lp.col_cost, lp.col_lower, lp.col_upper
+    m.row_lower_, m.row_upper_ = lp.row_lower, lp.row_upper
+    m.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    m.a_matrix_.start_, m.a_matrix_.index_, m.a_matrix_.value_ = lp.start, lp.index, lp.value
+    h.passModel(m)
+    t = time.perf_counter()
+    h.run()
+    secs = time.perf_counter() - t
+    st = h.getModelStatus()
+    status = h.modelStatusToString(st)
+    if st != highspy.HighsModelStatus.kOptimal:
+        raise OptimumError(f"HiGHS did not solve the window's LP to optimality: {status}")
+    x = np.asarray(h.getSolution().col_value)
+    return x, float(h.getInfo().objective_function_value), status, secs
+
+
+__all__ = ["OptimumResult", "OptimumError", "optimum", "OBJECTIVES", "baseline_kw",
+           "V_BC", "V_BG", "V_BM", "V_AC", "V_AG"]
