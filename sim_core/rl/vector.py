@@ -169,9 +169,9 @@ def step_one(e, a):
     k = s0 + j
     PH.step_energy(e.params, e.cap_cores, e.cap_gpus, e.cap_mem, S.part, S.srv, e.managed, j, e.temp_c, e.wetbulb_c,
                    e.carbon, e.price, k, e.buf, e.dc, e.dc_sum)
-    X.step_transfers_sla(T.origin, T.bw, S.dest, S.decision, S.violated, S.status, S.pend, sc[E.SC_PEND_N],
-                         sc[E.SC_NEXT_ARRIVAL], sc[E.SC_SEQ], S.q_len, e.wm, e.cand, C.t0, E.STEP_S, j, s0,
-                         e.usd_per_gb, e.carbon, e.kwh_per_gb, e.mean, E.ST_STARTED, E.ST_UNSCHEDULABLE, e.xfer)
+    X.step_transfers_sla(T.origin, T.bw, S.dest, S.decision, S.m_viol, S.pend, sc[E.SC_PEND_N],
+                         sc[E.SC_NEXT_ARRIVAL], sc[E.SC_STARTED], e.wm, e.cand, C.t0, E.STEP_S, j, s0,
+                         e.usd_per_gb, e.carbon, e.kwh_per_gb, e.mean, e.xfer)
     if j + 1 < n:
         E.begin_step(T, S, C, j + 1)
         E.publish(info.act, info.hist, j + 1, s0)
@@ -288,7 +288,7 @@ def _slot(env: TaskSchedulingEnv) -> Slot:
     o = sim.outcome
     params, cc, cg, cm, _part, _srv, managed = sim._phys_args
     temp, wet, carbon, price = sim._phys_sig
-    usd, _carbon, kwh, mean, _st, _su = sim._xfer_net
+    usd, _carbon, kwh, mean = sim._xfer_net
     return Slot(T=p.tasks, S=p.state, C=p.ctx, info=p.info, acts=sim._actions,
                 params=params, cap_cores=cc, cap_gpus=cg, cap_mem=cm, managed=bool(managed), temp_c=temp,
                 wetbulb_c=wet, carbon=carbon, price=price, buf=sim._phys_buf, dc=o.dc, dc_sum=o.dc_sum,
