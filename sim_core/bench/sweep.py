@@ -10,8 +10,16 @@ same run options. What is measured: :mod:`.metrics`; how it is summarized: :mod:
 files and tables: :mod:`.report`.
 
 Reuse of stored runs: pass ``store=`` any object with ``lookup(keys) -> {key: metrics}``,
-``series(key) -> frame | None`` and ``save(record)`` (``warehouse.benchmark_store.WarehouseRunStore``
-is one). sim_core never imports the warehouse; the CLI and the Dagster assets connect the two.
+``series(key) -> frame | None`` and ``save(record)`` (``warehouse.benchmark_store.WarehouseRunStore``,
+Parquet objects under a results URL indexed in the warehouse, is one; ``gridshift.results.ResultStore``,
+the objects alone, another). sim_core never imports the warehouse; the CLI and the Dagster assets
+connect the two.
+
+Distributed sweeps: pass ``executor=`` anything with ``submit(fn, *args) -> future`` (a Dask
+``distributed.Client``, a ``concurrent.futures`` pool) and ``results_url=``: each missing run is
+simulated by :func:`sim_core.bench.remote.run_and_publish` on a worker, which publishes the run's
+Parquet object under the URL and returns a receipt; the store indexes the receipts (``store.index``).
+The objects are byte-identical to the in-process sweep's (docs/distributed.md).
 A run is identified by :class:`RunKey`: bundle id (content hash), policy, seed, gridshift version
 and the sha256 of the canonical JSON of the run options including the resolved window.
 """
@@ -19,6 +27,8 @@ and the sha256 of the canonical JSON of the run options including the resolved w
 from __future__ import annotations
 
 import datetime as dt
+import os
+import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +38,7 @@ import numpy as np
 import polars as pl
 
 from gridshift.hashing import canonical_json, sha256_bytes
+from gridshift.results import read_run
 
 from .. import result as _result
 from ..engine import POLICY_CODES
@@ -83,6 +94,12 @@ class RunRecord:
     wall_time_s: float
     n_steps: int
     n_dc: int
+    worker: str = ""  # host:pid of the process that simulated it (provenance; not part of the result)
+
+
+def worker_name() -> str:
+    """This process as ``host:pid`` (recorded with each run, never in its result object)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class RunStore(Protocol):
@@ -173,7 +190,7 @@ def execute(scenario: Scenario, key: RunKey, options: dict[str, Any], run_fn: Ca
                            f"{key.bundle_id}/{key.gridshift_version}")
     rec = RunRecord(key=key, options_json=canonical_json(options).decode(), metrics=run_metrics(res, scenario),
                     series=run_series(res), started_utc=started, finished_utc=finished, wall_time_s=wall,
-                    n_steps=int(res.totals["steps"]), n_dc=int(res.totals["n_dc"]))
+                    n_steps=int(res.totals["steps"]), n_dc=int(res.totals["n_dc"]), worker=worker_name())
     return rec, res
 
 
@@ -189,6 +206,8 @@ def compare(
     recompute: bool = False,
     missing: str = "run",
     on_run: Callable[[RunKey, bool], None] | None = None,
+    executor: Any = None,
+    results_url: str | None = None,
     **options,
 ) -> Comparison:
     """Run every policy × seed on one scenario (loaded once) and summarize.
@@ -199,6 +218,9 @@ def compare(
     (what the Dagster summary asset does). ``on_run(key, reused)`` is called once per run, in sweep
     order. ``options`` are simulator options (``allow_defer``, ``sla_multiplier``, ...), the same
     for every run.
+
+    ``executor`` + ``results_url``: simulate the missing runs on a distributed engine (module docstring);
+    the scenario must have been loaded from a bundle directory every worker can read at the same path.
     """
     import sim_core
 
@@ -221,10 +243,16 @@ def compare(
         keys = [k for k in keys if k in stored]
     rows, computed, reused = [], [], []
     fresh_series: dict[RunKey, pl.DataFrame] = {}
+    remote: dict[RunKey, Any] = {}
+    if executor is not None:
+        remote = _run_remote(executor, sc, [k for k in keys if k not in stored], opts, results_url, store)
     for k in keys:
         if k in stored:
             metrics = stored[k]
             reused.append(k)
+        elif k in remote:
+            metrics = remote[k].metrics
+            computed.append(k)
         else:
             rec, _ = execute(sc, k, opts, run_fn=sim_core.run)
             metrics = rec.metrics
@@ -241,6 +269,8 @@ def compare(
     for k in keys:
         if sds and k.seed == sds[0]:
             s = fresh_series.get(k)
+            if s is None and k in remote:
+                s = read_run(remote[k].ref.url, sha256=remote[k].ref.sha256).series
             if s is None and store is not None:
                 s = store.series(k)
             if s is not None:
@@ -249,4 +279,24 @@ def compare(
     return Comparison(bundle_id=sc.bundle_id, policies=pols, seeds=sds, options=opts, options_sha256=osha,
                       gridshift_version=version, runs=runs, summary=summarize(runs), series=series,
                       computed=computed, reused=reused, scenario=sc)
+
+
+
+def _run_remote(executor, sc: Scenario, keys: list[RunKey], opts: dict[str, Any], results_url: str | None,
+                store) -> dict[RunKey, Any]:
+    """Submit every run to ``executor``, wait for all, index the receipts in ``store`` (if it indexes)."""
+    from .remote import run_and_publish
+
+    if not keys:
+        return {}
+    if not results_url:
+        raise RunOptionsError("a distributed sweep needs results_url= (where the workers publish the runs)")
+    if sc.path is None:
+        raise RunOptionsError("a distributed sweep needs a scenario loaded from a bundle directory (workers load it)")
+    bundle = str(sc.path)
+    futures = [executor.submit(run_and_publish, bundle, tuple(k), opts, results_url) for k in keys]
+    receipts = [f.result() for f in futures]  # in sweep order; a failed run raises its own error here
+    if store is not None and hasattr(store, "index"):
+        store.index([(r, r.ref) for r in receipts])
+    return dict(zip(keys, receipts, strict=True))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -10,9 +11,10 @@ import pytest
 import sim_core
 import sim_core.result
 from gridshift.errors import DataError
+from gridshift.hashing import sha256_bytes
 from gridshift.home import Home
 from sim_core.bench.metrics import METRIC_NAMES
-from sim_core.bench.sweep import RunKey, compare, execute, options_sha256, run_options
+from sim_core.bench.sweep import RunKey, compare, execute, options_sha256, run_options, worker_name
 from warehouse.benchmark_store import WarehouseRunStore
 from warehouse.db import read_table
 
@@ -46,7 +48,15 @@ def test_round_trip(tmp_path, scenario):
     assert (runs["finished_at_utc"] >= runs["started_at_utc"]).all() and (runs["wall_time_s"] >= 0).all()
     n = read_table(store.db_path, "SELECT count(*) n FROM benchmark_metrics")["n"][0]
     assert n == 4 * len(METRIC_NAMES)
-    assert read_table(store.db_path, "SELECT count(*) n FROM benchmark_series")["n"][0] == 4 * 96 * 3
+    # the index names each run's Parquet object under <home>/results, and its sha256
+    for row in runs.iter_rows(named=True):
+        url = row["result_url"]
+        assert url.startswith(str(tmp_path / "home" / "results" / "runs" / scenario.bundle_id))
+        assert url.endswith(f"/{row['policy']}/seed-{row['seed']}.parquet")
+        data = Path(url).read_bytes()
+        assert sha256_bytes(data) == row["result_sha256"] and len(data) == row["result_size_bytes"]
+        assert row["worker"] == worker_name()
+        assert pl.read_parquet(url).height == 96 * 3  # the series: steps x DCs
 
 
 def test_second_compare_simulates_nothing(tmp_path, scenario, run_counter):
@@ -104,3 +114,4 @@ def test_invalid_record_is_refused_and_nothing_written(tmp_path, scenario):
         store.save(rec)
     assert read_table(store.db_path, "SELECT count(*) n FROM benchmark_runs")["n"][0] == 0
     assert store.lookup([key]) == {}
+    assert not (tmp_path / "home" / "results").exists()  # no object published either
