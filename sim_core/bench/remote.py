@@ -58,7 +58,7 @@ def _scenario(bundle_dir: str):
 def run_and_publish(bundle_dir: str, key: tuple, options: dict[str, Any], results_url: str) -> RunReceipt:
     """Simulate ``key`` on the bundle at ``bundle_dir`` with the canonical ``options``, publish the run's
     object under ``results_url`` (atomically) and return its receipt."""
-    from .sweep import RunKey, execute
+    from .run import RunKey, execute
 
     k = RunKey(*key)
     sc = _scenario(bundle_dir)

@@ -26,13 +26,9 @@ and the sha256 of the canonical JSON of the run options including the resolved w
 
 from __future__ import annotations
 
-import datetime as dt
-import os
-import socket
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
@@ -45,7 +41,8 @@ from ..engine import POLICY_CODES
 from ..options import MAX_SEED, RunOptionsError, make_options, resolve_window
 from ..scenario import Scenario
 from ..simulator import as_scenario
-from .metrics import BASELINE, METRIC_NAMES, METRICS, run_metrics, run_series
+from .metrics import BASELINE, METRIC_NAMES, METRICS
+from .run import RunKey, RunRecord, execute, worker_name  # noqa: F401 - re-exported (the sweep API)
 from .stats import summarize
 
 DEFAULT_POLICIES = ("local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener")
@@ -53,14 +50,6 @@ DEFAULT_SEEDS = (0, 1, 2)
 
 
 # ---------------------------------------------------------------------------------------------- keys
-class RunKey(NamedTuple):
-    bundle_id: str
-    policy: str
-    seed: int
-    gridshift_version: str
-    options_sha256: str
-
-
 def run_options(scenario: Scenario, *, start=None, days=None, steps=None, **options) -> dict[str, Any]:
     """The canonical options of a run: every simulator option (defaults filled in) and the resolved
     window as ``start_step``/``steps``, exactly the ``RunResult.options`` a run records.
@@ -81,27 +70,6 @@ def options_sha256(options: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- the sweep
-@dataclass
-class RunRecord:
-    """One finished run as stored: key, canonical options, metrics, series and timing."""
-
-    key: RunKey
-    options_json: str
-    metrics: dict[str, float]
-    series: pl.DataFrame
-    started_utc: dt.datetime
-    finished_utc: dt.datetime
-    wall_time_s: float
-    n_steps: int
-    n_dc: int
-    worker: str = ""  # host:pid of the process that simulated it (provenance; not part of the result)
-
-
-def worker_name() -> str:
-    """This process as ``host:pid`` (recorded with each run, never in its result object)."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
 class RunStore(Protocol):
     def lookup(self, keys: Sequence[tuple]) -> dict[tuple, dict[str, float]]: ...
 
@@ -171,27 +139,6 @@ def runs_frame(rows: Sequence[tuple[RunKey, dict[str, float]]]) -> pl.DataFrame:
     schema.update({m: pl.Float64 for m in METRIC_NAMES})
     data = [{**k._asdict(), **{m: float(v[m]) for m in METRIC_NAMES}} for k, v in rows]
     return pl.DataFrame(data, schema=schema)
-
-
-def execute(scenario: Scenario, key: RunKey, options: dict[str, Any], run_fn: Callable | None = None) -> tuple[
-        RunRecord, _result.RunResult]:
-    """Run one (policy, seed) with the canonical options and return its record (and the result)."""
-    import sim_core
-
-    run = run_fn or sim_core.run
-    sim_opts = {k: v for k, v in options.items() if k not in ("start_step", "steps")}
-    started = dt.datetime.now(dt.UTC)
-    t0 = time.perf_counter()
-    res = run(scenario, key.policy, seed=key.seed, start=options["start_step"], steps=options["steps"], **sim_opts)
-    wall = time.perf_counter() - t0
-    finished = dt.datetime.now(dt.UTC)
-    if res.gridshift_version != key.gridshift_version or res.bundle_id != key.bundle_id:
-        raise RuntimeError(f"run recorded {res.bundle_id}/{res.gridshift_version}, expected "
-                           f"{key.bundle_id}/{key.gridshift_version}")
-    rec = RunRecord(key=key, options_json=canonical_json(options).decode(), metrics=run_metrics(res, scenario),
-                    series=run_series(res), started_utc=started, finished_utc=finished, wall_time_s=wall,
-                    n_steps=int(res.totals["steps"]), n_dc=int(res.totals["n_dc"]), worker=worker_name())
-    return rec, res
 
 
 def compare(
@@ -285,7 +232,7 @@ def compare(
 def _run_remote(executor, sc: Scenario, keys: list[RunKey], opts: dict[str, Any], results_url: str | None,
                 store) -> dict[RunKey, Any]:
     """Submit every run to ``executor``, wait for all, index the receipts in ``store`` (if it indexes)."""
-    from .remote import run_and_publish
+    from .remote import run_and_publish  # noqa: I001 - lazy: only distributed sweeps need it
 
     if not keys:
         return {}
