@@ -29,3 +29,4 @@ def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Defini
 
 
 defs = build_defs()
+

@@ -1,27 +1,22 @@
-"""The benchmark sweep on a Dask cluster through Dagster's Dask executor (``dagster-dask``); wiring only.
+"""A benchmark sweep on a Dask cluster, launched from Dagster (``benchmark_sweep_dask``); wiring only.
 
-``benchmark_sweep_dask`` plans the runs of one sweep (policies × seeds on one bundle, the same config as
-``benchmark_summary``), fans them out as one step per run, and indexes the results:
+One op connects a ``distributed.Client`` to the configured scheduler (``scheduler: tcp://host:8786``;
+empty: a throw-away local cluster of ``n_workers`` processes) and runs ``sim_core.bench.compare`` with
+it: every run that is not indexed yet becomes one Dask task on a worker
+(``sim_core.bench.remote.run_and_publish``: load the bundle, simulate, publish the Parquet object
+under the results URL) and only a small receipt travels back. The op is the single warehouse writer:
+it indexes the receipts in one transaction and records each run as a ``benchmark_run`` partition
+materialization, so the UI shows them and ``benchmark_summary`` (or ``python -m sim_core compare``)
+reads them without simulating.
 
-    plan_benchmark_runs ──► simulate_benchmark_run (one step per missing run) ──► index_benchmark_runs
-
-Each ``simulate_benchmark_run`` step runs on a Dask worker (``sim_core.bench.remote.run_and_publish``:
-load the bundle, simulate, publish the Parquet object under the results URL) and hands back a small
-receipt; ``index_benchmark_runs`` writes the receipts to the warehouse index in one transaction (the
-only warehouse writer) and records each run as a ``benchmark_run`` partition materialization, so the UI
-shows them and ``benchmark_summary`` (or ``python -m sim_core compare``) reads them without simulating.
-
-Executor config (run config ``execution.config``): ``cluster: {existing: {address: tcp://host:8786}}``
-for a running cluster, or ``cluster: {local: {n_workers: 2}}`` for a throw-away local one. Dagster's Dask
-executor needs a persistent Dagster instance that every worker can open (the gridshift home on a shared
-folder, or Postgres storage), the bundle at the same path on every worker, and the results URL
-reachable from every worker (docs/distributed.md).
+Why not Dagster's Dask executor (``dagster-dask``): its executor submits the steps of the execution plan
+level by level as planned at the start, so the steps of a dynamic fan-out (one step per run) are never
+submitted (checked with dagster-dask 0.29.27: such a run "succeeds" having simulated nothing), and every
+worker must open the Dagster instance itself (shared SQLite folder or Postgres). Here the workers need
+only the bundle and the results URL (docs/distributed.md).
 """
 
-from typing import Any
-
 import dagster as dg
-from dagster_dask import dask_executor
 
 from dagster_project.assets.sweep import SummaryConfig, store_for
 from dagster_project.partitions import SWEEP_SEEDS, sweep_key
@@ -29,71 +24,58 @@ from dagster_project.resources import GridshiftResource
 
 
 class DaskSweepConfig(SummaryConfig):
-    """The sweep (``policies`` × ``seeds`` on one bundle with fixed options) and whether to simulate runs
-    already indexed again (``recompute``)."""
+    """The sweep (``policies`` × ``seeds`` on one bundle with fixed options, results under ``results_url``)
+    and the Dask scheduler to run it on."""
 
+    scheduler: str = ""  # tcp://host:8786 of a running `dask scheduler`; empty: a local cluster
+    n_workers: int = 2  # workers of the local cluster (when no scheduler is given)
     recompute: bool = False
 
 
-@dg.op(out=dg.DynamicOut(dict), description="The runs of the sweep that are not indexed yet, one output each.")
-def plan_benchmark_runs(context: dg.OpExecutionContext, config: DaskSweepConfig, gridshift: GridshiftResource):
+@dg.op(description="Run the sweep's missing runs on a Dask cluster, index them in the warehouse, record them as "
+                   "benchmark_run partitions.")
+def run_sweep_on_dask(context: dg.OpExecutionContext, config: DaskSweepConfig, gridshift: GridshiftResource) -> int:
+    from distributed import Client, LocalCluster
+
     import sim_core
-    from sim_core import result as sim_result
-    from sim_core.bench.sweep import RunKey, check_policies, check_seeds, options_sha256, run_options
+    from sim_core.bench.sweep import compare
 
     home = gridshift.home_obj()
-    bundle_dir = config.bundle_dir(home)
-    scenario = sim_core.load(bundle_dir)
+    scenario = sim_core.load(config.bundle_dir(home))
     store = store_for(home, config.results_url)
-    kw = config.run_kwargs()
+    cluster = None if config.scheduler else LocalCluster(n_workers=config.n_workers, threads_per_worker=1,
+                                                         processes=True, dashboard_address=None)
     try:
-        opts = run_options(scenario, **kw)
-        pols, seeds = check_policies(config.policies), check_seeds(config.seeds)
+        with Client(config.scheduler or cluster) as client:
+            n = len(client.scheduler_info()["workers"])
+            context.log.info(f"Dask scheduler {client.scheduler.address}: {n} worker(s)")
+            cmp = compare(scenario, config.policies, config.seeds, store=store, recompute=config.recompute,
+                          executor=client, results_url=store.results.url, **config.run_kwargs())
     except ValueError as err:
         raise dg.Failure(str(err)) from err
-    osha, version = options_sha256(opts), sim_result.gridshift_version()
-    keys = [RunKey(scenario.bundle_id, p, s, version, osha) for p in pols for s in seeds]
-    done = {} if config.recompute else store.refs(keys)
-    todo = [k for k in keys if tuple(k) not in done]
-    context.log.info(f"{len(todo)} run(s) to simulate, {len(keys) - len(todo)} already indexed, "
-                     f"objects under {store.results.url}")
-    for k in todo:
-        yield dg.DynamicOutput({"bundle_dir": str(bundle_dir), "key": list(k), "options": opts,
-                                "results_url": store.results.url}, mapping_key=f"{k.policy}_seed_{k.seed}")
-
-
-@dg.op(description="Simulate one run on a worker and publish its Parquet object (sim_core.bench.remote).")
-def simulate_benchmark_run(context: dg.OpExecutionContext, run: dict) -> Any:
-    from sim_core.bench.remote import run_and_publish
-
-    receipt = run_and_publish(run["bundle_dir"], tuple(run["key"]), run["options"], run["results_url"])
-    context.log.info(f"{receipt.key[1]} seed {receipt.key[2]}: {receipt.wall_time_s:.2f} s on {receipt.worker}, "
-                     f"{receipt.ref.url}")
-    return receipt
-
-
-@dg.op(description="Index the published runs in the warehouse (one transaction) and record them as benchmark_run "
-                   "partitions.")
-def index_benchmark_runs(context: dg.OpExecutionContext, receipts: list, gridshift: GridshiftResource) -> int:
-    home = gridshift.home_obj()
-    store = store_for(home)
-    store.index([(r, r.ref) for r in receipts])
-    for r in receipts:
-        bundle_id, policy, seed, version, osha = r.key
-        meta = {"bundle_id": bundle_id, "policy": policy, "seed": seed, "gridshift_version": version,
-                "options_sha256": osha, "result_url": dg.MetadataValue.path(r.ref.url),
-                "result_sha256": r.ref.sha256, "worker": r.worker, "wall_time_s": r.wall_time_s,
-                **{m: r.metrics[m] for m in ("cost_usd", "carbon_kg", "total_kwh", "sla_violation_rate")}}
-        partition = str(sweep_key(policy, seed)) if str(seed) in SWEEP_SEEDS else None
+    finally:
+        if cluster is not None:
+            cluster.close()
+    refs = store.refs(cmp.computed)
+    runs = store.runs(cmp.bundle_id, options_sha256=cmp.options_sha256, gridshift_version=cmp.gridshift_version)
+    workers = {(r["policy"], r["seed"]): r["worker"] for r in runs.iter_rows(named=True)}
+    for k in cmp.computed:
+        row = cmp.runs.filter((cmp.runs["policy"] == k.policy) & (cmp.runs["seed"] == k.seed)).row(0, named=True)
+        meta = {"bundle_id": k.bundle_id, "policy": k.policy, "seed": k.seed, "gridshift_version": k.gridshift_version,
+                "options_sha256": k.options_sha256, "result_url": dg.MetadataValue.path(refs[tuple(k)].url),
+                "result_sha256": refs[tuple(k)].sha256, "worker": workers.get((k.policy, k.seed), ""),
+                **{m: float(row[m]) for m in ("cost_usd", "carbon_kg", "total_kwh", "sla_violation_rate")}}
+        partition = str(sweep_key(k.policy, k.seed)) if str(k.seed) in SWEEP_SEEDS else None
         context.log_event(dg.AssetMaterialization(asset_key="benchmark_run", partition=partition, metadata=meta))
-    context.log.info(f"indexed {len(receipts)} run(s) in {store.db_path}")
-    return len(receipts)
+    context.log.info(f"{len(cmp.computed)} run(s) simulated on Dask, {len(cmp.reused)} reused; objects under "
+                     f"{store.results.url}, index in {store.db_path}")
+    return len(cmp.computed)
 
 
-@dg.job(executor_def=dask_executor, description="A benchmark sweep with one step per run on a Dask cluster "
-        "(Dagster's Dask executor); results as Parquet objects under the results URL, indexed in the warehouse.")
+@dg.job(description="A benchmark sweep on a Dask cluster: one Dask task per run; results as Parquet objects under "
+        "the results URL, indexed in the warehouse (docs/distributed.md).")
 def benchmark_sweep_dask():
-    index_benchmark_runs(plan_benchmark_runs().map(simulate_benchmark_run).collect())
+    run_sweep_on_dask()
 
 
 JOBS = [benchmark_sweep_dask]
