@@ -115,3 +115,44 @@ def test_invalid_record_is_refused_and_nothing_written(tmp_path, scenario):
     assert read_table(store.db_path, "SELECT count(*) n FROM benchmark_runs")["n"][0] == 0
     assert store.lookup([key]) == {}
     assert not (tmp_path / "home" / "results").exists()  # no object published either
+
+
+def test_missing_or_changed_object_is_a_clear_error(tmp_path, scenario, bundle):
+    from typer.testing import CliRunner
+
+    from gridshift.objectstore import ObjectNotFoundError
+    from sim_core.cli import app
+
+    store = _store(tmp_path)
+    compare(scenario, ["local_only"], [0], days=1, store=store)
+    url = read_table(store.db_path, "SELECT result_url FROM benchmark_runs")["result_url"][0]
+    data = Path(url).read_bytes()
+    Path(url).write_bytes(data[:-16] + bytes(16))  # changed in place: the index's sha256 no longer matches
+    with pytest.raises(DataError, match="does not match the sha256 recorded in the index"):
+        compare(scenario, ["local_only"], [0], days=1, store=store)
+    Path(url).unlink()
+    with pytest.raises(ObjectNotFoundError, match=f"no object at {url}"):
+        compare(scenario, ["local_only"], [0], days=1, store=store)
+    res = CliRunner().invoke(app, ["compare", str(bundle), "--policies", "local_only", "--seeds", "0", "--days", "1",
+                                   "--home", str(tmp_path / "home")])
+    assert res.exit_code == 1 and "no object at" in " ".join(res.output.split())
+
+
+def test_pre_parquet_warehouse_index_is_dropped_once(tmp_path):
+    import duckdb
+
+    from warehouse.schemas import TABLES
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE benchmark_runs (bundle_id VARCHAR, options_json VARCHAR)")
+    con.execute("INSERT INTO benchmark_runs VALUES ('x', '{}')")
+    con.execute("CREATE TABLE benchmark_series (bundle_id VARCHAR)")
+    con.close()
+    WarehouseRunStore(db, str(tmp_path / "results"))
+    tables = read_table(db, "SELECT table_name FROM information_schema.tables")["table_name"].to_list()
+    assert "benchmark_series" not in tables
+    cols = read_table(db, "SELECT column_name FROM information_schema.columns WHERE table_name = 'benchmark_runs' "
+                          "ORDER BY ordinal_position")["column_name"].to_list()
+    assert cols == TABLES["benchmark_runs"].columns and "result_sha256" in cols
+    assert read_table(db, "SELECT count(*) n FROM benchmark_runs")["n"][0] == 0
