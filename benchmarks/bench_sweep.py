@@ -8,9 +8,10 @@ workload (``sim_core.testing.reference_bundle``); the sweep: 5 built-in policies
 the 13 weeks, results as Parquet objects in a temporary folder. Each configuration runs the sweep once
 to warm up (JIT cache load and bundle load in every worker, on other seeds) and then the timed sweep;
 runs/minute = 20 / wall time of the timed sweep (submission, simulation, publication, indexing of the
-receipts in memory; no warehouse). The Dask cluster is a ``LocalCluster`` on 127.0.0.1 with
-single-threaded worker processes. Figures are printed and written between ``<!-- sweep:start -->``
-and ``<!-- sweep:end -->`` in BENCHMARKS.md.
+receipts in memory; no warehouse). The Dask cluster is ``sim_core.bench.remote.local_cluster``: a
+``LocalCluster`` on 127.0.0.1 with single-threaded worker processes and gridshift's worker config.
+Figures are printed and written between ``<!-- sweep:start -->`` and ``<!-- sweep:end -->`` in
+BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     import sim_core
+    from sim_core.bench.remote import local_cluster
     from sim_core.testing import reference_bundle
 
     n_runs = len(POLICIES) * len(SEEDS)
@@ -67,8 +69,7 @@ def main() -> None:
         rows.append(("in-process (no Dask)", 1, wall))
         print(f"in-process: {n_runs} runs in {wall:.1f} s = {60 * n_runs / wall:.1f} runs/min", flush=True)
         for workers in (1, 2):
-            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                              dashboard_address=None) as cluster, Client(cluster) as client:
+            with local_cluster(workers) as cluster, Client(cluster) as client:
                 client.wait_for_workers(workers)
                 _sweep(bundle, root / f"warm-{workers}", [*WARM_SEEDS, 101][:max(workers, 1)], client)
                 wall = _sweep(bundle, root / f"dask-{workers}", SEEDS, client)

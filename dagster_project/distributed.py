@@ -35,16 +35,16 @@ class DaskSweepConfig(SummaryConfig):
 @dg.op(description="Run the sweep's missing runs on a Dask cluster, index them in the warehouse, record them as "
                    "benchmark_run partitions.")
 def run_sweep_on_dask(context: dg.OpExecutionContext, config: DaskSweepConfig, gridshift: GridshiftResource) -> int:
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     import sim_core
+    from sim_core.bench.remote import local_cluster
     from sim_core.bench.sweep import compare
 
     home = gridshift.home_obj()
     scenario = sim_core.load(config.bundle_dir(home))
     store = store_for(home, config.results_url)
-    cluster = None if config.scheduler else LocalCluster(n_workers=config.n_workers, threads_per_worker=1,
-                                                         processes=True, dashboard_address=None)
+    cluster = None if config.scheduler else local_cluster(config.n_workers)
     try:
         with Client(config.scheduler or cluster) as client:
             n = len(client.scheduler_info()["workers"])

@@ -31,10 +31,11 @@ def s3():
 @pytest.fixture(scope="module")
 def client(s3):
     """A Dask cluster on 127.0.0.1: a scheduler and 2 single-threaded worker processes."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster) as c, loopback_only():
+    from sim_core.bench.remote import local_cluster
+
+    with local_cluster(2) as cluster, Client(cluster) as c, loopback_only():
         c.wait_for_workers(2)
         yield c
 
