@@ -16,6 +16,8 @@ from tests.loopback import bucket_keys, loopback_only, make_bucket, s3_server
 from warehouse.benchmark_store import WarehouseRunStore
 from warehouse.db import read_table
 
+pytestmark = pytest.mark.distributed
+
 POLS = ["local_only", "lowest_carbon", "defer_to_greener"]
 SEEDS = [0, 1]
 
