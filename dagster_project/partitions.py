@@ -1,5 +1,12 @@
 """Partitions: region × year, policy × seed. Keys are built with MultiPartitionKey, never by
-formatting strings."""
+formatting strings.
+
+A run may target one partition or a *key range*. Over a ``MultiPartitionsDefinition`` Dagster 1.13
+expands a range dimension by dimension — the product of each dimension's keys from the start key's to
+the end key's, in the order each dimension declares them — so a range is a rectangle of consecutive
+regions (registry order) × consecutive years, never the keys between two strings. ``run_keys`` reads
+the keys of the running step; ``tests/integration/dagster_project`` pins the expansion.
+"""
 
 
 from datetime import UTC, datetime
@@ -23,14 +30,22 @@ def key(region: str, year: int) -> dg.MultiPartitionKey:
     return dg.MultiPartitionKey({"region": region, "year": str(year)})
 
 
+def as_key(partitions_def: dg.MultiPartitionsDefinition, pk: str) -> dg.MultiPartitionKey:
+    """A key as the definition's MultiPartitionKey (runs launched from tags carry its string form)."""
+    return pk if isinstance(pk, dg.MultiPartitionKey) else partitions_def.get_partition_key_from_str(pk)
+
+
 def dimensions(context: dg.AssetExecutionContext) -> dict[str, str]:
     """Dimension -> key of the running multi-partition. Runs launched from tags (backfills,
     execute_job) carry the key as its string form, so parse it through the asset's definition
     rather than by hand."""
-    pk = context.partition_key
-    if not isinstance(pk, dg.MultiPartitionKey):
-        pk = context.assets_def.partitions_def.get_partition_key_from_str(pk)
-    return pk.keys_by_dimension
+    return as_key(context.assets_def.partitions_def, context.partition_key).keys_by_dimension
+
+
+def run_keys(context: dg.AssetExecutionContext) -> list[dg.MultiPartitionKey]:
+    """Every partition key the running step targets: one, or all those of the run's key range."""
+    pdef = context.assets_def.partitions_def
+    return [as_key(pdef, pk) for pk in context.partition_keys]
 
 
 def split(context: dg.AssetExecutionContext) -> tuple[str, int]:
@@ -50,12 +65,25 @@ def _policies() -> list[str]:
     return list(POLICY_CODES)
 
 
-policy_seed = dg.MultiPartitionsDefinition(
-    {
-        "policy": dg.StaticPartitionsDefinition(_policies()),
-        "seed": dg.StaticPartitionsDefinition(SWEEP_SEEDS),
-    }
-)
+def _policy_seed() -> dg.MultiPartitionsDefinition:
+    return dg.MultiPartitionsDefinition(
+        {
+            "policy": dg.StaticPartitionsDefinition(_policies()),
+            "seed": dg.StaticPartitionsDefinition(SWEEP_SEEDS),
+        }
+    )
+
+
+_LAZY = {"policy_seed": _policy_seed}
+
+
+def __getattr__(name: str):
+    """``policy_seed`` is built on first use: its policy names come from ``sim_core.engine``, whose
+    import (Numba) the grid ingest does not need (PEP 562)."""
+    if name in _LAZY:
+        value = globals()[name] = _LAZY[name]()
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def sweep_key(policy: str, seed: int) -> dg.MultiPartitionKey:

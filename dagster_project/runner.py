@@ -12,29 +12,45 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
-from dagster_project.assets.bundle import BundleConfig
-from dagster_project.assets.workload import workload_key
-from dagster_project.definitions import ALL_ASSETS
-from dagster_project.partitions import key
+from dagster_project.assets import grid, reference
+from dagster_project.partitions import YEARS, key, region_year
 from dagster_project.resources import GridshiftResource
+from gridshift import locations
 from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.sources import SIGNAL_TABLES
-from scenario_builder.bundle import BuildParams
-from scenario_builder.export import IngestPlan, plan
+
+if TYPE_CHECKING:  # the bundle and workload assets are imported when used: the grid ingest needs neither
+    from dagster_project.assets.bundle import BundleConfig
+    from scenario_builder.bundle import BuildParams
+    from scenario_builder.export import IngestPlan
 
 #: CLI source names -> the assets that materialize them
 SOURCE_ASSETS: dict[str, list[str]] = {
     **{kind: [table] for kind, table in SIGNAL_TABLES.items()},
     "network": ["locations", "egress_price", "network_path"],
 }
-ASSETS_BY_NAME = {a.key.to_user_string(): a for a in ALL_ASSETS}
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+PARTITION_RANGE_START, PARTITION_RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
+
+def _assets_by_name() -> dict[str, dg.AssetsDefinition]:
+    from dagster_project.definitions import ALL_ASSETS
+
+    return {a.key.to_user_string(): a for a in ALL_ASSETS}
+
+
+def _asset(name: str) -> dg.AssetsDefinition:
+    """The asset named ``name``; the grid and reference assets without importing the others."""
+    for a in (*grid.ASSETS, *reference.ASSETS):
+        if a.key.to_user_string() == name:
+            return a
+    return _assets_by_name()[name]
 
 
 def instance_yaml(dagster_dir: Path) -> str:
@@ -123,11 +139,11 @@ def root_causes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[str, str]]
     return out
 
 
-def _run(names: Sequence[str], home: Home, res: dict, *, partition_key=None, run_config: dict | None = None
-         ) -> dg.ExecuteInProcessResult:
+def _run(names: Sequence[str], home: Home, res: dict, *, partition_key=None, tags: dict | None = None,
+         run_config: dict | None = None) -> dg.ExecuteInProcessResult:
     return dg.materialize(
-        [ASSETS_BY_NAME[n] for n in names], partition_key=partition_key, resources=res, raise_on_error=False,
-        run_config={**QUIET, **(run_config or {})}, instance=instance(home),
+        [_asset(n) for n in names], partition_key=partition_key, resources=res, raise_on_error=False,
+        run_config={**QUIET, **(run_config or {})}, instance=instance(home), tags=tags,
     )
 
 
@@ -145,13 +161,179 @@ def _outcomes(result: dg.ExecuteInProcessResult, names: Sequence[str], region, y
     return out
 
 
+# ------------------------------------------------------------------------- grid partitions, batched
+@dataclass(frozen=True)
+class Block:
+    """One run: ``assets`` over every partition of ``regions`` × ``years`` (each consecutive in the
+    partitions' declared order, so the run's key range is exactly this rectangle)."""
+
+    assets: tuple[str, ...]
+    regions: tuple[str, ...]
+    years: tuple[int, ...]
+
+    @property
+    def keys(self) -> list[dg.MultiPartitionKey]:
+        return [key(r, y) for r in self.regions for y in self.years]
+
+    def tags(self) -> dict[str, str] | None:
+        if len(self.regions) == 1 and len(self.years) == 1:
+            return None  # one partition: a plain partition run, as the UI launches it
+        return {PARTITION_RANGE_START: str(key(self.regions[0], self.years[0])),
+                PARTITION_RANGE_END: str(key(self.regions[-1], self.years[-1]))}
+
+
+def _consecutive(items: Sequence, order: Sequence) -> list[list]:
+    """``items`` (distinct, all in ``order``) split into runs consecutive in ``order``."""
+    pos = {x: i for i, x in enumerate(order)}
+    runs: list[list] = []
+    for x in sorted(items, key=pos.__getitem__):
+        if runs and pos[x] == pos[runs[-1][-1]] + 1:
+            runs[-1].append(x)
+        else:
+            runs.append([x])
+    return runs
+
+
+def plan_runs(requests: Sequence[tuple[str, str, int]]) -> list[Block]:
+    """Runs that materialize exactly the requested ``(asset, region, year)`` partitions, few of them.
+
+    A run targets one key range, and a range over ``region_year`` is the rectangle of consecutive
+    regions × consecutive years between its ends (``dagster_project.partitions``). Per asset, regions
+    wanting the same years are cut into runs of consecutive regions, the years into runs of consecutive
+    years; each rectangle is one run, and assets with the same rectangle share it (one step each). No
+    partition outside the request is planned — a run plans every key of its range, and marks those it
+    did not materialize as failed when it fails. Any regions × years request over consecutive regions
+    and years is one run; the whole mirror (``--regions all --year 2022,2023``: carbon and weather absent
+    for FR…CH, price for GB) is 4. Runs are ordered by first year, so a location's earlier year is
+    written before its later one.
+    """
+    years_by: dict[str, dict[str, set[int]]] = {}
+    for asset, region, year in requests:
+        years_by.setdefault(asset, {}).setdefault(region, set()).add(int(year))
+    regions_order, years_order = locations.all_codes(), [int(y) for y in YEARS]
+    assets_by_rect: dict[tuple[tuple[str, ...], tuple[int, ...]], list[str]] = {}
+    for asset, by_region in years_by.items():
+        regions_by_years: dict[tuple[int, ...], list[str]] = {}
+        for region, ys in by_region.items():
+            regions_by_years.setdefault(tuple(sorted(ys)), []).append(region)
+        for ys, regions in regions_by_years.items():
+            for rrun in _consecutive(regions, regions_order):
+                for yrun in _consecutive(ys, years_order):
+                    assets_by_rect.setdefault((tuple(rrun), tuple(yrun)), []).append(asset)
+    blocks = [Block(tuple(sorted(assets)), regions, years) for (regions, years), assets in assets_by_rect.items()]
+    return sorted(blocks, key=lambda b: (years_order.index(b.years[0]), regions_order.index(b.regions[0]), b.assets))
+
+
+def _partition_failures(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], tuple[str, str]]:
+    """(asset, partition key) -> (type name, message) of every partition a grid step refused (the
+    ``failures`` its Failure carries)."""
+    out = {}
+    for ev in result.all_events:
+        data = ev.step_failure_data if ev.is_step_failure else None
+        meta = data.user_failure_data.metadata if data and data.user_failure_data else {}
+        if "failures" in meta:
+            for pk, f in meta["failures"].value.items():
+                out[(ev.step_key, pk)] = (f["type"], f["message"])
+    return out
+
+
+def _block_outcomes(result: dg.ExecuteInProcessResult, block: Block) -> dict[tuple[str, str, int], Outcome]:
+    """The outcome of every partition of ``block``: materialized (its metadata) or refused (its cause)."""
+    out: dict[tuple[str, str, int], Outcome] = {}
+    refused = {} if result.success else _partition_failures(result)
+    causes = {} if result.success else root_causes(result)
+    for name in block.assets:
+        mats = {str(m.partition): m for m in result.asset_materializations_for_node(name)}
+        for pk in block.keys:
+            region, year = pk.keys_by_dimension["region"], int(pk.keys_by_dimension["year"])
+            m = mats.get(str(pk))
+            if m is not None:
+                meta = {k: v.value for k, v in m.metadata.items()}
+                out[(name, region, year)] = Outcome(name, region, year, True, meta, run_id=result.run_id)
+                continue
+            cause_type, cause = refused.get((name, str(pk))) or causes.get(
+                name, ("", "not materialized: an upstream step failed"))
+            out[(name, region, year)] = Outcome(name, region, year, False, error=cause, error_type=cause_type,
+                                                run_id=result.run_id)
+    return out
+
+
+def _check_range(block: Block) -> None:
+    """Refuse to launch a run whose key range would not expand to exactly the block's partitions (the
+    range semantics ``plan_runs`` relies on; a Dagster upgrade that changed them fails here, loudly)."""
+    tags = block.tags()
+    if tags is None:
+        return
+    got = region_year.get_partition_keys_in_range(dg.PartitionKeyRange(tags[PARTITION_RANGE_START],
+                                                                       tags[PARTITION_RANGE_END]))
+    if [str(k) for k in got] != [str(k) for k in block.keys]:
+        raise GridshiftError(f"the key range {tags[PARTITION_RANGE_START]}..{tags[PARTITION_RANGE_END]} expands to "
+                             f"{len(got)} partitions, not the {len(block.keys)} planned: Dagster's range semantics "
+                             "changed; plan_runs must follow")
+
+
+def _unknown_years(years: Sequence[int]) -> list[int]:
+    return [y for y in years if str(y) not in YEARS]
+
+
+def materialize_grid(
+    requests: Sequence[tuple[str, str, int]], *, home: Home, mirror: Path | None, live: bool = False,
+    allow_partial: bool = False, on_run: Callable[[Block], None] | None = None,
+) -> dict[tuple[str, str, int], Outcome]:
+    """Materialize the requested ``(kind, region, year)`` grid partitions in as few runs as
+    :func:`plan_runs` allows (each run one step per asset, all its partitions checked, written and
+    recorded per partition: ``dagster_project.assets.grid``). Returns the outcome of each request."""
+    res = resources(home, mirror, live=live, allow_partial=allow_partial)
+    out: dict[tuple[str, str, int], Outcome] = {}
+    todo = []
+    for kind, region, year in requests:
+        table = SIGNAL_TABLES[kind]
+        if _unknown_years([year]):
+            out[(table, region, year)] = Outcome(
+                table, region, year, False, error_type="ValueError",
+                error=f"{year} is not a partition of {table}: its years are {YEARS[0]}..{YEARS[-1]}")
+        else:
+            todo.append((table, region, int(year)))
+    for block in plan_runs(todo):
+        _check_range(block)
+        result = _run(block.assets, home, res, partition_key=block.keys[0] if block.tags() is None else None,
+                      tags=block.tags())
+        out.update(_block_outcomes(result, block))
+        if on_run:
+            on_run(block)
+    return {(kind, region, year): out[(SIGNAL_TABLES[kind], region, year)] for kind, region, year in requests}
+
+
+def _cell_ticker(cells: Sequence[tuple[str, str, int]], tick: Callable[[str], None] | None,
+                 label: Callable[[str, int], str]) -> Callable[[Block], None]:
+    """An ``on_run`` callback for :func:`materialize_grid` that calls ``tick(label(region, year))`` once for
+    each (region, year) of ``cells`` (``(kind, region, year)``) as soon as the last run covering it ends,
+    so a progress bar moves while a batch runs, in the order the runs finish."""
+    left: dict[tuple[str, int], set[str]] = {}
+    for kind, region, year in cells:
+        left.setdefault((region, int(year)), set()).add(SIGNAL_TABLES[kind])
+
+    def on_run(block: Block) -> None:
+        for region in block.regions:
+            for year in block.years:
+                todo = left.get((region, year))
+                if todo:
+                    todo.difference_update(block.assets)
+                    if not todo and tick:
+                        tick(label(region, year))
+
+    return on_run
+
+
 def materialize_sources(
     *, regions: Sequence[str], years: Sequence[int], sources: Sequence[str], home: Home, mirror: Path | None,
     live: bool = False, allow_partial: bool = False, skip: Callable[[str, str, int], bool] | None = None,
     on_progress: Callable[[str], None] | None = None,
 ) -> list[Outcome]:
-    """Materialize the selected sources: reference tables once, grid signals per region × year (one run
-    per partition). ``skip(kind, region, year)`` marks partitions not to attempt (listed as skipped)."""
+    """Materialize the selected sources: reference tables once (one run), grid signals for every
+    region × year in as few runs as :func:`plan_runs` allows (one for any consecutive rectangle).
+    ``skip(kind, region, year)`` marks partitions not to attempt (listed as skipped, never planned).
+    Outcomes come in the order region, year, source."""
     res = resources(home, mirror, live=live, allow_partial=allow_partial)
     outcomes: list[Outcome] = []
     reference = [n for s in sources if s not in SIGNAL_TABLES for n in SOURCE_ASSETS[s]]
@@ -159,27 +341,33 @@ def materialize_sources(
         outcomes += _outcomes(_run(reference, home, res), reference, None, None)
         if on_progress:
             on_progress("reference tables")
+    kinds = [s for s in sources if s in SIGNAL_TABLES]
+    cells = [(kind, region, year) for region in regions for year in years for kind in kinds]
+    skipped = {c for c in cells if skip is not None and skip(*c)}
+    todo = [c for c in cells if c not in skipped]
+    if on_progress:  # cells with nothing to run (all skipped) count at once
+        for region, year in dict.fromkeys((r, y) for _k, r, y in cells):
+            if all(c in skipped for c in cells if c[1] == region and c[2] == year):
+                on_progress(f"{region} {year} (skipped)")
+    done = materialize_grid(todo, home=home, mirror=mirror, live=live, allow_partial=allow_partial,
+                            on_run=_cell_ticker(todo, on_progress, lambda r, y: f"{r} {y}"))
     for region in regions:
-        for year in years:
-            names = []
-            for kind in (s for s in sources if s in SIGNAL_TABLES):
-                if skip is not None and skip(kind, region, year):
-                    outcomes.append(Outcome(SIGNAL_TABLES[kind], region, year, True, skipped=True))
-                else:
-                    names.append(SIGNAL_TABLES[kind])
-            if names:
-                outcomes += _outcomes(_run(names, home, res, partition_key=key(region, year)), names, region, year)
-            if on_progress:
-                on_progress(f"{region} {year}")
+        for year in years:  # per region and year: the skipped sources first, then the others (as listed before)
+            cell = [(kind, region, year) for kind in kinds]
+            outcomes += [Outcome(SIGNAL_TABLES[c[0]], region, year, True, skipped=True) for c in cell if c in skipped]
+            outcomes += [done[c] for c in cell if c not in skipped]
     return outcomes
 
 
 def materialize_workload(
     *, workload: str, years: Sequence[int], home: Home, mirror: Path | None, trace_dir: Path | None = None,
-    seed: int = 0, load_factor: float = 1.0, live: bool = False,
+    seed: int = 0, load_factor: float = 1.0, bandwidth_model: str = "ai", live: bool = False,
 ) -> list[Outcome]:
     """Materialize ``workload_tasks`` for each year (one run per partition)."""
-    config = {"seed": seed, "load_factor": load_factor, "trace_dir": str(trace_dir) if trace_dir else ""}
+    from dagster_project.assets.workload import workload_key
+
+    config = {"seed": seed, "load_factor": load_factor, "bandwidth_model": bandwidth_model,
+              "trace_dir": str(trace_dir) if trace_dir else ""}
     res = resources(home, mirror, live=live)
     outcomes = []
     for year in years:
@@ -220,6 +408,9 @@ def export_bundle(
     then the ``scenario_bundle`` asset — every run on the home's instance, so the UI shows the lineage.
     A required input that fails raises :class:`RunFailed` with its root cause; an optional neighbouring
     year that fails is skipped (the edge is then held, flagged, within the gap limit)."""
+    from dagster_project.assets.bundle import BundleConfig
+    from scenario_builder.export import plan
+
     home.ensure()
     p = plan(params, home, mirror)
     if on_plan:
@@ -227,15 +418,19 @@ def export_bundle(
     tick = on_progress or (lambda _d: None)
     outcomes: list[Outcome] = []
     for optional, items in ((False, p.required), (True, p.optional)):  # the year itself first: fail fast
-        for region, year, kinds in items:
-            got = materialize_sources(regions=[region], years=[year], sources=kinds, home=home, mirror=mirror,
-                                      live=live and not optional, allow_partial=allow_partial)
-            outcomes += got if not optional else [o for o in got if o.ok]
-            tick(f"{region} {year} {','.join(kinds)}")
-            bad = failed(outcomes)
-            if bad:
-                more = f" and {len(bad) - 1} more ({', '.join(o.label for o in bad[1:4])})" if len(bad) > 1 else ""
-                raise RunFailed(f"ingesting {bad[0].label}{more} failed", bad[0], bad)
+        if not items:
+            continue
+        cells = [(k, region, year) for region, year, kinds in items for k in kinds]
+        kinds_of = {(region, int(year)): ",".join(kinds) for region, year, kinds in items}
+        done = materialize_grid(cells, home=home, mirror=mirror, live=live and not optional,
+                                allow_partial=allow_partial,
+                                on_run=_cell_ticker(cells, tick, lambda r, y, k=kinds_of: f"{r} {y} {k[(r, y)]}"))
+        got = list(done.values())
+        outcomes += got if not optional else [o for o in got if o.ok]
+        bad = failed(outcomes)
+        if bad:
+            more = f" and {len(bad) - 1} more ({', '.join(o.label for o in bad[1:4])})" if len(bad) > 1 else ""
+            raise RunFailed(f"ingesting {bad[0].label}{more} failed", bad[0], bad)
     if p.reference:
         outcomes += materialize_sources(regions=[], years=[], sources=["network"], home=home, mirror=mirror)
         tick("reference tables")
@@ -253,5 +448,5 @@ def export_bundle(
     return Exported(str(meta["bundle_id"]), Path(str(meta["path"])), bool(meta["reused"]), outcomes)
 
 
-__all__ = ["Exported", "Outcome", "RunFailed", "export_bundle", "failed", "instance", "materialize_bundle",
-           "materialize_sources", "materialize_workload", "resources", "root_causes"]
+__all__ = ["Block", "Exported", "Outcome", "RunFailed", "export_bundle", "failed", "instance", "materialize_bundle",
+           "materialize_grid", "materialize_sources", "materialize_workload", "plan_runs", "resources", "root_causes"]

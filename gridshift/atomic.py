@@ -15,7 +15,8 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 #: a partial directory younger than this is never treated as stale (its writer may still be
@@ -48,6 +49,55 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        raise
+
+
+def atomic_write_many(items: Sequence[tuple[Path, bytes]], *, mode: int | None = None) -> list[Path]:
+    """:func:`atomic_write_bytes` for many *new* files at once: each appears whole under its name or not
+    at all. Every file is first written to its temporary name, then all are synced together (a few
+    threads: one ``fsync`` after another costs a disk round trip each), then renamed into place.
+    ``mode`` (e.g. 0o444) is applied before the rename. Returns the paths written, in order.
+
+    All or nothing: on an error the temporary files are removed, and so are the files this call had
+    already renamed into place (hence *new* files: a path that existed before would be lost), then the
+    exception propagates.
+    """
+    mode = (0o666 & ~_umask()) if mode is None else mode
+    pending: list[tuple[int | None, str, Path]] = []
+    done: list[Path] = []
+    try:
+        for path, data in items:
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            pending.append((fd, tmp, path))
+            os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        fds = [fd for fd, _tmp, _path in pending]
+        if len(fds) > 1:
+            with ThreadPoolExecutor(min(8, len(fds))) as pool:
+                list(pool.map(os.fsync, fds))
+        elif fds:
+            os.fsync(fds[0])
+        for i, (fd, tmp, path) in enumerate(pending):
+            pending[i] = (None, tmp, path)  # closed: never closed twice (the number may be reused)
+            os.close(fd)
+        for _fd, tmp, path in pending:
+            os.replace(tmp, path)
+            done.append(path)
+        return done
+    except BaseException:
+        for fd, tmp, _path in pending:
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        for path in done:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
         raise
 
 

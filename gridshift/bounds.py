@@ -49,6 +49,16 @@ BOUNDS: dict[str, Bound] = {
     "mem_gb": Bound(0.0, 1e9, "memory requested"),
     "gpu_mem_gb": Bound(0.0, 1e9, "GPU memory requested"),
     "bandwidth_gb": Bound(0.0, 1e9, "input data moved (1 EB at most)"),
+    # task flexibility (bundle format 2; docs/workload.md "Flexibility")
+    "max_delay_s": Bound(0.0, 1e9, "allowed delay before a task must start (its queue class); less than ~30 years"),
+    "checkpoint_s": Bound(0.0, 86_400.0, "extra work per resume or rescale (checkpoint-restart); published "
+                                          "checkpoint-restart delays are seconds to minutes, a day is a broken value"),
+    "min_scale": Bound(0.0, 1.0, "smallest allocation of an elastic task, as a fraction of its request (> 0; 1 "
+                                 "for a task that cannot shrink)", low_inclusive=False),
+    "max_scale": Bound(1.0, 1024.0, "largest allocation of an elastic task, as a multiple of its request (1 for a "
+                                    "task that cannot grow)"),
+    "marginal_throughput": Bound(0.0, 1.0, "throughput an extra unit of allocation adds, relative to the throughput "
+                                           "per unit at the request (1 = linear speed-up)"),
     # raw traces (trace_tasks): times are seconds from the trace's own origin
     "trace_time_s": Bound(0.0, 1e9, "the published traces span weeks to months (PAI 2020 about 2 months, the 2023 "
                                     "pod lists about 5) from their origin; ~30 years is a broken value"),

@@ -29,11 +29,13 @@ from gridshift.bundle import (
     pretty_json,
     publish,
 )
+from gridshift.bundle.format import TASK_RESOURCES
 from gridshift.dc_params import FACILITY_PRESETS
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.parquet import PARQUET_OPTIONS, parquet_bytes
 from pipelines.sources.network import PER_FLOW_CAP_MBPS
+from pipelines.workload import flexibility as flex_mod
 from scenario_builder import datacenters as dc_mod
 from scenario_builder.resample import RULES, GapError, Resampled, resample_continuous, resample_hold, year_grid
 from scenario_builder.sizing import TARGET_UTILIZATION
@@ -59,6 +61,7 @@ class BuildParams:
     datacenters: str = "sized"  # "sized" | "reference" | path of an override file (scenario_builder.datacenters)
     target_utilization: float = TARGET_UTILIZATION
     physics: str = "default"  # a facility preset of gridshift.dc_params.FACILITY_PRESETS, for every site
+    flexibility: str = "default"  # task flexibility model (pipelines.workload.flexibility.PROFILES)
 
     def __post_init__(self) -> None:
         if not self.regions:
@@ -86,6 +89,13 @@ class BuildParams:
             raise GridshiftError(f"--physics must be one of {sorted(FACILITY_PRESETS)}, got {self.physics!r}")
         if not 0 < self.target_utilization <= 1:
             raise GridshiftError(f"--target-utilization must be in (0, 1], got {self.target_utilization}")
+        if self.flexibility not in flex_mod.PROFILES:
+            raise GridshiftError(f"--flexibility must be one of {flex_mod.PROFILES}, got {self.flexibility!r}")
+
+    @property
+    def flex_params(self) -> flex_mod.FlexParams:
+        """The task flexibility model (its documented defaults, or none)."""
+        return flex_mod.FlexParams(profile=self.flexibility)
 
     @property
     def datacenters_source(self) -> str:
@@ -109,7 +119,7 @@ class BuildParams:
             "provider": self.provider, "carbon_basis": self.carbon_basis, "seed": self.seed,
             "max_gap_hours": float(self.max_gap_hours),
             "max_edge_fill_hours": float(self.max_edge_fill_hours),
-            "datacenters": self.datacenters_source, "physics": self.physics,
+            "datacenters": self.datacenters_source, "physics": self.physics, "flexibility": self.flexibility,
             **({"target_utilization": float(self.target_utilization)} if self.datacenters_source == "sized" else {}),
         }
 
@@ -181,11 +191,15 @@ def _table_exists(con, name: str) -> bool:
 
 
 def _read_tasks(con, params: BuildParams) -> tuple[pl.DataFrame, list[str], dict[str, Any]]:
-    cols = TASKS_SCHEMA.names
+    """The workload's tasks of the year (``workload_tasks``: id, arrival, resources), with the flexibility
+    columns of bundle format 2 from the workload pipeline's model (``pipelines.workload.flexibility``,
+    seeded by the build seed and each task's id, so the same task always gets the same flexibility)."""
+    cols = ["task_id", "arrival_ts_utc", *TASK_RESOURCES]
     if params.workload == "none":
         schema: dict[str, Any] = {c: pl.Float64 for c in cols}
         schema.update(task_id=pl.Int64, arrival_ts_utc=pl.Datetime("us", "UTC"))
-        return pl.DataFrame(schema=schema), [], {}
+        empty = flex_mod.assign_flexibility(pl.DataFrame(schema=schema), params.flex_params, params.seed)
+        return empty.select(TASKS_SCHEMA.names), [], {}
     if not _table_exists(con, "workload_tasks"):
         raise GridshiftError("the warehouse has no workload_tasks table (ingest the workload first)")
     have = set(query(con, "SELECT column_name FROM information_schema.columns "
@@ -213,6 +227,7 @@ def _read_tasks(con, params: BuildParams) -> tuple[pl.DataFrame, list[str], dict
         raise GridshiftError("workload_tasks: duration_s must be > 0")
     if tasks["task_id"].n_unique() != tasks.height:
         raise GridshiftError("workload_tasks: task_id is not unique")
+    tasks = flex_mod.assign_flexibility(tasks, params.flex_params, params.seed).select(TASKS_SCHEMA.names)
     return tasks, sorted(sha), run
 
 
@@ -227,10 +242,12 @@ def _workload_run(con, workload: str, year: int) -> tuple[list[str], dict[str, A
     r = rows.row(0, named=True)
     try:
         sha = [str(x) for x in json.loads(r["raw_sha256s"])]
-        seed = json.loads(r["params_json"]).get("seed")
+        derive = json.loads(r["params_json"])
+        seed = derive.get("seed")
     except (ValueError, TypeError, AttributeError):
-        sha, seed = [], None
-    return sha, {"workload_params_sha256": r["params_sha256"], "workload_seed": seed}
+        sha, seed, derive = [], None, None
+    # the whole derivation (load factor, input-size model, ...): a bundle says how its tasks were made
+    return sha, {"workload_params_sha256": r["params_sha256"], "workload_seed": seed, "workload_params": derive}
 
 
 def _network(con, params: BuildParams) -> pl.DataFrame:
@@ -389,6 +406,8 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
         "resampling": {**RULES, "max_gap_hours": float(params.max_gap_hours),
                        "max_edge_fill_hours": float(params.max_edge_fill_hours)},
         "n_tasks": tasks.height,
+        "flexibility": {"parameters": params.flex_params.manifest(), "seed": params.seed,
+                        **flex_mod.summary(tasks)},
         **({"sizing": sizing} if sizing else {}),
         "writer": {"parquet": {k: v for k, v in PARQUET_OPTIONS.items()}, "pyarrow": pa.__version__},
     }

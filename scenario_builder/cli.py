@@ -104,6 +104,9 @@ def ingest(
     trace_dir: Annotated[Path | None, typer.Option(help="folder with the PAI 2020 *.tar.gz tables")] = None,
     seed: Annotated[int, typer.Option(help="workload seed")] = 0,
     load_factor: Annotated[float, typer.Option(help="workload load factor (1 = the trace's load)")] = 1.0,
+    bandwidth_model: Annotated[str, typer.Option(
+        help="input size per task (docs/workload.md): 'ai' (per-workload sizes of published AI jobs, default), "
+             "'reference' (SustainCluster's histogram) or 'constant'")] = "ai",
 ) -> None:
     """Ingest grid signals, reference tables and workloads into the warehouse, validated.
 
@@ -129,13 +132,16 @@ def ingest(
         m = _mirror(mirror)
         workload_outcomes = []
         if "workload" in srcs:
+            from pipelines.workload.derive import BANDWIDTH_MODELS
             from warehouse.ingest_workload import WORKLOADS
 
             if workload not in WORKLOADS:
                 raise typer.BadParameter(f"unknown workload {workload!r}; choose from {WORKLOADS}")
+            if bandwidth_model not in BANDWIDTH_MODELS:
+                raise typer.BadParameter(f"unknown bandwidth model {bandwidth_model!r}; choose from {BANDWIDTH_MODELS}")
             workload_outcomes = runner.materialize_workload(
                 workload=workload, years=years, home=h, mirror=m, trace_dir=_abs(trace_dir), seed=seed,
-                load_factor=load_factor, live=live,
+                load_factor=load_factor, bandwidth_model=bandwidth_model, live=live,
             )
             _print_workload(workload_outcomes)
         skip_absent = regions.strip().lower() == "all" and not live
@@ -256,7 +262,10 @@ def export(
              "that version's numbers)")] = "default",
     provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")] = "aws",
     carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = "direct",
-    seed: Annotated[int, typer.Option(help="workload seed")] = 0,
+    seed: Annotated[int, typer.Option(help="workload seed (also draws the task flexibility)")] = 0,
+    flexibility: Annotated[str, typer.Option(
+        help="task flexibility (allowed delay, suspend-resume, elastic scaling; docs/workload.md): 'default' "
+             "(the cited model) or 'none'")] = "default",
     max_gap_hours: Annotated[float, typer.Option(help="longest gap filled (flagged) before the build fails")] = 3.0,
     max_edge_fill_hours: Annotated[
         float, typer.Option(help="longest year-edge span with no neighbouring-year data held (flagged)")
@@ -282,7 +291,7 @@ def export(
             regions=tuple(locations.parse_codes(regions)), year=year, workload=workload, provider=provider,
             carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
             datacenters=datacenters if datacenters in ("sized", "reference") else str(_abs(Path(datacenters))),
-            target_utilization=target_utilization, physics=physics,
+            target_utilization=target_utilization, physics=physics, flexibility=flexibility,
         )
         h = Home.resolve(home).ensure()
         with _progress("ingest") as progress:

@@ -17,6 +17,13 @@ Server power states (``Ctx.opts[OPT_MANAGED]``, docs/simulation.md "Server power
 scheduler starts tasks only on servers that are on (or, once up, on servers it wakes), and
 :func:`servers_at_boundary` switches idle servers off and keeps the spare pool on, once per step
 and datacenter; ``State.srv`` books the time-weighted servers on and waking for the physics.
+
+Task flexibility (bundle format 2; docs/simulation.md "Flexible tasks"): a policy may pause, resume and
+rescale the flexible tasks (interruptible or elastic) that have started, through the per-step controls
+``State.ctl_task`` / ``State.ctl_val`` (``PolicyView.ctl_task`` / ``ctl_scale`` / ``n_controls``);
+:func:`flex_controls` applies them at the start of the step (the step boundary), un-booking the busy
+time a task had booked ahead to its finish, and the scheduler starts the resumed segment like any
+queued task (with the checkpoint overhead). Built-in policies never write controls.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ ST_TRANSIT = 2
 ST_QUEUED = 3
 ST_STARTED = 4
 ST_UNSCHEDULABLE = 5
+ST_PAUSED = 6  # started, then paused by a control: holds nothing, waits to be resumed
 
 # built-in policy codes: module-level ints, which Numba freezes into the kernels at compile time
 POLICY_LOCAL_ONLY = 0
@@ -65,7 +73,8 @@ POLICY_CODES = {
 OPT_ALLOW_DEFER = 0
 OPT_SINGLE_ACTION = 1
 OPT_MANAGED = 2  # 1: servers have power states (run option power="managed"); 0: always on
-N_OPTS = 3
+OPT_CONTROLS = 3  # 1: a policy may pause / resume / rescale flexible tasks (never for the built-in policies)
+N_OPTS = 4
 
 # per-DC server layout in Ctx.srv_cfg (n_dc, N_SRV_CFG), from physics.server_layout and the parameters
 CFG_N_C = 0  # CPU-only servers
@@ -93,10 +102,25 @@ SC_RR = 3
 SC_INVALID = 4
 SC_FORCED = 5
 SC_STEP = 6  # next step to begin
-N_SC = 7
+SC_STARTED = 7  # tasks started (first starts; a resume is not a start)
+SC_FLEX_N = 8  # length of State.flex (flexible tasks started and not finished)
+SC_CTL_N = 9  # controls written for this step (State.ctl_task / ctl_val), reset when applied
+SC_PAUSES = 10
+SC_RESUMES = 11
+SC_RESCALES = 12
+SC_FORCED_RESUMES = 13  # paused tasks resumed by the engine so that they can still meet their deadline
+SC_BAD_CTL = 14  # controls ignored (not a controllable task, or a value it cannot take)
+SC_RSEQ = 15  # queue order of resumed / rescaled tasks (they go before the queued tasks)
+N_SC = 16
+#: queue order of a resumed or rescaled task: RSEQ_BASE + SC_RSEQ, below every first-join order (>= 0)
+RSEQ_BASE = -(1 << 62)
 
 Tasks = namedtuple("Tasks", ["arrival", "duration", "cores", "gpus", "mem", "bw", "deadline",
-                             "origin", "u_rand"])
+                             "origin", "u_rand",
+                             # flexibility (bundle format 2): allowed delay (s, folded into ``deadline``),
+                             # interruptible, checkpoint overhead per resume/rescale (s), scale range,
+                             # marginal throughput of the scaling curve, and whether any of it applies (``flexible``)
+                             "max_delay", "interruptible", "ckpt", "smin", "smax", "mthr", "flexible"])
 #: ``carbon``/``price``: the window's actual signals (never handed to a policy: what a policy may see is
 #: in :data:`Info`)
 Ctx = namedtuple("Ctx", ["cap", "carbon", "price", "delay_s_per_gb", "rtt_s", "t0",
@@ -116,6 +140,16 @@ State = namedtuple("State", [
     "m_queue", "m_transit", "m_pending",
     # misc
     "pend", "sc",
+    # per task: finish of the current run segment (NaN until started, and while paused or waiting to resume)
+    "fin",
+    # flexible tasks (full size only when the run has flexible tasks and controls, else length 1): scale
+    # (allocation / request), start of the current run segment, remaining work at its start (s at scale 1),
+    # seconds booked in all segments, segments started, pauses, rescales
+    "scale", "segs", "rem", "run_s", "nseg", "npause", "nrescale",
+    # controllable tasks (started, not finished; first SC_FLEX_N entries) and this step's controls
+    "flex", "ctl_task", "ctl_val",
+    # per dc: tasks paused; per step: SLA violations decided (net), tasks paused at the end
+    "n_paused", "m_viol", "m_paused",
 ])
 # ---------------------------------------------------------------------------- information
 # What a policy may know at run step j (bundle step k = s0 + j), docs/simulation.md "Information":
@@ -166,15 +200,28 @@ Info = namedtuple("Info", ["act", "hist", "fc", "known", "inc", "par", "iopt", "
 #: forecast of step now + h issued now, h = 1..H (NaN past the bundle's end); ``published[s, d]``
 #: how many of those leads are published actuals (day-ahead prices); ``carbon_now``/``price_now`` =
 #: history[0 / 1, :, now]; ``oracle``: True only when the run's forecast model is ``oracle``.
+#: Flexible tasks (docs/simulation.md "Flexible tasks"): per-task attributes ``max_delay``,
+#: ``interruptible``, ``checkpoint_s``, ``min_scale``, ``max_scale``, ``marginal_throughput`` (index by task,
+#: like ``arrival``); ``flex``: the controllable tasks (started, not finished: running, paused or waiting to
+#: resume), whose state is ``status[i]`` (``ST_*``), ``scale[i]``, ``finish[i]`` (of the current run
+#: segment, NaN while paused or waiting) and ``remaining[i]`` (work left, s at scale 1, as of the start of
+#: the current segment or the pause). Controls: write task indices into ``ctl_task[k]`` and target scales
+#: into ``ctl_scale[k]`` (0 = pause, s > 0 = run at scale s: resume or rescale) for k < K <= len(ctl_task)
+#: and set ``n_controls[0] = K``; they take effect at the start of the step.
 PolicyView = namedtuple("PolicyView", [
     "step", "t", "pending", "arrival", "duration", "cores", "gpus", "mem", "bw", "deadline",
     "origin", "cap", "avail", "carbon_now", "price_now", "queue_len", "transit_n",
     "delay_s_per_gb", "rtt_s", "allow_defer", "now", "history", "forecast", "published", "oracle",
+    "max_delay", "interruptible", "checkpoint_s", "min_scale", "max_scale", "marginal_throughput",
+    "flex", "status", "scale", "finish", "remaining", "ctl_task", "ctl_scale", "n_controls",
 ])
 
 
-def new_state(n_tasks: int, n_dc: int, n_steps: int) -> State:
+def new_state(n_tasks: int, n_dc: int, n_steps: int, n_flex: int = 1) -> State:
+    """Zeroed state; ``n_flex``: the size of the flexible-task arrays (the task count when the run has
+    flexible tasks and controls, else 1)."""
     f = np.float64
+    k = max(n_flex, 1)
     return State(
         status=np.zeros(n_tasks, np.int8), dest=np.full(n_tasks, -1, np.int32),
         decision=np.full(n_tasks, np.nan), ready=np.full(n_tasks, np.nan),
@@ -194,6 +241,12 @@ def new_state(n_tasks: int, n_dc: int, n_steps: int) -> State:
         m_queue=np.zeros((n_dc, n_steps), np.int64), m_transit=np.zeros((n_dc, n_steps), np.int64),
         m_pending=np.zeros((n_dc, n_steps), np.int64),
         pend=np.zeros(max(n_tasks, 1), np.int32), sc=np.zeros(N_SC, np.int64),
+        fin=np.full(n_tasks, np.nan),
+        scale=np.ones(k), segs=np.full(k, np.nan), rem=np.zeros(k), run_s=np.zeros(k),
+        nseg=np.zeros(k, np.int32), npause=np.zeros(k, np.int32), nrescale=np.zeros(k, np.int32),
+        flex=np.zeros(k, np.int32), ctl_task=np.zeros(k, np.int32), ctl_val=np.zeros(k),
+        n_paused=np.zeros(n_dc, np.int64), m_viol=np.zeros((n_dc, n_steps), np.int64),
+        m_paused=np.zeros((n_dc, n_steps), np.int64),
     )
 
 
@@ -245,6 +298,17 @@ def _book(i, d, tdec, forced_flag, c, g, m, dest, decision, forced, commit):
     commit[d, 0] += c
     commit[d, 1] += g
     commit[d, 2] += m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def speedup(x, m):
+    """Speed of an elastic task at scale x (allocation / request) relative to its speed at its request:
+    1 + m (x - 1), with m the throughput each extra unit of allocation adds relative to the throughput per
+    unit at the request (the task's ``marginal_throughput``: 1 = linear speed-up, 0 = none); exactly 1 at
+    x = 1. This is CarbonScaler's marginal capacity curve (Hanafy et al., SIGMETRICS 2024: the
+    throughput each additional server adds) with a constant marginal throughput, i.e. a linear curve
+    (docs/simulation.md "Flexible tasks" states the simplification)."""
+    return 1.0 + m * (x - 1.0)
 
 
 # ---------------------------------------------------------------------------- server power states
@@ -534,7 +598,8 @@ def _drain_bucket(j, T_cores, T_gpus, T_mem, status, dest, nxt, seq, q_head, q_t
 @njit(cache=True, nogil=True)
 def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, status, violated,
              nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, qmin, t0, n,
-             cap, qdem, cfg, srv_on, srv_wk, srv_twk, srv, managed):
+             cap, qdem, cfg, srv_on, srv_wk, srv_twk, srv, managed,
+             T_ckpt, T_mthr, T_flexible, fin, scale, segs, rem, run_s, nseg, flex, m_viol, sc, ctl_on):
     """Every datacenter's queue, FCFS with backfill: in queue order, start every task that fits the
     free capacity. (One call per step for all datacenters: the arrays are passed once.)
 
@@ -552,6 +617,12 @@ def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, st
     the next step, when the servers are up; its capacity is not held meanwhile), so that start time,
     busy time, SLA and the per-step counters all follow the real start. Without ``managed`` every
     server is on and this is the plain FCFS with backfill.
+
+    A queued task that started before (a resumed or rescaled flexible task, ahead of the first-time
+    tasks in its list) asks its request x its scale and runs a segment of checkpoint overhead +
+    remaining work / speed-up at its scale (:func:`speedup`); its first start time is kept, its SLA is
+    re-decided (``m_viol`` counts the net change in the step). ``ctl_on``: flexible tasks that start join
+    the controllable list ``flex``.
     """
     caps = np.empty(12)
     for d in range(cap.shape[0]):
@@ -579,6 +650,10 @@ def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, st
                 k, i, prev = 1, cur1, prev1
             nx = nxt[i]
             c, g, m = T_cores[i], T_gpus[i], T_mem[i]
+            resumed = start[i] == start[i]  # started before: a flexible task resuming (or rescaled)
+            if resumed:
+                x = scale[i]
+                c, g, m = c * x, g * x, m * x
             ok = fits(c, g, m, free, d)
             if ok:
                 s = max(t_j, ready[i])
@@ -608,11 +683,31 @@ def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, st
                     q_tail[d, k] = prev
                 nxt[i] = -1
                 # start (at s: max(step start, ready time), or later for a server that was waking)
-                f = s + T_duration[i]
-                start[i] = s
+                if resumed:  # a new run segment: checkpoint overhead + the remaining work at this scale
+                    seg = T_ckpt[i] + rem[i] / speedup(scale[i], T_mthr[i])
+                    f = s + seg
+                    segs[i] = s
+                    nseg[i] += 1
+                    run_s[i] += seg
+                    late = 1 if f > T_deadline[i] else 0
+                    m_viol[d, j] += late - violated[i]
+                    violated[i] = late
+                else:
+                    f = s + T_duration[i]
+                    start[i] = s
+                    sc[SC_STARTED] += 1
+                    if f > T_deadline[i]:
+                        violated[i] = 1
+                        m_viol[d, j] += 1
+                    if ctl_on and T_flexible[i]:  # controllable from now on
+                        flex[sc[SC_FLEX_N]] = i
+                        sc[SC_FLEX_N] += 1
+                        segs[i] = s
+                        rem[i] = T_duration[i]
+                        nseg[i] = 1
+                        run_s[i] = T_duration[i]
+                fin[i] = f
                 status[i] = ST_STARTED
-                if f > T_deadline[i]:
-                    violated[i] = 1
                 q_len[d] -= 1
                 qdem[d, 0] -= c
                 qdem[d, 1] -= g
@@ -661,6 +756,181 @@ def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, st
             qdem[d, 0] = 0.0
             qdem[d, 1] = 0.0
             qdem[d, 2] = 0.0
+
+
+# ---------------------------------------------------------------------------- flexible tasks
+# Controls take effect at the start t_j of the step that applies them (a step boundary, where capacity is
+# released anyway): a pause stops a running segment at t_j and un-books what it had booked ahead; a
+# resume or a rescale puts the task back at the head of its datacenter's queue (after the resumed tasks
+# already waiting), where the scheduler starts its next segment when the capacity (and the servers) hold
+# it. A task is never moved to another datacenter.
+@njit(cache=True, nogil=True)
+def _unbook(d, j, t0, n, c, g, m, f, free, commit, rel, part, diff, run_part, run_diff):
+    """Take back what a run segment (allocation c, g, m at datacenter d, finishing at f, after the start
+    t_j of step j, started before t_j) booked for steps j onward: its busy time and running count there,
+    and the release of its capacity, which is freed now. The indices and amounts are computed exactly as
+    the scheduler computed them when it booked the segment (``schedule``), so the booking from t_j on
+    cancels to rounding error, and nothing before t_j changes."""
+    y = (f - t0) / STEP_S  # > j (f > t_j); past the window (also inf, NaN): n + 1
+    jr = int(math.ceil(y)) if y <= n else n + 1
+    jf = jr - 1  # last step overlapped, >= j
+    te = t0 + STEP_S * jf
+    for r in range(3):
+        v = c if r == 0 else (g if r == 1 else m)
+        free[d, r] += v
+        commit[d, r] -= v
+        if jr < n:
+            rel[r, d, jr] -= v
+        if v == 0.0:
+            continue
+        diff[r, d, j] -= v  # whole steps j .. jf - 1 (a no-op pair when jf == j)
+        diff[r, d, min(jf, n)] += v
+        if jf < n:
+            part[r, d, jf] -= v * (f - te) / STEP_S
+    run_diff[d, j] -= 1
+    run_diff[d, min(jf, n)] += 1
+    if jf < n:
+        run_part[d, jf] -= 1
+
+
+@njit(cache=True, nogil=True)
+def _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, dest, violated, fin, scale, segs, rem,
+                  run_s, nseg, free, commit, rel, part, diff, run_part, run_diff, m_viol):
+    """Stop task i's running segment at the start t_j of step j: its remaining work (s at scale 1) is what
+    the segment had not done by t_j (nothing during the checkpoint overhead a resumed segment starts
+    with), the booking from t_j on is taken back, and its SLA is undecided again (a violation decided at
+    its start is withdrawn in this step, ``m_viol``)."""
+    t = t0 + STEP_S * j
+    d = dest[i]
+    x = scale[i]
+    f = fin[i]
+    w0 = segs[i] + (T_ckpt[i] if nseg[i] > 1 else 0.0)  # the work starts after the overhead
+    if t > w0:
+        rem[i] = max(rem[i] - (t - w0) * speedup(x, T_mthr[i]), 0.0)
+    run_s[i] -= f - t
+    _unbook(d, j, t0, n, T_cores[i] * x, T_gpus[i] * x, T_mem[i] * x, f, free, commit, rel, part, diff, run_part,
+            run_diff)
+    if violated[i]:
+        violated[i] = 0
+        m_viol[d, j] -= 1
+    fin[i] = np.nan
+
+
+@njit(cache=True, nogil=True)
+def _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_len, qdem, qmin, commit, sc):
+    """Queue task i again at its datacenter, at its scale, ahead of the tasks queued for the first time
+    (after the resumed ones already waiting): its request joins the queued demand and the commitment."""
+    d = dest[i]
+    x = scale[i]
+    c, g, m = T_cores[i] * x, T_gpus[i] * x, T_mem[i] * x
+    status[i] = ST_QUEUED
+    seq[i] = RSEQ_BASE + sc[SC_RSEQ]
+    sc[SC_RSEQ] += 1
+    cls = 1 if T_gpus[i] > 0.0 else 0
+    prev = -1
+    cur = q_head[d, cls]
+    while cur >= 0 and seq[cur] < 0:
+        prev = cur
+        cur = nxt[cur]
+    nxt[i] = cur
+    if prev < 0:
+        q_head[d, cls] = i
+    else:
+        nxt[prev] = i
+    if cur < 0:
+        q_tail[d, cls] = i
+    q_len[d] += 1
+    qdem[d, 0] += c
+    qdem[d, 1] += g
+    qdem[d, 2] += m
+    commit[d, 0] += c
+    commit[d, 1] += g
+    commit[d, 2] += m
+    # the scheduler skips a list once the free capacity is below its smallest request: a task scaled
+    # down can be smaller than any first-time request
+    if cls == 0:
+        qmin[0] = min(qmin[0], c)
+        qmin[2] = min(qmin[2], m)
+    else:
+        qmin[3] = min(qmin[3], c)
+        qmin[4] = min(qmin[4], g)
+        qmin[5] = min(qmin[5], m)
+
+
+@njit(cache=True, nogil=True)
+def flex_controls(j, t0, n, T_deadline, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, T_intr, T_smin, T_smax,
+                  T_flexible, status, dest, violated, fin, scale, segs, rem, run_s, nseg, npause, nrescale, flex,
+                  ctl_task, ctl_val, nxt, seq, q_head, q_tail, q_len, qdem, qmin, free, commit, rel, part, diff,
+                  run_part, run_diff, n_paused, m_viol, sc):
+    """At the start t_j of step j: apply this step's controls
+    (``ctl_task[k]`` -> target scale ``ctl_val[k]``: 0 pauses a running interruptible task; s in
+    [min_scale, max_scale] resumes a paused task at scale s, or rescales a running one (a stop and a
+    resume at the new scale); anything else is ignored and counted in ``SC_BAD_CTL``), then resume every
+    task paused in an earlier step that could not meet its deadline if it waited one more step
+    (``SC_FORCED_RESUMES``; a pause therefore lasts at least until the next step)."""
+    t = t0 + STEP_S * j
+    n_tasks = status.shape[0]
+    nc = min(sc[SC_CTL_N], ctl_task.shape[0])
+    sc[SC_CTL_N] = 0
+    for q in range(nc):
+        i = ctl_task[q]
+        x = ctl_val[q]
+        ok = False
+        if 0 <= i < n_tasks and T_flexible[i]:
+            running = status[i] == ST_STARTED and fin[i] > t
+            paused = status[i] == ST_PAUSED
+            if x == 0.0:
+                if running and T_intr[i]:
+                    _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, dest, violated, fin, scale,
+                                  segs, rem, run_s, nseg, free, commit, rel, part, diff, run_part, run_diff, m_viol)
+                    status[i] = ST_PAUSED
+                    segs[i] = t  # (while paused: the pause time)
+                    npause[i] += 1
+                    n_paused[dest[i]] += 1
+                    sc[SC_PAUSES] += 1
+                    ok = True
+            elif x >= T_smin[i] and x <= T_smax[i]:  # (False for NaN)
+                if paused:
+                    n_paused[dest[i]] -= 1
+                    scale[i] = x
+                    _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_len, qdem,
+                             qmin, commit, sc)
+                    sc[SC_RESUMES] += 1
+                    ok = True
+                elif running:
+                    ok = True
+                    if x != scale[i]:
+                        _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, dest, violated, fin,
+                                      scale, segs, rem, run_s, nseg, free, commit, rel, part, diff, run_part, run_diff,
+                                      m_viol)
+                        scale[i] = x
+                        nrescale[i] += 1
+                        _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_len,
+                                 qdem, qmin, commit, sc)
+                        sc[SC_RESCALES] += 1
+        if not ok:
+            sc[SC_BAD_CTL] += 1
+    for q in range(sc[SC_FLEX_N]):
+        i = flex[q]
+        if status[i] == ST_PAUSED and segs[i] < t and \
+                t + STEP_S + T_ckpt[i] + rem[i] / speedup(scale[i], T_mthr[i]) > T_deadline[i]:
+            n_paused[dest[i]] -= 1
+            _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_len, qdem, qmin,
+                     commit, sc)
+            sc[SC_FORCED_RESUMES] += 1
+
+
+@njit(cache=True, nogil=True)
+def flex_forget_finished(t, status, fin, flex, sc):
+    """Drop from the controllable list the tasks whose last segment has ended by time t."""
+    k = 0
+    for q in range(sc[SC_FLEX_N]):
+        i = flex[q]
+        if status[i] == ST_STARTED and not fin[i] > t:
+            continue
+        flex[k] = i
+        k += 1
+    sc[SC_FLEX_N] = k
 
 
 @njit(cache=True, nogil=True)
@@ -731,6 +1001,12 @@ def end_step(T, S, C, j, actions):
     pend, sc, qdem = S.pend, S.sc, S.qdem
     cfg, srv_on, srv_wk, srv_twk, srv = C.srv_cfg, S.srv_on, S.srv_wk, S.srv_twk, S.srv
     managed = C.opts[OPT_MANAGED] > 0.5
+    ctl_on = C.opts[OPT_CONTROLS] > 0.5
+    if ctl_on and (sc[SC_FLEX_N] > 0 or sc[SC_CTL_N] > 0):  # flexible tasks: this step's controls first
+        flex_controls(j, t0, n_steps, T.deadline, T_cores, T_gpus, T_mem, T.ckpt, T.mthr, T.interruptible, T.smin,
+                      T.smax, T.flexible, status, dest, S.violated, S.fin, S.scale, S.segs, S.rem, S.run_s, S.nseg,
+                      S.npause, S.nrescale, S.flex, S.ctl_task, S.ctl_val, nxt, seq, q_head, q_tail, q_len, qdem,
+                      C.qmin, free, commit, rel, part, diff, run_part, run_diff, S.n_paused, S.m_viol, sc)
 
     t = t0 + STEP_S * j
     n_dc = cap.shape[0]
@@ -759,14 +1035,17 @@ def end_step(T, S, C, j, actions):
                       qdem, bucket_head, bucket_tail, sc)
     schedule(j, T_cores, T_gpus, T_mem, T.duration, T.deadline, S.ready, S.start, status, S.violated,
              nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, C.qmin, t0, n_steps,
-             cap, qdem, cfg, srv_on, srv_wk, srv_twk, srv, managed)
+             cap, qdem, cfg, srv_on, srv_wk, srv_twk, srv, managed,
+             T.ckpt, T.mthr, T.flexible, S.fin, S.scale, S.segs, S.rem, S.run_s, S.nseg, S.flex, S.m_viol, sc, ctl_on)
     # counters at the end of the step
     pn = sc[SC_PEND_N]
     for q in range(pn):
         m_pending[T_origin[pend[q]], j] += 1
+    n_paused, m_paused = S.n_paused, S.m_paused
     for d in range(n_dc):
         m_queue[d, j] = q_len[d]
         m_transit[d, j] = transit_n[d]
+        m_paused[d, j] = n_paused[d]
         for r in range(3):
             acc[r, d] += diff[r, d, j]
             part[r, d, j] += acc[r, d]
@@ -774,6 +1053,8 @@ def end_step(T, S, C, j, actions):
         run_part[d, j] += acc_run[d]
         if managed:  # server power states at the boundary that ends this step
             servers_at_boundary(d, j, t0, n_steps, cap, free, rel, qdem, cfg, srv_on, srv_wk, srv_twk, srv)
+    if ctl_on and sc[SC_FLEX_N] > 0:  # the next step's policy sees only tasks it can still control
+        flex_forget_finished(t + STEP_S, status, S.fin, S.flex, sc)
     sc[SC_STEP] = j + 1
 
 
@@ -1075,7 +1356,10 @@ def policy_view(T, S, C, info, j):
                       T.gpus, T.mem, T.bw, T.deadline, T.origin, C.cap, avail,
                       hist[SIG_CARBON, :, k], hist[SIG_PRICE, :, k], S.q_len, S.transit_n,
                       C.delay_s_per_gb, C.rtt_s, C.opts[OPT_ALLOW_DEFER] > 0.5, k, hist, fc, info.pub,
-                      iopt[IO_MODEL] == FC_ORACLE)
+                      iopt[IO_MODEL] == FC_ORACLE,
+                      T.max_delay, T.interruptible, T.ckpt, T.smin, T.smax, T.mthr,
+                      S.flex[:S.sc[SC_FLEX_N]], S.status, S.scale, S.fin, S.rem, S.ctl_task, S.ctl_val,
+                      S.sc[SC_CTL_N:SC_CTL_N + 1])
 
 
 def _run_custom_py(T, S, C, info, policy, j_end):
@@ -1084,7 +1368,7 @@ def _run_custom_py(T, S, C, info, policy, j_end):
     for j in range(S.sc[SC_STEP], j_end):
         pn = begin_step(T, S, C, j)
         publish(act, hist, j, s0)
-        if pn > 0:
+        if pn > 0 or S.sc[SC_FLEX_N] > 0:  # (flexible tasks to control: the policy is asked every step)
             policy(policy_view(T, S, C, info, j), actions)
         end_step(T, S, C, j, actions)
 

@@ -17,7 +17,9 @@ refused. The rules:
   ``None`` or the bundle's basis; ``forecast`` is a model of ``sim_core.forecast.MODELS`` and
   ``forecast_horizon_h`` an integer number of hours in 24..336;
 * **the window** (``start``, ``days``/``steps``) lies inside the bundle;
-* **actions** of a Python policy: one per pending task (or one for all), each in ``0..n_dc``.
+* **actions** of a Python policy: one per pending task (or one for all), each in ``0..n_dc``;
+* **controls** of a Python policy (flexible tasks): ``{task index: scale}`` over the controllable tasks,
+  0 = pause (interruptible, running), else a scale in the task's [min_scale, max_scale].
 
 Unknown option names raise ``TypeError``, as an unknown keyword argument does.
 """
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -308,3 +310,46 @@ def check_actions(actions: Any, n_pending: int, n_dc: int, single_action: bool,
     if single_action and arr.size:
         return int(arr[0])
     return arr.astype(np.int64, copy=False)
+
+
+# ---------------------------------------------------------------------------- flexible-task controls
+def check_controls(controls: Any, *, t: float, flex: np.ndarray, status: np.ndarray, fin: np.ndarray,
+                   interruptible: np.ndarray, min_scale: np.ndarray, max_scale: np.ndarray, st_started: int,
+                   st_paused: int, describe: Callable[[int], str]) -> tuple[np.ndarray, np.ndarray]:
+    """The flexible-task controls of a Python policy (docs/simulation.md "Flexible tasks"), validated:
+    ``None`` or a mapping ``{task index: target scale}`` over the controllable tasks
+    (``obs["flex_index"]``): 0 pauses a running interruptible task, a scale in [min_scale, max_scale]
+    resumes a paused task at that scale or rescales a running one (its current scale: nothing). A
+    task waiting to resume takes no control. Returns (task indices int32, scales float64) in the
+    mapping's order; ``describe(i)`` names task ``i`` in errors.
+    """
+    if controls is None:
+        return np.zeros(0, np.int32), np.zeros(0)
+    if not isinstance(controls, Mapping):
+        raise RunOptionsError("controls must be None or a mapping {task index: scale}, got "
+                              f"{type(controls).__name__}")
+    allowed = set(flex.tolist())
+    idx = np.empty(len(controls), np.int32)
+    val = np.empty(len(controls))
+    for k, (i, v) in enumerate(controls.items()):
+        if not _is_int(i) or int(i) not in allowed:
+            raise RunOptionsError(f"control for {i!r}: not a controllable task (a flexible task that has started and "
+                                  "not finished: one of obs['flex_index'])")
+        i = int(i)
+        where = f"the control for {describe(i)}"
+        if not _is_real(v) or not math.isfinite(float(v)):
+            raise RunOptionsError(f"{where} is {v!r}: a control is a finite number (0 = pause, s > 0 = run at scale s)")
+        x = float(v)
+        lo, hi = float(min_scale[i]), float(max_scale[i])
+        running = status[i] == st_started and fin[i] > t
+        if x == 0.0:
+            if not interruptible[i]:
+                raise RunOptionsError(f"{where} is 0 (pause): the task is not interruptible")
+            if not running:
+                raise RunOptionsError(f"{where} is 0 (pause): the task is not running")
+        elif not lo <= x <= hi:
+            raise RunOptionsError(f"{where} is {x:g}: its scale must be in [{lo:g}, {hi:g}] (0 pauses)")
+        elif not (running or status[i] == st_paused):
+            raise RunOptionsError(f"{where} is {x:g}: the task is waiting to resume and takes no control")
+        idx[k], val[k] = i, x
+    return idx, val

@@ -17,7 +17,8 @@ from .physics import compute as physics_compute
 from .transfer import transfer_one
 
 STEP_S = E.STEP_S
-STATUS_NAMES = ["not_arrived", "pending", "in_transit", "queued", "started", "unschedulable"]
+#: engine.ST_* codes, in order ("paused": a flexible task paused by a control, not resumed by the end)
+STATUS_NAMES = ["not_arrived", "pending", "in_transit", "queued", "started", "unschedulable", "paused"]
 
 
 def gridshift_version() -> str:
@@ -128,14 +129,16 @@ def _step_in(x, n):
 
 
 @njit(cache=True, nogil=True)
-def _task_counters(origin, dest, status, forced, violated, arrival, decision, start, duration, bw, usd_per_gb,
+def _task_counters(origin, dest, status, forced, arrival, decision, start, fin, bw, usd_per_gb,
                    carbon, kwh_per_gb, mean_ci, t0, s0, n):
     """One pass over the tasks: per-(dc, step) event counts and transfer flows, per-task transfer
     cost/energy/emissions and finish times.
 
     Arrivals count at the origin, decisions/starts/finishes at the destination, transfers at the
-    origin in the decision step, each priced by ``transfer.transfer_one``. Step indices come from
-    task times (data): each is range-checked as a float by :func:`_step_in` before it becomes an
+    origin in the decision step, each priced by ``transfer.transfer_one``. A start is a task's first
+    start; its finish is the end of its last run segment (``fin``; NaN while a flexible task is paused
+    or waiting to resume). SLA violations are counted by the engine (``State.m_viol``). Step indices come
+    from task times (data): each is range-checked as a float by :func:`_step_in` before it becomes an
     integer, so a non-finite or huge time (a task that never finishes) counts nowhere.
     """
     n_dc = usd_per_gb.shape[0]
@@ -173,19 +176,33 @@ def _task_counters(origin, dest, status, forced, violated, arrival, decision, st
                 flow[0, o, jd] += x_cost[i]
                 flow[1, o, jd] += x_kwh[i]
                 flow[2, o, jd] += x_kg[i]
-        if status[i] != E.ST_STARTED:
+        if start[i] != start[i]:  # never started (NaN)
             continue
-        f = start[i] + duration[i]
+        f = fin[i]
         finish[i] = f
         js = _step_in((start[i] - t0) // STEP_S, n)
         if js >= 0:
             cnt[4, d, js] += 1
-            if violated[i]:
-                cnt[5, d, js] += 1
         jf = _step_in(np.ceil((f - t0) / STEP_S) - 1, n)
         if jf >= 0:
             cnt[7, d, jf] += 1
     return cnt, flow, x_cost, x_kwh, x_kg, finish
+
+
+def flex_task_state(prep, finish: np.ndarray) -> dict[str, np.ndarray]:
+    """Per window task: scale at the end, pauses, resumes (forced ones included), rescales, and the
+    seconds it ran (booked, checkpoint overheads included; NaN if it never started). Without controls
+    (or without flexible tasks) every task ran once at scale 1 for its duration."""
+    S, T = prep.state, prep.tasks
+    m = T.arrival.shape[0]
+    if S.scale.shape[0] == m and m:
+        nseg = S.nseg.astype(np.int64)
+        return {"scale": S.scale.copy(), "n_pauses": S.npause.astype(np.int64),
+                "n_resumes": np.maximum(nseg - 1 - S.nrescale, 0), "n_rescales": S.nrescale.astype(np.int64),
+                "run_s": np.where(nseg > 0, S.run_s, finish - S.start)}
+    zeros = np.zeros(m, np.int64)
+    return {"scale": np.ones(m), "n_pauses": zeros, "n_resumes": zeros, "n_rescales": zeros,
+            "run_s": finish - S.start}
 
 
 def site_summary(locations, ph: dict) -> pl.DataFrame:
@@ -230,10 +247,11 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     origin = T.origin
     dest = S.dest
     cnt, flow, xfer_cost, xfer_kwh, xfer_kg, finish = _task_counters(
-        origin, dest, status, S.forced, S.violated, T.arrival, S.decision, S.start, T.duration, T.bw,
+        origin, dest, status, S.forced, T.arrival, S.decision, S.start, S.fin, T.bw,
         sc.usd_per_gb, sc.carbon_g_per_kwh, float(prep.options.transfer_kwh_per_gb),
         prep.options.transfer_emissions == "mean", float(C.t0), s0, n)
-    started = status == E.ST_STARTED
+    cnt[5] = S.m_viol  # violations decided in each step, net (a pause withdraws one decided at the start)
+    started = ~np.isnan(S.start)  # started at least once (a paused task has started)
     remote = (dest >= 0) & (dest != origin)
     violated = S.violated.astype(bool)
     forced_m = S.forced.astype(bool)
@@ -273,6 +291,7 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     ints = {
         **{k: counters[k] for k in ("arrived", "unschedulable", "assigned", "forced", "started", "finished")},
         "running": S.run_part, "queue_len": S.m_queue, "in_transit": S.m_transit, "deferred": S.m_pending,
+        "paused": S.m_paused,
         "sla_violations": counters["sla_violations"], "transfers_out": counters["transfers_out"],
     }
     for k, v in ints.items():
@@ -284,6 +303,7 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     def task_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
         # ---------------------------------------------------------------- tasks frame
         tid = prep.task_id
+        flex = flex_task_state(prep, finish)
         tasks = pl.DataFrame({
             "task_id": tid,
             "origin": _enum(origin, loc_enum),
@@ -302,7 +322,16 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
             "forced": forced_m,
             "remote": remote,
             "transfer_cost_usd": xfer_cost,
-        }).with_columns(pl.col("wait_s").fill_nan(None))
+            # flexibility: attributes, and what the controls did (docs/simulation.md "Flexible tasks")
+            "max_delay_s": T.max_delay,
+            "interruptible": T.interruptible,
+            "elastic": (T.smin < 1.0) | (T.smax > 1.0),
+            "scale": flex["scale"],
+            "n_pauses": flex["n_pauses"],
+            "n_resumes": flex["n_resumes"],
+            "n_rescales": flex["n_rescales"],
+            "run_s": flex["run_s"],
+        }).with_columns(pl.col("wait_s").fill_nan(None), pl.col("run_s").fill_nan(None))
 
         # ---------------------------------------------------------------- transfers frame
         rm = np.nonzero(remote)[0]
@@ -330,7 +359,13 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
         "tasks_completed": int((started & (finish <= C.t0 + n * step_s)).sum()),
         "tasks_unschedulable": int((status == E.ST_UNSCHEDULABLE).sum()),
         "tasks_pending_at_end": int((status == E.ST_PENDING).sum()),
-        "tasks_queued_at_end": int((status == E.ST_QUEUED).sum()),
+        "tasks_queued_at_end": int(((status == E.ST_QUEUED) & ~started).sum()),
+        "tasks_paused_at_end": int((status == E.ST_PAUSED).sum()),
+        "tasks_resuming_at_end": int(((status == E.ST_QUEUED) & started).sum()),
+        "tasks_flexible": int(T.flexible.sum()),
+        "pauses": int(S.sc[E.SC_PAUSES]), "resumes": int(S.sc[E.SC_RESUMES]),
+        "forced_resumes": int(S.sc[E.SC_FORCED_RESUMES]), "rescales": int(S.sc[E.SC_RESCALES]),
+        "invalid_controls": int(S.sc[E.SC_BAD_CTL]),
         "tasks_in_transit_at_end": int((status == E.ST_TRANSIT).sum()),
         "tasks_remote": int(remote.sum()),
         "tasks_forced": int(S.sc[E.SC_FORCED]),

@@ -51,6 +51,13 @@ class Scenario:
     mem_gb: np.ndarray
     gpu_mem_gb: np.ndarray
     bandwidth_gb: np.ndarray
+    # task flexibility (format 2; docs/bundle_format.md): float64 arrays, ``interruptible`` bool
+    max_delay_s: np.ndarray
+    interruptible: np.ndarray
+    checkpoint_s: np.ndarray
+    min_scale: np.ndarray
+    max_scale: np.ndarray
+    marginal_throughput: np.ndarray
     # network, (n_dc, n_dc): [src, dst]
     usd_per_gb: np.ndarray
     throughput_mbps: np.ndarray
@@ -98,7 +105,9 @@ def load(path: str | Path) -> Scenario:
         temp_c=sig["temp_c"], wetbulb_c=sig["wetbulb_c"],
         local_hour=local_hours(timezones, h.start_utc, h.n_steps, h.step_s),
         task_id=tasks["task_id"], arrival_s=tasks["arrival_s"],
-        **{c: tasks[c] for c in ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb")},
+        **{c: tasks[c] for c in ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb",
+                                 "max_delay_s", "interruptible", "checkpoint_s", "min_scale", "max_scale",
+                                 "marginal_throughput")},
         usd_per_gb=net["usd_per_gb"], throughput_mbps=net["throughput_mbps"], rtt_ms=net["rtt_ms"],
         carbon_basis=h.carbon_basis,
     )

@@ -8,6 +8,7 @@ datacenter and counted in ``totals["invalid_actions"]``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from numba.core.registry import CPUDispatcher
 from . import engine as E
 from . import forecast as F
 from . import origin as O
-from .options import RunOptionsError, check_actions, check_seed, make_options, resolve_window
+from .options import RunOptionsError, check_actions, check_controls, check_seed, make_options, resolve_window
 from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
 from .physics import compute as physics_compute
 from .realisation import ID_STRIDE, realise
@@ -35,7 +36,7 @@ class Prepared:
     """Everything a run needs as arrays (one object per run)."""
 
     def __init__(self, scenario, seed: int = 0, *, start=None, days=None, steps=None,
-                 policy_code: int = -1, **options):
+                 policy_code: int = -1, controls: bool = False, **options):
         sc = as_scenario(scenario)
         self.scenario = sc
         self.seed = check_seed(seed)
@@ -80,13 +81,19 @@ class Prepared:
                                       f"{sc.n_tasks} tasks")
             mult = mult[rows]
         arr_w = np.ascontiguousarray(arrival[sl])
-        with np.errstate(over="ignore"):  # (a huge duration: an infinite deadline, never missed)
-            deadline = arr_w + mult * sc.duration_s[rows]
+        dur_w = sc.duration_s[rows]
+        delay_w = sc.max_delay_s[rows]
+        with np.errstate(over="ignore", invalid="ignore"):  # (a huge duration: an infinite deadline, never missed)
+            deadline = task_deadline(arr_w, dur_w, delay_w, mult)
+        intr, smin, smax = sc.interruptible[rows], sc.min_scale[rows], sc.max_scale[rows]
+        flexible = intr | (smin < 1.0) | (smax > 1.0)
         self.tasks = E.Tasks(
-            arrival=arr_w, duration=sc.duration_s[rows], cores=sc.cpu_cores[rows],
+            arrival=arr_w, duration=dur_w, cores=sc.cpu_cores[rows],
             gpus=sc.gpus[rows], mem=sc.mem_gb[rows], bw=sc.bandwidth_gb[rows],
             deadline=np.ascontiguousarray(deadline, dtype=np.float64),
-            origin=np.ascontiguousarray(origin_all[sl]), u_rand=np.ascontiguousarray(u_all[sl]))
+            origin=np.ascontiguousarray(origin_all[sl]), u_rand=np.ascontiguousarray(u_all[sl]),
+            max_delay=delay_w, interruptible=intr, ckpt=sc.checkpoint_s[rows], smin=smin, smax=smax,
+            mthr=sc.marginal_throughput[rows], flexible=np.ascontiguousarray(flexible))
         cap = np.ascontiguousarray(np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1))
         with np.errstate(divide="ignore", over="ignore"):  # (no or negative throughput: never arrives)
             delay_per_gb = np.where(sc.throughput_mbps > 0, 8000.0 / sc.throughput_mbps, np.inf)
@@ -100,8 +107,11 @@ class Prepared:
         self.ctx = E.Ctx(cap=cap, carbon=carbon, price=np.ascontiguousarray(sc.price_usd_per_mwh[:, s0:s0 + n]),
                          delay_s_per_gb=np.ascontiguousarray(delay_per_gb),
                          rtt_s=np.ascontiguousarray(sc.rtt_ms / 1000.0), t0=t0, n_steps=n,
-                         opts=_ctx_opts(opts), qmin=qmin, srv_cfg=cfg)
-        self.state = E.new_state(hi - lo, sc.n_dc, n)
+                         opts=_ctx_opts(opts, controls), qmin=qmin, srv_cfg=cfg)
+        #: whether a policy may pause / resume / rescale flexible tasks (not the built-in policies)
+        self.controls = bool(controls)
+        self.n_flexible = int(flexible.sum())
+        self.state = E.new_state(hi - lo, sc.n_dc, n, n_flex=(hi - lo) if (controls and self.n_flexible) else 1)
         self.state.free[:] = cap
         S = self.state
         if self.managed:  # the run starts empty: only the spare pool is on
@@ -124,13 +134,22 @@ class Prepared:
         return int(self.state.sc[E.SC_STEP]) >= self.n
 
 
-def _ctx_opts(opts) -> np.ndarray:
+def _ctx_opts(opts, controls: bool = False) -> np.ndarray:
     """The option slots the kernels read (``Ctx.opts``, ``engine.OPT_*``)."""
     o = np.zeros(E.N_OPTS)
     o[E.OPT_ALLOW_DEFER] = float(opts.allow_defer)
     o[E.OPT_SINGLE_ACTION] = float(opts.single_action)
     o[E.OPT_MANAGED] = float(opts.power == "managed")
+    o[E.OPT_CONTROLS] = float(controls)
     return o
+
+
+def task_deadline(arrival, duration, max_delay, sla_multiplier):
+    """The deadline the engine enforces (docs/simulation.md "Flexible tasks"): arrival + the larger of the
+    task's allowed delay + its duration and ``sla_multiplier`` x its duration; a task without an allowed
+    delay (0, every version-1 task) keeps arrival + ``sla_multiplier`` x duration exactly."""
+    base = arrival + sla_multiplier * duration
+    return np.where(max_delay > 0.0, np.maximum(base, arrival + (max_delay + duration)), base)
 
 
 def server_config(sc: Scenario) -> np.ndarray:
@@ -186,8 +205,9 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     """Run a whole window with a policy and return a :class:`~sim_core.result.RunResult`.
 
     ``policy``: a built-in name (see ``sim_core.POLICIES``), a Numba-jitted function
-    ``policy(view, actions)`` (see ``engine.PolicyView``), or any Python callable
-    ``policy(obs) -> actions`` (the step-by-step path of :class:`Simulator`).
+    ``policy(view, actions)`` (see ``engine.PolicyView``; it may also write flexible-task controls), or
+    any Python callable ``policy(obs) -> actions`` or ``-> (actions, controls)`` (the step-by-step path of
+    :class:`Simulator`; ``controls`` as in :meth:`Simulator.step`).
     """
     from .result import build_result
 
@@ -197,13 +217,18 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
                         policy_code=code, **options)
         E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, code, prep.n)
     elif isinstance(policy, CPUDispatcher):
-        prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)
+        prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, **options)
         E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, prep.n)
     elif callable(policy):
         sim = Simulator(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)
         obs = sim.reset()
         while not sim.done:
-            obs, _ = sim.step(policy(obs))
+            out = policy(obs)
+            # (actions, controls) with controls a mapping: flexible-task controls (Simulator.step)
+            if isinstance(out, tuple) and len(out) == 2 and (out[1] is None or isinstance(out[1], Mapping)):
+                obs, _ = sim.step(out[0], controls=out[1])
+            else:
+                obs, _ = sim.step(out)
         prep = sim.prep
     else:
         raise TypeError("policy must be a built-in name, a jitted function or a callable")
@@ -239,7 +264,7 @@ class Simulator:
     # -------------------------------------------------------------- control
     def reset(self) -> dict:
         a = dict(self._args)
-        self.prep = Prepared(self.scenario, a.pop("seed"), policy_code=self._code, **a)
+        self.prep = Prepared(self.scenario, a.pop("seed"), policy_code=self._code, controls=True, **a)
         self._actions = np.zeros(max(self.prep.hi - self.prep.lo, 1), np.int32)
         E.begin_step(self.prep.tasks, self.prep.state, self.prep.ctx, 0)
         info = self.prep.info
@@ -284,11 +309,11 @@ class Simulator:
                                  o.dc, o.dc_sum)
         self._wm = np.zeros(X.N_WM, np.int64)
         self._cand = np.zeros_like(S.pend)
-        self._xfer_pre = (T.origin, T.bw, S.dest, S.decision, S.violated, S.status, S.pend)
+        self._xfer_pre = (T.origin, T.bw, S.dest, S.decision, S.m_viol, S.pend)
         usd = np.ascontiguousarray(sc.usd_per_gb, dtype=np.float64)
         self._xfer_net = (usd, sc.carbon_g_per_kwh, float(p.options.transfer_kwh_per_gb),
-                          p.options.transfer_emissions == "mean", int(E.ST_STARTED), int(E.ST_UNSCHEDULABLE))
-        self._xfer = self._entry(X.step_transfers_sla, *self._xfer_pre, 0, 0, 0, S.q_len, self._wm, self._cand,
+                          p.options.transfer_emissions == "mean")
+        self._xfer = self._entry(X.step_transfers_sla, *self._xfer_pre, 0, 0, 0, self._wm, self._cand,
                                  float(C.t0), float(E.STEP_S), 0, int(p.s0), *self._xfer_net, o.xfer)
 
     @property
@@ -299,8 +324,9 @@ class Simulator:
     def step_index(self) -> int:
         return int(self.prep.state.sc[E.SC_STEP])
 
-    def _advance(self, actions) -> int:
-        """Validate and apply ``actions``, run the step, fill :attr:`outcome`; returns the step."""
+    def _advance(self, actions, controls=None) -> int:
+        """Validate and apply ``actions`` (and ``controls``), run the step, fill :attr:`outcome`; returns the
+        step."""
         p = self.prep
         if p is None:
             raise RuntimeError("call reset() first")
@@ -311,6 +337,8 @@ class Simulator:
         pn = int(S.sc[E.SC_PEND_N])
         a = check_actions(actions, pn, self.scenario.n_dc, p.options.single_action, self._pending_task)
         acts = self._actions
+        if controls is not None:
+            self._write_controls(controls, j)
         if isinstance(a, int):  # one action for every pending task
             acts[:max(pn, 1)] = a
         else:
@@ -321,28 +349,47 @@ class Simulator:
         k = p.s0 + j
         self._phys(*self._phys_args, j, *self._phys_sig, k, self._phys_buf, o.dc, o.dc_sum)
         sc_ = S.sc
-        self._xfer(*self._xfer_pre, int(sc_[E.SC_PEND_N]), int(sc_[E.SC_NEXT_ARRIVAL]), int(sc_[E.SC_SEQ]),
-                   S.q_len, self._wm, self._cand, C.t0, E.STEP_S, j, p.s0, *self._xfer_net, o.xfer)
+        self._xfer(*self._xfer_pre, int(sc_[E.SC_PEND_N]), int(sc_[E.SC_NEXT_ARRIVAL]), int(sc_[E.SC_STARTED]),
+                   self._wm, self._cand, C.t0, E.STEP_S, j, p.s0, *self._xfer_net, o.xfer)
         o.step = k
         if j + 1 < p.n:
             self._begin(T, S, C, j + 1)
             self._publish(*self._publish_args, j + 1, p.s0)
         return j
 
+    def _write_controls(self, controls, j: int) -> None:
+        """Validate the flexible-task controls and hand them to the engine (applied at the step start)."""
+        p = self.prep
+        S, T = p.state, p.tasks
+        nf = int(S.sc[E.SC_FLEX_N])
+        idx, val = check_controls(controls, t=p.ctx.t0 + E.STEP_S * j, flex=S.flex[:nf], status=S.status,
+                                  fin=S.fin, interruptible=T.interruptible, min_scale=T.smin, max_scale=T.smax,
+                                  st_started=E.ST_STARTED, st_paused=E.ST_PAUSED,
+                                  describe=lambda i: f"task {i} (task_id {p.task_id[i]})")
+        k = idx.shape[0]
+        if k > S.ctl_task.shape[0]:  # (one control per controllable task at most: duplicates in a mapping cannot be)
+            raise RunOptionsError(f"{k} controls for {S.ctl_task.shape[0]} controllable tasks")
+        S.ctl_task[:k] = idx
+        S.ctl_val[:k] = val
+        S.sc[E.SC_CTL_N] = k
+
     def _pending_task(self, q: int) -> str:
         """Pending task ``q`` in an error message."""
         p = self.prep
         return f"the action for pending task {q} (task_id {p.task_id[p.state.pend[q]]})"
 
-    def step(self, actions=None) -> tuple[dict, dict]:
-        j = self._advance(actions)
+    def step(self, actions=None, controls=None) -> tuple[dict, dict]:
+        """Run one step. ``controls``: ``None`` or ``{task index: scale}`` over ``obs["flex_index"]`` (0 =
+        pause, s > 0 = run at scale s: resume or rescale; docs/simulation.md "Flexible tasks"), applied at
+        the start of the step before the actions."""
+        j = self._advance(actions, controls)
         info = self._step_info(j)
         return self.observation(), info
 
-    def step_fast(self, actions=None):
+    def step_fast(self, actions=None, controls=None):
         """Run one step without building the observation or info dicts; returns :attr:`outcome`
         (its arrays are overwritten by the next step: copy what you keep)."""
-        self._advance(actions)
+        self._advance(actions, controls)
         return self.outcome
 
     def builtin_actions(self, name: str) -> np.ndarray:
@@ -421,6 +468,25 @@ class Simulator:
             "history": self.history(), "forecast": self.forecast(),
             "delay_s_per_gb": C.delay_s_per_gb.copy(), "rtt_s": C.rtt_s.copy(),
             "usd_per_gb": sc.usd_per_gb.copy(), "allow_defer": p.options.allow_defer,
+            **self._flex_observation(idx),
+        }
+
+    def _flex_observation(self, idx: np.ndarray) -> dict:
+        """The pending tasks' flexibility and the controllable tasks' state (docs/simulation.md)."""
+        p = self.prep
+        S, T = p.state, p.tasks
+        f = S.flex[:int(S.sc[E.SC_FLEX_N])].copy()
+        return {
+            "max_delay_s": T.max_delay[idx], "interruptible": T.interruptible[idx], "checkpoint_s": T.ckpt[idx],
+            "min_scale": T.smin[idx], "max_scale": T.smax[idx], "marginal_throughput": T.mthr[idx],
+            # the controllable tasks: flexible, started and not finished (running, paused or waiting to resume)
+            "flex_index": f, "flex_task_id": p.task_id[f], "flex_dest": S.dest[f],
+            "flex_state": np.array(["running" if S.status[i] == E.ST_STARTED else
+                                    "paused" if S.status[i] == E.ST_PAUSED else "resuming" for i in f], dtype=object),
+            "flex_scale": S.scale[f] if f.size else np.zeros(0), "flex_finish_s": S.fin[f],
+            "flex_remaining_s": S.rem[f] if f.size else np.zeros(0), "flex_deadline_s": T.deadline[f],
+            "flex_interruptible": T.interruptible[f], "flex_checkpoint_s": T.ckpt[f], "flex_min_scale": T.smin[f],
+            "flex_max_scale": T.smax[f], "flex_marginal_throughput": T.mthr[f],
         }
 
     def step_physics(self, j: int | None = None) -> dict:

@@ -17,7 +17,16 @@ import numpy as np
 import polars as pl
 
 from gridshift import clusters, locations
-from gridshift.bundle import FORMAT_VERSION, NETWORK_SCHEMA, SIGNALS_SCHEMA, STEP_S, TASKS_SCHEMA, pretty_json, publish
+from gridshift.bundle import (
+    FORMAT_VERSION,
+    NETWORK_SCHEMA,
+    SIGNALS_SCHEMA,
+    STEP_S,
+    TASK_FLEX_DEFAULTS,
+    TASKS_SCHEMA,
+    pretty_json,
+    publish,
+)
 from gridshift.dc_params import DatacenterParams
 from gridshift.parquet import parquet_bytes
 
@@ -62,7 +71,9 @@ def write_bundle(
 
     ``signals``: column name -> scalar, (n_steps,) array (all DCs) or (n_dc, n_steps) array.
     ``tasks``: DataFrame or mapping with the tasks.parquet columns; ``arrival_ts_utc`` may be given
-    as seconds since the start (float/int arrays) instead of datetimes.
+    as seconds since the start (float/int arrays) instead of datetimes. Flexibility columns that are not
+    given take ``gridshift.bundle.TASK_FLEX_DEFAULTS`` (no allowed delay, not interruptible, no checkpoint
+    overhead, not elastic), so a task is exactly a version-1 task unless told otherwise.
     """
     n_dc = len(locations)
     start = dt.datetime(year, 1, 1, tzinfo=dt.UTC)
@@ -91,7 +102,7 @@ def write_bundle(
     if tasks is None:
         tasks = {"arrival_ts_utc": np.zeros(0)}
     if isinstance(tasks, pl.DataFrame):
-        tdf = tasks
+        tdf = tasks.with_columns(**{c: pl.lit(v) for c, v in TASK_FLEX_DEFAULTS.items() if c not in tasks.columns})
     else:
         t = dict(tasks)
         arr = np.asarray(t["arrival_ts_utc"])
@@ -106,6 +117,9 @@ def write_bundle(
             "duration_s": col("duration_s", 1800.0), "cpu_cores": col("cpu_cores", 1.0),
             "gpus": col("gpus", 0.0), "mem_gb": col("mem_gb", 1.0),
             "gpu_mem_gb": col("gpu_mem_gb", 0.0), "bandwidth_gb": col("bandwidth_gb", 0.1),
+            **{c: np.broadcast_to(np.asarray(t.get(c, v), dtype=type(v) if isinstance(v, bool) else np.float64),
+                                  (n,)).copy()
+               for c, v in TASK_FLEX_DEFAULTS.items()},
         })
 
     # network

@@ -65,26 +65,24 @@ def sum_flags(v, lo, hi):
 
 
 #: slots of the ``wm`` state vector of :func:`step_transfers_sla` (zeros at the start of a run)
-WM_LO, WM_SETTLED_VIOL, WM_PREV_VIOL, WM_NEXT_ARRIVAL, WM_N_CAND, WM_PREV_STARTED = range(6)
-N_WM = 6
+WM_NEXT_ARRIVAL, WM_N_CAND, WM_PREV_STARTED = range(3)
+N_WM = 3
 
 
 @njit(cache=True, nogil=True)
-def step_transfers_sla(origin, bw, dest, decision, violated, status, pend, pn, hi, seq, q_len, wm, cand,
-                       t0, step_s, j, s0, usd_per_gb, carbon, kwh_per_gb, mean, st_started, st_unsched, out):
-    """Transfers decided in run step ``j`` and SLA violations counted in it, into ``out``
-    (``STEP_XFER_NAMES``), exactly as the run results attribute them (decision step / start step).
-    Call once per step, in step order, after the step ran (before the next one begins).
+def step_transfers_sla(origin, bw, dest, decision, m_viol, pend, pn, hi, n_started, wm, cand,
+                       t0, step_s, j, s0, usd_per_gb, carbon, kwh_per_gb, mean, out):
+    """Transfers decided in run step ``j``, SLA violations decided in it and tasks started in it, into
+    ``out`` (``STEP_XFER_NAMES``), exactly as the run results attribute them. Call once per step, in
+    step order, after the step ran (before the next one begins).
 
     * Transfers: the tasks that can have been decided in step ``j`` are those still pending at the
       end of step ``j - 1`` (kept in ``cand``; forced or assigned in ``j``) and those that arrived in
       step ``j`` (indices ``wm[WM_NEXT_ARRIVAL] .. hi - 1``): O(pending + arrivals).
-    * Violations: the engine sets ``violated`` when a task starts and never clears it, so the
-      step's violations are the increase of their total; tasks that can change no more (started or
-      unschedulable) are folded into ``wm[WM_SETTLED_VIOL]`` as the watermark ``wm[WM_LO]`` passes
-      them, the rest is one vectorisable sum.
-    * Starts: every task is enqueued once (``seq`` counts enqueues), so started = seq - queued.
-    ``pend[:pn]``/``hi``/``seq``/``q_len``: the engine state after the step.
+    * Violations: the engine's per-step count ``m_viol[:, j]`` (decided at a task's start, re-decided
+      at a flexible task's resume or rescale, withdrawn at its pause: a net count).
+    * Starts: the increase of the engine's count of first starts ``n_started``.
+    ``pend[:pn]``/``hi``/``n_started``: the engine state after the step.
     """
     for r in range(out.shape[0]):
         out[r] = 0.0
@@ -106,25 +104,12 @@ def step_transfers_sla(origin, bw, dest, decision, violated, status, pend, pn, h
             out[2] += g
             out[3] += bw[i]
             out[4] += 1.0
-    # violations
-    lo = wm[WM_LO]
-    settled = wm[WM_SETTLED_VIOL]
-    while lo < hi and (status[lo] == st_started or status[lo] == st_unsched):
-        settled += violated[lo]
-        lo += 1
-    wm[WM_LO] = lo
-    wm[WM_SETTLED_VIOL] = settled
-    # starts
-    queued = 0
-    for d in range(q_len.shape[0]):
-        queued += q_len[d]
-    started = seq - queued
-    out[6] = started - wm[WM_PREV_STARTED]
-    wm[WM_PREV_STARTED] = started
-    if out[6] > 0.0:  # (no start, no new violation)
-        total = settled + sum_flags(violated, lo, hi)
-        out[5] = total - wm[WM_PREV_VIOL]
-        wm[WM_PREV_VIOL] = total
+    v = 0
+    for d in range(m_viol.shape[0]):
+        v += m_viol[d, j]
+    out[5] = v
+    out[6] = n_started - wm[WM_PREV_STARTED]
+    wm[WM_PREV_STARTED] = n_started
     # the pending tasks at the end of this step are the next step's candidates
     for q in range(pn):
         cand[q] = pend[q]

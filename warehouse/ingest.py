@@ -1,4 +1,4 @@
-"""Ingest: fetch → parse → check the partition → validate → land raw → write, one partition at a time.
+"""Ingest: fetch → parse → check the partition → validate → land raw → write.
 
 These are the functions the Dagster assets call (and, through them, the CLI). Each one either
 writes a whole partition together with the raw file's lineage row, or writes nothing: every check
@@ -11,12 +11,18 @@ to its partition — its own timestamps in the partition's UTC year, its own zon
 year's intervals. ``allow_partial=True`` ingests a file below the minimum anyway; every ingest
 records its coverage in ``partition_quality`` (``partial`` says which were allowed below it).
 Re-ingesting identical data writes nothing (``warehouse.load.write``).
-"""
 
+Many grid partitions at once (a backfill, ``scenario_builder ingest --regions all``): :func:`prepare_grid`
+checks each partition exactly as :func:`ingest_grid` does and sets the refused ones aside by name, then
+:func:`write_grid` writes every accepted partition in one transaction — each partition whole, a refused
+one not at all.
+"""
 from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -28,11 +34,12 @@ from gridshift.errors import DataError
 from gridshift.home import Home
 from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
-from pipelines.core.raw import RawFile, land
+from pipelines.core.raw import RawFile, land_many
 from pipelines.core.source import GridSource, year_bounds
 from pipelines.core.tabular import DEFAULT_MAX_GAP
 from pipelines.sources import azure_latency, egress, network, persico, registry
-from warehouse.load import drop_stale_layout, validate, write
+from warehouse.load import drop_stale_layout, validate, validate_many, write
+from warehouse.schemas import TABLES
 
 #: The grid sources of each signal kind, in the order they are asked (names).
 SIGNAL_SOURCES: dict[str, tuple[str, ...]] = {k: tuple(s.name for s in registry.grid(k)) for k in SIGNAL_TABLES}
@@ -66,20 +73,16 @@ def _commit(home: Home, raw: RawFile | list[RawFile], frames: dict[str, pl.DataF
     """Land the raw bytes, then write rows + lineage in one transaction; undo the landings on failure."""
     home.ensure()
     raws = raw if isinstance(raw, list) else [raw]
-    rows, created = [], []
+    created: list[Path] = []
     try:
-        for r in raws:
-            row, path = land(home.root, r)
-            rows.append(row)
-            created.append(path)
-        lineage = pl.concat(rows).unique("sha256", keep="first", maintain_order=True)
+        rows, created = land_many(home.root, raws)
+        lineage = rows.unique("sha256", keep="first", maintain_order=True)
         write(home.warehouse_path, {"raw_files": validate("raw_files", lineage), **frames})
     except BaseException:
         for path in created:
-            if path is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    path.chmod(0o644)
-                    path.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                path.chmod(0o644)
+                path.unlink()
         raise
 
 
@@ -88,19 +91,109 @@ def in_mirror(kind: str, location: str, year: int, mirror: Path | None) -> bool:
     return registry.in_mirror(kind, location, year, mirror)
 
 
-def ingest_grid(
-    kind: str, location: str, year: int, *, home: Home, mirror: Path | None,
-    max_gap: timedelta = DEFAULT_MAX_GAP, live: bool = False, allow_partial: bool = False,
-) -> IngestReport:
-    """Ingest one (signal, location, year) partition into its canonical table (mirror → live).
+@dataclass
+class PreparedGrid:
+    """One grid partition read, parsed, validated and measured, not yet written."""
 
-    Refuses (DataError, nothing written) a file that is not the partition's or covers less than
-    ``MIN_COVERAGE`` of the UTC year, unless ``allow_partial`` (see the module docstring).
+    kind: str
+    location: str
+    year: int
+    raw: RawFile
+    frame: pl.DataFrame  # validated against the table's model
+    report: IngestReport
+    quality: pl.DataFrame  # its partition_quality row, validated
+
+
+@dataclass
+class GridBatch:
+    """The partitions of one signal kind that are ready to write, and those refused (with the error each
+    raised: a ``DataError`` naming file, column, rows and values, or a ``SourceUnavailableError``)."""
+
+    kind: str
+    ready: list[PreparedGrid] = field(default_factory=list)
+    refused: dict[tuple[str, int], Exception] = field(default_factory=dict)
+
+
+#: Threads that parse a batch's files (polars releases the GIL; more than two cores gain little here).
+PARSE_THREADS = max(1, min(2, os.cpu_count() or 1))
+
+
+def prepare_grid(
+    kind: str, partitions: Sequence[tuple[str, int]], *, home: Home, mirror: Path | None,
+    max_gap: timedelta = DEFAULT_MAX_GAP, live: bool = False, allow_partial: bool = False,
+    threads: int = PARSE_THREADS,
+) -> GridBatch:
+    """Fetch, parse and check ``(location, year)`` partitions of one signal kind; write nothing.
+
+    Each partition passes exactly the checks :func:`ingest_grid` applies (its source's parser, the
+    table's Pandera model, the coverage minimum), and a partition that fails one is refused with the
+    same error; the others are unaffected. The files are read in order (a live source is asked one
+    partition at a time) and parsed by ``threads`` threads; the Pandera model runs once over the union
+    of the parsed partitions and again per partition only when that fails
+    (:func:`warehouse.load.validate_many`), so every error still names its own file.
     """
-    loc = locations.get(location)
-    raw = registry.fetch(kind, loc, year, mirror=mirror, live=live, home=home)
+    batch = GridBatch(kind)
+    parts = list(dict.fromkeys((loc, int(y)) for loc, y in partitions))
+    fetched: list[tuple[str, int, RawFile]] = []
+    for loc, year in parts:
+        try:
+            fetched.append((loc, year, registry.fetch(kind, locations.get(loc), year, mirror=mirror, live=live,
+                                                      home=home)))
+        except Exception as err:  # noqa: BLE001 - refused by name; the other partitions go on
+            batch.refused[(loc, year)] = err
+
+    def parse(item: tuple[str, int, RawFile]) -> pl.DataFrame | Exception:
+        loc, year, raw = item
+        try:
+            return registry.for_raw(raw).parse(raw, locations.get(loc), year, max_gap=max_gap)
+        except Exception as err:  # noqa: BLE001 - refused by name; the other partitions go on
+            return err
+
+    if threads > 1 and len(fetched) > 1:
+        with ThreadPoolExecutor(threads, thread_name_prefix="gridshift-parse") as pool:
+            parsed = list(pool.map(parse, fetched))
+    else:
+        parsed = [parse(item) for item in fetched]
+    ok = []
+    for (loc, year, raw), df in zip(fetched, parsed, strict=True):
+        if isinstance(df, Exception):
+            batch.refused[(loc, year)] = df
+        else:
+            ok.append((loc, year, raw, df))
+    by_table: dict[str, list[int]] = {}
+    for i, (_loc, _year, raw, _df) in enumerate(ok):
+        by_table.setdefault(registry.for_raw(raw).table, []).append(i)
+    checked: dict[int, pl.DataFrame | DataError] = {}
+    for table, idx in by_table.items():
+        items = [(ok[i][3], ok[i][2].uri, registry.for_raw(ok[i][2]).row_base) for i in idx]
+        checked.update(zip(idx, validate_many(table, items), strict=True))
+    covered = []
+    for i, (loc, year, raw, _df) in enumerate(ok):
+        df = checked[i]
+        if isinstance(df, DataError):
+            batch.refused[(loc, year)] = df
+            continue
+        try:
+            covered.append((loc, year, raw, df, _covered(kind, loc, year, df, raw, allow_partial=allow_partial)))
+        except DataError as err:
+            batch.refused[(loc, year)] = err
+    quality = validate_many("partition_quality", [(quality_row(kind, c[4]), None, 0) for c in covered])
+    for (loc, year, raw, df, report), q in zip(covered, quality, strict=True):
+        if isinstance(q, DataError):
+            batch.refused[(loc, year)] = q
+        else:
+            batch.ready.append(PreparedGrid(kind, loc, year, raw, df, report, q))
+    order = {p: n for n, p in enumerate(parts)}
+    batch.ready.sort(key=lambda p: order[(p.location, p.year)])
+    batch.refused = dict(sorted(batch.refused.items(), key=lambda kv: order[kv[0]]))
+    return batch
+
+
+def _covered(kind: str, location: str, year: int, df: pl.DataFrame, raw: RawFile, *, allow_partial: bool
+             ) -> IngestReport:
+    """The partition's report; a DataError when it covers less than ``MIN_COVERAGE`` of the UTC year
+    (unless ``allow_partial``: then it is marked as allowed)."""
     src = registry.for_raw(raw)
-    df = validate(src.table, src.parse(raw, loc, year, max_gap=max_gap), file=raw.uri, row_base=src.row_base)
     report = partition_report(kind, location, year, df, raw, src)
     if report.coverage < MIN_COVERAGE:
         if not allow_partial:
@@ -115,8 +208,48 @@ def ingest_grid(
                 file=raw.uri, column=src.time_column,
             )
         report.allowed_partial = True
-    _commit(home, raw, {src.table: df, "partition_quality": validate("partition_quality", quality_row(kind, report))})
     return report
+
+
+def write_grid(home: Home, ready: Sequence[PreparedGrid]) -> None:
+    """Write prepared partitions — rows, raw-file lineage and ``partition_quality`` — in ONE transaction.
+
+    Every partition here passed all its checks, so each is written whole or (when the database itself
+    fails: disk full, a lock) the whole batch is rolled back and nothing is written: never part of a
+    partition. The result equals writing the partitions one after another in the given order: a key two
+    partitions share (neighbouring years overlapping at a year's edge) holds the later one's row, and a
+    raw file keeps its first landing. Identical data already stored writes nothing
+    (:func:`warehouse.load.write`).
+    """
+    if not ready:
+        return
+    tables: dict[str, list[pl.DataFrame]] = {}
+    for p in ready:
+        tables.setdefault(p.report.table, []).append(p.frame)
+    frames: dict[str, pl.DataFrame] = {}
+    for name, parts in tables.items():
+        pk = list(TABLES[name].primary_key)
+        df = parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical")
+        frames[name] = df.unique(pk, keep="last", maintain_order=True) if len(parts) > 1 else df
+    quality = pl.concat([p.quality for p in ready], how="vertical")
+    _commit(home, [p.raw for p in ready], {**frames, "partition_quality": quality})
+
+
+def ingest_grid(
+    kind: str, location: str, year: int, *, home: Home, mirror: Path | None,
+    max_gap: timedelta = DEFAULT_MAX_GAP, live: bool = False, allow_partial: bool = False,
+) -> IngestReport:
+    """Ingest one (signal, location, year) partition into its canonical table (mirror → live).
+
+    Refuses (DataError, nothing written) a file that is not the partition's or covers less than
+    ``MIN_COVERAGE`` of the UTC year, unless ``allow_partial`` (see the module docstring).
+    """
+    batch = prepare_grid(kind, [(location, year)], home=home, mirror=mirror, max_gap=max_gap, live=live,
+                         allow_partial=allow_partial, threads=1)
+    if batch.refused:
+        raise batch.refused[(location, year)]
+    write_grid(home, batch.ready)
+    return batch.ready[0].report
 
 
 def partition_report(kind: str, location: str, year: int, df: pl.DataFrame, raw: RawFile,

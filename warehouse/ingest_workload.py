@@ -98,7 +98,7 @@ def _nonzero(d: dict[str, int]) -> dict[str, int]:
 
 def prepare_workload(
     workload: str, year: int, *, trace_dir: Path | None = None, mirror: Path | None = None, seed: int = 0,
-    load_factor: float = 1.0, params: wd.DeriveParams | None = None,
+    load_factor: float = 1.0, params: wd.DeriveParams | None = None, bandwidth_model: str | None = None,
     pod_list: str = POD_LIST, synthetic: dict | None = None,
     live: bool = False, home: Home | None = None,
 ) -> PreparedWorkload:
@@ -108,6 +108,8 @@ def prepare_workload(
     a copy already landed under ``home`` is reused without a request)."""
     src = registry.workload(workload)
     base = params or src.default_params()
+    if bandwidth_model is not None:
+        base = base.with_(bandwidth_model=bandwidth_model)
     # the ai model draws the sizes of tasks that run no published workload from the reference histogram
     needs_hist = src.needs_histograms or base.bandwidth_model in ("ai", "reference")
     hist_raw, hists = REFERENCE.histograms(mirror) if needs_hist else (None, None)
@@ -176,11 +178,13 @@ def commit_workload(home: Home, prep: PreparedWorkload) -> None:
 def ingest_workload(
     workload: str, year: int, *, home: Home, trace_dir: Path | None = None, mirror: Path | None = None,
     seed: int = 0, load_factor: float = 1.0, params: wd.DeriveParams | None = None,
+    bandwidth_model: str | None = None,
     pod_list: str = POD_LIST, synthetic: dict | None = None, live: bool = False,
 ) -> WorkloadReport:
     """Derive and store the ``workload_tasks`` of one (workload, year); returns the summary."""
     prep = prepare_workload(workload, year, trace_dir=trace_dir, mirror=mirror, seed=seed,
-                            load_factor=load_factor, params=params, pod_list=pod_list, synthetic=synthetic,
+                            load_factor=load_factor, params=params, bandwidth_model=bandwidth_model,
+                            pod_list=pod_list, synthetic=synthetic,
                             live=live, home=home)
     commit_workload(home, prep)
     return prep.report

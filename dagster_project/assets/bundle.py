@@ -38,6 +38,7 @@ class BundleConfig(dg.Config):
     datacenters: str = _DEFAULTS["datacenters"]  # sized | reference | path of an override file
     target_utilization: float = _DEFAULTS["target_utilization"]
     physics: str = _DEFAULTS["physics"]  # facility preset (gridshift.dc_params.FACILITY_PRESETS)
+    flexibility: str = _DEFAULTS["flexibility"]  # task flexibility: default | none
     out_dir: Optional[str] = None  # noqa: UP045 - default: <home>/bundles
 
     @classmethod

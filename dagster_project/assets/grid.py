@@ -1,47 +1,125 @@
 """Grid signal assets: carbon intensity, price and weather, partitioned by region × year.
 # No "from __future__ import annotations": Dagster inspects the context annotation at runtime.
 
-Each asset calls ``warehouse.ingest.ingest_grid`` (fetch → parse → validate → land → write) and
-reports the Pandera and coverage checks. A validation failure fails the blocking check and the
-step, and writes nothing.
+A run materializes any number of partitions of an asset in ONE step (``BackfillPolicy.single_run()``:
+a UI backfill, or ``scenario_builder ingest --regions all``, is one run per key range, not one per
+partition), with the guarantees of a run per partition:
+
+1. every partition is checked on its own before anything is written (``warehouse.ingest.prepare_grid``:
+   its parser, the table's Pandera model, the coverage minimum); a refused one fails its blocking
+   ``pandera_schema`` check *for that partition*, naming file, column, rows and values, and writes nothing;
+2. the accepted partitions are written in one transaction (``warehouse.ingest.write_grid``: rows, raw-file
+   lineage and ``partition_quality``, each partition whole), then each gets its own materialization
+   (metadata: rows, raw sha256 and URI, coverage, estimated share) and its own passing check evaluations,
+   so the UI's partition status, check history and lineage are what per-partition runs recorded;
+3. if any partition was refused, the step then fails, naming every refused partition and its cause
+   (``failures`` in the failure's metadata): the run fails *after* the good partitions are written —
+   as a backfill of per-partition runs ends with those written and the bad ones failed. The UI shows
+   the refused partitions as failed (planned in a failed run, not materialized), the others as
+   materialized.
 """
 
 
+import warnings
 from collections.abc import Iterator
 
 import dagster as dg
+from dagster._core.definitions.data_version import (
+    CODE_VERSION_TAG,
+    DATA_VERSION_TAG,
+    compute_logical_data_version,
+)
+from dagster._core.definitions.partitions.utils import get_tags_from_multi_partition_key
 
 from dagster_project import checks
-from dagster_project.partitions import region_year, split
+from dagster_project.partitions import region_year, run_keys
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
 from gridshift.sources import SIGNAL_TABLES
-from warehouse.ingest import SIGNAL_SOURCES, ingest_grid
+from warehouse.ingest import SIGNAL_SOURCES, PreparedGrid, prepare_grid, write_grid
+
+
+def _materialization(context: dg.AssetExecutionContext, table: str, pk: dg.MultiPartitionKey,
+                     prepared: PreparedGrid) -> dg.AssetMaterialization:
+    """The event a run of this one partition records (same metadata and tags: partition dimensions, code
+    and data version as Dagster derives them for an asset without inputs)."""
+    code_version = context.assets_def.code_versions_by_key.get(context.assets_def.key) or context.run.run_id
+    tags = {
+        CODE_VERSION_TAG: code_version,
+        DATA_VERSION_TAG: compute_logical_data_version(code_version, {}).value,
+        **get_tags_from_multi_partition_key(pk),
+    }
+    return dg.AssetMaterialization(asset_key=table, partition=pk, metadata=checks.report_metadata(prepared.report),
+                                   tags=tags)
+
+
+def _failure(table: str, refused: dict[dg.MultiPartitionKey, Exception]) -> dg.Failure:
+    labels = [f"{table} {pk.keys_by_dimension['region']} {pk.keys_by_dimension['year']}" for pk in refused]
+    first_pk, first = next(iter(refused.items()))
+    more = f" and {len(refused) - 1} more ({', '.join(labels[1:4])})" if len(refused) > 1 else ""
+    return dg.Failure(
+        description=f"{labels[0]}{more} refused; nothing was written for {'it' if len(refused) == 1 else 'them'}. "
+                    f"{labels[0]}: {first}",
+        metadata={
+            "refused": len(refused),
+            "file": getattr(first, "file", None) or "",
+            # partition key -> {type, message}: what the CLI reports per partition
+            "failures": dg.MetadataValue.json({
+                str(pk): {"type": type(err).__name__, "message": str(err)} for pk, err in refused.items()
+            }),
+        },
+    )
 
 
 def _grid_asset(kind: str) -> dg.AssetsDefinition:
     table = SIGNAL_TABLES[kind]
 
-    @dg.asset(
-        name=table,
-        group_name="grid",
-        partitions_def=region_year,
-        check_specs=checks.check_specs(table),
-        kinds={"duckdb", "polars"},
-        description=f"Canonical `{table}` rows for one region and year (sources, in order: "
-        f"{', '.join(SIGNAL_SOURCES[kind])}).",
-        pool="warehouse_write",
-    )
+    with warnings.catch_warnings():  # BackfillPolicy is "beta" in Dagster 1.13
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        decorator = dg.asset(
+            name=table,
+            group_name="grid",
+            partitions_def=region_year,
+            check_specs=checks.check_specs(table, region_year),
+            kinds={"duckdb", "polars"},
+            description=f"Canonical `{table}` rows for one region and year (sources, in order: "
+            f"{', '.join(SIGNAL_SOURCES[kind])}). Any set of partitions runs as one step; each partition is "
+            "checked, written and recorded on its own.",
+            pool="warehouse_write",
+            backfill_policy=dg.BackfillPolicy.single_run(),
+            output_required=False,  # materializations are reported per partition, only for those written
+        )
+
+    @decorator
     def _asset(context: dg.AssetExecutionContext, gridshift: GridshiftResource) -> Iterator:
-        region, year = split(context)
+        keys = run_keys(context)
+        parts = {(pk.keys_by_dimension["region"], int(pk.keys_by_dimension["year"])): pk for pk in keys}
+        home = gridshift.home_obj()
+        batch = prepare_grid(kind, list(parts), home=home, mirror=gridshift.mirror_path(), live=gridshift.live,
+                             allow_partial=gridshift.allow_partial)
+        refused: dict[dg.MultiPartitionKey, Exception] = {parts[p]: err for p, err in batch.refused.items()}
+        before = checks.latest_materializations(
+            context.instance, table, [str(pk) for pk, err in refused.items() if isinstance(err, DataError)])
+        for pk, err in refused.items():  # refused before anything is written
+            if isinstance(err, DataError):
+                yield checks.evaluation(checks.schema_failed(table, err), str(pk), before.get(str(pk)))
         try:
-            report = ingest_grid(kind, region, year, home=gridshift.home_obj(), mirror=gridshift.mirror_path(),
-                                 live=gridshift.live, allow_partial=gridshift.allow_partial)
-        except DataError as err:
-            yield checks.schema_failed(table, err)
-            raise dg.Failure(description=str(err), metadata={"file": err.file or ""}) from err
-        yield dg.Output(None, metadata=checks.report_metadata(report))
-        yield from checks.passed_results(table, report)
+            write_grid(home, batch.ready)
+        except Exception as err:  # the database failed: the transaction wrote none of the batch
+            refused.update({parts[(p.location, p.year)]: err for p in batch.ready})
+            raise _failure(table, refused) from err
+        for p in batch.ready:
+            yield _materialization(context, table, parts[(p.location, p.year)], p)
+        written = checks.latest_materializations(
+            context.instance, table, [str(parts[(p.location, p.year)]) for p in batch.ready])
+        for p in batch.ready:
+            pk = str(parts[(p.location, p.year)])
+            for result in checks.passed_results(table, p.report):
+                yield checks.evaluation(result, pk, written.get(pk))
+        if refused:
+            first = next(iter(refused.values()))
+            raise _failure(table, refused) from first
+        yield from checks.check_outputs(context)
 
     return _asset
 

@@ -30,6 +30,7 @@ def workload_key(workload: str, year: int) -> dg.MultiPartitionKey:
 class WorkloadConfig(dg.Config):
     seed: int = 0
     load_factor: float = 1.0
+    bandwidth_model: str = "ai"  # pipelines.workload.derive.BANDWIDTH_MODELS (docs/workload.md)
     trace_dir: str = ""  # folder with pai_task_table.tar.gz / pai_job_table.tar.gz (alibaba-2020)
 
 
@@ -79,7 +80,8 @@ def workload_tasks(context: dg.AssetExecutionContext, config: WorkloadConfig,
         report = ingest_workload(
             workload, year, home=gridshift.home_obj(), mirror=gridshift.mirror_path(),
             trace_dir=Path(config.trace_dir).expanduser() if config.trace_dir else None,
-            seed=config.seed, load_factor=config.load_factor, live=gridshift.live,
+            seed=config.seed, load_factor=config.load_factor, bandwidth_model=config.bandwidth_model,
+            live=gridshift.live,
         )
     except DataError as err:
         yield checks.schema_failed("workload_tasks", err)

@@ -16,6 +16,7 @@ from gridshift.bundle.format import (
     NETWORK_SCHEMA,
     SIGNALS_SCHEMA,
     STEP_S,
+    TASK_FLEX_DEFAULTS,
     TASKS_SCHEMA,
     pretty_json,
 )
@@ -32,6 +33,6 @@ def load_content(path: str | Path) -> BundleContent:
 
 __all__ = [
     "BundleContent", "BundleError", "DATA_FILES", "FORMAT_VERSION", "Header", "MANIFEST", "NETWORK_SCHEMA",
-    "Published", "SIGNALS_SCHEMA", "STEP_S", "TASKS_SCHEMA", "VerifyResult", "check_integrity", "load_content",
-    "pretty_json", "publish", "read_content", "verify_bundle",
+    "Published", "SIGNALS_SCHEMA", "STEP_S", "TASK_FLEX_DEFAULTS", "TASKS_SCHEMA", "VerifyResult", "check_integrity",
+    "load_content", "pretty_json", "publish", "read_content", "verify_bundle",
 ]

@@ -33,6 +33,8 @@ from gridshift.bundle.format import (
     SIGNAL_VALUES,
     SIGNALS,
     STEP_S,
+    TASK_FLAGS,
+    TASK_FLEX,
     TASK_RESOURCES,
     TASKS,
     is_int,
@@ -71,7 +73,8 @@ class BundleContent:
     header: Header
     datacenters: list[dict[str, Any]]  # with ``physics`` as DatacenterParams
     signals: dict[str, np.ndarray]  # SIGNAL_VALUES -> (n_dc, n_steps) float64, C-contiguous
-    tasks: dict[str, np.ndarray]  # task_id (int64), arrival_s (s since start_utc), TASK_RESOURCES (float64)
+    #: task_id (int64), arrival_s (s since start_utc), TASK_RESOURCES and TASK_FLEX (float64), TASK_FLAGS (bool)
+    tasks: dict[str, np.ndarray]
     network: dict[str, np.ndarray]  # NETWORK_VALUES -> (n_dc, n_dc) float64, [src, dst]
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -257,7 +260,7 @@ def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
     path = root / TASKS
     file = str(path)
     dtypes = {"task_id": pl.Int64, "arrival_ts_utc": pl.Datetime("us", "UTC"),
-              **{c: pl.Float64 for c in TASK_RESOURCES}}
+              **{c: pl.Float64 for c in (*TASK_RESOURCES, *TASK_FLEX)}, **{c: pl.Boolean for c in TASK_FLAGS}}
 
     def column(name: str) -> pl.Series:
         return _read_parquet(path, [name], dtypes).to_series()
@@ -286,11 +289,25 @@ def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
         raise BundleError("task_id is not unique", file=file, column="task_id", values=dup)
     out["task_id"] = _fresh(ids.to_numpy(), np.int64)
     del ids
-    for c in TASK_RESOURCES:
+    for c in (*TASK_RESOURCES, *TASK_FLEX):
         a = _fresh(column(c).to_numpy(), np.float64)
         _check_values(a, c, file)
         out[c] = a
+    for c in TASK_FLAGS:
+        out[c] = _fresh(column(c).to_numpy(), np.bool_)
+    _check_flexibility(out, file)
     return out
+
+
+def _check_flexibility(t: dict[str, np.ndarray], file: str) -> None:
+    """A checkpoint overhead only on a task that can be paused or rescaled (anything else is a column
+    mix-up: the engine could never charge it)."""
+    flexible = t["interruptible"] | (t["min_scale"] < 1.0) | (t["max_scale"] > 1.0)
+    bad = (t["checkpoint_s"] > 0.0) & ~flexible
+    if bad.any():
+        r, v = _first_bad(bad, t["checkpoint_s"])
+        raise BundleError(f"{int(bad.sum())} task(s) with a checkpoint overhead that are neither interruptible nor "
+                          "elastic (min_scale = max_scale = 1)", file=file, column="checkpoint_s", rows=r, values=v)
 
 
 def read_network(root: Path, header: Header) -> dict[str, np.ndarray]:

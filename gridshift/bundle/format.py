@@ -15,7 +15,9 @@ import pyarrow as pa
 
 from gridshift.bundle.errors import BundleError
 
-FORMAT_VERSION = 1
+#: 2: tasks carry their flexibility (allowed delay, interruptible, checkpoint overhead, elastic scale range,
+#: scaling curve); version 1 bundles are refused with a message saying to rebuild them.
+FORMAT_VERSION = 2
 STEP_S = 900
 MANIFEST = "manifest.json"
 SIGNALS = "signals.parquet"
@@ -41,8 +43,18 @@ SIGNALS_SCHEMA = pa.schema([
     *[(c, pa.bool_()) for c in SIGNAL_FLAGS],
 ])
 TASK_RESOURCES = ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb")
+#: a task's flexibility (format 2; docs/bundle_format.md): the delay it allows before it must start (its
+#: queue class), the work a resume or rescale costs (checkpoint-restart, s), the range of its allocation as
+#: a fraction / multiple of its request (1, 1 = not elastic) and the marginal throughput of its
+#: scaling curve; ``interruptible`` (Boolean): it may be paused and resumed
+TASK_FLEX = ("max_delay_s", "checkpoint_s", "min_scale", "max_scale", "marginal_throughput")
+TASK_FLAGS = ("interruptible",)
+#: what a task without flexibility carries (``sim_core.testing.write_bundle``'s defaults)
+TASK_FLEX_DEFAULTS = {"max_delay_s": 0.0, "interruptible": False, "checkpoint_s": 0.0, "min_scale": 1.0,
+                      "max_scale": 1.0, "marginal_throughput": 0.0}
 TASKS_SCHEMA = pa.schema([
     ("task_id", pa.int64()), ("arrival_ts_utc", UTC_US), *[(c, pa.float64()) for c in TASK_RESOURCES],
+    *[(c, pa.float64()) for c in TASK_FLEX], *[(c, pa.bool_()) for c in TASK_FLAGS],
 ])
 NETWORK_VALUES = ("usd_per_gb", "throughput_mbps", "rtt_ms")
 NETWORK_SCHEMA = pa.schema([

@@ -66,8 +66,11 @@ def integrity_problems(root: Path) -> Iterator[BundleError]:
                               rows=[0], values=[manifest[key]])
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
-        yield BundleError(f"format_version {version!r} is not supported (expected {FORMAT_VERSION})",
-                          file=mpath, column="format_version")
+        why = (f"format_version {version!r} is not supported (expected {FORMAT_VERSION})")
+        if is_int(version) and 1 <= version < FORMAT_VERSION:
+            why += (f": a version-{version} bundle has no task flexibility columns; rebuild it with this gridshift "
+                    "(scenario_builder export, or sim_core.testing.write_bundle)")
+        yield BundleError(why, file=mpath, column="format_version")
         return
     expected_id = compute_bundle_id(manifest)
     if manifest.get("bundle_id") != expected_id:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 
 import polars as pl
 
-from gridshift.atomic import atomic_write_bytes
+from gridshift.atomic import atomic_write_bytes, atomic_write_many
 from gridshift.errors import SourceUnavailableError
 from gridshift.hashing import sha256_bytes
 from gridshift.home import safe_join
@@ -25,8 +27,8 @@ class RawFile:
     content: bytes = field(repr=False)
     fetched_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
-    @property
-    def sha256(self) -> str:
+    @cached_property
+    def sha256(self) -> str:  # computed once: the bytes are immutable
         return sha256_bytes(self.content)
 
     def json(self):
@@ -76,3 +78,27 @@ def land(home_root: Path, raw: RawFile) -> tuple[pl.DataFrame, Path | None]:
         schema_overrides={"fetched_at": pl.Datetime("us", "UTC")},
     )
     return row, created
+
+
+def land_many(home_root: Path, raws: Sequence[RawFile]) -> tuple[pl.DataFrame, list[Path]]:
+    """:func:`land` for several files at once (written, synced together, renamed; see
+    :func:`gridshift.atomic.atomic_write_many`): their ``raw_files`` rows, one per file in order, and
+    the paths created (bytes already landed are not written again)."""
+    todo: dict[Path, bytes] = {}
+    for raw in raws:
+        path = home_root / landed_relpath(raw)
+        if path not in todo and not path.exists():
+            todo[path] = raw.content
+    created = atomic_write_many(list(todo.items()), mode=0o444)
+    rows = pl.DataFrame(
+        {
+            "sha256": [r.sha256 for r in raws],
+            "source": [r.source for r in raws],
+            "uri": [r.uri for r in raws],
+            "bytes": [len(r.content) for r in raws],
+            "fetched_at": [r.fetched_at for r in raws],
+            "path": [landed_relpath(r) for r in raws],
+        },
+        schema_overrides={"fetched_at": pl.Datetime("us", "UTC")},
+    )
+    return rows, created

@@ -56,7 +56,9 @@ def test_the_ui_shows_the_whole_chain_and_what_the_cli_built(exported):
     proc = subprocess.Popen([sys.executable, "-m", "dagster_project.ui", "--home", str(home), "-p", str(port)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.time() + 240
+        # dg dev starts a webserver, a daemon and a code server: ~20 s on a quiet 2-core machine, but over
+        # 4 min was seen at a load average of 15; this bounds a hang, it is not a performance check
+        deadline = time.time() + 480
         while True:
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5)

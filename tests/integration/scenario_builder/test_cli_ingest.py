@@ -51,3 +51,24 @@ def test_all_regions_skips_what_the_mirror_lacks(tmp_path, shared_data):
     assert "skipped" in res.output  # GB has no standardized price file
     n = read_table(Home(tmp_path).warehouse_path, "SELECT count(DISTINCT location) n FROM grid_price")["n"][0]
     assert n == 22
+
+
+def test_workload_bandwidth_model_option_is_recorded_and_applied(tmp_path, shared_data):
+    """``--bandwidth-model constant``: every task moves the documented constant, and the stored
+    parameters say so (a bundle built from it records them); an unknown model is refused before any work."""
+    import json
+
+    from pipelines.workload.derive import DeriveParams
+
+    bad = runner.invoke(app, ["ingest", "--year", "2023", "--sources", "workload", "--bandwidth-model", "histogram",
+                              "--mirror", str(shared_data), "--home", str(tmp_path)])
+    assert bad.exit_code == 2 and "unknown bandwidth model 'histogram'" in bad.output
+    res = runner.invoke(app, ["ingest", "--year", "2023", "--sources", "workload", "--bandwidth-model", "constant",
+                              "--mirror", str(shared_data), "--home", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    wh = Home(tmp_path).warehouse_path
+    params = json.loads(read_table(wh, "SELECT params_json FROM workload_runs WHERE year = 2023")["params_json"][0])
+    assert params["bandwidth_model"] == "constant"
+    bw = read_table(wh, "SELECT min(bandwidth_gb) lo, max(bandwidth_gb) hi, count(*) n FROM workload_tasks")
+    assert bw["n"][0] > 1_000_000
+    assert bw["lo"][0] == bw["hi"][0] == DeriveParams().bandwidth_constant_gb

@@ -72,6 +72,24 @@ def test_synthetic_workload_bundle(bundle_home, shared_data, tmp_path):
     assert tasks["arrival_ts_utc"].min().year == 2022 == tasks["arrival_ts_utc"].max().year
     m = json.loads((b.path / "manifest.json").read_text())
     assert m["n_tasks"] == tasks.height and m["parameters"]["workload_seed"] == 0
+    assert m["parameters"]["workload_params"]["bandwidth_model"] == "ai"
+    assert m["parameters"]["workload_params"]["load_factor"] == 1.0
+    # bundle format 2: every task carries the flexibility model's columns, exactly as the model gives them
+    from pipelines.workload.flexibility import FlexParams, assign_flexibility
+
+    assert m["format_version"] == 2 and m["parameters"]["flexibility"] == "default"
+    again = assign_flexibility(tasks.drop("max_delay_s", "interruptible"), FlexParams(), seed=0)
+    assert again.select(tasks.columns).equals(tasks)
+    fx = m["flexibility"]
+    assert fx["n_tasks"] == tasks.height and fx["n_interruptible"] == int(tasks["interruptible"].sum()) > 0
+    assert fx["n_elastic"] == int((tasks["max_scale"] > 1).sum()) > 0
+    assert set(tasks["max_delay_s"].unique().to_list()) == {21_600.0, 86_400.0}
+    assert fx["parameters"]["params_sha256"] == FlexParams().manifest()["params_sha256"]
+    from sim_core.scenario import load
+
+    sc = load(b.path)  # loads as format 2: the columns reach the simulator unchanged
+    assert sc.interruptible.sum() == fx["n_interruptible"]
+    assert float(sc.marginal_throughput.max()) == float(tasks["marginal_throughput"].max()) > 0.8
     credited = {a["source"]: a for a in m["attributions"]}
     assert credited["synthetic"] == sources.get("synthetic").credit()
     assert set(credited) == {d["source"] for d in m["lineage"]} | {"synthetic"}

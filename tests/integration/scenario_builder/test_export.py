@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from dagster_project.runner import RunFailed
 from dagster_project.runner import export_bundle as export
-from gridshift.bundle import verify_bundle
+from gridshift.bundle import FORMAT_VERSION, TASKS_SCHEMA, verify_bundle
 from gridshift.dc_params import DatacenterParams
 from gridshift.errors import GridshiftError
 from gridshift.hashing import compute_bundle_id
@@ -35,7 +35,9 @@ def test_layout_and_manifest(built):
     assert sorted(p.name for p in root.iterdir()) == list(FILES)
     assert root.name == built.bundle_id and len(built.bundle_id) == 16
     m = json.loads((root / "manifest.json").read_text())
-    assert m["format_version"] == 1 and m["step_s"] == 900 and m["n_steps"] == 35040
+    assert m["format_version"] == FORMAT_VERSION == 2 and m["step_s"] == 900 and m["n_steps"] == 35040
+    assert m["parameters"]["flexibility"] == "default" and m["flexibility"]["n_tasks"] == 0
+    assert m["flexibility"]["parameters"]["long_max_delay_s"] == 86_400.0
     assert m["start_utc"] == "2022-01-01T00:00:00+00:00" and m["year"] == YEAR
     assert m["locations"] == list(REGIONS)
     assert m["bundle_id"] == compute_bundle_id(m) == built.bundle_id
@@ -75,8 +77,10 @@ def test_signals_schema_order_and_grid(built):
     de_sg = net.filter((pl.col("src_location") == "DE-LU") & (pl.col("dst_location") == "AU-NSW")).row(0, named=True)
     assert de_sg["usd_per_gb"] == 0.02 and de_sg["throughput_mbps"] > 0  # AWS eu-central-1 -> ap-southeast-2
     tasks = pl.read_parquet(built.path / "tasks.parquet")
-    assert tasks.columns == ["task_id", "arrival_ts_utc", "duration_s", "cpu_cores", "gpus", "mem_gb",
-                             "gpu_mem_gb", "bandwidth_gb"] and tasks.height == 0
+    assert tasks.columns == TASKS_SCHEMA.names == ["task_id", "arrival_ts_utc", "duration_s", "cpu_cores", "gpus",
+                                                   "mem_gb", "gpu_mem_gb", "bandwidth_gb", "max_delay_s",
+                                                   "checkpoint_s", "min_scale", "max_scale", "marginal_throughput",
+                                                   "interruptible"] and tasks.height == 0
     dcs = json.loads((built.path / "datacenters.json").read_text())["datacenters"]
     assert [d["location"] for d in dcs] == list(REGIONS)
     assert dcs[0]["total_cores"] == 85000 and dcs[0]["population_weight"] == 0.22  # DE-LU reference row

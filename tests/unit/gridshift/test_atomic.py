@@ -136,3 +136,27 @@ def test_a_failing_fill_leaves_nothing(tmp_path):
     with pytest.raises(RuntimeError):
         atomic.publish_directory(tmp_path / "bundle", fill, lambda p: False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_write_many_writes_every_file_whole_with_its_mode(tmp_path):
+    items = [(tmp_path / "a" / f"f{i}", bytes([i]) * (1000 + i)) for i in range(5)]
+    assert atomic.atomic_write_many(items, mode=0o444) == [p for p, _d in items]
+    for path, data in items:
+        assert path.read_bytes() == data and (path.stat().st_mode & 0o777) == 0o444
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [f"f{i}" for i in range(5)]  # no temporaries
+
+
+def test_atomic_write_many_leaves_nothing_when_a_rename_fails(tmp_path, monkeypatch):
+    items = [(tmp_path / f"f{i}", b"x" * 10) for i in range(4)]
+    real, calls = os.replace, []
+
+    def flaky(src, dst):
+        calls.append(dst)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        real(src, dst)
+
+    monkeypatch.setattr(atomic.os, "replace", flaky)
+    with pytest.raises(OSError, match="No space"):
+        atomic.atomic_write_many(items)
+    assert len(calls) == 3 and list(tmp_path.iterdir()) == []  # the two renamed files removed, no temporaries

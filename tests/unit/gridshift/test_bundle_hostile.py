@@ -165,6 +165,49 @@ def test_task_column_of_the_wrong_type_or_missing(bundle):
     refused(bundle, file="tasks.parquet", match="cannot read")
 
 
+# ------------------------------------------------------------------ task flexibility (format 2)
+@pytest.mark.parametrize("column, value", [
+    ("max_delay_s", -1.0), ("max_delay_s", math.inf), ("max_delay_s", 2e9), ("checkpoint_s", -0.5),
+    ("checkpoint_s", 1e5), ("checkpoint_s", math.nan), ("min_scale", 0.0), ("min_scale", 1.5), ("min_scale", -1.0),
+    ("max_scale", 0.5), ("max_scale", 1e4), ("max_scale", math.inf), ("marginal_throughput", 1.01),
+    ("marginal_throughput", -0.1), ("marginal_throughput", math.nan),
+])
+def test_task_flexibility_outside_the_contract(bundle, column, value):
+    rewrite_parquet(bundle, "tasks.parquet", set_value(column, 3, value))
+    err = refused(bundle, file="tasks.parquet", column=column)
+    assert err.rows == [3]
+    assert err.values[0] == value or (math.isnan(value) and math.isnan(err.values[0]))
+
+
+def test_task_flexibility_columns_typed_and_consistent(bundle):
+    import polars as pl
+
+    # a checkpoint overhead on a task that can be neither paused nor rescaled: a column mix-up
+    rewrite_parquet(bundle, "tasks.parquet", set_value("checkpoint_s", 2, 30.0))
+    err = refused(bundle, file="tasks.parquet", column="checkpoint_s", match="neither interruptible nor elastic")
+    assert err.rows == [2] and err.values == [30.0]
+    # ... which is fine on an interruptible or an elastic task
+    rewrite_parquet(bundle, "tasks.parquet", set_value("interruptible", 2, True))
+    assert verify_bundle(bundle).ok
+    rewrite_parquet(bundle, "tasks.parquet", lambda df: df.with_columns(
+        pl.Series("interruptible", [False] * df.height),
+        pl.Series("max_scale", [1.0, 1.0, 2.0] + [1.0] * (df.height - 3))))
+    assert verify_bundle(bundle).ok
+    rewrite_parquet(bundle, "tasks.parquet", lambda df: df.with_columns(pl.col("interruptible").cast(pl.Int8)))
+    refused(bundle, file="tasks.parquet", column="interruptible", match="dtype")
+    rewrite_parquet(bundle, "tasks.parquet", lambda df: df.drop("interruptible"))
+    refused(bundle, file="tasks.parquet", column="interruptible", match="missing column")
+
+
+def test_task_flags_cannot_be_null(bundle):
+    import polars as pl
+
+    rewrite_parquet(bundle, "tasks.parquet", lambda df: df.with_columns(
+        interruptible=pl.when(pl.int_range(pl.len()) == 4).then(None).otherwise(pl.col("interruptible"))))
+    err = refused(bundle, file="tasks.parquet", column="interruptible", match="null")
+    assert err.rows == [4]
+
+
 # ------------------------------------------------------------------ signals
 @pytest.mark.parametrize("column, value", [
     ("carbon_g_per_kwh", -1.0), ("carbon_g_per_kwh", math.nan), ("price_usd_per_mwh", 1e300),

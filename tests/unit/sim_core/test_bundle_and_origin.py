@@ -50,10 +50,22 @@ def test_missing_file_names_file(tmp_path):
 def test_wrong_format_version(tmp_path):
     p = tiny_bundle(tmp_path)
     m = json.loads((p / "manifest.json").read_text())
-    m["format_version"] = 2
+    m["format_version"] = 3  # (the current version is 2)
     m["bundle_id"] = compute_bundle_id(m)
     (p / "manifest.json").write_text(json.dumps(m))
-    with pytest.raises(BundleError, match=r"(?s)format_version 2 is not supported.*manifest\.json"):
+    with pytest.raises(BundleError, match=r"(?s)format_version 3 is not supported.*manifest\.json"):
+        sim_core.load(p)
+
+
+def test_version_1_bundle_is_refused_with_rebuild_advice(tmp_path):
+    """A version-1 bundle (no task flexibility columns) is refused, saying to rebuild it."""
+    p = tiny_bundle(tmp_path)
+    m = json.loads((p / "manifest.json").read_text())
+    m["format_version"] = 1
+    m["bundle_id"] = compute_bundle_id(m)
+    (p / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(BundleError, match=r"(?s)format_version 1 is not supported \(expected 2\): a version-1 "
+                                          r"bundle has no task flexibility columns; rebuild it.*manifest\.json"):
         sim_core.load(p)
 
 
