@@ -7,6 +7,7 @@ from typing import Any
 
 import dagster as dg
 
+from dagster_project import distributed
 from dagster_project.assets import bundle, grid, reference, sweep, workload
 from dagster_project.resources import GridshiftResource
 
@@ -22,8 +23,10 @@ def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Defini
         jobs=[
             dg.define_asset_job("ingest_grid", selection=dg.AssetSelection.groups("grid")),
             sweep.benchmark_sweep,
+            *distributed.JOBS,
         ],
     )
 
 
 defs = build_defs()
+

@@ -57,6 +57,11 @@ class Home:
         return self.root / "bundles"
 
     @property
+    def results_dir(self) -> Path:
+        """The default results URL of benchmark runs (one Parquet object per run; ``gridshift.results``)."""
+        return self.root / "results"
+
+    @property
     def dagster_dir(self) -> Path:
         """The persistent Dagster instance of this home (``DAGSTER_HOME`` of the UI): runs, events, lineage."""
         return self.root / "dagster"

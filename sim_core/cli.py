@@ -2,7 +2,8 @@
 
 ``python -m sim_core run BUNDLE --policy lowest_carbon --seed 0 [--days 7] [--power always_on] [--forecast oracle]
 [--out DIR]``
-``python -m sim_core compare BUNDLE --policies local_only,lowest_carbon --seeds 0,1,2 [--days 7] [--out DIR]``
+``python -m sim_core compare BUNDLE --policies local_only,lowest_carbon --seeds 0,1,2 [--days 7] [--out DIR]
+[--results s3://bucket/prefix] [--scheduler tcp://host:8786]``
 """
 
 from __future__ import annotations
@@ -164,6 +165,12 @@ def compare(
     forecast_horizon_h: int = typer.Option(HORIZON_DEFAULT, help=HORIZON_HELP),  # noqa: B008
     optimum: bool = typer.Option(False, "--optimum", help="also solve the offline optimum (a lower bound, "  # noqa: B008
                                  "HiGHS) per seed and report each policy's gap to it"),
+    results: str | None = typer.Option(None, help="where each run's Parquet object goes: a folder or "  # noqa: B008
+                                       "s3://bucket/prefix (default <home>/results; S3 credentials from AWS_* "
+                                       "environment variables)"),
+    scheduler: str | None = typer.Option(None, help="run the simulations on this Dask scheduler "  # noqa: B008
+                                         "(tcp://host:8786); workers need the bundle at the same path and the "
+                                         "--results URL (docs/distributed.md)"),
 ) -> None:
     """Run every policy x seed on one bundle, print the summary, write outputs, store the runs."""
     import sim_core
@@ -189,24 +196,55 @@ def compare(
     except sim_core.BundleError as err:
         raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
     st: int | str | None = int(start) if start is not None and start.isdigit() else start
-    store = None
-    if h is not None:
-        from warehouse.benchmark_store import WarehouseRunStore  # lazy: sim_core works without the warehouse
+    from gridshift.errors import GridshiftError
+    from gridshift.objectstore import StoreURLError
 
-        store = WarehouseRunStore.for_home(h)
+    store = None
+    try:
+        if h is not None:
+            from warehouse.benchmark_store import WarehouseRunStore  # lazy: sim_core works without the warehouse
+
+            store = WarehouseRunStore.for_home(h, results_url=results)
+        elif results is not None:
+            from gridshift.results import ResultStore
+
+            store = ResultStore(results)
+    except StoreURLError as err:
+        raise typer.BadParameter(str(err), param_hint="--results") from err
+    if scheduler is not None and store is None:
+        raise typer.BadParameter("a distributed sweep needs --results (or a home) for the workers' Parquet objects",
+                                 param_hint="--scheduler")
 
     def progress(key, reused: bool) -> None:
         console.print(f"  {key.policy:<20} seed {key.seed:<4} {'stored' if reused else 'simulated'}")
 
+    client = None
+    if scheduler is not None:
+        from distributed import Client
+
+        try:
+            client = Client(scheduler, timeout="15s")
+        except (OSError, TimeoutError, ValueError) as err:
+            raise typer.BadParameter(f"cannot reach the Dask scheduler {scheduler}: {err}",
+                                     param_hint="--scheduler") from err
+        console.print(f"Dask scheduler {scheduler}: {len(client.scheduler_info()['workers'])} worker(s)")
     try:
         cmp = run_compare(scenario, pols, sds, days=days, start=st, store=store, recompute=recompute,
                           on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
-                          forecast=forecast, forecast_horizon_h=forecast_horizon_h, optimum=optimum)
+                          forecast=forecast, forecast_horizon_h=forecast_horizon_h, optimum=optimum, executor=client,
+                          results_url=store.results.url if hasattr(store, "results") else getattr(store, "url", None))
+    except GridshiftError as err:  # a missing or changed result object, an unreachable store...
+        Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
+        raise typer.Exit(1) from err
     except ValueError as err:  # a window outside the bundle, a start off the step grid...
         raise typer.BadParameter(str(err)) from err
+    finally:
+        if client is not None:
+            client.close()
     console.print(summary_table(cmp))
-    console.print(f"{len(cmp.computed)} run(s) simulated, {len(cmp.reused)} reused from the warehouse"
-                  + (f" ({h.warehouse_path})" if h is not None else " (no warehouse)"))
+    where = f"{h.warehouse_path}, objects under {store.results.url}" if h is not None else (
+        f"no warehouse, objects under {store.url}" if store is not None else "no warehouse")
+    console.print(f"{len(cmp.computed)} run(s) simulated, {len(cmp.reused)} reused ({where})")
     if out is not None:
         write_outputs(cmp, out, figures=not no_figures)
         console.print(f"wrote {out}")

@@ -21,7 +21,7 @@ import polars as pl
 from gridshift.errors import DataError
 from warehouse.db import exclusive, open_read, open_write, query
 from warehouse.ddl import create_table_sql, polars_schema
-from warehouse.schemas import TABLES, Table
+from warehouse.schemas import FRAMES, TABLES, Table
 
 
 def conform(table: Table, df: pl.DataFrame) -> pl.DataFrame:
@@ -43,7 +43,7 @@ def validate(table_name: str, df: pl.DataFrame, *, file: str | None = None, row_
     header line (parsers keep file order); 0 gives the position in a JSON array. With
     ``line_column`` (a column holding each row's line in the file), that line is reported.
     """
-    table = TABLES[table_name]
+    table = TABLES[table_name] if table_name in TABLES else FRAMES[table_name]
     df = conform(table, df)
     try:
         return table.model.validate(df, lazy=True)

@@ -1,15 +1,17 @@
 """Benchmark sweeps as Dagster assets: one run per (policy, seed) partition, then a summary (wiring only).
 # No "from __future__ import annotations": Dagster inspects the annotations at runtime.
 
-``benchmark_run`` (partitioned policy × seed) simulates one policy and seed on the configured bundle
-and stores the run in the warehouse (``warehouse.benchmark_store``); a run already stored under the
-same key (bundle id, policy, seed, gridshift version, options hash) is reused, not simulated.
-``benchmark_summary`` reads the stored runs of the same configuration, shows the summary table as
-Markdown metadata and writes runs/summary Parquet and the figures (``sim_core.bench``).
+``benchmark_run`` (partitioned policy × seed) simulates one policy and seed on the configured bundle,
+publishes the run as a Parquet object under the results URL (``results_url``: a folder or
+``s3://bucket/prefix``, default ``<home>/results``) and indexes it in the warehouse
+(``warehouse.benchmark_store``); a run already indexed under the same key (bundle id, policy, seed,
+gridshift version, options hash) is reused, not simulated. ``benchmark_summary`` reads the indexed runs
+of the same configuration from their objects, shows the summary table as Markdown metadata and writes
+runs/summary Parquet and the figures (``sim_core.bench``).
 
 Nothing is passed in memory between steps (no IO-manager outputs): every partition reads the bundle
 from disk and writes the warehouse (flock-serialized), so a backfill runs the partitions in parallel
-processes on one machine and unchanged on distributed executors that share the gridshift home.
+processes on one machine. ``dagster_project.distributed`` runs a whole sweep on a Dask cluster.
 """
 
 from pathlib import Path
@@ -35,6 +37,7 @@ class SweepConfig(dg.Config):
     sla_multiplier: float = 1.5
     forecast: str = "calibrated"  # what policies are told of the future (sim_core.forecast.MODELS; "oracle")
     forecast_horizon_h: int = 24
+    results_url: str = ""  # where run objects go: a folder or s3://bucket/prefix; default <home>/results
 
     def bundle_dir(self, home: Home) -> Path:
         if bool(self.bundle_id) == bool(self.bundle_path):
@@ -60,16 +63,21 @@ class SummaryConfig(SweepConfig):
     out_dir: Optional[str] = None  # noqa: UP045
 
 
-def _store(home: Home):
+def store_for(home: Home, results_url: str = ""):
+    """The run store of a home: objects under ``results_url`` (default ``<home>/results``), index in its warehouse."""
+    from gridshift.objectstore import StoreURLError
     from warehouse.benchmark_store import WarehouseRunStore
 
-    return WarehouseRunStore.for_home(home)
+    try:
+        return WarehouseRunStore.for_home(home, results_url=results_url or None)
+    except StoreURLError as err:
+        raise dg.Failure(str(err)) from err
 
 
 @dg.asset(
     group_name="benchmarks", partitions_def=policy_seed, kinds={"numba", "duckdb"}, deps=[scenario_bundle],
-    description="One simulation run (policy × seed partition) on the configured bundle, stored in the "
-    "warehouse tables benchmark_runs / benchmark_metrics / benchmark_series; reused when already stored.",
+    description="One simulation run (policy × seed partition) on the configured bundle: a Parquet object under "
+    "the results URL, indexed in the warehouse (benchmark_runs / benchmark_metrics); reused when already stored.",
 )
 def benchmark_run(context: dg.AssetExecutionContext, config: SweepConfig,
                   gridshift: GridshiftResource) -> dg.MaterializeResult:
@@ -79,7 +87,7 @@ def benchmark_run(context: dg.AssetExecutionContext, config: SweepConfig,
     policy, seed = split_sweep(context)
     home = gridshift.home_obj()
     scenario = sim_core.load(config.bundle_dir(home))
-    cmp = compare(scenario, [policy], [seed], store=_store(home), **config.run_kwargs())
+    cmp = compare(scenario, [policy], [seed], store=store_for(home, config.results_url), **config.run_kwargs())
     row = cmp.runs.row(0, named=True)
     reused = bool(cmp.reused)
     context.log.info(f"{policy} seed {seed} on {cmp.bundle_id}: {'reused' if reused else 'simulated'}")
@@ -105,8 +113,8 @@ def benchmark_summary(context: dg.AssetExecutionContext, config: SummaryConfig,
     home = gridshift.home_obj()
     scenario = sim_core.load(config.bundle_dir(home))
     try:
-        cmp = compare(scenario, config.policies, config.seeds, store=_store(home), missing="skip",
-                      **config.run_kwargs())
+        cmp = compare(scenario, config.policies, config.seeds, store=store_for(home, config.results_url),
+                      missing="skip", **config.run_kwargs())
     except ValueError as err:
         raise dg.Failure(str(err)) from err
     if cmp.runs.height == 0:

@@ -10,31 +10,39 @@ same run options. What is measured: :mod:`.metrics`; how it is summarized: :mod:
 files and tables: :mod:`.report`.
 
 Reuse of stored runs: pass ``store=`` any object with ``lookup(keys) -> {key: metrics}``,
-``series(key) -> frame | None`` and ``save(record)`` (``warehouse.benchmark_store.WarehouseRunStore``
-is one). sim_core never imports the warehouse; the CLI and the Dagster assets connect the two.
+``series(key) -> frame | None`` and ``save(record)`` (``warehouse.benchmark_store.WarehouseRunStore``,
+Parquet objects under a results URL indexed in the warehouse, is one; ``gridshift.results.ResultStore``,
+the objects alone, another). sim_core never imports the warehouse; the CLI and the Dagster assets
+connect the two.
+
+Distributed sweeps: pass ``executor=`` anything with ``submit(fn, *args) -> future`` (a Dask
+``distributed.Client``, a ``concurrent.futures`` pool) and ``results_url=``: each missing run is
+simulated by :func:`sim_core.bench.remote.run_and_publish` on a worker, which publishes the run's
+Parquet object under the URL and returns a receipt; the store indexes the receipts (``store.index``).
+The objects are byte-identical to the in-process sweep's (docs/distributed.md).
 A run is identified by :class:`RunKey`: bundle id (content hash), policy, seed, gridshift version
 and the sha256 of the canonical JSON of the run options including the resolved window.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import polars as pl
 
 from gridshift.hashing import canonical_json, sha256_bytes
+from gridshift.results import read_run
 
 from .. import result as _result
 from ..engine import POLICY_CODES
 from ..options import MAX_SEED, RunOptionsError, make_options, resolve_window
 from ..scenario import Scenario
 from ..simulator import as_scenario
-from .metrics import BASELINE, METRIC_NAMES, METRICS, run_metrics, run_series
+from .metrics import BASELINE, METRIC_NAMES, METRICS
+from .run import RunKey, RunRecord, execute, worker_name  # noqa: F401 - re-exported (the sweep API)
 from .stats import summarize
 
 DEFAULT_POLICIES = ("local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener")
@@ -42,14 +50,6 @@ DEFAULT_SEEDS = (0, 1, 2)
 
 
 # ---------------------------------------------------------------------------------------------- keys
-class RunKey(NamedTuple):
-    bundle_id: str
-    policy: str
-    seed: int
-    gridshift_version: str
-    options_sha256: str
-
-
 def run_options(scenario: Scenario, *, start=None, days=None, steps=None, **options) -> dict[str, Any]:
     """The canonical options of a run: every simulator option (defaults filled in) and the resolved
     window as ``start_step``/``steps``, exactly the ``RunResult.options`` a run records.
@@ -70,21 +70,6 @@ def options_sha256(options: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- the sweep
-@dataclass
-class RunRecord:
-    """One finished run as stored: key, canonical options, metrics, series and timing."""
-
-    key: RunKey
-    options_json: str
-    metrics: dict[str, float]
-    series: pl.DataFrame
-    started_utc: dt.datetime
-    finished_utc: dt.datetime
-    wall_time_s: float
-    n_steps: int
-    n_dc: int
-
-
 class RunStore(Protocol):
     def lookup(self, keys: Sequence[tuple]) -> dict[tuple, dict[str, float]]: ...
 
@@ -167,27 +152,6 @@ def runs_frame(rows: Sequence[tuple[RunKey, dict[str, float]]]) -> pl.DataFrame:
     return pl.DataFrame(data, schema=schema)
 
 
-def execute(scenario: Scenario, key: RunKey, options: dict[str, Any], run_fn: Callable | None = None) -> tuple[
-        RunRecord, _result.RunResult]:
-    """Run one (policy, seed) with the canonical options and return its record (and the result)."""
-    import sim_core
-
-    run = run_fn or sim_core.run
-    sim_opts = {k: v for k, v in options.items() if k not in ("start_step", "steps")}
-    started = dt.datetime.now(dt.UTC)
-    t0 = time.perf_counter()
-    res = run(scenario, key.policy, seed=key.seed, start=options["start_step"], steps=options["steps"], **sim_opts)
-    wall = time.perf_counter() - t0
-    finished = dt.datetime.now(dt.UTC)
-    if res.gridshift_version != key.gridshift_version or res.bundle_id != key.bundle_id:
-        raise RuntimeError(f"run recorded {res.bundle_id}/{res.gridshift_version}, expected "
-                           f"{key.bundle_id}/{key.gridshift_version}")
-    rec = RunRecord(key=key, options_json=canonical_json(options).decode(), metrics=run_metrics(res, scenario),
-                    series=run_series(res), started_utc=started, finished_utc=finished, wall_time_s=wall,
-                    n_steps=int(res.totals["steps"]), n_dc=int(res.totals["n_dc"]))
-    return rec, res
-
-
 def compare(
     bundle_or_scenario,
     policies: Sequence[str] = DEFAULT_POLICIES,
@@ -201,6 +165,8 @@ def compare(
     missing: str = "run",
     on_run: Callable[[RunKey, bool], None] | None = None,
     optimum: bool = False,
+    executor: Any = None,
+    results_url: str | None = None,
     **options,
 ) -> Comparison:
     """Run every policy × seed on one scenario (loaded once) and summarize.
@@ -212,6 +178,9 @@ def compare(
     order. ``options`` are simulator options (``allow_defer``, ``sla_multiplier``, ...), the same
     for every run. ``optimum=True`` also solves the offline optimum of each seed (``sim_core.optimum``)
     and reports every policy's gap to it (:attr:`Comparison.gap`).
+
+    ``executor`` + ``results_url``: simulate the missing runs on a distributed engine (module docstring);
+    the scenario must have been loaded from a bundle directory every worker can read at the same path.
     """
     import sim_core
 
@@ -234,10 +203,16 @@ def compare(
         keys = [k for k in keys if k in stored]
     rows, computed, reused = [], [], []
     fresh_series: dict[RunKey, pl.DataFrame] = {}
+    remote: dict[RunKey, Any] = {}
+    if executor is not None:
+        remote = _run_remote(executor, sc, [k for k in keys if k not in stored], opts, results_url, store)
     for k in keys:
         if k in stored:
             metrics = stored[k]
             reused.append(k)
+        elif k in remote:
+            metrics = remote[k].metrics
+            computed.append(k)
         else:
             # (the run's result is dropped here, not held while the next run computes: at 200 sites a
             # year's result is ~4 GB; benchmarks/bench_sites.py)
@@ -258,6 +233,8 @@ def compare(
     for k in keys:
         if sds and k.seed == sds[0]:
             s = fresh_series.get(k)
+            if s is None and k in remote:
+                s = read_run(remote[k].ref.url, sha256=remote[k].ref.sha256).series
             if s is None and store is not None:
                 s = store.series(k)
             if s is not None:
@@ -272,4 +249,24 @@ def compare(
     return Comparison(bundle_id=sc.bundle_id, policies=pols, seeds=sds, options=opts, options_sha256=osha,
                       gridshift_version=version, runs=runs, summary=summarize(runs), series=series,
                       computed=computed, reused=reused, scenario=sc, gap=gap, bounds=bounds)
+
+
+
+def _run_remote(executor, sc: Scenario, keys: list[RunKey], opts: dict[str, Any], results_url: str | None,
+                store) -> dict[RunKey, Any]:
+    """Submit every run to ``executor``, wait for all, index the receipts in ``store`` (if it indexes)."""
+    from .remote import run_and_publish  # noqa: I001 - lazy: only distributed sweeps need it
+
+    if not keys:
+        return {}
+    if not results_url:
+        raise RunOptionsError("a distributed sweep needs results_url= (where the workers publish the runs)")
+    if sc.path is None:
+        raise RunOptionsError("a distributed sweep needs a scenario loaded from a bundle directory (workers load it)")
+    bundle = str(sc.path)
+    futures = [executor.submit(run_and_publish, bundle, tuple(k), opts, results_url) for k in keys]
+    receipts = [f.result() for f in futures]  # in sweep order; a failed run raises its own error here
+    if store is not None and hasattr(store, "index"):
+        store.index([(r, r.ref) for r in receipts])
+    return dict(zip(keys, receipts, strict=True))
 

@@ -50,9 +50,12 @@ TABLES: dict[str, Table] = {
         Table("workload_runs", WorkloadRuns),
         Table("benchmark_runs", BenchmarkRuns),
         Table("benchmark_metrics", BenchmarkMetrics),
-        Table("benchmark_series", BenchmarkSeries),
     )
 }
+
+
+#: frames validated by the same models before they are written outside the warehouse (no DuckDB table)
+FRAMES: dict[str, Table] = {t.name: t for t in (Table("benchmark_series", BenchmarkSeries),)}
 
 
 def table(name: str) -> Table:

@@ -1,4 +1,8 @@
-"""Benchmark tables: one row per simulation run, its metrics (long format) and its per-DC series.
+"""Benchmark tables: the index of the simulation runs (one row per run: where its result object is,
+its sha256, when and where it ran) and its metrics (long format, for SQL over sweeps).
+
+The run's result itself — metrics and per-step, per-DC series — is a Parquet object under the results
+URL (``gridshift.results``); the warehouse is its index, never the only copy.
 
 A run is keyed by (bundle_id, policy, seed, gridshift_version, options_sha256): the bundle id is a
 content hash, and ``options_sha256`` hashes the canonical JSON of every run option including the
@@ -30,6 +34,10 @@ class BenchmarkRuns(pa.DataFrameModel):
     started_at_utc: UtcDatetime = C.utc("wall-clock start of the simulation, UTC")
     finished_at_utc: UtcDatetime = C.utc("wall-clock end of the simulation, UTC")
     wall_time_s: float = pa.Field(ge=0, metadata={"unit": "s"}, description="simulation wall time")
+    result_url: str = pa.Field(description="URL of the run's Parquet object (a local path or s3://...)")
+    result_sha256: str = C.sha256("sha256 of the run's Parquet object")
+    result_size_bytes: int = pa.Field(ge=1, metadata={"unit": "bytes"})
+    worker: str = pa.Field(description="host:pid of the process that simulated the run (in-process or a Dask worker)")
 
     class Config:
         strict = True
@@ -54,13 +62,9 @@ class BenchmarkMetrics(pa.DataFrameModel):
 
 
 class BenchmarkSeries(pa.DataFrameModel):
-    """Per-step, per-DC series of a run, kept for the time-series figure without re-running."""
+    """Per-step, per-DC series of a run, validated before its result object is written (not a warehouse
+    table: the series lives in the run's Parquet object, ``gridshift.results``)."""
 
-    bundle_id: str = C.run_name("content-addressed bundle id")
-    policy: str = C.run_name("policy name")
-    seed: int = pa.Field(ge=0)
-    gridshift_version: str
-    options_sha256: str = C.sha256("sha256 of options_json")
     location: str = C.location()
     dc: int = pa.Field(ge=0, description="index of the DC in the bundle (plot order)")
     step: int = pa.Field(ge=0, description="step index in the bundle")
@@ -77,4 +81,4 @@ class BenchmarkSeries(pa.DataFrameModel):
 
     class Config:
         strict = True
-        unique = [*RUN_KEY, "location", "step"]
+        unique = ["location", "step"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -10,9 +11,10 @@ import pytest
 import sim_core
 import sim_core.result
 from gridshift.errors import DataError
+from gridshift.hashing import sha256_bytes
 from gridshift.home import Home
 from sim_core.bench.metrics import METRIC_NAMES
-from sim_core.bench.sweep import RunKey, compare, execute, options_sha256, run_options
+from sim_core.bench.sweep import RunKey, compare, execute, options_sha256, run_options, worker_name
 from warehouse.benchmark_store import WarehouseRunStore
 from warehouse.db import read_table
 
@@ -46,7 +48,15 @@ def test_round_trip(tmp_path, scenario):
     assert (runs["finished_at_utc"] >= runs["started_at_utc"]).all() and (runs["wall_time_s"] >= 0).all()
     n = read_table(store.db_path, "SELECT count(*) n FROM benchmark_metrics")["n"][0]
     assert n == 4 * len(METRIC_NAMES)
-    assert read_table(store.db_path, "SELECT count(*) n FROM benchmark_series")["n"][0] == 4 * 96 * 3
+    # the index names each run's Parquet object under <home>/results, and its sha256
+    for row in runs.iter_rows(named=True):
+        url = row["result_url"]
+        assert url.startswith(str(tmp_path / "home" / "results" / "runs" / scenario.bundle_id))
+        assert url.endswith(f"/{row['policy']}/seed-{row['seed']}.parquet")
+        data = Path(url).read_bytes()
+        assert sha256_bytes(data) == row["result_sha256"] and len(data) == row["result_size_bytes"]
+        assert row["worker"] == worker_name()
+        assert pl.read_parquet(url).height == 96 * 3  # the series: steps x DCs
 
 
 def test_second_compare_simulates_nothing(tmp_path, scenario, run_counter):
@@ -104,3 +114,45 @@ def test_invalid_record_is_refused_and_nothing_written(tmp_path, scenario):
         store.save(rec)
     assert read_table(store.db_path, "SELECT count(*) n FROM benchmark_runs")["n"][0] == 0
     assert store.lookup([key]) == {}
+    assert not (tmp_path / "home" / "results").exists()  # no object published either
+
+
+def test_missing_or_changed_object_is_a_clear_error(tmp_path, scenario, bundle):
+    from typer.testing import CliRunner
+
+    from gridshift.objectstore import ObjectNotFoundError
+    from sim_core.cli import app
+
+    store = _store(tmp_path)
+    compare(scenario, ["local_only"], [0], days=1, store=store)
+    url = read_table(store.db_path, "SELECT result_url FROM benchmark_runs")["result_url"][0]
+    data = Path(url).read_bytes()
+    Path(url).write_bytes(data[:-16] + bytes(16))  # changed in place: the index's sha256 no longer matches
+    with pytest.raises(DataError, match="does not match the sha256 recorded in the index"):
+        compare(scenario, ["local_only"], [0], days=1, store=store)
+    Path(url).unlink()
+    with pytest.raises(ObjectNotFoundError, match=f"no object at {url}"):
+        compare(scenario, ["local_only"], [0], days=1, store=store)
+    res = CliRunner().invoke(app, ["compare", str(bundle), "--policies", "local_only", "--seeds", "0", "--days", "1",
+                                   "--home", str(tmp_path / "home")])
+    assert res.exit_code == 1 and "no object at" in " ".join(res.output.split())
+
+
+def test_pre_parquet_warehouse_index_is_dropped_once(tmp_path):
+    import duckdb
+
+    from warehouse.schemas import TABLES
+
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE benchmark_runs (bundle_id VARCHAR, options_json VARCHAR)")
+    con.execute("INSERT INTO benchmark_runs VALUES ('x', '{}')")
+    con.execute("CREATE TABLE benchmark_series (bundle_id VARCHAR)")
+    con.close()
+    WarehouseRunStore(db, str(tmp_path / "results"))
+    tables = read_table(db, "SELECT table_name FROM information_schema.tables")["table_name"].to_list()
+    assert "benchmark_series" not in tables
+    cols = read_table(db, "SELECT column_name FROM information_schema.columns WHERE table_name = 'benchmark_runs' "
+                          "ORDER BY ordinal_position")["column_name"].to_list()
+    assert cols == TABLES["benchmark_runs"].columns and "result_sha256" in cols
+    assert read_table(db, "SELECT count(*) n FROM benchmark_runs")["n"][0] == 0
