@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MD = ROOT / "BENCHMARKS.md"
-START, END = "<!-- baselines:start -->", "<!-- baselines:end -->"
+sys.path.insert(0, str(ROOT))
+from benchmarks._report import update_section  # noqa: E402
+
 POLICIES = ("local_only", "lowest_carbon", "defer_to_greener", "wait_awhile", "wait_awhile_interrupting",
             "gaia_lowest_carbon_window", "gaia_carbon_time", "gaia_res_first", "carbonscaler", "vcc", "carbonflex")
 
@@ -76,17 +77,6 @@ def measure(path: str, policy: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def write_md(section: str) -> None:
-    block = f"{START}\n{section.rstrip()}\n{END}"
-    text = MD.read_text() if MD.exists() else "# Benchmarks\n"
-    if START in text and END in text:
-        a, rest = text.split(START, 1)
-        _, b = rest.split(END, 1)
-        text = a + block + b
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    MD.write_text(text)
-
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -121,8 +111,8 @@ def main() -> None:
     section = "\n".join(lines)
     print(section)
     if not args.no_write:
-        write_md(section)
-        print(f"updated {MD}")
+        update_section("baselines", section)
+        print("updated BENCHMARKS.md")
 
 
 if __name__ == "__main__":
