@@ -441,24 +441,3 @@ def test_moer_error_alignment_on_a_synthetic_file(tmp_path):
     np.testing.assert_allclose(e["mae"].to_numpy(), 0.01 * np.arange(1, 37), rtol=1e-9)
     assert e["lead_min"].to_list()[:3] == [5, 10, 15]
     assert F.fit_lead_exponent(e) == pytest.approx(1.0, abs=1e-9)  # MAE proportional to the lead
-
-
-MIRROR = "/work/shared/data/moer-5min"
-
-
-@pytest.mark.parametrize(("name", "p", "mae_5", "mae_180"), [
-    ("SGIP_CAISO_PGE_2021-08", 0.3675, 0.014426, 0.059981),
-    ("SGIP_CAISO_SCE_2020-04", 0.3422, 0.018380, 0.071898),
-])
-def test_moer_errors_of_the_mirror_files(name, p, mae_5, mae_180):
-    """The measured MOER forecast errors and the lead exponent of skill.csv (mean of the two fits)."""
-    import os
-
-    path = os.path.join(MIRROR, f"{name}.csv.gz")
-    if not os.path.exists(path):
-        pytest.skip("data mirror not available")
-    e = F.moer_forecast_errors(path)
-    assert F.fit_lead_exponent(e) == pytest.approx(p, abs=5e-5)
-    assert e["mae"][0] == pytest.approx(mae_5, abs=1e-6) and e["mae"][35] == pytest.approx(mae_180, abs=1e-6)
-    assert (e["mae"][35] < e["persistence_mae"][35])  # the issued forecast beats persistence at 3 h
-    assert FD.lead_exponent() == pytest.approx((0.3675 + 0.3422) / 2, abs=5e-4)
