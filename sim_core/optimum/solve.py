@@ -9,7 +9,8 @@ every task by the engine's deadline. It is a lower bound, not a schedule: the LP
 fluids (a task may split over steps, sites and rates, as if interruptible and resumable anywhere at no
 checkpoint cost, its transfer share priced with the fraction that runs remotely), (2) the engine's
 queues (FCFS with backfill) and server wake latency to per-step capacity, (3) the power model to a
-convex piecewise-linear minorant (``optimum.power``), (4) tasks to classes (``optimum.classes``), and
+convex piecewise-linear minorant (``optimum.power``), (4) tasks to classes (``optimum.classes``) with
+cumulative work curves (``formulation="cumulative"``) or one work row each (``"classes"``), and
 with rolling horizons (5) each horizon's energy is bounded on its own steps with the work its tasks
 must do inside it. Schedules that miss deadlines are outside its scope (they may push work past the
 window's end): compare reports SLA violations next to the gap.
@@ -37,6 +38,9 @@ HORIZON_DAYS = 7.0
 #: transfer bucket with cumulative release/deadline curves) or "classes" (per arrival and deadline hour too)
 FORMULATIONS = ("cumulative", "classes")
 FORMULATION = "cumulative"
+#: default steps between the cumulative curves' checkpoints (1 h): checking the curves at fewer steps is a
+#: relaxation; chosen for solve time (BENCHMARKS.md: 4x fewer curve variables), never on a policy's result
+CURVE_STEPS = 4
 
 
 class OptimumError(ValueError):
@@ -114,12 +118,15 @@ def _weights(objective: str, carbon_weight: float, cost_weight: float) -> tuple[
 def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
             carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | None = HORIZON_DAYS,
             shape_tol: float = SHAPE_TOL, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
-            formulation: str = FORMULATION, **options) -> OptimumResult:
+            formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, **options) -> OptimumResult:
     """The offline optimum's lower bound of a run window (same arguments as :func:`sim_core.run`: the
     window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
     a run does). ``objective``: ``carbon``, ``cost`` or ``weighted`` (``carbon_weight`` per kg CO2 +
     ``cost_weight`` per USD). Windows longer than ``horizon_days`` are solved as rolling horizons
-    (``None``: one LP). ``shape_tol`` / ``time_steps``: the class key's resolution (``optimum.classes``).
+    (``None``: one LP). ``formulation``: ``cumulative`` (classes per resource, origin and transfer bucket
+    with cumulative release/deadline curves checked every ``curve_steps`` steps) or ``classes`` (also keyed
+    by arrival and deadline step, one work row per class). ``shape_tol`` / ``time_steps``: the class key's
+    resolution (``optimum.classes``; ``time_steps`` only for ``classes``).
     ``solver``: HiGHS's ``solver`` option (dual simplex by default: 5x faster than its interior point on
     these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md)."""
     t_build = time.perf_counter()
@@ -179,7 +186,8 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         fac_h = type(fac)(slope=fac.slope[:, hs], icpt=fac.icpt[:, hs], count=fac.count[:, hs],
                           short=fac.short[:, hs], fallback=fac.fallback[:, hs])
         lp = assemble(cc.cells, cc.resources, sites, fac_h, cap, np.ascontiguousarray(w_kwh[:, hs]),
-                      np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due)
+                      np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due,
+                      curve_steps=curve_steps)
         acc["build"] += time.perf_counter() - t_b
         x, obj, status, secs = _solve(lp, threads, solver)
         statuses.append(status)
