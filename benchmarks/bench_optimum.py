@@ -4,6 +4,7 @@ main job's rate of ~3,400 tasks a day), and on a 28-day window as rolling 7-day 
 
     uv run python benchmarks/bench_optimum.py            # both, updates BENCHMARKS.md
     uv run python benchmarks/bench_optimum.py --quick    # the 7-day window only, prints only
+    uv run python benchmarks/bench_optimum.py --quick --formulation classes   # the earlier LP, to compare
 
 Times are wall-clock seconds of the whole ``optimum(...)`` call (set-up, LP assembly, HiGHS) and of
 HiGHS alone, with the process CPU time next to them (the machine is shared: wall time grows with the
@@ -27,19 +28,30 @@ from benchmarks._report import machine, update_section  # noqa: E402
 TASKS_PER_DAY = 3425
 
 
-def measure(path: Path, days: float, horizon_days: float | None) -> dict:
+#: the earlier formulation on the same 7-day window, measured before it stopped being the default (kept
+#: here, not re-run by default: it takes minutes); reproduce with --quick --formulation classes
+NOTE = """The earlier `formulation="classes"` LP (per-hour arrival/deadline class keys, one work row per class) on
+the same 7-day window: `uv run python benchmarks/bench_optimum.py --quick --formulation classes`, 2026-11-23,
+same machine, load average 7.5–17: 42,947 classes, 2,543,101 LP columns, 139,876 rows, 5,309,789
+non-zeros, 1532.0 s wall (1457.3 s HiGHS), 263.6 CPU s, bound **9,011.2 kg** (of which 8,061.5 kg no
+schedule changes). The cumulative LP's bound on the same window is given above: the difference, divided
+by the schedule-dependent part (bound − 8,061.5 kg), is how much the faster formulation loosens the bound."""
+
+
+def measure(path: Path, days: float, horizon_days: float | None, formulation: str) -> dict:
     import sim_core
     from sim_core.optimum import optimum
 
     sc = sim_core.load(path)
     c0, t0 = time.process_time(), time.perf_counter()
-    r = optimum(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins")
+    r = optimum(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins", formulation=formulation)
     return {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "r": r}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--formulation", default="cumulative", choices=["cumulative", "classes"])
     args = ap.parse_args()
     from sim_core.testing import reference_bundle
 
@@ -47,15 +59,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = reference_bundle(tmp, n_tasks=TASKS_PER_DAY * (days_total + 1), n_steps=96 * (days_total + 1),
                                 name="optimum-bench")
-        rows = [("7-day window, one LP", measure(path, 7, 7.0))]
+        rows = [("7-day window, one LP", measure(path, 7, 7.0, args.formulation))]
         if not args.quick:
-            rows.append(("28-day window, rolling 7-day horizons", measure(path, 28, 7.0)))
+            rows.append(("28-day window, rolling 7-day horizons", measure(path, 28, 7.0, args.formulation)))
     load = os.getloadavg()[0]
     cmd = "uv run python benchmarks/bench_optimum.py" + (" --quick" if args.quick else "")
+    if args.formulation != "cumulative":
+        cmd += f" --formulation {args.formulation}"
     lines = ["## Offline optimum (LP bound, HiGHS)", "",
              f"`{cmd}` — {machine()}, load average {load:.1f} when it finished (a shared machine). Reference "
              f"5-DC cluster, synthetic signals, a synthetic workload at the main job's rate ({TASKS_PER_DAY:,} "
-             "tasks/day), seed 0, default class key (docs/optimum.md).", "",
+             "tasks/day), seed 0, `formulation=\"{args.formulation}\"`, default class key (docs/optimum.md).", "",
              "| window | tasks | classes | LP columns | rows | non-zeros | total wall s | HiGHS wall s | CPU s "
              "| bound kg CO2 | of which no schedule changes |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -64,6 +78,7 @@ def main() -> None:
         lines.append(f"| {name} | {r.n_tasks:,} | {r.n_classes:,} | {r.n_cols:,} | {r.n_rows:,} | {r.nnz:,} | "
                      f"{m['wall_s']:.1f} | {r.solve_s:.1f} | {m['cpu_s']:.1f} | {r.value:,.1f} | "
                      f"{r.baseline_carbon_kg:,.1f} |")
+    lines += ["", NOTE] if not args.quick and args.formulation == "cumulative" else []
     body = "\n".join(lines)
     print(body)
     if not args.quick:

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import engine as E
 from ..simulator import Prepared, as_scenario
-from .classes import SHAPE_TOL, TIME_STEPS, WindowTasks, build_classes
+from .classes import SHAPE_TOL, SHAPE_TOL_CUMULATIVE, TIME_STEPS, WindowTasks, build_classes
 from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
 from .power import bound_at, facility_pieces, site_power
 
@@ -85,7 +85,7 @@ class OptimumResult:
     impossible: int  # tasks no datacenter can finish by their deadline (deadline dropped)
     seed: int
     weights: dict = field(default_factory=dict)  # kg and USD weights of the objective
-    shape_tol: float = SHAPE_TOL
+    shape_tol: float = SHAPE_TOL_CUMULATIVE
     formulation: str = FORMULATION  # the LP's task aggregation ("cumulative" or "classes")
     options: dict = field(default_factory=dict)  # the run options the window was prepared with
 
@@ -117,7 +117,7 @@ def _weights(objective: str, carbon_weight: float, cost_weight: float) -> tuple[
 
 def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
             carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | None = HORIZON_DAYS,
-            shape_tol: float = SHAPE_TOL, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
+            shape_tol: float | None = None, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
             formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, **options) -> OptimumResult:
     """The offline optimum's lower bound of a run window (same arguments as :func:`sim_core.run`: the
     window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
@@ -126,12 +126,15 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     (``None``: one LP). ``formulation``: ``cumulative`` (classes per resource, origin and transfer bucket
     with cumulative release/deadline curves checked every ``curve_steps`` steps) or ``classes`` (also keyed
     by arrival and deadline step, one work row per class). ``shape_tol`` / ``time_steps``: the class key's
-    resolution (``optimum.classes``; ``time_steps`` only for ``classes``).
+    resolution (``optimum.classes``; ``shape_tol`` None: 3.0 for ``cumulative``, 1.0 for ``classes``;
+    ``time_steps`` only for ``classes``).
     ``solver``: HiGHS's ``solver`` option (dual simplex by default: 5x faster than its interior point on
     these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md)."""
     t_build = time.perf_counter()
     if formulation not in FORMULATIONS:
         raise OptimumError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
+    if shape_tol is None:
+        shape_tol = SHAPE_TOL_CUMULATIVE if formulation == "cumulative" else SHAPE_TOL
     sc = as_scenario(scenario)
     w_c, w_u = _weights(objective, carbon_weight, cost_weight)
     prep = Prepared(sc, seed, start=start, days=days, steps=steps, **options)
