@@ -31,16 +31,16 @@ TASKS_PER_DAY = 3425
 #: the earlier formulation on the same 7-day window, measured before it stopped being the default (kept
 #: here, not re-run by default: it takes minutes); reproduce with --quick --formulation classes
 NOTE = """The issue's target is the first row: a 7-day, 5-site window in under a minute on 2 cores. How much the
-cumulative LP loosens the bound, on the `--quick` bundle's 7-day window (8-day bundle, so
-not the same window as the table above), 2026-11-23, same machine: `uv run python benchmarks/bench_optimum.py
---quick --formulation classes` (the earlier LP: 42,947 classes, 2,543,101 columns, 263.6 CPU s, 1532 s wall at
-load average 7.5–17) gives **9,011.2 kg**; the default cumulative LP (the same `optimum(...)` call as
-`--quick`, timed by an ad-hoc script, load average ≈ 2: 169 classes, 395,833 columns, 36.8 s HiGHS, 49.7 CPU s) gives **8,965.5 kg**; of which 8,061.5 kg
-no schedule changes in both. The cumulative bound is 45.7 kg (0.51 %) lower, 4.8 % of the schedule-dependent
-part (949.7 kg). Intermediate steps, same window: cumulative with curves checked every step and base-2 buckets
-814,739 columns, 74.8 s HiGHS, 8,981.2 kg; hourly checks 660,011 columns, 55.5 s, 8,978.5 kg; base-4 buckets
-(default) 395,833 columns, 36.8 s, 8,965.5 kg. HiGHS's primal simplex and interior point were slower than dual
-simplex on this LP (stopped after > 90 s)."""
+cumulative LP loosens the bound, on the `--quick` bundle's 7-day window (8-day bundle, so not the same window
+as the table above), 2026-11-23, same machine: `uv run python benchmarks/bench_optimum.py --quick
+--formulation classes` (the earlier LP: 42,947 classes, 2,543,101 columns, 263.6 CPU s, 1532 s wall at load
+average 7.5–17) gives **9,011.2 kg**; the default cumulative LP (the same `optimum(...)` call as `--quick`,
+timed by an ad-hoc script, load average ≈ 2: 169 classes, 395,833 columns, 36.8 s HiGHS, 49.7 CPU s) gives
+**8,965.5 kg**; of which 8,061.5 kg no schedule changes in both. The cumulative bound is 45.7 kg (0.51 %)
+lower, 4.8 % of the schedule-dependent part (949.7 kg). Intermediate steps, same window: cumulative with
+curves checked every step and base-2 buckets 814,739 columns, 74.8 s HiGHS, 8,981.2 kg; hourly checks 660,011
+columns, 55.5 s, 8,978.5 kg; base-4 buckets (default) 395,833 columns, 36.8 s, 8,965.5 kg. HiGHS's primal
+simplex and interior point were slower than dual simplex on this LP (stopped after > 90 s)."""
 
 
 def measure(path: Path, days: float, horizon_days: float | None, formulation: str) -> dict:
