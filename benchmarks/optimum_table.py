@@ -62,17 +62,19 @@ def figure(sc, days: float, seed: int, path: Path, what: str) -> None:
 
     pols = [p for p in sim_core.POLICIES if p != BASELINE]
     df = delay_sweep(sc, pols, DELAYS_H, seed=seed, days=days, baseline=BASELINE)
-    fig = Figure(figsize=(7.5, 5))
+    fig = Figure(figsize=(10, 5))
     ax = fig.add_subplot(1, 1, 1)
-    for p in [*pols, "optimum (bound)"]:
+    for i, p in enumerate([*pols, "optimum (bound)"]):
         s = df.filter(df["policy"] == p).sort("allowed_delay_h")
-        style = dict(color="k", lw=2, ls="--") if p.startswith("optimum") else {}
+        # 17+ lines: the colour cycle (10) repeats, so the line style tells the second round apart
+        style = (dict(color="k", lw=2, ls="--") if p.startswith("optimum")
+                 else dict(color=f"C{i % 10}", ls="-" if i < 10 else ":"))
         ax.plot(s["allowed_delay_h"].to_numpy(), s["saving_pct"].to_numpy(), marker="o", ms=3, label=p, **style)
     ax.set_xlabel("allowed delay of every task (h)")
     ax.set_ylabel(f"carbon saving vs {BASELINE} (%)")
     ax.set_title(f"savings vs allowed delay, {days:g} days, seed {seed}\n{what}", fontsize=8)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110, metadata={"Software": None})

@@ -188,16 +188,26 @@ class LPModel:
 
 
 def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray], sites: list[SitePower],
-             fac: FacilityPieces, cap: np.ndarray, weight_kwh: np.ndarray, p_upper: np.ndarray) -> LPModel:
+             fac: FacilityPieces, cap: np.ndarray, weight_kwh: np.ndarray, p_upper: np.ndarray,
+             avail: np.ndarray | None = None, due: np.ndarray | None = None, curve_steps: int = 1) -> LPModel:
     """Assemble the LP. ``resources``: cores, GPUs, GB of every task; ``weight_kwh`` (n_dc, n): objective
     weight per kWh of facility energy; ``p_upper`` (n_dc, n): upper bound of P (inf except where the
-    weight is negative)."""
+    weight is negative). ``avail``/``due`` (n_tasks, n, s): the cumulative formulation — instead of one work
+    row per task (class), its work done by the end of each step, S[i, k] = S[i, k - 1] + sum_d y[i, d, k],
+    lies in [due[i, k], avail[i, k]] (S: columns after the per-(d, j) variables), checked at the end of
+    every ``curve_steps`` steps only (a subset of the constraints: a relaxation, 4x fewer S on hourly checks)."""
     n_tasks = resources[0].shape[0]
     n_dc, n = weight_kwh.shape
     nc = cells.task.shape[0]
     base = nc
     n_dk = n_dc * n
     n_col = nc + n_dk * N_DK
+    cumulative = avail is not None
+    s_base = n_col
+    cs = max(int(curve_steps), 1)
+    n_h = -(-n // cs)  # curve checkpoints: the ends of steps cs - 1, 2 cs - 1, ..., n - 1
+    if cumulative:
+        n_col += n_tasks * n_h
 
     def var(d, j, v):
         return base + (d * n + j) * N_DK + v
@@ -228,10 +238,20 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     # task rows
     has = np.bincount(cells.task, minlength=n_tasks) > 0
     task_rows = np.full(n_tasks, -1, np.int64)
-    t_with = np.nonzero(has)[0]
-    first = add_rows(cells.need[t_with] / E.STEP_S, cells.work[t_with] / E.STEP_S)
-    task_rows[t_with] = first + np.arange(t_with.shape[0])
-    add_entries(task_rows[cells.task], np.arange(nc), 1.0)
+    if cumulative:
+        # S[i, h] - S[i, h - 1] - sum_d sum_(k in checkpoint h) y[i, d, k] = 0
+        first = add_rows(np.zeros(n_tasks * n_h), np.zeros(n_tasks * n_h))
+        s_col = s_base + np.arange(n_tasks * n_h)
+        add_entries(first + np.arange(n_tasks * n_h), s_col, 1.0)
+        prev = (np.arange(n_tasks * n_h) % n_h) > 0
+        add_entries(first + np.nonzero(prev)[0], s_col[prev] - 1, -1.0)
+        add_entries(first + cells.task * n_h + cells.step // cs, np.arange(nc), -1.0)
+        task_rows[has] = first + np.nonzero(has)[0] * n_h + n_h - 1  # the row of the last checkpoint
+    else:
+        t_with = np.nonzero(has)[0]
+        first = add_rows(cells.need[t_with] / E.STEP_S, cells.work[t_with] / E.STEP_S)
+        task_rows[t_with] = first + np.arange(t_with.shape[0])
+        add_entries(task_rows[cells.task], np.arange(nc), 1.0)
 
     dj = np.arange(n_dk)  # flat (d, j) = d * n + j
     # B definitions: B_r - sum r_i y = 0
@@ -249,6 +269,10 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     col_cost = np.zeros(n_col)
     col_upper[:nc] = cells.cap
     col_cost[:nc] = cells.cost
+    if cumulative:
+        k_end = np.minimum(np.arange(n_h) * cs + cs - 1, n - 1)
+        col_lower[s_base:] = (due[:, k_end] / E.STEP_S).ravel()
+        col_upper[s_base:] = (avail[:, k_end] / E.STEP_S).ravel()
     for d, s in enumerate(sites):
         sl = slice(d * n, (d + 1) * n)
         idx = base + dj[sl] * N_DK

@@ -9,7 +9,8 @@ every task by the engine's deadline. It is a lower bound, not a schedule: the LP
 fluids (a task may split over steps, sites and rates, as if interruptible and resumable anywhere at no
 checkpoint cost, its transfer share priced with the fraction that runs remotely), (2) the engine's
 queues (FCFS with backfill) and server wake latency to per-step capacity, (3) the power model to a
-convex piecewise-linear minorant (``optimum.power``), (4) tasks to classes (``optimum.classes``), and
+convex piecewise-linear minorant (``optimum.power``), (4) tasks to classes (``optimum.classes``) with
+cumulative work curves (``formulation="cumulative"``) or one work row each (``"classes"``), and
 with rolling horizons (5) each horizon's energy is bounded on its own steps with the work its tasks
 must do inside it. Schedules that miss deadlines are outside its scope (they may push work past the
 window's end): compare reports SLA violations next to the gap.
@@ -26,13 +27,20 @@ import numpy as np
 
 from .. import engine as E
 from ..simulator import Prepared, as_scenario
-from .classes import SHAPE_TOL, TIME_STEPS, WindowTasks, build_classes
+from .classes import SHAPE_TOL, SHAPE_TOL_CUMULATIVE, TIME_STEPS, WindowTasks, build_classes
 from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
 from .power import bound_at, facility_pieces, site_power
 
 OBJECTIVES = ("carbon", "cost", "weighted")
 #: default horizon of one LP (days): the issue's "7-day window must solve in under a minute"
 HORIZON_DAYS = 7.0
+#: the LP's task aggregation (docs/optimum.md): "cumulative" (default: classes per resource, origin and
+#: transfer bucket with cumulative release/deadline curves) or "classes" (per arrival and deadline hour too)
+FORMULATIONS = ("cumulative", "classes")
+FORMULATION = "cumulative"
+#: default steps between the cumulative curves' checkpoints (1 h): checking the curves at fewer steps is a
+#: relaxation; chosen for solve time (BENCHMARKS.md: 4x fewer curve variables), never on a policy's result
+CURVE_STEPS = 4
 
 
 class OptimumError(ValueError):
@@ -77,7 +85,8 @@ class OptimumResult:
     impossible: int  # tasks no datacenter can finish by their deadline (deadline dropped)
     seed: int
     weights: dict = field(default_factory=dict)  # kg and USD weights of the objective
-    shape_tol: float = SHAPE_TOL
+    shape_tol: float = SHAPE_TOL_CUMULATIVE
+    formulation: str = FORMULATION  # the LP's task aggregation ("cumulative" or "classes")
     options: dict = field(default_factory=dict)  # the run options the window was prepared with
 
     @property
@@ -108,16 +117,24 @@ def _weights(objective: str, carbon_weight: float, cost_weight: float) -> tuple[
 
 def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
             carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | None = HORIZON_DAYS,
-            shape_tol: float = SHAPE_TOL, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
-            **options) -> OptimumResult:
+            shape_tol: float | None = None, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
+            formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, **options) -> OptimumResult:
     """The offline optimum's lower bound of a run window (same arguments as :func:`sim_core.run`: the
     window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
     a run does). ``objective``: ``carbon``, ``cost`` or ``weighted`` (``carbon_weight`` per kg CO2 +
     ``cost_weight`` per USD). Windows longer than ``horizon_days`` are solved as rolling horizons
-    (``None``: one LP). ``shape_tol`` / ``time_steps``: the class key's resolution (``optimum.classes``).
+    (``None``: one LP). ``formulation``: ``cumulative`` (classes per resource, origin and transfer bucket
+    with cumulative release/deadline curves checked every ``curve_steps`` steps) or ``classes`` (also keyed
+    by arrival and deadline step, one work row per class). ``shape_tol`` / ``time_steps``: the class key's
+    resolution (``optimum.classes``; ``shape_tol`` None: 3.0 for ``cumulative``, 1.0 for ``classes``;
+    ``time_steps`` only for ``classes``).
     ``solver``: HiGHS's ``solver`` option (dual simplex by default: 5x faster than its interior point on
     these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md)."""
     t_build = time.perf_counter()
+    if formulation not in FORMULATIONS:
+        raise OptimumError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
+    if shape_tol is None:
+        shape_tol = SHAPE_TOL_CUMULATIVE if formulation == "cumulative" else SHAPE_TOL
     sc = as_scenario(scenario)
     w_c, w_u = _weights(objective, carbon_weight, cost_weight)
     prep = Prepared(sc, seed, start=start, days=days, steps=steps, **options)
@@ -168,17 +185,18 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
                            carbon=np.ascontiguousarray(carbon[:, hs]), t0=t0, n=hn,
                            kwh_per_gb=float(opts.transfer_kwh_per_gb), mean_emissions=mean_ci, w_carbon=w_c,
                            w_cost=w_u, shape_tol=shape_tol, time_steps=time_steps,
-                           energy_weight=energy_w)
+                           energy_weight=energy_w, cumulative=formulation == "cumulative")
         fac_h = type(fac)(slope=fac.slope[:, hs], icpt=fac.icpt[:, hs], count=fac.count[:, hs],
                           short=fac.short[:, hs], fallback=fac.fallback[:, hs])
         lp = assemble(cc.cells, cc.resources, sites, fac_h, cap, np.ascontiguousarray(w_kwh[:, hs]),
-                      np.ascontiguousarray(p_upper[:, hs]))
+                      np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due,
+                      curve_steps=curve_steps)
         acc["build"] += time.perf_counter() - t_b
         x, obj, status, secs = _solve(lp, threads, solver)
         statuses.append(status)
         acc["solve"] += secs
         acc["value"] += obj
-        P = x[lp.dk_base:].reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
+        P = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
         kwh = STEP_H * P
         acc["kwh"] += float(kwh.sum())
         acc["fac_kg"] += float((kwh * carbon[:, hs]).sum() / 1000.0)
@@ -205,7 +223,8 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         horizon_steps=int(min(h_steps, n)), rolling=h_steps < n, n_horizons=len(statuses), n_tasks=acc["tasks"],
         n_classes=acc["classes"], n_cols=acc["cols"], n_rows=acc["rows"], nnz=acc["nnz"],
         unschedulable=_unschedulable(T, cap), impossible=acc["imp"], seed=int(prep.seed),
-        weights={"per_kg": w_c, "per_usd": w_u}, shape_tol=float(shape_tol), options=opts.public())
+        weights={"per_kg": w_c, "per_usd": w_u}, shape_tol=float(shape_tol), formulation=formulation,
+        options=opts.public())
 
 
 def _unschedulable(T, cap) -> int:

@@ -159,17 +159,39 @@ def _flexible_bundle(tmp_path, n_tasks=600, n_dc=5, days=3):
 def test_coarser_classes_and_rolling_horizons_never_raise_the_bound(tmp_path):
     """Coarser classes (nested keys) and rolling horizons are relaxations of the finer LP: their bound is <=."""
     sc = sim_core.load(_flexible_bundle(tmp_path))
-    fine = optimum(sc, seed=1, shape_tol=1.0, time_steps=1)
-    coarse = optimum(sc, seed=1, shape_tol=1.0, time_steps=8)
-    rolling = optimum(sc, seed=1, shape_tol=1.0, time_steps=1, horizon_days=1.0)
+    fine = optimum(sc, seed=1, shape_tol=1.0, time_steps=1, formulation="classes")
+    coarse = optimum(sc, seed=1, shape_tol=1.0, time_steps=8, formulation="classes")
+    rolling = optimum(sc, seed=1, shape_tol=1.0, time_steps=1, horizon_days=1.0, formulation="classes")
+    assert fine.formulation == "classes"
     assert coarse.n_classes < fine.n_classes
     assert coarse.value <= fine.value * (1 + 1e-7)
     assert rolling.rolling and rolling.n_horizons == 3 and rolling.horizon_steps == 96
     assert rolling.value <= fine.value * (1 + 1e-7)
     assert rolling.value > fine.baseline_carbon_kg  # still above what no schedule changes
     # same inputs: the same bound, exactly
-    again = optimum(sc, seed=1, shape_tol=1.0, time_steps=1)
+    again = optimum(sc, seed=1, shape_tol=1.0, time_steps=1, formulation="classes")
     assert again.value == fine.value and again.n_cols == fine.n_cols
+
+
+def test_cumulative_formulation(tmp_path):
+    """The cumulative LP (the default): far fewer classes than the per-hour classes, a bound above what no
+    schedule changes, coarser (nested: base-4 buckets hold whole base-2 buckets) transfer buckets never raise
+    it, rolling horizons solve, the same inputs give the same bound, and an unknown formulation is refused."""
+    sc = sim_core.load(_flexible_bundle(tmp_path))
+    cum = optimum(sc, seed=1, shape_tol=1.0)
+    cls = optimum(sc, seed=1, shape_tol=1.0, formulation="classes")
+    assert cum.formulation == "cumulative" and cum.status == "Optimal"
+    assert cum.n_classes < cls.n_classes / 3
+    assert cum.baseline_carbon_kg < cum.value
+    # a relaxation of the per-task LP, like the classes: same order as their bound, here within 5 %
+    assert cum.value == pytest.approx(cls.value, rel=0.05)
+    coarse = optimum(sc, seed=1, shape_tol=3.0)
+    assert coarse.n_classes <= cum.n_classes and coarse.value <= cum.value * (1 + 1e-7)
+    rolling = optimum(sc, seed=1, shape_tol=1.0, horizon_days=1.0)
+    assert rolling.rolling and rolling.n_horizons == 3 and rolling.value > rolling.baseline_carbon_kg
+    assert optimum(sc, seed=1, shape_tol=1.0).value == cum.value
+    with pytest.raises(OptimumError, match="formulation"):
+        optimum(sc, seed=1, formulation="per-task")
 
 
 def test_every_builtin_policy_respects_the_bound_on_a_7_day_5_site_window(tmp_path):
