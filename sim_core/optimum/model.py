@@ -34,25 +34,10 @@ N_DK = len(DK_VARS)
 
 
 @dataclass
-class TaskWindow:
-    """The tasks of an LP window (arrays over the run's window tasks, in the run's order)."""
-
-    arrival: np.ndarray  # s since the bundle start
-    duration: np.ndarray
-    cores: np.ndarray
-    gpus: np.ndarray
-    mem: np.ndarray
-    bw: np.ndarray
-    origin: np.ndarray
-    latest_start: np.ndarray  # s since the bundle start (inf: no limit)
-    task_id: np.ndarray
-
-
-@dataclass
 class Cells:
     """Every (task, datacenter, step) cell of the LP, columnar."""
 
-    task: np.ndarray  # index into the TaskWindow
+    task: np.ndarray  # index into the window's tasks (classes.WindowTasks) or classes
     dc: np.ndarray
     step: np.ndarray  # window-local step
     cap: np.ndarray  # upper bound of y (share of the step)
@@ -83,84 +68,6 @@ def _range_min(series: np.ndarray, idx: np.ndarray, lo: np.ndarray, hi: np.ndarr
         t = levels[L]
         out[m] = np.minimum(t[idx[m], lo[m]], t[idx[m], hi[m] - (1 << L) + 1])
     return out
-
-
-def build_cells(tw: TaskWindow, *, cap: np.ndarray, delay_s_per_gb: np.ndarray, rtt_s: np.ndarray,
-                usd_per_gb: np.ndarray, carbon: np.ndarray, t0: float, n: int, kwh_per_gb: float,
-                mean_emissions: bool, w_carbon: float, w_cost: float) -> Cells:
-    """The cells of every task: at each datacenter that can hold it, every step of the interval in
-    which it may run there, [arrival + transfer delay, latest start + duration], clipped to the window.
-
-    ``carbon`` (n_dc, n): the window's intensities (g/kWh); a remote cell carries its share
-    (y / (duration / 900)) of the task's transfer, priced at the lowest origin intensity (or mean of
-    origin and destination) between the arrival step and the cell's step (the decision falls there)."""
-    step_s = E.STEP_S
-    n_dc = cap.shape[0]
-    a, dur, o = tw.arrival, tw.duration, tw.origin
-    fits = ((tw.cores[:, None] <= cap[None, :, 0] + E.EPS) & (tw.gpus[:, None] <= cap[None, :, 1] + E.EPS)
-            & (tw.mem[:, None] <= cap[None, :, 2] + E.EPS))
-    scheduled = fits.any(axis=1)
-    per_gb = delay_s_per_gb[o]  # (n_t, n_dc)
-    with np.errstate(invalid="ignore"):
-        delay = np.where(tw.bw[:, None] > 0, tw.bw[:, None] * per_gb, 0.0) + rtt_s[o]
-    delay[np.arange(o.shape[0]), o] = 0.0
-    delay = np.where(np.isnan(delay), np.inf, delay)
-    e = a[:, None] + delay
-    b = tw.latest_start.copy()
-    ok = fits & (e <= b[:, None] + 1e-6)
-    impossible = scheduled & ~ok.any(axis=1)
-    b[impossible] = np.inf  # no schedule meets this limit: the task is left unconstrained (reported)
-    ok = fits & (e <= b[:, None] + 1e-6)
-    t_end = t0 + step_s * n
-    with np.errstate(invalid="ignore"):
-        f = b + dur  # latest finish
-        post = np.clip(f - t_end, 0.0, None)
-        need = np.where(scheduled, np.clip(dur - post, 0.0, None), 0.0)
-    need = np.where(np.isnan(need), 0.0, need)
-    # cells: [e, min(f, t_end)) per feasible pair, in window steps
-    ii, dd = np.nonzero(ok & (e < t_end) & (dur[:, None] > 0))
-    ee = e[ii, dd]
-    ff = np.minimum(f[ii], t_end)
-    keep = ff > ee
-    ii, dd, ee, ff = ii[keep], dd[keep], ee[keep], ff[keep]
-    j_lo = np.floor((ee - t0) / step_s).astype(np.int64)
-    j_hi = (np.ceil((ff - t0) / step_s) - 1).astype(np.int64)
-    j_lo = np.clip(j_lo, 0, n - 1)
-    j_hi = np.clip(j_hi, 0, n - 1)
-    cnt = np.maximum(j_hi - j_lo + 1, 0)
-    rep = np.repeat(np.arange(ii.shape[0]), cnt)
-    off = np.arange(rep.shape[0]) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    j = j_lo[rep] + off
-    ti, dc = ii[rep], dd[rep]
-    ts = t0 + step_s * j
-    cap_cell = (np.minimum(ff[rep], ts + step_s) - np.maximum(ee[rep], ts)) / step_s
-    cap_cell = np.clip(cap_cell, 0.0, 1.0)
-    k = cap_cell > 1e-9
-    ti, dc, j, cap_cell = ti[k], dc[k], j[k], cap_cell[k]
-    # transfer share of remote cells
-    remote = dc != o[ti]
-    units = dur[ti] / step_s  # the task's work in steps
-    x_kg = np.zeros(ti.shape[0])
-    x_usd = np.zeros(ti.shape[0])
-    x_kwh = np.zeros(ti.shape[0])
-    if remote.any():
-        r = np.nonzero(remote)[0]
-        oi, di = o[ti[r]], dc[r]
-        a_step = np.clip(np.floor((a[ti[r]] - t0) / step_s).astype(np.int64), 0, n - 1)
-        if mean_emissions:
-            series = 0.5 * (carbon[:, None, :] + carbon[None, :, :])  # (o, d, n)
-            ci = _range_min(series.reshape(n_dc * n_dc, n), oi * n_dc + di, a_step, j[r])
-        else:
-            ci = _range_min(carbon, oi, a_step, j[r])
-        gb = tw.bw[ti[r]]
-        x_kwh[r] = gb * kwh_per_gb / units[r]
-        x_kg[r] = x_kwh[r] * ci / 1000.0
-        x_usd[r] = gb * usd_per_gb[oi, di] / units[r]
-    cost = w_carbon * x_kg + w_cost * x_usd
-    return Cells(task=ti.astype(np.int64), dc=dc.astype(np.int64), step=j.astype(np.int64), cap=cap_cell,
-                 cost=cost, carbon=x_kg, usd=x_usd, kwh=x_kwh, need=need, work=np.where(scheduled, dur, 0.0),
-                 scheduled=scheduled,
-                 impossible=impossible)
 
 
 @dataclass
