@@ -1,4 +1,4 @@
-"""The LP of one window: per-task fluid cells, per (datacenter, step) resources, servers and the power
+"""The LP of one window: fluid cells of the task classes (classes.py), per (datacenter, step) resources, servers and the power
 bound, assembled column-wise with NumPy into one sparse matrix for HiGHS (docs/optimum.md).
 
 Variables
