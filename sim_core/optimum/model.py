@@ -1,5 +1,5 @@
-"""The LP of one window: fluid cells of the task classes (classes.py), per (datacenter, step) resources, servers and the power
-bound, assembled column-wise with NumPy into one sparse matrix for HiGHS (docs/optimum.md).
+"""The LP of one window: fluid cells of the task classes (classes.py), per (datacenter, step) resources,
+servers and the power bound, assembled column-wise with NumPy into one sparse matrix for HiGHS (docs/optimum.md).
 
 Variables
   y[c]      cell c = (task i, datacenter d, step j): the share of step j that task i runs at d
