@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MD = ROOT / "BENCHMARKS.md"
-START, END = "<!-- sim:start -->", "<!-- sim:end -->"
+sys.path.insert(0, str(ROOT))
+from benchmarks._report import update_section  # noqa: E402
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -81,21 +81,6 @@ def cold_compile_s(path: str) -> float:
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         return measure(path, days=1, env=env)["t_first"]
-
-
-def write_md(section: str) -> None:
-    block = f"{START}\n{section.rstrip()}\n{END}"
-    if MD.exists():
-        text = MD.read_text()
-        if START in text and END in text:
-            a, rest = text.split(START, 1)
-            _, b = rest.split(END, 1)
-            text = a + block + b
-        else:
-            text = text.rstrip() + "\n\n" + block + "\n"
-    else:
-        text = "# Benchmarks\n\n" + block + "\n"
-    MD.write_text(text)
 
 
 def main() -> None:
@@ -171,8 +156,8 @@ def main() -> None:
     section = "\n".join(lines)
     print(section)
     if not args.no_write:
-        write_md(section)
-        print(f"updated {MD}")
+        update_section("sim", section)
+        print("updated BENCHMARKS.md")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from benchmarks._report import update_section  # noqa: E402
+
 MD = ROOT / "BENCHMARKS.md"
 START, END = "<!-- sites:start -->", "<!-- sites:end -->"
 TASKS_PER_YEAR = 1_300_000
@@ -146,18 +149,6 @@ def measure(path: str, policy: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def write_md(section: str) -> None:
-    block = f"{START}\n{section.rstrip()}\n{END}"
-    text = MD.read_text() if MD.exists() else "# Benchmarks\n"
-    if START in text and END in text:
-        a, rest = text.split(START, 1)
-        _, b = rest.split(END, 1)
-        text = a + block + b
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    MD.write_text(text)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sites", default="5,25,50,100,200")
@@ -254,8 +245,8 @@ def main() -> None:
         return
     print(section)
     if not args.no_write:
-        write_md(section)
-        print(f"updated {MD}")
+        update_section("sites", section)
+        print("updated BENCHMARKS.md")
 
 
 if __name__ == "__main__":
