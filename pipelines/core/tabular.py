@@ -18,29 +18,55 @@ HEADER_LINES = 1
 DEFAULT_MAX_GAP = timedelta(hours=3)  # data row i (0-based) is line i + 2 of a CSV with one header line
 
 
-def _header(content: bytes, file: str) -> list[str]:
+def _header(content: bytes, file: str, *, first_line: int = 1) -> list[str]:
     """The header line's column names (csv quoting rules); a name given twice is refused, because a
     reader would silently keep one of the two columns."""
     first = content.lstrip(b"\xef\xbb\xbf").split(b"\n", 1)[0].rstrip(b"\r")
     try:
         names = next(csv.reader([first.decode("utf-8")]), [])
     except (UnicodeDecodeError, csv.Error) as exc:
-        raise DataError(f"cannot read the CSV header: {exc}", file=file, rows=[1]) from None
+        raise DataError(f"cannot read the CSV header: {exc}", file=file, rows=[first_line]) from None
     seen: dict[str, int] = {}
     for pos, name in enumerate(names, 1):
         if name.strip() in seen:
             raise DataError(
                 f"column {name.strip()!r} appears twice in the header (fields {seen[name.strip()]} and {pos})",
-                file=file, column=name.strip(), rows=[1], values=[first.decode("utf-8", "replace")[:200]],
+                file=file, column=name.strip(), rows=[first_line], values=[first.decode("utf-8", "replace")[:200]],
             )
         seen[name.strip()] = pos
     return names
 
 
-def read_csv_strings(content: bytes, file: str, required: list[str]) -> pl.DataFrame:
+def first_data_line(content: bytes, comment_prefix: str | None = None) -> int:
+    """The file line (1-based) of a CSV's first data row: after the leading comment block, if the file
+    has one (lines starting with ``comment_prefix``), and the header line."""
+    return _leading_comment_lines(content, comment_prefix) + HEADER_LINES + 1
+
+
+def _leading_comment_lines(content: bytes, comment_prefix: str | None) -> int:
+    if not comment_prefix:
+        return 0
+    prefix = comment_prefix.encode()
+    n = 0
+    for line in content.lstrip(b"\xef\xbb\xbf").split(b"\n"):
+        if not line.startswith(prefix):
+            break
+        n += 1
+    return n
+
+
+def read_csv_strings(content: bytes, file: str, required: list[str], *, comment_prefix: str | None = None,
+                     exact: bool = False) -> pl.DataFrame:
     """Read a CSV with every column as text, checking that the header names each column once and
-    that the required columns are present."""
-    _header(content, file)
+    that the required columns are present (``exact``: that they are the columns, in that order).
+
+    ``comment_prefix``: the file may open with a block of comment lines (a repository table's notes and
+    sources); only that leading block is skipped, so a comment-like line among the data is still read
+    as data and refused by the caller's checks. Its rows' file lines: :func:`first_data_line`."""
+    skip = _leading_comment_lines(content, comment_prefix)
+    if skip:
+        content = content.lstrip(b"\xef\xbb\xbf").split(b"\n", skip)[-1]
+    _header(content, file, first_line=skip + 1)
     try:
         df = pl.read_csv(io.BytesIO(content), infer_schema=False, encoding="utf8")
     except Exception as exc:  # polars raises several types for malformed CSV
@@ -50,30 +76,38 @@ def read_csv_strings(content: bytes, file: str, required: list[str]) -> pl.DataF
         raise DataError(
             f"missing or renamed column(s) {missing}; found {df.columns}", file=file, column=missing[0]
         )
+    if exact and df.columns != list(required):
+        raise DataError(f"columns {df.columns} are not {list(required)}", file=file, rows=[skip + 1])
     return df
 
 
-def bad_rows(df: pl.DataFrame, mask: pl.Series, message: str, *, file: str, column: str) -> DataError:
-    """The DataError for the rows of a CSV frame where ``mask`` holds: their file lines and ``column``'s values."""
+def bad_rows(df: pl.DataFrame, mask: pl.Series, message: str, *, file: str, column: str,
+             first_line: int = HEADER_LINES + 1) -> DataError:
+    """The DataError for the rows of a CSV frame where ``mask`` holds: their file lines (data row 0 is
+    line ``first_line``, see :func:`first_data_line`) and ``column``'s values."""
     bad = df.with_row_index("_i").filter(mask)
     return DataError(
-        message, file=file, column=column, rows=[i + HEADER_LINES + 1 for i in bad["_i"].head(10).to_list()],
+        message, file=file, column=column, rows=[i + first_line for i in bad["_i"].head(10).to_list()],
         values=bad[column].head(10).to_list(),
     )
 
 
-def _fail_on_nulls(df: pl.DataFrame, parsed: pl.Series, raw_col: str, file: str, what: str) -> None:
+def _fail_on_nulls(df: pl.DataFrame, parsed: pl.Series, raw_col: str, file: str, what: str,
+                   first_line: int = HEADER_LINES + 1) -> None:
     mask = parsed.is_null() & df[raw_col].is_not_null() & (df[raw_col] != "")
     if mask.any():
-        raise bad_rows(df, mask, f"{mask.sum()} value(s) are not {what}", file=file, column=raw_col)
+        raise bad_rows(df, mask, f"{mask.sum()} value(s) are not {what}", file=file, column=raw_col,
+                       first_line=first_line)
 
 
-def to_float(df: pl.DataFrame, col: str, file: str, *, required: bool = False) -> pl.Series:
+def to_float(df: pl.DataFrame, col: str, file: str, *, required: bool = False,
+             first_line: int = HEADER_LINES + 1) -> pl.Series:
     """Cast a text column to Float64; non-numeric text is an error, empty is null (or an error if required)."""
     s = df[col].str.strip_chars().cast(pl.Float64, strict=False)
-    _fail_on_nulls(df, s, col, file, "numeric")
+    _fail_on_nulls(df, s, col, file, "numeric", first_line)
     if required and s.null_count():
-        raise bad_rows(df, s.is_null(), f"{s.null_count()} required value(s) are empty", file=file, column=col)
+        raise bad_rows(df, s.is_null(), f"{s.null_count()} required value(s) are empty", file=file, column=col,
+                       first_line=first_line)
     return s
 
 

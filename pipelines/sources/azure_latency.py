@@ -24,7 +24,6 @@ because short paths are relatively slower than long ones on the cloud backbones 
 
 from __future__ import annotations
 
-import io
 import math
 from dataclasses import dataclass
 from importlib.resources import files
@@ -35,7 +34,7 @@ import polars as pl
 from gridshift.errors import DataError
 from pipelines.core.raw import RawFile
 from pipelines.core.source import Source
-from pipelines.core.tabular import to_float
+from pipelines.core.tabular import bad_rows, first_data_line, read_csv_strings, to_float
 
 NAME = "azure-rtt-p50"
 DATA_FILE = "data/network/azure_rtt_p50.csv"  # in the gridshift package
@@ -71,13 +70,10 @@ def parse(raw: RawFile) -> pl.DataFrame:
     """Read and check the table: numbers where numbers belong, coordinates on the globe, RTT > 0,
     a known pair class, no repeated pair. Adds ``distance_km``."""
     file = raw.uri
-    try:
-        df = pl.read_csv(io.BytesIO(raw.content), comment_prefix="#", infer_schema=False)
-    except Exception as exc:  # noqa: BLE001 - polars raises several types
-        raise DataError(f"cannot parse the RTT table: {exc}", file=file) from None
-    if df.columns != COLUMNS:
-        raise DataError(f"columns {df.columns} are not {COLUMNS}", file=file)
-    num = {c: to_float(df, c, file, required=True) for c in ("src_lat", "src_lon", "dst_lat", "dst_lon", "rtt_ms")}
+    df = read_csv_strings(raw.content, file, COLUMNS, comment_prefix="#", exact=True)
+    line = first_data_line(raw.content, "#")
+    num = {c: to_float(df, c, file, required=True, first_line=line)
+           for c in ("src_lat", "src_lon", "dst_lat", "dst_lon", "rtt_ms")}
     outside = {c: ~num[c].is_between(-lim, lim) for c, lim in
                (("src_lat", 90), ("dst_lat", 90), ("src_lon", 180), ("dst_lon", 180))}  # NaN is outside too
     checks = {
@@ -88,16 +84,12 @@ def parse(raw: RawFile) -> pl.DataFrame:
     }
     for col, bad in checks.items():
         if bad.any():
-            rows = df.with_row_index("_i").filter(bad)
-            raise DataError("invalid row(s)", file=file, column=col,
-                            rows=[i + 1 for i in rows["_i"].head(10).to_list()], values=rows[col].head(10).to_list())
+            raise bad_rows(df, bad, "invalid row(s)", file=file, column=col, first_line=line)
     out = df.with_columns(**num)
     dup = out.select("src_region", "dst_region").is_duplicated()
     if dup.any():
-        rows = out.with_row_index("_i").filter(dup)
-        raise DataError("repeated region pair", file=file, column="src_region",
-                        rows=[i + 1 for i in rows["_i"].head(10).to_list()],
-                        values=[f"{a} -> {b}" for a, b in rows.select("src_region", "dst_region").head(10).iter_rows()])
+        pairs = out.select(pair=pl.concat_str("src_region", pl.lit(" -> "), "dst_region"))
+        raise bad_rows(pairs, dup, "repeated region pair", file=file, column="pair", first_line=line)
     return out.with_columns(distance_km=pl.Series(great_circle_km(
         out["src_lat"], out["src_lon"], out["dst_lat"], out["dst_lon"])))
 

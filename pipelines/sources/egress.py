@@ -20,7 +20,6 @@ Both are the registered source ``cloud-egress-matrix`` (:data:`SOURCE`); lineage
 
 from __future__ import annotations
 
-import io
 import re
 from importlib.resources import files
 from pathlib import Path
@@ -32,7 +31,7 @@ from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.locations import PROVIDERS
 from pipelines.core.raw import RawFile
 from pipelines.core.source import Source
-from pipelines.core.tabular import read_csv_strings, to_float
+from pipelines.core.tabular import bad_rows, first_data_line, read_csv_strings, to_float
 
 NAME = "cloud-egress-matrix"
 RULES_FILE = "data/egress/egress_rules.csv"  # in the gridshift package
@@ -86,13 +85,9 @@ def rules_raw() -> RawFile:
 def parse_rules(raw: RawFile) -> pl.DataFrame:
     """Read and check the rule table: every row names a provider, a price, its source URL and as-of date."""
     file = raw.uri
-    try:
-        df = pl.read_csv(io.BytesIO(raw.content), comment_prefix="#", infer_schema=False)
-    except Exception as exc:  # noqa: BLE001 - polars raises several types
-        raise DataError(f"cannot parse the egress rule table: {exc}", file=file) from None
-    if df.columns != RULE_COLUMNS:
-        raise DataError(f"columns {df.columns} are not {RULE_COLUMNS}", file=file)
-    price = to_float(df, "usd_per_gb", file, required=True)
+    df = read_csv_strings(raw.content, file, RULE_COLUMNS, comment_prefix="#", exact=True)
+    line = first_data_line(raw.content, "#")
+    price = to_float(df, "usd_per_gb", file, required=True, first_line=line)
     checks = {
         "provider": ~df["provider"].is_in(PROVIDERS),
         "from": df["from"].is_null(),
@@ -104,9 +99,7 @@ def parse_rules(raw: RawFile) -> pl.DataFrame:
     }
     for col, bad in checks.items():
         if bad.any():
-            rows = df.with_row_index("_i").filter(bad)
-            raise DataError("invalid rule(s)", file=file, column=col,
-                            rows=[i + 1 for i in rows["_i"].head(10).to_list()], values=rows[col].head(10).to_list())
+            raise bad_rows(df, bad, "invalid rule(s)", file=file, column=col, first_line=line)
     return df.with_columns(usd_per_gb=price)
 
 

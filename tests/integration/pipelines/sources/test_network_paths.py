@@ -160,7 +160,8 @@ def test_bad_inputs_are_refused_naming_file_column_rows(persico_raw) -> None:
                                "West US,37.783,-122.417,-70,").encode())
     with pytest.raises(DataError) as exc:
         network.build(persico_raw, bad)
-    assert exc.value.file == "bad_rtt.csv" and exc.value.column == "rtt_ms" and exc.value.rows == [1]
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.startswith("East US,37.3719,-79.8164,West US,"))
+    assert exc.value.file == "bad_rtt.csv" and exc.value.column == "rtt_ms" and exc.value.rows == [line]  # file line
     assert exc.value.values == ["-70"]  # as written in the file
     lines = persico_raw.content.decode().splitlines()
     intra = RawFile(persico.NAME, "p.csv", "\n".join(lines + ["aws,EU,EU,1000,0"]).encode())

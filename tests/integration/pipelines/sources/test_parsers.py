@@ -214,9 +214,32 @@ def test_egress_rules_ambiguous_or_missing_pair_is_an_error():
         egress.derive_matrix(egress.parse_rules(tie), "aws", ["a", "b"])
     with pytest.raises(DataError, match="no aws egress rule matches b -> a"):
         egress.derive_matrix(egress.parse_rules(tie), "aws", ["b", "a"])
-    bad = RawFile("t", "t", (head + "aws,a,*,0.02,x,http://insecure,2025-01-01,\n").encode())
-    with pytest.raises(DataError, match="source_url"):
+    bad = RawFile("t", "t", ("# rules\n" + head + f"aws,a,*,0.02,x,{url}\naws,a,*,0.02,x,http://insecure,2025-01-01,\n")
+                  .encode())
+    with pytest.raises(DataError, match="source_url") as info:
         egress.parse_rules(bad)
+    assert info.value.rows == [4] and info.value.values == ["http://insecure"]  # the file line, after the comment
+
+
+def test_azure_rtt_table_errors_name_the_file_line(shared_data):
+    """The repository's RTT table opens with comment lines: an error names the line in the file."""
+    from gridshift.errors import DataError
+    from pipelines.core.raw import RawFile
+    from pipelines.sources import azure_latency
+
+    raw = azure_latency.raw()
+    lines = raw.content.decode().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if not line.startswith("#")) + 2  # 1-based, after the header
+    assert azure_latency.parse(raw).height == len(lines) - first + 1
+    broken = lines.copy()
+    fields = broken[first + 1].rstrip("\n").split(",")
+    broken[first + 1] = ",".join(fields[:6] + ["-3"] + fields[7:]) + "\n"  # data row 2's RTT
+    with pytest.raises(DataError, match="invalid row") as info:
+        azure_latency.parse(RawFile(raw.source, raw.uri, "".join(broken).encode()))
+    assert info.value.column == "rtt_ms" and info.value.rows == [first + 2] and info.value.values == ["-3"]
+    with pytest.raises(DataError, match="repeated region pair") as dup:
+        azure_latency.parse(RawFile(raw.source, raw.uri, "".join(lines + [lines[first]]).encode()))
+    assert dup.value.rows == [first + 1, len(lines) + 1]
 
 
 def test_ingest_egress_defaults_to_the_rule_table_mirror_on_request(shared_data, tmp_path, monkeypatch):

@@ -10,7 +10,7 @@ import pytest
 from gridshift.errors import DataError
 from pipelines.core import http
 from pipelines.core.source import check_partition
-from pipelines.core.tabular import json_numbers, read_csv_strings, strict_json
+from pipelines.core.tabular import first_data_line, json_numbers, read_csv_strings, strict_json, to_float
 
 
 def test_a_column_named_twice_is_refused_not_silently_dropped():
@@ -20,6 +20,24 @@ def test_a_column_named_twice_is_refused_not_silently_dropped():
         read_csv_strings(content, "f.csv", ["a"])
     assert info.value.column == "a" and info.value.rows == [1] and "fields 1 and 3" in str(info.value)
     assert read_csv_strings("\ufeffa,b\n1,2\n".encode(), "f.csv", ["a"]).columns == ["a", "b"]  # a BOM is fine
+
+
+def test_a_leading_comment_block_is_skipped_and_rows_are_named_by_their_file_lines():
+    content = b"# notes\n# source: https://example.org\na,b\n1,x\n2,3\n"
+    df = read_csv_strings(content, "t.csv", ["a", "b"], comment_prefix="#", exact=True)
+    assert df.columns == ["a", "b"] and df.height == 2 and first_data_line(content, "#") == 4
+    with pytest.raises(DataError) as info:
+        to_float(df, "b", "t.csv", first_line=first_data_line(content, "#"))
+    assert info.value.rows == [4] and info.value.values == ["x"] and info.value.column == "b"
+    # only the leading block: a comment-like line among the data is data (the caller's checks refuse it)
+    inner = read_csv_strings(b"# n\na,b\n#1,2\n", "t.csv", ["a"], comment_prefix="#")
+    assert inner["a"].to_list() == ["#1"]
+    with pytest.raises(DataError, match="appears twice") as dup:
+        read_csv_strings(b"# n\n# m\na,a\n1,2\n", "t.csv", ["a"], comment_prefix="#")
+    assert dup.value.rows == [3]  # the header's own line
+    with pytest.raises(DataError, match="are not") as extra:
+        read_csv_strings(b"a,b,c\n1,2,3\n", "t.csv", ["a", "b"], exact=True)
+    assert extra.value.rows == [1]
 
 
 def test_json_keys_given_twice_and_nan_are_refused():
