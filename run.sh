@@ -33,6 +33,18 @@ GRIDSHIFT_EXTRAS="${GRIDSHIFT_EXTRAS:-}"
 for extra in ${GRIDSHIFT_EXTRAS//,/ }; do EXTRA_ARGS+=(--extra "$extra"); done
 "$UV" sync --locked --quiet --project "$ROOT" ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"}
 uvrun() { "$UV" run --frozen --project "$ROOT" "$@"; }
+# Bytecode: compiled once per installed environment (the lock file and the extras), and gridshift's own
+# modules whenever they change. Python would otherwise compile ~3,000 modules from source in every new
+# process where writing .pyc files is off (PYTHONDONTWRITEBYTECODE, common in containers): about 8 of
+# the 29 CPU-seconds of a whole-mirror ingest (BENCHMARKS.md, "Ingest").
+STAMP="$ROOT/.venv/.gridshift-bytecode"
+WANT="$(cat "$ROOT/uv.lock" "$ROOT/pyproject.toml" | cksum) extras=$GRIDSHIFT_EXTRAS"
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
+  "$UV" sync --locked --quiet --compile-bytecode --project "$ROOT" ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"}
+  echo "$WANT" > "$STAMP"
+fi
+(cd "$ROOT" && uvrun python -m compileall -q -j 0 gridshift pipelines warehouse scenario_builder sim_core \
+  dagster_project benchmarks >/dev/null)
 
 case "${1:-}" in
   test)
