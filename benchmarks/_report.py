@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import platform
 import re
+import subprocess
+import sys
 from pathlib import Path
 
-BENCHMARKS_MD = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
 HEADER = "# Benchmarks\n\nEvery figure below is printed by a script in `benchmarks/`; the command is given with it.\n"
 
 
@@ -25,3 +28,26 @@ def update_section(name: str, body: str, path: Path = BENCHMARKS_MD) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     path.write_text(text)
+
+
+def run_child(code: str, *args, env=None) -> str:
+    """Run ``code`` in a fresh interpreter (its own imports, JIT cache and peak RSS) with ``args`` as argv;
+    return the last line it printed (the figures, or a path)."""
+    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], check=True, capture_output=True, text=True,
+                         cwd=ROOT, env=env)
+    return out.stdout.strip().splitlines()[-1]
+
+
+def run_child_json(code: str, *args, env=None) -> dict:
+    """:func:`run_child` for a child that prints its figures as one JSON line."""
+    import json
+
+    return json.loads(run_child(code, *args, env=env))
+
+
+def publish(name: str, body: str, write: bool) -> None:
+    """Print a benchmark's section and, unless ``write`` is off (``--no-write``), store it in BENCHMARKS.md."""
+    print(body)
+    if write:
+        update_section(name, body)
+        print("updated BENCHMARKS.md")

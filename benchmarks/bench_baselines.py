@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._report import update_section  # noqa: E402
+from benchmarks._report import publish, run_child, run_child_json  # noqa: E402
 
 POLICIES = ("local_only", "lowest_carbon", "defer_to_greener", "wait_awhile", "wait_awhile_interrupting",
             "gaia_lowest_carbon_window", "gaia_carbon_time", "gaia_res_first", "carbonscaler", "vcc", "carbonflex")
@@ -66,15 +65,11 @@ print(reference_bundle(tmp, n_tasks=n_tasks, name="flex" if flex else "plain", t
 
 
 def make_bundle(tmp: Path, n_tasks: int, flex: bool) -> str:
-    out = subprocess.run([sys.executable, "-c", MAKE, str(tmp), str(n_tasks), "1" if flex else "0"], check=True,
-                         capture_output=True, text=True, cwd=ROOT)
-    return out.stdout.strip().splitlines()[-1]
+    return run_child(MAKE, tmp, n_tasks, "1" if flex else "0")
 
 
 def measure(path: str, policy: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, path, policy], check=True, capture_output=True, text=True,
-                         cwd=ROOT)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child_json(CHILD, path, policy)
 
 
 
@@ -108,11 +103,7 @@ def main() -> None:
     for pol, a, b in rows:
         lines.append(f"| `{pol}` | {a['t_step']:.2f} | {a['t_step'] / ref:.2f} | {b['t_step']:.2f} | "
                      f"{b['pauses']:,} / {b['rescales']:,} |")
-    section = "\n".join(lines)
-    print(section)
-    if not args.no_write:
-        update_section("baselines", section)
-        print("updated BENCHMARKS.md")
+    publish("baselines", "\n".join(lines), not args.no_write)
 
 
 if __name__ == "__main__":

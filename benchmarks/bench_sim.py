@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._report import update_section  # noqa: E402
+from benchmarks._report import publish, run_child, run_child_json  # noqa: E402
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -65,15 +64,11 @@ print(p)
 
 
 def make_bundle(tmp: Path, n_tasks: int, n_steps: int, n_dc: int, name: str) -> str:
-    out = subprocess.run([sys.executable, "-c", MAKE, str(tmp), str(n_tasks), str(n_steps), str(n_dc), name],
-                         check=True, capture_output=True, text=True, cwd=ROOT)
-    return out.stdout.strip().splitlines()[-1]
+    return run_child(MAKE, tmp, n_tasks, n_steps, n_dc, name)
 
 
 def measure(path: str, policy: str = "lowest_carbon", days: float | None = None, env=None) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, path, policy, "-" if days is None else str(days)],
-                         check=True, capture_output=True, text=True, cwd=ROOT, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child_json(CHILD, path, policy, "-" if days is None else days, env=env)
 
 
 def cold_compile_s(path: str) -> float:
@@ -153,11 +148,7 @@ def main() -> None:
                 rows.append(f"| {n_dc} | {r['n_tasks']:,} | {r['t_step']:.3f} | {dcs_per_s:,.0f}"
                             f" | {r['t_result']:.2f} | {r['peak_rss_mb']:.0f} |")
             lines += rows
-    section = "\n".join(lines)
-    print(section)
-    if not args.no_write:
-        update_section("sim", section)
-        print("updated BENCHMARKS.md")
+    publish("sim", "\n".join(lines), not args.no_write)
 
 
 if __name__ == "__main__":

@@ -32,10 +32,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._report import update_section  # noqa: E402
+from benchmarks._report import publish, run_child, run_child_json  # noqa: E402
 
-MD = ROOT / "BENCHMARKS.md"
-START, END = "<!-- sites:start -->", "<!-- sites:end -->"
 TASKS_PER_YEAR = 1_300_000
 
 MAKE = r"""
@@ -138,15 +136,11 @@ print(json.dumps(out))
 
 def make(tmp: Path, n_dc: int, n_steps: int, load: float) -> str:
     n_tasks = int(TASKS_PER_YEAR * load * n_steps / 35040)
-    out = subprocess.run([sys.executable, "-c", MAKE, str(tmp), str(n_dc), str(n_steps), str(n_tasks), str(load),
-                          f"s{n_dc}x{load:g}"], check=True, capture_output=True, text=True, cwd=ROOT)
-    return out.stdout.strip().splitlines()[-1]
+    return run_child(MAKE, tmp, n_dc, n_steps, n_tasks, load, f"s{n_dc}x{load:g}")
 
 
 def measure(path: str, policy: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, path, policy], check=True, capture_output=True, text=True,
-                         cwd=ROOT)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_child_json(CHILD, path, policy)
 
 
 def main() -> None:
@@ -173,9 +167,7 @@ def main() -> None:
     if args.layout_sites:
         with tempfile.TemporaryDirectory() as tmpd:
             p = make(Path(tmpd), args.layout_sites, 35040, 1.0)
-            out = subprocess.run([sys.executable, "-c", LAYOUT, p, args.policy], check=True, capture_output=True,
-                                 text=True, cwd=ROOT)
-            r = json.loads(out.stdout.strip().splitlines()[-1])
+            r = run_child_json(LAYOUT, p, args.policy)
         print(f"command: uv run python benchmarks/bench_sites.py --layout-sites {args.layout_sites}")
         print(f"{args.layout_sites} sites, 1x year, {args.policy}: stepping CPU s, dc-major (before) "
               f"{min(r['dc-major']):.2f}, step-major (now) {min(r['step-major']):.2f} (best of 2 each); "
@@ -200,9 +192,7 @@ def main() -> None:
         sweep = None
         if args.sweep_sites:
             p = make(tmp, args.sweep_sites, 35040, 1.0)
-            out = subprocess.run([sys.executable, "-c", SWEEP, p, args.sweep_policies, args.sweep_seeds], check=True,
-                                 capture_output=True, text=True, cwd=ROOT)
-            sweep = json.loads(out.stdout.strip().splitlines()[-1])
+            sweep = run_child_json(SWEEP, p, args.sweep_policies, args.sweep_seeds)
             print(json.dumps(sweep), flush=True)
     lines = [
         "## Scaling in sites × load (sim_core)",
@@ -225,28 +215,14 @@ def main() -> None:
                      f"{r['c_step']:.2f} | {1e6 * r['t_step'] / r['n_steps']:.0f} | {r['t_result']:.2f} | "
                      f"{r['rss_step_mb']:,.0f} | {r['rss_mb']:,.0f} | {r['util']:.2f} |")
     if sweep is not None:
-        lines += ["", f"Sweep (`sim_core.bench.sweep.compare`, one process, as `python -m sim_core compare` runs it): "
-                  f"{args.sweep_sites} sites, full year at 1×, policies {args.sweep_policies}, seeds "
-                  f"{args.sweep_seeds}: {sweep['runs']} runs in {sweep['wall']:.0f} s, **peak RSS "
-                  f"{sweep['rss_mb']:,.0f} MB** (runs are sequential in the process; each run's arrays are freed "
-                  "before the next)."]
-    section = "\n".join(lines)
-    if args.sweep_only:
-        text = MD.read_text()
-        a, rest = text.split(START, 1)
-        mid, b = rest.split(END, 1)
-        keep = [ln for ln in mid.strip("\n").split("\n") if not ln.startswith("Sweep (")]
-        while keep and keep[-1] == "":
-            keep.pop()
-        print(lines[-1])
-        if not args.no_write:
-            MD.write_text(a + START + "\n" + "\n".join(keep) + "\n\n" + lines[-1] + " Measured with `" + cmd
-                          + " --sweep-only`.\n" + END + b)
-        return
-    print(section)
-    if not args.no_write:
-        update_section("sites", section)
-        print("updated BENCHMARKS.md")
+        publish("sites_sweep", f"Sweep (`sim_core.bench.sweep.compare`, one process, as `python -m sim_core compare` "
+                f"runs it): {args.sweep_sites} sites, full year at 1×, policies {args.sweep_policies}, seeds "
+                f"{args.sweep_seeds}: {sweep['runs']} runs in {sweep['wall']:.0f} s, **peak RSS "
+                f"{sweep['rss_mb']:,.0f} MB** (runs are sequential in the process; each run's arrays are freed "
+                f"before the next). Measured with `{cmd}{' --sweep-only' if args.sweep_only else ''}`.",
+                not args.no_write)
+    if not args.sweep_only:
+        publish("sites", "\n".join(lines), not args.no_write)
 
 
 if __name__ == "__main__":
