@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._report import machine, update_section  # noqa: E402
+from benchmarks._report import machine, publish  # noqa: E402
 
 COMMAND = "uv run python benchmarks/bench_env.py"
 TASKS_PER_YEAR = 1_300_000
@@ -126,11 +126,7 @@ def main() -> None:
         f"{'met' if head >= GOAL else 'NOT met'} ({head:,.0f}/s at the reference load). "
         f"Environment construction + first reset: {rows[0][4]:.2f} s.",
     ])
-    print()
-    print(body)
-    if not args.no_write:
-        update_section("env", body)
-        print("updated BENCHMARKS.md (env section)")
+    publish("env", body, not args.no_write)
 
 
 if __name__ == "__main__":

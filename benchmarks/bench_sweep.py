@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._report import machine, update_section  # noqa: E402
+from benchmarks._report import machine, publish  # noqa: E402
 
 POLICIES = ["local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener"]
 SEEDS = [0, 1, 2, 3]
@@ -93,9 +93,7 @@ def main() -> None:
         lines.append(f"| {name} | {w} | {wall:.1f} | {60 * n_runs / wall:.1f} | {base / wall:.2f}× |")
     lines += ["", f"Objects written by the 2-worker sweep byte-identical to the in-process sweep's: {same}."]
     body = "\n".join(lines)
-    print(body)
-    if not args.no_write:
-        update_section("sweep", body)
+    publish("sweep", body, not args.no_write)
 
 
 if __name__ == "__main__":

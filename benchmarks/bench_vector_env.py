@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks._report import machine, update_section  # noqa: E402
+from benchmarks._report import machine, publish  # noqa: E402
 
 COMMAND = "uv run python benchmarks/bench_vector_env.py"
 TASKS_PER_YEAR = 1_300_000
@@ -120,11 +120,7 @@ def main() -> None:
         "environment does (it removes the per-step Python, not the simulation), plus a run set-up per "
         "episode (≈ 8 ms of CPU per autoreset).",
     ])
-    print()
-    print(body)
-    if not args.no_write:
-        update_section("vector_env", body)
-        print("updated BENCHMARKS.md (vector_env section)")
+    publish("vector_env", body, not args.no_write)
 
 
 if __name__ == "__main__":
