@@ -38,7 +38,7 @@ from pipelines.core.raw import RawFile, land_many
 from pipelines.core.source import GridSource, year_bounds
 from pipelines.core.tabular import DEFAULT_MAX_GAP
 from pipelines.sources import azure_latency, egress, network, persico, registry
-from warehouse.load import drop_stale_layout, validate, validate_many, write
+from warehouse.load import validate, validate_many, write
 from warehouse.schemas import TABLES
 
 #: The grid sources of each signal kind, in the order they are asked (names).
@@ -69,15 +69,17 @@ class IngestReport:
         return self.present / self.expected
 
 
-def _commit(home: Home, raw: RawFile | list[RawFile], frames: dict[str, pl.DataFrame]) -> None:
-    """Land the raw bytes, then write rows + lineage in one transaction; undo the landings on failure."""
+def _commit(home: Home, raw: RawFile | list[RawFile], frames: dict[str, pl.DataFrame], *,
+            rebuild_stale: tuple[str, ...] = ()) -> None:
+    """Land the raw bytes, then write rows + lineage in one transaction (tables in ``rebuild_stale``
+    rebuilt in it when their stored layout is an earlier one); undo the landings on failure."""
     home.ensure()
     raws = raw if isinstance(raw, list) else [raw]
     created: list[Path] = []
     try:
         rows, created = land_many(home.root, raws)
         lineage = rows.unique("sha256", keep="first", maintain_order=True)
-        write(home.warehouse_path, {"raw_files": validate("raw_files", lineage), **frames})
+        write(home.warehouse_path, {"raw_files": validate("raw_files", lineage), **frames}, rebuild_stale=rebuild_stale)
     except BaseException:
         for path in created:
             with contextlib.suppress(FileNotFoundError):
@@ -298,13 +300,12 @@ def ingest_network(*, home: Home, mirror: Path | None) -> IngestReport:
     (``pipelines.sources.network``): Persico et al. 2016 between macro-regions (the mirror's
     ``reference/network_persico2016.csv``), the distance model fitted to Azure's published P50 RTTs
     (``gridshift/data/network/azure_rtt_p50.csv``) inside one. Both files are landed for lineage.
-    A ``network_path`` table of an earlier layout (macro-region pairs) is dropped and rebuilt."""
+    A ``network_path`` table of an earlier layout (macro-region pairs) is replaced in the write's transaction."""
     p_raw = persico.SOURCE.read_mirror(mirror, persico.MIRROR_RELPATH)
     a_raw = azure_latency.raw()
     model = network.build(p_raw, a_raw)
     df = validate(persico.SOURCE.table, model.table, file=f"{p_raw.uri} + {a_raw.uri}")
-    drop_stale_layout(home.warehouse_path, persico.SOURCE.table)
-    _commit(home, [p_raw, a_raw], {persico.SOURCE.table: df})
+    _commit(home, [p_raw, a_raw], {persico.SOURCE.table: df}, rebuild_stale=(persico.SOURCE.table,))
     return IngestReport(persico.SOURCE.table, None, None, df.height, p_raw.sha256, p_raw.uri, source=persico.NAME,
                         extra={**model.summary(), "raw_sha256s": [p_raw.sha256, a_raw.sha256]})
 

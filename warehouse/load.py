@@ -12,7 +12,7 @@ first landing).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pandera.polars as pa
@@ -144,21 +144,28 @@ def _changes(db_path: Path, frames: Mapping[str, pl.DataFrame]) -> dict[str, tup
     return out
 
 
-def write(db_path: Path, frames: Mapping[str, pl.DataFrame]) -> dict[str, int]:
+def write(db_path: Path, frames: Mapping[str, pl.DataFrame], *, rebuild_stale: Iterable[str] = ()) -> dict[str, int]:
     """Upsert validated frames (table name -> frame) in one transaction; return rows written per table.
 
     Frames whose rows are all stored identically are skipped, and when nothing is new the file is
-    not opened for writing at all (see the module docstring).
+    not opened for writing at all (see the module docstring). ``rebuild_stale``: tables written whole,
+    whose stored layout may be an earlier version's (see :func:`stale_layout`); such a table is dropped,
+    re-created and filled in the same transaction, so a failed write leaves the old table as it was.
     """
     frames = {name: conform(TABLES[name], df) for name, df in frames.items()}
     written = dict.fromkeys(frames, 0)
     with exclusive(db_path):
-        todo = _changes(db_path, {name: df for name, df in frames.items() if df.height})
+        stale = [name for name in rebuild_stale if name in frames and stale_layout(db_path, name)]
+        todo = _changes(db_path, {name: df for name, df in frames.items() if df.height and name not in stale})
+        todo.update({name: (frames[name], False) for name in stale})
         if not todo:
             return written
         with open_write(db_path) as con:
             con.execute("BEGIN TRANSACTION")
             try:
+                for name in stale:
+                    con.execute(f'DROP TABLE "{TABLES[name].name}"')
+                    con.execute(create_table_sql(TABLES[name]))
                 for name, (df, overlaps) in todo.items():
                     # no stored key among the frame's: a plain INSERT adds the same rows as an upsert, without
                     # a conflict lookup per row (about 1.5x faster into an empty table)
@@ -174,19 +181,26 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame]) -> dict[str, int]:
     return written
 
 
-def drop_stale_layout(db_path: Path, table_name: str) -> bool:
-    """Drop ``table_name`` when its stored columns are not the declared ones (a table whose layout
-    changed between versions and whose ingest rebuilds it whole, e.g. ``network_path`` keyed by
-    macro-region pairs before, by location pairs now). Returns whether it was dropped; a file
-    without the table, or with the declared layout, is not opened for writing."""
+def stale_layout(db_path: Path, table_name: str) -> bool:
+    """Whether the file holds ``table_name`` with other columns than the declared ones (a table whose
+    layout changed between versions, e.g. ``network_path`` keyed by macro-region pairs before, by
+    location pairs now); read-only, the caller holds the lock."""
     if not db_path.exists():
         return False
     table = TABLES[table_name]
+    with open_read(db_path) as con:
+        stored = query(con, "SELECT column_name FROM information_schema.columns WHERE table_name = $t "
+                            "ORDER BY ordinal_position", {"t": table.name})["column_name"].to_list()
+    return bool(stored) and stored != list(table.columns)
+
+
+def drop_stale_layout(db_path: Path, table_name: str) -> bool:
+    """Drop ``table_name`` (and create it empty) when its stored layout is stale (:func:`stale_layout`): for
+    an index rebuilt from elsewhere (the benchmark runs); tables refilled from data use ``write``'s
+    ``rebuild_stale``. Returns whether it was dropped; otherwise the file is not opened for writing."""
+    table = TABLES[table_name]
     with exclusive(db_path):
-        with open_read(db_path) as con:
-            stored = query(con, "SELECT column_name FROM information_schema.columns WHERE table_name = $t "
-                                "ORDER BY ordinal_position", {"t": table.name})["column_name"].to_list()
-        if not stored or stored == list(table.columns):
+        if not stale_layout(db_path, table_name):
             return False
         with open_write(db_path) as con:
             con.execute(f'DROP TABLE "{table.name}"')

@@ -174,7 +174,7 @@ def test_bad_inputs_are_refused_naming_file_column_rows(persico_raw) -> None:
     assert exc.value.file == "p.csv"
 
 
-def test_ingest_lands_both_files_and_rebuilds_an_old_layout(tmp_path, shared_data) -> None:
+def test_ingest_lands_both_files_and_rebuilds_an_old_layout(tmp_path, shared_data, monkeypatch) -> None:
     home = Home.resolve(tmp_path / "h").ensure()
     with duckdb.connect(str(home.warehouse_path)) as con:  # the macro-pair table of earlier versions
         con.execute("CREATE TABLE network_path (provider VARCHAR, src_macro VARCHAR, dst_macro VARCHAR, "
@@ -182,6 +182,17 @@ def test_ingest_lands_both_files_and_rebuilds_an_old_layout(tmp_path, shared_dat
                     "PRIMARY KEY (provider, src_macro, dst_macro))")
         con.execute("INSERT INTO network_path VALUES ('aws', 'AP', 'AP', 1000, 0, 'assumption_intra_macro', "
                     "'persico2016', 'x')")
+    # a rebuild that fails after the drop (here: the insert of the new rows) leaves the old table whole
+    from warehouse import load
+
+    real_create = load.create_table_sql
+    monkeypatch.setattr(load, "create_table_sql",  # the re-created table misnamed: the INSERT finds none
+                        lambda t: "CREATE TABLE np_broken (x INTEGER)" if t.name == "network_path" else real_create(t))
+    with pytest.raises(duckdb.Error):
+        ingest_network(home=home, mirror=shared_data)
+    monkeypatch.undo()
+    old = read_table(home.warehouse_path, "SELECT * FROM network_path")
+    assert old.height == 1 and "src_macro" in old.columns
     report = ingest_network(home=home, mirror=shared_data)
     assert report.rows == 1518 and report.extra["rtt_fit_pairs"] == 62
     t = read_table(home.warehouse_path, "SELECT * FROM network_path")
