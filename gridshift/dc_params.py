@@ -28,10 +28,12 @@ GPU_PRESETS: dict[str, tuple[float, float]] = {
     "H100": (70.0, 700.0),
 }
 
-#: heat rejection: "water" = open wet cooling tower (evaporates water); "dry" = closed dry cooler (fluid
-#: cooler, sensible only, no water) on the condenser-water loop of a water-cooled chiller; "air" = air-cooled
-#: chiller (no condenser-water loop, no economizer).
-CONDENSER_TYPES = ("water", "dry", "air")
+#: heat rejection: "hybrid" (the default) = the dry cooler below with adiabatic pre-cooling of its inlet air
+#: (wetted pads) above a switch-over dry-bulb, evaporating water only then; "water" = open wet cooling tower
+#: (evaporates water all year); "dry" = closed dry cooler (fluid cooler, sensible only, no water) on the
+#: condenser-water loop of a water-cooled chiller; "air" = air-cooled chiller (no condenser-water loop, no
+#: economizer).
+CONDENSER_TYPES = ("hybrid", "water", "dry", "air")
 #: water-side economizer: "integrated" = plate heat exchanger upstream of the chiller (partial free cooling);
 #: "none" = chiller only.
 ECONOMIZER_TYPES = ("integrated", "none")
@@ -39,11 +41,13 @@ ECONOMIZER_TYPES = ("integrated", "none")
 #: Named facility models, as overrides of the defaults. ``gridshift-0.1``: the facility as gridshift 0.1
 #: modelled it before the climate-sensitive revision — no economizer, the chiller's curves held at the
 #: old lower ΔT limit of −4.5 (a condenser-water floor of 29.44 − 4.5 × 2.778 °C), the old tower fan
-#: fraction — so that ``--datacenters reference --physics gridshift-0.1`` run with ``power="always_on"``
-#: reproduces that version's numbers for comparisons with results of that era (SustainCluster's setup).
+#: fraction, its wet cooling tower — so that ``--datacenters reference --physics gridshift-0.1`` run with
+#: ``power="always_on"`` reproduces that version's numbers for comparisons with results of that era
+#: (SustainCluster's setup).
 FACILITY_PRESETS: dict[str, dict[str, object]] = {
     "default": {},
-    "gridshift-0.1": {"economizer": "none", "chiller_cond_min_c": 29.44 - 4.5 * 2.778, "tower_fan_design_frac": 0.01},
+    "gridshift-0.1": {"condenser": "water", "economizer": "none", "chiller_cond_min_c": 29.44 - 4.5 * 2.778,
+                      "tower_fan_design_frac": 0.01},
 }
 
 
@@ -144,9 +148,16 @@ class DatacenterParams:
 
     # ---------------------------------------------------------------- chiller (EnergyPlus
     # Chiller:Electric curves, coefficients as SIMULATION.md §4)
-    # Heat rejection (CONDENSER_TYPES): "water" (wet cooling tower), "dry" (dry cooler on the
-    # condenser-water loop, no water use) or "air" (air-cooled chiller, no tower, no water).
-    condenser: str = "water"
+    # Heat rejection (CONDENSER_TYPES): "hybrid" (default: dry cooler with adiabatic pre-cooling above
+    # hybrid_switchover_c, below), "water" (wet cooling tower), "dry" (dry cooler on the condenser-water
+    # loop, no water use) or "air" (air-cooled chiller, no tower, no water). The hybrid is the default
+    # because it is how the operators behind the published fleet WUEs cool: Microsoft, "across our global
+    # datacenter fleet, outside air is our primary method of cooling for an average of nine months of the
+    # year ... when required, we utilize an adiabatic cooling system" (Microsoft Environmental
+    # Sustainability Report, "Getting to water positive"); AWS "seeks to eliminate cooling water use in
+    # many of its facilities for most of the year and rely mostly on outside air" (ITBusiness.ca on AWS's
+    # re:Invent 2022 water+ announcement). Sources with their addresses: docs/validation.md.
+    condenser: str = "hybrid"
     # Rated COP: ASHRAE 90.1-2019 Table 6.8.1-3 minima ~6.1 (water-cooled centrifugal)
     # and ~2.9 (air-cooled); the air-cooled value is used when condenser == "air" (a dry cooler
     # serves a water-cooled chiller: 6.1).
@@ -230,6 +241,29 @@ class DatacenterParams:
     # autosizing: HighSpeedFanPower = 0.0105 * DesFluidCoolerLoad); cubic fan law below it, floor as
     # the tower's. Sensible heat at a fixed approach: airflow ratio = heat ratio.
     dry_cooler_fan_design_frac: float = 0.0105
+    # Coil air-side temperature rise at design airflow and heat (Q = m_air c_p dT_air): 5.56 K. Our
+    # choice, not a published figure (no selection data was found to cite): the coil's air and water
+    # capacity rates balanced (C_air = C_water), so the air warms by the condenser-water range
+    # cw_range_k. It sets the air mass flow through the pads, so the hybrid's water is proportional to
+    # 1 / dT_air: a coil selected for a larger air-side rise (less air) evaporates proportionally less.
+    dry_cooler_air_dt_k: float = 5.56
+
+    # ---------------------------------------------------------------- adiabatic pre-cooling (condenser == "hybrid")
+    # Switch-over dry-bulb: 18.33 degC (65 degF). Pads are wetted only above it; at or below it the
+    # hybrid is exactly the dry cooler. EVAPCO, FAQ "Dry bulb switchover temperature" ("the temperature at
+    # which a closed circuit cooler can run fully dry ... and reject 100% of the design heat load"):
+    # "eco-Hybrid coolers can achieve dry bulb switchover temperatures for full load (95/85/78 degF design
+    # conditions) up to 65 degF" (https://www.evapco.com/faq/answer/dry-bulb-switchover-temperature).
+    # Consistent with this model: 85 degF (29.44 degC) leaving fluid is cond_design_water_c, and
+    # 29.44 - dry_cooler_approach_k = 19.44 degC is where the dry coil alone stops reaching it. (Microsoft
+    # is often quoted as switching to evaporative cooling above 85 degF / 29.4 degC; no primary page
+    # stating it was found, so that figure is not used.)
+    hybrid_switchover_c: float = 18.33
+    # Saturation effectiveness of the wetted pad, eps = (T_db - T_air,out) / (T_db - T_wb): 0.78. Munters
+    # CELdek Technical Manual (GB-0016-0400), worked example: air at 40 degC dry-bulb / 19 degC wet-bulb
+    # leaves the pad at 23.6 degC, (40 - 23.6) / (40 - 19) = 0.78; cellulose pads typically exceed 0.8
+    # (rigid media 0.7-0.9 depending on depth and face velocity). The coil then sees T_db - eps (T_db - T_wb).
+    adiabatic_pad_effectiveness: float = 0.78
 
     # ---------------------------------------------------------------- pumps (variable speed)
     # Design pump power per kW of design cooling: chilled water 0.025, condenser water 0.02
@@ -250,7 +284,9 @@ class DatacenterParams:
     # ---------------------------------------------------------------- water
     # A wet tower rejects its heat by evaporation (SIMULATION.md §4: evaporation = heat rejected /
     # latent heat), in economizer hours as well: it still rejects the whole cooling load. A dry cooler
-    # or an air-cooled condenser evaporates nothing (no drift, no blowdown).
+    # or an air-cooled condenser evaporates nothing (no drift, no blowdown). A hybrid evaporates, with its
+    # pads on, the sensible heat the pads take out of the air stream / latent heat (no drift, and pad
+    # bleed-off is left out: no citable bleed rate was found).
     # Latent heat of vaporization at ~30 degC: 2430 kJ/kg; 2400 gives 1.5 L per kWh rejected.
     latent_heat_kj_per_kg: float = 2400.0
     # Drift: 0.005 % of circulating water (CTI high-efficiency drift eliminators 0.001-0.005 %).
@@ -277,6 +313,15 @@ class DatacenterParams:
                 if not math.isfinite(float(v)):
                     raise ValueError(f"{f.name} must be finite, got {v!r}")
                 object.__setattr__(self, f.name, float(v))
+        if not 0.0 < self.adiabatic_pad_effectiveness <= 1.0:
+            # (above 1 the pad would cool the air below its wet-bulb: impossible for adiabatic saturation)
+            raise ValueError("adiabatic_pad_effectiveness must be in (0, 1]")
+        if self.dry_cooler_air_dt_k <= 0.0:
+            raise ValueError("dry_cooler_air_dt_k must be > 0")
+        if self.latent_heat_kj_per_kg <= 0.0:
+            raise ValueError("latent_heat_kj_per_kg must be > 0")
+        if not -50.0 <= self.hybrid_switchover_c <= 60.0:
+            raise ValueError("hybrid_switchover_c must be an outdoor dry-bulb in [-50, 60] degC")
         if self.cycles_of_concentration <= 1.0:
             raise ValueError("cycles_of_concentration must be > 1")
         if self.cores_per_server <= 0:

@@ -259,9 +259,10 @@ def export(
     target_utilization: Annotated[float, typer.Option(
         help="with --datacenters sized: the mean share of each site's capacity its local demand uses")] = 0.5,
     physics: Annotated[str, typer.Option(
-        help="facility model of every site: 'default', or 'gridshift-0.1' (the facility before the "
-             "climate-sensitive revision; with --datacenters reference and power=always_on it reproduces "
-             "that version's numbers)")] = "default",
+        help="facility model of every site: 'default' (hybrid dry cooler with adiabatic pre-cooling above "
+             "18.3 degC, water-side economizer; docs/simulation.md), or 'gridshift-0.1' (the facility before "
+             "the climate-sensitive revision, wet cooling tower; with --datacenters reference and "
+             "power=always_on it reproduces that version's numbers)")] = "default",
     provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")] = "aws",
     carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = "direct",
     seed: Annotated[int, typer.Option(help="workload seed (also draws the task flexibility)")] = 0,

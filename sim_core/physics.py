@@ -45,14 +45,16 @@ FACILITY_PARAMS = (
     "wse_hx_approach_k",
     "tower_design_wetbulb_c", "tower_approach_k", "tower_fan_design_frac",
     "tower_wetbulb_sens_per_k", "tower_min_airflow_ratio",
-    "dry_cooler_approach_k", "dry_cooler_fan_design_frac",
+    "dry_cooler_approach_k", "dry_cooler_fan_design_frac", "dry_cooler_air_dt_k",
+    "hybrid_switchover_c", "adiabatic_pad_effectiveness",
     "chw_pump_design_frac", "cw_pump_design_frac", "pump_min_flow_ratio",
     "pump_curve_c0", "pump_curve_c1", "pump_curve_c2", "pump_curve_c3",
     "latent_heat_kj_per_kg", "drift_frac", "cw_range_k", "water_cp_kj_per_kg_k",
     "cycles_of_concentration",
 )
 # not dataclass fields: computed by param_vector from the ``condenser`` and ``economizer`` choices
-DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on")
+# (a hybrid is a dry cooler, condenser_is_dry, with adiabatic pre-cooling, adiabatic_on)
+DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on")
 PARAM_NAMES = IT_PARAMS + FACILITY_PARAMS + DERIVED_PARAMS
 N_PARAMS = len(PARAM_NAMES)
 _P = {name: i for i, name in enumerate(PARAM_NAMES)}
@@ -108,6 +110,9 @@ P_TOWER_SENS = _P["tower_wetbulb_sens_per_k"]
 P_TOWER_MIN = _P["tower_min_airflow_ratio"]
 P_DRY_APP = _P["dry_cooler_approach_k"]
 P_DRY_FRAC = _P["dry_cooler_fan_design_frac"]
+P_DRY_AIR_DT = _P["dry_cooler_air_dt_k"]
+P_SWITCHOVER = _P["hybrid_switchover_c"]
+P_PAD_EFF = _P["adiabatic_pad_effectiveness"]
 P_CHW_PUMP = _P["chw_pump_design_frac"]
 P_CW_PUMP = _P["cw_pump_design_frac"]
 P_PUMP_MIN = _P["pump_min_flow_ratio"]
@@ -118,8 +123,9 @@ P_CW_RANGE = _P["cw_range_k"]
 P_WATER_CP = _P["water_cp_kj_per_kg_k"]
 P_CYCLES = _P["cycles_of_concentration"]
 P_COND_WATER = _P["condenser_is_water"]  # wet cooling tower
-P_COND_DRY = _P["condenser_is_dry"]  # dry cooler (condenser-water loop, no evaporation)
-P_ECON = _P["economizer_on"]  # integrated water-side economizer (water or dry only)
+P_COND_DRY = _P["condenser_is_dry"]  # dry cooler (condenser-water loop; "dry" or "hybrid")
+P_ECON = _P["economizer_on"]  # integrated water-side economizer (water, dry or hybrid)
+P_ADIABATIC = _P["adiabatic_on"]  # the dry cooler has adiabatic pre-cooling pads ("hybrid")
 
 # ---------------------------------------------------------------- outputs of dc_step (same two blocks)
 IT_OUT = ("it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw",
@@ -133,6 +139,9 @@ FACILITY_OUT = (
     "server_airflow_m3_s", "crac_airflow_m3_s", "chiller_plr", "chiller_cap_kw",
     "water_evap_l", "water_drift_l", "water_blowdown_l", "water_l",
     "econ_kw", "econ_frac", "chiller_load_kw", "t_chw_return_c",
+    # hybrid: 1.0 when the pads are wetted (0.0 otherwise and for every other condenser), and the air
+    # temperature entering the heat-rejection equipment (the dry-bulb unless a hybrid's pads are on)
+    "adiabatic_on", "t_coil_air_c",
 )
 OUT_NAMES = IT_OUT + FACILITY_OUT
 N_OUT = len(OUT_NAMES)
@@ -149,6 +158,7 @@ O_EVAP, O_DRIFT, O_BLOW, O_WATER = (_O[n] for n in ("water_evap_l", "water_drift
                                                     "water_l"))
 O_ECON, O_ECON_FRAC, O_CH_LOAD, O_TCHWR = (_O[n] for n in ("econ_kw", "econ_frac", "chiller_load_kw",
                                                            "t_chw_return_c"))
+O_ADIA, O_TCOIL = _O["adiabatic_on"], _O["t_coil_air_c"]
 
 STEP_HOURS = 0.25
 
@@ -158,8 +168,9 @@ def param_vector(p: DatacenterParams) -> np.ndarray:
     d = p.to_dict()
     derived = {
         "condenser_is_water": 1.0 if p.condenser == "water" else 0.0,
-        "condenser_is_dry": 1.0 if p.condenser == "dry" else 0.0,
+        "condenser_is_dry": 1.0 if p.condenser in ("dry", "hybrid") else 0.0,
         "economizer_on": 1.0 if p.economizer == "integrated" and p.condenser != "air" else 0.0,
+        "adiabatic_on": 1.0 if p.condenser == "hybrid" else 0.0,
     }
     vals = []
     for name in PARAM_NAMES:
@@ -443,6 +454,31 @@ def dry_cooler_fan_power(p, q_rej_kw, q_rej_design_kw):
 
 
 @njit(cache=True, nogil=True)
+def coil_entering_air(p, t_db, t_wb):
+    """(air temperature entering the dry-cooler coil, pads on) for a dry cooler or a hybrid.
+
+    A hybrid wets its pads only above ``hybrid_switchover_c``; the pad then brings the air toward its
+    wet-bulb, T_db - eps (T_db - T_wb) (saturation effectiveness eps; a wet-bulb above the dry-bulb, a
+    rounding artefact of the weather, counts as saturated air: no cooling). At or below the switch-over,
+    and for a plain dry cooler, the coil sees the dry-bulb."""
+    if p[P_ADIABATIC] > 0.5 and t_db > p[P_SWITCHOVER]:
+        return t_db - p[P_PAD_EFF] * max(t_db - t_wb, 0.0), True
+    return t_db, False
+
+
+@njit(cache=True, nogil=True)
+def adiabatic_evaporation_l(p, q_rej_kw, q_rej_design_kw, t_db, t_coil, seconds):
+    """Water the pads evaporate (L, = kg) in ``seconds``: the sensible heat they take out of the air
+    stream over the latent heat, m_air c_p (T_db - T_coil) / h_fg. The air mass flow is the one the coil
+    moves, m_air = r Q_rej,design / (c_p dT_air,design) with r the fans' airflow ratio (heat ratio clamped
+    to [min, 1], as their power): c_p cancels, water = r Q_rej,design (T_db - T_coil) / dT_air / h_fg."""
+    if q_rej_design_kw <= 0.0:
+        return 0.0
+    r = min(max(q_rej_kw / q_rej_design_kw, p[P_TOWER_MIN]), 1.0)
+    return r * q_rej_design_kw * (t_db - t_coil) / p[P_DRY_AIR_DT] * seconds / p[P_LATENT]
+
+
+@njit(cache=True, nogil=True)
 def tower_airflow_ratio(p, q_rej_kw, q_rej_design_kw, t_wb):
     """Airflow ratio a cooling tower needs (unclamped): heat ratio x exp(s (wb - wb_design))."""
     return (q_rej_kw / q_rej_design_kw) * math.exp(p[P_TOWER_SENS] * (t_wb - p[P_TOWER_WB]))
@@ -506,6 +542,8 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     rated_cap = p[P_CAP_FACTOR] * cool_d
     wet = p[P_COND_WATER] > 0.5
     dry = p[P_COND_DRY] > 0.5
+    # the air entering a dry cooler's coil (pre-cooled by a hybrid's pads above its switch-over)
+    t_coil, pads = coil_entering_air(p, t_db, t_wb) if dry else (t_db, False)
     if wet or dry:
         # estimated with the chiller carrying the whole load (only matters beyond full airflow)
         q_est = min(cool, rated_cap) * (1.0 + 1.0 / chiller_cop(p))
@@ -514,7 +552,7 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
             # beyond full airflow the tower cannot hold its approach: it widens in proportion
             t_cond = t_wb + p[P_TOWER_APP] * max(1.0, r_need)
         else:
-            t_cond = t_db + p[P_DRY_APP] * max(1.0, q_est / rej_d)
+            t_cond = t_coil + p[P_DRY_APP] * max(1.0, q_est / rej_d)
     else:
         t_cond = t_db
 
@@ -545,12 +583,17 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     total = it + crac + chiller + tower + chw_pump + cw_pump
 
     # water (L per step): a wet tower rejects all its heat (economizer hours included) by evaporation,
-    # plus drift and blowdown; a dry cooler or an air-cooled condenser uses none
+    # plus drift and blowdown; a hybrid evaporates what its pads take out of the air (only when they are
+    # on; no drift, pad bleed-off left out); a dry cooler or an air-cooled condenser uses none
     if wet:
         rej_kj = rej * 900.0
         evap = rej_kj / p[P_LATENT]
         drift = p[P_DRIFT] * rej_kj / (p[P_WATER_CP] * p[P_CW_RANGE])
         blow = evap / (p[P_CYCLES] - 1.0)
+    elif pads:
+        evap = adiabatic_evaporation_l(p, rej, rej_d, t_db, t_coil, 900.0)
+        drift = 0.0
+        blow = 0.0
     else:
         evap = 0.0
         drift = 0.0
@@ -581,6 +624,8 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     out[O_ECON_FRAC] = f_econ
     out[O_CH_LOAD] = ch_load
     out[O_TCHWR] = t_chwr
+    out[O_ADIA] = 1.0 if pads else 0.0
+    out[O_TCOIL] = t_coil
 
 
 #: rows of the server-state array ``srv`` (4, n_dc, n): time-weighted CPU-only / GPU servers on,

@@ -208,8 +208,9 @@ def flex_task_state(prep, finish: np.ndarray) -> dict[str, np.ndarray]:
 def site_summary(locations, ph: dict) -> pl.DataFrame:
     """One row per site over the window, from the physics outputs (``physics.compute``'s dict of
     (n_dc, n) arrays): IT and total kWh, water, PUE and WUE (IT-energy weighted: sums, then the ratio),
-    and the hours the water-side economizer carried all (``free_cooling_h``) or part
-    (``partial_free_cooling_h``) of the cooling load."""
+    the hours the water-side economizer carried all (``free_cooling_h``) or part
+    (``partial_free_cooling_h``) of the cooling load, and the hours a hybrid cooler's adiabatic pads were
+    wetted (``adiabatic_h``, 0 for any other heat rejection)."""
     it = ph["it_kw"].sum(axis=1) * STEP_HOURS
     total = ph["total_kw"].sum(axis=1) * STEP_HOURS
     water = ph["water_l"].sum(axis=1)
@@ -220,6 +221,7 @@ def site_summary(locations, ph: dict) -> pl.DataFrame:
         "pue": effectiveness(total, it, 1.0), "wue_l_per_kwh": effectiveness(water, it, 0.0),
         "free_cooling_h": (f >= 1.0).sum(axis=1) * STEP_HOURS,
         "partial_free_cooling_h": ((f > 0.0) & (f < 1.0)).sum(axis=1) * STEP_HOURS,
+        "adiabatic_h": (ph["adiabatic_on"] > 0.5).sum(axis=1) * STEP_HOURS,
     })
 
 

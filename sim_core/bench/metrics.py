@@ -40,7 +40,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("idle_share_of_it", "fraction", "it_idle_kwh / it_kwh: IT energy of capacity on but unused"),
     Metric("cost_usd", "USD", "electricity cost: Σ total_kwh × price"),
     Metric("carbon_kg", "kg CO2eq", "operational emissions: Σ total_kwh × carbon intensity"),
-    Metric("water_l", "L", "cooling-tower water (evaporation, drift, blowdown)"),
+    Metric("water_l", "L", "site cooling water (tower evaporation, drift, blowdown; hybrid pad evaporation)"),
     Metric("wue_l_per_kwh", "L/kWh", "water_l / it_kwh"),
     Metric("transfer_cost_usd", "USD", "egress cost of remote assignments"),
     Metric("transfer_kwh", "kWh", "network energy of remote assignments"),

@@ -188,7 +188,12 @@ def facility_tail(p: np.ndarray, cool, t_db, t_wb, design: tuple[float, float, f
             r_need = (q_est / rej_d) * np.exp(p[ph.P_TOWER_SENS] * (t_wb - p[ph.P_TOWER_WB]))
             t_cond = t_wb + p[ph.P_TOWER_APP] * np.maximum(1.0, r_need)
         else:
-            t_cond = t_db + p[ph.P_DRY_APP] * np.maximum(1.0, q_est / rej_d)
+            # a hybrid's pads pre-cool the coil's air above the switch-over (physics.coil_entering_air)
+            t_coil = t_db
+            if p[ph.P_ADIABATIC] > 0.5:
+                t_coil = np.where(t_db > p[ph.P_SWITCHOVER],
+                                  t_db - p[ph.P_PAD_EFF] * np.maximum(t_db - t_wb, 0.0), t_db)
+            t_cond = t_coil + p[ph.P_DRY_APP] * np.maximum(1.0, q_est / rej_d)
     else:
         t_cond = t_db + 0.0 * cool
     load_ratio = cool / cool_d if cool_d > 0 else 0.0 * cool

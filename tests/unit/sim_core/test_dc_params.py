@@ -31,10 +31,11 @@ def test_bad_values_rejected():
 def test_param_vector_covers_every_numeric_field():
     numeric = set(DatacenterParams.numeric_fields())
     assert numeric == set(PARAM_NAMES) - set(DERIVED_PARAMS)
-    assert set(DERIVED_PARAMS) == {"condenser_is_water", "condenser_is_dry", "economizer_on"}
+    assert set(DERIVED_PARAMS) == {"condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on"}
     v = param_vector(DatacenterParams(cpu_server_max_w=410.0))
     assert v[PARAM_NAMES.index("cpu_server_max_w")] == 410.0
-    assert v[PARAM_NAMES.index("condenser_is_water")] == 1.0
+    assert v[PARAM_NAMES.index("condenser_is_water")] == 0.0  # the default is the hybrid dry cooler
+    assert v[PARAM_NAMES.index("adiabatic_on")] == 1.0
     assert len(v) == len(PARAM_NAMES)
 
 
@@ -42,14 +43,16 @@ def test_derived_condenser_and_economizer_flags():
     def flags(**kw):
         v = param_vector(DatacenterParams(**kw))
         return tuple(float(v[PARAM_NAMES.index(n)]) for n in ("condenser_is_water", "condenser_is_dry",
-                                                              "economizer_on"))
-    assert flags() == (1.0, 0.0, 1.0)  # default: wet tower with an integrated economizer
-    assert flags(condenser="dry") == (0.0, 1.0, 1.0)
-    assert flags(condenser="air") == (0.0, 0.0, 0.0)  # an air-cooled chiller has no economizer loop
-    assert flags(economizer="none") == (1.0, 0.0, 0.0)
+                                                              "economizer_on", "adiabatic_on"))
+    assert flags() == (0.0, 1.0, 1.0, 1.0)  # default: hybrid (dry cooler + pads) with an integrated economizer
+    assert flags(condenser="water") == (1.0, 0.0, 1.0, 0.0)
+    assert flags(condenser="dry") == (0.0, 1.0, 1.0, 0.0)
+    assert flags(condenser="air") == (0.0, 0.0, 0.0, 0.0)  # an air-cooled chiller has no economizer loop
+    assert flags(economizer="none") == (0.0, 1.0, 0.0, 1.0)
+    assert flags(condenser="water", economizer="none") == (1.0, 0.0, 0.0, 0.0)
     with pytest.raises(ValueError, match="economizer"):
         DatacenterParams(economizer="airside")
-    assert DatacenterParams(condenser="dry").chiller_cop == 6.1
+    assert DatacenterParams(condenser="dry").chiller_cop == 6.1 == DatacenterParams().chiller_cop
     assert DatacenterParams(condenser="air").chiller_cop == 2.9
 
 
@@ -70,3 +73,34 @@ def test_power_state_parameters_checked():
     old = {k: v for k, v in p.to_dict().items() if not k.startswith(("server_", "gpu_sleep", "gpu_alloc",
                                                                       "gpus_per"))}
     assert DatacenterParams.from_dict(old) == p
+
+
+def test_hybrid_parameters_checked():
+    """The adiabatic pre-cooling parameters refuse values that break physics or the kernel."""
+    p = DatacenterParams()
+    assert p.condenser == "hybrid" and 0.0 < p.adiabatic_pad_effectiveness <= 1.0
+    for bad in (dict(adiabatic_pad_effectiveness=0.0), dict(adiabatic_pad_effectiveness=-0.5),
+                dict(adiabatic_pad_effectiveness=1.01),  # would cool the air below its wet-bulb
+                dict(dry_cooler_air_dt_k=0.0), dict(dry_cooler_air_dt_k=-5.56),  # division by the air rise
+                dict(latent_heat_kj_per_kg=0.0), dict(hybrid_switchover_c=-80.0), dict(hybrid_switchover_c=95.0),
+                dict(adiabatic_pad_effectiveness=float("nan")), dict(hybrid_switchover_c=float("inf")),
+                dict(condenser="Hybrid"), dict(condenser="adiabatic")):
+        with pytest.raises(ValueError):
+            DatacenterParams(**bad)
+    for bad in (dict(adiabatic_pad_effectiveness="0.8"), dict(hybrid_switchover_c=True),
+                dict(dry_cooler_air_dt_k=None)):
+        with pytest.raises(TypeError):
+            DatacenterParams(**bad)
+    assert DatacenterParams(adiabatic_pad_effectiveness=1.0).adiabatic_pad_effectiveness == 1.0
+    # a bundle written before the hybrid existed (no such keys, condenser "water") loads unchanged
+    old = {k: v for k, v in DatacenterParams(condenser="water").to_dict().items()
+           if k not in ("hybrid_switchover_c", "adiabatic_pad_effectiveness", "dry_cooler_air_dt_k")}
+    assert DatacenterParams.from_dict(old) == DatacenterParams(condenser="water")
+
+
+def test_compatibility_preset_keeps_the_wet_tower():
+    """``--physics gridshift-0.1`` is the facility of that version: a wet tower, whatever the default."""
+    from gridshift.dc_params import FACILITY_PRESETS
+    legacy = DatacenterParams(**FACILITY_PRESETS["gridshift-0.1"])
+    assert legacy.condenser == "water" and legacy.economizer == "none"
+    assert DatacenterParams(**FACILITY_PRESETS["default"]) == DatacenterParams()

@@ -25,12 +25,14 @@ def test_effectiveness_is_never_nan():
 
 @pytest.fixture
 def cold_and_hot(tmp_path):
-    """3 sites, one day: AA cold (economizer only), BB mild, CC tropical; CC has a dry cooler."""
+    """3 sites, one day: AA cold (economizer only), BB mild, CC tropical; AA and BB have a wet tower, CC a
+    dry cooler."""
     n = 96
     temp = np.vstack([np.full(n, -12.0), np.linspace(1.0, 9.0, n), np.full(n, 31.0)])
     wb = np.vstack([np.full(n, -14.0), np.linspace(-2.0, 6.0, n), np.full(n, 27.0)])
     return tiny_bundle(tmp_path, signals={"temp_c": temp, "wetbulb_c": wb},
-                       physics=[DatacenterParams(), DatacenterParams(), DatacenterParams(condenser="dry")])
+                       physics=[DatacenterParams(condenser="water"), DatacenterParams(condenser="water"),
+                                DatacenterParams(condenser="dry")])
 
 
 def test_step_pue_wue_columns_weight_to_the_site_totals(cold_and_hot, tmp_path):
@@ -65,3 +67,27 @@ def test_step_pue_wue_columns_weight_to_the_site_totals(cold_and_hot, tmp_path):
     meta = json.loads((r.to_parquet(tmp_path / "out") / "run.json").read_text())
     assert [row["location"] for row in meta["sites"]] == ["AA", "BB", "CC"]
     assert meta["sites"][0]["pue"] == aa["pue"]
+
+
+def test_hybrid_sites_report_adiabatic_hours_and_water_only_when_the_pads_are_on(tmp_path):
+    """Default heat rejection (hybrid): a cold site never wets its pads (0 L), a site crossing the
+    18.33 degC switch-over evaporates only in the steps above it, and the per-step WUE, the step
+    ``adiabatic_on`` flags and the per-site ``adiabatic_h`` / WUE agree."""
+    n = 96
+    temp = np.vstack([np.full(n, 5.0), np.linspace(10.0, 30.0, n), np.full(n, 33.0)])
+    wb = np.vstack([np.full(n, 2.0), np.linspace(7.0, 19.0, n), np.full(n, 21.0)])
+    b = tiny_bundle(tmp_path, signals={"temp_c": temp, "wetbulb_c": wb})
+    r = sim_core.run(b, "round_robin", seed=0)
+    s, sites = r.steps, r.sites
+    on = s["adiabatic_on"].to_numpy() > 0.5
+    np.testing.assert_array_equal(on, s["temp_c"].to_numpy() > 18.33)
+    water = s["water_l"].to_numpy()
+    assert (water[~on] == 0.0).all() and (water[on] > 0.0).all()
+    np.testing.assert_allclose(s["wue_l_per_kwh"].to_numpy(), water / s["it_kwh"].to_numpy(), rtol=1e-12)
+    aa, bb, cc = sites.rows(named=True)
+    expect_h = [float((temp[i] > 18.33).sum()) * 0.25 for i in range(3)]
+    assert [aa["adiabatic_h"], bb["adiabatic_h"], cc["adiabatic_h"]] == expect_h == [0.0, expect_h[1], 24.0]
+    assert 0.0 < expect_h[1] < 24.0
+    assert aa["water_l"] == 0.0 and aa["wue_l_per_kwh"] == 0.0 and 0.0 < bb["wue_l_per_kwh"] < cc["wue_l_per_kwh"]
+    for row in (bb, cc):
+        assert row["wue_l_per_kwh"] == pytest.approx(row["water_l"] / row["it_kwh"], rel=1e-12)
