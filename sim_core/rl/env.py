@@ -27,8 +27,9 @@ pending (the action is then ``[]``). Scales (fixed per environment, from its win
 * per datacenter: ``avail_{cores,gpus,mem}_<loc>`` = (capacity - committed) / capacity, clipped to
   [-1, 1] (committed = running + queued + in transit); ``carbon_<loc>`` = current intensity /
   1000 g/kWh (clipped to [0, 1]); ``price_<loc>`` = current price / 1000 USD/MWh (clipped to [-1, 1]);
-  ``carbon_fc_<b>_<loc>``, ``price_fc_<b>_<loc>`` = the mean of the forecast issued now (run option
-  ``forecast``) over the lead buckets b = 1h (0-1 h ahead), 4h (1-4 h), 12h (4-12 h), 24h (12-24 h),
+  ``carbon_fc_<b>_<loc>``, ``price_fc_<b>_<loc>`` = the mean of the latest issued forecast (run options
+  ``forecast``, ``forecast_issue_every_min``; its finite leads) over the lead buckets b = 1h (0-1 h
+  ahead), 4h (1-4 h), 12h (4-12 h), 24h (12-24 h),
   same scales. Fixed scales: a scale taken from the window's own signals would tell the agent about
   the future (docs/simulation.md, "Information").
 

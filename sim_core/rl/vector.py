@@ -188,7 +188,7 @@ def observe_one(e, out):
     t = C.t0 + E.STEP_S * jj
     k = info.iopt[E.IO_S0] + jj
     pn = S.sc[E.SC_PEND_N]
-    E.issue_all(info.act, info.fc, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub, jj)
+    E.issue_all(info.act, info.fc, info.fci, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub, jj)
     observe_single(e.obs_args, pn, k, t, e.obs64)
     for f in range(out.shape[0]):
         out[f] = e.obs64[f]
