@@ -1325,7 +1325,7 @@ def _select(a, m, kth):
 def decide_builtin(T, S, C, info, code, j, actions):
     """Rule policies. Each reserves the capacity it hands out within the step. They read the
     information a policy may have (``info``): the current signals from the history, and
-    ``defer_to_greener`` its threshold from the forecast issued now."""
+    ``defer_to_greener`` its threshold from the latest issued forecast."""
     T_arrival, T_cores, T_gpus, T_mem, T_deadline, T_origin = T.arrival, T.cores, T.gpus, T.mem, T.deadline, T.origin
     T_bw, T_duration, T_u = T.bw, T.duration, T.u_rand
     cap, delay_s_per_gb, rtt_s = C.cap, C.delay_s_per_gb, C.rtt_s
@@ -1461,7 +1461,7 @@ def run_builtin(T, S, C, info, code, j_end):
 
 @njit(cache=True, nogil=True)
 def policy_view(T, S, C, info, j):
-    """What a jitted policy receives at run step j (:data:`PolicyView`): the forecast issued now (into
+    """What a jitted policy receives at run step j (:data:`PolicyView`): the latest issued forecast (into
     ``info.fc``), the history buffer (no column after now is filled), the pending tasks and the
     datacenters' state."""
     iopt = info.iopt
@@ -1529,7 +1529,7 @@ def rolling_quantile(x, window, q):
 # ---------------------------------------------------------------------------- published baselines
 # The carbon-aware scheduling policies the literature compares against (docs/baselines.md lists each
 # paper, its rule, its defaults and every choice made here). Like every policy they see only what was
-# known at the decision: the carbon intensity of the current step (history) and the forecast issued now
+# known at the decision: the carbon intensity of the current step (history) and the latest issued forecast
 # (``Info.fc``, issued here for carbon only); CarbonFlex's learning reads the history of the steps
 # before now. They are single-site (temporal shifting: every task runs at its origin, as in the papers),
 # keep their own plan between steps (:data:`Plan`) and control the flexible tasks through the same
@@ -1571,7 +1571,7 @@ N_PI = 2
 #: flexible demand (share x steps; the last column is today's), ``infl`` (2, n_dc, 96) inflexible share per
 #: step of yesterday / today, ``table`` (n_dc, CF_BINS) CarbonFlex's learned provision per carbon-rank bin
 #: (a multiple of the mean demand), ``rate`` (n_dc) its mean flexible demand per step (share), ``cb``
-#: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the forecast issued now; +inf where unknown),
+#: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the latest issued forecast; +inf where unknown),
 #: ``isc`` integer slots (``PI_*``).
 Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
                            "isc"])

@@ -481,7 +481,7 @@ class Simulator:
 
     def observation(self) -> dict:
         """What a Python policy sees now: the pending tasks, the datacenters' state, the current
-        signals, their history and the forecast issued now (docs/simulation.md, "Information")."""
+        signals, their history and the latest issued forecast (docs/simulation.md, "Information")."""
         p = self.prep
         S, T, C = p.state, p.tasks, p.ctx
         j = min(int(S.sc[E.SC_STEP]), p.n - 1)

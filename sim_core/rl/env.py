@@ -360,7 +360,7 @@ class TaskSchedulingEnv(gym.Env):
         pn = int(S.sc[E.SC_PEND_N])
         a = self._fargs
         if self.single_action:
-            self.sim._issue(*self.sim._issue_args, j)  # the forecast issued now (one jitted call)
+            self.sim._issue(*self.sim._issue_args, j)  # the latest issued forecast (one jitted call)
             self._fk(a, pn, k, t, self._feat64)
             return self._feat64.astype(np.float32)
         if pn == 0:

@@ -181,7 +181,7 @@ def step_one(e, a):
 @njit(cache=True, nogil=True)
 def observe_one(e, out):
     """The environment's observation now (``TaskSchedulingEnv._obs``, single-action mode) into ``out``
-    (float32): the forecast issued now, then :func:`observe_single`."""
+    (float32): the latest issued forecast, then :func:`observe_single`."""
     S, C, info = e.S, e.C, e.info
     n = C.n_steps
     jj = min(S.sc[E.SC_STEP], n - 1)
