@@ -178,9 +178,10 @@ State = namedtuple("State", [
 # ---------------------------------------------------------------------------- information
 # What a policy may know at run step j (bundle step k = s0 + j), docs/simulation.md "Information":
 # the actual signals of every step <= k (the current step's value is a real-time signal), the prices
-# a market has already published, and a forecast issued at k for steps k + 1 .. k + H. Policies get
-# only ``Info.hist`` (filled step by step: a column is written when its step begins, the columns
-# after k hold NaN) and ``Info.fc`` (rewritten at every issue): buffers that never hold a future
+# a market has already published, and the latest issued forecast (issued at k_i = k - k mod IO_EVERY for
+# steps k_i + 1 .. k_i + H, seen re-indexed to leads from k). Policies get only ``Info.hist`` (filled step
+# by step: a column is written when its step begins, the columns after k hold NaN) and ``Info.fc``
+# (rewritten from ``Info.fci`` at every step it is asked for): buffers that never hold a future
 # actual unless the run's forecast model is ``oracle``. ``Info.act`` (the actual series) stays inside
 # the kernels below.
 N_SIG = 4  # signals in act/hist: carbon, price, temperature, wet-bulb
@@ -1589,7 +1590,8 @@ def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
 @njit(cache=True, nogil=True)
 def carbon_known(hist, fc, k, cb):
     """cb[d, h]: the carbon intensity of bundle step k + h as known at k -- the actual for h = 0, the
-    forecast issued at k for h >= 1 -- and +inf where nothing is known (past the bundle's end)."""
+    latest issued forecast for h >= 1 -- and +inf where nothing is known (past the issue's horizon or the
+    bundle's end)."""
     for d in range(cb.shape[0]):
         cb[d, 0] = hist[SIG_CARBON, d, k]
         for h in range(1, cb.shape[1]):

@@ -140,7 +140,7 @@ def _slack(t, arrival, duration, deadline):
 def single_features(pend, pn, arrival, duration, cores, gpus, mem, deadline, origin, cap, cap_tot, commit,
                     hist, fc, k, t, day_s, year_off_s, n_ref, c_scale, p_scale, out):
     """Fill the single-action observation ``out`` (9 + 14 n_dc) for bundle step ``k`` at time ``t``, from
-    the history and the forecast issued at k (engine ``Info.hist``/``Info.fc``)."""
+    the history and the latest issued forecast as seen at k (engine ``Info.hist``/``Info.fc``)."""
     n_dc = cap.shape[0]
     _time_block(t, day_s, year_off_s, out, 0)
     sc = 0.0
