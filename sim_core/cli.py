@@ -24,6 +24,9 @@ HORIZON_DEFAULT = 24
 FORECAST_HELP = ("what policies are told of the future: calibrated (actual + published day-ahead error), "
                  "persistence, seasonal_naive, seasonal_naive_weekly, or oracle (perfect foresight)")
 HORIZON_HELP = "forecast horizon in hours (24..336)"
+ISSUE_EVERY_DEFAULT = 60
+ISSUE_EVERY_HELP = ("minutes between forecast issues (15..1440, a multiple of 15): policies see the latest issued "
+                    "forecast between issues")
 #: sim_core.POLICIES, repeated for the same reason (a test keeps them equal)
 POLICY_NAMES = ("local_only", "round_robin", "most_available", "least_pending", "lowest_carbon", "lowest_price",
                 "lowest_utilization", "random", "defer_to_greener", "wait_awhile", "wait_awhile_interrupting",
@@ -50,6 +53,7 @@ def run(
                               "(every server on: the reference cluster's model)"),
     forecast: str = typer.Option(FORECAST_DEFAULT, help=FORECAST_HELP),  # noqa: B008
     forecast_horizon_h: int = typer.Option(HORIZON_DEFAULT, help=HORIZON_HELP),  # noqa: B008
+    forecast_issue_every_min: int = typer.Option(ISSUE_EVERY_DEFAULT, help=ISSUE_EVERY_HELP),  # noqa: B008
 ) -> None:
     """Run one policy on a bundle and print the totals."""
     import sim_core
@@ -66,7 +70,8 @@ def run(
     try:
         res = sim_core.run(scenario, policy, seed=seed, days=days, start=st,
                            allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
-                           forecast=forecast, forecast_horizon_h=forecast_horizon_h)
+                           forecast=forecast, forecast_horizon_h=forecast_horizon_h,
+                           forecast_issue_every_min=forecast_issue_every_min)
     except sim_core.RunOptionsError as err:  # an unknown policy, a window outside the bundle...
         raise typer.BadParameter(str(err)) from err
     t_run = time.perf_counter() - t
@@ -163,6 +168,7 @@ def compare(
     power: str = typer.Option("managed", help="server power: managed or always_on"),  # noqa: B008
     forecast: str = typer.Option(FORECAST_DEFAULT, help=FORECAST_HELP),  # noqa: B008
     forecast_horizon_h: int = typer.Option(HORIZON_DEFAULT, help=HORIZON_HELP),  # noqa: B008
+    forecast_issue_every_min: int = typer.Option(ISSUE_EVERY_DEFAULT, help=ISSUE_EVERY_HELP),  # noqa: B008
     optimum: bool = typer.Option(False, "--optimum", help="also solve the offline optimum (a lower bound, "  # noqa: B008
                                  "HiGHS) per seed and report each policy's gap to it"),
     results: str | None = typer.Option(None, help="where each run's Parquet object goes: a folder or "  # noqa: B008
@@ -231,7 +237,8 @@ def compare(
     try:
         cmp = run_compare(scenario, pols, sds, days=days, start=st, store=store, recompute=recompute,
                           on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
-                          forecast=forecast, forecast_horizon_h=forecast_horizon_h, optimum=optimum, executor=client,
+                          forecast=forecast, forecast_horizon_h=forecast_horizon_h,
+                          forecast_issue_every_min=forecast_issue_every_min, optimum=optimum, executor=client,
                           results_url=store.results.url if hasattr(store, "results") else getattr(store, "url", None))
     except GridshiftError as err:  # a missing or changed result object, an unreachable store...
         Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)

@@ -178,9 +178,10 @@ State = namedtuple("State", [
 # ---------------------------------------------------------------------------- information
 # What a policy may know at run step j (bundle step k = s0 + j), docs/simulation.md "Information":
 # the actual signals of every step <= k (the current step's value is a real-time signal), the prices
-# a market has already published, and a forecast issued at k for steps k + 1 .. k + H. Policies get
-# only ``Info.hist`` (filled step by step: a column is written when its step begins, the columns
-# after k hold NaN) and ``Info.fc`` (rewritten at every issue): buffers that never hold a future
+# a market has already published, and the latest issued forecast (issued at k_i = k - k mod IO_EVERY for
+# steps k_i + 1 .. k_i + H, seen re-indexed to leads from k). Policies get only ``Info.hist`` (filled step
+# by step: a column is written when its step begins, the columns after k hold NaN) and ``Info.fc``
+# (rewritten from ``Info.fci`` at every step it is asked for): buffers that never hold a future
 # actual unless the run's forecast model is ``oracle``. ``Info.act`` (the actual series) stays inside
 # the kernels below.
 N_SIG = 4  # signals in act/hist: carbon, price, temperature, wet-bulb
@@ -202,7 +203,9 @@ IO_H = 1  # horizon in steps
 IO_S0 = 2  # bundle step of run step 0
 IO_KEY = 3  # 63-bit key of the forecast-error stream (from the run seed)
 IO_WINDOW = 4  # defer_to_greener window in steps (clipped to the horizon + 1)
-N_IOPT = 5
+IO_EVERY = 5  # issue cadence in steps: forecasts are issued at bundle steps that are multiples of it
+IO_KPAD = 6  # run steps of ``known`` before run step 0 (back to the issue step in force at the window's start)
+N_IOPT = 7
 # float slots in Info.fopt
 FO_DEFER_Q = 0  # defer_to_greener quantile
 N_FOPT = 1
@@ -210,18 +213,22 @@ N_FOPT = 1
 PAR_MULT = 0  # 1: multiplicative error (forecast = actual x (1 + e)); 0: additive (actual + e)
 PAR_FLOOR = 1  # smallest value a forecast takes (0 for carbon intensity, -inf for prices)
 N_PAR = 2
-#: ``act``/``hist`` (N_SIG, n_dc, bundle steps); ``fc`` (N_FC, n_dc, H): fc[s, d, h - 1] is the
-#: forecast of step k + h issued at k (NaN past the bundle's end); ``known`` (N_FC, n_dc, n): the last
-#: bundle step whose actual is known at run step j (>= k; beyond k for published day-ahead prices);
-#: ``inc`` (N_FC, n_dc, H): standard deviations of the calibrated error's increments per lead;
-#: ``stamp`` (N_FC, 2): bundle step and number of leads of the forecast now in ``fc``.
-Info = namedtuple("Info", ["act", "hist", "fc", "known", "inc", "par", "iopt", "fopt", "stamp", "pub"])
+#: ``act``/``hist`` (N_SIG, n_dc, bundle steps); ``fc`` (N_FC, n_dc, H): fc[s, d, h - 1] is what is
+#: known at k of step k + h -- the forecast issued at the latest issue step k_i <= k (k_i = k - k mod
+#: IO_EVERY), re-indexed to leads from now, NaN past the issued horizon k_i + H and past the bundle's end;
+#: ``fci`` (N_FC, n_dc, H): that issued forecast, indexed by its own leads (fci[s, d, h - 1]: step k_i + h);
+#: ``known`` (N_FC, n_dc, IO_KPAD + n): the last bundle step whose actual is known at run step j (index
+#: IO_KPAD + j; >= k; beyond k for published day-ahead prices); ``inc`` (N_FC, n_dc, H): standard
+#: deviations of the calibrated error's increments per lead; ``stamp`` (N_FC, 4): issue step and number of
+#: leads of the forecast in ``fci``, bundle step and number of leads of the view in ``fc``.
+Info = namedtuple("Info", ["act", "hist", "fc", "known", "inc", "par", "iopt", "fopt", "stamp", "pub", "fci"])
 
 #: what a jitted policy receives: ``policy(view, actions)`` writes actions[q] for q < n_pending
 #: (0 = defer, j + 1 = assign to datacenter j). Signals: ``now`` is the bundle step of this decision;
 #: ``history[s, d, t]`` the actual of signal s (0 carbon g/kWh, 1 price USD/MWh, 2 temperature,
 #: 3 wet-bulb degC) at bundle step t <= now (NaN for t > now); ``forecast[s, d, h - 1]`` (s = 0, 1) the
-#: forecast of step now + h issued now, h = 1..H (NaN past the bundle's end); ``published[s, d]``
+#: forecast of step now + h, h = 1..H, from the latest issue (run option ``forecast_issue_every_min``; NaN
+#: past that issue's horizon and past the bundle's end); ``published[s, d]``
 #: how many of those leads are published actuals (day-ahead prices); ``carbon_now``/``price_now`` =
 #: history[0 / 1, :, now]; ``oracle``: True only when the run's forecast model is ``oracle``.
 #: Flexible tasks (docs/simulation.md "Flexible tasks"): per-task attributes ``max_delay``,
@@ -1151,38 +1158,32 @@ def publish(act, hist, j, s0):
 
 
 @njit(cache=True, nogil=True)
-def issue_forecast(act, fc, known, inc, par, iopt, stamp, pub, s, j, n_leads):
-    """Issue the forecast of signal s (0 carbon, 1 price) at run step j for leads 1..n_leads into
-    ``fc[s]`` (and the count of published leads into ``pub[s]``). Does nothing when the buffer already
-    holds this step's forecast for at least as many leads.
+def issue_at(act, fci, known, inc, par, iopt, s, ki, n_leads):
+    """The forecast of signal s (0 carbon, 1 price) issued at bundle step ki (an issue step) for leads
+    1..n_leads, into ``fci[s]`` (lead h at index h - 1).
 
-    Lead h targets bundle step t = k + h: NaN past the bundle's end; the actual when t is already known
-    (t <= known: a published day-ahead price); otherwise the model's value -- ``oracle``: the actual;
-    ``persistence``: the last known value; ``seasonal_naive`` (period P = 1 day or 1 week): the value at
-    the latest known step t - m P (persistence when that is before the bundle's start); ``calibrated``:
-    the actual with the error e(h) = sum over l <= h of inc[l - 1] z_l, z_l standard normals of this
-    issue's stream, applied as actual (1 + e) or actual + e (par), never below the floor."""
+    Lead h targets bundle step t = ki + h: NaN past the bundle's end; the actual when t was known at ki
+    (a published day-ahead price); otherwise the model's value -- ``oracle``: the actual;
+    ``persistence``: the last value known at ki; ``seasonal_naive`` (period P = 1 day or 1 week): the
+    value at the latest step t - m P known at ki (persistence when that is before the bundle's start);
+    ``calibrated``: the actual with the error e(h) = sum over l <= h of inc[l - 1] z_l, z_l standard
+    normals of this issue's stream, applied as actual (1 + e) or actual + e (par), never below the floor."""
     model = iopt[IO_MODEL]
-    hmax = iopt[IO_H]
-    k = iopt[IO_S0] + j
-    n_leads = min(max(n_leads, 0), hmax)
-    if stamp[s, 0] == k and stamp[s, 1] >= n_leads:
-        return
+    jk = ki - iopt[IO_S0] + iopt[IO_KPAD]  # index of the issue step in ``known``
     n_all = act.shape[2]
     period = STEPS_PER_DAY if model == FC_SEASONAL_DAY else 7 * STEPS_PER_DAY
     mult = par[s, PAR_MULT] > 0.5
     floor = par[s, PAR_FLOOR]
     for d in range(act.shape[1]):
-        kn = min(max(known[s, d, j], k), n_all - 1)
+        kn = min(max(known[s, d, jk], ki), n_all - 1)
         last = act[s, d, kn]
-        pub[s, d] = min(kn - k, hmax)
-        base = stream_base(iopt[IO_KEY], s, d, k) if model == FC_CALIBRATED else np.uint64(0)
+        base = stream_base(iopt[IO_KEY], s, d, ki) if model == FC_CALIBRATED else np.uint64(0)
         e = 0.0
         z2 = 0.0
         for h in range(1, n_leads + 1):
-            t = k + h
+            t = ki + h
             if t >= n_all:
-                fc[s, d, h - 1] = np.nan
+                fci[s, d, h - 1] = np.nan
                 continue
             if model == FC_CALIBRATED:
                 if h % 2 == 1:
@@ -1201,16 +1202,57 @@ def issue_forecast(act, fc, known, inc, par, iopt, stamp, pub, s, j, n_leads):
             else:  # seasonal naive
                 tp = t - ((t - kn + period - 1) // period) * period
                 v = act[s, d, tp] if tp >= 0 else last
-            fc[s, d, h - 1] = v
-    stamp[s, 0] = k
-    stamp[s, 1] = n_leads
+            fci[s, d, h - 1] = v
 
 
 @njit(cache=True, nogil=True)
-def issue_all(act, fc, known, inc, par, iopt, stamp, pub, j):
-    """Issue every signal's forecast at run step j over the whole horizon (what the policy views get)."""
+def issue_forecast(act, fc, fci, known, inc, par, iopt, stamp, pub, s, j, n_leads):
+    """What is known at run step j (bundle step k) of signal s's next n_leads steps, into ``fc[s]`` (and
+    the count of published leads into ``pub[s]``): the forecast issued at the latest issue step
+    k_i = k - k mod IO_EVERY (:func:`issue_at`, kept in ``fci`` until the next issue), re-indexed to
+    leads from now -- lead h is the issued lead h + k - k_i, NaN beyond the issued horizon H -- except
+    the steps whose actual is known now (day-ahead prices published since k_i), which are actuals.
+    Does nothing when ``fc`` already holds this step's view for at least as many leads. With an issue
+    every step (IO_EVERY = 1) this is the forecast issued now."""
+    hmax = iopt[IO_H]
+    k = iopt[IO_S0] + j
+    n_leads = min(max(n_leads, 0), hmax)
+    if stamp[s, 2] == k and stamp[s, 3] >= n_leads:
+        return
+    every = max(iopt[IO_EVERY], 1)
+    ki = k - k % every
+    age = k - ki
+    if not (stamp[s, 0] == ki and stamp[s, 1] >= min(n_leads + age, hmax)):
+        # issue enough leads for this view and the same view at every step until the next issue
+        want = min(n_leads + every - 1, hmax)
+        issue_at(act, fci, known, inc, par, iopt, s, ki, want)
+        stamp[s, 0] = ki
+        stamp[s, 1] = want
+    n_all = act.shape[2]
+    jk = j + iopt[IO_KPAD]
+    for d in range(act.shape[1]):
+        kn = min(max(known[s, d, jk], k), n_all - 1)
+        pub[s, d] = min(kn - k, hmax)
+        for h in range(1, n_leads + 1):
+            t = k + h
+            if t >= n_all:
+                v = np.nan
+            elif t <= kn:
+                v = act[s, d, t]
+            elif h + age <= hmax:
+                v = fci[s, d, h + age - 1]
+            else:
+                v = np.nan
+            fc[s, d, h - 1] = v
+    stamp[s, 2] = k
+    stamp[s, 3] = n_leads
+
+
+@njit(cache=True, nogil=True)
+def issue_all(act, fc, fci, known, inc, par, iopt, stamp, pub, j):
+    """Every signal's forecast known at run step j over the whole horizon (what the policy views get)."""
     for s in range(fc.shape[0]):
-        issue_forecast(act, fc, known, inc, par, iopt, stamp, pub, s, j, iopt[IO_H])
+        issue_forecast(act, fc, fci, known, inc, par, iopt, stamp, pub, s, j, iopt[IO_H])
 
 
 @njit(cache=True, nogil=True)
@@ -1284,7 +1326,7 @@ def _select(a, m, kth):
 def decide_builtin(T, S, C, info, code, j, actions):
     """Rule policies. Each reserves the capacity it hands out within the step. They read the
     information a policy may have (``info``): the current signals from the history, and
-    ``defer_to_greener`` its threshold from the forecast issued now."""
+    ``defer_to_greener`` its threshold from the latest issued forecast."""
     T_arrival, T_cores, T_gpus, T_mem, T_deadline, T_origin = T.arrival, T.cores, T.gpus, T.mem, T.deadline, T.origin
     T_bw, T_duration, T_u = T.bw, T.duration, T.u_rand
     cap, delay_s_per_gb, rtt_s = C.cap, C.delay_s_per_gb, C.rtt_s
@@ -1311,7 +1353,8 @@ def decide_builtin(T, S, C, info, code, j, actions):
     thr = np.empty(n_dc)
     if code == POLICY_DEFER_TO_GREENER and pn > 0:
         window = iopt[IO_WINDOW]
-        issue_forecast(info.act, info.fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, SIG_CARBON, j,
+        issue_forecast(info.act, info.fc, info.fci, info.known, info.inc, info.par, iopt, info.stamp, info.pub,
+                           SIG_CARBON, j,
                        window - 1)
         greener_threshold(hist, info.fc, k, window, info.fopt[FO_DEFER_Q], thr)
     n_eval = min(pn, 1) if single else pn
@@ -1419,14 +1462,14 @@ def run_builtin(T, S, C, info, code, j_end):
 
 @njit(cache=True, nogil=True)
 def policy_view(T, S, C, info, j):
-    """What a jitted policy receives at run step j (:data:`PolicyView`): the forecast issued now (into
+    """What a jitted policy receives at run step j (:data:`PolicyView`): the latest issued forecast (into
     ``info.fc``), the history buffer (no column after now is filled), the pending tasks and the
     datacenters' state."""
     iopt = info.iopt
     s0 = iopt[IO_S0]
     k = s0 + j
     hist, fc = info.hist, info.fc
-    issue_all(info.act, fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, j)
+    issue_all(info.act, fc, info.fci, info.known, info.inc, info.par, iopt, info.stamp, info.pub, j)
     n_dc = C.cap.shape[0]
     avail = np.empty((n_dc, 3))
     for d in range(n_dc):
@@ -1487,7 +1530,7 @@ def rolling_quantile(x, window, q):
 # ---------------------------------------------------------------------------- published baselines
 # The carbon-aware scheduling policies the literature compares against (docs/baselines.md lists each
 # paper, its rule, its defaults and every choice made here). Like every policy they see only what was
-# known at the decision: the carbon intensity of the current step (history) and the forecast issued now
+# known at the decision: the carbon intensity of the current step (history) and the latest issued forecast
 # (``Info.fc``, issued here for carbon only); CarbonFlex's learning reads the history of the steps
 # before now. They are single-site (temporal shifting: every task runs at its origin, as in the papers),
 # keep their own plan between steps (:data:`Plan`) and control the flexible tasks through the same
@@ -1529,7 +1572,7 @@ N_PI = 2
 #: flexible demand (share x steps; the last column is today's), ``infl`` (2, n_dc, 96) inflexible share per
 #: step of yesterday / today, ``table`` (n_dc, CF_BINS) CarbonFlex's learned provision per carbon-rank bin
 #: (a multiple of the mean demand), ``rate`` (n_dc) its mean flexible demand per step (share), ``cb``
-#: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the forecast issued now; +inf where unknown),
+#: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the latest issued forecast; +inf where unknown),
 #: ``isc`` integer slots (``PI_*``).
 Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
                            "isc"])
@@ -1547,7 +1590,8 @@ def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
 @njit(cache=True, nogil=True)
 def carbon_known(hist, fc, k, cb):
     """cb[d, h]: the carbon intensity of bundle step k + h as known at k -- the actual for h = 0, the
-    forecast issued at k for h >= 1 -- and +inf where nothing is known (past the bundle's end)."""
+    latest issued forecast for h >= 1 -- and +inf where nothing is known (past the issue's horizon or the
+    bundle's end)."""
     for d in range(cb.shape[0]):
         cb[d, 0] = hist[SIG_CARBON, d, k]
         for h in range(1, cb.shape[1]):
@@ -1921,7 +1965,8 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
                     for s in range(STEPS_PER_DAY):
                         P_infl[0, d, s] = P_infl[1, d, s]
                 P_isc[PI_DAYS] = nd
-            issue_forecast(info.act, info.fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, SIG_CARBON,
+            issue_forecast(info.act, info.fc, info.fci, info.known, info.inc, info.par, iopt, info.stamp, info.pub,
+                           SIG_CARBON,
                            j, iopt[IO_H])
             carbon_known(info.hist, info.fc, k, cb)
             if code == POLICY_VCC:
@@ -1949,7 +1994,8 @@ def decide_baseline(T, S, C, info, P, code, j, actions):
     if controls and nflex > 0:
         need_fc = True
     if need_fc and not (book_load and (day_start or j == 0)):
-        issue_forecast(info.act, info.fc, info.known, info.inc, info.par, iopt, info.stamp, info.pub, SIG_CARBON, j,
+        issue_forecast(info.act, info.fc, info.fci, info.known, info.inc, info.par, iopt, info.stamp, info.pub,
+                           SIG_CARBON, j,
                        iopt[IO_H])
         carbon_known(info.hist, info.fc, k, cb)
 

@@ -2,8 +2,11 @@
 
 A policy deciding at bundle step k knows the actual signals of every step up to k (the current
 step's carbon intensity, price and weather are real-time values), the day-ahead prices its market
-has already published, and a forecast issued at k for the next H hours (run option
-``forecast_horizon_h``, default 24). Which forecast is the run option ``forecast``
+has already published, and the latest issued forecast: forecasts are issued every
+``forecast_issue_every_min`` minutes (default 60, :data:`DEFAULT_ISSUE_EVERY_MIN`), at the steps
+k_i = k - k mod cadence, each for the next H hours from its issue (run option ``forecast_horizon_h``,
+default 24); between issues a policy sees the latest one re-indexed to leads from now (unknown, NaN,
+beyond k_i + H). Which forecast is the run option ``forecast``
 (docs/simulation.md, "Information: what a policy sees"):
 
 * ``oracle`` -- the actual future (perfect foresight; labelled as such in every output);
@@ -49,6 +52,18 @@ DEFAULT_HORIZON_H = 24
 MIN_HORIZON_H = 24
 MAX_HORIZON_H = 336
 STEPS_PER_HOUR = 4
+STEP_MIN = 15
+#: issue cadence (run option ``forecast_issue_every_min``): a forecast is issued at every bundle step whose
+#: start is a multiple of it from the bundle's start, and a policy sees the latest one until the next.
+#: Default 60 min: the hourly resolution of the carbon-intensity forecasts of Electricity Maps, the source of
+#: the bundles' carbon signal ("All endpoints return data with a resolution of 1 hour", API documentation,
+#: https://static.electricitymap.org/api/docs/; its forecast covers "the next 24 hours",
+#: https://www.electricitymaps.com/) -- a forecast of hourly values re-issued more often than hourly is not a
+#: practice any cited source documents. 15 min (a new issue every step) and up to a day (one issue a day, as a
+#: day-ahead price forecast) are options; WattTime's MOER forecasts (the mirror's ``moer-5min`` files) are
+#: issued every 5 minutes, finer than a step, i.e. 15 min here.
+DEFAULT_ISSUE_EVERY_MIN = 60
+MAX_ISSUE_EVERY_MIN = 1440
 #: what every output says of a model (oracle runs are marked as perfect foresight)
 LABELS = {
     "calibrated": "calibrated (actual + error of published day-ahead skill)",
@@ -66,9 +81,11 @@ def label(model: str) -> str:
 
 def caption(options: dict) -> str:
     """What a run's (or a sweep's) policies were told of the future, from its canonical options: the
-    forecast model and horizon (every table and figure of a sweep carries it)."""
+    forecast model, horizon and issue cadence (every table and figure of a sweep carries it)."""
     h = options.get("forecast_horizon_h")
-    return label(str(options.get("forecast"))) + (f", {h} h ahead" if h is not None else "")
+    every = options.get("forecast_issue_every_min")
+    return (label(str(options.get("forecast"))) + (f", {h} h ahead" if h is not None else "")
+            + (f", issued every {every} min" if every is not None else ""))
 
 
 def is_oracle(options: dict) -> bool:
@@ -184,15 +201,24 @@ def horizon_steps(horizon_h: int) -> int:
     return int(horizon_h) * STEPS_PER_HOUR
 
 
+def issue_every_steps(every_min: int, step_s: int) -> int:
+    """The issue cadence in bundle steps (``forecast_issue_every_min`` is a whole number of steps)."""
+    q, r = divmod(int(every_min) * 60, int(step_s))
+    if r or q < 1:
+        raise ValueError(f"forecast_issue_every_min={every_min!r} is not a whole number of {step_s}-s steps")
+    return q
+
+
 #: per scenario (by id, checked through a weak reference): the seed-free arrays of recent windows
 _WINDOW_MEMO: dict[int, tuple] = {}
 _WINDOW_MEMO_SIZE = 64
 
 
-def _window_arrays(sc, s0: int, n: int, hmax: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(inc, par, known) of a window: they depend on the scenario, the window and the horizon only (never
-    on the seed), and the kernels only read them, so runs of the same window share them (an environment
-    that resets every episode then skips the calibration and the publication calendar)."""
+def _window_arrays(sc, s0: int, n: int, hmax: int, pad: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(inc, par, known) of a window: they depend on the scenario, the window, the horizon and the issue
+    cadence only (never on the seed), and the kernels only read them, so runs of the same window share them
+    (an environment that resets every episode then skips the calibration and the publication calendar).
+    ``known`` starts ``pad`` steps before the window: at the issue step in force at its start."""
     entry = _WINDOW_MEMO.get(id(sc))
     if entry is None or entry[0]() is not sc:
         entry = (weakref.ref(sc), {})
@@ -200,41 +226,45 @@ def _window_arrays(sc, s0: int, n: int, hmax: int) -> tuple[np.ndarray, np.ndarr
         for k in [k for k, (ref, _) in _WINDOW_MEMO.items() if ref() is None]:
             del _WINDOW_MEMO[k]
     memo = entry[1]
-    key = (s0, n, hmax)
+    key = (s0, n, hmax, pad)
     if key not in memo:
         if len(memo) >= _WINDOW_MEMO_SIZE:
             memo.pop(next(iter(memo)))
         inc, par, _ = calibration(sc.signal_locations, sc.price_usd_per_mwh, hmax)
         # step-major storage (engine.steps_major), as the other per-step arrays
-        known = E.steps_major((E.N_FC, sc.n_dc, n), np.int64)
-        known[...] = known_steps(sc.signal_locations, sc.start_utc, sc.step_s, sc.n_steps, s0, n)
+        known = E.steps_major((E.N_FC, sc.n_dc, pad + n), np.int64)
+        known[...] = known_steps(sc.signal_locations, sc.start_utc, sc.step_s, sc.n_steps, s0 - pad, pad + n)
         memo[key] = (inc, par, known)
     return memo[key]
 
 
 def build_info(sc, s0: int, n: int, options, seed: int) -> E.Info:
     """The information arrays of a run over bundle steps s0 .. s0 + n - 1 (``engine.Info``): the actual
-    signals, an empty history holding the steps before the window, the forecast buffer and what
-    calibrates it."""
+    signals, an empty history holding the steps before the window, the forecast buffers and what
+    calibrates them."""
     hmax = horizon_steps(options.forecast_horizon_h)
+    every = issue_every_steps(options.forecast_issue_every_min, sc.step_s)
+    pad = s0 % every  # the issue in force at the window's start was made pad steps before it
     # step-major storage (engine.steps_major): the kernels read every datacenter's value of one step
     act = E.steps_major((E.N_SIG, sc.n_dc, sc.n_steps))
     for s, a in enumerate((sc.carbon_g_per_kwh, sc.price_usd_per_mwh, sc.temp_c, sc.wetbulb_c)):
         act[s] = a
     hist = E.steps_major(act.shape, fill=np.nan)
     hist[:, :, :s0] = act[:, :, :s0]  # the past before the window is known; step s0 on when it begins
-    inc, par, known = _window_arrays(sc, s0, n, hmax)
+    inc, par, known = _window_arrays(sc, s0, n, hmax, pad)
     iopt = np.zeros(E.N_IOPT, np.int64)
     iopt[E.IO_MODEL] = MODELS[options.forecast]
     iopt[E.IO_H] = hmax
     iopt[E.IO_S0] = s0
     iopt[E.IO_KEY] = forecast_key(seed)
     iopt[E.IO_WINDOW] = min(options.defer_window_steps, hmax + 1)
+    iopt[E.IO_EVERY] = every
+    iopt[E.IO_KPAD] = pad
     fopt = np.zeros(E.N_FOPT)
     fopt[E.FO_DEFER_Q] = options.defer_quantile
     return E.Info(act=act, hist=hist, fc=np.full((E.N_FC, sc.n_dc, hmax), np.nan), known=known, inc=inc,
-                  par=par, iopt=iopt, fopt=fopt, stamp=np.full((E.N_FC, 2), -1, np.int64),
-                  pub=np.zeros((E.N_FC, sc.n_dc), np.int64))
+                  par=par, iopt=iopt, fopt=fopt, stamp=np.full((E.N_FC, 4), -1, np.int64),
+                  pub=np.zeros((E.N_FC, sc.n_dc), np.int64), fci=np.full((E.N_FC, sc.n_dc, hmax), np.nan))
 
 
 # ---------------------------------------------------------------------------- real issued forecasts

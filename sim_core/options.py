@@ -15,7 +15,8 @@ refused. The rules:
 * **flags** (``single_action``, ``allow_defer``) are ``bool``; ``transfer_emissions`` is
   ``"origin"`` or ``"mean"``; ``power`` is ``"managed"`` or ``"always_on"``; ``carbon_basis`` is
   ``None`` or the bundle's basis; ``forecast`` is a model of ``sim_core.forecast.MODELS`` and
-  ``forecast_horizon_h`` an integer number of hours in 24..336;
+  ``forecast_horizon_h`` an integer number of hours in 24..336; ``forecast_issue_every_min`` an integer
+  number of minutes in 15..1440, a multiple of 15;
 * **the window** (``start``, ``days``/``steps``) lies inside the bundle;
 * **actions** of a Python policy: one per pending task (or one for all), each in ``0..n_dc``;
 * **controls** of a Python policy (flexible tasks): ``{task index: scale}`` over the controllable tasks,
@@ -147,6 +148,8 @@ class Options:
     #: what a policy is told of the future (sim_core.forecast): the forecast model and its horizon (hours)
     forecast: str = F.DEFAULT_MODEL
     forecast_horizon_h: int = F.DEFAULT_HORIZON_H
+    #: how often a forecast is issued (minutes, a whole number of 15-min steps; sim_core.forecast)
+    forecast_issue_every_min: int = F.DEFAULT_ISSUE_EVERY_MIN
 
     def __post_init__(self) -> None:
         self.single_action = check_bool("single_action", self.single_action)
@@ -176,6 +179,11 @@ class Options:
             raise RunOptionsError(f"forecast must be one of {FORECAST_MODELS}, got {self.forecast!r}")
         self.forecast_horizon_h = check_int("forecast_horizon_h", self.forecast_horizon_h, F.MIN_HORIZON_H,
                                             F.MAX_HORIZON_H)
+        self.forecast_issue_every_min = check_int("forecast_issue_every_min", self.forecast_issue_every_min,
+                                                  F.STEP_MIN, F.MAX_ISSUE_EVERY_MIN)
+        if self.forecast_issue_every_min % F.STEP_MIN:
+            raise RunOptionsError(f"forecast_issue_every_min must be a multiple of {F.STEP_MIN} (a whole number of "
+                                  f"steps), got {self.forecast_issue_every_min!r}")
 
     def activity_kw(self) -> dict:
         """The keyword arguments of :func:`sim_core.origin.activity` these options give."""

@@ -334,7 +334,8 @@ class Simulator:
         info = p.info
         self._publish_args = (info.act, info.hist)
         self._publish = self._entry(E.publish, info.act, info.hist, 0, int(p.s0))
-        self._issue_args = (info.act, info.fc, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub)
+        self._issue_args = (info.act, info.fc, info.fci, info.known, info.inc, info.par, info.iopt, info.stamp,
+                            info.pub)
         self._issue = self._entry(E.issue_all, *self._issue_args, 0)
         caps = tuple(np.ascontiguousarray(c, dtype=np.float64) for c in (sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb))
         self._phys_args = (sc.params, *caps, S.part, S.srv, bool(p.managed))
@@ -451,13 +452,16 @@ class Simulator:
     # -------------------------------------------------------------- views
     def forecast(self) -> dict:
         """What the policy is told now of the signals (the ``forecast``/``history`` part of
-        :meth:`observation`): the forecast issued at the current step, fresh arrays."""
+        :meth:`observation`): the latest issued forecast re-indexed to leads from the current step (lead h
+        at index h - 1; NaN past that issue's horizon), fresh arrays; ``issued_step`` the bundle step it was
+        issued at, ``issue_every_steps`` the cadence."""
         p = self.prep
         j = min(int(p.state.sc[E.SC_STEP]), p.n - 1)
         info = p.info
         self._issue(*self._issue_args, j)
         return {"model": p.options.forecast, "oracle": p.options.forecast == "oracle",
                 "step_s": E.STEP_S, "horizon_steps": int(info.iopt[E.IO_H]),
+                "issued_step": int(info.stamp[E.SIG_CARBON, 0]), "issue_every_steps": int(info.iopt[E.IO_EVERY]),
                 "carbon_g_per_kwh": info.fc[E.SIG_CARBON].copy(), "price_usd_per_mwh": info.fc[E.SIG_PRICE].copy(),
                 "published_steps": {"carbon_g_per_kwh": info.pub[E.SIG_CARBON].copy(),
                                     "price_usd_per_mwh": info.pub[E.SIG_PRICE].copy()}}
@@ -477,7 +481,7 @@ class Simulator:
 
     def observation(self) -> dict:
         """What a Python policy sees now: the pending tasks, the datacenters' state, the current
-        signals, their history and the forecast issued now (docs/simulation.md, "Information")."""
+        signals, their history and the latest issued forecast (docs/simulation.md, "Information")."""
         p = self.prep
         S, T, C = p.state, p.tasks, p.ctx
         j = min(int(S.sc[E.SC_STEP]), p.n - 1)

@@ -37,6 +37,7 @@ class SweepConfig(dg.Config):
     sla_multiplier: float = 1.5
     forecast: str = "calibrated"  # what policies are told of the future (sim_core.forecast.MODELS; "oracle")
     forecast_horizon_h: int = 24
+    forecast_issue_every_min: int = 60  # minutes between forecast issues (sim_core.forecast.DEFAULT_ISSUE_EVERY_MIN)
     results_url: str = ""  # where run objects go: a folder or s3://bucket/prefix; default <home>/results
 
     def bundle_dir(self, home: Home) -> Path:
@@ -51,7 +52,8 @@ class SweepConfig(dg.Config):
         start = self.start
         return {"days": self.days, "start": int(start) if start is not None and start.isdigit() else start,
                 "allow_defer": self.allow_defer, "sla_multiplier": self.sla_multiplier, "forecast": self.forecast,
-                "forecast_horizon_h": self.forecast_horizon_h}
+                "forecast_horizon_h": self.forecast_horizon_h,
+                "forecast_issue_every_min": self.forecast_issue_every_min}
 
 
 class SummaryConfig(SweepConfig):

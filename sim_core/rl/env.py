@@ -27,8 +27,9 @@ pending (the action is then ``[]``). Scales (fixed per environment, from its win
 * per datacenter: ``avail_{cores,gpus,mem}_<loc>`` = (capacity - committed) / capacity, clipped to
   [-1, 1] (committed = running + queued + in transit); ``carbon_<loc>`` = current intensity /
   1000 g/kWh (clipped to [0, 1]); ``price_<loc>`` = current price / 1000 USD/MWh (clipped to [-1, 1]);
-  ``carbon_fc_<b>_<loc>``, ``price_fc_<b>_<loc>`` = the mean of the forecast issued now (run option
-  ``forecast``) over the lead buckets b = 1h (0-1 h ahead), 4h (1-4 h), 12h (4-12 h), 24h (12-24 h),
+  ``carbon_fc_<b>_<loc>``, ``price_fc_<b>_<loc>`` = the mean of the latest issued forecast (run options
+  ``forecast``, ``forecast_issue_every_min``; its finite leads) over the lead buckets b = 1h (0-1 h
+  ahead), 4h (1-4 h), 12h (4-12 h), 24h (12-24 h),
   same scales. Fixed scales: a scale taken from the window's own signals would tell the agent about
   the future (docs/simulation.md, "Information").
 
@@ -139,7 +140,7 @@ def _slack(t, arrival, duration, deadline):
 def single_features(pend, pn, arrival, duration, cores, gpus, mem, deadline, origin, cap, cap_tot, commit,
                     hist, fc, k, t, day_s, year_off_s, n_ref, c_scale, p_scale, out):
     """Fill the single-action observation ``out`` (9 + 14 n_dc) for bundle step ``k`` at time ``t``, from
-    the history and the forecast issued at k (engine ``Info.hist``/``Info.fc``)."""
+    the history and the latest issued forecast as seen at k (engine ``Info.hist``/``Info.fc``)."""
     n_dc = cap.shape[0]
     _time_block(t, day_s, year_off_s, out, 0)
     sc = 0.0
@@ -359,7 +360,7 @@ class TaskSchedulingEnv(gym.Env):
         pn = int(S.sc[E.SC_PEND_N])
         a = self._fargs
         if self.single_action:
-            self.sim._issue(*self.sim._issue_args, j)  # the forecast issued now (one jitted call)
+            self.sim._issue(*self.sim._issue_args, j)  # the latest issued forecast (one jitted call)
             self._fk(a, pn, k, t, self._feat64)
             return self._feat64.astype(np.float32)
         if pn == 0:

@@ -181,14 +181,14 @@ def step_one(e, a):
 @njit(cache=True, nogil=True)
 def observe_one(e, out):
     """The environment's observation now (``TaskSchedulingEnv._obs``, single-action mode) into ``out``
-    (float32): the forecast issued now, then :func:`observe_single`."""
+    (float32): the latest issued forecast, then :func:`observe_single`."""
     S, C, info = e.S, e.C, e.info
     n = C.n_steps
     jj = min(S.sc[E.SC_STEP], n - 1)
     t = C.t0 + E.STEP_S * jj
     k = info.iopt[E.IO_S0] + jj
     pn = S.sc[E.SC_PEND_N]
-    E.issue_all(info.act, info.fc, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub, jj)
+    E.issue_all(info.act, info.fc, info.fci, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub, jj)
     observe_single(e.obs_args, pn, k, t, e.obs64)
     for f in range(out.shape[0]):
         out[f] = e.obs64[f]

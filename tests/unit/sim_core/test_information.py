@@ -64,7 +64,7 @@ def future_actuals(prep: Prepared, j: int) -> np.ndarray:
         for d in range(info.act.shape[1]):
             t0 = k + 1
             if s < E.N_FC:
-                t0 = max(t0, int(info.known[s, d, j]) + 1)
+                t0 = max(t0, int(info.known[s, d, j + info.iopt[E.IO_KPAD]]) + 1)
             vals.append(info.act[s, d, t0:])
     return np.concatenate(vals)
 
@@ -91,9 +91,10 @@ def drive(sim, n_steps=None):
 
 
 # ---------------------------------------------------------------------------- the three interfaces
+@pytest.mark.parametrize("every_min", [15, 60, 1440])
 @pytest.mark.parametrize("model", MODELS)
-def test_jitted_view_holds_no_future_actual(noisy, model):
-    sim = sim_core.Simulator(noisy, seed=1, forecast=model)
+def test_jitted_view_holds_no_future_actual(noisy, model, every_min):
+    sim = sim_core.Simulator(noisy, seed=1, forecast=model, forecast_issue_every_min=every_min)
     found = 0
     steps = 0
     for _ in drive(sim):
@@ -171,9 +172,10 @@ def test_gym_forecast_features_are_the_issued_forecast(noisy):
     fc = env.sim.forecast()
     f = dict(zip(names, obs.tolist(), strict=True))
     for d, loc in enumerate(noisy.locations):
-        want = fc["carbon_g_per_kwh"][d, 4:16].mean() / 1000.0
+        want = np.nanmean(fc["carbon_g_per_kwh"][d, 4:16]) / 1000.0
         assert f[f"carbon_fc_4h_{loc}"] == pytest.approx(min(max(want, 0.0), 1.0), rel=1e-6)
-        want = fc["price_usd_per_mwh"][d, 48:96].mean() / 1000.0
+        # (the leads past the latest issue's horizon are unknown, NaN: the buckets average the known ones)
+        want = np.nanmean(fc["price_usd_per_mwh"][d, 48:96]) / 1000.0
         assert f[f"price_fc_24h_{loc}"] == pytest.approx(min(max(want, -1.0), 1.0), rel=1e-6, abs=1e-7)
 
 
@@ -202,14 +204,15 @@ def test_oracle_threshold_is_the_perfect_foresight_rolling_quantile(noisy):
     """defer_to_greener's threshold from an oracle forecast is the old perfect-foresight rolling quantile of
     the actual series (so oracle runs reproduce the earlier engine), window clipped at the bundle end."""
     for window, start in ((96, 0), (20, 150), (97, 250)):
-        prep = Prepared(noisy, 0, start=start, forecast="oracle", defer_window_steps=window)
+        prep = Prepared(noisy, 0, start=start, forecast="oracle", defer_window_steps=window,
+                        forecast_issue_every_min=15)
         info = prep.info
         ref = E.rolling_quantile(noisy.carbon_g_per_kwh[:, start:], min(window, 97), 0.3)
         thr = np.empty(noisy.n_dc)
         for j in range(prep.n):
             E.publish(info.act, info.hist, j, prep.s0)
-            E.issue_forecast(info.act, info.fc, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub,
-                             0, j, window - 1)
+            E.issue_forecast(info.act, info.fc, info.fci, info.known, info.inc, info.par, info.iopt, info.stamp,
+                             info.pub, 0, j, window - 1)
             E.greener_threshold(info.hist, info.fc, start + j, int(info.iopt[E.IO_WINDOW]), 0.3, thr)
             np.testing.assert_array_equal(thr, ref[:, j])
 
@@ -236,7 +239,7 @@ def issued(sc, model, j, start=0, **kw):
     info = prep.info
     for jj in range(j + 1):
         E.publish(info.act, info.hist, jj, prep.s0)
-    E.issue_all(info.act, info.fc, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub, j)
+    E.issue_all(info.act, info.fc, info.fci, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub, j)
     return info.fc.copy(), info
 
 
@@ -272,12 +275,12 @@ def test_calibrated_error_matches_the_published_skill(tmp_path):
     sc = sim_core.load(write_bundle(tmp_path, locations=["US-CAL-CISO", "DE-LU"],
                                     timezones=["America/Los_Angeles", "Europe/Berlin"], n_steps=n_steps,
                                     signals={"carbon_g_per_kwh": 200.0, "price_usd_per_mwh": price}))
-    prep = Prepared(sc, 7, forecast="calibrated")
+    prep = Prepared(sc, 7, forecast="calibrated", forecast_issue_every_min=15)  # (a fresh issue at every j)
     info = prep.info
     errs_c = []
     errs_p = []
     for j in range(0, n_steps - 96, 7):
-        E.issue_all(info.act, info.fc, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub, j)
+        E.issue_all(info.act, info.fc, info.fci, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub, j)
         errs_c.append(info.fc[0] / 200.0 - 1.0)
         errs_p.append(info.fc[1, 0] - info.act[1, 0, j + 1:j + 97])
     ec = np.abs(np.array(errs_c))  # (issues, dc, lead)
@@ -328,6 +331,77 @@ def test_noise_stream_is_a_pure_function_of_its_key():
     assert F.forecast_key(0) != F.forecast_key(1) and 0 <= F.forecast_key(2**63 - 1) < 2**63
 
 
+# ---------------------------------------------------------------------------- issue cadence
+@pytest.mark.parametrize("every_min", [60, 180])
+@pytest.mark.parametrize("model", MODELS)
+def test_the_view_is_the_latest_issue_reindexed(noisy, model, every_min):
+    """Between issues a policy sees the forecast issued at the latest issue step k_i = k - k mod cadence
+    (bundle steps: the same issues whatever the window's start), re-indexed: lead h now is lead h + k - k_i
+    of that issue -- the forecast a run issuing at every step issued at k_i -- and unknown (NaN) beyond the
+    issue's horizon."""
+    every = every_min // 15
+    hmax = 96
+    for start in (0, 7):
+        for j in (0, 1, 5, 57, 150):
+            k = start + j
+            ki, age = k - k % every, k % every
+            fc, info = issued(noisy, model, j, start=start, forecast_issue_every_min=every_min)
+            ref, _ = issued(noisy, model, ki, forecast_issue_every_min=15)
+            np.testing.assert_array_equal(fc[:, :, :hmax - age], ref[:, :, age:])
+            assert np.isnan(fc[:, :, hmax - age:]).all()
+            assert info.stamp[0, 0] == ki and info.stamp[1, 0] == ki
+            if age and model in ("persistence", "calibrated", "oracle"):
+                # a view between issues is not what a fresh issue would give: persistence holds an older
+                # value, calibrated draws another error (oracle's is the actual either way)
+                fresh, _ = issued(noisy, model, j, start=start, forecast_issue_every_min=15)
+                same = np.array_equal(fc[:, :, :hmax - age], fresh[:, :, :hmax - age], equal_nan=True)
+                assert same == (model == "oracle")
+
+
+def test_prices_published_between_issues_are_known(tmp_path):
+    """DE-LU, hourly issues: at 12:45 CET on 1 January (run step 47, latest issue step 44 = 12:00 CET) the
+    prices of 2 January are published: they are actuals in the view, and beyond them the view is the
+    12:00 issue's persistence forecast -- the last price known at 12:00 CET (the end of 1 January CET)."""
+    sc = de_bundle(tmp_path)
+    j = (11 * 60 + 45) // 15
+    fc, info = issued(sc, "persistence", j, forecast_horizon_h=48, forecast_issue_every_min=60)
+    published = (2 * 24 - 1) * 4 - 1
+    known_at_issue = (23 * 60) // 15 - 1
+    n_pub = published - j
+    assert info.pub[1, 0] == n_pub
+    np.testing.assert_array_equal(fc[1, 0, :n_pub], info.act[1, 0, j + 1:published + 1])
+    age = j % 4
+    assert (fc[1, 0, n_pub:192 - age] == info.act[1, 0, known_at_issue]).all()
+    assert np.isnan(fc[1, 0, 192 - age:]).all()
+
+
+def test_every_interface_sees_the_same_cadenced_forecast(noisy):
+    """Hourly issues: the jitted view, the Python observation and defer_to_greener's window read the same
+    forecast at every step (the Gymnasium features are bucket means of the Python one: the test above)."""
+    opts = {"forecast": "calibrated", "forecast_issue_every_min": 60}
+    sim = sim_core.Simulator(noisy, seed=5, **opts)
+    seen = {}
+    for obs in drive(sim):
+        j = sim.step_index
+        p = sim.prep
+        fc = obs["forecast"]
+        view = E.policy_view(p.tasks, p.state, p.ctx, p.info, j)
+        np.testing.assert_array_equal(view.forecast, np.stack([fc["carbon_g_per_kwh"], fc["price_usd_per_mwh"]]))
+        assert fc["issued_step"] == j - j % 4 and fc["issue_every_steps"] == 4
+        seen[j] = view.forecast.copy()
+    code = E.POLICY_CODES["defer_to_greener"]
+    prep = Prepared(noisy, 5, policy_code=code, **opts)
+    info = prep.info
+    w = int(info.iopt[E.IO_WINDOW]) - 1
+    checked = 0
+    for j in range(prep.n):
+        E.run_builtin(prep.tasks, prep.state, prep.ctx, info, code, j + 1)
+        if info.stamp[0, 2] == j:  # it looked ahead at this step (tasks were pending)
+            np.testing.assert_array_equal(info.fc[0, :, :w], seen[j][0, :, :w])
+            checked += 1
+    assert checked > 100
+
+
 # ---------------------------------------------------------------------------- day-ahead publication
 def de_bundle(tmp_path, model_locs=("DE-LU", "CH")):
     rng = np.random.default_rng(8)
@@ -346,7 +420,7 @@ def test_day_ahead_prices_are_known_from_their_publication(tmp_path):
     j_after = (11 * 60 + 45) // 15  # 12:45 CET
     end_of_jan2 = (2 * 24 - 1) * 4 - 1  # last step of 2 January CET (23:00 UTC on 2 January, minus one step)
     for j, published in ((j_before, (23 * 60) // 15 - 1), (j_after, end_of_jan2)):
-        fc, info = issued(sc, "persistence", j, forecast_horizon_h=48)
+        fc, info = issued(sc, "persistence", j, forecast_horizon_h=48, forecast_issue_every_min=15)
         assert int(info.known[1, 0, j]) == published
         n_pub = published - j
         assert info.pub[1, 0] == n_pub and info.pub[1, 1] == 0 and info.pub[0, 0] == 0
@@ -374,6 +448,11 @@ def test_published_prices_follow_the_summer_time():
     ({"forecast_horizon_h": 23}, "forecast_horizon_h must be an integer in 24..336, got 23"),
     ({"forecast_horizon_h": 337}, "337"),
     ({"forecast_horizon_h": 24.0}, "24.0"),
+    ({"forecast_issue_every_min": 20},
+     r"forecast_issue_every_min must be a multiple of 15 \(a whole number of steps\), got 20"),
+    ({"forecast_issue_every_min": 0}, "forecast_issue_every_min must be an integer in 15..1440, got 0"),
+    ({"forecast_issue_every_min": 1455}, "1455"),
+    ({"forecast_issue_every_min": 60.0}, "60.0"),
 ])
 def test_bad_forecast_options_are_refused(noisy, opts, text):
     with pytest.raises(RunOptionsError, match=text):
@@ -389,6 +468,8 @@ def test_forecast_model_is_in_the_run_key_and_the_outputs(noisy, tmp_path):
     assert len(shas) == len(MODELS)
     assert run_options(noisy)["forecast"] == "calibrated" and run_options(noisy)["forecast_horizon_h"] == 24
     assert options_sha256(run_options(noisy, forecast_horizon_h=48)) != options_sha256(run_options(noisy))
+    assert run_options(noisy)["forecast_issue_every_min"] == 60
+    assert options_sha256(run_options(noisy, forecast_issue_every_min=15)) != options_sha256(run_options(noisy))
     r = sim_core.run(noisy, "local_only", forecast="oracle")
     assert r.options["forecast"] == "oracle"
     cmp = compare(noisy, ["local_only", "defer_to_greener"], [0], forecast="oracle", days=1)
@@ -396,6 +477,7 @@ def test_forecast_model_is_in_the_run_key_and_the_outputs(noisy, tmp_path):
     assert all(row[0].endswith("[oracle]") for row in summary_rows(cmp)[1])
     honest = compare(noisy, ["local_only"], [0], days=1)
     assert "calibrated" in summary_caption(honest) and not summary_rows(honest)[1][0][0].endswith("]")
+    assert "issued every 60 min" in summary_caption(honest)
     write_outputs(cmp, tmp_path / "out", figures=False)
     assert '"forecast": "oracle"' in (tmp_path / "out" / "compare.json").read_text()
 
@@ -404,6 +486,7 @@ def test_cli_defaults_are_the_forecast_defaults():
     from sim_core import cli
 
     assert cli.FORECAST_DEFAULT == F.DEFAULT_MODEL and cli.HORIZON_DEFAULT == F.DEFAULT_HORIZON_H
+    assert cli.ISSUE_EVERY_DEFAULT == F.DEFAULT_ISSUE_EVERY_MIN
     for m in MODELS:
         assert m in cli.FORECAST_HELP
 

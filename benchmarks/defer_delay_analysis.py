@@ -1,0 +1,49 @@
+"""Why ``defer_to_greener`` saves less as the allowed delay grows (docs/baselines.md, "defer_to_greener and the
+allowed delay"): per allowed delay, its carbon split into datacenter and transfer emissions, the tasks it moves,
+the data they carry and their transit delays, next to ``local_only``.
+
+    uv run python benchmarks/defer_delay_analysis.py --bundle <home>/bundles/<id> [--days 7] [--seed 0]
+
+Every task is given the allowed delay (``sim_core.bench.gap.with_allowed_delay``, as the savings-vs-delay figure
+of docs/optimum_table.md does); run options are gridshift's defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import polars as pl
+
+DELAYS_H = (0, 2, 6, 12, 24)  # benchmarks/optimum_table.py's sweep
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bundle", required=True)
+    ap.add_argument("--days", type=float, default=7.0)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    import sim_core
+    from sim_core.bench.gap import with_allowed_delay
+
+    sc0 = sim_core.load(args.bundle)
+    base = sim_core.run(sc0, "local_only", seed=args.seed, days=args.days).totals["carbon_incl_transfer_kg"]
+    print(f"local_only: {base:,.0f} kg (datacenters only: it moves nothing)")
+    print("| allowed delay h | carbon incl. transfers kg | saving % | datacenter kg | transfer kg | tasks moved "
+          "| data moved TB | moved tasks' transit delay: mean h / p90 h |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for h in DELAYS_H:
+        r = sim_core.run(with_allowed_delay(sc0, 3600.0 * h), "defer_to_greener", seed=args.seed, days=args.days)
+        t = r.totals
+        moved = r.tasks.filter(pl.col("remote").fill_null(False))
+        td = moved["transit_delay_s"].to_numpy() / 3600.0
+        tb = t["transfer_kwh"] / sim_core.options.TRANSFER_KWH_PER_GB / 1000.0
+        print(f"| {h} | {t['carbon_incl_transfer_kg']:,.0f} | {100 * (base - t['carbon_incl_transfer_kg']) / base:.1f} "
+              f"| {t['carbon_kg']:,.0f} | {t['transfer_carbon_kg']:,.0f} | {moved.height:,} | {tb:.1f} "
+              f"| {td.mean():.2f} / {np.quantile(td, 0.9):.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""What the forecast issue cadence changes in results: each forecast-reading policy's carbon (incl. transfers)
+with a forecast issued every step (15 min: the engine before the cadence, value for value) and hourly (the
+default), on a bundle window (docs/simulation.md, "Information").
+
+    uv run python benchmarks/forecast_cadence_effect.py --bundle <home>/bundles/<id> [--days 7] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+POLICIES = ("defer_to_greener", "wait_awhile", "gaia_carbon_time", "carbonscaler", "vcc", "carbonflex")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bundle", required=True)
+    ap.add_argument("--days", type=float, default=7.0)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    import sim_core
+
+    sc = sim_core.load(args.bundle)
+    print("| policy | every 15 min kg | every 60 min kg | change % |")
+    print("|---|---:|---:|---:|")
+    for pol in POLICIES:
+        v = {e: sim_core.run(sc, pol, seed=args.seed, days=args.days, forecast_issue_every_min=e)
+             .totals["carbon_incl_transfer_kg"] for e in (15, 60)}
+        print(f"| `{pol}` | {v[15]:,.1f} | {v[60]:,.1f} | {100 * (v[60] - v[15]) / v[15]:+.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
