@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._report import machine, update_section  # noqa: E402
+from benchmarks._report import machine, publish  # noqa: E402
 
 #: (policy, forecast model, issue cadence in minutes); lowest_carbon never issues a forecast
 CONFIGS = [("lowest_carbon", "calibrated", 60)] + [
@@ -165,10 +165,7 @@ def main() -> None:
     lines.append(f"Generator alone (route b), CPU per normal, a year of 95-lead issues at 5 sites: the engine's "
                  f"{gen['engine']:.1f} ns; one 64-bit hash per pair + a separate branch-free loop "
                  f"{gen['one_hash_split']:.1f} ns (`generator_micro` in the script).")
-    body = "\n".join(lines)
-    print(body)
-    if not args.no_write:
-        update_section("forecast", body)
+    publish("forecast", "\n".join(lines), not args.no_write)
 
 
 if __name__ == "__main__":
