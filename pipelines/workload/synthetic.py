@@ -41,6 +41,7 @@ import numpy as np
 import polars as pl
 
 from gridshift.atomic import atomic_write_bytes
+from pipelines.workload import kernels
 from pipelines.workload.alibaba2020 import JOB_COLUMNS, TASK_COLUMNS
 from pipelines.workload.base import Inputs, TraceInput, WorkloadSource
 from pipelines.workload.chunked import (
@@ -63,9 +64,7 @@ from pipelines.workload.derive import (
     ExtensionInfo,
     Histogram,
     assign_bandwidth,
-    filter_tasks,
     norm_cdf,
-    normalize_resources,
     year_window_s,
 )
 
@@ -393,15 +392,18 @@ class SyntheticChunks(ChunkedDerivation):
     def _derive(self, days: list[tuple[int, dict[str, np.ndarray]]], first_line: int) -> Chunk:
         p, bw_ref = self.params, self.histograms.get("bandwidth")
         counts = np.array([len(a["job_id"]) for _, a in days], dtype=np.int64)
-        frame = trace_frame(_table(_concat_days([a for _, a in days])), first_line)
-        kept, dropped, adjustments = filter_tasks(frame, p)
-        stats = ChunkStats(frame.height, kept.height, Counter(dropped), Counter(adjustments))
-        del frame
+        # filter + normalize in one compiled pass: the rows and values of trace_frame → filter_tasks →
+        # normalize_resources (the path of a real trace; tests/.../test_workload_kernels.py)
+        cols, dropped, adjustments = kernels.filter_normalize(
+            _concat_days([a for _, a in days]), p, STATUSES, tuple(t for t, _ in GPU_TYPE_WEIGHTS), first_line)
+        n_kept = len(cols["source_line"])
+        stats = ChunkStats(int(counts.sum()), n_kept, Counter(dropped), Counter(adjustments))
         # kept rows per day: days are consecutive runs of source lines
         bounds = first_line + np.concatenate([[0], np.cumsum(counts)])
-        per_day = np.diff(np.searchsorted(kept["source_line"].to_numpy(), bounds, side="left"))
+        per_day = np.diff(np.searchsorted(cols["source_line"], bounds, side="left"))
         groups = [(chunk_rng(p.seed, STREAM_BANDWIDTH, d)[0], int(m)) for (d, _), m in zip(days, per_day, strict=True)]
-        tasks = assign_bandwidth(normalize_resources(kept, p), p, bw_ref, None, groups=groups)
+        kept = pl.DataFrame(cols).set_sorted("source_line")
+        tasks = assign_bandwidth(kept, p, bw_ref, None, groups=groups)
         tasks = tasks.with_columns(
             arrival_epoch_us=((pl.col("arrival_s") + p.origin_s) * 1_000_000).round().cast(pl.Int64),
             layer=pl.lit(0, dtype=pl.Int64),
