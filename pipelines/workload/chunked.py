@@ -32,6 +32,7 @@ import math
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -296,7 +297,12 @@ def iter_tasks(chunks: Iterable[Chunk], workload: str, year: int) -> Iterator[pl
 
 class _RowGroupWriter:
     """Parquet with ``PARQUET_OPTIONS`` written part by part in row groups of exactly ``ROW_GROUP_ROWS``
-    (the last one shorter): the bytes do not depend on how the rows were split into parts."""
+    (the last one shorter): the bytes do not depend on how the rows were split into parts.
+
+    Row groups are encoded and compressed on a background thread (Arrow releases the GIL), one at a
+    time and in order, while the caller derives the next part: the same bytes, the write overlapped
+    with the derivation. At most one row group is in flight (bounded memory); a failure of the write
+    is raised by the next ``write`` or by ``close``."""
 
     def __init__(self, path: Path, row_group_rows: int = ROW_GROUP_ROWS):
         self.path, self.rows = path, row_group_rows
@@ -305,6 +311,8 @@ class _RowGroupWriter:
         self.n_pending = 0
         self.n_written = 0
         self.schema: pa.Schema | None = None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet-row-groups")
+        self._inflight: Future | None = None
 
     def write(self, df: pl.DataFrame) -> None:
         t = df.to_arrow()
@@ -321,21 +329,42 @@ class _RowGroupWriter:
 
     def _emit(self, n: int) -> None:
         t = pa.concat_tables(self.pending)
-        self.writer.write_table(t.slice(0, n), row_group_size=n)
+        self._wait()
+        self._inflight = self._pool.submit(self.writer.write_table, t.slice(0, n), row_group_size=n)
         rest = t.slice(n)
         self.pending = [rest] if rest.num_rows else []
         self.n_pending = rest.num_rows
         self.n_written += n
 
+    def _wait(self) -> None:
+        if self._inflight is not None:
+            f, self._inflight = self._inflight, None
+            f.result()
+
     def close(self, empty_schema: pa.Schema) -> None:
-        if self.writer is None:
-            self.schema = empty_schema
-            opts = {k: v for k, v in PARQUET_OPTIONS.items() if k != "row_group_size"}
-            self.writer = pq.ParquetWriter(self.path, empty_schema, **opts)
-            self.writer.write_table(empty_schema.empty_table())
-        elif self.n_pending:
-            self._emit(self.n_pending)
-        self.writer.close()
+        try:
+            if self.writer is None:
+                self.schema = empty_schema
+                opts = {k: v for k, v in PARQUET_OPTIONS.items() if k != "row_group_size"}
+                self.writer = pq.ParquetWriter(self.path, empty_schema, **opts)
+                self.writer.write_table(empty_schema.empty_table())
+            elif self.n_pending:
+                self._emit(self.n_pending)
+            self._wait()
+            self.writer.close()
+        finally:
+            self._pool.shutdown(wait=True)
+
+    def abort(self) -> None:
+        """Stop after a failure: the row group in flight finished (its error dropped), the file closed."""
+        try:
+            self._wait()
+        except BaseException:  # noqa: S110 (the caller re-raises the first failure)
+            pass
+        finally:
+            self._pool.shutdown(wait=True)
+            if self.writer is not None:
+                self.writer.close()
 
 
 @dataclass
@@ -363,12 +392,11 @@ def write_tasks_parquet(chunks: ChunkedDerivation, path: Path, *,
                     on_part(part)
                 acc.add(part)
                 w.write(part)
+            empty = finalize(pl.DataFrame(schema=_EMPTY_SCHEMA), chunks.workload, chunks.year)
+            w.close(empty.to_arrow().schema)
         except BaseException:
-            if w.writer is not None:
-                w.writer.close()
+            w.abort()
             raise
-        empty = finalize(pl.DataFrame(schema=_EMPTY_SCHEMA), chunks.workload, chunks.year)
-        w.close(empty.to_arrow().schema)
         n = w.n_written
     s = chunks.stats
     der = wd.Derivation(pl.DataFrame(), s.n_source_rows, s.n_kept, dict(sorted(s.dropped.items())),
