@@ -11,12 +11,13 @@ a dozen polars expressions per chunk: the derivation's per-chunk cost was mostly
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
 from numba import njit
 
-from pipelines.workload.derive import DeriveParams
+from pipelines.workload.derive import DeriveParams, Histogram
 
 #: drop reasons in rule order (``derive._reason_rules``); code 0 = kept, code k = REASONS[k - 1];
 #: "status" is labelled by the row's status (``derive._status_label``)
@@ -135,3 +136,72 @@ def filter_normalize(a: dict[str, np.ndarray], p: DeriveParams, statuses: tuple[
 def status_label(status: str) -> str:
     """The reason a status not kept is counted under (``derive._status_label`` on one value)."""
     return "status_" + re.sub(r"[^a-z0-9]+", "_", status.lower())
+
+
+# --------------------------------------------------------------------------- copula marginals
+_SQRT2 = math.sqrt(2.0)
+
+
+def ppf_table(h: Histogram) -> tuple[np.ndarray, np.ndarray]:
+    """(CDF at the bin edges, the edges): the points ``Histogram.ppf`` interpolates, computed as it does."""
+    cdf = np.concatenate([[0.0], np.cumsum(h.counts, dtype=np.float64)])
+    cdf /= cdf[-1]
+    return cdf, np.asarray(h.edges, dtype=np.float64)
+
+
+def cdf_ppf(x: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """``Histogram.ppf(derive.norm_cdf(x))`` in one compiled pass, bit for bit: the exponential is
+    numpy's (the one library function; its last bit is the platform's), the rest the same IEEE
+    operations in the same order, and the interpolation is ``np.interp``'s formula and edge cases."""
+    z = np.abs(x) / _SQRT2
+    return _cdf_ppf(x, np.exp(-z * z), table[0], table[1])
+
+
+@njit(cache=True, nogil=True)
+def _cdf_ppf(x, e, xp, fp):
+    n, m = x.shape[0], xp.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        xi = x[i]
+        z = abs(xi) / _SQRT2
+        t = 1.0 / (1.0 + 0.3275911 * z)
+        poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+        erf = 1.0 - poly * e[i]
+        u = 0.5 * (1.0 + np.sign(xi) * erf)
+        # np.interp(u, xp, fp): j = the last edge <= u
+        if np.isnan(u):
+            out[i] = u
+            continue
+        if u < xp[0]:
+            out[i] = fp[0]
+            continue
+        if u > xp[m - 1]:
+            out[i] = fp[m - 1]
+            continue
+        lo, hi = 0, m
+        while lo < hi:
+            mid = lo + ((hi - lo) >> 1)
+            if u >= xp[mid]:
+                lo = mid + 1
+            else:
+                hi = mid
+        j = lo - 1
+        if j == m - 1 or xp[j] == u:
+            out[i] = fp[j]
+            continue
+        slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j])
+        r = slope * (u - xp[j]) + fp[j]
+        if np.isnan(r):
+            r = slope * (u - xp[j + 1]) + fp[j + 1]
+            if np.isnan(r) and fp[j] == fp[j + 1]:
+                r = fp[j]
+        out[i] = r
+    return out
+
+
+def warm_up() -> None:
+    """Compile or load (Numba's on-disk cache) the kernels now, so a timed run does not pay for it."""
+    e = np.empty(0)
+    _filter_normalize(np.empty(0, np.int8), np.empty(0, np.int64), e, e, e, e, e, np.empty(0, np.int64),
+                      np.ones(4, np.bool_), np.ones(6), 0.0, 0.0, False, True, True, 1.0, 1.0, 1.0, 1)
+    _cdf_ppf(e, e, np.array([0.0, 1.0]), np.array([0.0, 1.0]))

@@ -64,7 +64,6 @@ from pipelines.workload.derive import (
     ExtensionInfo,
     Histogram,
     assign_bandwidth,
-    norm_cdf,
     year_window_s,
 )
 
@@ -86,6 +85,7 @@ COPULA_CORR = np.array([
 # (pai_machine_spec: P100 798, T4 497, MISC 280, V100M32 135, V100 104).
 GPU_TYPE_WEIGHTS = (("P100", 798), ("T4", 497), ("MISC", 280), ("V100M32", 135), ("V100", 104))
 STATUSES = ("Terminated", "Failed", "Waiting", "Running")
+_CHOL = np.linalg.cholesky(COPULA_CORR)
 MAX_GPUS_PER_INSTANCE = 8.0
 SLOTS_PER_YEAR = 35_040
 
@@ -163,12 +163,19 @@ def year_days(year: int) -> tuple[int, int, int]:
     return w0, ylo // DAY_S, yhi // DAY_S
 
 
+def ppf_tables(histograms: dict[str, Histogram]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The interpolation tables of the copula's marginals (``kernels.ppf_table``)."""
+    return {var: kernels.ppf_table(histograms[var]) for var in COPULA_VARIABLES}
+
+
 def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.ndarray,
-                 histograms: dict[str, Histogram], level: float) -> dict[str, np.ndarray]:
+                 histograms: dict[str, Histogram], level: float,
+                 tables: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> dict[str, np.ndarray]:
     """The tasks submitted on one UTC day (absolute day number ``day``) as arrays (job ids from 0,
     status and GPU type as codes into ``STATUSES`` / ``GPU_TYPE_WEIGHTS``, -1 = no GPU type), times in
     seconds from ``origin_s`` (a Monday 00:00 UTC). Every draw comes from generators seeded by
-    (seed, ``STREAM_GENERATE``, day): the day is the same whichever days are generated with it."""
+    (seed, ``STREAM_GENERATE``, day): the day is the same whichever days are generated with it.
+    ``tables``: ``ppf_tables(histograms)``, when the caller has them."""
     rng_jobs, rng_time, rng_size, rng_copula, rng_status, rng_type = chunk_rng(params.seed, STREAM_GENERATE, day, 6)
     keep = 1.0 - params.failed_fraction - params.unfinished_fraction - params.short_fraction
 
@@ -190,12 +197,14 @@ def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.n
     start = np.repeat(job_start, tasks_per_job).astype(np.float64)
     n = len(start)
 
-    # sizes: Gaussian copula over the published marginals
-    chol = np.linalg.cholesky(COPULA_CORR)
+    # sizes: Gaussian copula over the published marginals (Histogram.ppf(norm_cdf(latent)), one
+    # compiled pass per variable: kernels.cdf_ppf)
+    if tables is None:
+        tables = ppf_tables(histograms)
     normals = rng_copula.standard_normal((n, len(COPULA_VARIABLES)))
     # one variable at a time: temporaries of n values, not n × 4 (peak memory)
     dur_s, cpu, gpu, mem = (
-        histograms[var].ppf(norm_cdf(normals @ chol[j])) for j, var in enumerate(COPULA_VARIABLES)
+        kernels.cdf_ppf(normals @ _CHOL[j], tables[var]) for j, var in enumerate(COPULA_VARIABLES)
     )
     del normals
     dur_s = np.round(dur_s * 60.0)
@@ -262,8 +271,9 @@ def iter_days(params: SyntheticParams, profile: np.ndarray, histograms: dict[str
     """(absolute UTC day, its arrays) for every day of the target year, in order."""
     origin, d_lo, d_hi = year_days(params.year)
     level = _level(params, profile, histograms)
+    tables = ppf_tables(histograms)
     for day in range(d_lo, d_hi):
-        yield day, generate_day(params, day, origin, profile, histograms, level)
+        yield day, generate_day(params, day, origin, profile, histograms, level, tables)
 
 
 def generate(params: SyntheticParams, profile: np.ndarray, histograms: dict[str, Histogram]) -> SyntheticTrace:

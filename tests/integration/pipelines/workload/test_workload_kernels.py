@@ -83,3 +83,19 @@ def test_every_rule_is_exercised(days) -> None:
 def test_status_label_matches_the_filter() -> None:
     assert kernels.status_label("Waiting") == "status_waiting"
     assert kernels.status_label("Out of Memory!") == "status_out_of_memory_"
+
+
+def test_copula_marginal_kernel_equals_numpy_bit_for_bit(shared_data: Path) -> None:
+    """``kernels.cdf_ppf`` = ``Histogram.ppf(norm_cdf(x))`` on every published marginal and on a histogram
+    with empty bins (repeated CDF points), over the normal range, its tails and the exact edges."""
+    hists = wd.parse_histograms(read_mirror(shared_data, wd.REFERENCE_HISTOGRAMS_RELPATH, "ref"))
+    holes = wd.Histogram("x", "u", np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([3.0, 0.0, 0.0, 5.0, 0.0]))
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.standard_normal(400_000), rng.standard_normal(50_000) * 9.0,
+                        [0.0, -0.0, 40.0, -40.0, np.inf, -np.inf, 1e-300, 8.3, -8.3]])
+    for h in [*hists.values(), holes]:
+        want = h.ppf(wd.norm_cdf(x))
+        got = kernels.cdf_ppf(x, kernels.ppf_table(h))
+        assert np.array_equal(got, want), h.variable
+    u = wd.norm_cdf(x)
+    assert u.max() == 1.0 and u.min() == 0.0  # the end points are reached (the edge branches run)
