@@ -199,9 +199,65 @@ def _cdf_ppf(x, e, xp, fp):
     return out
 
 
+# --------------------------------------------------------------------------- a generated day's rows
+@njit(cache=True, nogil=True)
+def status_counts(r, f, f_uf, f_uf_sh):
+    """(unfinished, short) rows of a day: ``f <= r < f_uf`` and ``f_uf <= r < f_uf_sh``."""
+    n_unf, n_short = 0, 0
+    for x in r:
+        if x >= f and x < f_uf:
+            n_unf += 1
+        elif x >= f_uf and x < f_uf_sh:
+            n_short += 1
+    return n_unf, n_short
+
+
+@njit(cache=True, nogil=True)
+def day_rows(start, dur_min, cpu, gpu, mem, r, waiting_u, short_s, gtype, f, f_uf, f_uf_sh, max_gpus):
+    """The per-row arithmetic of ``synthetic.generate_day`` after its draws, as its numpy form did it
+    (``np.round`` = rint; ``np.round(x, 3)`` = rint(x × 1000) / 1000): instances, status (0 Terminated,
+    1 Failed, 2 Waiting, 3 Running), end (NaN when unfinished), per-instance requests, GPU type (-1: none).
+    ``waiting_u``: one uniform per unfinished row, in row order (< 0.5: Waiting); ``short_s``: one
+    duration draw per short row, in row order."""
+    n = start.shape[0]
+    inst = np.empty(n, dtype=np.int64)
+    status = np.zeros(n, dtype=np.int8)
+    end = np.empty(n, dtype=np.float64)
+    plan_cpu = np.empty(n, dtype=np.float64)
+    plan_mem = np.empty(n, dtype=np.float64)
+    plan_gpu = np.empty(n, dtype=np.float64)
+    gpu_type = np.empty(n, dtype=np.int64)
+    k_unf, k_short = 0, 0
+    for i in range(n):
+        d = np.rint(dur_min[i] * 60.0)
+        k = np.int64(max(1.0, np.ceil(gpu[i] / max_gpus)))
+        x = r[i]
+        unfinished = False
+        if x < f:
+            status[i] = 1
+        elif x < f_uf:
+            unfinished = True
+            status[i] = 2 if waiting_u[k_unf] < 0.5 else 3
+            k_unf += 1
+        elif x < f_uf_sh:
+            d = min(np.rint(short_s[k_short]), 899.0)
+            k_short += 1
+        end[i] = np.nan if unfinished else start[i] + d
+        kf = float(k)
+        inst[i] = k
+        pg = np.rint(gpu[i] / kf * 100.0)
+        plan_gpu[i] = pg
+        plan_cpu[i] = np.rint(cpu[i] / kf * 100.0)
+        plan_mem[i] = np.rint(mem[i] / kf * 1000.0) / 1000.0
+        gpu_type[i] = gtype[i] if pg > 0 else -1
+    return inst, status, end, plan_cpu, plan_mem, plan_gpu, gpu_type
+
+
 def warm_up() -> None:
     """Compile or load (Numba's on-disk cache) the kernels now, so a timed run does not pay for it."""
     e = np.empty(0)
     _filter_normalize(np.empty(0, np.int8), np.empty(0, np.int64), e, e, e, e, e, np.empty(0, np.int64),
                       np.ones(4, np.bool_), np.ones(6), 0.0, 0.0, False, True, True, 1.0, 1.0, 1.0, 1)
     _cdf_ppf(e, e, np.array([0.0, 1.0]), np.array([0.0, 1.0]))
+    status_counts(e, 0.1, 0.2, 0.3)
+    day_rows(e, e, e, e, e, e, e, e, np.empty(0, np.int64), 0.1, 0.2, 0.3, 8.0)

@@ -207,26 +207,17 @@ def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.n
         kernels.cdf_ppf(normals @ _CHOL[j], tables[var]) for j, var in enumerate(COPULA_VARIABLES)
     )
     del normals
-    dur_s = np.round(dur_s * 60.0)
-    inst = np.maximum(1, np.ceil(gpu / MAX_GPUS_PER_INSTANCE)).astype(np.int64)
-
-    # the rows the filter must remove
-    r = rng_status.random(n)
+    # the rows the filter must remove: failed, unfinished (Waiting / Running: no end) and short tasks
     f, uf, sh = params.failed_fraction, params.unfinished_fraction, params.short_fraction
-    status = np.zeros(n, dtype=np.int8)  # Terminated
-    status[r < f] = 1  # Failed (ran for a while, then failed)
-    unfinished = (r >= f) & (r < f + uf)
-    status[unfinished] = np.where(rng_status.random(int(unfinished.sum())) < 0.5, 2, 3)  # Waiting / Running
-    short = (r >= f + uf) & (r < f + uf + sh)
-    dur_s[short] = np.round(rng_size.uniform(10.0, 900.0, int(short.sum())))
-    dur_s[short] = np.minimum(dur_s[short], 899.0)
-    end = start + dur_s
-    end[unfinished] = np.nan
-
-    names = [t for t, _ in GPU_TYPE_WEIGHTS]
+    r = rng_status.random(n)
+    n_unfinished, n_short = kernels.status_counts(r, f, f + uf, f + uf + sh)
+    waiting_u = rng_status.random(n_unfinished)
+    short_s = rng_size.uniform(10.0, 900.0, n_short)
     w = np.array([c for _, c in GPU_TYPE_WEIGHTS], dtype=np.float64)
-    gtype = rng_type.choice(len(names), size=n, p=w / w.sum())
-    plan_gpu = np.round(gpu / inst * 100.0)
+    gtype = rng_type.choice(len(GPU_TYPE_WEIGHTS), size=n, p=w / w.sum())
+    # durations, instances, status, end and per-instance requests in one compiled pass (kernels.day_rows)
+    inst, status, end, plan_cpu, plan_mem, plan_gpu, gpu_type = kernels.day_rows(
+        start, dur_s, cpu, gpu, mem, r, waiting_u, short_s, gtype, f, f + uf, f + uf + sh, MAX_GPUS_PER_INSTANCE)
     return {
         "job_id": job_id,
         "task_idx": task_idx,
@@ -234,10 +225,10 @@ def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.n
         "status": status,
         "start_time": start,
         "end_time": end,
-        "plan_cpu": np.round(cpu / inst * 100.0),
-        "plan_mem": np.round(mem / inst, 3),
+        "plan_cpu": plan_cpu,
+        "plan_mem": plan_mem,
         "plan_gpu": plan_gpu,
-        "gpu_type": np.where(plan_gpu > 0, gtype, -1),
+        "gpu_type": gpu_type,
     }
 
 

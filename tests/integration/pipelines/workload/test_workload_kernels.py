@@ -99,3 +99,39 @@ def test_copula_marginal_kernel_equals_numpy_bit_for_bit(shared_data: Path) -> N
         assert np.array_equal(got, want), h.variable
     u = wd.norm_cdf(x)
     assert u.max() == 1.0 and u.min() == 0.0  # the end points are reached (the edge branches run)
+
+
+def _numpy_day_rows(start, dur_min, cpu, gpu, mem, r, waiting_u, short_s, gtype, f, uf, sh):
+    """``generate_day``'s per-row arithmetic as it was written in numpy (the reference)."""
+    dur_s = np.round(dur_min * 60.0)
+    inst = np.maximum(1, np.ceil(gpu / sw.MAX_GPUS_PER_INSTANCE)).astype(np.int64)
+    status = np.zeros(len(r), dtype=np.int8)
+    status[r < f] = 1
+    unfinished = (r >= f) & (r < f + uf)
+    status[unfinished] = np.where(waiting_u < 0.5, 2, 3)
+    short = (r >= f + uf) & (r < f + uf + sh)
+    dur_s[short] = np.minimum(np.round(short_s), 899.0)
+    end = start + dur_s
+    end[unfinished] = np.nan
+    plan_gpu = np.round(gpu / inst * 100.0)
+    return (inst, status, end, np.round(cpu / inst * 100.0), np.round(mem / inst, 3), plan_gpu,
+            np.where(plan_gpu > 0, gtype, -1))
+
+
+@pytest.mark.parametrize(("f", "uf", "sh"), [(0.05, 0.01, 0.2), (0.3, 0.2, 0.4), (0.0, 0.0, 0.0)])
+def test_day_rows_kernel_equals_the_numpy_form(f: float, uf: float, sh: float) -> None:
+    rng = np.random.default_rng(5)
+    n = 200_000
+    start = rng.integers(1, 10**7, n).astype(np.float64)
+    dur_min, cpu, mem = rng.uniform(15, 400, n), rng.uniform(0, 64, n) ** 1.3, rng.uniform(0, 300, n)
+    gpu = np.where(rng.random(n) < 0.3, 0.0, rng.uniform(0, 20, n))
+    r = rng.random(n)
+    n_unf, n_short = kernels.status_counts(r, f, f + uf, f + uf + sh)
+    assert n_unf == int(((r >= f) & (r < f + uf)).sum()) and n_short == int(((r >= f + uf) & (r < f + uf + sh)).sum())
+    waiting_u, short_s = rng.random(n_unf), rng.uniform(10.0, 900.0, n_short)
+    gtype = rng.integers(0, 5, n)
+    got = kernels.day_rows(start, dur_min, cpu, gpu, mem, r, waiting_u, short_s, gtype, f, f + uf, f + uf + sh,
+                           sw.MAX_GPUS_PER_INSTANCE)
+    want = _numpy_day_rows(start, dur_min, cpu, gpu, mem, r, waiting_u, short_s, gtype, f, uf, sh)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True)
