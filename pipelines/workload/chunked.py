@@ -276,6 +276,14 @@ def derive(trace: pl.DataFrame, *, workload: str, year: int, params: DeriveParam
                                         bandwidth_reference=bandwidth_reference, hooks=hooks))
 
 
+def _sort(df: pl.DataFrame) -> pl.DataFrame:
+    """``df.sort(SORT_KEY)`` (the key is unique, so any correct sort gives this order), by numpy's
+    lexsort and one gather: about a third less time than polars' multi-column sort here."""
+    if df.height < 2:
+        return df
+    return df[np.lexsort([df[c].to_numpy() for c in reversed(SORT_KEY)])]
+
+
 def iter_tasks(chunks: Iterable[Chunk], workload: str, year: int) -> Iterator[pl.DataFrame]:
     """The finalized tasks in ``task_id`` order, a part per chunk: the tasks no later chunk can
     precede (arrival < the chunk's ``floor_us``) are sorted, numbered and yielded; the rest wait for
@@ -284,7 +292,7 @@ def iter_tasks(chunks: Iterable[Chunk], workload: str, year: int) -> Iterator[pl
     next_id = 0
     for ch in chunks:
         df = ch.tasks if held is None else pl.concat([held, ch.tasks])
-        df = df.sort(SORT_KEY)
+        df = _sort(df)
         cut = int(df["arrival_epoch_us"].search_sorted(ch.floor_us, side="left"))
         held = df.slice(cut) if cut < df.height else None
         if cut:

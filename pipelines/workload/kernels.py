@@ -142,24 +142,31 @@ def status_label(status: str) -> str:
 _SQRT2 = math.sqrt(2.0)
 
 
-def ppf_table(h: Histogram) -> tuple[np.ndarray, np.ndarray]:
-    """(CDF at the bin edges, the edges): the points ``Histogram.ppf`` interpolates, computed as it does."""
+_BUCKETS = 1 << 12  # lookup buckets over [0, 1] (a power of two: u × _BUCKETS and b / _BUCKETS are exact)
+
+
+def ppf_table(h: Histogram) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(CDF at the bin edges, the edges): the points ``Histogram.ppf`` interpolates, computed as it
+    does; and per bucket b of [0, 1], the last point with CDF <= b / ``_BUCKETS`` (where a search starts)."""
     cdf = np.concatenate([[0.0], np.cumsum(h.counts, dtype=np.float64)])
     cdf /= cdf[-1]
-    return cdf, np.asarray(h.edges, dtype=np.float64)
+    first = np.searchsorted(cdf, np.arange(_BUCKETS + 1) / _BUCKETS, side="right") - 1
+    return cdf, np.asarray(h.edges, dtype=np.float64), np.maximum(first, 0).astype(np.int64)
 
 
-def cdf_ppf(x: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def cdf_ppf(x: np.ndarray, table: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
     """``Histogram.ppf(derive.norm_cdf(x))`` in one compiled pass, bit for bit: the exponential is
     numpy's (the one library function; its last bit is the platform's), the rest the same IEEE
-    operations in the same order, and the interpolation is ``np.interp``'s formula and edge cases."""
+    operations in the same order, and the interpolation is ``np.interp``'s formula and edge cases
+    at the same interval (the last CDF point <= u, found from its bucket's start)."""
     z = np.abs(x) / _SQRT2
-    return _cdf_ppf(x, np.exp(-z * z), table[0], table[1])
+    return _cdf_ppf(x, np.exp(-z * z), table[0], table[1], table[2])
 
 
 @njit(cache=True, nogil=True)
-def _cdf_ppf(x, e, xp, fp):
+def _cdf_ppf(x, e, xp, fp, first):
     n, m = x.shape[0], xp.shape[0]
+    nb = first.shape[0] - 1
     out = np.empty(n, dtype=np.float64)
     for i in range(n):
         xi = x[i]
@@ -168,7 +175,7 @@ def _cdf_ppf(x, e, xp, fp):
         poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
         erf = 1.0 - poly * e[i]
         u = 0.5 * (1.0 + np.sign(xi) * erf)
-        # np.interp(u, xp, fp): j = the last edge <= u
+        # np.interp(u, xp, fp) with xp[0] = 0 and xp[-1] = 1: j = the last point <= u
         if np.isnan(u):
             out[i] = u
             continue
@@ -178,14 +185,9 @@ def _cdf_ppf(x, e, xp, fp):
         if u > xp[m - 1]:
             out[i] = fp[m - 1]
             continue
-        lo, hi = 0, m
-        while lo < hi:
-            mid = lo + ((hi - lo) >> 1)
-            if u >= xp[mid]:
-                lo = mid + 1
-            else:
-                hi = mid
-        j = lo - 1
+        j = first[min(int(u * nb), nb)]
+        while j + 1 < m and xp[j + 1] <= u:
+            j += 1
         if j == m - 1 or xp[j] == u:
             out[i] = fp[j]
             continue
@@ -258,6 +260,6 @@ def warm_up() -> None:
     e = np.empty(0)
     _filter_normalize(np.empty(0, np.int8), np.empty(0, np.int64), e, e, e, e, e, np.empty(0, np.int64),
                       np.ones(4, np.bool_), np.ones(6), 0.0, 0.0, False, True, True, 1.0, 1.0, 1.0, 1)
-    _cdf_ppf(e, e, np.array([0.0, 1.0]), np.array([0.0, 1.0]))
+    _cdf_ppf(e, e, np.array([0.0, 1.0]), np.array([0.0, 1.0]), np.zeros(2, np.int64))
     status_counts(e, 0.1, 0.2, 0.3)
     day_rows(e, e, e, e, e, e, e, e, np.empty(0, np.int64), 0.1, 0.2, 0.3, 8.0)

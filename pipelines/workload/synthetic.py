@@ -163,14 +163,14 @@ def year_days(year: int) -> tuple[int, int, int]:
     return w0, ylo // DAY_S, yhi // DAY_S
 
 
-def ppf_tables(histograms: dict[str, Histogram]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def ppf_tables(histograms: dict[str, Histogram]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """The interpolation tables of the copula's marginals (``kernels.ppf_table``)."""
     return {var: kernels.ppf_table(histograms[var]) for var in COPULA_VARIABLES}
 
 
 def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.ndarray,
                  histograms: dict[str, Histogram], level: float,
-                 tables: dict[str, tuple[np.ndarray, np.ndarray]] | None = None) -> dict[str, np.ndarray]:
+                 tables: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> dict[str, np.ndarray]:
     """The tasks submitted on one UTC day (absolute day number ``day``) as arrays (job ids from 0,
     status and GPU type as codes into ``STATUSES`` / ``GPU_TYPE_WEIGHTS``, -1 = no GPU type), times in
     seconds from ``origin_s`` (a Monday 00:00 UTC). Every draw comes from generators seeded by
