@@ -6,7 +6,9 @@
 Each case runs in a fresh subprocess so its peak RSS (``resource.getrusage``) is its own.
 "stream" = generate + filter + normalize + bandwidth + order + number, chunk by chunk
 (``pipelines.workload.chunked``), written to a Parquet file in row groups (``write_tasks_parquet``);
-"derive" = the same, every part numbered and dropped (no Parquet write: the derivation's own rate);
+"staging" = the stream with the ingest's staging-file settings (``STAGING_PARQUET_OPTIONS``: read
+once by DuckDB, then deleted); "derive" = the same, every part numbered and dropped (no Parquet
+write: the derivation's own rate);
 "in memory" = the same derivation with every chunk held and sorted at once (``derive_in_memory``,
 the reference the stream equals); "ingest" (with ``--ingest``, 1× only) adds Pandera validation and
 the DuckDB write into a temporary home. The compiled kernels are loaded (Numba cache) before the
@@ -64,8 +66,9 @@ def _case(mirror: Path, factor: float, mode: str) -> dict:
         elif mode == "derive":
             n = sum(part.height for part in ck.iter_tasks(chunks, chunks.workload, chunks.year))
         else:
+            opts = ck.STAGING_PARQUET_OPTIONS if mode == "staging" else None
             with tempfile.TemporaryDirectory() as d:
-                out = ck.write_tasks_parquet(chunks, Path(d) / "tasks.parquet")
+                out = ck.write_tasks_parquet(chunks, Path(d) / "tasks.parquet", options=opts)
                 n = out.n_tasks
                 extra["file_mb"] = round(out.path.stat().st_size / 1e6, 1)
                 extra["row_groups"] = out.n_row_groups
@@ -95,6 +98,8 @@ def main() -> None:
     ap.add_argument("--mirror", type=Path, default=default_mirror)
     ap.add_argument("--factors", default="1,10,100", help="load factors derived by the stream")
     ap.add_argument("--derive", default="1,10", help="load factors derived without the write ('' for none)")
+    ap.add_argument("--staging", default="1,10",
+                    help="load factors written with the ingest's staging Parquet settings ('' for none)")
     ap.add_argument("--memory", default="1", help="load factors also derived in memory ('' for none)")
     ap.add_argument("--ingest", action="store_true", help="also time validation + DuckDB write at 1×")
     ap.add_argument("--one", type=float, help=argparse.SUPPRESS)
@@ -119,6 +124,9 @@ def main() -> None:
     for f in [x for x in a.factors.split(",") if x]:
         results.append(run_case(mirror, float(f), "stream"))
         print(json.dumps(results[-1]), flush=True)
+    for f in [x for x in a.staging.split(",") if x]:
+        results.append(run_case(mirror, float(f), "staging"))
+        print(json.dumps(results[-1]), flush=True)
     for f in [x for x in a.derive.split(",") if x]:
         results.append(run_case(mirror, float(f), "derive"))
         print(json.dumps(results[-1]), flush=True)
@@ -131,6 +139,7 @@ def main() -> None:
     cmd = "uv run python benchmarks/bench_workload.py" + (
         f" --factors {a.factors}" if a.factors != "1,10,100" else "") + (
         f" --derive {a.derive}" if a.derive != "1,10" else "") + (
+        f" --staging {a.staging}" if a.staging != "1,10" else "") + (
         f" --memory {a.memory}" if a.memory != "1" else "") + (" --ingest" if a.ingest else "")
     section = render(results, cmd, load0)
     print(section)
@@ -159,6 +168,8 @@ def render(results: list[dict], cmd: str, load0: float) -> str:
         what = {
             "stream": f"stream: generate + derive by day → Parquet ({r.get('row_groups', 0)} row groups, "
                       f"{r.get('file_mb', 0)} MB)",
+            "staging": f"stream → Parquet with the ingest's staging settings (zstd 1, no dictionaries; "
+                       f"{r.get('file_mb', 0)} MB)",
             "derive": "derive: the same stream, parts numbered and dropped (no write)",
             "memory": "in memory: the same chunks held, sorted and numbered at once",
             "ingest": f"prepare ({r.get('prepare_seconds')} s: in memory, Pandera) + DuckDB write",
@@ -174,7 +185,9 @@ def render(results: list[dict], cmd: str, load0: float) -> str:
     if 100.0 in stream:
         r = stream[100.0]
         lines.append(f"* 100× completes, peak reported: {r['n_tasks']:,} tasks, peak {r['peak_rss_mb']:,} MB.")
-    for mode, label in (("derive", "excluding the Parquet write"), ("stream", "including the Parquet write")):
+    for mode, label in (("derive", "excluding the Parquet write"),
+                        ("stream", "including the Parquet write (bundle settings, `PARQUET_OPTIONS`)"),
+                        ("staging", "including the ingest's staging Parquet write")):
         rows = [r for r in results if r["mode"] == mode]
         if not rows:
             continue

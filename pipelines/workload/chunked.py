@@ -312,8 +312,9 @@ class _RowGroupWriter:
     with the derivation. At most one row group is in flight (bounded memory); a failure of the write
     is raised by the next ``write`` or by ``close``."""
 
-    def __init__(self, path: Path, row_group_rows: int = ROW_GROUP_ROWS):
+    def __init__(self, path: Path, row_group_rows: int = ROW_GROUP_ROWS, options: dict | None = None):
         self.path, self.rows = path, row_group_rows
+        self.options = {k: v for k, v in (options or PARQUET_OPTIONS).items() if k != "row_group_size"}
         self.writer: pq.ParquetWriter | None = None
         self.pending: list[pa.Table] = []
         self.n_pending = 0
@@ -326,8 +327,7 @@ class _RowGroupWriter:
         t = df.to_arrow()
         if self.schema is None:
             self.schema = t.schema
-            opts = {k: v for k, v in PARQUET_OPTIONS.items() if k != "row_group_size"}
-            self.writer = pq.ParquetWriter(self.path, self.schema, **opts)
+            self.writer = pq.ParquetWriter(self.path, self.schema, **self.options)
         elif t.schema != self.schema:
             t = t.cast(self.schema)
         self.pending.append(t)
@@ -353,8 +353,7 @@ class _RowGroupWriter:
         try:
             if self.writer is None:
                 self.schema = empty_schema
-                opts = {k: v for k, v in PARQUET_OPTIONS.items() if k != "row_group_size"}
-                self.writer = pq.ParquetWriter(self.path, empty_schema, **opts)
+                self.writer = pq.ParquetWriter(self.path, empty_schema, **self.options)
                 self.writer.write_table(empty_schema.empty_table())
             elif self.n_pending:
                 self._emit(self.n_pending)
@@ -386,14 +385,24 @@ class StreamedDerivation:
     summary: dict[str, float]
 
 
+#: writer settings of a staging file that is read once and deleted (``warehouse.ingest_workload``: DuckDB
+#: reads it into the warehouse; its bytes are hashed nowhere): zstd level 1 without dictionaries, about
+#: half the CPU time of ``PARQUET_OPTIONS`` for a file of about the same size (1× synthetic year:
+#: 0.47 s vs 0.87 s, 24.6 MB vs 25.8 MB; BENCHMARKS.md "Workload derivation")
+STAGING_PARQUET_OPTIONS = {**PARQUET_OPTIONS, "compression_level": 1, "use_dictionary": False}
+
+
 def write_tasks_parquet(chunks: ChunkedDerivation, path: Path, *,
-                        on_part: Callable[[pl.DataFrame], None] | None = None) -> StreamedDerivation:
+                        on_part: Callable[[pl.DataFrame], None] | None = None,
+                        options: dict | None = None) -> StreamedDerivation:
     """Derive chunk by chunk into ``path`` (the ``workload_tasks`` columns, plus hooks' columns), written
     to a temporary file beside it and renamed into place when complete; ``on_part`` sees each numbered
-    part before it is written (e.g. to validate it). Peak memory: a chunk or two, not the year."""
+    part before it is written (e.g. to validate it). Peak memory: a chunk or two, not the year.
+    ``options``: the Parquet writer settings (default ``PARQUET_OPTIONS``: the bytes of
+    ``parquet_bytes(in-memory table)``; ``STAGING_PARQUET_OPTIONS`` for a file only read back)."""
     acc = SummaryAccumulator(chunks.year)
     with atomic_file(Path(path)) as tmp:
-        w = _RowGroupWriter(tmp)
+        w = _RowGroupWriter(tmp, options=options)
         try:
             for part in iter_tasks(chunks, chunks.workload, chunks.year):
                 if on_part is not None:
