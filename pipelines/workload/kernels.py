@@ -1,12 +1,17 @@
-"""Compiled passes of the synthetic derivation: filter + normalize of generated rows in one loop.
+"""Compiled passes (Numba, ``cache=True``) of the synthetic derivation, each bit for bit the numpy or
+polars form it replaces (tests/integration/pipelines/workload/test_workload_kernels.py):
 
-:func:`filter_normalize` does, for the arrays :func:`pipelines.workload.synthetic.generate_day`
-returns, what ``synthetic.trace_frame`` → ``derive.filter_tasks`` → ``derive.normalize_resources``
-do on a polars frame (the path every real trace takes), with the same rules in the same order and
-the same floating-point operations as polars evaluates them (IEEE +, -, × and comparisons only: no
-library function whose last bit could differ), so the kept rows and their values are bit for bit the same
-(tests/integration/pipelines/workload/test_workload_kernels.py). One pass over the rows instead of
-a dozen polars expressions per chunk: the derivation's per-chunk cost was mostly those.
+* :func:`cdf_ppf` — a copula marginal of a generated day, ``Histogram.ppf(derive.norm_cdf(x))``;
+* :func:`status_counts` / :func:`day_rows` — a generated day's statuses, durations, instances and
+  per-instance requests after its random draws (the draws stay numpy's, in the same order);
+* :func:`filter_normalize` — what ``synthetic.trace_frame`` → ``derive.filter_tasks`` →
+  ``derive.normalize_resources`` do on a polars frame (the path every real trace takes), with the same
+  rules in the same order.
+
+"Bit for bit": the same IEEE operations (+, -, ×, ÷, comparisons, rint) in the same order as numpy and
+polars evaluate them (polars multiplies by the reciprocal of a scalar divisor, so the kernel does too);
+the one library function, the exponential, is left to numpy. One pass over the rows instead of a dozen
+numpy temporaries or polars expressions per day or chunk, which is what the derivation's time was.
 """
 
 from __future__ import annotations
