@@ -37,7 +37,13 @@ from pipelines.workload import derive as wd
 from pipelines.workload.alibaba2020 import trace_frame
 from pipelines.workload.alibaba2023 import DEFAULT_RELPATH as POD_LIST
 from pipelines.workload.base import Inputs
-from pipelines.workload.chunked import ChunkedDerivation, TraceChunks, derive_in_memory, write_tasks_parquet
+from pipelines.workload.chunked import (
+    STAGING_PARQUET_OPTIONS,
+    ChunkedDerivation,
+    TraceChunks,
+    derive_in_memory,
+    write_tasks_parquet,
+)
 from pipelines.workload.derive import REFERENCE
 from warehouse.db import read_table
 from warehouse.ingest import _commit
@@ -233,7 +239,8 @@ def ingest_workload(
     try:
         name = f"derived {workload} {year}"
         out = write_tasks_parquet(ld.chunks, staging / "workload_tasks.parquet",
-                                  on_part=lambda part: validate("workload_tasks", part, file=name))
+                                  on_part=lambda part: validate("workload_tasks", part, file=name),
+                                  options=STAGING_PARQUET_OPTIONS)  # read once by DuckDB, then deleted
         run, report = _report(ld, out.derivation, out.n_tasks, out.summary)
         _write(home, workload, year, ld.trace_raw, ld.trace_tasks, ld.others,
                Replacement("workload_tasks", {"workload": workload, "year": year}, parquet=out.path), run)

@@ -103,7 +103,7 @@ def _check_values(a: np.ndarray, name: str, file: str, *, rows: np.ndarray | Non
                           rows=(rows[r] if rows is not None else r), values=v)
 
 
-def _read_parquet(path: Path, columns: list[str], dtypes: dict[str, pl.DataType]) -> pl.DataFrame:
+def _check_schema(path: Path, columns: list[str], dtypes: dict[str, pl.DataType]) -> None:
     file = str(path)
     try:
         schema = pl.read_parquet_schema(path)
@@ -114,6 +114,11 @@ def _read_parquet(path: Path, columns: list[str], dtypes: dict[str, pl.DataType]
             raise BundleError("missing column", file=file, column=c)
         if schema[c] != dtypes[c]:
             raise BundleError(f"column has dtype {schema[c]}, expected {dtypes[c]}", file=file, column=c)
+
+
+def _read_parquet(path: Path, columns: list[str], dtypes: dict[str, pl.DataType]) -> pl.DataFrame:
+    file = str(path)
+    _check_schema(path, columns, dtypes)
     try:
         df = pl.read_parquet(path, columns=columns)
     except Exception as exc:  # noqa: BLE001
@@ -260,19 +265,61 @@ def read_signals(root: Path, header: Header) -> dict[str, np.ndarray]:
     return out
 
 
+def _read_task_columns(path: Path, dtypes: dict[str, pl.DataType]) -> tuple[dict[str, np.ndarray], dict]:
+    """The task columns ``dtypes`` into arrays allocated once, filled one Parquet row group at a time (peak:
+    the arrays plus one row group). Nulls are counted per column (total, first rows) and set to 0 in the
+    arrays; the caller raises for them in its order."""
+    import pyarrow.parquet as pq  # noqa: PLC0415 (pyarrow is polars' optional dependency: imported here)
+
+    file = str(path)
+    _check_schema(path, list(dtypes), dtypes)
+    try:
+        f = pq.ParquetFile(path)
+        n = f.metadata.num_rows
+    except Exception as exc:  # noqa: BLE001
+        raise BundleError(f"cannot read ({exc})", file=file) from None
+    kind = {pl.Int64: np.int64, pl.Float64: np.float64, pl.Boolean: np.bool_}
+    out = {c: np.empty(n, dtype=np.int64 if c == "arrival_ts_utc" else kind[dt]) for c, dt in dtypes.items()}
+    nulls: dict[str, list] = {}  # column -> [count, first rows]
+    off = 0
+    for i in range(f.num_row_groups):
+        try:
+            df = pl.from_arrow(f.read_row_group(i, columns=list(dtypes)))
+        except Exception as exc:  # noqa: BLE001
+            raise BundleError(f"cannot read ({exc})", file=file) from None
+        m = df.height
+        for c in dtypes:
+            s = df[c].dt.epoch("us") if c == "arrival_ts_utc" else df[c]
+            k = s.null_count()
+            if k:
+                seen = nulls.setdefault(c, [0, []])
+                seen[0] += k
+                seen[1] = (seen[1] + (off + np.flatnonzero(s.is_null().to_numpy())[:5]).tolist())[:5]
+                s = s.fill_null(False if s.dtype == pl.Boolean else 0)
+            out[c][off:off + m] = s.to_numpy()
+        off += m
+    return out, nulls
+
+
 def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
-    """The task columns as arrays, one column at a time (a year of tasks is ~1.3 M rows: reading the
-    whole frame first would double the peak memory)."""
+    """The task columns as arrays, read by Parquet row groups into arrays allocated once, in two passes:
+    arrival and ``task_id`` first (checked while they are the only columns held: the uniqueness check
+    needs a copy of the ids), then the rest. A year of tasks is ~1.3 M rows per 1× load; reading whole
+    columns would add one or two columns to the peak (BENCHMARKS.md, "Workload derivation")."""
     path = root / TASKS
     file = str(path)
-    dtypes = {"task_id": pl.Int64, "arrival_ts_utc": pl.Datetime("us", "UTC"),
-              **{c: pl.Float64 for c in (*TASK_RESOURCES, *TASK_FLEX)}, **{c: pl.Boolean for c in TASK_FLAGS}}
+    first = {"arrival_ts_utc": pl.Datetime("us", "UTC"), "task_id": pl.Int64}
+    rest = {**{c: pl.Float64 for c in (*TASK_RESOURCES, *TASK_FLEX)}, **{c: pl.Boolean for c in TASK_FLAGS}}
 
-    def column(name: str) -> pl.Series:
-        return _read_parquet(path, [name], dtypes).to_series()
+    def no_nulls(c: str, nulls: dict) -> None:  # what _read_parquet raises for a column with nulls
+        if c in nulls:
+            k, rows = nulls[c]
+            raise BundleError(f"{k} null value(s)", file=file, column=c, rows=rows, values=[None] * len(rows))
 
+    cols, nulls = _read_task_columns(path, first)
     t0 = int(header.start_utc.timestamp()) * 1_000_000
-    arr_us = column("arrival_ts_utc").dt.epoch("us").to_numpy()
+    no_nulls("arrival_ts_utc", nulls)
+    arr_us = cols.pop("arrival_ts_utc")
     end = t0 + header.n_steps * STEP_S * 1_000_000
     outside = (arr_us < t0) | (arr_us >= end)
     if outside.any():
@@ -281,26 +328,37 @@ def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
         raise BundleError(f"arrival outside the bundle window {window}", file=file, column="arrival_ts_utc",
                           rows=r.tolist(),
                           values=[str(dt.datetime.fromtimestamp(int(x) / 1e6, dt.UTC)) for x in arr_us[r]])
+    del outside
     if arr_us.size > 1:
-        back = np.diff(arr_us) < 0
+        back = arr_us[1:] < arr_us[:-1]  # np.diff would hold a second int64 column
         if back.any():
             r = np.flatnonzero(back)[:5] + 1
             raise BundleError("rows are not sorted by arrival_ts_utc", file=file, column="arrival_ts_utc",
                               rows=r.tolist(), values=[str(x) for x in arr_us[r]])
-    out = {"arrival_s": (arr_us - t0).astype(np.float64) / 1e6}
+        del back
+    # seconds from the start, (arr_us - t0) as float64 / 1e6, written over the int64 buffer block by
+    # block (each block read before it is overwritten): no second column
+    arrival_s = arr_us.view(np.float64)
+    for i in range(0, arr_us.shape[0], 1 << 20):
+        arrival_s[i:i + (1 << 20)] = (arr_us[i:i + (1 << 20)] - t0).astype(np.float64) / 1e6
+    out = {"arrival_s": arrival_s}
     del arr_us
-    ids = column("task_id")
+    no_nulls("task_id", nulls)
+    ids = pl.Series(cols["task_id"])
     if ids.n_unique() != ids.len():
         dup = ids.filter(ids.is_duplicated()).head(5).to_list()
         raise BundleError("task_id is not unique", file=file, column="task_id", values=dup)
-    out["task_id"] = _fresh(ids.to_numpy(), np.int64)
     del ids
+    out["task_id"] = cols.pop("task_id")
+    cols, nulls = _read_task_columns(path, rest)
     for c in (*TASK_RESOURCES, *TASK_FLEX):
-        a = _fresh(column(c).to_numpy(), np.float64)
+        no_nulls(c, nulls)
+        a = cols.pop(c)
         _check_values(a, c, file)
         out[c] = a
     for c in TASK_FLAGS:
-        out[c] = _fresh(column(c).to_numpy(), np.bool_)
+        no_nulls(c, nulls)
+        out[c] = cols.pop(c)
     _check_flexibility(out, file)
     return out
 

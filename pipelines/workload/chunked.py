@@ -32,6 +32,7 @@ import math
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -275,6 +276,14 @@ def derive(trace: pl.DataFrame, *, workload: str, year: int, params: DeriveParam
                                         bandwidth_reference=bandwidth_reference, hooks=hooks))
 
 
+def _sort(df: pl.DataFrame) -> pl.DataFrame:
+    """``df.sort(SORT_KEY)`` (the key is unique, so any correct sort gives this order), by numpy's
+    lexsort and one gather: about a third less time than polars' multi-column sort here."""
+    if df.height < 2:
+        return df
+    return df[np.lexsort([df[c].to_numpy() for c in reversed(SORT_KEY)])]
+
+
 def iter_tasks(chunks: Iterable[Chunk], workload: str, year: int) -> Iterator[pl.DataFrame]:
     """The finalized tasks in ``task_id`` order, a part per chunk: the tasks no later chunk can
     precede (arrival < the chunk's ``floor_us``) are sorted, numbered and yielded; the rest wait for
@@ -283,7 +292,7 @@ def iter_tasks(chunks: Iterable[Chunk], workload: str, year: int) -> Iterator[pl
     next_id = 0
     for ch in chunks:
         df = ch.tasks if held is None else pl.concat([held, ch.tasks])
-        df = df.sort(SORT_KEY)
+        df = _sort(df)
         cut = int(df["arrival_epoch_us"].search_sorted(ch.floor_us, side="left"))
         held = df.slice(cut) if cut < df.height else None
         if cut:
@@ -296,22 +305,29 @@ def iter_tasks(chunks: Iterable[Chunk], workload: str, year: int) -> Iterator[pl
 
 class _RowGroupWriter:
     """Parquet with ``PARQUET_OPTIONS`` written part by part in row groups of exactly ``ROW_GROUP_ROWS``
-    (the last one shorter): the bytes do not depend on how the rows were split into parts."""
+    (the last one shorter): the bytes do not depend on how the rows were split into parts.
 
-    def __init__(self, path: Path, row_group_rows: int = ROW_GROUP_ROWS):
+    Row groups are encoded and compressed on a background thread (Arrow releases the GIL), one at a
+    time and in order, while the caller derives the next part: the same bytes, the write overlapped
+    with the derivation. At most one row group is in flight (bounded memory); a failure of the write
+    is raised by the next ``write`` or by ``close``."""
+
+    def __init__(self, path: Path, row_group_rows: int = ROW_GROUP_ROWS, options: dict | None = None):
         self.path, self.rows = path, row_group_rows
+        self.options = {k: v for k, v in (options or PARQUET_OPTIONS).items() if k != "row_group_size"}
         self.writer: pq.ParquetWriter | None = None
         self.pending: list[pa.Table] = []
         self.n_pending = 0
         self.n_written = 0
         self.schema: pa.Schema | None = None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet-row-groups")
+        self._inflight: Future | None = None
 
     def write(self, df: pl.DataFrame) -> None:
         t = df.to_arrow()
         if self.schema is None:
             self.schema = t.schema
-            opts = {k: v for k, v in PARQUET_OPTIONS.items() if k != "row_group_size"}
-            self.writer = pq.ParquetWriter(self.path, self.schema, **opts)
+            self.writer = pq.ParquetWriter(self.path, self.schema, **self.options)
         elif t.schema != self.schema:
             t = t.cast(self.schema)
         self.pending.append(t)
@@ -321,21 +337,41 @@ class _RowGroupWriter:
 
     def _emit(self, n: int) -> None:
         t = pa.concat_tables(self.pending)
-        self.writer.write_table(t.slice(0, n), row_group_size=n)
+        self._wait()
+        self._inflight = self._pool.submit(self.writer.write_table, t.slice(0, n), row_group_size=n)
         rest = t.slice(n)
         self.pending = [rest] if rest.num_rows else []
         self.n_pending = rest.num_rows
         self.n_written += n
 
+    def _wait(self) -> None:
+        if self._inflight is not None:
+            f, self._inflight = self._inflight, None
+            f.result()
+
     def close(self, empty_schema: pa.Schema) -> None:
-        if self.writer is None:
-            self.schema = empty_schema
-            opts = {k: v for k, v in PARQUET_OPTIONS.items() if k != "row_group_size"}
-            self.writer = pq.ParquetWriter(self.path, empty_schema, **opts)
-            self.writer.write_table(empty_schema.empty_table())
-        elif self.n_pending:
-            self._emit(self.n_pending)
-        self.writer.close()
+        try:
+            if self.writer is None:
+                self.schema = empty_schema
+                self.writer = pq.ParquetWriter(self.path, empty_schema, **self.options)
+                self.writer.write_table(empty_schema.empty_table())
+            elif self.n_pending:
+                self._emit(self.n_pending)
+            self._wait()
+            self.writer.close()
+        finally:
+            self._pool.shutdown(wait=True)
+
+    def abort(self) -> None:
+        """Stop after a failure: the row group in flight finished (its error dropped), the file closed."""
+        try:
+            self._wait()
+        except BaseException:  # noqa: S110 (the caller re-raises the first failure)
+            pass
+        finally:
+            self._pool.shutdown(wait=True)
+            if self.writer is not None:
+                self.writer.close()
 
 
 @dataclass
@@ -349,26 +385,35 @@ class StreamedDerivation:
     summary: dict[str, float]
 
 
+#: writer settings of a staging file that is read once and deleted (``warehouse.ingest_workload``: DuckDB
+#: reads it into the warehouse; its bytes are hashed nowhere): zstd level 1 without dictionaries, about
+#: half the CPU time of ``PARQUET_OPTIONS`` for a file of about the same size (1× synthetic year:
+#: 0.47 s vs 0.87 s, 24.6 MB vs 25.8 MB; BENCHMARKS.md "Workload derivation")
+STAGING_PARQUET_OPTIONS = {**PARQUET_OPTIONS, "compression_level": 1, "use_dictionary": False}
+
+
 def write_tasks_parquet(chunks: ChunkedDerivation, path: Path, *,
-                        on_part: Callable[[pl.DataFrame], None] | None = None) -> StreamedDerivation:
+                        on_part: Callable[[pl.DataFrame], None] | None = None,
+                        options: dict | None = None) -> StreamedDerivation:
     """Derive chunk by chunk into ``path`` (the ``workload_tasks`` columns, plus hooks' columns), written
     to a temporary file beside it and renamed into place when complete; ``on_part`` sees each numbered
-    part before it is written (e.g. to validate it). Peak memory: a chunk or two, not the year."""
+    part before it is written (e.g. to validate it). Peak memory: a chunk or two, not the year.
+    ``options``: the Parquet writer settings (default ``PARQUET_OPTIONS``: the bytes of
+    ``parquet_bytes(in-memory table)``; ``STAGING_PARQUET_OPTIONS`` for a file only read back)."""
     acc = SummaryAccumulator(chunks.year)
     with atomic_file(Path(path)) as tmp:
-        w = _RowGroupWriter(tmp)
+        w = _RowGroupWriter(tmp, options=options)
         try:
             for part in iter_tasks(chunks, chunks.workload, chunks.year):
                 if on_part is not None:
                     on_part(part)
                 acc.add(part)
                 w.write(part)
+            empty = finalize(pl.DataFrame(schema=_EMPTY_SCHEMA), chunks.workload, chunks.year)
+            w.close(empty.to_arrow().schema)
         except BaseException:
-            if w.writer is not None:
-                w.writer.close()
+            w.abort()
             raise
-        empty = finalize(pl.DataFrame(schema=_EMPTY_SCHEMA), chunks.workload, chunks.year)
-        w.close(empty.to_arrow().schema)
         n = w.n_written
     s = chunks.stats
     der = wd.Derivation(pl.DataFrame(), s.n_source_rows, s.n_kept, dict(sorted(s.dropped.items())),

@@ -41,6 +41,7 @@ import numpy as np
 import polars as pl
 
 from gridshift.atomic import atomic_write_bytes
+from pipelines.workload import kernels
 from pipelines.workload.alibaba2020 import JOB_COLUMNS, TASK_COLUMNS
 from pipelines.workload.base import Inputs, TraceInput, WorkloadSource
 from pipelines.workload.chunked import (
@@ -63,9 +64,6 @@ from pipelines.workload.derive import (
     ExtensionInfo,
     Histogram,
     assign_bandwidth,
-    filter_tasks,
-    norm_cdf,
-    normalize_resources,
     year_window_s,
 )
 
@@ -87,6 +85,7 @@ COPULA_CORR = np.array([
 # (pai_machine_spec: P100 798, T4 497, MISC 280, V100M32 135, V100 104).
 GPU_TYPE_WEIGHTS = (("P100", 798), ("T4", 497), ("MISC", 280), ("V100M32", 135), ("V100", 104))
 STATUSES = ("Terminated", "Failed", "Waiting", "Running")
+_CHOL = np.linalg.cholesky(COPULA_CORR)
 MAX_GPUS_PER_INSTANCE = 8.0
 SLOTS_PER_YEAR = 35_040
 
@@ -164,12 +163,19 @@ def year_days(year: int) -> tuple[int, int, int]:
     return w0, ylo // DAY_S, yhi // DAY_S
 
 
+def ppf_tables(histograms: dict[str, Histogram]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The interpolation tables of the copula's marginals (``kernels.ppf_table``)."""
+    return {var: kernels.ppf_table(histograms[var]) for var in COPULA_VARIABLES}
+
+
 def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.ndarray,
-                 histograms: dict[str, Histogram], level: float) -> dict[str, np.ndarray]:
+                 histograms: dict[str, Histogram], level: float,
+                 tables: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None) -> dict[str, np.ndarray]:
     """The tasks submitted on one UTC day (absolute day number ``day``) as arrays (job ids from 0,
     status and GPU type as codes into ``STATUSES`` / ``GPU_TYPE_WEIGHTS``, -1 = no GPU type), times in
     seconds from ``origin_s`` (a Monday 00:00 UTC). Every draw comes from generators seeded by
-    (seed, ``STREAM_GENERATE``, day): the day is the same whichever days are generated with it."""
+    (seed, ``STREAM_GENERATE``, day): the day is the same whichever days are generated with it.
+    ``tables``: ``ppf_tables(histograms)``, when the caller has them."""
     rng_jobs, rng_time, rng_size, rng_copula, rng_status, rng_type = chunk_rng(params.seed, STREAM_GENERATE, day, 6)
     keep = 1.0 - params.failed_fraction - params.unfinished_fraction - params.short_fraction
 
@@ -191,34 +197,27 @@ def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.n
     start = np.repeat(job_start, tasks_per_job).astype(np.float64)
     n = len(start)
 
-    # sizes: Gaussian copula over the published marginals
-    chol = np.linalg.cholesky(COPULA_CORR)
+    # sizes: Gaussian copula over the published marginals (Histogram.ppf(norm_cdf(latent)), one
+    # compiled pass per variable: kernels.cdf_ppf)
+    if tables is None:
+        tables = ppf_tables(histograms)
     normals = rng_copula.standard_normal((n, len(COPULA_VARIABLES)))
     # one variable at a time: temporaries of n values, not n × 4 (peak memory)
     dur_s, cpu, gpu, mem = (
-        histograms[var].ppf(norm_cdf(normals @ chol[j])) for j, var in enumerate(COPULA_VARIABLES)
+        kernels.cdf_ppf(normals @ _CHOL[j], tables[var]) for j, var in enumerate(COPULA_VARIABLES)
     )
     del normals
-    dur_s = np.round(dur_s * 60.0)
-    inst = np.maximum(1, np.ceil(gpu / MAX_GPUS_PER_INSTANCE)).astype(np.int64)
-
-    # the rows the filter must remove
-    r = rng_status.random(n)
+    # the rows the filter must remove: failed, unfinished (Waiting / Running: no end) and short tasks
     f, uf, sh = params.failed_fraction, params.unfinished_fraction, params.short_fraction
-    status = np.zeros(n, dtype=np.int8)  # Terminated
-    status[r < f] = 1  # Failed (ran for a while, then failed)
-    unfinished = (r >= f) & (r < f + uf)
-    status[unfinished] = np.where(rng_status.random(int(unfinished.sum())) < 0.5, 2, 3)  # Waiting / Running
-    short = (r >= f + uf) & (r < f + uf + sh)
-    dur_s[short] = np.round(rng_size.uniform(10.0, 900.0, int(short.sum())))
-    dur_s[short] = np.minimum(dur_s[short], 899.0)
-    end = start + dur_s
-    end[unfinished] = np.nan
-
-    names = [t for t, _ in GPU_TYPE_WEIGHTS]
+    r = rng_status.random(n)
+    n_unfinished, n_short = kernels.status_counts(r, f, f + uf, f + uf + sh)
+    waiting_u = rng_status.random(n_unfinished)
+    short_s = rng_size.uniform(10.0, 900.0, n_short)
     w = np.array([c for _, c in GPU_TYPE_WEIGHTS], dtype=np.float64)
-    gtype = rng_type.choice(len(names), size=n, p=w / w.sum())
-    plan_gpu = np.round(gpu / inst * 100.0)
+    gtype = rng_type.choice(len(GPU_TYPE_WEIGHTS), size=n, p=w / w.sum())
+    # durations, instances, status, end and per-instance requests in one compiled pass (kernels.day_rows)
+    inst, status, end, plan_cpu, plan_mem, plan_gpu, gpu_type = kernels.day_rows(
+        start, dur_s, cpu, gpu, mem, r, waiting_u, short_s, gtype, f, f + uf, f + uf + sh, MAX_GPUS_PER_INSTANCE)
     return {
         "job_id": job_id,
         "task_idx": task_idx,
@@ -226,10 +225,10 @@ def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.n
         "status": status,
         "start_time": start,
         "end_time": end,
-        "plan_cpu": np.round(cpu / inst * 100.0),
-        "plan_mem": np.round(mem / inst, 3),
+        "plan_cpu": plan_cpu,
+        "plan_mem": plan_mem,
         "plan_gpu": plan_gpu,
-        "gpu_type": np.where(plan_gpu > 0, gtype, -1),
+        "gpu_type": gpu_type,
     }
 
 
@@ -263,8 +262,9 @@ def iter_days(params: SyntheticParams, profile: np.ndarray, histograms: dict[str
     """(absolute UTC day, its arrays) for every day of the target year, in order."""
     origin, d_lo, d_hi = year_days(params.year)
     level = _level(params, profile, histograms)
+    tables = ppf_tables(histograms)
     for day in range(d_lo, d_hi):
-        yield day, generate_day(params, day, origin, profile, histograms, level)
+        yield day, generate_day(params, day, origin, profile, histograms, level, tables)
 
 
 def generate(params: SyntheticParams, profile: np.ndarray, histograms: dict[str, Histogram]) -> SyntheticTrace:
@@ -393,15 +393,18 @@ class SyntheticChunks(ChunkedDerivation):
     def _derive(self, days: list[tuple[int, dict[str, np.ndarray]]], first_line: int) -> Chunk:
         p, bw_ref = self.params, self.histograms.get("bandwidth")
         counts = np.array([len(a["job_id"]) for _, a in days], dtype=np.int64)
-        frame = trace_frame(_table(_concat_days([a for _, a in days])), first_line)
-        kept, dropped, adjustments = filter_tasks(frame, p)
-        stats = ChunkStats(frame.height, kept.height, Counter(dropped), Counter(adjustments))
-        del frame
+        # filter + normalize in one compiled pass: the rows and values of trace_frame → filter_tasks →
+        # normalize_resources (the path of a real trace; tests/.../test_workload_kernels.py)
+        cols, dropped, adjustments = kernels.filter_normalize(
+            _concat_days([a for _, a in days]), p, STATUSES, tuple(t for t, _ in GPU_TYPE_WEIGHTS), first_line)
+        n_kept = len(cols["source_line"])
+        stats = ChunkStats(int(counts.sum()), n_kept, Counter(dropped), Counter(adjustments))
         # kept rows per day: days are consecutive runs of source lines
         bounds = first_line + np.concatenate([[0], np.cumsum(counts)])
-        per_day = np.diff(np.searchsorted(kept["source_line"].to_numpy(), bounds, side="left"))
+        per_day = np.diff(np.searchsorted(cols["source_line"], bounds, side="left"))
         groups = [(chunk_rng(p.seed, STREAM_BANDWIDTH, d)[0], int(m)) for (d, _), m in zip(days, per_day, strict=True)]
-        tasks = assign_bandwidth(normalize_resources(kept, p), p, bw_ref, None, groups=groups)
+        kept = pl.DataFrame(cols).set_sorted("source_line")
+        tasks = assign_bandwidth(kept, p, bw_ref, None, groups=groups)
         tasks = tasks.with_columns(
             arrival_epoch_us=((pl.col("arrival_s") + p.origin_s) * 1_000_000).round().cast(pl.Int64),
             layer=pl.lit(0, dtype=pl.Int64),

@@ -302,3 +302,55 @@ def test_no_error_of_another_type_escapes(bundle, mutate):
     with pytest.raises(BundleError):
         sim_core.load(bundle)
     assert not verify_bundle(bundle).ok
+
+
+# ------------------------------------------------------------------ tasks read by row groups
+def test_tasks_read_by_row_groups_equal_the_file_and_faults_name_global_rows(bundle):
+    """``read_tasks`` fills its arrays one Parquet row group at a time: 300 k tasks (3 row groups of
+    2^17) load exactly as the file holds them, and a fault in a later row group names its row in the file."""
+    import polars as pl
+
+    from gridshift.parquet import ROW_GROUP_ROWS
+
+    n = 300_000
+    rng = np.random.default_rng(3)
+
+    def big(df: pl.DataFrame) -> pl.DataFrame:
+        row = df.head(1)
+        return pl.concat([row] * n).with_columns(
+            task_id=pl.Series(rng.permutation(n).astype(np.int64)),
+            arrival_ts_utc=pl.col("arrival_ts_utc") + pl.duration(microseconds=pl.int_range(0, n) * 7),
+            duration_s=pl.Series(rng.uniform(60.0, 7200.0, n)),
+            mem_gb=pl.Series(rng.uniform(0.5, 64.0, n)),
+        )
+
+    rewrite_parquet(bundle, "tasks.parquet", big)
+    df = pl.read_parquet(bundle / "tasks.parquet")
+    import pyarrow.parquet as pq
+
+    assert pq.ParquetFile(bundle / "tasks.parquet").num_row_groups == -(-n // ROW_GROUP_ROWS) == 3
+    s = sim_core.load(bundle)
+    t0 = int(s.start_utc.timestamp()) * 1_000_000
+    assert np.array_equal(s.arrival_s, (df["arrival_ts_utc"].dt.epoch("us").to_numpy() - t0).astype(np.float64) / 1e6)
+    for c in ("task_id", "duration_s", "mem_gb", "max_scale", "interruptible"):
+        assert np.array_equal(getattr(s, c), df[c].to_numpy()), c
+        assert getattr(s, c).flags.c_contiguous and getattr(s, c).flags.writeable
+
+    def nulls(d: pl.DataFrame) -> pl.DataFrame:
+        i = pl.int_range(pl.len())
+        return d.with_columns(mem_gb=pl.when(i.is_in([200_001, 299_999, 5])).then(None).otherwise(pl.col("mem_gb")))
+
+    rewrite_parquet(bundle, "tasks.parquet", nulls)
+    err = refused(bundle, file="tasks.parquet", column="mem_gb", match="3 null value(s)")
+    assert err.rows == [5, 200_001, 299_999]
+    rewrite_parquet(bundle, "tasks.parquet", lambda d: d.with_columns(
+        mem_gb=pl.col("mem_gb").fill_null(1.0),
+        arrival_ts_utc=pl.when(pl.int_range(pl.len()) == 2 * ROW_GROUP_ROWS).then(pl.col("arrival_ts_utc").first())
+        .otherwise(pl.col("arrival_ts_utc"))))
+    err = refused(bundle, file="tasks.parquet", column="arrival_ts_utc", match="not sorted")
+    assert err.rows == [2 * ROW_GROUP_ROWS]
+    rewrite_parquet(bundle, "tasks.parquet", lambda d: d.with_columns(
+        arrival_ts_utc=pl.col("arrival_ts_utc").sort(),
+        task_id=pl.when(pl.int_range(pl.len()) == 250_000).then(pl.col("task_id").first())
+        .otherwise(pl.col("task_id"))))
+    refused(bundle, file="tasks.parquet", column="task_id", match="not unique")
