@@ -73,6 +73,50 @@ def _bucket(x: np.ndarray, tol: float) -> np.ndarray:
     return np.where(x > 0, b + (1 << 20), 0)
 
 
+#: key spaces up to this size are made unique by marking a dense table (no sort); larger ones by sorting
+_DENSE_KEYS = 1 << 25
+
+
+def _unique_codes(code: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(code, return_inverse=True)`` for non-negative int64 codes below ``size``: the same sorted
+    values and inverse, by marking a table of ``size`` entries when it is small enough (linear time)."""
+    if code.size == 0:
+        return code.astype(np.int64), np.zeros(0, np.int64)
+    if size > _DENSE_KEYS:
+        uk, inv = np.unique(code, return_inverse=True)
+        return uk, inv.ravel()
+    present = np.zeros(size, bool)
+    present[code] = True
+    rank = np.cumsum(present, dtype=np.int64 if size >= (1 << 31) else np.int32) - 1
+    return np.flatnonzero(present), rank[code].astype(np.int64)
+
+
+def _unique_rows(*cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)`` for integer columns: the same rows in
+    the same (lexicographic) order and the same inverse, computed on one int64 code per row (mixed radix,
+    the first column most significant), which is much faster than numpy's sort of rows as raw bytes."""
+    n = cols[0].shape[0]
+    if n == 0:
+        return np.zeros((0, len(cols)), np.int64), np.zeros(0, np.int64)
+    lows = [int(c.min()) for c in cols]
+    spans = [int(c.max()) - lo + 1 for c, lo in zip(cols, lows, strict=True)]
+    if float(np.prod(np.asarray(spans, dtype=np.float64))) >= 2.0**62:  # no int64 code: numpy's row sort
+        uk, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+        return uk, inv.ravel()
+    code = np.zeros(n, np.int64)
+    for c, lo, span in zip(cols, lows, spans, strict=True):
+        code = code * span + (c.astype(np.int64) - lo)
+    size = 1
+    for span in spans:
+        size *= span
+    uk, inv = _unique_codes(code, size)
+    rows = np.empty((uk.shape[0], len(cols)), np.int64)
+    for k in range(len(cols) - 1, -1, -1):
+        rows[:, k] = uk % spans[k] + lows[k]
+        uk = uk // spans[k]
+    return rows, inv
+
+
 def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarray, rtt_s: np.ndarray,
                   usd_per_gb: np.ndarray, carbon: np.ndarray, t0: float, n: int, kwh_per_gb: float,
                   mean_emissions: bool, w_carbon: float, w_cost: float, shape_tol: float = SHAPE_TOL,
@@ -149,18 +193,17 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
     r_of, cell_of = np.nonzero(amount[:, ti] > 0)
     mt = ti[cell_of]  # task of each commodity cell
     if cumulative:
-        keys = np.stack([r_of, o[mt], _bucket(gb_per[r_of, mt], shape_tol)], axis=1)
+        keys = (r_of, o[mt], _bucket(gb_per[r_of, mt], shape_tol))
     else:
-        keys = np.stack([r_of, o[mt], a_step[mt], f_step[mt], _bucket(gb_per[r_of, mt], shape_tol)], axis=1)
-    _, cls_of = np.unique(keys, axis=0, return_inverse=True)
-    cls_of = cls_of.ravel()
+        keys = (r_of, o[mt], a_step[mt], f_step[mt], _bucket(gb_per[r_of, mt], shape_tol))
+    _, cls_of = _unique_rows(*keys)
     n_cls = int(cls_of.max()) + 1 if cls_of.size else 0
     c_r = np.zeros(n_cls, np.int64)
     c_r[cls_of] = r_of
     c_origin = np.zeros(n_cls, np.int64)
     c_origin[cls_of] = o[mt]
     # per class: need and work (resource-s) over its distinct members, least arrival, least transfer share
-    pair = np.unique(np.stack([cls_of, r_of, mt], axis=1), axis=0)
+    pair, _ = _unique_rows(cls_of, r_of, mt)
     pc, pr, pt = pair[:, 0], pair[:, 1], pair[:, 2]
     c_need = np.bincount(pc, weights=amount[pr, pt] * need[pt], minlength=n_cls)
     c_work = np.bincount(pc, weights=np.maximum(amount[pr, pt], peak[pr, pt] / tw.rate[pt]) * W[pt], minlength=n_cls)
@@ -171,7 +214,7 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
     a_min = np.clip(np.floor((a_min_t - t0) / step_s).astype(np.int64), 0, n - 1)
     # merge member cells into class cells (summed caps in resource-steps)
     ck = (cls_of * n_dc + dc[cell_of]) * n + j[cell_of]
-    uk, inv = np.unique(ck, return_inverse=True)
+    uk, inv = _unique_codes(ck, n_cls * n_dc * n)
     c_cap = np.bincount(inv.ravel(), weights=cap_cell[cell_of] / tw.rate[mt] * peak[r_of, mt],
                         minlength=uk.shape[0])
     c_j = uk % n
@@ -180,7 +223,7 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
         np.minimum.at(cell_a, inv.ravel(), a[mt])
     c_dc = (uk // n) % n_dc
     c_cls = uk // (n * n_dc)
-    members = np.unique(ti)
+    n_members = int(np.count_nonzero(np.bincount(ti))) if ti.size else 0
     res = tuple((c_r == r).astype(np.float64) for r in range(3))
     # transfer share of remote cells
     co = c_origin[c_cls]
@@ -224,6 +267,6 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
         np.add.at(due, (pc, k_f), n_pair)
         avail = np.cumsum(avail, axis=1)
         due = np.minimum(np.cumsum(due, axis=1), avail)
-    return ClassCells(cells=cells, resources=res, n_tasks=int(members.size), n_classes=n_cls,
+    return ClassCells(cells=cells, resources=res, n_tasks=n_members, n_classes=n_cls,
                       unschedulable=int((~fits.any(axis=1)).sum()), impossible=int(impossible.sum()),
                       avail=avail, due=due)
