@@ -51,3 +51,15 @@ def publish(name: str, body: str, write: bool) -> None:
     if write:
         update_section(name, body)
         print("updated BENCHMARKS.md")
+
+
+def bundle_window_args(description: str):
+    """The arguments of the analysis scripts that run policies on a window of one bundle: ``--bundle``
+    (required), ``--days`` (7) and ``--seed`` (0)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--bundle", required=True)
+    ap.add_argument("--days", type=float, default=7.0)
+    ap.add_argument("--seed", type=int, default=0)
+    return ap.parse_args()

@@ -121,20 +121,11 @@ def main() -> None:
     mirror = a.mirror.resolve()
     load0 = os.getloadavg()[0]
     results = []
-    for f in [x for x in a.factors.split(",") if x]:
-        results.append(run_case(mirror, float(f), "stream"))
-        print(json.dumps(results[-1]), flush=True)
-    for f in [x for x in a.staging.split(",") if x]:
-        results.append(run_case(mirror, float(f), "staging"))
-        print(json.dumps(results[-1]), flush=True)
-    for f in [x for x in a.derive.split(",") if x]:
-        results.append(run_case(mirror, float(f), "derive"))
-        print(json.dumps(results[-1]), flush=True)
-    for f in [x for x in a.memory.split(",") if x]:
-        results.append(run_case(mirror, float(f), "memory"))
-        print(json.dumps(results[-1]), flush=True)
-    if a.ingest:
-        results.append(run_case(mirror, 1.0, "ingest"))
+    cases = [(mode, float(f)) for mode, factors in (("stream", a.factors), ("staging", a.staging),
+                                                     ("derive", a.derive), ("memory", a.memory))
+             for f in factors.split(",") if f]
+    for mode, f in cases + ([("ingest", 1.0)] if a.ingest else []):
+        results.append(run_case(mirror, f, mode))
         print(json.dumps(results[-1]), flush=True)
     cmd = "uv run python benchmarks/bench_workload.py" + (
         f" --factors {a.factors}" if a.factors != "1,10,100" else "") + (

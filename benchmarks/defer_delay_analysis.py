@@ -10,20 +10,20 @@ of docs/optimum_table.md does); run options are gridshift's defaults.
 
 from __future__ import annotations
 
-import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._report import bundle_window_args  # noqa: E402
 
 DELAYS_H = (0, 2, 6, 12, 24)  # benchmarks/optimum_table.py's sweep
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bundle", required=True)
-    ap.add_argument("--days", type=float, default=7.0)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = bundle_window_args(__doc__.split("\n\n", 1)[0])
 
     import sim_core
     from sim_core.bench.gap import with_allowed_delay

@@ -7,17 +7,17 @@ default), on a bundle window (docs/simulation.md, "Information").
 
 from __future__ import annotations
 
-import argparse
+import sys
+from pathlib import Path
 
 POLICIES = ("defer_to_greener", "wait_awhile", "gaia_carbon_time", "carbonscaler", "vcc", "carbonflex")
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks._report import bundle_window_args  # noqa: E402
+
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bundle", required=True)
-    ap.add_argument("--days", type=float, default=7.0)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    args = bundle_window_args(__doc__.split("\n\n", 1)[0])
 
     import sim_core
 
