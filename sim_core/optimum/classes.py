@@ -87,7 +87,7 @@ def _unique_codes(code: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         return uk, inv.ravel()
     present = np.zeros(size, bool)
     present[code] = True
-    rank = np.cumsum(present, dtype=np.int64 if size >= (1 << 31) else np.int32) - 1
+    rank = np.cumsum(present, dtype=np.int32) - 1  # size <= _DENSE_KEYS < 2**31
     return np.flatnonzero(present), rank[code].astype(np.int64)
 
 
