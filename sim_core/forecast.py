@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import weakref
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +35,7 @@ import polars as pl
 from gridshift import forecast_data as FD
 
 from . import engine as E
+from .scenario import shared
 
 #: forecast model name -> engine code (run option ``forecast``)
 MODELS = {
@@ -209,9 +209,19 @@ def issue_every_steps(every_min: int, step_s: int) -> int:
     return q
 
 
-#: per scenario (by id, checked through a weak reference): the seed-free arrays of recent windows
-_WINDOW_MEMO: dict[int, tuple] = {}
 _WINDOW_MEMO_SIZE = 64
+
+
+def _actuals(sc) -> np.ndarray:
+    """The actual signals (carbon, price, dry bulb, wet bulb) of the whole bundle, step-major
+    (engine.steps_major): ``Info.act``, the same for every run of the scenario."""
+    memo = shared(sc)
+    if "act" not in memo:
+        act = E.steps_major((E.N_SIG, sc.n_dc, sc.n_steps))
+        for s, a in enumerate((sc.carbon_g_per_kwh, sc.price_usd_per_mwh, sc.temp_c, sc.wetbulb_c)):
+            act[s] = a
+        memo["act"] = act
+    return memo["act"]
 
 
 def _window_arrays(sc, s0: int, n: int, hmax: int, pad: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -219,13 +229,7 @@ def _window_arrays(sc, s0: int, n: int, hmax: int, pad: int) -> tuple[np.ndarray
     cadence only (never on the seed), and the kernels only read them, so runs of the same window share them
     (an environment that resets every episode then skips the calibration and the publication calendar).
     ``known`` starts ``pad`` steps before the window: at the issue step in force at its start."""
-    entry = _WINDOW_MEMO.get(id(sc))
-    if entry is None or entry[0]() is not sc:
-        entry = (weakref.ref(sc), {})
-        _WINDOW_MEMO[id(sc)] = entry
-        for k in [k for k, (ref, _) in _WINDOW_MEMO.items() if ref() is None]:
-            del _WINDOW_MEMO[k]
-    memo = entry[1]
+    memo = shared(sc).setdefault("windows", {})
     key = (s0, n, hmax, pad)
     if key not in memo:
         if len(memo) >= _WINDOW_MEMO_SIZE:
@@ -246,9 +250,7 @@ def build_info(sc, s0: int, n: int, options, seed: int) -> E.Info:
     every = issue_every_steps(options.forecast_issue_every_min, sc.step_s)
     pad = s0 % every  # the issue in force at the window's start was made pad steps before it
     # step-major storage (engine.steps_major): the kernels read every datacenter's value of one step
-    act = E.steps_major((E.N_SIG, sc.n_dc, sc.n_steps))
-    for s, a in enumerate((sc.carbon_g_per_kwh, sc.price_usd_per_mwh, sc.temp_c, sc.wetbulb_c)):
-        act[s] = a
+    act = _actuals(sc)
     hist = E.steps_major(act.shape, fill=np.nan)
     hist[:, :, :s0] = act[:, :, :s0]  # the past before the window is known; step s0 on when it begins
     inc, par, known = _window_arrays(sc, s0, n, hmax, pad)

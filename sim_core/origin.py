@@ -8,22 +8,32 @@ import numpy as np
 
 from gridshift.origin import ACTIVITY_OFF, ACTIVITY_ON, BUSINESS_END_H, BUSINESS_START_H, activity, probabilities
 
+from .realisation import uniforms_from
+
 __all__ = ["ACTIVITY_OFF", "ACTIVITY_ON", "BUSINESS_END_H", "BUSINESS_START_H", "activity", "probabilities",
            "sample_origins"]
 
 
-def sample_origins(rng: np.random.Generator, step_index: np.ndarray, probs: np.ndarray) -> np.ndarray:
+def sample_origins(rng: np.random.Generator, step_index: np.ndarray, probs: np.ndarray, first: int = 0
+                   ) -> np.ndarray:
     """Draw one origin per task from the (n_dc, n_steps) probabilities of its arrival step.
 
     Exactly one uniform per task is drawn, in task order, so the result depends only on the
-    generator state and the tasks (never on the policy).
+    generator state and the tasks (never on the policy). ``first``: the tasks are those from index
+    ``first`` on of a longer sequence, whose first ``first`` uniforms are skipped, not drawn (a run's
+    window gets the origins its tasks have in the whole year).
     """
     n_dc = probs.shape[0]
-    u = rng.random(step_index.shape[0])
-    cum = np.cumsum(probs, axis=0)  # (n_dc, n_steps)
-    cum[-1] = 1.0
+    u = uniforms_from(rng, first, step_index.shape[0])
     origin = np.zeros(step_index.shape[0], dtype=np.int32)
+    if step_index.shape[0] == 0:
+        return origin
+    # cumulative probabilities of the steps the tasks arrive in only (each step's column is its own)
+    s_lo = int(step_index.min())
+    cum = np.cumsum(probs[:, s_lo:int(step_index.max()) + 1], axis=0)  # (n_dc, steps spanned)
+    cum[-1] = 1.0
+    col = step_index - s_lo
     # count of cumulative bounds <= u (vectorised searchsorted per row)
     for d in range(n_dc - 1):
-        origin += (u >= cum[d, step_index]).astype(np.int32)
+        origin += (u >= cum[d, col]).astype(np.int32)
     return origin

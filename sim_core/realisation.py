@@ -22,6 +22,8 @@ paired per seed either way. A realised task keeps its bundle row (``source``) an
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 WEEK_S = 7 * 86400.0
@@ -34,22 +36,61 @@ def realise(arrival_s: np.ndarray, horizon_s: float, rng: np.random.Generator, m
     """(source row per realised task, its arrival in s since the bundle start, its week slot), sorted by
     arrival (ties in bundle order). ``arrival_s`` is the bundle's sorted arrivals; ``horizon_s`` the
     bundle's length. Exactly ``n_slots`` integers are drawn from ``rng`` in ``weeks`` mode, none otherwise."""
+    return realise_window(arrival_s, horizon_s, rng, mode, -np.inf, np.inf).rows
+
+
+class Window(NamedTuple):
+    """The realised tasks of a window: ``rows`` = (source row, arrival s, week slot) of those arriving in
+    it, ``first`` = the index of the first of them among all the year's realised tasks (so its random
+    draws, one per task in realised order, can be skipped to), ``identity`` = whether the realised year
+    is the bundle's tasks unchanged (every row in place, no shift)."""
+    rows: tuple[np.ndarray, np.ndarray, np.ndarray]
+    first: int
+    identity: bool
+
+
+def realise_window(arrival_s: np.ndarray, horizon_s: float, rng: np.random.Generator, mode: str,
+                   t_lo: float, t_hi: float) -> Window:
+    """The realised tasks arriving in ``[t_lo, t_hi)`` of the year :func:`realise` draws with ``rng`` (the
+    same draws, so the same year): exactly its tasks in that interval, built from the week slots the
+    interval overlaps only, so that a run's set-up costs what its window holds, not what the bundle does."""
     n = arrival_s.shape[0]
     if mode not in MODES:
         raise ValueError(f"workload realisation must be one of {MODES}, got {mode!r}")
     n_full = int(horizon_s // WEEK_S)
     if mode == "origins" or n_full < 2 or n == 0:
-        return np.arange(n, dtype=np.int64), arrival_s.copy(), np.zeros(n, dtype=np.int64)
+        lo, hi = (int(i) for i in np.searchsorted(arrival_s, [t_lo, t_hi], side="left"))
+        return Window((np.arange(lo, hi, dtype=np.int64), arrival_s[lo:hi].copy(), np.zeros(hi - lo, dtype=np.int64)),
+                      lo, True)
     n_slots = int(np.ceil(horizon_s / WEEK_S))
     drawn = rng.integers(0, n_full, size=n_slots)  # source week of every slot
     # tasks of source week w: rows [bounds[w], bounds[w + 1])
     bounds = np.searchsorted(arrival_s, np.arange(n_full + 1) * WEEK_S, side="left")
     counts = bounds[drawn + 1] - bounds[drawn]
-    # the last slot may be partial: keep the drawn week's tasks that land before the horizon
-    src = np.concatenate([np.arange(bounds[w], bounds[w + 1]) for w in drawn]) if n_slots else np.zeros(0, int)
-    slot = np.repeat(np.arange(n_slots), counts)
-    shift = (slot - drawn[slot]) * WEEK_S
-    arr = arrival_s[src] + shift
+    # slot k holds [k W, (k + 1) W) and its week's rows are sorted, so the year is the slots' concatenation in
+    # time order; only the last slot can reach past the horizon, so every slot before k_lo is kept whole
+    k_lo = min(int(max(t_lo, 0.0) // WEEK_S), n_slots - 1)
+    k_hi = n_slots if t_hi >= horizon_s else max(int(np.ceil(t_hi / WEEK_S)), k_lo)
+    ks = np.arange(k_lo, k_hi)
+    src = np.concatenate([np.arange(bounds[drawn[k]], bounds[drawn[k] + 1]) for k in ks]) if ks.size \
+        else np.zeros(0, np.int64)
+    slot = np.repeat(ks, counts[k_lo:k_hi])
+    arr = arrival_s[src] + (slot - drawn[slot]) * WEEK_S
     keep = arr < horizon_s
-    # slot k holds [k W, (k + 1) W) and its week's rows are sorted: the concatenation is in time order
-    return src[keep].astype(np.int64), arr[keep], slot[keep].astype(np.int64)
+    src, arr, slot = src[keep], arr[keep], slot[keep]
+    i0, i1 = (int(i) for i in np.searchsorted(arr, [t_lo, t_hi], side="left"))
+    # the year is the bundle unchanged when slot k draws week k throughout and nothing is cut at the horizon
+    identity = bool(n_slots <= n_full and np.array_equal(drawn, np.arange(n_slots))
+                    and bounds[0] == 0 and bounds[n_slots] == n
+                    and (n == 0 or arrival_s[-1] < horizon_s))
+    return Window((src[i0:i1].astype(np.int64), arr[i0:i1], slot[i0:i1].astype(np.int64)),
+                  int(counts[:k_lo].sum()) + i0, identity)
+
+
+def uniforms_from(rng: np.random.Generator, first: int, count: int) -> np.ndarray:
+    """Uniforms ``first .. first + count - 1`` of ``rng``'s stream of ``random()`` doubles, i.e.
+    ``rng.random(first + count)[first:]`` without drawing the first ``first``: a PCG64 double takes exactly
+    one 64-bit output, so the bit generator is advanced by ``first`` outputs (``PCG64.advance``)."""
+    if first:
+        rng.bit_generator.advance(first)
+    return rng.random(count)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +15,24 @@ from gridshift.origin import local_hours
 
 from .physics import param_vector
 
-__all__ = ["BundleError", "Scenario", "load", "local_hours"]
+__all__ = ["BundleError", "Scenario", "load", "local_hours", "shared"]
+
+#: per scenario (by id, checked through a weak reference): what its runs share
+_SHARED: dict[int, tuple] = {}
+
+
+def shared(sc) -> dict:
+    """The dict of seed-free arrays derived from scenario ``sc`` that its runs share (read-only for the
+    kernels; sim_core.forecast, sim_core.simulator), dropped once ``sc`` is gone. A scenario's arrays are
+    read as they are when first needed: change a scenario by building another (``dataclasses.replace``),
+    not by writing into its arrays."""
+    entry = _SHARED.get(id(sc))
+    if entry is None or entry[0]() is not sc:
+        entry = (weakref.ref(sc), {})
+        _SHARED[id(sc)] = entry
+        for k in [k for k, (ref, _) in _SHARED.items() if ref() is None]:
+            del _SHARED[k]
+    return entry[1]
 
 
 @dataclass

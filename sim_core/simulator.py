@@ -20,8 +20,8 @@ from . import origin as O
 from .options import RunOptionsError, check_actions, check_controls, check_seed, make_options, resolve_window
 from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
 from .physics import compute as physics_compute
-from .realisation import ID_STRIDE, realise
-from .scenario import Scenario, load
+from .realisation import ID_STRIDE, realise_window, uniforms_from
+from .scenario import Scenario, load, shared
 
 
 def as_scenario(x) -> Scenario:
@@ -54,33 +54,27 @@ class Prepared:
         # whatever the count, so adding a stream never changes the others)
         g_origin, g_policy, g_workload = (np.random.Generator(np.random.PCG64(c))
                                           for c in np.random.SeedSequence(self.seed).spawn(3))
-        # the run's workload realisation: which of the bundle's weeks make up its year (sim_core.realisation)
-        src, arrival, slot = realise(sc.arrival_s, float(sc.n_steps * sc.step_s), g_workload, opts.workload)
-        step_of_task = np.clip((arrival // sc.step_s).astype(np.int64), 0, sc.n_steps - 1)
-        try:
-            probs = O.probabilities(sc.population_weight, sc.local_hour, **opts.activity_kw())
-        except ValueError as err:  # weights x activity zero at some step of this bundle
-            raise RunOptionsError(f"{err} at some step of the bundle with business hours [{opts.business_start_h}, "
-                                  f"{opts.business_end_h}), activity_on={opts.activity_on!r}, "
-                                  f"activity_off={opts.activity_off!r}") from None
-        origin_all = O.sample_origins(g_origin, step_of_task, probs)
-        u_all = g_policy.random(src.shape[0])
-
-        lo = int(np.searchsorted(arrival, t0, side="left"))
-        hi = int(np.searchsorted(arrival, t0 + n * sc.step_s, side="left"))
-        self.lo, self.hi = lo, hi
-        sl = slice(lo, hi)
-        rows = src[sl]  # the bundle rows of the window's tasks
-        realised = opts.workload != "origins" and not np.array_equal(src, np.arange(sc.n_tasks))
+        # the run's workload realisation (which of the bundle's weeks make up its year, sim_core.realisation):
+        # only the window's tasks are built, each with the origin and the uniform it has in the whole year
+        # (one draw per realised task in arrival order; the draws before the window are skipped, not made)
+        win = realise_window(sc.arrival_s, float(sc.n_steps * sc.step_s), g_workload, opts.workload,
+                             t0, t0 + n * sc.step_s)
+        rows, arr_w, slot_w = win.rows
+        self.lo, self.hi = win.first, win.first + rows.shape[0]
+        step_of_task = np.clip((arr_w // sc.step_s).astype(np.int64), 0, sc.n_steps - 1)
+        probs = origin_probabilities(sc, opts)
+        origin_w = O.sample_origins(g_origin, step_of_task, probs, first=self.lo)
+        u_w = uniforms_from(g_policy, self.lo, rows.shape[0])
+        realised = opts.workload != "origins" and not win.identity
         #: ids of the window's tasks: the bundle's, or ``bundle id * ID_STRIDE + week slot`` for a resampled year
-        self.task_id = sc.task_id[rows] * ID_STRIDE + slot[sl] if realised else sc.task_id[rows]
+        self.task_id = sc.task_id[rows] * ID_STRIDE + slot_w if realised else sc.task_id[rows]
         mult = opts.sla_multiplier  # (validated: a float, or a float64 array)
         if isinstance(mult, np.ndarray):
             if mult.shape != (sc.n_tasks,):
                 raise RunOptionsError(f"sla_multiplier has {mult.shape[0]} per-task values; the bundle has "
                                       f"{sc.n_tasks} tasks")
             mult = mult[rows]
-        arr_w = np.ascontiguousarray(arrival[sl])
+        arr_w = np.ascontiguousarray(arr_w)
         dur_w = sc.duration_s[rows]
         delay_w = sc.max_delay_s[rows]
         with np.errstate(over="ignore", invalid="ignore"):  # (a huge duration: an infinite deadline, never missed)
@@ -91,7 +85,7 @@ class Prepared:
             arrival=arr_w, duration=dur_w, cores=sc.cpu_cores[rows],
             gpus=sc.gpus[rows], mem=sc.mem_gb[rows], bw=sc.bandwidth_gb[rows],
             deadline=np.ascontiguousarray(deadline, dtype=np.float64),
-            origin=np.ascontiguousarray(origin_all[sl]), u_rand=np.ascontiguousarray(u_all[sl]),
+            origin=origin_w, u_rand=u_w,
             max_delay=delay_w, interruptible=intr, ckpt=sc.checkpoint_s[rows], smin=smin, smax=smax,
             mthr=sc.marginal_throughput[rows], flexible=np.ascontiguousarray(flexible))
         cap = np.ascontiguousarray(np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1))
@@ -111,9 +105,10 @@ class Prepared:
         #: whether a policy may pause / resume / rescale flexible tasks (not the built-in policies)
         self.controls = bool(controls)
         self.n_flexible = int(flexible.sum())
-        self.state = E.new_state(hi - lo, sc.n_dc, n, n_flex=(hi - lo) if (controls and self.n_flexible) else 1)
+        n_w = rows.shape[0]
+        self.state = E.new_state(n_w, sc.n_dc, n, n_flex=n_w if (controls and self.n_flexible) else 1)
         #: a published baseline's plan (engine.Plan), None for the other policies
-        self.plan = E.new_plan(hi - lo, sc.n_dc, n, self.info.fc.shape[2]) \
+        self.plan = E.new_plan(n_w, sc.n_dc, n, self.info.fc.shape[2]) \
             if policy_code in E.BASELINE_CODES.values() else None
         self.state.free[:] = cap
         S = self.state
@@ -135,6 +130,22 @@ class Prepared:
     @property
     def done(self) -> bool:
         return int(self.state.sc[E.SC_STEP]) >= self.n
+
+
+def origin_probabilities(sc: Scenario, opts) -> np.ndarray:
+    """P(origin = d) at every step of the bundle (``sim_core.origin.probabilities``) under the run options'
+    activity profile: the same for every run with that profile, so computed once per scenario and profile."""
+    kw = opts.activity_kw()
+    memo = shared(sc).setdefault("origin_probabilities", {})
+    key = tuple(sorted(kw.items()))
+    if key not in memo:
+        try:
+            memo[key] = O.probabilities(sc.population_weight, sc.local_hour, **kw)
+        except ValueError as err:  # weights x activity zero at some step of this bundle
+            raise RunOptionsError(f"{err} at some step of the bundle with business hours [{opts.business_start_h}, "
+                                  f"{opts.business_end_h}), activity_on={opts.activity_on!r}, "
+                                  f"activity_off={opts.activity_off!r}") from None
+    return memo[key]
 
 
 def _ctx_opts(opts, controls: bool = False) -> np.ndarray:
@@ -244,7 +255,7 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
 _ENTRY_MEMO: dict = {}
 
 
-def _arg_key(x):
+def arg_key(x):
     """What Numba's type of ``x`` depends on, cheaply: arrays by dtype, dimensions, layout (C, F or
     any), writability and alignment; tuples (and namedtuples, by class) element by element; anything
     else by its Python type."""
@@ -252,7 +263,7 @@ def _arg_key(x):
         f = x.flags
         return (np.ndarray, x.dtype.str, x.ndim, f.c_contiguous, f.f_contiguous, f.writeable, f.aligned)
     if isinstance(x, tuple):
-        return (type(x), tuple(_arg_key(v) for v in x))
+        return (type(x), tuple(arg_key(v) for v in x))
     return type(x)
 
 
@@ -297,7 +308,7 @@ class Simulator:
     def _entry(fn, *args):
         """The compiled entry point of jitted ``fn`` for these argument types (skips Numba's
         per-call type dispatch, ~10 µs for the engine's namedtuples); ``fn`` itself without JIT.
-        Memoised per process on a structural key of the arguments (:func:`_arg_key`: every array's
+        Memoised per process on a structural key of the arguments (:func:`arg_key`: every array's
         dtype, dimensions, layout and writability, every other value's type), which Numba's own type
         inference costs milliseconds per run set-up to recompute."""
         compile_ = getattr(fn, "compile", None)
@@ -305,7 +316,7 @@ class Simulator:
         if compile_ is None or typeof is None:
             return fn
         try:
-            key = (fn, _arg_key(args))
+            key = (fn, arg_key(args))
         except TypeError:  # (an unhashable argument: no memo)
             key = None
         hit = _ENTRY_MEMO.get(key) if key is not None else None

@@ -60,6 +60,7 @@ from .. import physics as PH
 from .. import transfer as X
 from ..options import check_seed
 from ..outcome import StepOutcome
+from ..simulator import arg_key
 from .env import TaskSchedulingEnv, observe_single
 from .reward import Reward, get_component
 
@@ -358,6 +359,7 @@ class TaskSchedulingVectorEnv(VectorEnv):
         self._acts = np.zeros(n, np.int32)
         self._autoreset = np.zeros(n, np.bool_)
         self._slots = None
+        self._slot_key = None
         self._episode_steps = np.zeros(n, np.int64)
 
     # -------------------------------------------------------------- set-up
@@ -366,9 +368,11 @@ class TaskSchedulingVectorEnv(VectorEnv):
         obs, _ = env.reset(seed=self._seeds[i])
         self._obs[i] = obs
         slot = _slot(env)
+        key = arg_key(slot)  # (structural: the types of its arrays, without Numba's costly typeof)
         if self._slots is None:
             self._slots = new_slots(slot, self.num_envs)
-        elif typeof(slot) != self._slots._dtype:
+            self._slot_key = key
+        elif key != self._slot_key and typeof(slot) != self._slots._dtype:
             raise TypeError(f"environment {i}: its arrays have other types than environment 0's "
                             f"({typeof(slot)} vs {self._slots._dtype})")
         set_slot(self._slots, i, slot)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim_core.realisation import WEEK_S, realise
+from sim_core.realisation import WEEK_S, realise, realise_window, uniforms_from
 
 YEAR_S = 35040 * 900.0
 
@@ -72,3 +72,63 @@ def test_a_runs_seed_draws_the_workload_unless_origins_only(tmp_path):
     assert oa.tasks["origin"].to_list() != ob.tasks["origin"].to_list()  # the seed still draws the origins
     with pytest.raises(sim_core.RunOptionsError, match="workload"):
         sim_core.run(p, "local_only", workload="shuffled")
+
+
+@pytest.mark.parametrize("mode", ["weeks", "origins"])
+def test_a_window_is_exactly_its_slice_of_the_whole_year(mode):
+    """realise_window builds only the week slots a window overlaps; its tasks must be the whole year's
+    tasks in that window, and ``first`` their index among the year's (the draws a run skips)."""
+    arr = _arrivals()
+    year = realise(arr, YEAR_S, np.random.default_rng(3), mode)
+    rng = np.random.default_rng(11)
+    windows = [(0.0, YEAR_S), (0.0, 900.0), (YEAR_S - 900.0, YEAR_S), (WEEK_S, 2 * WEEK_S),
+               (WEEK_S - 1.0, WEEK_S + 1.0), (52 * WEEK_S + 5.0, YEAR_S), (YEAR_S, YEAR_S + 900.0)]
+    windows += [tuple(sorted(rng.uniform(0, YEAR_S, 2))) for _ in range(40)]
+    for t_lo, t_hi in windows:
+        w = realise_window(arr, YEAR_S, np.random.default_rng(3), mode, t_lo, t_hi)
+        lo, hi = np.searchsorted(year[1], [t_lo, t_hi], side="left")
+        assert w.first == lo, (t_lo, t_hi)
+        for got, want in zip(w.rows, year, strict=True):
+            assert np.array_equal(got, want[lo:hi]), (t_lo, t_hi)
+        assert w.identity == np.array_equal(year[0], np.arange(arr.size))
+
+
+def test_identity_is_exact_when_the_draws_repeat_the_bundle():
+    """Two full weeks: each seed draws one of four orders, one of them the bundle itself; the flag must
+    say which (it decides whether a run renumbers its task ids)."""
+    two = np.sort(np.random.default_rng(0).uniform(0, 2 * WEEK_S, 300))
+    seen = set()
+    for seed in range(40):
+        year = realise(two, 2 * WEEK_S, np.random.default_rng(seed))
+        w = realise_window(two, 2 * WEEK_S, np.random.default_rng(seed), "weeks", 0.0, WEEK_S)
+        same = np.array_equal(year[0], np.arange(two.size)) and np.array_equal(year[1], two)
+        assert w.identity == same
+        seen.add(same)
+    assert seen == {True, False}
+
+
+@pytest.mark.parametrize("first", [0, 1, 7, 12345])
+def test_uniforms_from_skips_exactly_the_first_draws(first):
+    want = np.random.Generator(np.random.PCG64(42)).random(first + 1000)[first:]
+    got = uniforms_from(np.random.Generator(np.random.PCG64(42)), first, 1000)
+    assert np.array_equal(got, want)
+
+
+def test_a_runs_window_has_the_tasks_origins_and_draws_of_its_whole_year(tmp_path):
+    """A run over a window is the whole-year run's tasks in that window: same rows, arrivals, ids,
+    origins and policy uniforms (the set-up builds only the window, skipping the year's other draws)."""
+    import sim_core
+    from sim_core.simulator import Prepared
+    from sim_core.testing import reference_bundle
+
+    sc = sim_core.load(reference_bundle(tmp_path, n_tasks=40_000, n_steps=96 * 7 * 5 + 13, name="win"))
+    for workload in ("weeks", "origins"):
+        for seed in (0, 5):
+            whole = Prepared(sc, seed, workload=workload)
+            for start, steps in ((0, 96), (96 * 9 + 7, 96 * 8), (96 * 7 * 5 - 3, 16), (5, 96 * 7 * 5 + 8)):
+                w = Prepared(sc, seed, start=start, steps=steps, workload=workload)
+                sl = slice(w.lo, w.hi)
+                assert w.hi - w.lo == w.tasks.arrival.shape[0] > 0
+                for f in w.tasks._fields:
+                    assert np.array_equal(getattr(w.tasks, f), getattr(whole.tasks, f)[sl]), (workload, seed, f)
+                assert np.array_equal(w.task_id, whole.task_id[sl])
