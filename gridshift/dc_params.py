@@ -243,6 +243,10 @@ class DatacenterParams:
     # Airflow needed grows ~4 %/K of wet-bulb (saturated-air enthalpy difference shrinks as the
     # wet-bulb approaches the water temperature); exponential approximation.
     tower_wetbulb_sens_per_k: float = 0.04
+    # Fan floor 10 % of design airflow: the lower end of EnergyPlus's valid range for a variable-speed
+    # tower's "Minimum Air Flow Rate Ratio" ("Valid entries are from 0.1 to 0.5", \default 0.2,
+    # CoolingTower:VariableSpeed:Merkel, idd/Energy+.idd.in); below the E+ default, but at a cubic fan
+    # law the floor is 0.1 % (0.2: 0.8 %) of a fan rated at ~1 % of the heat, immaterial to PUE.
     tower_min_airflow_ratio: float = 0.1
 
     # ---------------------------------------------------------------- dry cooler (condenser == "dry")
@@ -319,12 +323,17 @@ class DatacenterParams:
     # bleed-off is left out: no citable bleed rate was found).
     # Latent heat of vaporization at ~30 degC: 2430 kJ/kg; 2400 gives 1.5 L per kWh rejected.
     latent_heat_kj_per_kg: float = 2400.0
-    # Drift: 0.005 % of circulating water (CTI high-efficiency drift eliminators 0.001-0.005 %).
+    # Drift: 0.005 % of circulating water. EnergyPlus's cooling towers: "Drift Loss Percent" \default
+    # 0.008, "Typical values are between 0.002 and 0.2%" (CoolingTower:TwoSpeed, idd/Energy+.idd.in);
+    # 0.005 % is inside that range (high-efficiency drift eliminators; the often-quoted CTI range of
+    # 0.001-0.005 % for them was not checked against a CTI text).
     drift_frac: float = 0.00005
     # Condenser-water range 5.56 K (10 degF): sets the circulating flow.
     cw_range_k: float = 5.56
     water_cp_kj_per_kg_k: float = 4.186
-    # Cycles of concentration: 5 (SIMULATION.md §4 default); blowdown = evap / (cycles - 1).
+    # Cycles of concentration: 5 (SIMULATION.md §4 default); blowdown = evap / (cycles - 1). EnergyPlus:
+    # "Blowdown Concentration Ratio ... Typical values for tower operation are 3 to 5. The default
+    # value is 3" (CoolingTower:TwoSpeed, idd/Energy+.idd.in): 5 is the water-saving end.
     cycles_of_concentration: float = 5.0
 
     # Non-physics metadata (kept out of the numeric vector): free text note.
