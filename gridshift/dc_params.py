@@ -77,14 +77,19 @@ class DatacenterParams:
     gpu_model: str = "V100"
     gpu_idle_w: float = GPU_PRESETS["V100"][0]
     gpu_max_w: float = GPU_PRESETS["V100"][1]
-    # Mean SM utilisation of a GPU allocated to a task (the u of the log2 curve for an allocated
-    # GPU: an allocation is not a utilisation). 0.52: mean utilisation of the GPUs allocated to
-    # 1-GPU jobs in Microsoft's Philly cluster (~52 %; jobs of 4-16 GPUs ~40-59 %), Jeon et al.,
-    # "Analysis of Large-Scale Multi-Tenant GPU Clusters for DNN Training Workloads", USENIX ATC 2019
-    # (section on GPU utilization). Alibaba PAI reports lower figures (Weng et al., "MLaaS in the Wild", NSDI 2022: most
-    # instances use far less GPU than they request); the higher Philly figure is kept so that GPU
-    # power is not understated. A per-task utilisation (a bundle task attribute) is the natural
-    # extension; this per-DC mean stands in for it.
+    # Mean utilisation of a GPU allocated to a task (the u of the log2 curve for an allocated
+    # GPU: an allocation is not a utilisation). 0.52: Jeon et al., "Analysis of Large-Scale
+    # Multi-Tenant GPU Clusters for DNN Training Workloads", USENIX ATC 2019, §1 (p. 948), on
+    # Microsoft's Philly cluster: "the hardware utilization of GPUs in use is only around 52% on
+    # average" (all GPUs in use, not only 1-GPU jobs; the per-job-size figures of the paper's
+    # utilisation section were not checked here and are not relied on). The metric is nvidia-smi's
+    # per-minute GPU utilisation (philly-traces README, file cluster_gpu_util), i.e. NVML's "percent
+    # of time over the past sample period during which one or more kernels was executing on the
+    # GPU" (nvmlUtilization_t.gpu): a busy-time fraction, not SM occupancy; we read it as the u of
+    # the curve. Alibaba PAI names "the low GPU utilization" among its challenges (Weng et al.,
+    # "MLaaS in the Wild", NSDI 2022, abstract); the Philly figure is kept so that GPU power is not
+    # understated. A per-task utilisation (a bundle task attribute) is the natural extension; this
+    # per-DC mean stands in for it.
     gpu_alloc_util: float = 0.52
     # GPUs per GPU server: 8 (the V100 machines of the Alibaba PAI 2020 trace, pai_machine_spec:
     # cap_gpu = 8, as in an NVIDIA DGX-1). The DC's GPUs sit in ceil(GPUs / 8) of its servers.
@@ -95,20 +100,28 @@ class DatacenterParams:
     # power="always_on" every server stays on and none of these is read.
     # A server with no work is switched off (ACPI S5, soft-off; servers rarely support S3) and
     # draws server_sleep_w; its GPUs draw gpu_sleep_w (no slot power when the host is off).
-    # 0 W when off is the figure of Gandhi et al., "AutoScale: Dynamic, Robust Capacity Management
-    # for Multi-Tier Data Centers", ACM TOCS 30(4), 2012, and of Harchol-Balter, "Performance Modeling
-    # and Design of Computer Systems" (CUP 2013), Exercise 27.7/27.8 (on 240 W, off 0 W). A BMC kept
-    # powered draws a few watts that this leaves out: set server_sleep_w for it.
+    # 0 W when off: Gandhi et al., "AutoScale: Dynamic, Robust Capacity Management for Multi-Tier
+    # Data Centers", ACM TOCS 30(4), 2012, §2.1 (p. 14:5): a server marked for sleep is emulated "by
+    # replacing its power consumption values with 0W" (their servers are switched off through the
+    # PDU); and Harchol-Balter, "Performance Modeling and Design of Computer Systems" (CUP 2013),
+    # the DelayedOff exercise of Ch. 27 (it "builds on Exercise 27.7"): "240 Watts when on, 180
+    # Watts when idle, and 0 Watts when off". A BMC kept powered draws a few watts that this leaves
+    # out: set server_sleep_w for it.
     server_sleep_w: float = 0.0
     gpu_sleep_w: float = 0.0
-    # Wake (setup) time of a server from off: 260 s measured by Gandhi et al. (AutoScale, 2012) on
-    # their Xeon servers. At most one step (900 s). (ACPI S3 resumes in ~3-5 s: Linux
-    # Documentation/power/states.txt; set this to model a suspend-to-RAM state instead.)
+    # Wake (setup) time of a server from off: 260 s, measured by Gandhi et al. (AutoScale, TOCS 2012)
+    # on their 2-socket quad-core 2.26 GHz Xeon servers: "in our lab the setup time for turning on an
+    # application server is 260 seconds, during which time power is consumed at the peak rate of
+    # 200W" (§1, p. 14:2; again §2.1, p. 14:5, "about 260 seconds"; Table III is run with it).
+    # At most one step (900 s). (ACPI S3 resumes in ~3-5 s: Linux Documentation/power/states.txt;
+    # set this to model a suspend-to-RAM state instead.)
     server_wake_s: float = 260.0
     # Power while waking, as a fraction of cpu_server_max_w: 1.0, a booting server draws its peak
-    # power for the whole setup time (AutoScale; Harchol-Balter 2013, Exercise 27.8: "power is
-    # consumed at a rate of 240 Watts [the on power] during the entire [setup] period"). Its GPUs
-    # draw gpu_idle_w and its memory its static power meanwhile.
+    # power for the whole setup time: AutoScale (quoted above; §2.1: "the average power consumption
+    # for our servers when they are busy or in setup is about 200W", idle about 140 W) and
+    # Harchol-Balter 2013, the DelayedOff exercise: "Power is consumed at a rate of 240 Watts [the
+    # on power] during the entire period I" (I = the setup time). Its GPUs draw gpu_idle_w and its
+    # memory its static power meanwhile.
     server_wake_power_frac: float = 1.0
     # Spare pool: idle servers kept on, per server kind (CPU-only and GPU servers), beyond those
     # the running and queued work needs, so that an arriving task does not wait for a boot.
@@ -194,7 +207,10 @@ class DatacenterParams:
     # Upper input limit of dT (the CapRatio quadratic has its minimum at dT = 15.4; beyond 10 it is
     # outside any rating data: 57.2 degC condenser water, 62.8 degC air).
     chiller_dt_max: float = 10.0
-    # Below this part-load ratio the chiller cycles (EnergyPlus MinPLR 0.05).
+    # Below this part-load ratio the chiller cycles: 0.05, the value of SIMULATION.md §4 and of
+    # SustainCluster's chiller model (envs/sustaindc/datacenter_model.py, min_plr = 0.05, commit
+    # 293fbd1). Not EnergyPlus's default: Chiller:Electric:EIR's "Minimum Part Load Ratio" defaults
+    # to 0.1 (idd/Energy+.idd.in).
     chiller_min_plr: float = 0.05
     # Chilled-water design range (return - supply) 5.56 K (10 degF): AHRI Standard 550/590 standard
     # rating conditions (44 degF leaving, 2.4 gpm/ton => 54 degF entering). The return temperature
@@ -227,6 +243,10 @@ class DatacenterParams:
     # Airflow needed grows ~4 %/K of wet-bulb (saturated-air enthalpy difference shrinks as the
     # wet-bulb approaches the water temperature); exponential approximation.
     tower_wetbulb_sens_per_k: float = 0.04
+    # Fan floor 10 % of design airflow: the lower end of EnergyPlus's valid range for a variable-speed
+    # tower's "Minimum Air Flow Rate Ratio" ("Valid entries are from 0.1 to 0.5", \default 0.2,
+    # CoolingTower:VariableSpeed:Merkel, idd/Energy+.idd.in); below the E+ default, but at a cubic fan
+    # law the floor is 0.1 % (0.2: 0.8 %) of a fan rated at ~1 % of the heat, immaterial to PUE.
     tower_min_airflow_ratio: float = 0.1
 
     # ---------------------------------------------------------------- dry cooler (condenser == "dry")
@@ -270,8 +290,22 @@ class DatacenterParams:
     # (~0.09 and ~0.07 kW/ton; total plant pumping is typically 0.1-0.2 kW/ton).
     chw_pump_design_frac: float = 0.025
     cw_pump_design_frac: float = 0.02
-    # Minimum flow 70 % of design: chiller minimum evaporator/condenser flow plus the static
-    # head of the loops keep real variable-speed pumps well above zero speed.
+    # Minimum flow 70 % of design (chilled- and condenser-water pumps alike). NO SOURCE GIVES 0.7;
+    # it was set so that idle PUE exceeds full-load PUE (docs/simulation.md), and the sources found
+    # allow a lower floor (value under review, not changed here because it moves results):
+    # * EnergyPlus Pump:VariableSpeed: "Design Minimum Flow Rate Fraction" \default 0.0
+    #   (idd/Energy+.idd.in); its chillers' default flow mode "NotModulated is for either variable or
+    #   constant pumping with flow controlled by the external plant system" (Chiller:Electric:EIR).
+    # * Energy code: hydronic systems must "automatically vary fluid flow ... by reducing the system
+    #   design flow rate by not less than 50 percent or the maximum reduction allowed by the
+    #   equipment manufacturer for proper operation of equipment" (IECC C403.4.4 item 2 as adopted
+    #   in WAC 51-11C-40344, Washington State Energy Code).
+    # * Chiller makers: evaporator minimum and maximum flows are set by tube velocity, "the typical
+    #   range was 3 ft/sec to 11 ft/sec ... specific chillers may accommodate evaporator flow rates as
+    #   low as 1.5 ft/sec" (Trane Engineers Newsletter 31(4), 2002, Schwedler, "Variable-Primary-
+    #   Flow Systems Revisited"); in percent the floor depends on the design velocity selected
+    #   (3 ft/s is 27 % of 11 ft/s, 50 % of 6 ft/s: our arithmetic). A floor of at most 0.5 is what
+    #   these support.
     pump_min_flow_ratio: float = 0.7
     # Part-load power curve of a variable-speed drive with a fixed pressure set point
     # (the shape ASHRAE 90.1 Appendix G uses for VSD fans, Table G3.1.3.15 method 2);
@@ -289,12 +323,17 @@ class DatacenterParams:
     # bleed-off is left out: no citable bleed rate was found).
     # Latent heat of vaporization at ~30 degC: 2430 kJ/kg; 2400 gives 1.5 L per kWh rejected.
     latent_heat_kj_per_kg: float = 2400.0
-    # Drift: 0.005 % of circulating water (CTI high-efficiency drift eliminators 0.001-0.005 %).
+    # Drift: 0.005 % of circulating water. EnergyPlus's cooling towers: "Drift Loss Percent" \default
+    # 0.008, "Typical values are between 0.002 and 0.2%" (CoolingTower:TwoSpeed, idd/Energy+.idd.in);
+    # 0.005 % is inside that range (high-efficiency drift eliminators; the often-quoted CTI range of
+    # 0.001-0.005 % for them was not checked against a CTI text).
     drift_frac: float = 0.00005
     # Condenser-water range 5.56 K (10 degF): sets the circulating flow.
     cw_range_k: float = 5.56
     water_cp_kj_per_kg_k: float = 4.186
-    # Cycles of concentration: 5 (SIMULATION.md §4 default); blowdown = evap / (cycles - 1).
+    # Cycles of concentration: 5 (SIMULATION.md §4 default); blowdown = evap / (cycles - 1). EnergyPlus:
+    # "Blowdown Concentration Ratio ... Typical values for tower operation are 3 to 5. The default
+    # value is 3" (CoolingTower:TwoSpeed, idd/Energy+.idd.in): 5 is the water-saving end.
     cycles_of_concentration: float = 5.0
 
     # Non-physics metadata (kept out of the numeric vector): free text note.

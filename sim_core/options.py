@@ -40,6 +40,16 @@ from . import origin as O
 from .realisation import MODES
 from .scenario import Scenario
 
+#: Network energy per GB moved to another region: 0.06 kWh/GB, the spec's value (SIMULATION.md §3) and
+#: SustainCluster's (simulation/cluster_manager.py, "Extracted from
+#: https://onlinelibrary.wiley.com/doi/10.1111/jiec.12630"): Aslan, Mayers, Koomey & France, "Electricity
+#: Intensity of Internet Data Transmission: Untangling the Estimates", J. Industrial Ecology 22(4),
+#: 785-798 (2018), abstract: "a new estimate of 0.06 kWh/GB for 2015" for core and fixed-line access
+#: networks, whose intensity "has decreased by half approximately every 2 years since 2000 (for
+#: developed countries)". Caveat: it is a 2015 figure; halved every 2 years it gives ~0.005 kWh/GB for
+#: 2022 and ~0.004 for 2023 (the bundle years), 11-16x less, and its boundary is access networks, not
+#: an inter-datacenter backbone. Kept for comparability with the spec and SustainCluster; set
+#: ``transfer_kwh_per_gb`` to model the data's year.
 TRANSFER_KWH_PER_GB = 0.06
 DEFAULT_SLA_MULTIPLIER = 1.5
 #: server power management (docs/simulation.md, "Server power states"): "managed" = servers are

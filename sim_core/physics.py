@@ -205,7 +205,7 @@ def gpus_busy_power(p, b):
     """(Power W, device count) of the GPUs that run tasks, per device: ``b`` allocated GPUs
     (time-weighted, may be fractional: Alibaba-style 0.5-GPU requests share devices) are packed onto
     floor(b) fully allocated devices plus one device allocated f = b - floor(b); a device allocated
-    a fraction f runs at SM utilisation f x gpu_alloc_util and draws gpu_power(f x gpu_alloc_util).
+    a fraction f runs at utilisation f x gpu_alloc_util and draws gpu_power(f x gpu_alloc_util).
     With the other devices at idle power the total is continuous and non-decreasing in b, and one
     allocated GPU never draws more than gpu_power(gpu_alloc_util) <= gpu_max_w."""
     if b <= 0.0:
