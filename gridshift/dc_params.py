@@ -290,9 +290,11 @@ class DatacenterParams:
     # (~0.09 and ~0.07 kW/ton; total plant pumping is typically 0.1-0.2 kW/ton).
     chw_pump_design_frac: float = 0.025
     cw_pump_design_frac: float = 0.02
-    # Minimum flow 70 % of design (chilled- and condenser-water pumps alike). NO SOURCE GIVES 0.7;
-    # it was set so that idle PUE exceeds full-load PUE (docs/simulation.md), and the sources found
-    # allow a lower floor (value under review, not changed here because it moves results):
+    # Minimum flow 70 % of design (chilled- and condenser-water pumps alike): OUR CHOICE, no source
+    # gives 0.7. With the spec's chiller curves part load is otherwise more efficient than full load,
+    # and the spec requires PUE at idle above PUE at full load (SIMULATION.md, "Properties to test";
+    # docs/simulation.md): this floor is the fixed loss that gives it. Whether a cited floor (0.5
+    # below) keeps that property is not tested. The sources found allow a lower floor:
     # * EnergyPlus Pump:VariableSpeed: "Design Minimum Flow Rate Fraction" \default 0.0
     #   (idd/Energy+.idd.in); its chillers' default flow mode "NotModulated is for either variable or
     #   constant pumping with flow controlled by the external plant system" (Chiller:Electric:EIR).
