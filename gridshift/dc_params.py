@@ -293,8 +293,10 @@ class DatacenterParams:
     # Minimum flow 70 % of design (chilled- and condenser-water pumps alike): OUR CHOICE, no source
     # gives 0.7. With the spec's chiller curves part load is otherwise more efficient than full load,
     # and the spec requires PUE at idle above PUE at full load (SIMULATION.md, "Properties to test";
-    # docs/simulation.md): this floor is the fixed loss that gives it. Whether a cited floor (0.5
-    # below) keeps that property is not tested. The sources found allow a lower floor:
+    # docs/simulation.md): this floor is the fixed loss that gives it. The code's floor (0.5, below) does
+    # not: idle PUE falls below full-load PUE at every temperature from -10 to 35 degC for the test
+    # grid's clusters (measured with tests/unit/sim_core/test_physics.py's operating points, plant
+    # without economizer). The sources found allow a lower floor:
     # * EnergyPlus Pump:VariableSpeed: "Design Minimum Flow Rate Fraction" \default 0.0
     #   (idd/Energy+.idd.in); its chillers' default flow mode "NotModulated is for either variable or
     #   constant pumping with flow controlled by the external plant system" (Chiller:Electric:EIR).
