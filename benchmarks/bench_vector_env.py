@@ -3,14 +3,17 @@
 The reference 5-DC cluster (``sim_core.testing.reference_bundle``) with a synthetic workload at the
 reference load (1.3 M tasks/year), a 14-day bundle; every environment runs 7-day episodes (672 steps)
 with its own seed, a constant action (2 = every pending task to datacenter index 1, DE-LU), the default
-reward (energy cost + carbon + SLA, evaluated inside the jitted step). Each figure is
+reward (energy cost + carbon + SLA, evaluated inside the jitted step). The same with a whole-year bundle
+(1.3 M tasks, 35,040 steps; 7-day episodes, the setting of an agent trained on a year of data): a
+run's set-up builds only its window, so an episode's reset costs what the window holds, not the bundle
+(the reset time per episode is printed for both bundles). Each figure is
 ``num_envs x vector steps / wall seconds`` over ``--vector-steps`` steps (more than one episode, so the
 Python autoresets are included), after a warm-up; serial (one thread) and parallel (Numba threads) for
 each count, with the default forecast (``calibrated``) and, for comparison, ``persistence``. The single
 environment (``TaskSchedulingEnv.step``) on the same bundle is the reference row. Updates only the
 ``vector_env`` section of BENCHMARKS.md.
 
-    uv run python benchmarks/bench_vector_env.py [--vector-steps 800] [--no-write]
+    uv run python benchmarks/bench_vector_env.py [--vector-steps 800] [--no-year] [--no-write]
 """
 
 from __future__ import annotations
@@ -51,6 +54,56 @@ def vector_rate(sc, n: int, parallel: bool, vector_steps: int, forecast: str) ->
     return n * vector_steps / wall, n * vector_steps / cpu
 
 
+def breakdown(sc, n: int, steps: int = 300) -> dict:
+    """Wall µs per env-step of the parts of a serial vector step, measured apart on ``n`` environments of
+    ``sc`` (no autoreset inside): the simulation step (engine + datacenter physics + transfers,
+    ``vector.step_one``), the observation (the forecast view and the features, ``vector.observe_one``) and
+    the whole ``step`` call (those, the reward and the Python around the jitted call)."""
+    import numpy as np
+    from numba import njit
+
+    from sim_core.gym import TaskSchedulingVectorEnv
+    from sim_core.rl import vector as V
+
+    @njit
+    def only_step(slots, a):
+        for i in range(len(slots)):
+            V.step_one(slots[i], a[i])
+
+    @njit
+    def only_obs(slots, obs):
+        for i in range(len(slots)):
+            V.observe_one(slots[i], obs[i])
+
+    venv = TaskSchedulingVectorEnv(sc, n, days=EPISODE_DAYS)
+    acts = np.full(n, 2, np.int32)
+    out = {}
+    for name, fn in (("step", lambda: only_step(venv._slots, acts)), ("observation", lambda: only_obs(venv._slots,
+                                                                                                       venv._obs)),
+                     ("whole", lambda: venv.step(acts))):
+        venv.reset(seed=0)
+        fn()  # (compile / load the JIT cache)
+        venv.reset(seed=0)
+        t = time.perf_counter()
+        for _ in range(steps):
+            fn()
+        out[name] = (time.perf_counter() - t) / steps / n * 1e6
+    return out
+
+
+def reset_ms(sc, reps: int = 20) -> float:
+    """Mean wall milliseconds of one environment's reset (a new episode: run set-up, first step, binding)."""
+    from sim_core.gym import TaskSchedulingVectorEnv
+
+    venv = TaskSchedulingVectorEnv(sc, 2, days=EPISODE_DAYS)
+    venv.reset(seed=0)
+    venv.reset(seed=1)  # (warm: JIT cache loaded, per-scenario arrays shared)
+    t = time.perf_counter()
+    for k in range(reps):
+        venv._reset_env(k % 2)
+    return (time.perf_counter() - t) / reps * 1e3
+
+
 def single_rate(sc, steps: int) -> tuple[float, float]:
     from sim_core.gym import TaskSchedulingEnv
 
@@ -66,36 +119,56 @@ def single_rate(sc, steps: int) -> tuple[float, float]:
     return steps / (time.perf_counter() - t), steps / (time.process_time() - c)
 
 
+def measure(sc, bundle: str, forecast: str, n: int, parallel: bool, vector_steps: int) -> tuple:
+    import numba
+
+    w, c = vector_rate(sc, n, parallel, vector_steps, forecast)
+    mode = f"parallel ({numba.get_num_threads()} threads)" if parallel else "serial"
+    print(f"{bundle:>8} {forecast:>11} {n:>3} envs {mode:>22}: {w:,.0f} env-steps/s ({c:,.0f} per CPU second)")
+    return forecast, n, mode, w, c, bundle
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--vector-steps", type=int, default=800, help="vector steps per figure (> 672: one autoreset)")
+    ap.add_argument("--no-year", action="store_true", help="skip the whole-year bundle rows")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
 
-    import numba
 
     import sim_core
     from sim_core.testing import reference_bundle
 
     load_avg = os.getloadavg()[0]
     rows = []
+    resets = {}
     with tempfile.TemporaryDirectory() as tmp:
         n_tasks = int(TASKS_PER_YEAR * BUNDLE_DAYS / 365)
         sc = sim_core.load(reference_bundle(tmp, n_tasks=n_tasks, n_steps=96 * BUNDLE_DAYS, name="vec"))
         r1, c1 = single_rate(sc, args.vector_steps)
         print(f"single TaskSchedulingEnv.step: {r1:,.0f} steps/s ({c1:,.0f} per CPU second)")
+        resets[f"{BUNDLE_DAYS}-day"] = reset_ms(sc)
+        parts = breakdown(sc, COUNTS[-1])
+        print("per env-step, serial, " + ", ".join(f"{k}: {v:.2f} µs" for k, v in parts.items()))
         for forecast in ("calibrated", "persistence"):
             for n in COUNTS:
                 for parallel in (False, True):
                     if parallel and (n == 1 or forecast != "calibrated"):
                         continue
-                    w, c = vector_rate(sc, n, parallel, args.vector_steps, forecast)
-                    mode = f"parallel ({numba.get_num_threads()} threads)" if parallel else "serial"
-                    print(f"{forecast:>11} {n:>3} envs {mode:>22}: {w:,.0f} env-steps/s ({c:,.0f} per CPU second)")
-                    rows.append((forecast, n, mode, w, c))
+                    rows.append(measure(sc, f"{BUNDLE_DAYS}-day", forecast, n, parallel, args.vector_steps))
+        if not args.no_year:
+            del sc
+            year = sim_core.load(reference_bundle(tmp, n_tasks=TASKS_PER_YEAR, n_steps=96 * 365, name="year"))
+            resets["365-day"] = reset_ms(year)
+            for parallel in (False, True):
+                rows.append(measure(year, "365-day", "calibrated", COUNTS[-1], parallel, args.vector_steps))
+    for name, ms in resets.items():
+        print(f"reset per episode, {name} bundle: {ms:.2f} ms")
     best = max(r[3] for r in rows)
     best_cal = max(r[3] for r in rows if r[0] == "calibrated")
     best_cpu = max(r[4] for r in rows if r[0] == "calibrated" and r[2] == "serial")
+    budget = 1e6 * (os.cpu_count() or 1) / GOAL  # µs of one core per env-step that the goal allows
+    amort = resets[f"{BUNDLE_DAYS}-day"] * 1e3 / (EPISODE_DAYS * 96)
     body = "\n".join([
         "## Vector environment (sim_core.gym.TaskSchedulingVectorEnv)",
         "",
@@ -104,24 +177,34 @@ def main() -> None:
         "",
         f"Reference 5-DC cluster, 1× load, {EPISODE_DAYS}-day episodes (672 steps) with autoreset (included), "
         f"single-action mode, constant action, default reward; {args.vector_steps} vector steps per figure. "
-        f"Single `TaskSchedulingEnv.step` on the same bundle, same moment: {r1:,.0f} steps/s "
-        f"({c1:,.0f} per CPU second).",
+        f"Bundles: {BUNDLE_DAYS} days ({int(TASKS_PER_YEAR * BUNDLE_DAYS / 365):,} tasks) and, where marked, a "
+        f"whole year ({TASKS_PER_YEAR:,} tasks). Single `TaskSchedulingEnv.step` on the {BUNDLE_DAYS}-day bundle, "
+        f"same moment: {r1:,.0f} steps/s ({c1:,.0f} per CPU second).",
         "",
-        "| forecast model | envs | stepping | env-steps/s (wall) | env-steps per CPU second |",
-        "|---|---:|---|---:|---:|",
-        *[f"| {f} | {n} | {m} | {w:,.0f} | {c:,.0f} |" for f, n, m, w, c in rows],
+        "| bundle | forecast model | envs | stepping | env-steps/s (wall) | env-steps per CPU second |",
+        "|---|---|---:|---|---:|---:|",
+        *[f"| {b} | {f} | {n} | {m} | {w:,.0f} | {c:,.0f} |" for f, n, m, w, c, b in rows],
+        "",
+        "Reset of one environment (a new episode: its run set-up, first step and binding), wall: "
+        + "; ".join(f"{name} bundle {ms:.1f} ms" for name, ms in resets.items())
+        + ". A run's set-up builds only the tasks of its window (each with the origin and random draw it has "
+        "in the whole year), so the year bundle's reset costs about what the 14-day one's does (it was ≈ 100 ms, "
+        "when every reset realised the whole year).",
+        "",
+        f"Where an env-step's time goes ({COUNTS[-1]} environments, serial, {BUNDLE_DAYS}-day bundle, measured "
+        f"apart): the simulation step (engine, datacenter physics, transfers) {parts['step']:.1f} µs, the "
+        f"observation (forecast view and features) {parts['observation']:.1f} µs, the whole `step` call "
+        f"(those, the reward and the Python around the jitted call) {parts['whole']:.1f} µs, plus the reset "
+        f"amortised over the episode, {amort:.1f} µs.",
         "",
         f"Goal: ≥ {GOAL:,} env-steps/s aggregate in single-action mode on 2 cores: "
         f"{'met' if best >= GOAL else 'NOT met'} (best {best:,.0f}/s wall; {best_cal:,.0f}/s with the default "
         f"`calibrated` forecast; per CPU second, serial, calibrated: up to {best_cpu:,.0f}, "
-        f"{best_cpu / c1:.1f}× the single environment). Floor: the per-step kernels themselves — the "
-        "calibrated forecast (issued once an hour: 2 signals × 5 sites × 96 leads, one counter-based normal "
-        "per lead; re-indexed every step), the datacenter physics and the engine step — which the vector "
-        "environment runs exactly as the single environment does (it removes the per-step Python, not the "
-        "simulation), plus a run set-up per episode (≈ 8 ms of CPU per autoreset). The engine alone steps "
-        "the same cluster and load in ≈ 9.4 µs a step (`bench_sim`: a 35,040-step year in 0.33 s), i.e. "
-        "≈ 106,000 steps per core-second before any observation or reward: ≈ 210,000/s on 2 cores even with "
-        "perfect parallel scaling, below the goal — it needs a faster simulation step, not a faster wrapper.",
+        f"{best_cpu / c1:.1f}× the single environment). The goal allows {budget:.1f} µs of one core per "
+        f"env-step; the simulation step alone takes {parts['step']:.1f} µs here, which the vector environment "
+        "runs exactly as the single environment does (it removes the per-step Python, not the simulation). "
+        "Meeting the goal needs a simulation step several times faster for this cluster and load, not a "
+        "faster wrapper.",
     ])
     publish("vector_env", body, not args.no_write)
 

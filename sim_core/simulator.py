@@ -186,17 +186,15 @@ def server_config(sc: Scenario) -> np.ndarray:
 
 
 def _queue_minima(T) -> np.ndarray:
-    """Smallest request per queue class: [cpu: cores, -, mem, gpu: cores, gpus, mem]."""
+    """Smallest request per queue class: [cpu: cores, -, mem, gpu: cores, gpus, mem] (0 for an empty class).
+    Minima over ``np.where(class, x, inf)``: the same values as over a boolean selection, without its
+    branchy gather (a run set-up per episode makes this per-reset cost)."""
     q = np.zeros(6)
     cpu = T.gpus <= 0.0
-    if cpu.any():
-        q[0] = T.cores[cpu].min()
-        q[2] = T.mem[cpu].min()
-    gpu = ~cpu
-    if gpu.any():
-        q[3] = T.cores[gpu].min()
-        q[4] = T.gpus[gpu].min()
-        q[5] = T.mem[gpu].min()
+    for mask, cols in ((cpu, ((0, T.cores), (2, T.mem))), (~cpu, ((3, T.cores), (4, T.gpus), (5, T.mem)))):
+        if mask.any():
+            for i, x in cols:
+                q[i] = np.where(mask, x, np.inf).min()
     return q
 
 
