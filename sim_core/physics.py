@@ -510,34 +510,15 @@ def design_point(p, cap_cores, cap_gpus, cap_mem):
 
 
 @njit(cache=True, nogil=True)
-def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_db, t_wb, on_c, on_g, wk_c, wk_g,
-            managed, out):
-    """Fill ``out`` (length N_OUT) for one datacenter and one step.
+def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d, out):
+    """The cooling plant of one datacenter and step, from its cooling load ``cool`` (kW) on: fills the
+    plant's ``FACILITY_OUT`` slots of ``out`` (chiller, tower or dry-cooler fans, both pumps, unmet cooling,
+    heat rejected, condenser and chilled-water temperatures, economizer, water, hybrid pads).
 
-    busy_* are time-weighted averages over the step; t_db/t_wb the outdoor dry/wet bulb (degC);
-    on_*/wk_* and ``managed``: the server power states (see :func:`it_power`).
-    """
-    n_servers, heat_d, it_d, cool_d, rej_d = design_point(p, cap_cores, cap_gpus, cap_mem)
-    rho_cp = p[P_RHO] * p[P_CP]  # J/(m3 K)
-    t_in = p[P_SUPPLY] + p[P_SUPPLY_APP]
-
-    # IT equipment (kW), incl. server fans
-    it, v_srv = it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_mem, busy_cores,
-                         busy_gpus, busy_mem, on_c, on_g, wk_c, wk_g, managed, out)
-
-    # air side
-    t_out = t_in + it * 1000.0 / (rho_cp * v_srv) if v_srv > 0 else t_in
-    t_ret = t_out + p[P_RETURN_APP]
-    dt_crac = t_ret - p[P_SUPPLY]
-    v_crac = it * 1000.0 / (rho_cp * dt_crac)
-    dt_crac_d = p[P_SERVER_DT] + p[P_SUPPLY_APP] + p[P_RETURN_APP]
-    v_crac_d = it_d * 1000.0 / (rho_cp * dt_crac_d)
-    v_crac_run = max(v_crac, p[P_CRAC_MIN] * v_crac_d)
-    crac = fan_power(p[P_CRAC_FRAC] * it_d, v_crac_run, v_crac_d)
-
-    # conservation: the cooling load is all electrical power dissipated in the white space
-    cool = it + crac
-
+    ``t_db``/``t_wb``: outdoor dry/wet bulb (degC); ``cool_d``/``rej_d``: the design cooling load and heat
+    rejected (kW, :func:`design_point`). The one model of the plant: :func:`dc_step` calls it after the IT
+    equipment and the air side, and the offline optimum's power bound samples it through
+    :func:`facility_kernel` (``sim_core.optimum.power.facility_tail``)."""
     # heat rejection: condenser-water temperature from the tower / dry cooler, or outdoor air
     rated_cap = p[P_CAP_FACTOR] * cool_d
     wet = p[P_COND_WATER] > 0.5
@@ -580,7 +561,6 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
         tower = 0.0
     cw_pump = p[P_CW_PUMP] * cool_d * pump_fraction(p, rej / rej_d) if wet or dry else 0.0
     chw_pump = p[P_CHW_PUMP] * cool_d * pump_fraction(p, met / cool_d) if cool_d > 0 else 0.0
-    total = it + crac + chiller + tower + chw_pump + cw_pump
 
     # water (L per step): a wet tower rejects all its heat (economizer hours included) by evaporation,
     # plus drift and blowdown; a hybrid evaporates what its pads take out of the air (only when they are
@@ -599,21 +579,13 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
         drift = 0.0
         blow = 0.0
 
-    out[O_CRAC] = crac
     out[O_CHILLER] = chiller
     out[O_TOWER] = tower
     out[O_CHW_PUMP] = chw_pump
     out[O_CW_PUMP] = cw_pump
-    out[O_TOTAL] = total
-    out[O_COOL] = cool
     out[O_UNMET] = unmet
     out[O_REJ] = rej
-    out[O_TIN] = t_in
-    out[O_TOUT] = t_out
-    out[O_TRET] = t_ret
     out[O_TCOND] = t_cond
-    out[O_V_SERVER] = v_srv
-    out[O_V_CRAC] = v_crac
     out[O_PLR] = plr
     out[O_CAP] = cap_avail
     out[O_EVAP] = evap
@@ -626,6 +598,64 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     out[O_TCHWR] = t_chwr
     out[O_ADIA] = 1.0 if pads else 0.0
     out[O_TCOIL] = t_coil
+
+
+@njit(cache=True, nogil=True)
+def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_db, t_wb, on_c, on_g, wk_c, wk_g,
+            managed, out):
+    """Fill ``out`` (length N_OUT) for one datacenter and one step.
+
+    busy_* are time-weighted averages over the step; t_db/t_wb the outdoor dry/wet bulb (degC);
+    on_*/wk_* and ``managed``: the server power states (see :func:`it_power`). The IT equipment
+    (:func:`it_power`), the air side (here) and the cooling plant (:func:`facility_from_cooling`).
+    """
+    n_servers, heat_d, it_d, cool_d, rej_d = design_point(p, cap_cores, cap_gpus, cap_mem)
+    rho_cp = p[P_RHO] * p[P_CP]  # J/(m3 K)
+    t_in = p[P_SUPPLY] + p[P_SUPPLY_APP]
+
+    # IT equipment (kW), incl. server fans
+    it, v_srv = it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_mem, busy_cores,
+                         busy_gpus, busy_mem, on_c, on_g, wk_c, wk_g, managed, out)
+
+    # air side
+    t_out = t_in + it * 1000.0 / (rho_cp * v_srv) if v_srv > 0 else t_in
+    t_ret = t_out + p[P_RETURN_APP]
+    dt_crac = t_ret - p[P_SUPPLY]
+    v_crac = it * 1000.0 / (rho_cp * dt_crac)
+    dt_crac_d = p[P_SERVER_DT] + p[P_SUPPLY_APP] + p[P_RETURN_APP]
+    v_crac_d = it_d * 1000.0 / (rho_cp * dt_crac_d)
+    v_crac_run = max(v_crac, p[P_CRAC_MIN] * v_crac_d)
+    crac = fan_power(p[P_CRAC_FRAC] * it_d, v_crac_run, v_crac_d)
+
+    # conservation: the cooling load is all electrical power dissipated in the white space
+    cool = it + crac
+
+    # the cooling plant: chiller, economizer, heat rejection, pumps, water
+    facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d, out)
+    total = it + crac + out[O_CHILLER] + out[O_TOWER] + out[O_CHW_PUMP] + out[O_CW_PUMP]
+
+    out[O_CRAC] = crac
+    out[O_TOTAL] = total
+    out[O_COOL] = cool
+    out[O_TIN] = t_in
+    out[O_TOUT] = t_out
+    out[O_TRET] = t_ret
+    out[O_V_SERVER] = v_srv
+    out[O_V_CRAC] = v_crac
+
+
+@njit(cache=True, nogil=True)
+def facility_kernel(p, cool, t_db, t_wb, cool_d, rej_d, plant_kw, unmet_kw):
+    """:func:`facility_from_cooling` over 1-D arrays of cooling load and weather (same length): the plant's
+    power (chiller + tower or dry-cooler fans + both pumps, kW, summed in :func:`dc_step`'s order) into
+    ``plant_kw`` and the unmet cooling (kW) into ``unmet_kw``. Here, not in the optimum's module, because
+    Numba's cache is keyed on the caller's file: a jitted loop elsewhere would keep a stale copy of the
+    plant after an edit of this file."""
+    buf = np.empty(N_OUT)
+    for i in range(cool.shape[0]):
+        facility_from_cooling(p, cool[i], t_db[i], t_wb[i], cool_d, rej_d, buf)
+        plant_kw[i] = buf[O_CHILLER] + buf[O_TOWER] + buf[O_CHW_PUMP] + buf[O_CW_PUMP]
+        unmet_kw[i] = buf[O_UNMET]
 
 
 #: rows of the server-state array ``srv`` (4, n_dc, n): time-weighted CPU-only / GPU servers on,
