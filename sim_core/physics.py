@@ -2,8 +2,11 @@
 
 One call of :func:`dc_step` turns one datacenter's time-weighted busy resources, its server power
 states (servers on / waking / asleep, from the engine; :func:`it_power`) and the outdoor
-conditions of one step into every power component. :func:`physics_kernel` applies it to a whole
-(datacenter x step) grid. All helpers live in this module (Numba's cache is keyed per file).
+conditions of one step into every power component: the IT equipment (:func:`it_power`), the air
+side, and the cooling plant from the cooling load on (:func:`facility_from_cooling`, also what the
+offline optimum's power bound samples, through :func:`facility_kernel`). :func:`physics_kernel`
+applies dc_step to a whole (datacenter x step) grid. All helpers live in this module (Numba's cache
+is keyed per file).
 
 Parameters come as a flat float64 vector per datacenter built by :func:`param_vector` from
 :class:`gridshift.dc_params.DatacenterParams`; the order is fixed by ``PARAM_NAMES`` below (a test

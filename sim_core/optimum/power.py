@@ -18,8 +18,8 @@ states of engine runs, and :func:`linearization_error` measures how far below th
 
 The facility tail (chiller + tower or dry-cooler fans + pumps as a function of the cooling load at a
 step's weather) is :func:`facility_tail`: the engine's own cooling plant, ``physics.facility_from_cooling``
-(the part of ``physics.dc_step`` from the cooling load on; one model, a test checks the two agree exactly
-for every condenser type), evaluated on a grid and turned into the lower convex
+(the part of ``physics.dc_step`` from the cooling load on: one model; ``test_facility_tail.py`` checks the
+two agree exactly for every condenser type), evaluated on a grid and turned into the lower convex
 hull of its lower staircase: rigorous because that tail is non-decreasing in the cooling load wherever
 the chiller meets the load (checked on the grid; a step where the chiller could run short falls back
 to the tail's constant floor, the pumps at minimum flow and the fans at minimum airflow).
