@@ -162,6 +162,11 @@ O_EVAP, O_DRIFT, O_BLOW, O_WATER = (_O[n] for n in ("water_evap_l", "water_drift
 O_ECON, O_ECON_FRAC, O_CH_LOAD, O_TCHWR = (_O[n] for n in ("econ_kw", "econ_frac", "chiller_load_kw",
                                                            "t_chw_return_c"))
 O_ADIA, O_TCOIL = _O["adiabatic_on"], _O["t_coil_air_c"]
+#: what :func:`facility_from_cooling` returns (the cooling plant's outputs), in this order (:func:`dc_step`
+#: writes them into their ``OUT_NAMES`` slots; a test checks the two agree)
+PLANT_OUT = ("chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_cooling_kw", "heat_rejected_kw",
+             "t_cond_in_c", "chiller_plr", "chiller_cap_kw", "water_evap_l", "water_drift_l", "water_blowdown_l",
+             "water_l", "econ_kw", "econ_frac", "chiller_load_kw", "t_chw_return_c", "adiabatic_on", "t_coil_air_c")
 
 STEP_HOURS = 0.25
 
@@ -512,11 +517,14 @@ def design_point(p, cap_cores, cap_gpus, cap_mem):
     return n_servers, heat, it, cool, rej
 
 
-@njit(cache=True, nogil=True)
-def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d, out):
-    """The cooling plant of one datacenter and step, from its cooling load ``cool`` (kW) on: fills the
-    plant's ``FACILITY_OUT`` slots of ``out`` (chiller, tower or dry-cooler fans, both pumps, unmet cooling,
-    heat rejected, condenser and chilled-water temperatures, economizer, water, hybrid pads).
+# inlined (Numba IR) and returning a tuple that dc_step writes itself: as a call, or writing into ``out``
+# passed as an argument, it made dc_step 5-11 % slower (argument passing, reference counts); this way
+# the same speed (benchmark in the commit message)
+@njit(cache=True, nogil=True, inline="always")
+def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d):
+    """The cooling plant of one datacenter and step, from its cooling load ``cool`` (kW) on: returns the
+    ``PLANT_OUT`` values (chiller, tower or dry-cooler fans, both pumps, unmet cooling, heat rejected,
+    condenser and chilled-water temperatures, chiller PLR and capacity, water, economizer, hybrid pads).
 
     ``t_db``/``t_wb``: outdoor dry/wet bulb (degC); ``cool_d``/``rej_d``: the design cooling load and heat
     rejected (kW, :func:`design_point`). The one model of the plant: :func:`dc_step` calls it after the IT
@@ -582,25 +590,8 @@ def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d, out):
         drift = 0.0
         blow = 0.0
 
-    out[O_CHILLER] = chiller
-    out[O_TOWER] = tower
-    out[O_CHW_PUMP] = chw_pump
-    out[O_CW_PUMP] = cw_pump
-    out[O_UNMET] = unmet
-    out[O_REJ] = rej
-    out[O_TCOND] = t_cond
-    out[O_PLR] = plr
-    out[O_CAP] = cap_avail
-    out[O_EVAP] = evap
-    out[O_DRIFT] = drift
-    out[O_BLOW] = blow
-    out[O_WATER] = evap + drift + blow
-    out[O_ECON] = econ
-    out[O_ECON_FRAC] = f_econ
-    out[O_CH_LOAD] = ch_load
-    out[O_TCHWR] = t_chwr
-    out[O_ADIA] = 1.0 if pads else 0.0
-    out[O_TCOIL] = t_coil
+    return (chiller, tower, chw_pump, cw_pump, unmet, rej, t_cond, plr, cap_avail, evap, drift, blow,
+            evap + drift + blow, econ, f_econ, ch_load, t_chwr, 1.0 if pads else 0.0, t_coil)
 
 
 @njit(cache=True, nogil=True)
@@ -633,9 +624,28 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     # conservation: the cooling load is all electrical power dissipated in the white space
     cool = it + crac
 
-    # the cooling plant: chiller, economizer, heat rejection, pumps, water
-    facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d, out)
-    total = it + crac + out[O_CHILLER] + out[O_TOWER] + out[O_CHW_PUMP] + out[O_CW_PUMP]
+    # the cooling plant: chiller, economizer, heat rejection, pumps, water (PLANT_OUT order)
+    plant = facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d)
+    out[O_CHILLER] = plant[0]
+    out[O_TOWER] = plant[1]
+    out[O_CHW_PUMP] = plant[2]
+    out[O_CW_PUMP] = plant[3]
+    out[O_UNMET] = plant[4]
+    out[O_REJ] = plant[5]
+    out[O_TCOND] = plant[6]
+    out[O_PLR] = plant[7]
+    out[O_CAP] = plant[8]
+    out[O_EVAP] = plant[9]
+    out[O_DRIFT] = plant[10]
+    out[O_BLOW] = plant[11]
+    out[O_WATER] = plant[12]
+    out[O_ECON] = plant[13]
+    out[O_ECON_FRAC] = plant[14]
+    out[O_CH_LOAD] = plant[15]
+    out[O_TCHWR] = plant[16]
+    out[O_ADIA] = plant[17]
+    out[O_TCOIL] = plant[18]
+    total = it + crac + plant[0] + plant[1] + plant[2] + plant[3]
 
     out[O_CRAC] = crac
     out[O_TOTAL] = total
@@ -654,11 +664,10 @@ def facility_kernel(p, cool, t_db, t_wb, cool_d, rej_d, plant_kw, unmet_kw):
     ``plant_kw`` and the unmet cooling (kW) into ``unmet_kw``. Here, not in the optimum's module, because
     Numba's cache is keyed on the caller's file: a jitted loop elsewhere would keep a stale copy of the
     plant after an edit of this file."""
-    buf = np.empty(N_OUT)
     for i in range(cool.shape[0]):
-        facility_from_cooling(p, cool[i], t_db[i], t_wb[i], cool_d, rej_d, buf)
-        plant_kw[i] = buf[O_CHILLER] + buf[O_TOWER] + buf[O_CHW_PUMP] + buf[O_CW_PUMP]
-        unmet_kw[i] = buf[O_UNMET]
+        plant = facility_from_cooling(p, cool[i], t_db[i], t_wb[i], cool_d, rej_d)
+        plant_kw[i] = plant[0] + plant[1] + plant[2] + plant[3]
+        unmet_kw[i] = plant[4]
 
 
 #: rows of the server-state array ``srv`` (4, n_dc, n): time-weighted CPU-only / GPU servers on,

@@ -49,6 +49,11 @@ def test_facility_tail_is_dc_steps_cooling_plant(condenser, economizer):
     # the same function on the same inputs: equal to the last bit, summed in dc_step's order
     assert np.array_equal(plant, o["chiller_kw"] + o["tower_fan_kw"] + o["chw_pump_kw"] + o["cw_pump_kw"])
     assert np.array_equal(unmet, o["unmet_cooling_kw"])
+    # every output of the plant function lands in its dc_step slot (PLANT_OUT order)
+    for i in range(0, t.size, 97):
+        vals = ph.facility_from_cooling(p, o["cooling_load_kw"][i], t[i], wb[i], design[2], design[3])
+        assert len(vals) == len(ph.PLANT_OUT)
+        assert [o[name][i] for name in ph.PLANT_OUT] == list(vals)
     # and the engine's total is the IT + CRAC fans + that plant (its own sum)
     assert np.array_equal(o["total_kw"], o["it_kw"] + o["crac_fan_kw"] + o["chiller_kw"] + o["tower_fan_kw"]
                           + o["chw_pump_kw"] + o["cw_pump_kw"])
