@@ -2,8 +2,11 @@
 
 One call of :func:`dc_step` turns one datacenter's time-weighted busy resources, its server power
 states (servers on / waking / asleep, from the engine; :func:`it_power`) and the outdoor
-conditions of one step into every power component. :func:`physics_kernel` applies it to a whole
-(datacenter x step) grid. All helpers live in this module (Numba's cache is keyed per file).
+conditions of one step into every power component: the IT equipment (:func:`it_power`), the air
+side, and the cooling plant from the cooling load on (:func:`facility_from_cooling`, also what the
+offline optimum's power bound samples, through :func:`facility_kernel`). :func:`physics_kernel`
+applies dc_step to a whole (datacenter x step) grid. All helpers live in this module (Numba's cache
+is keyed per file).
 
 Parameters come as a flat float64 vector per datacenter built by :func:`param_vector` from
 :class:`gridshift.dc_params.DatacenterParams`; the order is fixed by ``PARAM_NAMES`` below (a test
@@ -159,6 +162,11 @@ O_EVAP, O_DRIFT, O_BLOW, O_WATER = (_O[n] for n in ("water_evap_l", "water_drift
 O_ECON, O_ECON_FRAC, O_CH_LOAD, O_TCHWR = (_O[n] for n in ("econ_kw", "econ_frac", "chiller_load_kw",
                                                            "t_chw_return_c"))
 O_ADIA, O_TCOIL = _O["adiabatic_on"], _O["t_coil_air_c"]
+#: what :func:`facility_from_cooling` returns (the cooling plant's outputs), in this order (:func:`dc_step`
+#: writes them into their ``OUT_NAMES`` slots; a test checks the two agree)
+PLANT_OUT = ("chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_cooling_kw", "heat_rejected_kw",
+             "t_cond_in_c", "chiller_plr", "chiller_cap_kw", "water_evap_l", "water_drift_l", "water_blowdown_l",
+             "water_l", "econ_kw", "econ_frac", "chiller_load_kw", "t_chw_return_c", "adiabatic_on", "t_coil_air_c")
 
 STEP_HOURS = 0.25
 
@@ -509,35 +517,19 @@ def design_point(p, cap_cores, cap_gpus, cap_mem):
     return n_servers, heat, it, cool, rej
 
 
-@njit(cache=True, nogil=True)
-def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_db, t_wb, on_c, on_g, wk_c, wk_g,
-            managed, out):
-    """Fill ``out`` (length N_OUT) for one datacenter and one step.
+# inlined (Numba IR) and returning a tuple that dc_step writes itself: as a call, or writing into ``out``
+# passed as an argument, it made dc_step 5-11 % slower (argument passing, reference counts); this way
+# the same speed (benchmark in the commit message)
+@njit(cache=True, nogil=True, inline="always")
+def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d):
+    """The cooling plant of one datacenter and step, from its cooling load ``cool`` (kW) on: returns the
+    ``PLANT_OUT`` values (chiller, tower or dry-cooler fans, both pumps, unmet cooling, heat rejected,
+    condenser and chilled-water temperatures, chiller PLR and capacity, water, economizer, hybrid pads).
 
-    busy_* are time-weighted averages over the step; t_db/t_wb the outdoor dry/wet bulb (degC);
-    on_*/wk_* and ``managed``: the server power states (see :func:`it_power`).
-    """
-    n_servers, heat_d, it_d, cool_d, rej_d = design_point(p, cap_cores, cap_gpus, cap_mem)
-    rho_cp = p[P_RHO] * p[P_CP]  # J/(m3 K)
-    t_in = p[P_SUPPLY] + p[P_SUPPLY_APP]
-
-    # IT equipment (kW), incl. server fans
-    it, v_srv = it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_mem, busy_cores,
-                         busy_gpus, busy_mem, on_c, on_g, wk_c, wk_g, managed, out)
-
-    # air side
-    t_out = t_in + it * 1000.0 / (rho_cp * v_srv) if v_srv > 0 else t_in
-    t_ret = t_out + p[P_RETURN_APP]
-    dt_crac = t_ret - p[P_SUPPLY]
-    v_crac = it * 1000.0 / (rho_cp * dt_crac)
-    dt_crac_d = p[P_SERVER_DT] + p[P_SUPPLY_APP] + p[P_RETURN_APP]
-    v_crac_d = it_d * 1000.0 / (rho_cp * dt_crac_d)
-    v_crac_run = max(v_crac, p[P_CRAC_MIN] * v_crac_d)
-    crac = fan_power(p[P_CRAC_FRAC] * it_d, v_crac_run, v_crac_d)
-
-    # conservation: the cooling load is all electrical power dissipated in the white space
-    cool = it + crac
-
+    ``t_db``/``t_wb``: outdoor dry/wet bulb (degC); ``cool_d``/``rej_d``: the design cooling load and heat
+    rejected (kW, :func:`design_point`). The one model of the plant: :func:`dc_step` calls it after the IT
+    equipment and the air side, and the offline optimum's power bound samples it through
+    :func:`facility_kernel` (``sim_core.optimum.power.facility_tail``)."""
     # heat rejection: condenser-water temperature from the tower / dry cooler, or outdoor air
     rated_cap = p[P_CAP_FACTOR] * cool_d
     wet = p[P_COND_WATER] > 0.5
@@ -580,7 +572,6 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
         tower = 0.0
     cw_pump = p[P_CW_PUMP] * cool_d * pump_fraction(p, rej / rej_d) if wet or dry else 0.0
     chw_pump = p[P_CHW_PUMP] * cool_d * pump_fraction(p, met / cool_d) if cool_d > 0 else 0.0
-    total = it + crac + chiller + tower + chw_pump + cw_pump
 
     # water (L per step): a wet tower rejects all its heat (economizer hours included) by evaporation,
     # plus drift and blowdown; a hybrid evaporates what its pads take out of the air (only when they are
@@ -599,33 +590,84 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
         drift = 0.0
         blow = 0.0
 
+    return (chiller, tower, chw_pump, cw_pump, unmet, rej, t_cond, plr, cap_avail, evap, drift, blow,
+            evap + drift + blow, econ, f_econ, ch_load, t_chwr, 1.0 if pads else 0.0, t_coil)
+
+
+@njit(cache=True, nogil=True)
+def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_db, t_wb, on_c, on_g, wk_c, wk_g,
+            managed, out):
+    """Fill ``out`` (length N_OUT) for one datacenter and one step.
+
+    busy_* are time-weighted averages over the step; t_db/t_wb the outdoor dry/wet bulb (degC);
+    on_*/wk_* and ``managed``: the server power states (see :func:`it_power`). The IT equipment
+    (:func:`it_power`), the air side (here) and the cooling plant (:func:`facility_from_cooling`).
+    """
+    n_servers, heat_d, it_d, cool_d, rej_d = design_point(p, cap_cores, cap_gpus, cap_mem)
+    rho_cp = p[P_RHO] * p[P_CP]  # J/(m3 K)
+    t_in = p[P_SUPPLY] + p[P_SUPPLY_APP]
+
+    # IT equipment (kW), incl. server fans
+    it, v_srv = it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_mem, busy_cores,
+                         busy_gpus, busy_mem, on_c, on_g, wk_c, wk_g, managed, out)
+
+    # air side
+    t_out = t_in + it * 1000.0 / (rho_cp * v_srv) if v_srv > 0 else t_in
+    t_ret = t_out + p[P_RETURN_APP]
+    dt_crac = t_ret - p[P_SUPPLY]
+    v_crac = it * 1000.0 / (rho_cp * dt_crac)
+    dt_crac_d = p[P_SERVER_DT] + p[P_SUPPLY_APP] + p[P_RETURN_APP]
+    v_crac_d = it_d * 1000.0 / (rho_cp * dt_crac_d)
+    v_crac_run = max(v_crac, p[P_CRAC_MIN] * v_crac_d)
+    crac = fan_power(p[P_CRAC_FRAC] * it_d, v_crac_run, v_crac_d)
+
+    # conservation: the cooling load is all electrical power dissipated in the white space
+    cool = it + crac
+
+    # the cooling plant: chiller, economizer, heat rejection, pumps, water (PLANT_OUT order)
+    plant = facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d)
+    out[O_CHILLER] = plant[0]
+    out[O_TOWER] = plant[1]
+    out[O_CHW_PUMP] = plant[2]
+    out[O_CW_PUMP] = plant[3]
+    out[O_UNMET] = plant[4]
+    out[O_REJ] = plant[5]
+    out[O_TCOND] = plant[6]
+    out[O_PLR] = plant[7]
+    out[O_CAP] = plant[8]
+    out[O_EVAP] = plant[9]
+    out[O_DRIFT] = plant[10]
+    out[O_BLOW] = plant[11]
+    out[O_WATER] = plant[12]
+    out[O_ECON] = plant[13]
+    out[O_ECON_FRAC] = plant[14]
+    out[O_CH_LOAD] = plant[15]
+    out[O_TCHWR] = plant[16]
+    out[O_ADIA] = plant[17]
+    out[O_TCOIL] = plant[18]
+    total = it + crac + plant[0] + plant[1] + plant[2] + plant[3]
+
     out[O_CRAC] = crac
-    out[O_CHILLER] = chiller
-    out[O_TOWER] = tower
-    out[O_CHW_PUMP] = chw_pump
-    out[O_CW_PUMP] = cw_pump
     out[O_TOTAL] = total
     out[O_COOL] = cool
-    out[O_UNMET] = unmet
-    out[O_REJ] = rej
     out[O_TIN] = t_in
     out[O_TOUT] = t_out
     out[O_TRET] = t_ret
-    out[O_TCOND] = t_cond
     out[O_V_SERVER] = v_srv
     out[O_V_CRAC] = v_crac
-    out[O_PLR] = plr
-    out[O_CAP] = cap_avail
-    out[O_EVAP] = evap
-    out[O_DRIFT] = drift
-    out[O_BLOW] = blow
-    out[O_WATER] = evap + drift + blow
-    out[O_ECON] = econ
-    out[O_ECON_FRAC] = f_econ
-    out[O_CH_LOAD] = ch_load
-    out[O_TCHWR] = t_chwr
-    out[O_ADIA] = 1.0 if pads else 0.0
-    out[O_TCOIL] = t_coil
+
+
+@njit(cache=True, nogil=True)
+def facility_kernel(p, cool, t_db, t_wb, cool_d, rej_d, plant_kw, unmet_kw):
+    """:func:`facility_from_cooling` over 1-D arrays of cooling load and weather (same length): the plant's
+    power (chiller + tower or dry-cooler fans + both pumps, kW, summed in :func:`dc_step`'s order) into
+    ``plant_kw`` and the unmet cooling (kW) into ``unmet_kw``. Here, not in the optimum's module, because
+    Numba's cache is keyed on the caller's file: a jitted loop elsewhere would keep a stale copy of the
+    plant after an edit of this file."""
+    for i in range(cool.shape[0]):
+        plant = facility_from_cooling(p, cool[i], t_db[i], t_wb[i], cool_d, rej_d)
+        plant_kw[i] = plant[0] + plant[1] + plant[2] + plant[3]
+        unmet_kw[i] = plant[4]
 
 
 #: rows of the server-state array ``srv`` (4, n_dc, n): time-weighted CPU-only / GPU servers on,

@@ -17,8 +17,9 @@ minorant of ``total_kw``. ``tests/unit/sim_core/optimum`` checks it against ``ph
 states of engine runs, and :func:`linearization_error` measures how far below the engine it lies.
 
 The facility tail (chiller + tower or dry-cooler fans + pumps as a function of the cooling load at a
-step's weather) is :func:`facility_tail`, a vectorized transcription of the end of ``physics.dc_step``
-(a test checks it against ``dc_step`` to 1e-12), evaluated on a grid and turned into the lower convex
+step's weather) is :func:`facility_tail`: the engine's own cooling plant, ``physics.facility_from_cooling``
+(the part of ``physics.dc_step`` from the cooling load on: one model; ``test_facility_tail.py`` checks the
+two agree exactly for every condenser type), evaluated on a grid and turned into the lower convex
 hull of its lower staircase: rigorous because that tail is non-decreasing in the cooling load wherever
 the chiller meets the load (checked on the grid; a step where the chiller could run short falls back
 to the tail's constant floor, the pumps at minimum flow and the fans at minimum airflow).
@@ -171,100 +172,35 @@ def _lp_cooling_max(s: SitePower) -> float:
 # ---------------------------------------------------------------------------- the facility tail
 def facility_tail(p: np.ndarray, cool, t_db, t_wb, design: tuple[float, float, float, float]):
     """(chiller + tower or dry-cooler fans + pumps in kW, unmet cooling kW) for cooling load ``cool``
-    (kW) at dry/wet bulb ``t_db``/``t_wb`` (°C), broadcast: the end of ``physics.dc_step`` from the
-    cooling load on, transcribed in NumPy (``design`` = heat_d, it_d, cool_d, rej_d)."""
+    (kW) at dry/wet bulb ``t_db``/``t_wb`` (°C), broadcast together (arrays of the broadcast shape):
+    the engine's own cooling plant, ``physics.facility_from_cooling``, the part of ``physics.dc_step``
+    from the cooling load on, applied element by element (``physics.facility_kernel``).
+    ``design`` = heat_d, it_d, cool_d, rej_d (``physics.design_point``); cool_d and rej_d must be > 0."""
     _, _, cool_d, rej_d = design
-    cool = np.asarray(cool, dtype=np.float64)
-    t_db = np.asarray(t_db, dtype=np.float64)
-    t_wb = np.asarray(t_wb, dtype=np.float64)
-    air = p[ph.P_COND_WATER] < 0.5 and p[ph.P_COND_DRY] < 0.5
-    cop = p[ph.P_COP_AIR] if air else p[ph.P_COP_WATER]
-    rated = p[ph.P_CAP_FACTOR] * cool_d
-    wet = p[ph.P_COND_WATER] > 0.5
-    dry = p[ph.P_COND_DRY] > 0.5
-    if wet or dry:
-        q_est = np.minimum(cool, rated) * (1.0 + 1.0 / cop)
-        if wet:
-            r_need = (q_est / rej_d) * np.exp(p[ph.P_TOWER_SENS] * (t_wb - p[ph.P_TOWER_WB]))
-            t_cond = t_wb + p[ph.P_TOWER_APP] * np.maximum(1.0, r_need)
-        else:
-            # a hybrid's pads pre-cool the coil's air above the switch-over (physics.coil_entering_air)
-            t_coil = t_db
-            if p[ph.P_ADIABATIC] > 0.5:
-                t_coil = np.where(t_db > p[ph.P_SWITCHOVER],
-                                  t_db - p[ph.P_PAD_EFF] * np.maximum(t_db - t_wb, 0.0), t_db)
-            t_cond = t_coil + p[ph.P_DRY_APP] * np.maximum(1.0, q_est / rej_d)
-    else:
-        t_cond = t_db + 0.0 * cool
-    load_ratio = cool / cool_d if cool_d > 0 else 0.0 * cool
-    chw_flow = np.maximum(load_ratio, p[ph.P_PUMP_MIN])
-    t_chwr = p[ph.P_CHW_SUPPLY] + p[ph.P_CHW_RANGE] * load_ratio / chw_flow
-    if p[ph.P_ECON] >= 0.5:
-        t_hx = t_cond + p[ph.P_HX_APP]
-        t_sup = p[ph.P_CHW_SUPPLY]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mid = (t_chwr - t_hx) / (t_chwr - t_sup)
-        f = np.where(t_hx <= t_sup, 1.0, np.where(t_hx >= t_chwr, 0.0, mid))
-    else:
-        f = 0.0 * cool
-    ch_load = np.where(f >= 1.0, 0.0, cool - f * cool)
-    # chiller (physics.chiller_power)
-    if air:
-        t_design = p[ph.P_COND_DESIGN_A]
-        t_min = t_design + (p[ph.P_COND_MIN] - p[ph.P_COND_DESIGN_W])
-    else:
-        t_design = p[ph.P_COND_DESIGN_W]
-        t_min = p[ph.P_COND_MIN]
-    t_run = np.maximum(t_cond, t_min)
-    dt = (t_run - t_design) / 2.778 - (p[ph.P_CHW_SUPPLY] - p[ph.P_CHW_DESIGN])
-    dt = np.minimum(dt, p[ph.P_DT_MAX])
-    capr = p[ph.P_CAP0] + p[ph.P_CAP1] * dt + p[ph.P_CAP2] * dt * dt
-    powr = p[ph.P_POW0] + p[ph.P_POW1] * capr + p[ph.P_POW2] * capr * capr
-    avail = capr * rated
-    unmet = np.where(ch_load > avail, ch_load - avail, 0.0)
-    met_ch = np.where(ch_load > avail, avail, ch_load)
-    minp = p[ph.P_MIN_PLR]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plr = met_ch / avail
-    flf = p[ph.P_FLF0] + p[ph.P_FLF1] * plr + p[ph.P_FLF2] * plr * plr
-    flf_min = p[ph.P_FLF0] + p[ph.P_FLF1] * minp + p[ph.P_FLF2] * minp * minp
-    full = flf * powr * avail / cop
-    cyc = flf_min * powr * avail / cop * (plr / minp)
-    chiller = np.where((met_ch <= 0.0) | (avail <= 0.0), 0.0, np.where(plr >= minp, full, cyc))
-    met = cool - unmet
-    rej = met + chiller
-    if wet:
-        r = (rej / rej_d) * np.exp(p[ph.P_TOWER_SENS] * (t_wb - p[ph.P_TOWER_WB]))
-        r = np.minimum(np.maximum(r, p[ph.P_TOWER_MIN]), 1.0)
-        tower = p[ph.P_TOWER_FRAC] * rej_d * r * r * r
-    elif dry:
-        r = np.minimum(np.maximum(rej / rej_d, p[ph.P_TOWER_MIN]), 1.0)
-        tower = p[ph.P_DRY_FRAC] * rej_d * r * r * r
-    else:
-        tower = 0.0 * cool
-    cw_pump = p[ph.P_CW_PUMP] * cool_d * _pump_fraction(p, rej / rej_d) if (wet or dry) else 0.0 * cool
-    chw_pump = p[ph.P_CHW_PUMP] * cool_d * _pump_fraction(p, met / cool_d) if cool_d > 0 else 0.0 * cool
-    return chiller + tower + chw_pump + cw_pump, unmet
-
-
-def _pump_fraction(p, r):
-    r = np.maximum(r, p[ph.P_PUMP_MIN])
-    f = p[ph.P_PC0] + r * (p[ph.P_PC1] + r * (p[ph.P_PC2] + r * p[ph.P_PC3]))
-    return f / (p[ph.P_PC0] + p[ph.P_PC1] + p[ph.P_PC2] + p[ph.P_PC3])
+    if not (cool_d > 0 and rej_d > 0):
+        raise ValueError(f"facility_tail: the design cooling load and heat rejected must be > 0 kW, "
+                         f"got cool_d={cool_d!r}, rej_d={rej_d!r}")
+    b = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in (cool, t_db, t_wb)))
+    flat = [np.ascontiguousarray(x).reshape(-1) for x in b]
+    plant = np.empty(flat[0].shape[0])
+    unmet = np.empty_like(plant)
+    ph.facility_kernel(np.ascontiguousarray(p, dtype=np.float64), *flat, float(cool_d), float(rej_d), plant, unmet)
+    return plant.reshape(b[0].shape), unmet.reshape(b[0].shape)
 
 
 def tail_floor(p: np.ndarray, design) -> float:
     """A constant the facility tail never goes below (kW): both pumps at minimum flow and the tower
-    (or dry-cooler) fans at minimum airflow; the chiller at 0."""
+    (or dry-cooler) fans at minimum airflow (the plant's own functions at zero flow / heat); the chiller
+    at 0."""
     _, _, cool_d, rej_d = design
     wet = p[ph.P_COND_WATER] > 0.5
     dry = p[ph.P_COND_DRY] > 0.5
-    pmin = float(_pump_fraction(p, 0.0))
+    pmin = float(ph.pump_fraction(p, 0.0))
     out = p[ph.P_CHW_PUMP] * cool_d * pmin if cool_d > 0 else 0.0
     if wet or dry:
         out += p[ph.P_CW_PUMP] * cool_d * pmin
-        frac = p[ph.P_TOWER_FRAC] if wet else p[ph.P_DRY_FRAC]
-        out += frac * rej_d * p[ph.P_TOWER_MIN] ** 3
+        # the fans' airflow ratio at zero heat is clamped to their minimum (any wet-bulb for the tower)
+        out += ph.tower_fan_power(p, 0.0, rej_d, 0.0) if wet else ph.dry_cooler_fan_power(p, 0.0, rej_d)
     return float(out)
 
 
