@@ -13,6 +13,12 @@ version by Dagster's own initialisation (tables, indexes, ``PRAGMA journal_mode=
 revision stamp): initialising each shard from scratch re-read Dagster's ~90 alembic migration scripts
 twice and created every table, about 0.15 s per run. Shards that exist are initialised as Dagster does.
 
+Dagster also asks the index shard whether a table exists (``has_table``) before storing every asset
+check evaluation and every asset event's tags, each time through a new engine and a new SQLite
+connection: about a third of the storage's CPU time in a whole-mirror ingest (339 of 518 events). A
+table once present stays (migrations only add tables, ``wipe`` only deletes rows), so a "yes" is
+remembered for the life of the storage; a "no" is asked again.
+
 Selected in ``<home>/dagster/dagster.yaml`` (``dagster_project.runner.INSTANCE_YAML``), so ``dg dev``
 and the CLI open the instance the same way.
 """
@@ -47,11 +53,21 @@ class HomeEventLogStorage(SqliteEventLogStorage):
 
     def __init__(self, base_dir: str, inst_data=None) -> None:
         self._engines: dict[str, db.engine.Engine] = {}
+        self._present_tables: set[str] = set()
         super().__init__(base_dir, inst_data)
 
     @classmethod
     def from_config_value(cls, inst_data, config_value) -> HomeEventLogStorage:  # type: ignore[override]
         return cls(inst_data=inst_data, **config_value)
+
+    def has_table(self, table_name: str) -> bool:
+        """Dagster's answer, with a "yes" remembered (see the module docstring)."""
+        if table_name in self._present_tables:
+            return True
+        present = super().has_table(table_name)
+        if present:
+            self._present_tables.add(table_name)
+        return present
 
     def _engine(self, shard: str) -> db.engine.Engine:
         engine = self._engines.get(shard)
