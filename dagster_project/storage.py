@@ -11,7 +11,9 @@ which is the right trade for a run history. Everything else (schema, queries, th
 A new run's shard (one SQLite file per run) is a copy of a schema-only template made once per Dagster
 version by Dagster's own initialisation (tables, indexes, ``PRAGMA journal_mode=WAL``, the alembic
 revision stamp): initialising each shard from scratch re-read Dagster's ~90 alembic migration scripts
-twice and created every table, about 0.15 s per run. Shards that exist are initialised as Dagster does.
+twice and created every table, about 0.15 s per run. The index shard of a new instance is a copy of it
+too (Dagster initialises a missing index shard exactly as a run shard), so a fresh home runs the
+migration scripts once for its event log, not twice. Shards that exist are initialised as Dagster does.
 
 Dagster also asks the index shard whether a table exists (``has_table``) before storing every asset
 check evaluation and every asset event's tags, each time through a new engine and a new SQLite
@@ -100,9 +102,11 @@ class HomeEventLogStorage(SqliteEventLogStorage):
 
     def _initdb(self, engine: db.engine.Engine, for_index_shard: bool = False) -> None:
         database = engine.url.database
-        if for_index_shard or not database or os.path.exists(database):
+        if not database or os.path.exists(database):
             super()._initdb(engine, for_index_shard=for_index_shard)
             return
+        # A new shard — the index shard of a new instance too: Dagster initialises a missing index shard
+        # exactly as a run shard (all tables, WAL, stamped at head), then indexes it (reindex_*).
         fd, tmp = tempfile.mkstemp(prefix=".shard.", suffix=".tmp", dir=os.path.dirname(database))
         os.close(fd)
         try:
