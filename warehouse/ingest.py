@@ -317,15 +317,19 @@ def quality_row(kind: str, report: IngestReport) -> pl.DataFrame:
 
 def ingest_egress(*, home: Home, mirror: Path | None, source: str | None = None) -> list[IngestReport]:
     """Egress prices for every provider: from the repository's rule table (default), or from the mirror's
-    matrices (``source="mirror"`` or ``GRIDSHIFT_EGRESS_SOURCE=mirror``); see :mod:`pipelines.sources.egress`."""
+    matrices (``source="mirror"`` or ``GRIDSHIFT_EGRESS_SOURCE=mirror``); see :mod:`pipelines.sources.egress`.
+    Every provider is validated before anything is written; all are then written in one transaction."""
     source = (source or os.environ.get("GRIDSHIFT_EGRESS_SOURCE", "") or "repo").strip().lower()
     src = egress.SOURCE
-    reports = []
-    for provider, raw in src.raws(source, mirror):
+    reports, raws, frames = [], [], []
+    for provider, raw in src.raws(source, mirror):  # each provider validated on its own (errors name its file)
         df = validate(src.table, src.parse(raw, provider), file=raw.uri)
-        _commit(home, raw, {src.table: df})
+        raws.append(raw)
+        frames.append(df)
         reports.append(IngestReport(src.table, None, None, df.height, raw.sha256, raw.uri, source=src.name,
                                     extra={"provider": provider, "input": source}))
+    # the providers' rows (keys disjoint: the provider is part of the key) in one transaction, not one each
+    _commit(home, raws, {src.table: pl.concat(frames, how="vertical")})
     return reports
 
 
