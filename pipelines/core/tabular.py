@@ -115,8 +115,8 @@ def to_utc(df: pl.DataFrame, col: str, file: str, fmt: str, *, naive_is_utc: boo
     """Parse a timestamp column to Datetime(us, UTC); unparseable values are an error."""
     s = df[col].str.strip_chars().str.to_datetime(fmt, strict=False, time_unit="us")
     _fail_on_nulls(df, s, col, file, f"timestamps in format {fmt!r}")
-    empty = df.with_row_index("_i").filter(s.is_null())
-    if empty.height:
+    if s.null_count():
+        empty = df.with_row_index("_i").filter(s.is_null())
         raise DataError("empty timestamp(s)", file=file, column=col, rows=[i + 2 for i in empty["_i"].head(10)])
     if s.dtype.time_zone is None:
         if not naive_is_utc:
