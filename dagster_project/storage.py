@@ -1,4 +1,4 @@
-"""The event-log storage of the home's Dagster instance: Dagster's SQLite storage, kept open.
+"""The event-log and run storages of the home's Dagster instance: Dagster's SQLite storages, kept open.
 
 Dagster's ``SqliteEventLogStorage`` opens and closes a database connection for every event it stores.
 Closing the last connection of a WAL database checkpoints it (an ``fsync``), so each of the ~45
@@ -21,7 +21,12 @@ connection: about a third of the storage's CPU time in a whole-mirror ingest (33
 table once present stays (migrations only add tables, ``wipe`` only deletes rows), so a "yes" is
 remembered for the life of the storage; a "no" is asked again.
 
-Selected in ``<home>/dagster/dagster.yaml`` (``dagster_project.runner.INSTANCE_YAML``), so ``dg dev``
+The run storage (``runs.db``, also WAL) had the same habit: Dagster's ``SqliteRunStorage`` makes a new
+engine and opens and closes a connection (checkpointing the WAL) for each of its ~230 queries in a
+whole-mirror ingest. :class:`HomeRunStorage` keeps its connections open in a pool (each checkout still its
+own connection, as before, so nesting and threads behave as Dagster expects) with ``synchronous=NORMAL``.
+
+Selected in ``<home>/dagster/dagster.yaml`` (``dagster_project.runner.instance_yaml``), so ``dg dev``
 and the CLI open the instance the same way.
 """
 
@@ -38,8 +43,9 @@ from pathlib import Path
 import dagster
 import sqlalchemy as db
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.sqlite import create_db_conn_string
-from sqlalchemy.pool import NullPool, SingletonThreadPool
+from sqlalchemy.pool import NullPool, QueuePool, SingletonThreadPool
 
 SQLITE_BUSY_TIMEOUT_S = 30
 
@@ -131,4 +137,27 @@ class HomeEventLogStorage(SqliteEventLogStorage):
         for engine in self._engines.values():
             engine.dispose()
         self._engines.clear()
+        super().dispose()
+
+
+class HomeRunStorage(SqliteRunStorage):
+    """``SqliteRunStorage`` with its connections kept open in a pool (see the module docstring)."""
+
+    def __init__(self, conn_string: str, inst_data=None) -> None:
+        # QueuePool: a checkout is a connection of its own (as Dagster's NullPool gives), returned open
+        self._engine = db.create_engine(conn_string, poolclass=QueuePool, pool_size=2, max_overflow=8)
+        db.event.listen(self._engine, "connect", _pragmas)
+        super().__init__(conn_string, inst_data)
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value) -> HomeRunStorage:  # type: ignore[override]
+        return cls.from_local(inst_data=inst_data, **config_value)
+
+    @contextmanager
+    def connect(self) -> Iterator[db.engine.Connection]:
+        with self._engine.connect() as conn, conn.begin():
+            yield conn
+
+    def dispose(self) -> None:
+        self._engine.dispose()
         super().dispose()

@@ -48,3 +48,34 @@ def test_a_new_index_shard_is_what_dagster_makes(tmp_path):
 
     assert dump("ours") == dump("dagster")
     assert dump("ours")[1] == ("wal",) and dump("ours")[3]  # WAL, and Dagster's reindex marks are there
+
+
+def test_the_run_storage_keeps_its_connections_open_and_nesting_works(tmp_path):
+    """``HomeRunStorage``: Dagster's schema, a pool that keeps connections open (synchronous=NORMAL), and a
+    nested checkout that is a connection of its own (as Dagster's NullPool gave)."""
+    import sqlalchemy as sa
+    from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
+
+    from dagster_project.storage import HomeRunStorage
+
+    ours = HomeRunStorage.from_local(str(tmp_path / "ours"))
+    dagsters = SqliteRunStorage.from_local(str(tmp_path / "dagster"))
+    try:
+        def tables(storage):
+            with storage.connect() as conn:
+                rows = conn.execute(sa.text("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL"))
+                return sorted(r[0] for r in rows)
+
+        assert tables(ours) == tables(dagsters)
+        with ours.connect() as outer:
+            assert outer.execute(sa.text("PRAGMA synchronous")).scalar() == 1  # NORMAL
+            with ours.connect() as inner:
+                assert inner.connection.dbapi_connection is not outer.connection.dbapi_connection
+                inner.execute(sa.text("CREATE TABLE t (x INTEGER)"))
+            outer.execute(sa.text("SELECT count(*) FROM runs")).scalar()
+        with ours.connect() as conn:
+            assert conn.execute(sa.text("SELECT count(*) FROM t")).scalar() == 0
+        assert ours._engine.pool.checkedin() >= 1  # returned open, not closed
+    finally:
+        ours.dispose()
+        dagsters.dispose()
