@@ -2,8 +2,8 @@
 
 Policy (documented in docs/sources.md):
 
-- **Cache**: a ``requests_cache.CachedSession`` (:class:`GridshiftSession`, in
-  :mod:`pipelines.core.http_session`, imported when a session is made) with an SQLite file
+- **Cache**: a ``requests_cache.CachedSession`` (:class:`GridshiftSession`, defined by :func:`session_class`
+  when a session is made: requests-cache is not imported before) with an SQLite file
   under the gridshift home (``Home.http_cache_path / "http_cache.sqlite"``), serialized as JSON (no
   pickle: opening a cache file never runs code). It *reads* like any
   CachedSession but never writes on its own (``read_only=True``): a response is stored only by
@@ -40,12 +40,15 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
+from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
+from urllib3.util.retry import Retry
 
 from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
@@ -54,15 +57,18 @@ from pipelines.core.raw import RawFile
 from pipelines.core.source import NotPublished
 
 if TYPE_CHECKING:
-    from pipelines.core.http_session import GridshiftSession
+    from requests_cache import CachedResponse
+    from requests_cache import CachedSession as GridshiftSession  # for annotations: session_class() subclasses it
 
 log = logging.getLogger(__name__)
 
 #: Query parameters and headers that carry a secret: never in a cache key, a stored URL or header,
 #: a log line, nor sent to another origin after a redirect.
 SECRET_PARAMS = ("securityToken", "auth-token", "api_key", "apikey", "access_token", "Authorization", "X-API-KEY")
-#: ``requests_cache.NEVER_EXPIRE`` (the signatures' default; :mod:`pipelines.core.http_session` checks it is
-#: the library's): the library itself is imported only where a session is made.
+#: Added to requests-cache's ``DEFAULT_IGNORED_PARAMS`` (see the module docstring).
+TOKEN_PARAMS = ("securityToken", "auth-token")
+#: ``requests_cache.NEVER_EXPIRE`` (the signatures' default here): requests-cache itself is imported only
+#: where a session is made (:func:`session_class` checks the two agree).
 NEVER_EXPIRE = -1
 RECENT_EXPIRE = timedelta(hours=1)
 RECENT_WINDOW = timedelta(days=7)  # data newer than this may still be revised upstream
@@ -158,6 +164,16 @@ def _scrub_headers(headers) -> CaseInsensitiveDict:
     return out
 
 
+def _scrub(resp: CachedResponse) -> CachedResponse:
+    """Redact every URL and header a response would store: its own, its request's, its redirect history's."""
+    resp.url = scrub_url(resp.url)
+    resp.headers = _scrub_headers(resp.headers)
+    resp.request.url = scrub_url(resp.request.url)
+    resp.request.headers = _scrub_headers(resp.request.headers)
+    resp.history = [_scrub(h) for h in resp.history]
+    return resp
+
+
 class RedactingFilter(logging.Filter):
     """Scrub tokens from log records of the HTTP libraries (urllib3 logs full URLs at DEBUG)."""
 
@@ -196,7 +212,102 @@ guard_loggers()
 # --------------------------------------------------------------------------- session
 
 
+class _CappedRetry(Retry):
+    """``Retry`` that honours ``Retry-After`` but never sleeps longer than ``MAX_RETRY_AFTER_S``."""
+
+    def parse_retry_after(self, retry_after: str) -> float:
+        return min(super().parse_retry_after(retry_after), MAX_RETRY_AFTER_S)
+
+
+class _TimeoutAdapter(HTTPAdapter):
+    """An adapter that applies a default ``(connect, read)`` timeout to every request."""
+
+    def __init__(self, *args, timeout: tuple[float, float], **kwargs) -> None:
+        self._timeout = timeout
+        super().__init__(*args, **kwargs)
+
+    def send(self, request, **kwargs):  # type: ignore[override]
+        if kwargs.get("timeout") is None:
+            kwargs["timeout"] = self._timeout
+        return super().send(request, **kwargs)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    p = urlsplit(url)
+    return p.scheme, (p.hostname or "").lower(), p.port or {"http": 80, "https": 443}.get(p.scheme)
+
+
 Accept = Callable[[requests.Response], None]
+
+
+@cache
+def session_class() -> type:
+    """:class:`GridshiftSession`, defined on first use: requests-cache is imported here, not with this module,
+    because it loads every storage backend it ships (boto3 and botocore for DynamoDB among them: ≈ 0.4
+    CPU-seconds of a fresh process), and a process reading only local files (an ingest from the mirror)
+    makes no session."""
+    from requests_cache import NEVER_EXPIRE as LIBRARY_NEVER_EXPIRE
+    from requests_cache import CachedResponse, CachedSession
+    from requests_cache.policy.expiration import get_expiration_datetime
+
+    if LIBRARY_NEVER_EXPIRE != NEVER_EXPIRE:
+        raise ImportError(f"requests_cache.NEVER_EXPIRE is {LIBRARY_NEVER_EXPIRE!r}, not {NEVER_EXPIRE!r}")
+
+    class GridshiftSession(CachedSession):
+        """A CachedSession that stores only validated answers, scrubbed, and never follows a token across origins."""
+
+        def rebuild_auth(self, prepared_request, response) -> None:
+            """On a redirect to another origin, drop the token headers and query parameters (requests
+            itself strips only ``Authorization``)."""
+            super().rebuild_auth(prepared_request, response)
+            if _origin(response.request.url) != _origin(prepared_request.url):
+                for name in [h for h in prepared_request.headers if h.lower() in _SECRET_KEYS]:
+                    del prepared_request.headers[name]
+                prepared_request.url = scrub_url(prepared_request.url, drop=True)
+
+        def fetch(self, url: str, *, params=None, headers=None, expire_after=NEVER_EXPIRE,
+                  accept: Accept | None = None, **kwargs) -> requests.Response:
+            """GET ``url``: a stored answer if there is a fresh one, else the server's answer.
+
+            The server's answer is stored only when it is an HTTP 200 and ``accept`` (which raises to
+            refuse) admitted it; without ``accept`` nothing is stored. A stored answer that ``accept``
+            now refuses is removed. Redirects are followed (see :meth:`rebuild_auth`).
+            """
+            resp = self.request("GET", url, params=params, headers=headers, expire_after=expire_after, **kwargs)
+            if getattr(resp, "from_cache", False):
+                if accept is not None:
+                    try:
+                        accept(resp)
+                    except BaseException:
+                        self.cache.delete(self._key(resp, kwargs))
+                        raise
+                return resp
+            if resp.status_code == 200 and accept is not None:
+                accept(resp)
+                if not self.settings.disabled:
+                    self._store(resp, expire_after, kwargs)
+            return resp
+
+        def _key(self, resp: requests.Response, kwargs: dict) -> str:
+            first = resp.history[0].request if resp.history else resp.request
+            return self.cache.create_key(first, verify=kwargs.get("verify", True))
+
+        def _store(self, resp: requests.Response, expire_after, kwargs: dict) -> None:
+            cached = CachedResponse.from_response(resp, expires=get_expiration_datetime(expire_after))
+            self.cache.responses[self._key(resp, kwargs)] = _scrub(cached)
+
+    return GridshiftSession
+
+
+def __getattr__(name: str):
+    """``GridshiftSession`` (:func:`session_class`), and requests-cache's ``IGNORED_PARAMS`` with the tokens'."""
+    if name == "GridshiftSession":
+        return session_class()
+    if name == "IGNORED_PARAMS":
+        from requests_cache import DEFAULT_IGNORED_PARAMS
+
+        return [*DEFAULT_IGNORED_PARAMS, *TOKEN_PARAMS]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def cache_file(home: Home) -> Path:
@@ -216,8 +327,6 @@ def make_session(
     120 s read); overridable by ``GRIDSHIFT_HTTP_RETRIES``, ``GRIDSHIFT_HTTP_BACKOFF``,
     ``GRIDSHIFT_HTTP_CONNECT_TIMEOUT``, ``GRIDSHIFT_HTTP_READ_TIMEOUT``.
     """
-    from pipelines.core.http_session import new_session  # requests-cache: only where a session is made
-
     home.http_cache_path.mkdir(parents=True, exist_ok=True)
     retries = int(_env_float("GRIDSHIFT_HTTP_RETRIES", 5)) if retries is None else retries
     backoff = _env_float("GRIDSHIFT_HTTP_BACKOFF", 1.0) if backoff_factor is None else backoff_factor
@@ -226,16 +335,35 @@ def make_session(
         _env_float("GRIDSHIFT_HTTP_READ_TIMEOUT", 120.0),
     )
     guard_loggers()
-    return new_session(cache_file(home), retries=retries, backoff=backoff, timeout=timeout)
-
-
-def __getattr__(name: str):
-    """``GridshiftSession`` and ``IGNORED_PARAMS`` live in :mod:`pipelines.core.http_session` (imported on use)."""
-    if name in ("GridshiftSession", "IGNORED_PARAMS"):
-        from pipelines.core import http_session
-
-        return getattr(http_session, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    session = session_class()(
+        str(cache_file(home)),
+        backend="sqlite",
+        serializer="json",  # no pickle: a cache file must be safe to open
+        expire_after=NEVER_EXPIRE,
+        allowable_codes=(200,),
+        allowable_methods=("GET", "HEAD"),
+        stale_if_error=True,
+        ignored_parameters=__getattr__("IGNORED_PARAMS"),
+        match_headers=False,
+        read_only=True,  # only fetch() writes, after the caller's check
+    )
+    policy = _CappedRetry(
+        total=retries,
+        connect=retries,
+        read=retries,
+        status=retries,
+        backoff_factor=backoff,
+        backoff_max=60.0,
+        status_forcelist=RETRY_STATUS,
+        allowed_methods=frozenset({"GET", "HEAD"}),
+        respect_retry_after_header=True,
+        raise_on_status=True,
+    )
+    adapter = _TimeoutAdapter(max_retries=policy, timeout=timeout)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.headers["User-Agent"] = USER_AGENT
+    return session
 
 
 def expire_for(end: datetime, *, now: datetime | None = None):
