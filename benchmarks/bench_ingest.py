@@ -1,6 +1,8 @@
 """Time the full-mirror ingest into a fresh home, and the floor it is measured against.
 
 Command: uv run python benchmarks/bench_ingest.py [--mirror ../shared/data] [--reps 5] [--no-write] [--profile]
+         uv run python benchmarks/bench_ingest.py --versus DIR [--reps 4]   (A/B against another tree)
+         uv run python benchmarks/bench_ingest.py --phases [--reps 2]       (CPU by phase)
 
 Three figures, each repeated ``--reps`` times (min and median; the machine may be shared, so the load
 average is printed before and after):
@@ -19,6 +21,13 @@ average is printed before and after):
    The canonical frames it validates and writes are made once beforehand, untimed.
 
 ``--profile`` also runs the CLI once under cProfile and prints the top cumulative entries.
+
+``--versus DIR`` (e.g. a ``git archive`` of an earlier commit, its bytecode compiled) runs only the CLI,
+alternating this tree and ``DIR`` (same interpreter, a fresh home each, the order flipped every round), and
+prints min and median wall and CPU of each: on a shared machine, the comparison taken at the same moment.
+``--phases`` runs the CLI's steps in this process with ``time.process_time`` around each (imports, opening
+the fresh instance, the reference run, the grid runs and, inside them, the grid assets' prepare and write
+and the event-log store) and prints them; it writes nothing to BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -56,12 +65,12 @@ def _cpu(who: int) -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _cli(mirror: Path, home: str, profile: str | None = None) -> tuple[float, float]:
-    """(wall s, CPU s user+sys) of one CLI run in a fresh process."""
+def _cli(mirror: Path, home: str, profile: str | None = None, tree: Path | None = None) -> tuple[float, float]:
+    """(wall s, CPU s user+sys) of one CLI run in a fresh process (the CLI of ``tree``, default this one)."""
     cmd = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else []), "-m", "scenario_builder",
            "ingest", "--regions", "all", "--year", ",".join(map(str, YEARS)), "--mirror", str(mirror), "--home", home]
     c0, t0 = _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tree or REPO)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         print(proc.stdout, proc.stderr)
@@ -160,14 +169,94 @@ def _stats(xs: list[float]) -> str:
     return f"min {min(xs):.2f} s, median {statistics.median(xs):.2f} s (n={len(xs)})"
 
 
+def _versus(mirror: Path, other: Path, reps: int) -> None:
+    """Alternate the CLI of this tree and of ``other`` (see the module docstring)."""
+    trees = {"this tree": REPO, str(other): other}
+    got: dict[str, list[tuple[float, float]]] = {k: [] for k in trees}
+    print(f"start: {_load()}", flush=True)
+    for i in range(reps):
+        for name, tree in (list(trees.items()) if i % 2 == 0 else list(trees.items())[::-1]):
+            with tempfile.TemporaryDirectory() as home:
+                got[name].append(_cli(mirror, home, tree=tree))
+            print(f"{name}: {got[name][-1][0]:.2f} s, CPU {got[name][-1][1]:.2f} s ({_load()})", flush=True)
+    for name, xs in got.items():
+        print(f"{name}: wall {_stats([x[0] for x in xs])}; CPU {_stats([x[1] for x in xs])}")
+
+
+def _phases(mirror: Path) -> dict[str, float]:
+    """CPU seconds of the CLI's steps, run in this process (see the module docstring); call in a fresh process."""
+    t = [time.process_time()]
+    out: dict[str, float] = {}
+
+    def mark(name: str) -> None:
+        out[name] = time.process_time() - t[0]
+        t[0] = time.process_time()
+
+    import scenario_builder.cli  # noqa: F401 - the CLI's own imports
+    from dagster_project import runner
+    from dagster_project.assets import grid
+    from dagster_project.storage import HomeEventLogStorage
+    from gridshift import locations
+    from gridshift.home import Home
+    mark("start-up imports")
+    inner = {"grid: prepare (fetch, parse, validate, coverage)": 0.0, "grid: write (land + DuckDB)": 0.0,
+             "event-log store (all runs)": 0.0}
+
+    def timed(name, f):
+        def call(*a, **k):
+            c = time.process_time()
+            try:
+                return f(*a, **k)
+            finally:
+                inner[name] += time.process_time() - c
+        return call
+
+    grid.prepare_grid = timed("grid: prepare (fetch, parse, validate, coverage)", grid.prepare_grid)
+    grid.write_grid = timed("grid: write (land + DuckDB)", grid.write_grid)
+    HomeEventLogStorage.store_event = timed("event-log store (all runs)", HomeEventLogStorage.store_event)
+    with tempfile.TemporaryDirectory() as d:
+        home = Home(Path(d)).ensure()
+        runner.instance(home)
+        mark("fresh instance")
+        names = runner.SOURCE_ASSETS["network"]
+        ref = runner._outcomes(runner._run(names, home, runner.resources(home, mirror)), names, None, None)
+        mark("reference run")
+        parts = [(k, r, y) for r in locations.all_codes() for y in YEARS for k in KINDS
+                 if _in_mirror(k, r, y, mirror)]
+        done = runner.materialize_grid(parts, home=home, mirror=mirror)
+        mark("grid runs")
+        assert all(o.ok for o in [*ref, *done.values()])
+    return {**out, **inner}
+
+
+def _in_mirror(kind: str, region: str, year: int, mirror: Path) -> bool:
+    from warehouse.ingest import in_mirror
+
+    return in_mirror(kind, region, year, mirror)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mirror", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     ap.add_argument("--profile", action="store_true", help="also profile one CLI run (cProfile) and print the top")
+    ap.add_argument("--versus", type=Path, help="only alternate the CLI of this tree and of this one (A/B)")
+    ap.add_argument("--phases", action="store_true", help="only the CPU of the CLI's steps, in fresh processes")
     args = ap.parse_args()
     mirror = Path(args.mirror).resolve()
+    if args.versus:
+        _versus(mirror, args.versus.resolve(), args.reps)
+        return
+    if args.phases:
+        print(f"start: {_load()}", flush=True)
+        for i in range(args.reps):
+            code = (f"import sys; sys.path.insert(0, {str(REPO / 'benchmarks')!r}); import bench_ingest as b; "
+                    f"import json; from pathlib import Path; print(json.dumps(b._phases(Path({str(mirror)!r}))))")
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            print(f"rep {i + 1} ({_load()}): " + ", ".join(f"{k} {v:.2f}" for k, v in got.items()), flush=True)
+        return
     size_mb = sum(p.stat().st_size for sub in ("electricitymaps", "prices/standardized", "open-meteo", "egress")
                   for p in (mirror / sub).rglob("*") if p.is_file()) / 1e6
     load_before = _load()

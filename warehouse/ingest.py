@@ -228,13 +228,47 @@ def write_grid(home: Home, ready: Sequence[PreparedGrid]) -> None:
     tables: dict[str, list[pl.DataFrame]] = {}
     for p in ready:
         tables.setdefault(p.report.table, []).append(p.frame)
-    frames: dict[str, pl.DataFrame] = {}
-    for name, parts in tables.items():
-        pk = list(TABLES[name].primary_key)
-        df = parts[0] if len(parts) == 1 else pl.concat(parts, how="vertical")
-        frames[name] = df.unique(pk, keep="last", maintain_order=True) if len(parts) > 1 else df
+    frames = {name: union_by_key(parts, list(TABLES[name].primary_key)) for name, parts in tables.items()}
     quality = pl.concat([p.quality for p in ready], how="vertical")
     _commit(home, [p.raw for p in ready], {**frames, "partition_quality": quality})
+
+
+def _key_bounds(df: pl.DataFrame, pk: Sequence[str]) -> tuple | None:
+    """(min, max) of each key column of ``df``; None when it has no rows."""
+    if not df.height:
+        return None
+    row = df.select([pl.col(c).min() for c in pk] + [pl.col(c).max().alias(f"_max_{c}") for c in pk]).row(0)
+    return tuple(zip(row[:len(pk)], row[len(pk):], strict=True))
+
+
+def _may_share_keys(a: tuple | None, b: tuple | None) -> bool:
+    """Whether two parts' keys can coincide: their ranges meet in every key column."""
+    return a is not None and b is not None and all(lo1 <= hi2 and lo2 <= hi1 for (lo1, hi1), (lo2, hi2) in zip(a, b,
+                                                                                                          strict=True))
+
+
+def union_by_key(parts: Sequence[pl.DataFrame], pk: Sequence[str]) -> pl.DataFrame:
+    """``concat(parts).unique(pk, keep="last", maintain_order=True)`` for parts each unique on ``pk``
+    (validated partitions), without hashing every row of the union.
+
+    A row is dropped exactly when a later part holds its key, and two parts can hold a common key only
+    when their value ranges meet in every key column (each part's min and max), so a part is compared
+    only with the later parts it meets (neighbouring years of one location overlapping at the year's
+    edge); partitions of different locations, or of years that do not overlap — the whole mirror — are
+    concatenated as they are.
+    """
+    if len(parts) == 1:
+        return parts[0]
+    pk = list(pk)
+    bounds = [_key_bounds(df, pk) for df in parts]
+    out = []
+    for i, df in enumerate(parts):
+        later = [parts[j].select(pk) for j in range(i + 1, len(parts)) if _may_share_keys(bounds[i], bounds[j])]
+        if later:
+            df = df.join(pl.concat(later, how="vertical").unique(), on=pk, how="anti",
+                         maintain_order="left")
+        out.append(df)
+    return pl.concat(out, how="vertical")
 
 
 def ingest_grid(
@@ -283,15 +317,19 @@ def quality_row(kind: str, report: IngestReport) -> pl.DataFrame:
 
 def ingest_egress(*, home: Home, mirror: Path | None, source: str | None = None) -> list[IngestReport]:
     """Egress prices for every provider: from the repository's rule table (default), or from the mirror's
-    matrices (``source="mirror"`` or ``GRIDSHIFT_EGRESS_SOURCE=mirror``); see :mod:`pipelines.sources.egress`."""
+    matrices (``source="mirror"`` or ``GRIDSHIFT_EGRESS_SOURCE=mirror``); see :mod:`pipelines.sources.egress`.
+    Every provider is validated before anything is written; all are then written in one transaction."""
     source = (source or os.environ.get("GRIDSHIFT_EGRESS_SOURCE", "") or "repo").strip().lower()
     src = egress.SOURCE
-    reports = []
-    for provider, raw in src.raws(source, mirror):
+    reports, raws, frames = [], [], []
+    for provider, raw in src.raws(source, mirror):  # each provider validated on its own (errors name its file)
         df = validate(src.table, src.parse(raw, provider), file=raw.uri)
-        _commit(home, raw, {src.table: df})
+        raws.append(raw)
+        frames.append(df)
         reports.append(IngestReport(src.table, None, None, df.height, raw.sha256, raw.uri, source=src.name,
                                     extra={"provider": provider, "input": source}))
+    # the providers' rows (keys disjoint: the provider is part of the key) in one transaction, not one each
+    _commit(home, raws, {src.table: pl.concat(frames, how="vertical")})
     return reports
 
 

@@ -2,7 +2,8 @@
 
 Policy (documented in docs/sources.md):
 
-- **Cache**: a ``requests_cache.CachedSession`` (:class:`GridshiftSession`) with an SQLite file
+- **Cache**: a ``requests_cache.CachedSession`` (:class:`GridshiftSession`, defined by :func:`session_class`
+  when a session is made: requests-cache is not imported before) with an SQLite file
   under the gridshift home (``Home.http_cache_path / "http_cache.sqlite"``), serialized as JSON (no
   pickle: opening a cache file never runs code). It *reads* like any
   CachedSession but never writes on its own (``read_only=True``): a response is stored only by
@@ -39,14 +40,14 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import requests
 from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
-from requests_cache import DEFAULT_IGNORED_PARAMS, NEVER_EXPIRE, CachedResponse, CachedSession
-from requests_cache.policy.expiration import get_expiration_datetime
 from urllib3.util.retry import Retry
 
 from gridshift.errors import SourceUnavailableError
@@ -55,12 +56,20 @@ from gridshift.sources import TOKEN_ENV_VARS
 from pipelines.core.raw import RawFile
 from pipelines.core.source import NotPublished
 
+if TYPE_CHECKING:
+    from requests_cache import CachedResponse
+    from requests_cache import CachedSession as GridshiftSession  # for annotations: session_class() subclasses it
+
 log = logging.getLogger(__name__)
 
 #: Query parameters and headers that carry a secret: never in a cache key, a stored URL or header,
 #: a log line, nor sent to another origin after a redirect.
 SECRET_PARAMS = ("securityToken", "auth-token", "api_key", "apikey", "access_token", "Authorization", "X-API-KEY")
-IGNORED_PARAMS = [*DEFAULT_IGNORED_PARAMS, "securityToken", "auth-token"]
+#: Added to requests-cache's ``DEFAULT_IGNORED_PARAMS`` (see the module docstring).
+TOKEN_PARAMS = ("securityToken", "auth-token")
+#: ``requests_cache.NEVER_EXPIRE`` (the signatures' default here): requests-cache itself is imported only
+#: where a session is made (:func:`session_class` checks the two agree).
+NEVER_EXPIRE = -1
 RECENT_EXPIRE = timedelta(hours=1)
 RECENT_WINDOW = timedelta(days=7)  # data newer than this may still be revised upstream
 RETRY_STATUS = (429, 500, 502, 503, 504)
@@ -231,48 +240,74 @@ def _origin(url: str) -> tuple[str, str, int | None]:
 Accept = Callable[[requests.Response], None]
 
 
-class GridshiftSession(CachedSession):
-    """A CachedSession that stores only validated answers, scrubbed, and never follows a token across origins."""
+@cache
+def session_class() -> type:
+    """:class:`GridshiftSession`, defined on first use: requests-cache is imported here, not with this module,
+    because it loads every storage backend it ships (boto3 and botocore for DynamoDB among them: ≈ 0.4
+    CPU-seconds of a fresh process), and a process reading only local files (an ingest from the mirror)
+    makes no session."""
+    from requests_cache import NEVER_EXPIRE as LIBRARY_NEVER_EXPIRE
+    from requests_cache import CachedResponse, CachedSession
+    from requests_cache.policy.expiration import get_expiration_datetime
 
-    def rebuild_auth(self, prepared_request, response) -> None:
-        """On a redirect to another origin, drop the token headers and query parameters (requests
-        itself strips only ``Authorization``)."""
-        super().rebuild_auth(prepared_request, response)
-        if _origin(response.request.url) != _origin(prepared_request.url):
-            for name in [h for h in prepared_request.headers if h.lower() in _SECRET_KEYS]:
-                del prepared_request.headers[name]
-            prepared_request.url = scrub_url(prepared_request.url, drop=True)
+    if LIBRARY_NEVER_EXPIRE != NEVER_EXPIRE:
+        raise ImportError(f"requests_cache.NEVER_EXPIRE is {LIBRARY_NEVER_EXPIRE!r}, not {NEVER_EXPIRE!r}")
 
-    def fetch(self, url: str, *, params=None, headers=None, expire_after=NEVER_EXPIRE,
-              accept: Accept | None = None, **kwargs) -> requests.Response:
-        """GET ``url``: a stored answer if there is a fresh one, else the server's answer.
+    class GridshiftSession(CachedSession):
+        """A CachedSession that stores only validated answers, scrubbed, and never follows a token across origins."""
 
-        The server's answer is stored only when it is an HTTP 200 and ``accept`` (which raises to
-        refuse) admitted it; without ``accept`` nothing is stored. A stored answer that ``accept``
-        now refuses is removed. Redirects are followed (see :meth:`rebuild_auth`).
-        """
-        resp = self.request("GET", url, params=params, headers=headers, expire_after=expire_after, **kwargs)
-        if getattr(resp, "from_cache", False):
-            if accept is not None:
-                try:
-                    accept(resp)
-                except BaseException:
-                    self.cache.delete(self._key(resp, kwargs))
-                    raise
+        def rebuild_auth(self, prepared_request, response) -> None:
+            """On a redirect to another origin, drop the token headers and query parameters (requests
+            itself strips only ``Authorization``)."""
+            super().rebuild_auth(prepared_request, response)
+            if _origin(response.request.url) != _origin(prepared_request.url):
+                for name in [h for h in prepared_request.headers if h.lower() in _SECRET_KEYS]:
+                    del prepared_request.headers[name]
+                prepared_request.url = scrub_url(prepared_request.url, drop=True)
+
+        def fetch(self, url: str, *, params=None, headers=None, expire_after=NEVER_EXPIRE,
+                  accept: Accept | None = None, **kwargs) -> requests.Response:
+            """GET ``url``: a stored answer if there is a fresh one, else the server's answer.
+
+            The server's answer is stored only when it is an HTTP 200 and ``accept`` (which raises to
+            refuse) admitted it; without ``accept`` nothing is stored. A stored answer that ``accept``
+            now refuses is removed. Redirects are followed (see :meth:`rebuild_auth`).
+            """
+            resp = self.request("GET", url, params=params, headers=headers, expire_after=expire_after, **kwargs)
+            if getattr(resp, "from_cache", False):
+                if accept is not None:
+                    try:
+                        accept(resp)
+                    except BaseException:
+                        self.cache.delete(self._key(resp, kwargs))
+                        raise
+                return resp
+            if resp.status_code == 200 and accept is not None:
+                accept(resp)
+                if not self.settings.disabled:
+                    self._store(resp, expire_after, kwargs)
             return resp
-        if resp.status_code == 200 and accept is not None:
-            accept(resp)
-            if not self.settings.disabled:
-                self._store(resp, expire_after, kwargs)
-        return resp
 
-    def _key(self, resp: requests.Response, kwargs: dict) -> str:
-        first = resp.history[0].request if resp.history else resp.request
-        return self.cache.create_key(first, verify=kwargs.get("verify", True))
+        def _key(self, resp: requests.Response, kwargs: dict) -> str:
+            first = resp.history[0].request if resp.history else resp.request
+            return self.cache.create_key(first, verify=kwargs.get("verify", True))
 
-    def _store(self, resp: requests.Response, expire_after, kwargs: dict) -> None:
-        cached = CachedResponse.from_response(resp, expires=get_expiration_datetime(expire_after))
-        self.cache.responses[self._key(resp, kwargs)] = _scrub(cached)
+        def _store(self, resp: requests.Response, expire_after, kwargs: dict) -> None:
+            cached = CachedResponse.from_response(resp, expires=get_expiration_datetime(expire_after))
+            self.cache.responses[self._key(resp, kwargs)] = _scrub(cached)
+
+    return GridshiftSession
+
+
+def __getattr__(name: str):
+    """``GridshiftSession`` (:func:`session_class`), and requests-cache's ``IGNORED_PARAMS`` with the tokens'."""
+    if name == "GridshiftSession":
+        return session_class()
+    if name == "IGNORED_PARAMS":
+        from requests_cache import DEFAULT_IGNORED_PARAMS
+
+        return [*DEFAULT_IGNORED_PARAMS, *TOKEN_PARAMS]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def cache_file(home: Home) -> Path:
@@ -300,7 +335,7 @@ def make_session(
         _env_float("GRIDSHIFT_HTTP_READ_TIMEOUT", 120.0),
     )
     guard_loggers()
-    session = GridshiftSession(
+    session = session_class()(
         str(cache_file(home)),
         backend="sqlite",
         serializer="json",  # no pickle: a cache file must be safe to open
@@ -308,7 +343,7 @@ def make_session(
         allowable_codes=(200,),
         allowable_methods=("GET", "HEAD"),
         stale_if_error=True,
-        ignored_parameters=IGNORED_PARAMS,
+        ignored_parameters=__getattr__("IGNORED_PARAMS"),
         match_headers=False,
         read_only=True,  # only fetch() writes, after the caller's check
     )

@@ -115,8 +115,8 @@ def to_utc(df: pl.DataFrame, col: str, file: str, fmt: str, *, naive_is_utc: boo
     """Parse a timestamp column to Datetime(us, UTC); unparseable values are an error."""
     s = df[col].str.strip_chars().str.to_datetime(fmt, strict=False, time_unit="us")
     _fail_on_nulls(df, s, col, file, f"timestamps in format {fmt!r}")
-    empty = df.with_row_index("_i").filter(s.is_null())
-    if empty.height:
+    if s.null_count():
+        empty = df.with_row_index("_i").filter(s.is_null())
         raise DataError("empty timestamp(s)", file=file, column=col, rows=[i + 2 for i in empty["_i"].head(10)])
     if s.dtype.time_zone is None:
         if not naive_is_utc:
@@ -204,15 +204,17 @@ def json_numbers(values: Sequence, file: str, column: str) -> pl.Series:
     (polars would read them as 1.0/0.0), objects — is a DataError naming the array positions."""
     try:
         num = pl.Series(values, dtype=pl.Float64, strict=True)
-        text = pl.Series(values, dtype=pl.String, strict=False)
-        bad = text.is_in(["true", "false"])
+        # booleans are the one thing the strict cast admits; the text form that names them is made only
+        # when there are some (a set of the entries' types: no per-value work in Python)
+        text = pl.Series(values, dtype=pl.String, strict=False) if bool in set(map(type, values)) else None
+        bad = text.is_in(["true", "false"]) if text is not None else None
     except (TypeError, ValueError, pl.exceptions.PolarsError):
         # error path only: locate the offending entries for the message
         pos = [i for i, v in enumerate(values)
                if v is not None and (isinstance(v, bool) or not isinstance(v, int | float))]
         raise DataError("value(s) are not numbers", file=file, column=column, rows=pos,
                         values=[values[i] for i in pos]) from None
-    if bad.any():
+    if bad is not None and bad.any():
         pos = bad.arg_true()
         raise DataError(f"{pos.len()} boolean value(s) where numbers are expected", file=file, column=column,
                         rows=pos.head(10).to_list(), values=text.gather(pos.head(10)).to_list())

@@ -17,7 +17,9 @@ tried and how to provide each (mirror path, ``--live``, token, URL or package). 
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gridshift import locations
 from gridshift.errors import SourceUnavailableError
@@ -37,8 +39,9 @@ from pipelines.sources import (
     persico,
     sustaincluster_prices,
 )
-from pipelines.workload import alibaba2020, alibaba2023, derive, synthetic
-from pipelines.workload.base import WorkloadSource
+
+if TYPE_CHECKING:
+    from pipelines.workload.base import WorkloadSource
 
 #: Grid sources per signal kind, in the order they are asked (the mirror of each first, then live).
 GRID_ORDER: dict[str, tuple[GridSource, ...]] = {
@@ -48,31 +51,49 @@ GRID_ORDER: dict[str, tuple[GridSource, ...]] = {
 }
 assert set(GRID_ORDER) == set(SIGNAL_TABLES)
 
-IMPLEMENTATIONS: dict[str, Source] = {
+#: The grid and reference sources (the workload sources are added by :func:`implementations`).
+_DATA_SOURCES: dict[str, Source] = {
     s.name: s
-    for s in (
-        *(s for kind in GRID_ORDER.values() for s in kind),
-        egress.SOURCE, persico.SOURCE, azure_latency.SOURCE,
-        alibaba2020.TRACE, alibaba2023.TRACE, synthetic.GENERATOR, derive.REFERENCE,
-    )
+    for s in (*(s for kind in GRID_ORDER.values() for s in kind), egress.SOURCE, persico.SOURCE, azure_latency.SOURCE)
 }
 
-#: The workloads ``warehouse.ingest_workload`` can derive (a source each).
-WORKLOADS: tuple[str, ...] = tuple(n for n, s in IMPLEMENTATIONS.items() if isinstance(s, WorkloadSource))
+
+@cache
+def implementations() -> dict[str, Source]:
+    """Every source by name: the grid and reference sources, then the workload sources. The workload
+    modules are imported here, on first use, not with this module: they load Numba and the compiled
+    kernels (about 0.4 CPU-seconds), which a grid or reference ingest never calls."""
+    from pipelines.workload import alibaba2020, alibaba2023, derive, synthetic
+
+    return {**_DATA_SOURCES, **{s.name: s for s in (alibaba2020.TRACE, alibaba2023.TRACE, synthetic.GENERATOR,
+                                                     derive.REFERENCE)}}
+
+
+def __getattr__(name: str):
+    """``IMPLEMENTATIONS`` (every source by name) and ``WORKLOADS`` (the workloads
+    ``warehouse.ingest_workload`` can derive, a source each), built on first use (:func:`implementations`)."""
+    if name == "IMPLEMENTATIONS":
+        return implementations()
+    if name == "WORKLOADS":
+        from pipelines.workload.base import WorkloadSource
+
+        return tuple(n for n, s in implementations().items() if isinstance(s, WorkloadSource))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get(name: str) -> Source:
-    try:
-        return IMPLEMENTATIONS[name]
-    except KeyError:
-        raise SourceUnavailableError(
-            f"no implementation of source {name!r}; known: {sorted(IMPLEMENTATIONS)}") from None
+    src = _DATA_SOURCES.get(name) or implementations().get(name)
+    if src is None:
+        raise SourceUnavailableError(f"no implementation of source {name!r}; known: {sorted(implementations())}")
+    return src
 
 
 def workload(name: str) -> WorkloadSource:
-    src = IMPLEMENTATIONS.get(name)
+    from pipelines.workload.base import WorkloadSource
+
+    src = implementations().get(name)
     if not isinstance(src, WorkloadSource):
-        raise ValueError(f"unknown workload {name!r}; expected one of {WORKLOADS}")
+        raise ValueError(f"unknown workload {name!r}; expected one of {__getattr__('WORKLOADS')}")
     return src
 
 

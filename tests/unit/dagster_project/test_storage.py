@@ -1,0 +1,81 @@
+"""The home's event-log storage: Dagster's SQLite storage, with a remembered ``has_table``."""
+
+from __future__ import annotations
+
+from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+
+from dagster_project.storage import HomeEventLogStorage
+
+
+def test_has_table_remembers_a_yes_and_asks_again_after_a_no(tmp_path, monkeypatch):
+    storage = HomeEventLogStorage(str(tmp_path / "runs"))
+    try:
+        asked: list[str] = []
+        dagsters = SqliteEventLogStorage.has_table
+
+        def counted(self, name):
+            asked.append(name)
+            return dagsters(self, name)
+
+        monkeypatch.setattr(SqliteEventLogStorage, "has_table", counted)
+        assert storage.has_table("asset_check_executions") and storage.supports_asset_checks
+        assert storage.has_table("asset_check_executions")
+        assert asked == ["asset_check_executions"]  # the index shard was asked once
+        assert not storage.has_table("no_such_table") and not storage.has_table("no_such_table")
+        assert asked == ["asset_check_executions", "no_such_table", "no_such_table"]  # a no is asked again
+    finally:
+        storage.dispose()
+
+
+def test_a_new_index_shard_is_what_dagster_makes(tmp_path):
+    """The index shard of a new instance, copied from the run-shard template, holds what Dagster's own
+    initialisation writes: the same schema, WAL mode, alembic stamp and secondary-index rows."""
+    import sqlite3
+
+    ours, dagsters = HomeEventLogStorage(str(tmp_path / "ours")), SqliteEventLogStorage(str(tmp_path / "dagster"))
+    ours.dispose()
+    dagsters.dispose()
+
+    def dump(d):
+        con = sqlite3.connect(str(tmp_path / d / "index.db"))
+        try:
+            schema = sorted(r[0] for r in con.execute("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL"))
+            return (schema, con.execute("PRAGMA journal_mode").fetchone(),
+                    con.execute("SELECT version_num FROM alembic_version").fetchall(),
+                    con.execute("SELECT name FROM secondary_indexes ORDER BY name").fetchall())
+        finally:
+            con.close()
+
+    assert dump("ours") == dump("dagster")
+    assert dump("ours")[1] == ("wal",) and dump("ours")[3]  # WAL, and Dagster's reindex marks are there
+
+
+def test_the_run_storage_keeps_its_connections_open_and_nesting_works(tmp_path):
+    """``HomeRunStorage``: Dagster's schema, a pool that keeps connections open (synchronous=NORMAL), and a
+    nested checkout that is a connection of its own (as Dagster's NullPool gave)."""
+    import sqlalchemy as sa
+    from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
+
+    from dagster_project.storage import HomeRunStorage
+
+    ours = HomeRunStorage.from_local(str(tmp_path / "ours"))
+    dagsters = SqliteRunStorage.from_local(str(tmp_path / "dagster"))
+    try:
+        def tables(storage):
+            with storage.connect() as conn:
+                rows = conn.execute(sa.text("SELECT sql FROM sqlite_master WHERE sql IS NOT NULL"))
+                return sorted(r[0] for r in rows)
+
+        assert tables(ours) == tables(dagsters)
+        with ours.connect() as outer:
+            assert outer.execute(sa.text("PRAGMA synchronous")).scalar() == 1  # NORMAL
+            with ours.connect() as inner:
+                assert inner.connection.dbapi_connection is not outer.connection.dbapi_connection
+                inner.execute(sa.text("CREATE TABLE t (x INTEGER)"))
+            outer.execute(sa.text("SELECT count(*) FROM runs")).scalar()
+        with ours.connect() as conn:
+            assert conn.execute(sa.text("SELECT count(*) FROM t")).scalar() == 0
+        assert ours._engine.pool.checkedin() >= 1  # returned open, not closed
+    finally:
+        ours.dispose()
+        dagsters.dispose()
