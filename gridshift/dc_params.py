@@ -295,8 +295,8 @@ class DatacenterParams:
     # and the spec requires PUE at idle above PUE at full load (SIMULATION.md, "Properties to test";
     # docs/simulation.md): this floor is the fixed loss that gives it. The code's floor (0.5, below) does
     # not: idle PUE falls below full-load PUE from -10 to 35 degC for one of the test grid's two
-    # clusters and from 25 degC for the other (measured with tests/unit/sim_core/test_physics.py's operating points, plant
-    # without economizer). The sources found allow a lower floor:
+    # clusters and from 25 degC for the other (measured with the operating points of
+    # tests/unit/sim_core/test_physics.py, plant without economizer). The sources found allow a lower floor:
     # * EnergyPlus Pump:VariableSpeed: "Design Minimum Flow Rate Fraction" \default 0.0
     #   (idd/Energy+.idd.in); its chillers' default flow mode "NotModulated is for either variable or
     #   constant pumping with flow controlled by the external plant system" (Chiller:Electric:EIR).
