@@ -163,10 +163,12 @@ O_ECON, O_ECON_FRAC, O_CH_LOAD, O_TCHWR = (_O[n] for n in ("econ_kw", "econ_frac
                                                            "t_chw_return_c"))
 O_ADIA, O_TCOIL = _O["adiabatic_on"], _O["t_coil_air_c"]
 #: what :func:`facility_from_cooling` returns (the cooling plant's outputs), in this order (:func:`dc_step`
-#: writes them into their ``OUT_NAMES`` slots; a test checks the two agree)
+#: writes them into their ``OUT_NAMES`` slots, ``PLANT_SLOTS``; a test checks the two agree)
 PLANT_OUT = ("chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_cooling_kw", "heat_rejected_kw",
              "t_cond_in_c", "chiller_plr", "chiller_cap_kw", "water_evap_l", "water_drift_l", "water_blowdown_l",
              "water_l", "econ_kw", "econ_frac", "chiller_load_kw", "t_chw_return_c", "adiabatic_on", "t_coil_air_c")
+#: the ``OUT_NAMES`` slot of each ``PLANT_OUT`` value
+PLANT_SLOTS = np.array([_O[n] for n in PLANT_OUT], dtype=np.int64)
 
 STEP_HOURS = 0.25
 
@@ -626,25 +628,8 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
 
     # the cooling plant: chiller, economizer, heat rejection, pumps, water (PLANT_OUT order)
     plant = facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d)
-    out[O_CHILLER] = plant[0]
-    out[O_TOWER] = plant[1]
-    out[O_CHW_PUMP] = plant[2]
-    out[O_CW_PUMP] = plant[3]
-    out[O_UNMET] = plant[4]
-    out[O_REJ] = plant[5]
-    out[O_TCOND] = plant[6]
-    out[O_PLR] = plant[7]
-    out[O_CAP] = plant[8]
-    out[O_EVAP] = plant[9]
-    out[O_DRIFT] = plant[10]
-    out[O_BLOW] = plant[11]
-    out[O_WATER] = plant[12]
-    out[O_ECON] = plant[13]
-    out[O_ECON_FRAC] = plant[14]
-    out[O_CH_LOAD] = plant[15]
-    out[O_TCHWR] = plant[16]
-    out[O_ADIA] = plant[17]
-    out[O_TCOIL] = plant[18]
+    for k in range(PLANT_SLOTS.shape[0]):
+        out[PLANT_SLOTS[k]] = plant[k]
     total = it + crac + plant[0] + plant[1] + plant[2] + plant[3]
 
     out[O_CRAC] = crac
