@@ -65,7 +65,7 @@ class Prepared:
         probs = origin_probabilities(sc, opts)
         origin_w = O.sample_origins(g_origin, step_of_task, probs, first=self.lo)
         u_w = uniforms_from(g_policy, self.lo, rows.shape[0])
-        realised = opts.workload != "origins" and not win.identity
+        realised = not win.identity  # ("origins" and a too-short bundle keep the bundle's tasks as they are)
         #: ids of the window's tasks: the bundle's, or ``bundle id * ID_STRIDE + week slot`` for a resampled year
         self.task_id = sc.task_id[rows] * ID_STRIDE + slot_w if realised else sc.task_id[rows]
         mult = opts.sla_multiplier  # (validated: a float, or a float64 array)

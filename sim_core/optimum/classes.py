@@ -11,6 +11,7 @@ emissions are non-negative), so a class unit never costs more than any member's 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,15 +101,13 @@ def _unique_rows(*cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros((0, len(cols)), np.int64), np.zeros(0, np.int64)
     lows = [int(c.min()) for c in cols]
     spans = [int(c.max()) - lo + 1 for c, lo in zip(cols, lows, strict=True)]
-    if float(np.prod(np.asarray(spans, dtype=np.float64))) >= 2.0**62:  # no int64 code: numpy's row sort
+    size = math.prod(spans)  # (exact: Python integers)
+    if size >= 2**62:  # no int64 code: numpy's row sort
         uk, inv = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
         return uk, inv.ravel()
     code = np.zeros(n, np.int64)
     for c, lo, span in zip(cols, lows, spans, strict=True):
         code = code * span + (c.astype(np.int64) - lo)
-    size = 1
-    for span in spans:
-        size *= span
     uk, inv = _unique_codes(code, size)
     rows = np.empty((uk.shape[0], len(cols)), np.int64)
     for k in range(len(cols) - 1, -1, -1):
