@@ -308,7 +308,7 @@ def ignored_params() -> list[str]:
 
 
 def __getattr__(name: str):
-    """``GridshiftSession`` (:func:`session_class`) and ``IGNORED_PARAMS`` (:func:`ignored_params`), made on first use."""
+    """``GridshiftSession`` (:func:`session_class`) and ``IGNORED_PARAMS`` (:func:`ignored_params`), on first use."""
     if name == "GridshiftSession":
         return session_class()
     if name == "IGNORED_PARAMS":
