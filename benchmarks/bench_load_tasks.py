@@ -103,12 +103,9 @@ def main() -> None:
     r = json.loads(out.stdout.strip().splitlines()[-1])
     print(json.dumps(r))
     cmd = "uv run python benchmarks/bench_load_tasks.py" + (f" --factor {a.factor:g}" if a.factor != 10.0 else "")
-    section = render(r, cmd, a.factor, file_mb, load0)
-    print(section)
-    if not a.no_write:
-        from benchmarks._report import update_section
+    from benchmarks._report import publish
 
-        update_section("load-tasks", section)
+    publish("load-tasks", render(r, cmd, a.factor, file_mb, load0), not a.no_write)
 
 
 if __name__ == "__main__":

@@ -85,11 +85,11 @@ def run_case(mirror: Path, factor: float, mode: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def update_benchmarks_md(section: str) -> None:
+def publish(section: str, write: bool) -> None:
     sys.path.insert(0, str(ROOT))
-    from benchmarks._report import update_section
+    from benchmarks._report import publish
 
-    update_section("workload", section)
+    publish("workload", section, write)
 
 
 def main() -> None:
@@ -113,10 +113,7 @@ def main() -> None:
         return
     if a.render is not None:  # re-render earlier results (the JSON lines a run printed)
         rows = [json.loads(x) for x in a.render.read_text().splitlines() if x.startswith("{")]
-        section = render(rows, "uv run python benchmarks/bench_workload.py", a.load)
-        print(section)
-        if not a.no_write:
-            update_benchmarks_md(section)
+        publish(render(rows, "uv run python benchmarks/bench_workload.py", a.load), not a.no_write)
         return
     mirror = a.mirror.resolve()
     load0 = os.getloadavg()[0]
@@ -132,10 +129,7 @@ def main() -> None:
         f" --derive {a.derive}" if a.derive != "1,10" else "") + (
         f" --staging {a.staging}" if a.staging != "1,10" else "") + (
         f" --memory {a.memory}" if a.memory != "1" else "") + (" --ingest" if a.ingest else "")
-    section = render(results, cmd, load0)
-    print(section)
-    if not a.no_write:
-        update_benchmarks_md(section)
+    publish(render(results, cmd, load0), not a.no_write)
 
 
 def render(results: list[dict], cmd: str, load0: float) -> str:

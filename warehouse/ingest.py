@@ -243,8 +243,9 @@ def _key_bounds(df: pl.DataFrame, pk: Sequence[str]) -> tuple | None:
 
 def _may_share_keys(a: tuple | None, b: tuple | None) -> bool:
     """Whether two parts' keys can coincide: their ranges meet in every key column."""
-    return a is not None and b is not None and all(lo1 <= hi2 and lo2 <= hi1 for (lo1, hi1), (lo2, hi2) in zip(a, b,
-                                                                                                          strict=True))
+    if a is None or b is None:
+        return False
+    return all(lo1 <= hi2 and lo2 <= hi1 for (lo1, hi1), (lo2, hi2) in zip(a, b, strict=True))
 
 
 def union_by_key(parts: Sequence[pl.DataFrame], pk: Sequence[str]) -> pl.DataFrame:

@@ -299,14 +299,20 @@ def session_class() -> type:
     return GridshiftSession
 
 
+def ignored_params() -> list[str]:
+    """The query parameters and headers left out of a cache key: requests-cache's ``DEFAULT_IGNORED_PARAMS``
+    and the tokens' (``TOKEN_PARAMS``)."""
+    from requests_cache import DEFAULT_IGNORED_PARAMS
+
+    return [*DEFAULT_IGNORED_PARAMS, *TOKEN_PARAMS]
+
+
 def __getattr__(name: str):
-    """``GridshiftSession`` (:func:`session_class`), and requests-cache's ``IGNORED_PARAMS`` with the tokens'."""
+    """``GridshiftSession`` (:func:`session_class`) and ``IGNORED_PARAMS`` (:func:`ignored_params`), on first use."""
     if name == "GridshiftSession":
         return session_class()
     if name == "IGNORED_PARAMS":
-        from requests_cache import DEFAULT_IGNORED_PARAMS
-
-        return [*DEFAULT_IGNORED_PARAMS, *TOKEN_PARAMS]
+        return ignored_params()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -343,7 +349,7 @@ def make_session(
         allowable_codes=(200,),
         allowable_methods=("GET", "HEAD"),
         stale_if_error=True,
-        ignored_parameters=__getattr__("IGNORED_PARAMS"),
+        ignored_parameters=ignored_params(),
         match_headers=False,
         read_only=True,  # only fetch() writes, after the caller's check
     )

@@ -69,15 +69,19 @@ def implementations() -> dict[str, Source]:
                                                      derive.REFERENCE)}}
 
 
+def workloads() -> tuple[str, ...]:
+    """The workloads ``warehouse.ingest_workload`` can derive (a source each), by name."""
+    from pipelines.workload.base import WorkloadSource
+
+    return tuple(n for n, s in implementations().items() if isinstance(s, WorkloadSource))
+
+
 def __getattr__(name: str):
-    """``IMPLEMENTATIONS`` (every source by name) and ``WORKLOADS`` (the workloads
-    ``warehouse.ingest_workload`` can derive, a source each), built on first use (:func:`implementations`)."""
+    """``IMPLEMENTATIONS`` (:func:`implementations`) and ``WORKLOADS`` (:func:`workloads`), built on first use."""
     if name == "IMPLEMENTATIONS":
         return implementations()
     if name == "WORKLOADS":
-        from pipelines.workload.base import WorkloadSource
-
-        return tuple(n for n, s in implementations().items() if isinstance(s, WorkloadSource))
+        return workloads()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -93,7 +97,7 @@ def workload(name: str) -> WorkloadSource:
 
     src = implementations().get(name)
     if not isinstance(src, WorkloadSource):
-        raise ValueError(f"unknown workload {name!r}; expected one of {__getattr__('WORKLOADS')}")
+        raise ValueError(f"unknown workload {name!r}; expected one of {workloads()}")
     return src
 
 

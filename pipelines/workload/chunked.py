@@ -28,6 +28,7 @@ one value per task from a generator per unit) and returns them with its columns 
 
 from __future__ import annotations
 
+import contextlib
 import math
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -365,9 +366,8 @@ class _RowGroupWriter:
     def abort(self) -> None:
         """Stop after a failure: the row group in flight finished (its error dropped), the file closed."""
         try:
-            self._wait()
-        except BaseException:  # noqa: S110 (the caller re-raises the first failure)
-            pass
+            with contextlib.suppress(BaseException):  # the caller re-raises the first failure
+                self._wait()
         finally:
             self._pool.shutdown(wait=True)
             if self.writer is not None:

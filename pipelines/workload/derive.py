@@ -338,6 +338,14 @@ def _status_label(status: pl.Expr) -> pl.Expr:
     return pl.lit("status_") + status.str.to_lowercase().str.replace_all(r"[^a-z0-9]+", "_")
 
 
+def status_labels(statuses: Sequence[str] | pl.Series) -> dict[str, str]:
+    """The drop reason of each status value not kept (``status_<value, lower case, runs of other
+    characters as _>``), worked out once per value."""
+    s = pl.Series("status", statuses, dtype=pl.String)
+    return dict(zip(s.to_list(), s.to_frame().select(_status_label(pl.col("status"))).to_series().to_list(),
+                    strict=True))
+
+
 def _reason_rules(p: DeriveParams, status_labels: dict[str, str] | None = None) -> list[tuple[pl.Expr, pl.Expr]]:
     """(condition, reason) in order: a row is dropped for the first condition that holds.
     ``status_labels``: the label of each status value, worked out once per value (else per row)."""
@@ -393,8 +401,7 @@ def filter_tasks(trace: pl.DataFrame, p: DeriveParams) -> tuple[pl.DataFrame, di
     kept = trace.filter(~bad)
     dropped_rows = trace.filter(bad)
     statuses = dropped_rows["status"].drop_nulls().unique()
-    labels = dict(zip(statuses.to_list(), statuses.to_frame().select(_status_label(pl.col("status")))
-                      .to_series().to_list(), strict=True))
+    labels = status_labels(statuses)
     reason = dropped_rows.select(_reason_expr(p, labels).alias("reason")).to_series()
     del dropped_rows
     del bad

@@ -17,15 +17,14 @@ numpy temporaries or polars expressions per day or chunk, which is what the deri
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 from numba import njit
 
-from pipelines.workload.derive import DeriveParams, Histogram
+from pipelines.workload.derive import DeriveParams, Histogram, status_labels
 
 #: drop reasons in rule order (``derive._reason_rules``); code 0 = kept, code k = REASONS[k - 1];
-#: "status" is labelled by the row's status (``derive._status_label``)
+#: "status" is labelled by the row's status (``derive.status_labels``)
 REASONS = ("status", "missing_time", "end_not_after_start", "duration_below_min", "duration_above_max",
            "bad_inst_num", "missing_cpu", "missing_mem", "missing_gpu", "negative_resource", "exceeds_machine",
            "no_compute_request")
@@ -124,11 +123,12 @@ def filter_normalize(a: dict[str, np.ndarray], p: DeriveParams, statuses: tuple[
         float(p.max_instance_mem_gb), int(first_line))
     line, arr, dur, cpu, gpu, mem, gmem, reason_n, status_n, nan_gpu = out
     dropped: dict[str, int] = {}
+    labels = status_labels(statuses)
     for code, name in enumerate(REASONS, start=1):
         if code == 1:
             for s, c in zip(statuses, status_n, strict=True):
                 if c:
-                    label = status_label(s)
+                    label = labels[s]
                     dropped[label] = dropped.get(label, 0) + int(c)
         elif reason_n[code]:
             dropped[name] = int(reason_n[code])
@@ -136,11 +136,6 @@ def filter_normalize(a: dict[str, np.ndarray], p: DeriveParams, statuses: tuple[
     cols = {"source_line": line, "arrival_s": arr, "duration_s": dur, "cpu_cores": cpu, "gpus": gpu, "mem_gb": mem,
             "gpu_mem_gb": gmem}
     return cols, dict(sorted(dropped.items())), adjustments
-
-
-def status_label(status: str) -> str:
-    """The reason a status not kept is counted under (``derive._status_label`` on one value)."""
-    return "status_" + re.sub(r"[^a-z0-9]+", "_", status.lower())
 
 
 # --------------------------------------------------------------------------- copula marginals

@@ -80,9 +80,10 @@ def test_every_rule_is_exercised(days) -> None:
     assert d1["missing_gpu"] > 0 and d1["duration_above_max"] > 0
 
 
-def test_status_label_matches_the_filter() -> None:
-    assert kernels.status_label("Waiting") == "status_waiting"
-    assert kernels.status_label("Out of Memory!") == "status_out_of_memory_"
+def test_status_labels_are_the_filters() -> None:
+    """The labels the kernel counts a status under (``derive.status_labels``, shared with ``filter_tasks``)."""
+    assert wd.status_labels(["Waiting", "Out of Memory!"]) == {"Waiting": "status_waiting",
+                                                                "Out of Memory!": "status_out_of_memory_"}
 
 
 def test_copula_marginal_kernel_equals_numpy_bit_for_bit(shared_data: Path) -> None:
