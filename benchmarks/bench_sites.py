@@ -24,7 +24,7 @@ import argparse
 import json
 import os
 import platform
-import subprocess
+import shutil
 import sys
 import tempfile
 import time
@@ -188,7 +188,7 @@ def main() -> None:
                 r.update(load=load, t_make=t_make)
                 print(json.dumps(r), flush=True)
                 rows.append(r)
-                subprocess.run(["rm", "-rf", p], check=True)
+                shutil.rmtree(p)
         sweep = None
         if args.sweep_sites:
             p = make(tmp, args.sweep_sites, 35040, 1.0)
