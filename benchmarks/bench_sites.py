@@ -197,7 +197,7 @@ def main() -> None:
         "",
         f"Command: `{cmd}`  ",
         f"Machine: {machine()} (shared with other work); measured {time.strftime('%Y-%m-%d')}. Each row a fresh "
-        f"process; policy "
+        "process; policy "
         f"`{args.policy}`, seed 0, servers power-managed; the cluster's capacity per task constant along the "
         "curve (see the script's docstring).",
         "",
