@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._report import publish, run_child, run_child_json  # noqa: E402
+from benchmarks._report import machine, publish, run_child, run_child_json  # noqa: E402
 
 POLICIES = ("local_only", "lowest_carbon", "defer_to_greener", "wait_awhile", "wait_awhile_interrupting",
             "gaia_lowest_carbon_window", "gaia_carbon_time", "gaia_res_first", "carbonscaler", "vcc", "carbonflex")
@@ -91,7 +90,7 @@ def main() -> None:
             rows.append((pol, a, b))
     ref = rows[1][1]["t_step"]  # lowest_carbon on the plain year: bench_sim's headline policy
     lines = ["## Published baselines: stepping time", "", f"Command: `{cmd}`  ",
-             f"Machine: {platform.machine()}, {os.cpu_count()} CPUs (shared), Python {platform.python_version()}; "
+             f"Machine: {machine()} (shared); "
              f"measured {time.strftime('%Y-%m-%d')}; each figure from a fresh process, warm Numba cache, default "
              "forecast (`calibrated`).", "",
              f"Full year, reference 5-DC cluster, {rows[0][1]['n_tasks']:,} synthetic tasks; *flexible*: the same "

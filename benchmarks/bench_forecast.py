@@ -43,7 +43,7 @@ def generator_micro(rounds: int) -> dict[str, float]:
 
     from sim_core import engine as E
 
-    golden, m32 = np.uint64(0x9E3779B97F4A7C15), 1.0 / 4294967296.0
+    golden, m32 = E._GOLDEN, 1.0 / 4294967296.0  # the engine's Weyl increment; 2**-32
 
     @njit
     def engine_loop(key, n_issue, n_dc, hh, inc, out):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._report import publish, run_child, run_child_json  # noqa: E402
+from benchmarks._report import machine, publish, run_child, run_child_json  # noqa: E402
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -105,7 +104,7 @@ def main() -> None:
             "## Simulation (sim_core)",
             "",
             f"Command: `{cmd}`  ",
-            f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+            f"Machine: {machine()}; "
             f"measured {time.strftime('%Y-%m-%d')}. Each figure from a fresh process.",
             "",
             "Full year (35,040 steps), reference 5-DC cluster, synthetic workload, `lowest_carbon`, seed 0:",

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import subprocess
+import shutil
 import sys
 import tempfile
 import time
@@ -32,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._report import publish, run_child, run_child_json  # noqa: E402
+from benchmarks._report import machine, publish, run_child, run_child_json  # noqa: E402
 
 TASKS_PER_YEAR = 1_300_000
 
@@ -188,7 +186,7 @@ def main() -> None:
                 r.update(load=load, t_make=t_make)
                 print(json.dumps(r), flush=True)
                 rows.append(r)
-                subprocess.run(["rm", "-rf", p], check=True)
+                shutil.rmtree(p)
         sweep = None
         if args.sweep_sites:
             p = make(tmp, args.sweep_sites, 35040, 1.0)
@@ -198,8 +196,8 @@ def main() -> None:
         "## Scaling in sites × load (sim_core)",
         "",
         f"Command: `{cmd}`  ",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs (shared with other work), Python "
-        f"{platform.python_version()}; measured {time.strftime('%Y-%m-%d')}. Each row a fresh process; policy "
+        f"Machine: {machine()} (shared with other work); measured {time.strftime('%Y-%m-%d')}. Each row a fresh "
+        "process; policy "
         f"`{args.policy}`, seed 0, servers power-managed; the cluster's capacity per task constant along the "
         "curve (see the script's docstring).",
         "",

@@ -135,7 +135,6 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
 
-
     import sim_core
     from sim_core.testing import reference_bundle
 

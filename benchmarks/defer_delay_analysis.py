@@ -39,7 +39,7 @@ def main() -> None:
         t = r.totals
         moved = r.tasks.filter(pl.col("remote").fill_null(False))
         td = moved["transit_delay_s"].to_numpy() / 3600.0
-        tb = t["transfer_kwh"] / sim_core.options.TRANSFER_KWH_PER_GB / 1000.0
+        tb = t["transfer_kwh"] / r.options["transfer_kwh_per_gb"] / 1000.0  # the run's own kWh per GB
         print(f"| {h} | {t['carbon_incl_transfer_kg']:,.0f} | {100 * (base - t['carbon_incl_transfer_kg']) / base:.1f} "
               f"| {t['carbon_kg']:,.0f} | {t['transfer_carbon_kg']:,.0f} | {moved.height:,} | {tb:.1f} "
               f"| {td.mean():.2f} / {np.quantile(td, 0.9):.2f} |")

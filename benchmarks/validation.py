@@ -232,9 +232,9 @@ def kendall_tau(x: list[float], y: list[float]) -> float:
     return float(s / (n * (n - 1) / 2))
 
 
-def _inversions(rows: list[dict], key: str, x: str = "wb_mean") -> list[tuple[str, str]]:
-    """Pairs (i, j), i before j in ascending ``x``, where j's annual PUE (``key``) is lower."""
-    rs = sorted(rows, key=lambda r: r[x])
+def _inversions(rows: list[dict], key: str) -> list[tuple[str, str]]:
+    """Pairs (i, j), i before j in ascending mean wet-bulb, where j's annual PUE (``key``) is lower."""
+    rs = sorted(rows, key=lambda r: r["wb_mean"])
     return [(rs[i]["location"], rs[j]["location"]) for i in range(len(rs)) for j in range(i + 1, len(rs))
             if rs[j][key]["pue"] < rs[i][key]["pue"]]
 
@@ -349,8 +349,8 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
       "hyperscalers cool the halls with outside air directly; the model keeps a chiller plant and only "
       "pre-cools its condenser loop); below the industry average: no UPS/transformer/lighting losses in the "
       "model's total and a modern variable-speed plant. The hybrid's PUE is above the tower's: its condenser "
-      "water follows the dry-bulb (+10 K approach) instead of the wet-bulb (+5.55 K) - the energy it pays for "
-      "the water it saves |")
+      f"water follows the dry-bulb (+{p.dry_cooler_approach_k:g} K approach) instead of the wet-bulb "
+      f"(+{p.tower_approach_k:g} K) - the energy it pays for the water it saves |")
     if sg and de:
         dsg = sg["const"]["pue"] - de["const"]["pue"]
         a(f"| PUE SG - DE-LU | {dsg:+.3f} ({sg['const']['pue']:.3f} vs {de['const']['pue']:.3f}; tower "
@@ -377,12 +377,15 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
       "over many sites (most in mild climates) and their halls are cooled with outside air; the model has "
       "no pad bleed-off (not cited) and no air-side economizer. The wet tower (previous default) is above "
       "every published figure: it evaporates all year |")
+    fc_cw = p.chw_supply_c - p.wse_hx_approach_k  # condenser water below which the economizer carries it all
     a(f"| free cooling | default 0-{max(r['const']['fc_h'] for r in rows)} h full, up to "
       f"{max(r['const']['pfc_h'] for r in rows)} h partial; tower 0-{max(r['wet']['fc_h'] for r in rows)} h full "
       f"| ASHRAE 90.1 sizes the economizer for the full load at 7.2 degC wet-bulb {cite('ashrae901')} | fewer "
-      "hours than a 90.1-sized plant: with 6.67 degC chilled water and a 1.11 K heat-exchanger approach, full "
-      f"free cooling needs condenser water below 5.56 degC: a wet-bulb below about 0 degC with the tower "
-      f"({p.tower_approach_k} K approach), a dry-bulb below about -4.4 degC with the (hybrid) dry cooler (10 K); "
+      f"hours than a 90.1-sized plant: with {p.chw_supply_c:g} degC chilled water and a {p.wse_hx_approach_k:g} K "
+      f"heat-exchanger approach, full free cooling needs condenser water below {fc_cw:.2f} degC: a wet-bulb below "
+      f"about {fc_cw - p.tower_approach_k:.0f} degC with the tower ({p.tower_approach_k} K approach), a dry-bulb "
+      f"below about {fc_cw - p.dry_cooler_approach_k:.1f} degC with the (hybrid) dry cooler "
+      f"({p.dry_cooler_approach_k:g} K); "
       "a plant with warmer chilled water would free-cool more (a design choice the model leaves to the user: "
       "`chw_supply_c`) |")
     a(f"| tower fan + pumps at design | tower {WET.tower_fan_design_frac} kW/kW rejected; dry cooler "
