@@ -2,13 +2,15 @@
 
     uv run python benchmarks/validation.py                  # mirror: --mirror, $GRIDSHIFT_MIRROR or ../shared/data
     uv run python benchmarks/validation.py --year 2022 --no-write
+    uv run python benchmarks/validation.py --pue-ranges      # only the PUE ranges (no mirror needed)
 
 For every location of the data mirror with Open-Meteo weather (``open-meteo/<LOCATION>/<YEAR>.json``,
 read directly as JSON) the hourly dry-bulb and relative humidity give the wet-bulb (Stull 2011,
 ``gridshift.wetbulb``); one fixed datacenter (the reference cluster's first site, default
 ``DatacenterParams``: hybrid dry cooler with adiabatic pre-cooling; and the same site with a wet cooling
 tower and with a plain dry cooler) is run through ``sim_core.physics`` on two fixed utilisation profiles,
-so the page isolates climate. The page puts the annual PUE, WUE, free-cooling hours, idle share of IT power
+so the page isolates climate. The page also gives the PUE range of each heat rejection over a grid of
+load and dry-bulb (``pue_ranges``, the figures docs/simulation.md quotes). The page puts the annual PUE, WUE, free-cooling hours, idle share of IT power
 and per-GPU power next to published figures, each cited, with the gap stated. Nothing here is fitted:
 every parameter comes from ``gridshift.dc_params`` with its source; this script only reports.
 """
@@ -26,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gridshift.atomic import atomic_write_bytes
 from gridshift.clusters import REFERENCE
 from gridshift.dc_params import DatacenterParams
 from gridshift.wetbulb import stull_wetbulb
@@ -140,6 +143,60 @@ def diurnal(hour: np.ndarray) -> np.ndarray:
 DEFAULT = DatacenterParams()
 WET = DatacenterParams(condenser="water")
 DRY = DatacenterParams(condenser="dry")
+
+
+# PUE-range grid: load 0-100 % in 1 % steps x dry-bulb -10...40 degC in 1 K steps, RH 50 %, every server on
+RANGE_LOADS = np.linspace(0.0, 1.0, 101)
+RANGE_TEMPS = np.linspace(-10.0, 40.0, 51)
+RANGE_RH = 50.0
+RANGE_CONFIGS = (
+    ("hybrid (default)", DEFAULT),
+    ("wet tower with economizer", WET),
+    ("wet tower without economizer", DatacenterParams(condenser="water", economizer="none")),
+    ("air-cooled", DatacenterParams(condenser="air")),
+    ("dry cooler", DRY),
+)
+
+
+def pue_ranges() -> list[dict]:
+    """Per heat rejection: min and max PUE (total / IT power) of the reference site over the grid
+    ``RANGE_LOADS`` x ``RANGE_TEMPS`` (wet-bulb from ``RANGE_RH``; the same utilisation on cores, GPUs and
+    memory; every server on), over the points where cooling is met (``unmet_cooling_kw == 0``); the
+    number of points where it is not; and the highest grid temperature up to which, at every grid
+    temperature, cooling is met at 0 % and 100 % load and idle PUE exceeds full-load PUE."""
+    c, g, m = CAPS
+    u, t = (x.ravel() for x in np.meshgrid(RANGE_LOADS, RANGE_TEMPS))
+    wb = np.asarray(stull_wetbulb(t, RANGE_RH), dtype=np.float64)
+    out = []
+    for name, p in RANGE_CONFIGS:
+        r = ph.compute(ph.param_vector(p), c, g, m, u * c, u * g, u * m, t, wb)
+        pue = r["total_kw"][0] / r["it_kw"][0]
+        met = r["unmet_cooling_kw"][0] == 0.0
+        grid = pue.reshape(RANGE_TEMPS.size, RANGE_LOADS.size)
+        ok = met.reshape(grid.shape)
+        idle_above = (grid[:, 0] > grid[:, -1]) & ok[:, 0] & ok[:, -1]
+        n_ok = int(np.argmin(idle_above)) if not idle_above.all() else idle_above.size
+        out.append({"name": name, "min": float(pue[met].min()), "max": float(pue[met].max()),
+                    "points": int(pue.size), "unmet": int((~met).sum()),
+                    "idle_above_to_c": float(RANGE_TEMPS[n_ok - 1]) if n_ok else None})
+    return out
+
+
+def render_pue_ranges(ranges: list[dict]) -> str:
+    """The PUE-range section of the page (also printed alone by ``--pue-ranges``)."""
+    L = ["## PUE range over load and temperature\n",
+         f"The reference site with default `DatacenterParams` but for the heat rejection, every server on, the same "
+         f"utilisation on cores, GPUs and memory: {RANGE_LOADS.size} loads ({RANGE_LOADS[0]:.0%}-{RANGE_LOADS[-1]:.0%} "
+         f"in 1 % steps) x {RANGE_TEMPS.size} dry-bulb temperatures ({RANGE_TEMPS[0]:g}...{RANGE_TEMPS[-1]:g} degC in "
+         f"1 K steps), wet-bulb from RH {RANGE_RH:g} % (Stull 2011). PUE = total / IT power at each point; min and max "
+         "over the points where cooling is met (no unmet cooling).\n",
+         "| heat rejection | PUE min | PUE max | points with unmet cooling (of all) | idle PUE > full-load PUE (both "
+         "met) from the coldest grid temperature up to |",
+         "|---|---|---|---|---|"]
+    for r in ranges:
+        up = "never" if r["idle_above_to_c"] is None else f"{r['idle_above_to_c']:g} degC"
+        L.append(f"| {r['name']} | {r['min']:.3f} | {r['max']:.3f} | {r['unmet']} of {r['points']} | {up} |")
+    return "\n".join(L) + "\n"
 
 
 def simulate(p: DatacenterParams, u: np.ndarray, t: np.ndarray, wb: np.ndarray) -> dict:
@@ -338,6 +395,8 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
         a(f"| {mean:.1f} | {wb:.1f} | {ph_:.4f} | {pw:.4f} | {pn:.4f} |")
     a("")
 
+    a(render_pue_ranges(pue_ranges()))
+
     a("## Comparison with published figures, gaps stated\n")
     a("| quantity | model | published | gap and why |")
     a("|---|---|---|---|")
@@ -412,10 +471,11 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
       "range because the sized site runs near 50 % and its GPUs and memory draw much of the IT power; with idle "
       "servers switched off only the spare pool and the gaps between tasks stay idle |")
     g = itv["gpu_w"]
-    a(f"| power per V100: idle / allocated at SM utilisation {itv['gpu_alloc_util']:g} / fully busy | "
+    a(f"| power per V100: idle / allocated at utilisation {itv['gpu_alloc_util']:g} / fully busy | "
       f"{g[0]:.0f} / {g[1]:.0f} / {g[2]:.0f} W | 250 W board power {cite('v100')} | per device: the log2 curve "
       "(Tang & Fu 2020) of the device's own utilisation reaches the board power only at full SM use; an "
-      "allocated GPU runs at the measured mean SM utilisation of production jobs (Jeon et al., ATC 2019) |")
+      "allocated GPU runs at the measured mean utilisation of GPUs in use in production (nvidia-smi "
+      'kernel-busy time; Jeon et al., ATC 2019, §1: "around 52% on average") |')
     a("")
 
     a("## Where the overhead goes (default, constant load, kWh per IT kWh)\n")
@@ -439,7 +499,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="data mirror (default $GRIDSHIFT_MIRROR or ../shared/data)")
     ap.add_argument("--year", type=int, default=2023)
     ap.add_argument("--no-write", action="store_true", help="print only; do not write docs/validation.md")
+    ap.add_argument("--pue-ranges", action="store_true",
+                    help="print only the PUE range per heat rejection (no weather, nothing written)")
     args = ap.parse_args(argv)
+    if args.pue_ranges:
+        print(render_pue_ranges(pue_ranges()))
+        print(f"command: {COMMAND} --pue-ranges")
+        return 0
     mirror = args.mirror or Path(os.environ.get("GRIDSHIFT_MIRROR") or ROOT.parent / "shared" / "data")
     if not (mirror / "open-meteo").is_dir():
         print(f"no open-meteo/ folder under {mirror} (pass --mirror DIR)", file=sys.stderr)
@@ -454,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     print(page)
     print(f"command: {COMMAND}" + (f" --year {args.year}" if args.year != 2023 else ""))
     if not args.no_write:
-        PAGE.write_text(page)
+        atomic_write_bytes(PAGE, page.encode())
         print(f"wrote {PAGE.relative_to(ROOT)}")
     return 0
 
