@@ -20,6 +20,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._report import bundle_window_args  # noqa: E402
 
 DELAYS_H = (0, 2, 6, 12, 24)  # benchmarks/optimum_table.py's sweep
+NONE_MOVED = "no task moved"  # the transit-delay cell when the window moves no task (no mean, no p90)
+
+
+def transit_delay_cell(td_h: np.ndarray) -> str:
+    """Mean / p90 of the moved tasks' transit delays (h), or ``NONE_MOVED`` when none was moved."""
+    if td_h.size == 0:
+        return NONE_MOVED
+    return f"{td_h.mean():.2f} / {np.quantile(td_h, 0.9):.2f}"
 
 
 def main() -> None:
@@ -42,7 +50,7 @@ def main() -> None:
         tb = t["transfer_kwh"] / r.options["transfer_kwh_per_gb"] / 1000.0  # the run's own kWh per GB
         print(f"| {h} | {t['carbon_incl_transfer_kg']:,.0f} | {100 * (base - t['carbon_incl_transfer_kg']) / base:.1f} "
               f"| {t['carbon_kg']:,.0f} | {t['transfer_carbon_kg']:,.0f} | {moved.height:,} | {tb:.1f} "
-              f"| {td.mean():.2f} / {np.quantile(td, 0.9):.2f} |")
+              f"| {transit_delay_cell(td)} |")
 
 
 if __name__ == "__main__":
