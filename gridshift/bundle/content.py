@@ -12,6 +12,7 @@ simulated without any index leaving its array.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,12 +104,15 @@ def _check_values(a: np.ndarray, name: str, file: str, *, rows: np.ndarray | Non
                           rows=(rows[r] if rows is not None else r), values=v)
 
 
-def _check_schema(path: Path, columns: list[str], dtypes: dict[str, pl.DataType]) -> None:
+def _check_schema(path: Path, columns: list[str], dtypes: dict[str, pl.DataType],
+                  schema: Mapping[str, pl.DataType] | None = None) -> None:
+    """``columns`` are in the file with ``dtypes``; ``schema``: the file's schema if already read."""
     file = str(path)
-    try:
-        schema = pl.read_parquet_schema(path)
-    except Exception as exc:  # noqa: BLE001 - any reader error is a bundle error
-        raise BundleError(f"cannot read the Parquet schema ({exc})", file=file) from None
+    if schema is None:
+        try:
+            schema = pl.read_parquet_schema(path)
+        except Exception as exc:  # noqa: BLE001 - any reader error is a bundle error
+            raise BundleError(f"cannot read the Parquet schema ({exc})", file=file) from None
     for c in columns:
         if c not in schema:
             raise BundleError("missing column", file=file, column=c)
@@ -265,19 +269,28 @@ def read_signals(root: Path, header: Header) -> dict[str, np.ndarray]:
     return out
 
 
-def _read_task_columns(path: Path, dtypes: dict[str, pl.DataType]) -> tuple[dict[str, np.ndarray], dict]:
-    """The task columns ``dtypes`` into arrays allocated once, filled one Parquet row group at a time (peak:
-    the arrays plus one row group). Nulls are counted per column (total, first rows) and set to 0 in the
-    arrays; the caller raises for them in its order."""
+def _open_tasks(path: Path) -> tuple[Any, dict[str, pl.DataType]]:
+    """The tasks file opened once (``pyarrow.parquet.ParquetFile``: its footer is read here, once per load)
+    and its schema as polars dtypes, derived from that footer."""
     import pyarrow.parquet as pq  # noqa: PLC0415 (pyarrow is polars' optional dependency: imported here)
 
-    file = str(path)
-    _check_schema(path, list(dtypes), dtypes)
     try:
         f = pq.ParquetFile(path)
-        n = f.metadata.num_rows
-    except Exception as exc:  # noqa: BLE001
-        raise BundleError(f"cannot read ({exc})", file=file) from None
+        schema = dict(pl.from_arrow(f.schema_arrow.empty_table()).schema)
+    except Exception as exc:  # noqa: BLE001 - any reader error is a bundle error
+        raise BundleError(f"cannot read the Parquet schema ({exc})", file=str(path)) from None
+    return f, schema
+
+
+def _read_task_columns(path: Path, f: Any, schema: dict[str, pl.DataType],
+                       dtypes: dict[str, pl.DataType]) -> tuple[dict[str, np.ndarray], dict]:
+    """The task columns ``dtypes`` of the open file ``f`` (schema ``schema``, :func:`_open_tasks`) into arrays
+    allocated once, filled one Parquet row group at a time (peak: the arrays plus one row group). Nulls are
+    counted per column (total, first rows) and set to 0 in the arrays; the caller raises for them in its
+    order."""
+    file = str(path)
+    _check_schema(path, list(dtypes), dtypes, schema)
+    n = f.metadata.num_rows
     kind = {pl.Int64: np.int64, pl.Float64: np.float64, pl.Boolean: np.bool_}
     out = {c: np.empty(n, dtype=np.int64 if c == "arrival_ts_utc" else kind[dt]) for c, dt in dtypes.items()}
     nulls: dict[str, list] = {}  # column -> [count, first rows]
@@ -305,7 +318,8 @@ def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
     """The task columns as arrays, read by Parquet row groups into arrays allocated once, in two passes:
     arrival and ``task_id`` first (checked while they are the only columns held: the uniqueness check
     needs a copy of the ids), then the rest. A year of tasks is ~1.3 M rows per 1× load; reading whole
-    columns would add one or two columns to the peak (BENCHMARKS.md, "Workload derivation")."""
+    columns would add one or two columns to the peak (BENCHMARKS.md, "Workload derivation"). The file's
+    footer (schema, row groups) is read once for both passes."""
     path = root / TASKS
     file = str(path)
     first = {"arrival_ts_utc": pl.Datetime("us", "UTC"), "task_id": pl.Int64}
@@ -316,7 +330,8 @@ def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
             k, rows = nulls[c]
             raise BundleError(f"{k} null value(s)", file=file, column=c, rows=rows, values=[None] * len(rows))
 
-    cols, nulls = _read_task_columns(path, first)
+    f, schema = _open_tasks(path)
+    cols, nulls = _read_task_columns(path, f, schema, first)
     t0 = int(header.start_utc.timestamp()) * 1_000_000
     no_nulls("arrival_ts_utc", nulls)
     arr_us = cols.pop("arrival_ts_utc")
@@ -350,7 +365,7 @@ def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
         raise BundleError("task_id is not unique", file=file, column="task_id", values=dup)
     del ids
     out["task_id"] = cols.pop("task_id")
-    cols, nulls = _read_task_columns(path, rest)
+    cols, nulls = _read_task_columns(path, f, schema, rest)
     for c in (*TASK_RESOURCES, *TASK_FLEX):
         no_nulls(c, nulls)
         a = cols.pop(c)

@@ -354,3 +354,38 @@ def test_tasks_read_by_row_groups_equal_the_file_and_faults_name_global_rows(bun
         task_id=pl.when(pl.int_range(pl.len()) == 250_000).then(pl.col("task_id").first())
         .otherwise(pl.col("task_id"))))
     refused(bundle, file="tasks.parquet", column="task_id", match="not unique")
+
+
+def test_tasks_footer_read_once_per_load_and_the_arrays_equal_the_file(bundle, monkeypatch):
+    """``read_tasks`` opens tasks.parquet once (one footer read: schema and row groups) for both passes, and
+    reads no separate schema; what it returns is the file's columns exactly."""
+    import polars as pl
+    import pyarrow.parquet as pq
+
+    from gridshift.bundle import content
+    from gridshift.bundle.integrity import read_manifest
+
+    header = content.read_header(read_manifest(bundle), str(bundle / "manifest.json"))
+    opened, schemas = [], []
+    real_open, real_schema = pq.ParquetFile, pl.read_parquet_schema
+
+    def counted_open(path, *a, **k):
+        opened.append(Path(path).name)
+        return real_open(path, *a, **k)
+
+    def counted_schema(path, *a, **k):
+        schemas.append(Path(path).name)
+        return real_schema(path, *a, **k)
+
+    monkeypatch.setattr(pq, "ParquetFile", counted_open)
+    monkeypatch.setattr(pl, "read_parquet_schema", counted_schema)
+    t = content.read_tasks(bundle, header)
+    assert opened == ["tasks.parquet"] and schemas == []
+    monkeypatch.undo()
+    df = pl.read_parquet(bundle / "tasks.parquet")
+    t0 = int(header.start_utc.timestamp()) * 1_000_000
+    assert np.array_equal(t["arrival_s"], (df["arrival_ts_utc"].dt.epoch("us").to_numpy() - t0) / 1e6)
+    assert set(t) == {"arrival_s", *(c for c in df.columns if c != "arrival_ts_utc")}
+    for c in t:
+        if c != "arrival_s":
+            assert np.array_equal(t[c], df[c].to_numpy()), c
