@@ -40,19 +40,26 @@ def _header(content: bytes, file: str, *, first_line: int = 1) -> list[str]:
 def first_data_line(content: bytes, comment_prefix: str | None = None) -> int:
     """The file line (1-based) of a CSV's first data row: after the leading comment block, if the file
     has one (lines starting with ``comment_prefix``), and the header line."""
-    return _leading_comment_lines(content, comment_prefix) + HEADER_LINES + 1
+    return _leading_comments(content, comment_prefix)[0] + HEADER_LINES + 1
 
 
-def _leading_comment_lines(content: bytes, comment_prefix: str | None) -> int:
+def _leading_comments(content: bytes, comment_prefix: str | None) -> tuple[int, bytes]:
+    """(number of leading lines starting with ``comment_prefix``, the content after them), found in one
+    pass over those lines only (the rest of the file is not split). Without such lines the content is
+    returned as given; with them, leading BOM bytes go too. An unterminated last line stays in the content
+    even if it is a comment (the file then has no header line; the header check reports it)."""
     if not comment_prefix:
-        return 0
+        return 0, content
     prefix = comment_prefix.encode()
-    n = 0
-    for line in content.lstrip(b"\xef\xbb\xbf").split(b"\n"):
-        if not line.startswith(prefix):
-            break
+    body = content.lstrip(b"\xef\xbb\xbf")
+    n = pos = 0
+    while body.startswith(prefix, pos):
         n += 1
-    return n
+        nl = body.find(b"\n", pos)
+        if nl < 0:
+            break
+        pos = nl + 1
+    return n, (body[pos:] if n else content)
 
 
 def read_csv_strings(content: bytes, file: str, required: list[str], *, comment_prefix: str | None = None,
@@ -63,9 +70,7 @@ def read_csv_strings(content: bytes, file: str, required: list[str], *, comment_
     ``comment_prefix``: the file may open with a block of comment lines (a repository table's notes and
     sources); only that leading block is skipped, so a comment-like line among the data is still read
     as data and refused by the caller's checks. Its rows' file lines: :func:`first_data_line`."""
-    skip = _leading_comment_lines(content, comment_prefix)
-    if skip:
-        content = content.lstrip(b"\xef\xbb\xbf").split(b"\n", skip)[-1]
+    skip, content = _leading_comments(content, comment_prefix)
     _header(content, file, first_line=skip + 1)
     try:
         df = pl.read_csv(io.BytesIO(content), infer_schema=False, encoding="utf8")
