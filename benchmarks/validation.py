@@ -9,10 +9,11 @@ read directly as JSON) the hourly dry-bulb and relative humidity give the wet-bu
 ``gridshift.wetbulb``); one fixed datacenter (the reference cluster's first site, default
 ``DatacenterParams``: hybrid dry cooler with adiabatic pre-cooling; and the same site with a wet cooling
 tower and with a plain dry cooler) is run through ``sim_core.physics`` on two fixed utilisation profiles,
-so the page isolates climate. The page also gives the PUE range of each heat rejection over a grid of
-load and dry-bulb (``pue_ranges``, the figures docs/simulation.md quotes). The page puts the annual PUE, WUE, free-cooling hours, idle share of IT power
-and per-GPU power next to published figures, each cited, with the gap stated. Nothing here is fitted:
-every parameter comes from ``gridshift.dc_params`` with its source; this script only reports.
+so the page isolates climate. The page puts the annual PUE, WUE, free-cooling hours, idle share of IT power
+and per-GPU power next to published figures, each cited, with the gap stated, and gives the PUE range of each
+heat rejection over a grid of load and dry-bulb (``pue_ranges``: the figures docs/simulation.md quotes).
+Nothing here is fitted: every parameter comes from ``gridshift.dc_params`` with its source; this script only
+reports.
 """
 
 from __future__ import annotations
