@@ -289,9 +289,21 @@ class Simulator:
         self._entries: dict | None = None  # compiled entry points, from the first reset (_setup_fast)
 
     # -------------------------------------------------------------- control
-    def reset(self) -> dict:
-        a = dict(self._args)
+    def reset(self, seed: int | None = None, **window) -> dict:
+        """Start a new run and return its first observation: with the constructor's seed and window, or the
+        ``seed`` and the window (``start``/``days``/``steps``, the unnamed ones None) given here, which later
+        resets then keep. Nothing changes when the new run's set-up fails (a bad window)."""
+        unknown = set(window) - {"start", "days", "steps"}
+        if unknown:
+            raise TypeError(f"Simulator.reset takes a seed and start/days/steps, got {sorted(unknown)}")
+        args = dict(self._args)
+        if window:  # (a window replaces the previous one whole, as in the constructor)
+            args.update({"start": None, "days": None, "steps": None, **window})
+        if seed is not None:
+            args["seed"] = seed
+        a = dict(args)
         self.prep = Prepared(self.scenario, a.pop("seed"), policy_code=self._code, controls=True, **a)
+        self._args = args
         self._actions = np.zeros(max(self.prep.hi - self.prep.lo, 1), np.int32)
         E.begin_step(self.prep.tasks, self.prep.state, self.prep.ctx, 0)
         info = self.prep.info
