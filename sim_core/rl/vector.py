@@ -372,10 +372,10 @@ class TaskSchedulingVectorEnv(VectorEnv):
         if self._slots is None:
             self._slots = new_slots(slot, self.num_envs)
             self._slot_key = arg_key(slot)  # (structural: the types of its arrays, without Numba's costly typeof)
-        elif not self._typed[i]:  # (an environment's later episodes have its first one's types: Simulator)
-            if arg_key(slot) != self._slot_key and typeof(slot) != self._slots._dtype:
-                raise TypeError(f"environment {i}: its arrays have other types than environment 0's "
-                                f"({typeof(slot)} vs {self._slots._dtype})")
+        # (an environment's later episodes have its first one's types, as its Simulator's entry points do)
+        elif not self._typed[i] and arg_key(slot) != self._slot_key and typeof(slot) != self._slots._dtype:
+            raise TypeError(f"environment {i}: its arrays have other types than environment 0's "
+                            f"({typeof(slot)} vs {self._slots._dtype})")
         self._typed[i] = True
         set_slot(self._slots, i, slot)
         self._episode_steps[i] = 0
