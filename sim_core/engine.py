@@ -637,6 +637,41 @@ def _drain_bucket(j, T_cores, T_gpus, T_mem, status, dest, nxt, seq, q_head, q_t
     bucket_tail[j] = -1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _min_nan(m, v):
+    """min(m, v) as numpy's ``min`` reduces: a NaN on either side is the result."""
+    if m != m:
+        return m
+    return v if (v != v or v < m) else m
+
+
+@njit(cache=True, nogil=True)
+def queue_minima(cores, gpus, mem, out):
+    """``out`` = the smallest request per queue class, [cpu: cores, -, mem, gpu: cores, gpus, mem] (the
+    scheduler's ``qmin``), each 0 when the class has no task; a task is a GPU task when it asks gpus > 0."""
+    m0 = m2 = m3 = m4 = m5 = np.inf
+    n_cpu = 0
+    n_gpu = 0
+    for i in range(cores.shape[0]):
+        if gpus[i] <= 0.0:
+            n_cpu += 1
+            m0 = _min_nan(m0, cores[i])
+            m2 = _min_nan(m2, mem[i])
+        else:  # (also a NaN gpus: numpy's ``~(gpus <= 0)``)
+            n_gpu += 1
+            m3 = _min_nan(m3, cores[i])
+            m4 = _min_nan(m4, gpus[i])
+            m5 = _min_nan(m5, mem[i])
+    out[:] = 0.0
+    if n_cpu:
+        out[0] = m0
+        out[2] = m2
+    if n_gpu:
+        out[3] = m3
+        out[4] = m4
+        out[5] = m5
+
+
 @njit(cache=True, nogil=True)
 def schedule(j, T_cores, T_gpus, T_mem, T_duration, T_deadline, ready, start, status, violated,
              nxt, seq, q_head, q_tail, q_len, free, rel, part, diff, run_part, run_diff, qmin, t0, n,

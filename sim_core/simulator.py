@@ -186,15 +186,11 @@ def server_config(sc: Scenario) -> np.ndarray:
 
 
 def _queue_minima(T) -> np.ndarray:
-    """Smallest request per queue class: [cpu: cores, -, mem, gpu: cores, gpus, mem] (0 for an empty class).
-    Minima over ``np.where(class, x, inf)``: the same values as over a boolean selection, without its
-    branchy gather (a run set-up per episode makes this per-reset cost)."""
+    """Smallest request per queue class: [cpu: cores, -, mem, gpu: cores, gpus, mem] (0 for an empty class;
+    NaN propagates as in numpy's ``min``), in one jitted pass (a run set-up per episode makes this a
+    per-reset cost)."""
     q = np.zeros(6)
-    cpu = T.gpus <= 0.0
-    for mask, cols in ((cpu, ((0, T.cores), (2, T.mem))), (~cpu, ((3, T.cores), (4, T.gpus), (5, T.mem)))):
-        if mask.any():
-            for i, x in cols:
-                q[i] = np.where(mask, x, np.inf).min()
+    E.queue_minima(T.cores, T.gpus, T.mem, q)
     return q
 
 
@@ -290,11 +286,24 @@ class Simulator:
         self.prep: Prepared | None = None
         self._actions = None
         self.outcome = None
+        self._entries: dict | None = None  # compiled entry points, from the first reset (_setup_fast)
 
     # -------------------------------------------------------------- control
-    def reset(self) -> dict:
-        a = dict(self._args)
+    def reset(self, seed: int | None = None, **window) -> dict:
+        """Start a new run and return its first observation: with the constructor's seed and window, or the
+        ``seed`` and the window (``start``/``days``/``steps``, the unnamed ones None) given here, which later
+        resets then keep. Nothing changes when the new run's set-up fails (a bad window)."""
+        unknown = set(window) - {"start", "days", "steps"}
+        if unknown:
+            raise TypeError(f"Simulator.reset takes a seed and start/days/steps, got {sorted(unknown)}")
+        args = dict(self._args)
+        if window:  # (a window replaces the previous one whole, as in the constructor)
+            args.update({"start": None, "days": None, "steps": None, **window})
+        if seed is not None:
+            args["seed"] = seed
+        a = dict(args)
         self.prep = Prepared(self.scenario, a.pop("seed"), policy_code=self._code, controls=True, **a)
+        self._args = args
         self._actions = np.zeros(max(self.prep.hi - self.prep.lo, 1), np.int32)
         E.begin_step(self.prep.tasks, self.prep.state, self.prep.ctx, 0)
         info = self.prep.info
@@ -338,18 +347,23 @@ class Simulator:
         self.outcome = StepOutcome(sc.n_dc, cap_gpus=sc.cap_gpus, locations=sc.locations)
         o = self.outcome
         self._phys_buf = np.empty(N_OUT)
-        self._end = self._entry(E.end_step, T, S, C, 0, self._actions)
-        self._begin = self._entry(E.begin_step, T, S, C, 0)
+        # the compiled entry points: looked up at the first reset only, as every later reset of this
+        # Simulator builds arrays of the same types (Prepared makes each with a fixed dtype, dimensions and
+        # layout from the same options), and the structural key of ~100 arrays costs ~1 ms per look-up
+        first = self._entries is None
+        entry = self._entry if first else (lambda fn, *args: self._entries[fn])
+        self._end = entry(E.end_step, T, S, C, 0, self._actions)
+        self._begin = entry(E.begin_step, T, S, C, 0)
         info = p.info
         self._publish_args = (info.act, info.hist)
-        self._publish = self._entry(E.publish, info.act, info.hist, 0, int(p.s0))
+        self._publish = entry(E.publish, info.act, info.hist, 0, int(p.s0))
         self._issue_args = (info.act, info.fc, info.fci, info.known, info.inc, info.par, info.iopt, info.stamp,
                             info.pub)
-        self._issue = self._entry(E.issue_all, *self._issue_args, 0)
+        self._issue = entry(E.issue_all, *self._issue_args, 0)
         caps = tuple(np.ascontiguousarray(c, dtype=np.float64) for c in (sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb))
         self._phys_args = (sc.params, *caps, S.part, S.srv, bool(p.managed))
         self._phys_sig = (sc.temp_c, sc.wetbulb_c, sc.carbon_g_per_kwh, sc.price_usd_per_mwh)
-        self._phys = self._entry(step_energy, *self._phys_args, 0, *self._phys_sig, 0, self._phys_buf,
+        self._phys = entry(step_energy, *self._phys_args, 0, *self._phys_sig, 0, self._phys_buf,
                                  o.dc, o.dc_sum)
         self._wm = np.zeros(X.N_WM, np.int64)
         self._cand = np.zeros_like(S.pend)
@@ -357,8 +371,11 @@ class Simulator:
         usd = np.ascontiguousarray(sc.usd_per_gb, dtype=np.float64)
         self._xfer_net = (usd, sc.carbon_g_per_kwh, float(p.options.transfer_kwh_per_gb),
                           p.options.transfer_emissions == "mean")
-        self._xfer = self._entry(X.step_transfers_sla, *self._xfer_pre, 0, 0, 0, self._wm, self._cand,
+        self._xfer = entry(X.step_transfers_sla, *self._xfer_pre, 0, 0, 0, self._wm, self._cand,
                                  float(C.t0), float(E.STEP_S), 0, int(p.s0), *self._xfer_net, o.xfer)
+        if first:
+            self._entries = {E.end_step: self._end, E.begin_step: self._begin, E.publish: self._publish,
+                             E.issue_all: self._issue, step_energy: self._phys, X.step_transfers_sla: self._xfer}
 
     @property
     def done(self) -> bool:

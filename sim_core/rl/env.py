@@ -330,7 +330,11 @@ class TaskSchedulingEnv(gym.Env):
         self._sargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.deadline, T.origin, C.cap,
                        self._cap_tot, S.commit, info.hist, info.fc, 0, 0.0, 86400.0, self._year_off,
                        self._n_ref, self._c_scale, self._p_scale, self._feat64)
-        self._sk = Simulator._entry(observe_single, self._sargs, 0, 0, 0.0, self._feat64)
+        # (the entry points are looked up for the first episode only: every episode's arrays have the types
+        # of the first one's, as the Simulator's do)
+        first = getattr(self, "_sk", None) is None
+        if first:
+            self._sk = Simulator._entry(observe_single, self._sargs, 0, 0, 0.0, self._feat64)
         if self.single_action:
             self._fargs = self._sargs
             self._fk = self._sk
@@ -339,7 +343,8 @@ class TaskSchedulingEnv(gym.Env):
             self._fargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.bw, T.deadline, T.origin,
                            C.cap, S.commit, info.hist, info.fc, 0, 0.0, 86400.0, self._year_off, self._t_scale,
                            self._c_scale, self._p_scale, out)
-            self._fk = Simulator._entry(task_features, *self._fargs)
+            if first:
+                self._fk = Simulator._entry(task_features, *self._fargs)
 
     # -------------------------------------------------------------- observation
     @property
@@ -392,7 +397,7 @@ class TaskSchedulingEnv(gym.Env):
                 raise ValueError(f"unknown reset options {sorted(unknown)}; known: {sorted(window)}")
             window.update(options)
         if self._started or seed is not None or options:
-            self.sim = self._make_sim(self._seed, window)
+            self.sim.reset(self._seed, **window)  # (the same Simulator: its compiled entry points are kept)
             if options:
                 self._set_scales()
         self._started = True

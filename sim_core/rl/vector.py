@@ -360,6 +360,7 @@ class TaskSchedulingVectorEnv(VectorEnv):
         self._autoreset = np.zeros(n, np.bool_)
         self._slots = None
         self._slot_key = None
+        self._typed = np.zeros(n, np.bool_)  # environments whose slot types were checked against env 0's
         self._episode_steps = np.zeros(n, np.int64)
 
     # -------------------------------------------------------------- set-up
@@ -368,13 +369,14 @@ class TaskSchedulingVectorEnv(VectorEnv):
         obs, _ = env.reset(seed=self._seeds[i])
         self._obs[i] = obs
         slot = _slot(env)
-        key = arg_key(slot)  # (structural: the types of its arrays, without Numba's costly typeof)
         if self._slots is None:
             self._slots = new_slots(slot, self.num_envs)
-            self._slot_key = key
-        elif key != self._slot_key and typeof(slot) != self._slots._dtype:
+            self._slot_key = arg_key(slot)  # (structural: the types of its arrays, without Numba's costly typeof)
+        # (an environment's later episodes have its first one's types, as its Simulator's entry points do)
+        elif not self._typed[i] and arg_key(slot) != self._slot_key and typeof(slot) != self._slots._dtype:
             raise TypeError(f"environment {i}: its arrays have other types than environment 0's "
                             f"({typeof(slot)} vs {self._slots._dtype})")
+        self._typed[i] = True
         set_slot(self._slots, i, slot)
         self._episode_steps[i] = 0
 
@@ -469,6 +471,7 @@ class TaskSchedulingVectorEnv(VectorEnv):
 
     def close_extras(self, **kwargs) -> None:
         self._slots = None
+        self._typed[:] = False
 
 
 __all__ = ["TaskSchedulingVectorEnv", "compile_reward", "step_all", "step_all_parallel"]

@@ -6,6 +6,7 @@ import pytest
 from numba import njit
 
 import sim_core
+from sim_core import engine as E
 from sim_core.testing import tiny_bundle, write_bundle
 
 UTC = ["UTC", "UTC"]
@@ -267,3 +268,36 @@ def test_to_parquet(tmp_path):
     for c in ("it_kwh", "total_kwh", "cpu_util", "gpu_util", "mem_util", "cost_usd", "carbon_kg", "water_l",
               "pue", "queue_len", "in_transit", "sla_violations", "unmet_cooling_kw", "chiller_kw"):
         assert c in r.steps.columns
+
+
+def _queue_minima_numpy(cores, gpus, mem):
+    """The definition: minima over boolean selections (numpy's ``min``), 0 for an empty class."""
+    q = np.zeros(6)
+    cpu = gpus <= 0.0
+    for mask, cols in ((cpu, ((0, cores), (2, mem))), (~cpu, ((3, cores), (4, gpus), (5, mem)))):
+        if mask.any():
+            for i, x in cols:
+                q[i] = x[mask].min()
+    return q
+
+
+@pytest.mark.parametrize("case", ["mixed", "cpu_only", "gpu_only", "empty", "nan_cores", "nan_gpus"])
+def test_queue_minima_equals_the_numpy_definition(case):
+    rng = np.random.default_rng(7)
+    n = 0 if case == "empty" else 5000
+    cores = rng.uniform(0.5, 64.0, n)
+    mem = rng.uniform(1.0, 512.0, n)
+    gpus = np.where(rng.random(n) < 0.3, rng.integers(1, 9, n).astype(float), 0.0)
+    if case == "cpu_only":
+        gpus[:] = 0.0
+    elif case == "gpu_only":
+        gpus[:] = 2.0
+    elif case == "nan_cores":
+        cores[17] = np.nan
+    elif case == "nan_gpus":
+        gpus[9] = np.nan
+    out = np.full(6, -1.0)
+    E.queue_minima(cores, gpus, mem, out)
+    np.testing.assert_array_equal(out, _queue_minima_numpy(cores, gpus, mem))
+    if case == "mixed":  # real minima, not zeros
+        assert out[0] == cores[gpus <= 0].min() > 0 and out[4] == 1.0

@@ -524,3 +524,33 @@ def test_moer_error_alignment_on_a_synthetic_file(tmp_path):
     np.testing.assert_allclose(e["mae"].to_numpy(), 0.01 * np.arange(1, 37), rtol=1e-9)
     assert e["lead_min"].to_list()[:3] == [5, 10, 15]
     assert F.fit_lead_exponent(e) == pytest.approx(1.0, abs=1e-9)  # MAE proportional to the lead
+
+
+def test_simulator_reset_with_a_seed_and_window_is_a_fresh_simulator(noisy):
+    """``Simulator.reset(seed, start=..., days=...)`` runs exactly what a new Simulator with those arguments
+    runs (its compiled entry points are reused, nothing else); a failing reset changes nothing."""
+    def episode(sim, **kw):
+        obs = sim.reset(**kw)
+        seen = []
+        while not sim.done:
+            seen.append((obs["step"], obs["forecast"]["carbon_g_per_kwh"].copy()))
+            obs, _ = sim.step(obs["origin"] + 1)
+        return seen, sim.result().totals
+
+    reused = sim_core.Simulator(noisy, seed=1)
+    episode(reused)
+    for seed, window in ((5, dict(start=40, days=1)), (2, dict(steps=100))):
+        a_seen, a_tot = episode(reused, seed=seed, **window)
+        b_seen, b_tot = episode(sim_core.Simulator(noisy, seed=seed, **window))
+        assert [s for s, _ in a_seen] == [s for s, _ in b_seen] and len(a_seen) == window.get("steps", 96)
+        for (_, x), (_, y) in zip(a_seen, b_seen, strict=True):
+            np.testing.assert_array_equal(x, y)
+        assert a_tot == b_tot
+    before = reused.prep
+    with pytest.raises(sim_core.RunOptionsError):
+        reused.reset(seed=3, start=10_000)  # past the bundle's end
+    assert reused.prep is before
+    again_seen, _ = episode(reused)  # the previous seed and window are kept
+    assert again_seen[0][0] == 0 and len(again_seen) == 100
+    with pytest.raises(TypeError, match="start/days/steps"):
+        reused.reset(forecast="oracle")
