@@ -22,11 +22,14 @@ __all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYP
 #: GPU models: (idle W, max W). Max = board power:
 #: * V100 250 W: NVIDIA Tesla V100 PCIe Product Brief PB-08744-001_v03 (Oct 2017), board power 250 W (300 W
 #:   for SXM2), as reported by hwupgrade.it at launch (docs/validation.md, published figure [19]).
-#: * A100 400 W: "Maximum power consumption: 400W" (gekko-binance.vercel.app/posts/nvidia-a100-tdp, a
-#:   secondary page; no NVIDIA A100 datasheet was read): supports 400 W.
+#: * A100 400 W: the "Thermal Design Power (TDP) from nvidia-smi" of the A100 40 GB (SXM4, NVLink) in AWS
+#:   p4d.24xlarge instances is "400W" (S. Prasanna, table of AWS GPU instances,
+#:   gist.github.com/shashankprasanna/10ebe6dc1ba1d8d93db17da4e2cc890e); Hugging Face's hardware page lists
+#:   "Power 400W" (huggingface.co/hardware/a100). No NVIDIA A100 datasheet was read. Supports 400 W.
 #: * H100 700 W: "NVIDIA H100 SXM (Data Center Version): Up to 700 Watts (Thermal Design Power - TDP)"
 #:   (RunPod, "What is the power consumption of the NVIDIA H100 GPU?",
-#:   runpod.io/ai-faq/what-is-the-power-consumption-of-the-nvidia-h100-gpu): supports 700 W.
+#:   runpod.io/ai-faq/what-is-the-power-consumption-of-the-nvidia-h100-gpu); "NVIDIA SXM H100 ... Power 700W"
+#:   (huggingface.co/hardware/h100). No NVIDIA H100 datasheet was read. Supports 700 W.
 #: Idle: OUR CHOICE, no measured idle figure per model was found. V100 35 W: SustainCluster's
 #: configs/dcs/dc_config.json (HewlettPackard/sustain-cluster, commit 293fbd1), the model the log2 GPU curve
 #: comes from, gives "NVIDIA_V100": [25, 250], i.e. 25 W idle; we keep 35 W because every published result
@@ -164,9 +167,13 @@ class DatacenterParams:
     # The one figure read is a simulator's: SustainCluster charges "0.07 * self.dc_memory_GB" W of background
     # memory power ("0.07 is the scaling factor for background power consumption in DRAM memory as discussed
     # in [7]", [7] = Lee et al., "GreenDIMM", MICRO-54, 2021; envs/sustaindc/datacenter_model.py, commit
-    # 293fbd1) and has no load-dependent memory term. Source gives 0.07 W/GB static; we keep 0.1 because
-    # every published result uses it; changing it is open (docs/simulation.md, "Defaults that differ from
-    # their best source").
+    # 293fbd1) and has no load-dependent memory term. ENERGY STAR's server specification draft allowed more
+    # idle power for memory: "Draft 2 Version 3.0 Specification for Computer Servers proposes an additional
+    # memory adder of 0.125(watts)*AdditionalMem(GB) beyond 4 GB of installed memory" (P. Delforge, NRDC,
+    # memo to EPA "Computer Server Memory and Power Supply Power Demand Analysis", 10 Oct 2017, §I; an
+    # allowance that NRDC argued gives too much away, not a measurement). Sources give 0.07 and 0.125 W/GB;
+    # our 0.1 lies between them and matches neither; we keep it because every published result uses it;
+    # changing it is open (docs/simulation.md, "Defaults that differ from their best source").
     mem_static_w_per_gb: float = 0.1
     mem_dynamic_w_per_gb: float = 0.2
 
