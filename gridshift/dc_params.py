@@ -19,9 +19,24 @@ from typing import Any
 
 __all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES", "FACILITY_PRESETS"]
 
-#: GPU models: (idle W, max W). Max = board TDP from the vendor data sheets (V100 PCIe 250 W,
-#: A100 SXM4 400 W, H100 SXM5 700 W); idle = typical ``nvidia-smi`` idle draw reported in
-#: measurement papers (order 10-15 % of TDP).
+#: GPU models: (idle W, max W). Max = board power:
+#: * V100 250 W: NVIDIA Tesla V100 PCIe Product Brief PB-08744-001_v03 (Oct 2017), board power 250 W (300 W
+#:   for SXM2), as reported by hwupgrade.it at launch (docs/validation.md, published figure [19]).
+#: * A100 400 W: the "Thermal Design Power (TDP) from nvidia-smi" of the A100 40 GB (SXM4, NVLink) in AWS
+#:   p4d.24xlarge instances is "400W" (S. Prasanna, table of AWS GPU instances,
+#:   gist.github.com/shashankprasanna/10ebe6dc1ba1d8d93db17da4e2cc890e); Hugging Face's hardware page lists
+#:   "Power 400W" (huggingface.co/hardware/a100). No NVIDIA A100 datasheet was read. Supports 400 W.
+#: * H100 700 W: "NVIDIA H100 SXM (Data Center Version): Up to 700 Watts (Thermal Design Power - TDP)"
+#:   (RunPod, "What is the power consumption of the NVIDIA H100 GPU?",
+#:   runpod.io/ai-faq/what-is-the-power-consumption-of-the-nvidia-h100-gpu); "NVIDIA SXM H100 ... Power 700W"
+#:   (huggingface.co/hardware/h100). No NVIDIA H100 datasheet was read. Supports 700 W.
+#: Idle: OUR CHOICE, no measured idle figure per model was found. V100 35 W: SustainCluster's
+#: configs/dcs/dc_config.json (HewlettPackard/sustain-cluster, commit 293fbd1), the model the log2 GPU curve
+#: comes from, gives "NVIDIA_V100": [25, 250], i.e. 25 W idle; we keep 35 W because every published result
+#: uses it; changing it is open (docs/simulation.md, "Defaults that differ from their best source"). A100
+#: 50 W, H100 70 W: 12.5 % and 10 % of board power, in line with the V100's 14 %; the only measurement read
+#: gives increments, not absolute idle power: a CUDA context adds "+26-66 W over bare idle (26-50 W on HBM
+#: architectures ...)" on H100 and A100 (Vadari, "The Model Parking Tax", arXiv:2605.23918, abstract).
 GPU_PRESETS: dict[str, tuple[float, float]] = {
     "V100": (35.0, 250.0),
     "A100": (50.0, 400.0),
@@ -58,16 +73,33 @@ class DatacenterParams:
     # ---------------------------------------------------------------- CPU servers
     # Cores per CPU server: a common 2-socket x 32-core server (e.g. 2x AMD EPYC 7543).
     cores_per_server: float = 64.0
-    # Server power at 100 % CPU and the leakage reference inlet, excluding memory and fans.
-    # Order of 2-socket SPECpower_ssj2008 results for 64-core servers (400-500 W whole server).
+    # Server power at 100 % CPU and the leakage reference inlet, excluding memory and fans: 400 W.
+    # OUR CHOICE, no source found: no SPECpower_ssj2008 result for a 2-socket 64-core server was read (the
+    # result pages and the TU Dresden trend analysis, Troepgen et al., "16 Years of SPEC Power",
+    # arXiv:2411.07062, were found, but no per-server figure in them was read). The only figure read is a
+    # simulator's: SustainCluster (configs/dcs/dc_config.json, commit 293fbd1) "HP_PROLIANT": [110, 170],
+    # i.e. 170 W full load and 110 W idle for its (smaller, unnamed-core-count) server; a different server,
+    # so it is listed, not adopted (docs/simulation.md, "Defaults that differ from their best source").
     cpu_server_max_w: float = 400.0
-    # Idle power: 30 % of max; SPECpower_ssj2008 2-socket results sit at 20-40 % idle/peak.
+    # Idle power: 120 W = 30 % of max. OUR CHOICE, no source found for the ratio of a server of this size;
+    # SustainCluster's 110/170 W is 65 % idle/peak (listed in docs/simulation.md as a differing source; we keep
+    # 30 % because every published result uses it; changing it is open).
     cpu_server_idle_w: float = 120.0
-    # Nameplate (rated maximum) of the CPU part of a server: no server ever draws more.
-    # 5 % above cpu_server_max_w, leaves room for the leakage term below.
+    # Nameplate (rated maximum) of the CPU part of a server: no server ever draws more. 420 W: OUR CHOICE, no
+    # source found; 5 % above cpu_server_max_w, so that the leakage term below (at most +8 W at 28 degC
+    # inlet) stays under it over the recommended inlet range and only hotter inlets are clipped.
     cpu_server_nameplate_w: float = 420.0
-    # Inlet-temperature leakage: +2 % of cpu_server_max_w across 16 -> 28 degC inlet
-    # (SIMULATION.md §4 reference value; cf. ASHRAE TC9.9 server power vs. inlet temperature).
+    # Inlet-temperature leakage: +2 % of cpu_server_max_w across 16 -> 28 degC inlet. Same value and span as
+    # SustainCluster's server model (HewlettPackard/sustain-cluster, commit 293fbd1, configs/dcs/dc_config.json:
+    # "CPU_POWER_RATIO_LB": [0.01, 1.00], "CPU_POWER_RATIO_UB": [0.03, 1.02], "INLET_TEMP_RANGE": [16, 28];
+    # envs/sustaindc/datacenter_model.py cpu_curve1: the power ratio rises linearly by 0.03 - 0.01 = 0.02 of
+    # full-load power over 16 -> 28 degC at any load), which cites Sun et al., "Prototype energy models for
+    # data centers", Energy and Buildings 231 (2021) 110603: supports 0.02. Measurements of whole servers
+    # (CPU plus fans, so not comparable one to one: server fans are a separate term here) are steeper:
+    # "between 23 - 30 degC, the server power consumption correlated positively with the temperature, with a
+    # server room-wide temperature sensitivity of 0.35 - 0.5 %/degC" (two Swiss colocation data centres,
+    # "Temperature optimisation in data centres", summary at arxivlens.com); a 2009 Dell R410 drew +8 % from
+    # 27 to 35 degC (GRC, "Experiment: Temperature Set Point vs Server Fan Power", 2016, Table 1).
     cpu_leakage_frac: float = 0.02
     cpu_leakage_ref_c: float = 16.0
     cpu_leakage_span_k: float = 12.0
@@ -130,32 +162,74 @@ class DatacenterParams:
     server_spare_min: float = 1.0
 
     # ---------------------------------------------------------------- memory
-    # DRAM: ~0.1 W/GB background + ~0.2 W/GB when in use (DDR4 RDIMM, Micron DDR4 power
-    # calculator order of magnitude: 3-4 W idle, 8-10 W active per 32 GB DIMM).
+    # DRAM: 0.1 W/GB background + 0.2 W/GB when in use. OUR CHOICE, no source found for either figure: no
+    # Micron DDR4 data sheet or power calculator output was read (only Micron's DDR2 note TN-47-04 turned up).
+    # The one figure read is a simulator's: SustainCluster charges "0.07 * self.dc_memory_GB" W of background
+    # memory power ("0.07 is the scaling factor for background power consumption in DRAM memory as discussed
+    # in [7]", [7] = Lee et al., "GreenDIMM", MICRO-54, 2021; envs/sustaindc/datacenter_model.py, commit
+    # 293fbd1) and has no load-dependent memory term. ENERGY STAR's server specification draft allowed more
+    # idle power for memory: "Draft 2 Version 3.0 Specification for Computer Servers proposes an additional
+    # memory adder of 0.125(watts)*AdditionalMem(GB) beyond 4 GB of installed memory" (P. Delforge, NRDC,
+    # memo to EPA "Computer Server Memory and Power Supply Power Demand Analysis", 10 Oct 2017, §I; an
+    # allowance that NRDC argued gives too much away, not a measurement). Sources give 0.07 and 0.125 W/GB;
+    # our 0.1 lies between them and matches neither; we keep it because every published result uses it;
+    # changing it is open (docs/simulation.md, "Defaults that differ from their best source").
     mem_static_w_per_gb: float = 0.1
     mem_dynamic_w_per_gb: float = 0.2
 
     # ---------------------------------------------------------------- server fans
-    # Server fan power at design airflow as a fraction of the design IT heat: 5 %
-    # (server fans draw ~2-10 % of server power at full speed).
+    # Server fan power at design airflow as a fraction of the design IT heat: 5 %. Sources read give more:
+    # "These fans can consume 10 to 15 percent or more of the total power drawn by the server ... if the
+    # server's internal CPUs and other computing-related components draw 250 to 350 watts from the power
+    # supply, the fans may require 30 to 75 watts" (J. Neudorfer, "How to Optimize the Energy Efficiency of
+    # Your Server", eWeek, 5 Mar 2009, p. 3, "Server Fans"); SustainCluster's server fan is rated
+    # "ITFAN_REF_P": 10.0 W at airflow ratio 1.0 for a 170 W server (configs/dcs/dc_config.json, commit
+    # 293fbd1; 10 / 170 = 5.9 %, our arithmetic). Source gives 10-15 %; we keep 5 % because every published
+    # result uses it (and variable-speed fans of newer servers run below full speed at design); changing it
+    # is open (docs/simulation.md, "Defaults that differ from their best source").
     it_fan_design_frac: float = 0.05
-    # Fans never go below 30 % of design airflow (typical minimum PWM duty).
+    # Fans never go below 30 % of design airflow. OUR CHOICE, no source found (no fan-controller minimum duty
+    # was read; SustainCluster has no floor: its airflow ratio reaches 0.01 at 16 degC inlet and 0 % load,
+    # "IT_FAN_AIRFLOW_RATIO_LB": [0.01, 0.225]). A floor keeps idle servers cooled with some airflow.
     it_fan_min_airflow_ratio: float = 0.3
-    # Rack air temperature rise at design airflow: 12 K (ASHRAE TC9.9 typical 10-15 K).
+    # Rack air temperature rise at design airflow: 12 K. The nearest figure read: "The traditional cooling
+    # unit is designed to operate based on approximately 20 degF differential of the air entering the unit
+    # and leaving the cooling unit ... it takes 158 CFM at a dT of 20 degF to transfer one kilowatt of heat"
+    # (J. Neudorfer, "Understanding the Physics of Airflow in High Density Environments", Data Center
+    # Frontier, 1 Jul 2022); 20 degF = 11.1 K, and it is the cooling unit's dT, not the server's. Source gives
+    # 11.1 K; we keep 12 K because every published result uses it; changing it is open (docs/simulation.md,
+    # "Defaults that differ from their best source"). No ASHRAE TC9.9 text was read.
     server_delta_t_design_k: float = 12.0
 
     # ---------------------------------------------------------------- air side
     # CRAC supply-air set point: 18 degC, low end of ASHRAE A1 recommended (18-27 degC).
     supply_air_c: float = 18.0
-    # Rack inlet = supply + 2 K (mixing/recirculation); CRAC return = rack outlet + 1 K.
+    # Rack inlet = supply + 2 K (mixing/recirculation); CRAC return = rack outlet + 1 K: the "supply approach
+    # temperature" and "return approach temperature" of EnergyPlus's ITE object (Sun & Hong, LBNL, "Enhancements
+    # to Improve Modeling of Data Centers", NREL/EnergyPlus design/FY2017/NFP_Enhancements to Improve Modeling
+    # of Data Centers.md: T_in = T_supply + dT_supply, T_return = dT_return + T_return-mixed; "can be
+    # calculated by CFD tools ... or provided by measurement data"), which gives no default value. The values
+    # read differ: SustainCluster's "RACK_SUPPLY_APPROACH_TEMP_LIST" is 5.0-5.3 K and
+    # "RACK_RETURN_APPROACH_TEMP_LIST" -2.5 to -3.7 K per rack (configs/dcs/dc_config.json, commit 293fbd1);
+    # Upsite ("The Less Commonly Known Delta Ts in Data Center Cooling", 10 Nov 2021): "if you have 55 degF
+    # being supplied, which is fairly typical ... by the time it reaches the IT equipment it is typically going
+    # to be in the 70's" (over 8 K). We keep 2 K / 1 K (a well-managed, contained hall) because every published
+    # result uses them; changing them is open (docs/simulation.md, "Defaults that differ from their best source").
     supply_approach_k: float = 2.0
     return_approach_k: float = 1.0
     # Air at ~25 degC, sea level.
     air_density_kg_m3: float = 1.19
     air_cp_j_per_kg_k: float = 1006.0
-    # CRAC/CRAH fan power at design airflow: 4 % of the design IT power (CRAH units:
-    # roughly 0.02-0.05 kW per kW of sensible cooling). Minimum airflow 60 % of design: units run
-    # with N+1 redundancy and must keep the floor pressurised (keeps idle PUE above full-load PUE).
+    # CRAC/CRAH fan power at design airflow: 4 % of the design IT power. OUR CHOICE, no source found (no CRAH
+    # fan power per kW of cooling was read). Minimum airflow 60 % of design: OUR CHOICE, no source found; set,
+    # like the pump floor, so that idle PUE stays above full-load PUE (docs/simulation.md, "Deviations");
+    # units run with N+1 redundancy and keep the floor pressurised. Context read: "The average computer room
+    # today has cooling capacity that is nearly four times the IT heat load ... the average running cooling
+    # capacity was an astonishing 3.9 times (390%) the IT heat load" (Brill & Strong, Upsite, "Cooling
+    # Capacity Factor (CCF) Reveals Stranded Capacity and Data Center Cost Savings", 45 sites): real rooms
+    # move far more air than their load needs; chilled-water CRAHs "usually work effectively down to about
+    # 20% of capacity" (TechTarget, "Sizing computer room air conditioners for data center energy
+    # efficiency"; cooling capacity, not airflow).
     crac_fan_design_frac: float = 0.04
     crac_min_airflow_ratio: float = 0.6
 
@@ -176,8 +250,9 @@ class DatacenterParams:
     # serves a water-cooled chiller: 6.1).
     chiller_cop_water: float = 6.1
     chiller_cop_air: float = 2.9
-    # Chiller rated capacity = 1.35 x the design cooling load (N+margin sizing, so that the
-    # capacity lost on a 40 degC day, CapRatio ~0.78, still covers the full load).
+    # Chiller rated capacity = 1.35 x the design cooling load. OUR CHOICE, no source found (no sizing rule was
+    # read): with the curves below a tower's 40 degC day leaves CapRatio ~0.78, and 1.35 x 0.78 = 1.05 still
+    # covers the full load (our arithmetic); see docs/simulation.md "Deviations" for the dry cooler.
     chiller_capacity_factor: float = 1.35
     # Design temperatures: chilled-water outlet 6.67 degC (44 degF), condenser inlet 29.44 degC
     # (85 degF, water-cooled, AHRI 550/590) or 35 degC (95 degF, air-cooled).
@@ -240,8 +315,10 @@ class DatacenterParams:
     # rule (CondenserLoopTowers.cc: HighSpeedFanPower = 0.0105 * DesTowerLoad). Open wet towers on
     # the market draw 0.012-0.021 kWel per kWth (Energies 2023, 16(9), 3661), fans and spray included.
     tower_fan_design_frac: float = 0.0105
-    # Airflow needed grows ~4 %/K of wet-bulb (saturated-air enthalpy difference shrinks as the
-    # wet-bulb approaches the water temperature); exponential approximation.
+    # Airflow needed grows 4 %/K of wet-bulb (saturated-air enthalpy difference shrinks as the wet-bulb
+    # approaches the water temperature); exponential approximation. OUR CHOICE, no source found (no tower
+    # selection data or Merkel-curve fit was read); EnergyPlus's towers compute this from the Merkel
+    # relation or a YorkCalc/CoolTools model instead of a constant.
     tower_wetbulb_sens_per_k: float = 0.04
     # Fan floor 10 % of design airflow: the lower end of EnergyPlus's valid range for a variable-speed
     # tower's "Minimum Air Flow Rate Ratio" ("Valid entries are from 0.1 to 0.5", \default 0.2,
@@ -286,8 +363,17 @@ class DatacenterParams:
     adiabatic_pad_effectiveness: float = 0.78
 
     # ---------------------------------------------------------------- pumps (variable speed)
-    # Design pump power per kW of design cooling: chilled water 0.025, condenser water 0.02
-    # (~0.09 and ~0.07 kW/ton; total plant pumping is typically 0.1-0.2 kW/ton).
+    # Design pump power per kW of design cooling: chilled water 0.025 (0.088 kW/ton), condenser water 0.02
+    # (0.070 kW/ton). Chilled water: ASHRAE 90.1 Appendix G's baseline, as quoted by modellers: "One of the
+    # requirements of Appendix G is to limit the pumping power to 22 W/GPM" (bldg-rate list, onebuilding.org,
+    # 2 Sep 2009) and "The chilled water pumps are always ... modeled at 22 W/gpm" (energy-models.com forum,
+    # "Hot water pumps (baseline)"); the standard itself was not read. With the AHRI 550/590 flow of 2.4 gpm/ton
+    # (chw_range_k below): 22 W/gpm x 2.4 gpm/ton = 52.8 W/ton; / 3517 W/ton = 0.0150 kW/kW (our arithmetic).
+    # Source gives 0.015; we keep 0.025 because every published result uses it; changing it is open
+    # (docs/simulation.md, "Defaults that differ from their best source"). Condenser water: OUR CHOICE, no
+    # source found; the only other Appendix G figure read is for hot water ("the baseline building design hot
+    # water pump power shall be 19 W/gpm", same forum thread, quoting the 90.1 User's Manual p. G-30); no
+    # condenser-water figure was read.
     chw_pump_design_frac: float = 0.025
     cw_pump_design_frac: float = 0.02
     # Minimum flow 70 % of design (chilled- and condenser-water pumps alike): OUR CHOICE, no source
