@@ -467,7 +467,8 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
     a(f"| idle share of IT energy: the draw of capacity that is on but unused (one site sized for the synthetic "
       f"year at utilisation {itv['target']:g}, `local_only`) | every server on: {sh['always_on']:.0%}; default "
       f"power management: {sh['managed']:.0%} | no published figure for a power-managed fleet. Arithmetic for an "
-      f"always-on CPU server idling at ~30 % of peak (`DatacenterParams`, SPECpower_ssj2008 note) at the 10-50 % "
+      f"always-on CPU server idling at 30 % of peak (`DatacenterParams.cpu_server_idle_w`, our choice; a "
+      f"simulator's server idles at 65 %: docs/simulation.md \"Defaults that differ\") at the 10-50 % "
       f"load where servers spend most time {cite('barroso07')}: 23-73 % | the always-on figure is below that "
       "range because the sized site runs near 50 % and its GPUs and memory draw much of the IT power; with idle "
       "servers switched off only the spare pool and the gaps between tasks stay idle |")
