@@ -1,3 +1,4 @@
 from scenario_builder.cli import main
 
-main()
+if __name__ == "__main__":  # not when a worker process (warehouse.prefetch) re-imports the parent's main module
+    main()
