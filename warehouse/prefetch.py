@@ -29,6 +29,7 @@ so per-call costs (a Pandera pass, a transfer) are shared as in a batch, while a
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
@@ -127,6 +128,12 @@ class Prefetch:
             self._pool = None
 
 
+def set_environment(env: Mapping[str, str]) -> None:
+    """A worker process's initializer: set ``env`` before the first task imports anything (this module
+    imports only the standard library, so unpickling the initializer imports nothing else)."""
+    os.environ.update(env)
+
+
 _ACTIVE: list[Prefetch] = []
 
 
@@ -148,4 +155,4 @@ def prefetching(prefetch: Prefetch) -> Iterator[Prefetch]:
         prefetch.close()
 
 
-__all__ = ["Prefetch", "PrefetchStats", "active", "chunks", "prefetching"]
+__all__ = ["Prefetch", "PrefetchStats", "active", "chunks", "prefetching", "set_environment"]
