@@ -79,11 +79,18 @@ class Prefetch:
         self.stats = PrefetchStats(planned=len(self._items))
 
     def start(self) -> Prefetch:
-        if self._items:
+        """Submit the chunks. If the executor cannot be made or take work (no process can be started, say),
+        nothing is prepared ahead and every caller prepares its own items, as without a prefetch."""
+        if not self._items:
+            return self
+        try:
             self._pool = self._make()
             for items in chunks(self._items, self._group, self._chunk):
                 fut = self._pool.submit(self._work, items)
                 self._futures.update(dict.fromkeys(items, fut))
+        except Exception as err:  # noqa: BLE001 - an optimisation that cannot start is skipped, not fatal
+            self.error = err
+            self.close()
         return self
 
     def take(self, item: Hashable, fingerprint: Hashable) -> Any | None:

@@ -74,3 +74,12 @@ def test_nothing_is_left_running_after_the_block_even_when_it_raises():
     assert prefetch.active() is None
     assert set(threading.enumerate()) == before
     assert pf.take(49, ("fp", 49)) is None  # results released with the block
+
+
+def test_an_executor_that_cannot_start_leaves_every_item_to_its_caller():
+    def broken():
+        raise OSError("no process can be started")
+
+    with prefetching(Prefetch(range(3), _square, executor=broken)) as pf:
+        assert [pf.take(i, ("fp", i)) for i in range(3)] == [None, None, None]
+    assert isinstance(pf.error, OSError) and pf.stats.served == 0
