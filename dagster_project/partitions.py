@@ -9,14 +9,10 @@ the keys of the running step; ``tests/integration/dagster_project`` pins the exp
 """
 
 
-from datetime import UTC, datetime
-
 import dagster as dg
 
+from dagster_project.plan import YEARS
 from gridshift import locations
-
-FIRST_YEAR = 2015
-YEARS = [str(y) for y in range(FIRST_YEAR, datetime.now(UTC).year + 1)]
 
 region_year = dg.MultiPartitionsDefinition(
     {

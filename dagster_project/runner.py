@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
+from dagster_project import plan
 from dagster_project.assets import grid, reference
 from dagster_project.partitions import YEARS, key, region_year
 from dagster_project.resources import GridshiftResource
-from gridshift import locations
 from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
@@ -184,20 +184,9 @@ class Block:
                 PARTITION_RANGE_END: str(key(self.regions[-1], self.years[-1]))}
 
 
-def _consecutive(items: Sequence, order: Sequence) -> list[list]:
-    """``items`` (distinct, all in ``order``) split into runs consecutive in ``order``."""
-    pos = {x: i for i, x in enumerate(order)}
-    runs: list[list] = []
-    for x in sorted(items, key=pos.__getitem__):
-        if runs and pos[x] == pos[runs[-1][-1]] + 1:
-            runs[-1].append(x)
-        else:
-            runs.append([x])
-    return runs
-
-
 def plan_runs(requests: Sequence[tuple[str, str, int]]) -> list[Block]:
-    """Runs that materialize exactly the requested ``(asset, region, year)`` partitions, few of them.
+    """Runs that materialize exactly the requested ``(asset, region, year)`` partitions, few of them
+    (the rectangles of :func:`dagster_project.plan.rectangles`).
 
     A run targets one key range, and a range over ``region_year`` is the rectangle of consecutive
     regions × consecutive years between its ends (``dagster_project.partitions``). Per asset, regions
@@ -209,21 +198,7 @@ def plan_runs(requests: Sequence[tuple[str, str, int]]) -> list[Block]:
     for FR…CH, price for GB) is 4. Runs are ordered by first year, so a location's earlier year is
     written before its later one.
     """
-    years_by: dict[str, dict[str, set[int]]] = {}
-    for asset, region, year in requests:
-        years_by.setdefault(asset, {}).setdefault(region, set()).add(int(year))
-    regions_order, years_order = locations.all_codes(), [int(y) for y in YEARS]
-    assets_by_rect: dict[tuple[tuple[str, ...], tuple[int, ...]], list[str]] = {}
-    for asset, by_region in years_by.items():
-        regions_by_years: dict[tuple[int, ...], list[str]] = {}
-        for region, ys in by_region.items():
-            regions_by_years.setdefault(tuple(sorted(ys)), []).append(region)
-        for ys, regions in regions_by_years.items():
-            for rrun in _consecutive(regions, regions_order):
-                for yrun in _consecutive(ys, years_order):
-                    assets_by_rect.setdefault((tuple(rrun), tuple(yrun)), []).append(asset)
-    blocks = [Block(tuple(sorted(assets)), regions, years) for (regions, years), assets in assets_by_rect.items()]
-    return sorted(blocks, key=lambda b: (years_order.index(b.years[0]), regions_order.index(b.regions[0]), b.assets))
+    return [Block(assets, regions, years) for assets, regions, years in plan.rectangles(requests)]
 
 
 def _partition_failures(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], tuple[str, str]]:

@@ -17,6 +17,7 @@ from gridshift import __version__, locations
 from gridshift.cli import reporting
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
+from gridshift.sources import SIGNAL_TABLES
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build and inspect gridshift scenarios.")
 console = Console()
@@ -114,11 +115,15 @@ def ingest(
     mirror does not hold are skipped and listed; with explicit regions a missing file is an error.
     Exits 1 if any partition failed its checks (each is reported with its cause).
     """
-    from dagster_project import runner
-    from warehouse.ingest import in_mirror
+    import contextlib
+
+    from dagster_project import plan
+    from warehouse.ingest import in_mirror, prefetch_grid
 
     _quiet_dagster()
-    with _reporting(home):
+    outcomes: list = []
+    workload_outcomes: list = []
+    with _reporting(home), contextlib.ExitStack() as stack:
         srcs = [s.strip() for s in sources.split(",") if s.strip()]
         bad = [s for s in srcs if s not in ALL_SOURCES]
         if bad:
@@ -130,7 +135,17 @@ def ingest(
         years = _years(year)
         h = Home.resolve(home).ensure()
         m = _mirror(mirror)
-        workload_outcomes = []
+        kinds = [s for s in grid_srcs if s in SIGNAL_TABLES]
+        if kinds and m is not None and "workload" not in srcs:
+            # the mirror's grid files are parsed and checked in a worker process while Dagster is imported
+            # and started, in the order the runs will ask for them (warehouse.ingest.prefetch_grid; shut
+            # down and joined when this block ends, however it ends)
+            kind_of = {SIGNAL_TABLES[k]: k for k in kinds}
+            cells = [(SIGNAL_TABLES[k], r, y) for k in kinds for r in codes for y in years if in_mirror(k, r, y, m)]
+            stack.enter_context(prefetch_grid([(kind_of[t], r, y) for t, r, y in plan.ask_order(cells)],
+                                              mirror=m, allow_partial=allow_partial))
+        from dagster_project import runner
+
         if "workload" in srcs:
             from pipelines.workload.derive import BANDWIDTH_MODELS
             from warehouse.ingest_workload import WORKLOADS
@@ -145,7 +160,6 @@ def ingest(
             )
             _print_workload(workload_outcomes)
         skip_absent = regions.strip().lower() == "all" and not live
-        outcomes = []
         if grid_srcs:
             with _progress("ingest") as progress:
                 task = progress.add_task("", total=len(codes) * len(years) + (1 if "network" in grid_srcs else 0))
@@ -156,7 +170,7 @@ def ingest(
                     on_progress=lambda d: progress.update(task, advance=1, description=d),
                 )
             _print_outcomes(outcomes, h)
-    if runner.failed(outcomes + workload_outcomes):
+    if any(not o.ok for o in outcomes + workload_outcomes):
         raise typer.Exit(1)
 
 

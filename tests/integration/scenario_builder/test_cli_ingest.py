@@ -72,3 +72,29 @@ def test_workload_bandwidth_model_option_is_recorded_and_applied(tmp_path, share
     bw = read_table(wh, "SELECT min(bandwidth_gb) lo, max(bandwidth_gb) hi, count(*) n FROM workload_tasks")
     assert bw["n"][0] > 1_000_000
     assert bw["lo"][0] == bw["hi"][0] == DeriveParams().bandwidth_constant_gb
+
+
+def test_ingest_prepares_the_grid_files_ahead_and_leaves_nothing_running(tmp_path, shared_data, monkeypatch):
+    """The CLI parses the mirror's files in a worker process while Dagster starts (warehouse.ingest.prefetch_grid),
+    every one is taken by its asset, and the worker and its threads are gone when the command returns."""
+    import multiprocessing
+    import threading
+
+    from warehouse import prefetch
+
+    seen = []
+    real = prefetch.prefetching
+
+    def spy(pf):
+        seen.append(pf)
+        return real(pf)
+
+    monkeypatch.setattr(prefetch, "prefetching", spy)
+    threads = set(threading.enumerate())
+    res = runner.invoke(app, ["ingest", "--regions", "SG,KR", "--year", "2023", "--mirror", str(shared_data),
+                              "--home", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    (pf,) = seen
+    assert pf.stats.planned == 6 and pf.stats.served + pf.stats.stolen == 6 and pf.stats.missing == 0
+    assert prefetch.active() is None and not multiprocessing.active_children()
+    assert set(threading.enumerate()) == threads

@@ -1,0 +1,85 @@
+"""Digest of a home after an ingest: every warehouse table hashed, and the Dagster records counted.
+
+Command: uv run python benchmarks/warehouse_digest.py HOME [HOME2]   (with two homes: prints whether they match)
+
+Each table of ``HOME/warehouse.duckdb`` is hashed row by row in primary-key order (all columns but
+``raw_files.fetched_at``, the time of the landing), the grid tables (``grid_carbon``, ``grid_price``,
+``weather``) also in stored order; the run storage's runs are counted by status and the event-log shards'
+events by type (materializations, check evaluations, steps). Two ingests of the same mirror by two trees —
+e.g. this one and a ``git archive`` of an earlier commit (``bench_ingest.py --versus``) — into fresh homes
+must print the same digest.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import sqlite3
+import sys
+from pathlib import Path
+
+import duckdb
+
+GRID = ("grid_carbon", "grid_price", "weather")
+VOLATILE = {"fetched_at"}
+
+
+def _hash(con, sql: str) -> str:
+    h = hashlib.sha256()
+    for row in con.execute(sql).fetchall():
+        h.update(repr(row).encode())
+    return h.hexdigest()[:16]
+
+
+def digest(home: Path) -> dict:
+    out: dict = {}
+    con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
+    try:
+        tables = [t for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
+                                             "WHERE table_schema = 'main' ORDER BY 1").fetchall()]
+        for t in tables:
+            cols = [c for (c,) in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+                                               "ORDER BY ordinal_position", [t]).fetchall() if c not in VOLATILE]
+            pk = con.execute("SELECT constraint_column_names FROM duckdb_constraints() WHERE table_name = ? "
+                             "AND constraint_type = 'PRIMARY KEY'", [t]).fetchall()
+            sel = ", ".join(f'"{c}"' for c in cols)
+            order = ", ".join(f'"{c}"' for c in pk[0][0]) if pk else sel
+            out[t] = {"rows": con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0],
+                      "pk_order": _hash(con, f'SELECT {sel} FROM "{t}" ORDER BY {order}')}
+            if t in GRID:
+                out[t]["stored_order"] = _hash(con, f'SELECT {sel} FROM "{t}"')
+    finally:
+        con.close()
+    runs = sqlite3.connect(str(home / "dagster" / "history" / "runs.db"))
+    out["dagster runs"] = dict(runs.execute("SELECT status, count(*) FROM runs GROUP BY status").fetchall())
+    runs.close()
+    events: dict[str, int] = {}
+    for db in sorted(glob.glob(str(home / "dagster" / "history" / "runs" / "*.db"))):
+        c = sqlite3.connect(db)
+        try:
+            for typ, n in c.execute("SELECT dagster_event_type, count(*) FROM event_logs GROUP BY 1").fetchall():
+                if typ and any(w in typ for w in ("MATERIALIZATION", "CHECK", "STEP")):
+                    events[typ] = events.get(typ, 0) + n
+        except sqlite3.OperationalError:  # a shard without an event table
+            pass
+        finally:
+            c.close()
+    out["dagster events (all shards)"] = dict(sorted(events.items()))
+    return out
+
+
+def main() -> None:
+    homes = [Path(a) for a in sys.argv[1:3]]
+    if not homes:
+        raise SystemExit(__doc__)
+    got = [digest(h) for h in homes]
+    print(json.dumps(got[0], indent=1))
+    if len(got) == 2:
+        print("identical" if got[0] == got[1] else "DIFFERENT: " + ", ".join(
+            k for k in {**got[0], **got[1]} if got[0].get(k) != got[1].get(k)))
+        raise SystemExit(0 if got[0] == got[1] else 1)
+
+
+if __name__ == "__main__":
+    main()
