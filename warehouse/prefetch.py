@@ -18,6 +18,10 @@ only where and when:
   prefetch;
 - **no waiting on work not started** — a chunk still queued when one of its items is asked for is
   cancelled and its items left to the callers; only a chunk being prepared is waited for;
+- **no pickle from outside** — a worker process hands its results back over the executor's pipe, which
+  pickles them between these two processes of ours (as Dask does between its workers: docs/distributed.md);
+  nothing read from a file or the network is ever unpickled, and what the worker parsed reaches the
+  warehouse only after the asset's fingerprint check;
 - **nothing left behind** — :func:`prefetching` is a context manager: on exit the queue is cancelled, the
   chunk in progress finishes, the executor (its threads, its worker process) is shut down and joined, and
   every unclaimed result released.
