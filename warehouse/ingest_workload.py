@@ -50,7 +50,7 @@ from warehouse.ingest import _commit
 from warehouse.load import validate
 from warehouse.replace import Replacement, replace_partitions
 
-WORKLOADS = registry.WORKLOADS
+WORKLOADS = registry.workloads()
 
 
 @dataclass

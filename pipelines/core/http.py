@@ -307,15 +307,6 @@ def ignored_params() -> list[str]:
     return [*DEFAULT_IGNORED_PARAMS, *TOKEN_PARAMS]
 
 
-def __getattr__(name: str):
-    """``GridshiftSession`` (:func:`session_class`) and ``IGNORED_PARAMS`` (:func:`ignored_params`), on first use."""
-    if name == "GridshiftSession":
-        return session_class()
-    if name == "IGNORED_PARAMS":
-        return ignored_params()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def cache_file(home: Home) -> Path:
     return home.http_cache_path / "http_cache.sqlite"
 

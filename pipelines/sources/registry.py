@@ -1,6 +1,6 @@
 """Every source implementation, keyed by its ``gridshift.sources`` name, and the order they are asked in.
 
-``IMPLEMENTATIONS`` holds one instance per registered source name (a test checks the set equals
+``implementations()`` holds one instance per registered source name (a test checks the set equals
 ``gridshift.sources.names()``). For a grid partition (signal kind × location × UTC year),
 :func:`fetch` asks, in the order of :data:`GRID_ORDER`:
 
@@ -74,15 +74,6 @@ def workloads() -> tuple[str, ...]:
     from pipelines.workload.base import WorkloadSource
 
     return tuple(n for n, s in implementations().items() if isinstance(s, WorkloadSource))
-
-
-def __getattr__(name: str):
-    """``IMPLEMENTATIONS`` (:func:`implementations`) and ``WORKLOADS`` (:func:`workloads`), built on first use."""
-    if name == "IMPLEMENTATIONS":
-        return implementations()
-    if name == "WORKLOADS":
-        return workloads()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get(name: str) -> Source:

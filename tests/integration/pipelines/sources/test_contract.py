@@ -150,9 +150,9 @@ ALL = [(name, i) for name, samples in SAMPLES.items() for i in range(len(samples
 
 class TestSourceContract:
     def test_every_registered_source_has_samples(self):
-        assert set(registry.IMPLEMENTATIONS) == set(source_info.names())
-        assert set(SAMPLES) == set(registry.IMPLEMENTATIONS)
-        for name, src in registry.IMPLEMENTATIONS.items():
+        assert set(registry.implementations()) == set(source_info.names())
+        assert set(SAMPLES) == set(registry.implementations())
+        for name, src in registry.implementations().items():
             assert src.name == name and src.info.name == name
         for kind, table in source_info.SIGNAL_TABLES.items():  # the grid sources feed their signal's table
             assert {s.table for s in registry.grid(kind)} == {table}
