@@ -145,7 +145,9 @@ class HomeRunStorage(SqliteRunStorage):
 
     def __init__(self, conn_string: str, inst_data=None) -> None:
         # QueuePool: a checkout is a connection of its own (as Dagster's NullPool gives), returned open
-        self._engine = db.create_engine(conn_string, poolclass=QueuePool, pool_size=2, max_overflow=8)
+        # (no cap on simultaneous checkouts, as with NullPool: connections beyond the 2 kept open are closed on
+        # return, so a burst of concurrent queries in the UI never waits for a free one)
+        self._engine = db.create_engine(conn_string, poolclass=QueuePool, pool_size=2, max_overflow=-1)
         db.event.listen(self._engine, "connect", _pragmas)
         super().__init__(conn_string, inst_data)
 

@@ -79,3 +79,22 @@ def test_the_run_storage_keeps_its_connections_open_and_nesting_works(tmp_path):
     finally:
         ours.dispose()
         dagsters.dispose()
+
+
+def test_the_run_storage_has_no_cap_on_simultaneous_connections(tmp_path):
+    """More simultaneous checkouts than the pool keeps open all get a connection at once (Dagster's NullPool
+    had no cap; a capped pool would make the 11th wait for its timeout and fail)."""
+    import contextlib
+
+    import sqlalchemy as sa
+
+    from dagster_project.storage import HomeRunStorage
+
+    ours = HomeRunStorage.from_local(str(tmp_path / "ours"))
+    try:
+        with contextlib.ExitStack() as stack:
+            conns = [stack.enter_context(ours.connect()) for _ in range(16)]
+            assert all(c.execute(sa.text("SELECT count(*) FROM runs")).scalar() == 0 for c in conns)
+        assert ours._engine.pool.checkedin() == 2  # the overflow was closed on return, the pool's 2 kept
+    finally:
+        ours.dispose()
