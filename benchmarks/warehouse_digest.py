@@ -2,10 +2,10 @@
 
 Command: uv run python benchmarks/warehouse_digest.py HOME [HOME2]   (with two homes: prints whether they match)
 
-Each table of ``HOME/warehouse.duckdb`` is hashed row by row in primary-key order (all columns but
-``raw_files.fetched_at``, the time of the landing), the grid tables (``grid_carbon``, ``grid_price``,
-``weather``) also in stored order; the run storage's runs are counted by status and the event-log shards'
-events by type (materializations, check evaluations, steps). Two ingests of the same mirror by two trees —
+Each table of ``HOME/warehouse.duckdb`` is hashed in primary-key order (``warehouse.content``: its
+declared columns but ``raw_files.fetched_at``, the time of the landing, as Arrow IPC bytes), the grid
+tables (``grid_carbon``, ``grid_price``, ``weather``) also in stored order; the run storage's runs are
+counted by status and the event-log shards' events by type (materializations, check evaluations, steps). Two ingests of the same mirror by two trees —
 e.g. this one and a ``git archive`` of an earlier commit (``bench_ingest.py --versus``) — into fresh homes
 must print the same digest.
 """
@@ -19,38 +19,27 @@ import sqlite3
 import sys
 from pathlib import Path
 
-import duckdb
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from warehouse.content import ipc_bytes, table_content  # noqa: E402
+from warehouse.schemas import TABLES  # noqa: E402
 
 GRID = ("grid_carbon", "grid_price", "weather")
-VOLATILE = {"fetched_at"}
 
 
-def _hash(con, sql: str) -> str:
-    h = hashlib.sha256()
-    for row in con.execute(sql).fetchall():
-        h.update(repr(row).encode())
-    return h.hexdigest()[:16]
+def _hash(df) -> str:
+    return hashlib.sha256(ipc_bytes(df)).hexdigest()[:16]
 
 
 def digest(home: Path) -> dict:
     out: dict = {}
-    con = duckdb.connect(str(home / "warehouse.duckdb"), read_only=True)
-    try:
-        tables = [t for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
-                                             "WHERE table_schema = 'main' ORDER BY 1").fetchall()]
-        for t in tables:
-            cols = [c for (c,) in con.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-                                               "ORDER BY ordinal_position", [t]).fetchall() if c not in VOLATILE]
-            pk = con.execute("SELECT constraint_column_names FROM duckdb_constraints() WHERE table_name = ? "
-                             "AND constraint_type = 'PRIMARY KEY'", [t]).fetchall()
-            sel = ", ".join(f'"{c}"' for c in cols)
-            order = ", ".join(f'"{c}"' for c in pk[0][0]) if pk else sel
-            out[t] = {"rows": con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0],
-                      "pk_order": _hash(con, f'SELECT {sel} FROM "{t}" ORDER BY {order}')}
-            if t in GRID:
-                out[t]["stored_order"] = _hash(con, f'SELECT {sel} FROM "{t}"')
-    finally:
-        con.close()
+    wh = home / "warehouse.duckdb"
+    for t in TABLES:
+        df = table_content(wh, t)
+        out[t] = {"rows": df.height, "pk_order": _hash(df)}
+        if t in GRID:
+            out[t]["stored_order"] = _hash(table_content(wh, t, stored_order=True))
     runs = sqlite3.connect(str(home / "dagster" / "history" / "runs.db"))
     out["dagster runs"] = dict(runs.execute("SELECT status, count(*) FROM runs GROUP BY status").fetchall())
     runs.close()

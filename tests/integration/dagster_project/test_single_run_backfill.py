@@ -22,6 +22,7 @@ from dagster_project.partitions import key
 from dagster_project.resources import GridshiftResource
 from gridshift.home import Home
 from tests.integration.helpers import mirror_with, replace_line, tree_digest
+from warehouse.content import ipc_bytes, table_content
 from warehouse.db import read_table
 from warehouse.schemas import TABLES
 
@@ -48,17 +49,10 @@ def _single_run(home: Path, mirror: Path, kinds=KINDS) -> dict:
 
 
 def _content(home: Path) -> dict[str, bytes]:
-    """Every non-empty table, ordered by its primary key, as Arrow IPC bytes (fetched_at left out)."""
-    out = {}
+    """Every non-empty table, ordered by its primary key, as Arrow IPC bytes (``warehouse.content``)."""
     db = Home(home).warehouse_path
-    for name, table in TABLES.items():
-        cols = [c for c in table.columns if not (name == "raw_files" and c == "fetched_at")]
-        order = ", ".join(f'"{c}"' for c in table.primary_key)
-        df = read_table(db, f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM "{name}" ORDER BY {order}')
-        if df.height:
-            buf = df.write_ipc(None, compression="uncompressed")
-            out[name] = buf.getvalue()
-    return out
+    frames = {name: table_content(db, name) for name in TABLES}
+    return {name: ipc_bytes(df) for name, df in frames.items() if df.height}
 
 
 def _frame(content: dict[str, bytes], table: str) -> pl.DataFrame:
