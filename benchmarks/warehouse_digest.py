@@ -5,9 +5,9 @@ Command: uv run python benchmarks/warehouse_digest.py HOME [HOME2]   (with two h
 Each table of ``HOME/warehouse.duckdb`` is hashed in primary-key order (``warehouse.content``: its
 declared columns but ``raw_files.fetched_at``, the time of the landing, as Arrow IPC bytes), the grid
 tables (``grid_carbon``, ``grid_price``, ``weather``) also in stored order; the run storage's runs are
-counted by status and the event-log shards' events by type (materializations, check evaluations, steps). Two ingests of the same mirror by two trees —
-e.g. this one and a ``git archive`` of an earlier commit (``bench_ingest.py --versus``) — into fresh homes
-must print the same digest.
+counted by status and the event-log shards' events by type (materializations, check evaluations,
+steps). Two ingests of the same mirror by two trees (e.g. this one and a ``git archive`` of an earlier
+commit, ``bench_ingest.py --versus``) into fresh homes must print the same digest.
 """
 
 from __future__ import annotations
