@@ -286,7 +286,7 @@ class Simulator:
         self.prep: Prepared | None = None
         self._actions = None
         self.outcome = None
-        self._entries: dict | None = None  # compiled entry points, from the first reset (_setup_fast)
+        self._entries: dict = {}  # compiled entry points by kernel (:meth:`kernel`)
 
     # -------------------------------------------------------------- control
     def reset(self, seed: int | None = None, **window) -> dict:
@@ -337,6 +337,16 @@ class Simulator:
             _ENTRY_MEMO[key] = entry
         return entry
 
+    def kernel(self, fn, *args):
+        """The compiled entry point of jitted ``fn`` for these arguments (:meth:`_entry`), looked up at this
+        Simulator's first reset only: every later reset builds arrays of the same types (Prepared makes each
+        with a fixed dtype, dimensions and layout from the same options), and the structural key of ~100
+        arrays costs ~1 ms per look-up. For kernels that take this Simulator's run arrays (its own, and an
+        environment's feature kernels)."""
+        if fn not in self._entries:
+            self._entries[fn] = self._entry(fn, *args)
+        return self._entries[fn]
+
     def _setup_fast(self) -> None:
         from . import transfer as X
         from .outcome import StepOutcome
@@ -347,11 +357,7 @@ class Simulator:
         self.outcome = StepOutcome(sc.n_dc, cap_gpus=sc.cap_gpus, locations=sc.locations)
         o = self.outcome
         self._phys_buf = np.empty(N_OUT)
-        # the compiled entry points: looked up at the first reset only, as every later reset of this
-        # Simulator builds arrays of the same types (Prepared makes each with a fixed dtype, dimensions and
-        # layout from the same options), and the structural key of ~100 arrays costs ~1 ms per look-up
-        first = self._entries is None
-        entry = self._entry if first else (lambda fn, *args: self._entries[fn])
+        entry = self.kernel
         self._end = entry(E.end_step, T, S, C, 0, self._actions)
         self._begin = entry(E.begin_step, T, S, C, 0)
         info = p.info
@@ -363,8 +369,7 @@ class Simulator:
         caps = tuple(np.ascontiguousarray(c, dtype=np.float64) for c in (sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb))
         self._phys_args = (sc.params, *caps, S.part, S.srv, bool(p.managed))
         self._phys_sig = (sc.temp_c, sc.wetbulb_c, sc.carbon_g_per_kwh, sc.price_usd_per_mwh)
-        self._phys = entry(step_energy, *self._phys_args, 0, *self._phys_sig, 0, self._phys_buf,
-                                 o.dc, o.dc_sum)
+        self._phys = entry(step_energy, *self._phys_args, 0, *self._phys_sig, 0, self._phys_buf, o.dc, o.dc_sum)
         self._wm = np.zeros(X.N_WM, np.int64)
         self._cand = np.zeros_like(S.pend)
         self._xfer_pre = (T.origin, T.bw, S.dest, S.decision, S.m_viol, S.pend)
@@ -372,10 +377,7 @@ class Simulator:
         self._xfer_net = (usd, sc.carbon_g_per_kwh, float(p.options.transfer_kwh_per_gb),
                           p.options.transfer_emissions == "mean")
         self._xfer = entry(X.step_transfers_sla, *self._xfer_pre, 0, 0, 0, self._wm, self._cand,
-                                 float(C.t0), float(E.STEP_S), 0, int(p.s0), *self._xfer_net, o.xfer)
-        if first:
-            self._entries = {E.end_step: self._end, E.begin_step: self._begin, E.publish: self._publish,
-                             E.issue_all: self._issue, step_energy: self._phys, X.step_transfers_sla: self._xfer}
+                           float(C.t0), float(E.STEP_S), 0, int(p.s0), *self._xfer_net, o.xfer)
 
     @property
     def done(self) -> bool:

@@ -330,11 +330,7 @@ class TaskSchedulingEnv(gym.Env):
         self._sargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.deadline, T.origin, C.cap,
                        self._cap_tot, S.commit, info.hist, info.fc, 0, 0.0, 86400.0, self._year_off,
                        self._n_ref, self._c_scale, self._p_scale, self._feat64)
-        # (the entry points are looked up for the first episode only: every episode's arrays have the types
-        # of the first one's, as the Simulator's do)
-        first = getattr(self, "_sk", None) is None
-        if first:
-            self._sk = Simulator._entry(observe_single, self._sargs, 0, 0, 0.0, self._feat64)
+        self._sk = self.sim.kernel(observe_single, self._sargs, 0, 0, 0.0, self._feat64)
         if self.single_action:
             self._fargs = self._sargs
             self._fk = self._sk
@@ -343,8 +339,7 @@ class TaskSchedulingEnv(gym.Env):
             self._fargs = (S.pend, 0, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.bw, T.deadline, T.origin,
                            C.cap, S.commit, info.hist, info.fc, 0, 0.0, 86400.0, self._year_off, self._t_scale,
                            self._c_scale, self._p_scale, out)
-            if first:
-                self._fk = Simulator._entry(task_features, *self._fargs)
+            self._fk = self.sim.kernel(task_features, *self._fargs)
 
     # -------------------------------------------------------------- observation
     @property
