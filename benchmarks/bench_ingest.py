@@ -198,14 +198,10 @@ def _phases(mirror: Path) -> dict[str, float]:
     import scenario_builder.cli  # noqa: F401 - the CLI's own imports
     from dagster_project import plan
     from gridshift import locations
-    from gridshift.sources import SIGNAL_TABLES
     from warehouse.ingest import prefetch_grid
 
     # as the CLI: the worker process starts preparing the grid partitions before Dagster is imported
-    cells = [(SIGNAL_TABLES[k], r, y) for k in KINDS for r in locations.all_codes() for y in YEARS
-             if _in_mirror(k, r, y, mirror)]
-    kind_of = {t: k for k, t in SIGNAL_TABLES.items()}
-    ahead = prefetch_grid([(kind_of[t], r, y) for t, r, y in plan.ask_order(cells)], mirror=mirror)
+    ahead = prefetch_grid(plan.mirror_ask_order(KINDS, locations.all_codes(), YEARS, mirror), mirror=mirror)
     pf = ahead.__enter__()
     from dagster_project import runner
     from dagster_project.assets import grid
@@ -234,9 +230,7 @@ def _phases(mirror: Path) -> dict[str, float]:
         names = runner.SOURCE_ASSETS["network"]
         ref = runner._outcomes(runner._run(names, home, runner.resources(home, mirror)), names, None, None)
         mark("reference run")
-        parts = [(k, r, y) for r in locations.all_codes() for y in YEARS for k in KINDS
-                 if _in_mirror(k, r, y, mirror)]
-        done = runner.materialize_grid(parts, home=home, mirror=mirror)
+        done = runner.materialize_grid(_partitions(mirror), home=home, mirror=mirror)
         mark("grid runs")
         ahead.__exit__(None, None, None)
         assert all(o.ok for o in [*ref, *done.values()])
@@ -244,12 +238,6 @@ def _phases(mirror: Path) -> dict[str, float]:
     return {**out, **inner, "grid: partitions served by the worker": pf.stats.served,
             "grid: wait for the worker (wall s)": pf.stats.wait_s,
             "worker process CPU (all of it, on the other core)": worker.ru_utime + worker.ru_stime}
-
-
-def _in_mirror(kind: str, region: str, year: int, mirror: Path) -> bool:
-    from warehouse.ingest import in_mirror
-
-    return in_mirror(kind, region, year, mirror)
 
 
 def main() -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from gridshift import locations
+from gridshift.sources import SIGNAL_TABLES
 
 FIRST_YEAR = 2015
 YEARS = [str(y) for y in range(FIRST_YEAR, datetime.now(UTC).year + 1)]
@@ -56,4 +58,16 @@ def ask_order(requests: Sequence[tuple[str, str, int]]) -> list[tuple[str, str, 
             for r in regions for y in years]
 
 
-__all__ = ["FIRST_YEAR", "YEARS", "ask_order", "rectangles"]
+def mirror_ask_order(kinds: Sequence[str], regions: Sequence[str], years: Sequence[int], mirror: Path
+                     ) -> list[tuple[str, str, int]]:
+    """The ``(signal kind, region, year)`` grid partitions ``mirror`` holds, in the order the runs that ingest
+    them ask for them (:func:`ask_order` over their assets): what ``warehouse.ingest.prefetch_grid`` is given."""
+    from warehouse.ingest import in_mirror
+
+    kind_of = {SIGNAL_TABLES[k]: k for k in kinds}
+    cells = [(SIGNAL_TABLES[k], r, int(y)) for k in kinds for r in regions for y in years
+             if in_mirror(k, r, int(y), mirror)]
+    return [(kind_of[t], r, y) for t, r, y in ask_order(cells)]
+
+
+__all__ = ["FIRST_YEAR", "YEARS", "ask_order", "mirror_ask_order", "rectangles"]

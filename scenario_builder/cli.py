@@ -140,10 +140,8 @@ def ingest(
             # the mirror's grid files are parsed and checked in a worker process while Dagster is imported
             # and started, in the order the runs will ask for them (warehouse.ingest.prefetch_grid; shut
             # down and joined when this block ends, however it ends)
-            kind_of = {SIGNAL_TABLES[k]: k for k in kinds}
-            cells = [(SIGNAL_TABLES[k], r, y) for k in kinds for r in codes for y in years if in_mirror(k, r, y, m)]
-            stack.enter_context(prefetch_grid([(kind_of[t], r, y) for t, r, y in plan.ask_order(cells)],
-                                              mirror=m, allow_partial=allow_partial))
+            stack.enter_context(prefetch_grid(plan.mirror_ask_order(kinds, codes, years, m), mirror=m,
+                                              allow_partial=allow_partial))
         from dagster_project import runner
 
         if "workload" in srcs:
