@@ -5,6 +5,7 @@ the bundle builder's sizing."""
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from gridshift.origin import ACTIVITY_OFF, ACTIVITY_ON, BUSINESS_END_H, BUSINESS_START_H, activity, probabilities
 
@@ -32,8 +33,20 @@ def sample_origins(rng: np.random.Generator, step_index: np.ndarray, probs: np.n
     s_lo = int(step_index.min())
     cum = np.cumsum(probs[:, s_lo:int(step_index.max()) + 1], axis=0)  # (n_dc, steps spanned)
     cum[-1] = 1.0
-    col = step_index - s_lo
-    # count of cumulative bounds <= u (vectorised searchsorted per row)
-    for d in range(n_dc - 1):
-        origin += (u >= cum[d, col]).astype(np.int32)
+    _count_bounds(u, np.ascontiguousarray(cum[:-1].T), step_index - s_lo, origin)
     return origin
+
+
+@njit(cache=True, nogil=True)
+def _count_bounds(u, cum_t, col, origin):
+    """origin[i] = the count of the bounds ``cum_t[col[i], :]`` (the cumulative probabilities of
+    datacenters 0 .. n_dc - 2 at task i's step, step-major) that are <= u[i]: the inverse CDF, one
+    pass over the tasks (numpy needed a gather of every task per datacenter, n_dc - 1 passes)."""
+    for i in range(u.shape[0]):
+        row = cum_t[col[i]]
+        x = u[i]
+        n = 0
+        for d in range(row.shape[0]):
+            if x >= row[d]:
+                n += 1
+        origin[i] = n

@@ -169,6 +169,9 @@ PLANT_OUT = ("chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_c
              "water_l", "econ_kw", "econ_frac", "chiller_load_kw", "t_chw_return_c", "adiabatic_on", "t_coil_air_c")
 #: the ``OUT_NAMES`` slot of each ``PLANT_OUT`` value
 PLANT_SLOTS = np.array([_O[n] for n in PLANT_OUT], dtype=np.int64)
+#: positions in :func:`facility_from_cooling`'s tuple of the plant's electrical loads and its unmet cooling
+PL_CHILLER, PL_TOWER, PL_CHW_PUMP, PL_CW_PUMP, PL_UNMET = (PLANT_OUT.index(n) for n in (
+    "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_cooling_kw"))
 
 STEP_HOURS = 0.25
 
@@ -630,7 +633,7 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     plant = facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d)
     for k in range(PLANT_SLOTS.shape[0]):
         out[PLANT_SLOTS[k]] = plant[k]
-    total = it + crac + plant[0] + plant[1] + plant[2] + plant[3]
+    total = it + crac + plant[PL_CHILLER] + plant[PL_TOWER] + plant[PL_CHW_PUMP] + plant[PL_CW_PUMP]
 
     out[O_CRAC] = crac
     out[O_TOTAL] = total
@@ -651,8 +654,8 @@ def facility_kernel(p, cool, t_db, t_wb, cool_d, rej_d, plant_kw, unmet_kw):
     plant after an edit of this file."""
     for i in range(cool.shape[0]):
         plant = facility_from_cooling(p, cool[i], t_db[i], t_wb[i], cool_d, rej_d)
-        plant_kw[i] = plant[0] + plant[1] + plant[2] + plant[3]
-        unmet_kw[i] = plant[4]
+        plant_kw[i] = plant[PL_CHILLER] + plant[PL_TOWER] + plant[PL_CHW_PUMP] + plant[PL_CW_PUMP]
+        unmet_kw[i] = plant[PL_UNMET]
 
 
 #: rows of the server-state array ``srv`` (4, n_dc, n): time-weighted CPU-only / GPU servers on,

@@ -115,3 +115,27 @@ def test_run_origins_follow_local_time(tmp_path):
     freq = r.tasks["origin"].value_counts().sort("origin")["count"].to_numpy() / n
     np.testing.assert_allclose(freq, [0.4 / 0.99, 0.5 / 0.99, 0.09 / 0.99], atol=0.012)
     _ = TZ3
+
+
+def _origins_reference(rng, step_index, probs, first=0):
+    """The inverse CDF written out in numpy (the definition the kernel must reproduce exactly)."""
+    u = rng.random(first + step_index.shape[0])[first:]
+    cum = np.cumsum(probs, axis=0)
+    cum[-1] = 1.0
+    return sum((u >= cum[d, step_index]).astype(np.int32) for d in range(probs.shape[0] - 1))
+
+
+@pytest.mark.parametrize("n_dc", [1, 2, 7, 131])
+def test_sample_origins_equal_the_inverse_cdf(n_dc):
+    # many sites, uneven probabilities (some zero), tasks spread over a window of steps, skipped draws
+    g = np.random.default_rng(n_dc)
+    w = g.random((n_dc, 300)) * (g.random((n_dc, 300)) > 0.2)
+    w[0] += 1e-3
+    probs = w / w.sum(axis=0)
+    steps = np.sort(g.integers(40, 260, 20_000))
+    for first in (0, 12_345):
+        got = O.sample_origins(np.random.default_rng(9), steps, probs, first=first)
+        want = _origins_reference(np.random.default_rng(9), steps, probs, first=first)
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, want)
+        assert got.min() >= 0 and got.max() <= n_dc - 1
