@@ -194,9 +194,12 @@ def synthetic_tasks(n_tasks: int, n_steps: int, seed: int = 0) -> pl.DataFrame:
 
 
 def reference_bundle(root: str | Path, *, n_tasks: int, n_steps: int = 35040, seed: int = 0,
-                     n_dc: int = 5, name: str | None = None, tasks: pl.DataFrame | None = None) -> Path:
+                     n_dc: int = 5, name: str | None = None, tasks: pl.DataFrame | None = None,
+                     capacity_scale: float = 1.0) -> Path:
     """The reference 5-DC cluster (``gridshift.clusters.REFERENCE``, replicated cyclically for n_dc > 5)
-    with synthetic signals and a synthetic workload of n_tasks tasks (or the given ``tasks``)."""
+    with synthetic signals and a synthetic workload of n_tasks tasks (or the given ``tasks``).
+    ``capacity_scale`` multiplies every site's cores, GPUs and memory (SustainCluster's reference cluster
+    is sized far above this workload: at 1.3 M tasks a year its GPUs are ≈ 3 % busy)."""
     ref = clusters.REFERENCE
     sites = [ref[i % len(ref)] for i in range(n_dc)]
     locs = [s.location if i < len(ref) else f"{s.location}-{i // len(ref)}" for i, s in enumerate(sites)]
@@ -208,8 +211,10 @@ def reference_bundle(root: str | Path, *, n_tasks: int, n_steps: int = 35040, se
     usd = np.array([[0.02 if a == b else 0.08 for b in macro] for a in macro])
     return write_bundle(
         root, locations=locs, timezones=[r.timezone for r in regs],
-        population_weight=[s.population_weight for s in sites], total_cores=[s.total_cores for s in sites],
-        total_gpus=[s.total_gpus for s in sites], total_mem_gb=[s.total_mem_gb for s in sites],
+        population_weight=[s.population_weight for s in sites],
+        total_cores=[s.total_cores * capacity_scale for s in sites],
+        total_gpus=[s.total_gpus * capacity_scale for s in sites],
+        total_mem_gb=[s.total_mem_gb * capacity_scale for s in sites],
         n_steps=n_steps, signals=synthetic_signals(n_dc, n_steps, seed),
         tasks=synthetic_tasks(n_tasks, n_steps, seed) if tasks is None else tasks, usd_per_gb=usd,
         throughput_mbps=thr, rtt_ms=rtt,
