@@ -24,7 +24,6 @@ def sample_origins(rng: np.random.Generator, step_index: np.ndarray, probs: np.n
     ``first`` on of a longer sequence, whose first ``first`` uniforms are skipped, not drawn (a run's
     window gets the origins its tasks have in the whole year).
     """
-    n_dc = probs.shape[0]
     u = uniforms_from(rng, first, step_index.shape[0])
     origin = np.zeros(step_index.shape[0], dtype=np.int32)
     if step_index.shape[0] == 0:
