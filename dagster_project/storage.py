@@ -19,7 +19,10 @@ Dagster also asks the index shard whether a table exists (``has_table``) before 
 check evaluation and every asset event's tags, each time through a new engine and a new SQLite
 connection: about a third of the storage's CPU time in a whole-mirror ingest (339 of 518 events). A
 table once present stays (migrations only add tables, ``wipe`` only deletes rows), so a "yes" is
-remembered for the life of the storage; a "no" is asked again.
+remembered for the life of the storage; a "no" is asked again. The same holds for the columns of the
+``asset_keys`` table, which Dagster reflects (``inspect(conn).get_columns``) before storing every
+materialization to know its layout (222 reflections in a whole-mirror ingest): a column once present is
+remembered.
 
 The run storage (``runs.db``, also WAL) had the same habit: Dagster's ``SqliteRunStorage`` makes a new
 engine and opens and closes a connection (checkpointing the WAL) for each of its ~230 queries in a
@@ -62,6 +65,7 @@ class HomeEventLogStorage(SqliteEventLogStorage):
     def __init__(self, base_dir: str, inst_data=None) -> None:
         self._engines: dict[str, db.engine.Engine] = {}
         self._present_tables: set[str] = set()
+        self._present_asset_key_cols: set[str] = set()
         super().__init__(base_dir, inst_data)
 
     @classmethod
@@ -75,6 +79,15 @@ class HomeEventLogStorage(SqliteEventLogStorage):
         present = super().has_table(table_name)
         if present:
             self._present_tables.add(table_name)
+        return present
+
+    def _has_asset_key_col_on_connection(self, conn: db.engine.Connection, column_name: str) -> bool:
+        """Dagster's answer (a reflection of ``asset_keys``), with a "yes" remembered (see the module docstring)."""
+        if column_name in self._present_asset_key_cols:
+            return True
+        present = super()._has_asset_key_col_on_connection(conn, column_name)
+        if present:
+            self._present_asset_key_cols.add(column_name)
         return present
 
     def _engine(self, shard: str) -> db.engine.Engine:

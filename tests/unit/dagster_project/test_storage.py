@@ -1,4 +1,5 @@
-"""The home's event-log storage: Dagster's SQLite storage, with a remembered ``has_table``."""
+"""The home's event-log storage: Dagster's SQLite storage, with a remembered ``has_table`` and
+``asset_keys`` column reflection."""
 
 from __future__ import annotations
 
@@ -23,6 +24,25 @@ def test_has_table_remembers_a_yes_and_asks_again_after_a_no(tmp_path, monkeypat
         assert asked == ["asset_check_executions"]  # the index shard was asked once
         assert not storage.has_table("no_such_table") and not storage.has_table("no_such_table")
         assert asked == ["asset_check_executions", "no_such_table", "no_such_table"]  # a no is asked again
+    finally:
+        storage.dispose()
+
+
+def test_asset_key_columns_remember_a_yes_and_ask_again_after_a_no(tmp_path, monkeypatch):
+    storage = HomeEventLogStorage(str(tmp_path / "runs"))
+    try:
+        asked: list[str] = []
+        dagsters = SqliteEventLogStorage._has_asset_key_col_on_connection
+
+        def counted(self, conn, name):
+            asked.append(name)
+            return dagsters(self, conn, name)
+
+        monkeypatch.setattr(SqliteEventLogStorage, "_has_asset_key_col_on_connection", counted)
+        assert storage.has_asset_key_index_cols() and storage.has_asset_key_index_cols()
+        assert asked == ["last_materialization_timestamp"]  # reflected once
+        assert not storage.has_asset_key_col("no_such_column") and not storage.has_asset_key_col("no_such_column")
+        assert asked == ["last_materialization_timestamp", "no_such_column", "no_such_column"]
     finally:
         storage.dispose()
 
