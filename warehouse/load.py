@@ -6,6 +6,9 @@ primary key inside one transaction, together with their ``raw_files`` rows, and 
 every table back (atomic). Re-ingesting the same data changes nothing, not even a byte of the file:
 under the writers' lock the frames are first compared with what is stored (read-only), rows stored
 identically are not written again, and a load with nothing new never opens the file for writing.
+That comparison first asks whether any stored row can share a key with the frame at all (a zone-map-pruned
+scan: the first key column among the frame's values, the others within its range); only then are the
+frame's keys joined with the stored ones — a new location's partition is not compared row by row.
 A ``raw_files`` row is written once per sha256 (the bytes are immutable; ``fetched_at`` is their
 first landing).
 """
@@ -105,11 +108,34 @@ def empty_frame(table_name: str) -> pl.DataFrame:
     return pl.DataFrame(schema=polars_schema(TABLES[table_name]))
 
 
-def _stored(con, table, df: pl.DataFrame) -> pl.DataFrame | None:
-    """The stored rows with the primary keys of ``df`` (None when the table does not exist yet)."""
-    exists = query(con, "SELECT count(*) AS n FROM information_schema.tables WHERE table_name = $t",
-                   {"t": table.name})["n"][0]
-    if not exists:
+#: At most this many distinct values of a frame's first key column are listed in the stored-key pre-test
+#: (:func:`_may_hold`); a frame with more is compared by the full semi-join.
+KEY_PRETEST_VALUES = 1000
+
+
+def _may_hold(con, table, df: pl.DataFrame) -> bool:
+    """Whether the stored table may hold one of ``df``'s primary keys: False only when no stored row has
+    its first key column among the frame's values and every other key column within the frame's range
+    (a filtered scan that DuckDB prunes by its min/max zone maps, instead of joining every key)."""
+    first, *rest = table.primary_key
+    values = df[first].unique().drop_nulls().to_list()
+    if len(values) > KEY_PRETEST_VALUES or any(df[c].null_count() for c in table.primary_key):
+        return True
+    where = [f'"{first}" IN ({", ".join("?" * len(values))})'] if values else ["false"]
+    params: list = list(values)
+    for col in rest:
+        where.append(f'"{col}" BETWEEN ? AND ?')
+        params += [df[col].min(), df[col].max()]
+    sql = f'SELECT count(*) FROM (SELECT 1 FROM "{table.name}" WHERE {" AND ".join(where)} LIMIT 1)'
+    return bool(con.execute(sql, params).fetchall()[0][0])
+
+
+def _stored(con, table, df: pl.DataFrame, present: set[str]) -> pl.DataFrame | None:
+    """The stored rows with the primary keys of ``df`` (None when the table does not exist yet: not in
+    ``present``, the file's tables)."""
+    if table.name not in present:
+        return None
+    if not _may_hold(con, table, df):
         return None
     con.register("_staged", df.select(table.primary_key).to_arrow())
     try:
@@ -126,9 +152,10 @@ def _changes(db_path: Path, frames: Mapping[str, pl.DataFrame]) -> dict[str, tup
         return {name: (df, False) for name, df in frames.items()}
     out: dict[str, tuple[pl.DataFrame, bool]] = {}
     with open_read(db_path) as con:
+        present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         for name, df in frames.items():
             table = TABLES[name]
-            stored = _stored(con, table, df)
+            stored = _stored(con, table, df, present)
             if stored is None or stored.height == 0:
                 out[name] = (df, False)
             elif name == "raw_files":  # immutable by sha256: only new files
