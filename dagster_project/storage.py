@@ -29,6 +29,14 @@ engine and opens and closes a connection (checkpointing the WAL) for each of its
 whole-mirror ingest. :class:`HomeRunStorage` keeps its connections open in a pool (each checkout still its
 own connection, as before, so nesting and threads behave as Dagster expects) with ``synchronous=NORMAL``.
 
+The compute-log manager (:class:`HomeComputeLogManager`) is Dagster's local one, whose ``capture_logs``
+(once per run: the process's stdout and stderr copied to the run's log files and still shown on the
+terminal) did that by starting, for each of the two streams, a ``tail -F`` process and a Python
+interpreter that watches it for orphaning, then terminating both: four processes per run, 0.2 s of wall
+and 0.15 s of CPU for the five runs of a whole-mirror ingest. Here each stream's file descriptor is
+pointed at a pipe, and a thread copies what arrives to the log file and to where the stream pointed before;
+the files, their paths and the completion marker are Dagster's, so the UI shows them as before.
+
 Selected in ``<home>/dagster/dagster.yaml`` (``dagster_project.runner.instance_yaml``), so ``dg dev``
 and the CLI open the instance the same way.
 """
@@ -38,16 +46,22 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import dagster
 import sqlalchemy as db
+from dagster._core.execution.compute_logs import _fileno, should_disable_io_stream_redirect
+from dagster._core.storage.compute_log_manager import CapturedLogContext, ComputeIOType
 from dagster._core.storage.event_log.sqlite.sqlite_event_log import SqliteEventLogStorage
+from dagster._core.storage.local_compute_log_manager import IO_TYPE_EXTENSION, LocalComputeLogManager
 from dagster._core.storage.runs.sqlite.sqlite_run_storage import SqliteRunStorage
 from dagster._core.storage.sqlite import create_db_conn_string
+from dagster._utils import ensure_file, touch_file
 from sqlalchemy.pool import NullPool, QueuePool, SingletonThreadPool
 
 SQLITE_BUSY_TIMEOUT_S = 30
@@ -176,3 +190,74 @@ class HomeRunStorage(SqliteRunStorage):
     def dispose(self) -> None:
         self._engine.dispose()
         super().dispose()
+
+
+#: How long the end of a capture waits for its copying thread to drain the pipe. Only a process started
+#: during the run and still alive (holding the pipe open) makes it wait: its later output is then still
+#: copied, by the thread left running as a daemon.
+CAPTURE_DRAIN_S = 5.0
+
+
+def _pump(read_fd: int, log, terminal_fd: int) -> None:
+    """Copy the pipe to the log file and to the terminal until every writer has closed it."""
+    try:
+        while chunk := os.read(read_fd, 1 << 16):
+            log.write(chunk)
+            view = memoryview(chunk)
+            while view:
+                try:
+                    view = view[os.write(terminal_fd, view):]
+                except OSError:  # the terminal went away: the log file still gets everything
+                    break
+    finally:
+        log.close()
+        os.close(read_fd)
+        os.close(terminal_fd)
+
+
+@contextlib.contextmanager
+def _mirror_to_file(stream, path: str) -> Iterator[None]:
+    """Point ``stream``'s file descriptor at a pipe whose bytes a thread appends to ``path`` and copies to
+    where the descriptor pointed before (Dagster's ``mirror_stream_to_file``, without its processes); a
+    stream without a descriptor is not captured, as in Dagster's."""
+    ensure_file(path)
+    fd = _fileno(stream)
+    if not fd or should_disable_io_stream_redirect():
+        yield
+        return
+    stream.flush()
+    terminal = os.dup(fd)
+    read_fd, write_fd = os.pipe()
+    log = open(path, "ab", buffering=0)  # noqa: SIM115 - closed by the pump thread
+    thread = threading.Thread(target=_pump, args=(read_fd, log, terminal), name="gridshift-compute-log",
+                              daemon=True)
+    thread.start()
+    try:
+        os.dup2(write_fd, fd)
+    finally:
+        os.close(write_fd)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            stream.flush()
+        # back to the terminal (``terminal`` is open until the pump sees the pipe's end, which cannot come
+        # before this: ``fd`` held the last write end in this process)
+        os.dup2(terminal, fd)
+        thread.join(CAPTURE_DRAIN_S)
+
+
+class HomeComputeLogManager(LocalComputeLogManager):
+    """``LocalComputeLogManager`` capturing without ``tail`` and watcher processes (see the module docstring)."""
+
+    @classmethod
+    def from_config_value(cls, inst_data, config_value) -> HomeComputeLogManager:  # type: ignore[override]
+        return cls(inst_data=inst_data, **config_value)
+
+    @contextmanager
+    def capture_logs(self, log_key):
+        out = self.get_captured_local_path(log_key, IO_TYPE_EXTENSION[ComputeIOType.STDOUT])
+        err = self.get_captured_local_path(log_key, IO_TYPE_EXTENSION[ComputeIOType.STDERR])
+        with _mirror_to_file(sys.stdout, out), _mirror_to_file(sys.stderr, err):
+            yield CapturedLogContext(log_key)
+        touch_file(self.complete_artifact_path(log_key))  # as Dagster's: the capture is complete

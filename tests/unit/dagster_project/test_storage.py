@@ -118,3 +118,43 @@ def test_the_run_storage_has_no_cap_on_simultaneous_connections(tmp_path):
         assert ours._engine.pool.checkedin() == 2  # the overflow was closed on return, the pool's 2 kept
     finally:
         ours.dispose()
+
+
+def test_compute_logs_are_captured_to_dagsters_files_and_still_shown_without_helper_processes(
+        tmp_path, capfd, monkeypatch):
+    """``HomeComputeLogManager.capture_logs``: what the process writes to its stdout and stderr (Python and
+    file-descriptor level) lands in the run's log files, at Dagster's paths with its completion marker, is
+    still shown on the streams as before, and no process is started for it; nothing keeps running after."""
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    from dagster._core.storage.compute_log_manager import ComputeIOType
+
+    from dagster_project.storage import HomeComputeLogManager
+
+    def no_process(*_a, **_k):
+        raise AssertionError("a process was started")
+
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    manager = HomeComputeLogManager(str(tmp_path / "storage"))
+    key = ["run-1", "compute_logs", "abc"]
+    before = set(threading.enumerate())
+    with manager.capture_logs(key):
+        print("to stdout")
+        os.write(sys.stdout.fileno(), b"fd 1\n")  # the stream's descriptor, as Dagster captures it
+        print("to stderr", file=sys.stderr)
+        os.write(sys.stderr.fileno(), b"x" * 70_000 + b"\n")  # more than a pipe holds: copied meanwhile
+    assert set(threading.enumerate()) == before
+    assert manager.is_capture_complete(key)
+    out = manager.get_log_data_for_type(key, ComputeIOType.STDOUT, 0, None)[0]
+    err = manager.get_log_data_for_type(key, ComputeIOType.STDERR, 0, None)[0]
+    assert out == b"to stdout\nfd 1\n"
+    assert err == b"to stderr\n" + b"x" * 70_000 + b"\n"
+    shown = capfd.readouterr()
+    assert shown.out == "to stdout\nfd 1\n"
+    assert shown.err == "to stderr\n" + "x" * 70_000 + "\n"
+    print("after")  # the streams are back where they were
+    assert capfd.readouterr().out == "after\n"
+    assert manager.get_log_data_for_type(key, ComputeIOType.STDOUT, 0, None)[0] == b"to stdout\nfd 1\n"
