@@ -14,6 +14,7 @@ non-daemon thread still runs, it exits normally instead, which waits for it.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -39,10 +40,8 @@ def exit_now(code: object = 0) -> NoReturn:
     status = exit_code(code)
     atexit._run_exitfuncs()  # what the interpreter's exit runs first (CPython; there is no public name for it)
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # closed or gone: nothing more can be written to it
             stream.flush()
-        except (OSError, ValueError):  # closed or gone: nothing more can be written to it anyway
-            pass
     os._exit(status)
 
 
