@@ -13,7 +13,9 @@ from gridshift import gctune
 @pytest.fixture
 def restore_gc():
     threshold, enabled = gc.get_threshold(), gc.isenabled()
+    gctune.for_a_command()
     yield
+    gctune._opted_in[0] = False
     gc.unfreeze()
     gc.set_threshold(*threshold)
     (gc.enable if enabled else gc.disable)()
@@ -38,6 +40,15 @@ def test_the_collector_is_resumed_as_it_was_also_when_the_block_raises(restore_g
     with pytest.raises(ImportError), gctune.imports_uncollected():
         raise ImportError("no such module")
     assert gc.isenabled()
+
+
+def test_a_process_that_did_not_opt_in_is_left_as_it_is(restore_gc):
+    gctune._opted_in[0] = False
+    frozen = gc.get_freeze_count()
+    with gctune.imports_uncollected():
+        assert gc.isenabled()
+        made = [[i] for i in range(1000)]
+    assert gc.get_freeze_count() == frozen and made
 
 
 def test_a_command_collects_in_larger_batches(restore_gc):
