@@ -54,9 +54,12 @@ def _asset(name: str) -> dg.AssetsDefinition:
 
 
 def instance_yaml(dagster_dir: Path) -> str:
-    """The instance configuration of a home: no telemetry, and the kept-open event-log and run storages
-    (``dagster_project.storage``) in Dagster's usual places under the instance directory."""
+    """The instance configuration of a home: no telemetry, the kept-open event-log and run storages and the
+    compute-log manager without helper processes (``dagster_project.storage``), in Dagster's usual places
+    under the instance directory."""
     return ("telemetry:\n  enabled: false\n"
+            "compute_logs:\n  module: dagster_project.storage\n  class: HomeComputeLogManager\n"
+            f"  config:\n    base_dir: {dagster_dir / 'storage'}\n"
             "event_log_storage:\n  module: dagster_project.storage\n  class: HomeEventLogStorage\n"
             f"  config:\n    base_dir: {dagster_dir / 'history' / 'runs'}\n"
             "run_storage:\n  module: dagster_project.storage\n  class: HomeRunStorage\n"

@@ -6,12 +6,16 @@ primary key inside one transaction, together with their ``raw_files`` rows, and 
 every table back (atomic). Re-ingesting the same data changes nothing, not even a byte of the file:
 under the writers' lock the frames are first compared with what is stored (read-only), rows stored
 identically are not written again, and a load with nothing new never opens the file for writing.
+That comparison first asks whether any stored row can share a key with the frame at all (a zone-map-pruned
+scan: the first key column among the frame's values, the others within its range); only then are the
+frame's keys joined with the stored ones — a new location's partition is not compared row by row.
 A ``raw_files`` row is written once per sha256 (the bytes are immutable; ``fetched_at`` is their
 first landing).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -19,7 +23,7 @@ import pandera.polars as pa
 import polars as pl
 
 from gridshift.errors import DataError
-from warehouse.db import exclusive, open_read, open_write, query
+from warehouse.db import exclusive, finish, open_read, open_write, query
 from warehouse.ddl import create_table_sql, polars_schema
 from warehouse.schemas import FRAMES, TABLES, Table
 
@@ -105,11 +109,34 @@ def empty_frame(table_name: str) -> pl.DataFrame:
     return pl.DataFrame(schema=polars_schema(TABLES[table_name]))
 
 
-def _stored(con, table, df: pl.DataFrame) -> pl.DataFrame | None:
-    """The stored rows with the primary keys of ``df`` (None when the table does not exist yet)."""
-    exists = query(con, "SELECT count(*) AS n FROM information_schema.tables WHERE table_name = $t",
-                   {"t": table.name})["n"][0]
-    if not exists:
+#: At most this many distinct values of a frame's first key column are listed in the stored-key pre-test
+#: (:func:`_may_hold`); a frame with more is compared by the full semi-join.
+KEY_PRETEST_VALUES = 1000
+
+
+def _may_hold(con, table, df: pl.DataFrame) -> bool:
+    """Whether the stored table may hold one of ``df``'s primary keys: False only when no stored row has
+    its first key column among the frame's values and every other key column within the frame's range
+    (a filtered scan that DuckDB prunes by its min/max zone maps, instead of joining every key)."""
+    first, *rest = table.primary_key
+    values = df[first].unique().drop_nulls().to_list()
+    if len(values) > KEY_PRETEST_VALUES or any(df[c].null_count() for c in table.primary_key):
+        return True
+    where = [f'"{first}" IN ({", ".join("?" * len(values))})'] if values else ["false"]
+    params: list = list(values)
+    for col in rest:
+        where.append(f'"{col}" BETWEEN ? AND ?')
+        params += [df[col].min(), df[col].max()]
+    sql = f'SELECT count(*) FROM (SELECT 1 FROM "{table.name}" WHERE {" AND ".join(where)} LIMIT 1)'
+    return bool(con.execute(sql, params).fetchall()[0][0])
+
+
+def _stored(con, table, df: pl.DataFrame, present: set[str]) -> pl.DataFrame | None:
+    """The stored rows with the primary keys of ``df`` (None when the table does not exist yet: not in
+    ``present``, the file's tables)."""
+    if table.name not in present:
+        return None
+    if not _may_hold(con, table, df):
         return None
     con.register("_staged", df.select(table.primary_key).to_arrow())
     try:
@@ -126,9 +153,10 @@ def _changes(db_path: Path, frames: Mapping[str, pl.DataFrame]) -> dict[str, tup
         return {name: (df, False) for name, df in frames.items()}
     out: dict[str, tuple[pl.DataFrame, bool]] = {}
     with open_read(db_path) as con:
+        present = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         for name, df in frames.items():
             table = TABLES[name]
-            stored = _stored(con, table, df)
+            stored = _stored(con, table, df, present)
             if stored is None or stored.height == 0:
                 out[name] = (df, False)
             elif name == "raw_files":  # immutable by sha256: only new files
@@ -154,30 +182,34 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame], *, rebuild_stale: I
     """
     frames = {name: conform(TABLES[name], df) for name, df in frames.items()}
     written = dict.fromkeys(frames, 0)
-    with exclusive(db_path):
+    stack = contextlib.ExitStack()
+    with stack:
+        stack.enter_context(exclusive(db_path))
         stale = [name for name in rebuild_stale if name in frames and stale_layout(db_path, name)]
         todo = _changes(db_path, {name: df for name, df in frames.items() if df.height and name not in stale})
         todo.update({name: (frames[name], False) for name in stale})
         if not todo:
             return written
-        with open_write(db_path) as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                for name in stale:
-                    con.execute(f'DROP TABLE "{TABLES[name].name}"')
-                    con.execute(create_table_sql(TABLES[name]))
-                for name, (df, overlaps) in todo.items():
-                    # no stored key among the frame's: a plain INSERT adds the same rows as an upsert, without
-                    # a conflict lookup per row (about 1.5x faster into an empty table)
-                    verb = "INSERT OR REPLACE" if overlaps else "INSERT"
-                    con.register("_staged", df.to_arrow())
-                    con.execute(f'{verb} INTO "{TABLES[name].name}" BY NAME SELECT * FROM _staged')
-                    con.unregister("_staged")
-                    written[name] = df.height
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+        con = stack.enter_context(open_write(db_path))
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for name in stale:
+                con.execute(f'DROP TABLE "{TABLES[name].name}"')
+                con.execute(create_table_sql(TABLES[name]))
+            for name, (df, overlaps) in todo.items():
+                # no stored key among the frame's: a plain INSERT adds the same rows as an upsert, without
+                # a conflict lookup per row (about 1.5x faster into an empty table)
+                verb = "INSERT OR REPLACE" if overlaps else "INSERT"
+                con.register("_staged", df.to_arrow())
+                con.execute(f'{verb} INTO "{TABLES[name].name}" BY NAME SELECT * FROM _staged')
+                con.unregister("_staged")
+                written[name] = df.height
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        # committed: the close (a checkpoint) and the lock's release, now or behind (warehouse.db.finish)
+        finish(stack.pop_all())
     return written
 
 

@@ -24,7 +24,10 @@ only where and when:
   warehouse only after the asset's fingerprint check;
 - **nothing left behind** — :func:`prefetching` is a context manager: on exit the queue is cancelled, the
   chunk in progress finishes, the executor (its threads, its worker process) is shut down and joined, and
-  every unclaimed result released.
+  every unclaimed result released. The executor is told to shut down as soon as the last planned item is
+  handed over (nothing can be asked of it any more): a worker process's exit (its interpreter's teardown,
+  0.3–0.7 s measured for the grid worker) then overlaps the caller's remaining work instead of delaying
+  the block's exit, which still joins it.
 
 Items are prepared in chunks (consecutive items of one group, e.g. one signal kind, up to ``chunk``),
 so per-call costs (a Pandera pass, a transfer) are shared as in a batch, while a caller rarely waits long.
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
@@ -78,6 +82,7 @@ class Prefetch:
         self._items = list(dict.fromkeys(items))
         self._work, self._group, self._chunk, self._make = work, group, max(1, chunk), executor
         self._pool: Executor | None = None
+        self._closer: threading.Thread | None = None  # shutting the executor down early (see _release)
         self._futures: dict[Hashable, Future] = {}
         self.error: BaseException | None = None  # the first failure of a chunk's work (its items left to callers)
         self.stats = PrefetchStats(planned=len(self._items))
@@ -103,6 +108,13 @@ class Prefetch:
         fut = self._futures.pop(item, None)
         if fut is None:
             return None
+        try:
+            return self._take(item, fut, fingerprint)
+        finally:
+            if not self._futures:  # every planned item handed over or refused: let the executor go now
+                self._release()
+
+    def _take(self, item: Hashable, fut: Future, fingerprint: Hashable) -> Any | None:
         if fut.cancel():  # not started: the caller is ready now, the worker is not
             self.stats.stolen += 1
             return None
@@ -131,12 +143,23 @@ class Prefetch:
         """Block until every chunk still planned is prepared or has failed (tests, benchmarks)."""
         futures_wait(set(self._futures.values()))
 
+    def _release(self) -> None:
+        """Shut the executor down on a thread of its own (its worker exits meanwhile; :meth:`close` joins the
+        thread). Only when nothing is planned any more: every future is done or cancelled by then."""
+        if self._pool is not None and self._closer is None:
+            self._closer = threading.Thread(target=self._pool.shutdown, kwargs={"wait": True, "cancel_futures": True},
+                                            name="gridshift-prefetch-release", daemon=True)
+            self._closer.start()
+
     def close(self) -> None:
         """Cancel the queue, let the chunk in progress finish, shut the executor down (joined), drop results."""
         self._futures.clear()
-        if self._pool is not None:
+        if self._closer is not None:
+            self._closer.join()
+            self._closer = None
+        elif self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        self._pool = None
 
 
 def set_environment(env: Mapping[str, str]) -> None:

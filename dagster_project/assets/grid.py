@@ -9,7 +9,9 @@ partition), with the guarantees of a run per partition:
    its parser, the table's Pandera model, the coverage minimum); a refused one fails its blocking
    ``pandera_schema`` check *for that partition*, naming file, column, rows and values, and writes nothing;
 2. the accepted partitions are written in one transaction (``warehouse.ingest.write_grid``: rows, raw-file
-   lineage and ``partition_quality``, each partition whole), then each gets its own materialization
+   lineage and ``partition_quality``, each partition whole; once it has committed, the connection's close —
+   DuckDB's checkpoint — runs on a thread while the events below are recorded, joined before the step
+   ends: ``warehouse.db.closing_behind``), then each gets its own materialization
    (metadata: rows, raw sha256 and URI, coverage, estimated share) and its own passing check evaluations,
    so the UI's partition status, check history and lineage are what per-partition runs recorded;
 3. if any partition was refused, the step then fails, naming every refused partition and its cause
@@ -36,6 +38,7 @@ from dagster_project.partitions import region_year, run_keys
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
 from gridshift.sources import SIGNAL_TABLES
+from warehouse.db import closing_behind
 from warehouse.ingest import SIGNAL_SOURCES, PreparedGrid, prepare_grid, write_grid
 
 
@@ -103,19 +106,20 @@ def _grid_asset(kind: str) -> dg.AssetsDefinition:
         for pk, err in refused.items():  # refused before anything is written
             if isinstance(err, DataError):
                 yield checks.evaluation(checks.schema_failed(table, err), str(pk), before.get(str(pk)))
-        try:
-            write_grid(home, batch.ready)
-        except Exception as err:  # the database failed: the transaction wrote none of the batch
-            refused.update({parts[(p.location, p.year)]: err for p in batch.ready})
-            raise _failure(table, refused) from err
-        for p in batch.ready:
-            yield _materialization(context, table, parts[(p.location, p.year)], p)
-        written = checks.latest_materializations(
-            context.instance, table, [str(parts[(p.location, p.year)]) for p in batch.ready])
-        for p in batch.ready:
-            pk = str(parts[(p.location, p.year)])
-            for result in checks.passed_results(table, p.report):
-                yield checks.evaluation(result, pk, written.get(pk))
+        with closing_behind():  # the write's close (a checkpoint) overlaps recording it: warehouse.db
+            try:
+                write_grid(home, batch.ready)
+            except Exception as err:  # the database failed: the transaction wrote none of the batch
+                refused.update({parts[(p.location, p.year)]: err for p in batch.ready})
+                raise _failure(table, refused) from err
+            for p in batch.ready:
+                yield _materialization(context, table, parts[(p.location, p.year)], p)
+            written = checks.latest_materializations(
+                context.instance, table, [str(parts[(p.location, p.year)]) for p in batch.ready])
+            for p in batch.ready:
+                pk = str(parts[(p.location, p.year)])
+                for result in checks.passed_results(table, p.report):
+                    yield checks.evaluation(result, pk, written.get(pk))
         if refused:
             first = next(iter(refused.values()))
             raise _failure(table, refused) from first

@@ -1,4 +1,5 @@
-"""The home's event-log storage: Dagster's SQLite storage, with a remembered ``has_table``."""
+"""The home's event-log storage: Dagster's SQLite storage, with a remembered ``has_table`` and
+``asset_keys`` column reflection."""
 
 from __future__ import annotations
 
@@ -23,6 +24,25 @@ def test_has_table_remembers_a_yes_and_asks_again_after_a_no(tmp_path, monkeypat
         assert asked == ["asset_check_executions"]  # the index shard was asked once
         assert not storage.has_table("no_such_table") and not storage.has_table("no_such_table")
         assert asked == ["asset_check_executions", "no_such_table", "no_such_table"]  # a no is asked again
+    finally:
+        storage.dispose()
+
+
+def test_asset_key_columns_remember_a_yes_and_ask_again_after_a_no(tmp_path, monkeypatch):
+    storage = HomeEventLogStorage(str(tmp_path / "runs"))
+    try:
+        asked: list[str] = []
+        dagsters = SqliteEventLogStorage._has_asset_key_col_on_connection
+
+        def counted(self, conn, name):
+            asked.append(name)
+            return dagsters(self, conn, name)
+
+        monkeypatch.setattr(SqliteEventLogStorage, "_has_asset_key_col_on_connection", counted)
+        assert storage.has_asset_key_index_cols() and storage.has_asset_key_index_cols()
+        assert asked == ["last_materialization_timestamp"]  # reflected once
+        assert not storage.has_asset_key_col("no_such_column") and not storage.has_asset_key_col("no_such_column")
+        assert asked == ["last_materialization_timestamp", "no_such_column", "no_such_column"]
     finally:
         storage.dispose()
 
@@ -98,3 +118,43 @@ def test_the_run_storage_has_no_cap_on_simultaneous_connections(tmp_path):
         assert ours._engine.pool.checkedin() == 2  # the overflow was closed on return, the pool's 2 kept
     finally:
         ours.dispose()
+
+
+def test_compute_logs_are_captured_to_dagsters_files_and_still_shown_without_helper_processes(
+        tmp_path, capfd, monkeypatch):
+    """``HomeComputeLogManager.capture_logs``: what the process writes to its stdout and stderr (Python and
+    file-descriptor level) lands in the run's log files, at Dagster's paths with its completion marker, is
+    still shown on the streams as before, and no process is started for it; nothing keeps running after."""
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    from dagster._core.storage.compute_log_manager import ComputeIOType
+
+    from dagster_project.storage import HomeComputeLogManager
+
+    def no_process(*_a, **_k):
+        raise AssertionError("a process was started")
+
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    manager = HomeComputeLogManager(str(tmp_path / "storage"))
+    key = ["run-1", "compute_logs", "abc"]
+    before = set(threading.enumerate())
+    with manager.capture_logs(key):
+        print("to stdout")
+        os.write(sys.stdout.fileno(), b"fd 1\n")  # the stream's descriptor, as Dagster captures it
+        print("to stderr", file=sys.stderr)
+        os.write(sys.stderr.fileno(), b"x" * 70_000 + b"\n")  # more than a pipe holds: copied meanwhile
+    assert set(threading.enumerate()) == before
+    assert manager.is_capture_complete(key)
+    out = manager.get_log_data_for_type(key, ComputeIOType.STDOUT, 0, None)[0]
+    err = manager.get_log_data_for_type(key, ComputeIOType.STDERR, 0, None)[0]
+    assert out == b"to stdout\nfd 1\n"
+    assert err == b"to stderr\n" + b"x" * 70_000 + b"\n"
+    shown = capfd.readouterr()
+    assert shown.out == "to stdout\nfd 1\n"
+    assert shown.err == "to stderr\n" + "x" * 70_000 + "\n"
+    print("after")  # the streams are back where they were
+    assert capfd.readouterr().out == "after\n"
+    assert manager.get_log_data_for_type(key, ComputeIOType.STDOUT, 0, None)[0] == b"to stdout\nfd 1\n"

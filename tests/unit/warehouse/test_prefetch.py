@@ -4,6 +4,7 @@ stolen, failed work is left to the caller, and nothing keeps running after the b
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -83,3 +84,24 @@ def test_an_executor_that_cannot_start_leaves_every_item_to_its_caller():
     with prefetching(Prefetch(range(3), _square, executor=broken)) as pf:
         assert [pf.take(i, ("fp", i)) for i in range(3)] == [None, None, None]
     assert isinstance(pf.error, OSError) and pf.stats.served == 0
+
+
+def test_the_executor_is_let_go_once_every_item_is_handed_over_and_joined_at_the_block_exit():
+    shut: list[dict] = []
+
+    class Recording(ThreadPoolExecutor):
+        def shutdown(self, wait=True, *, cancel_futures=False):
+            shut.append({"wait": wait, "cancel_futures": cancel_futures})
+            super().shutdown(wait=wait, cancel_futures=cancel_futures)
+
+    before = set(threading.enumerate())
+    with prefetching(Prefetch(range(4), _square, chunk=2, executor=lambda: Recording(1))) as pf:
+        pf.wait()
+        assert [pf.take(i, ("fp", i)) for i in range(3)] == [0, 1, 4]
+        assert shut == []  # item 3 may still be asked for
+        assert pf.take(3, ("fp", "changed")) is None  # the last item (stale): nothing planned any more
+        pf._closer.join(5)
+        assert shut == [{"wait": True, "cancel_futures": True}]  # shut down before the block ends
+        assert pf.take(3, ("fp", 3)) is None
+    assert shut == [{"wait": True, "cancel_futures": True}]  # not shut down twice
+    assert set(threading.enumerate()) == before
