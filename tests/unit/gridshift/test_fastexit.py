@@ -3,9 +3,12 @@ flushed before the process ends; a normal exit (waiting) while a non-daemon thre
 
 from __future__ import annotations
 
+import importlib.metadata
+import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +46,16 @@ def test_a_message_exits_1_and_a_running_non_daemon_thread_is_waited_for():
     assert got.returncode == 1
     assert got.stdout == "thread done\n"  # the normal exit waited for it
     assert got.stderr == "stopped\n"
+
+
+def test_the_installed_scenario_builder_command_ends_through_main():
+    # the console script must enter through cli.main (fast exit, GC tuning), not typer's app directly
+    eps = importlib.metadata.entry_points(group="console_scripts", name="scenario_builder")
+    assert [ep.value for ep in eps] == ["scenario_builder.cli:main"]
+    exe = shutil.which("scenario_builder", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    got = subprocess.run([exe, "version"], capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.strip()
+    bad = subprocess.run([exe, "no-such-command"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "no-such-command" in bad.stderr
