@@ -172,7 +172,7 @@ def ingest(
                     on_progress=lambda d: progress.update(task, advance=1, description=d),
                 )
             _print_outcomes(outcomes, h)
-    if any(not o.ok for o in outcomes + workload_outcomes):
+    if runner.failed(outcomes + workload_outcomes):
         raise typer.Exit(1)
 
 
