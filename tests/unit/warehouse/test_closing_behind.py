@@ -6,11 +6,12 @@ from __future__ import annotations
 import contextlib
 import threading
 
-import polars as pl
 import pytest
 
 from warehouse.db import closing_behind, finish, read_table
 from warehouse.load import write
+
+from .frames import quality_frame
 
 
 def _where_closed() -> tuple[contextlib.ExitStack, list[str]]:
@@ -50,19 +51,13 @@ def test_a_close_error_is_raised_at_the_exit_and_never_hides_the_blocks_own():
         raise ValueError("the block's")
 
 
-def _quality(location: str, n: int) -> pl.DataFrame:
-    return pl.DataFrame({"signal": ["carbon"], "location": [location], "year": [2022], "source": ["s"],
-                         "raw_sha256": ["h"], "rows": [n], "present": [n], "expected": [n], "coverage_frac": [1.0],
-                         "estimated_frac": [0.0], "partial": [False]})
-
-
 def test_writes_closed_behind_store_what_writes_closed_in_line_do(tmp_path):
     with closing_behind():
-        write(tmp_path / "a.duckdb", {"partition_quality": _quality("A", 1)})
-        write(tmp_path / "a.duckdb", {"partition_quality": _quality("B", 2)})  # waits for the first's lock
+        write(tmp_path / "a.duckdb", {"partition_quality": quality_frame(("A", 1))})
+        write(tmp_path / "a.duckdb", {"partition_quality": quality_frame(("B", 2))})  # waits for the first's lock
         inside = read_table(tmp_path / "a.duckdb", "SELECT location, rows FROM partition_quality ORDER BY 1").rows()
-    write(tmp_path / "b.duckdb", {"partition_quality": _quality("A", 1)})
-    write(tmp_path / "b.duckdb", {"partition_quality": _quality("B", 2)})
+    write(tmp_path / "b.duckdb", {"partition_quality": quality_frame(("A", 1))})
+    write(tmp_path / "b.duckdb", {"partition_quality": quality_frame(("B", 2))})
     sql = "SELECT location, rows FROM partition_quality ORDER BY 1"
     assert inside == read_table(tmp_path / "a.duckdb", sql).rows() == read_table(tmp_path / "b.duckdb", sql).rows()
     assert inside == [("A", 1), ("B", 2)]

@@ -13,6 +13,8 @@ import polars as pl
 from warehouse.db import read_table
 from warehouse.load import _may_hold, write
 
+from .frames import quality_frame
+
 T0 = datetime(2022, 1, 1, tzinfo=UTC)
 
 
@@ -37,27 +39,17 @@ def test_the_pretest_is_false_only_when_no_stored_row_can_share_a_key():
     con.close()
 
 
-def _quality(*rows: tuple[str, int]) -> pl.DataFrame:
-    return pl.DataFrame(
-        [{"signal": "carbon", "location": loc, "year": 2022, "source": "s", "raw_sha256": "h", "rows": n,
-          "present": n, "expected": n, "coverage_frac": 1.0, "estimated_frac": 0.0, "partial": False}
-         for loc, n in rows],
-        schema={"signal": pl.String, "location": pl.String, "year": pl.Int64, "source": pl.String,
-                "raw_sha256": pl.String, "rows": pl.Int64, "present": pl.Int64, "expected": pl.Int64,
-                "coverage_frac": pl.Float64, "estimated_frac": pl.Float64, "partial": pl.Boolean})
-
-
 def test_new_keys_are_inserted_stored_ones_replaced_and_identical_rows_not_written(tmp_path):
     db = tmp_path / "w.duckdb"
 
     def stored():
         return read_table(db, "SELECT location, rows FROM partition_quality ORDER BY location").rows()
 
-    assert write(db, {"partition_quality": _quality(("A", 1), ("B", 2))}) == {"partition_quality": 2}
-    assert write(db, {"partition_quality": _quality(("C", 3))}) == {"partition_quality": 1}  # no key stored
+    assert write(db, {"partition_quality": quality_frame(("A", 1), ("B", 2))}) == {"partition_quality": 2}
+    assert write(db, {"partition_quality": quality_frame(("C", 3))}) == {"partition_quality": 1}  # no key stored
     assert stored() == [("A", 1), ("B", 2), ("C", 3)]
-    assert write(db, {"partition_quality": _quality(("A", 9), ("D", 4))}) == {"partition_quality": 2}
+    assert write(db, {"partition_quality": quality_frame(("A", 9), ("D", 4))}) == {"partition_quality": 2}
     assert stored() == [("A", 9), ("B", 2), ("C", 3), ("D", 4)]  # A replaced in place, D added
     before = db.read_bytes()
-    assert write(db, {"partition_quality": _quality(("B", 2))}) == {"partition_quality": 0}
+    assert write(db, {"partition_quality": quality_frame(("B", 2))}) == {"partition_quality": 0}
     assert db.read_bytes() == before  # identical: not a byte written
