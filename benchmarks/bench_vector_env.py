@@ -134,8 +134,15 @@ def engine_floor_at(tmp: str, n_tasks: int, capacity_scale: float, name: str) ->
 
     sc = sim_core.load(reference_bundle(tmp, n_tasks=n_tasks, n_steps=96 * BUNDLE_DAYS, name=name,
                                         capacity_scale=capacity_scale))
+    return engine_floor_us(sc), *utilisation(sc)
+
+
+def utilisation(sc) -> tuple[float, float]:
+    """Mean (CPU, GPU) utilisation of one ``local_only`` episode of ``sc`` (how busy the floor's cluster is)."""
+    import sim_core
+
     steps = sim_core.run(sc, "local_only", days=EPISODE_DAYS, seed=1).steps
-    return engine_floor_us(sc), float(steps["cpu_util"].mean()), float(steps["gpu_util"].mean())
+    return float(steps["cpu_util"].mean()), float(steps["gpu_util"].mean())
 
 
 def single_rate(sc, steps: int) -> tuple[float, float]:
@@ -181,8 +188,7 @@ def main() -> None:
         r1, c1 = single_rate(sc, args.vector_steps)
         print(f"single TaskSchedulingEnv.step: {r1:,.0f} steps/s ({c1:,.0f} per CPU second)")
         resets[f"{BUNDLE_DAYS}-day"] = reset_ms(sc)
-        base_util = sim_core.run(sc, "local_only", days=EPISODE_DAYS, seed=1).steps
-        base_util = (float(base_util["cpu_util"].mean()), float(base_util["gpu_util"].mean()))
+        base_util = utilisation(sc)
         tasks_per_step = sc.n_tasks / (96 * BUNDLE_DAYS)
         parts = breakdown(sc, COUNTS[-1])
         print("per env-step, serial, " + ", ".join(f"{k}: {v:.2f} µs" for k, v in parts.items()))
