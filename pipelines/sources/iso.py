@@ -257,12 +257,13 @@ class GridstatusIsoDayAhead(GridSource):
             raise bad_rows(df, price.is_null(), f"{price.null_count()} non-numeric or empty price(s)", file=file,
                            column="price")
         lo, hi = year_bounds(year)
-        frame = pl.DataFrame({"ts_utc": ts, "price": price, "res": res, "cur": df["currency"]}).filter(
+        frame = pl.DataFrame({"ts_utc": ts, "price": price, "res": res, "cur": df["currency"],
+                              "line": pl.int_range(2, df.height + 2, eager=True)}).filter(
             (pl.col("ts_utc") >= lo) & (pl.col("ts_utc") < hi))
         if frame.height == 0:
             raise DataError(f"the pull holds no prices in {year}", file=file, column="interval_start_utc")
         check_time_grid(frame["ts_utc"], file, "interval_start_utc",
-                        step=timedelta(minutes=int(frame["res"].min())), max_gap=max_gap)
+                        step=timedelta(minutes=int(frame["res"].min())), max_gap=max_gap, rows=frame["line"])
         cur = frame["cur"].unique().to_list()
         if cur != [location.price_currency]:
             raise DataError(f"currency {cur} is not {location.price_currency}", file=file, column="currency")

@@ -161,3 +161,24 @@ def test_a_nan_temperature_in_flatbuffers_is_a_missing_hour(tmp_path):
     df = parse_raw(tmp_path, OMA, "DE-LU", 2023, "archive.fb", fb(replace(w, temp_c=with_bad(w.temp_c, 2, None))))
     assert df.height == 5 and utc(2023, 5, 1, 2) not in df["ts_utc"].to_list()
     assert df.filter(pl.col("ts_utc") == utc(2023, 5, 1, 3))["temp_c"].to_list() == [w.temp_c[3]]
+
+
+def test_a_repeated_or_off_grid_time_is_reported_at_its_json_array_position(tmp_path):
+    # position 1 has no temperature (dropped as a missing hour); positions 4 and 5 name one time, or 5 is off the grid
+    w = G.weather_hours(8)
+    w = replace(w, temp_c=with_bad(w.temp_c, 1, None))
+    body = json.loads(G.openmeteo_json(FRANKFURT, datetime(2023, 5, 1), w))
+    for value, message, rows in ((body["hourly"]["time"][4], "duplicated", [4, 5]),
+                                 ("2023-05-01T04:30", "off the 1:00:00 grid", [5])):
+        body["hourly"]["time"][5] = value
+        with pytest.raises(DataError, match=message) as info:
+            parse_mirror(tmp_path / message[:3], OM, "DE-LU", 2023, json.dumps(body).encode())
+        assert info.value.column == "hourly.time" and info.value.rows == rows
+
+
+def test_a_flatbuffers_gap_is_reported_at_the_array_position_after_it(tmp_path):
+    w = G.weather_hours(10)
+    w = replace(w, temp_c=[w.temp_c[0], None, *w.temp_c[2:4], None, None, None, None, *w.temp_c[8:]])
+    with pytest.raises(DataError, match="longer than the fill limit") as info:
+        parse_raw(tmp_path, OMA, "DE-LU", 2023, "archive.fb", fb(w))
+    assert info.value.rows == [8] and info.value.values == [str(utc(2023, 5, 1, 8))]

@@ -202,3 +202,11 @@ def test_a_five_minute_pull_gets_five_minute_rows(tmp_path):
     content = G.iso_pull_csv([(t, 55.0) for t in G.steps(utc(2023, 8, 1), 12, step)], node="HB_HUBAVG", step=step)
     df = parse_raw(tmp_path, ISO, "US-TEX-ERCO", 2023, "pull.csv", content)
     assert df.height == 12 and df["resolution_min"].unique().to_list() == [5]
+
+
+def test_a_repeated_hour_in_a_pull_is_reported_at_its_file_lines_after_rows_of_other_years(tmp_path):
+    ts = [utc(2022, 12, 31, 22), utc(2022, 12, 31, 23), utc(2023, 1, 1), utc(2023, 1, 1, 1), utc(2023, 1, 1, 1)]
+    content = G.iso_pull_csv([(t, 30.0) for t in ts], node="TH_NP15_GEN-APND")
+    with pytest.raises(DataError, match="duplicated") as info:
+        parse_raw(tmp_path, ISO, "US-CAL-CISO", 2023, "pull.csv", content)
+    assert info.value.rows == [5, 6]  # lines 2 and 3 hold the 2022 hours the partition leaves out
