@@ -119,14 +119,17 @@ def _parse_seeds(raw: str) -> list[int]:
 
 
 def summary_table(cmp) -> Table:
-    """The summary as a rich table: one row per policy, mean ± 95 % CI over seeds."""
-    from sim_core.bench.report import summary_caption, summary_rows
+    """The summary as a rich table that fits 120 columns: one row per policy, mean ± 95 % CI over seeds
+    (every headline metric is in the output files: summary.md, summary.parquet)."""
+    from rich import box
 
-    header, rows = summary_rows(cmp)
-    table = Table(caption=summary_caption(cmp))
+    from sim_core.bench.report import compact_rows, summary_caption
+
+    header, rows = compact_rows(cmp)
+    table = Table(caption=summary_caption(cmp), box=box.SIMPLE_HEAD, padding=(0, 1), caption_justify="left")
     table.add_column(header[0], no_wrap=True)
     for h in header[1:]:
-        table.add_column(h, justify="right")
+        table.add_column(h, justify="right", no_wrap=True)
     for r in rows:
         table.add_row(*r)
     return table
@@ -181,7 +184,7 @@ def compare(
     """Run every policy x seed on one bundle, print the summary, write outputs, store the runs."""
     import sim_core
     from gridshift.home import UnsafePathError, safe_join
-    from sim_core.bench.report import write_outputs
+    from sim_core.bench.report import assumptions_line, write_outputs
     from sim_core.bench.sweep import compare as run_compare
 
     pols = _parse_policies(policies)
@@ -196,7 +199,7 @@ def compare(
     if not path.is_dir():
         raise typer.BadParameter(f"no bundle directory {bundle!r}" + (f" (nor under {h.bundles_dir})" if h else ""),
                                  param_hint="BUNDLE")
-    console = Console() if sys.stdout.isatty() else Console(width=200)  # no wrapping in logs and pipes
+    console = Console() if sys.stdout.isatty() else Console(width=120)  # logs and pipes: the table's width
     try:
         scenario = sim_core.load(path)
     except sim_core.BundleError as err:
@@ -223,6 +226,7 @@ def compare(
 
     def progress(key, reused: bool) -> None:
         console.print(f"  {key.policy:<20} seed {key.seed:<4} {'stored' if reused else 'simulated'}")
+        console.file.flush()  # a line per run as it ends, also into a pipe or a log (block-buffered there)
 
     client = None
     if scheduler is not None:
@@ -249,6 +253,7 @@ def compare(
         if client is not None:
             client.close()
     console.print(summary_table(cmp))
+    console.print(assumptions_line(cmp), highlight=False)
     where = f"{h.warehouse_path}, objects under {store.results.url}" if h is not None else (
         f"no warehouse, objects under {store.url}" if store is not None else "no warehouse")
     console.print(f"{len(cmp.computed)} run(s) simulated, {len(cmp.reused)} reused ({where})")
