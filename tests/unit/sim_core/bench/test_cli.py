@@ -114,6 +114,17 @@ def test_printed_table_fits_120_columns_and_names_its_assumptions(bundle, tmp_pa
     assert "water L" in md and "gap to optimum %" in md  # every headline column stays in the files
 
 
+def test_run_command_takes_a_bundle_id_like_compare(bundle, tmp_path):
+    (tmp_path / "home" / "bundles").mkdir(parents=True)
+    (tmp_path / "home" / "bundles" / bundle.name).symlink_to(bundle)
+    res = CliRunner().invoke(app, ["run", bundle.name, "--days", "1", "--home", str(tmp_path / "home")])
+    assert res.exit_code == 0 and "carbon_kg" in res.output, res.output
+    res = CliRunner().invoke(app, ["run", "../../etc", "--home", str(tmp_path / "home")])
+    assert res.exit_code == 2 and "unsafe path component" in _text(res.output)
+    res = CliRunner().invoke(app, ["run", "0123456789abcdef", "--home", str(tmp_path / "home")])
+    assert res.exit_code == 2 and "no bundle directory" in _text(res.output)
+
+
 def test_run_command_is_unchanged(bundle):
     res = CliRunner().invoke(app, ["run", str(bundle), "--policy", "lowest_carbon", "--days", "1"])
     assert res.exit_code == 0 and "carbon_kg" in res.output
