@@ -336,7 +336,7 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
       "between rows.")
     a("* PUE = total / IT energy, WUE = site water (evaporation + drift + blowdown) / IT energy, both summed "
       "over the year first. The model's total is IT + CRAC fans + chiller + tower / dry-cooler fans + pumps "
-      "(SIMULATION.md §4): UPS, transformer and lighting losses are **not** in it, so its PUE is a cooling-"
+      "(docs/model.md §4): UPS, transformer and lighting losses are **not** in it, so its PUE is a cooling-"
       "only PUE; operators' PUEs include those losses.")
     a("* Free-cooling hours: the economizer carries the whole load (chiller off, exactly 0 kW); partial: it "
       "pre-cools and the chiller carries the rest. Adiabatic hours: the hybrid's pads are wetted. Unmet hours: "

@@ -4,7 +4,6 @@ work on a fresh clone, and no document links outside the repository."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
