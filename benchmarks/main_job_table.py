@@ -86,16 +86,22 @@ def section(folder: Path) -> str:
     ])
 
 
+def write(folder: Path, results_md: Path = RESULTS_MD, figure: Path = FIGURE) -> str:
+    """Replace the ``main_job`` section of ``results_md`` (the text around it kept) and copy the sweep's
+    cost-vs-carbon figure to ``figure``; return the section."""
+    body = section(folder)
+    update_section("main_job", body, results_md)
+    shutil.copyfile(folder / "tradeoff.png", figure)
+    return body
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="the main job's results table from a compare --out folder")
     ap.add_argument("folder", nargs="?", default="results", type=Path)
     ap.add_argument("--write", action="store_true", help="write docs/results.md and its figure")
     args = ap.parse_args(argv)
-    body = section(args.folder)
-    print(body)
+    print(write(args.folder) if args.write else section(args.folder))
     if args.write:
-        update_section("main_job", body, RESULTS_MD)
-        shutil.copyfile(args.folder / "tradeoff.png", FIGURE)
         print(f"updated {RESULTS_MD.relative_to(ROOT)} and {FIGURE.relative_to(ROOT)}")
 
 
