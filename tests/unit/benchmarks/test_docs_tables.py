@@ -62,3 +62,13 @@ def test_links_stay_inside_the_repository_and_resolve(doc):
         path = (doc.parent / target.split("#")[0]).resolve()
         assert path.is_relative_to(ROOT), f"{doc.name} links outside the repository: {target}"
         assert path.exists(), f"{doc.name} links to a missing file: {target}"
+
+
+def test_benchmarks_md_is_the_scripts_sections_only():
+    from benchmarks._report import HEADER
+
+    text = (ROOT / "BENCHMARKS.md").read_text()
+    outside = re.sub(r"<!-- ([a-z_-]+):start -->\n.*?\n<!-- \1:end -->", "", text, flags=re.S)
+    assert outside.strip() == HEADER.strip(), "BENCHMARKS.md holds text no benchmark script writes"
+    assert not [h for h in re.findall(r"\b[0-9a-f]{7,40}\b", text) if re.search("[a-f]", h)], "a commit hash"
+    assert not re.search(r"this (round|stop)|last stop|previous (round|stop)", text, flags=re.I), "a diary"
