@@ -14,9 +14,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
-HEADER = ("# Benchmarks\n\nEvery figure below is printed by a script in `benchmarks/`, which writes its own section of this "
-          "file\n(between its markers, `benchmarks/_report.py`) with the command and the machine; a section holds "
-          "only the\ncurrent figures (earlier ones are in git's history).\n")
+HEADER = ("# Benchmarks\n\n"
+          "Every figure below is printed by a script in `benchmarks/`, which writes its own section of this file\n"
+          "(between its markers, `benchmarks/_report.py`) with the command and the machine; a section holds only the\n"
+          "current figures (earlier ones are in git's history).\n")
 
 
 def machine() -> str:
