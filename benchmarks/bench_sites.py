@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -174,6 +175,7 @@ def main() -> None:
     if args.sweep_only:
         sizes, loads = [], []
     rows = []
+    load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
         for load in loads:
@@ -196,7 +198,9 @@ def main() -> None:
         "## Scaling in sites × load (sim_core)",
         "",
         f"Command: `{cmd}`  ",
-        f"Machine: {machine()} (shared with other work); measured {time.strftime('%Y-%m-%d')}. Each row a fresh "
+        f"Machine: {machine()} (shared with other work); measured {time.strftime('%Y-%m-%d')}, 1-min load average "
+        f"{load0:.1f} at the start and {os.getloadavg()[0]:.1f} at the end (the stepping is one thread: its CPU "
+        "seconds are what it takes on a core of its own, wall seconds wait for a core). Each row a fresh "
         "process; policy "
         f"`{args.policy}`, seed 0, servers power-managed; the cluster's capacity per task constant along the "
         "curve (see the script's docstring).",
