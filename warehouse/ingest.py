@@ -36,6 +36,7 @@ from gridshift.errors import DataError
 from gridshift.home import Home
 from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
+from pipelines.core import http
 from pipelines.core.raw import RawFile, land_many
 from pipelines.core.source import GridSource, year_bounds
 from pipelines.core.tabular import DEFAULT_MAX_GAP
@@ -137,6 +138,9 @@ def prepare_grid(
     of the parsed partitions and again per partition only when that fails
     (:func:`warehouse.load.validate_many`), so every error still names its own file.
 
+    A live file that is refused here is removed from the HTTP cache (``pipelines.core.http.forget``), so a
+    rerun after the publisher fixed it downloads it again instead of replaying the refused answer.
+
     Inside a :func:`prefetch_grid` block, a partition already prepared in the background from the same
     bytes (same source, URI and sha256 as the file fetched here) with the same options is taken as it is
     (the same function's result); the others — a refused one among them — are prepared here.
@@ -159,6 +163,8 @@ def prepare_grid(
             frame, report, quality = got
             batch.ready.append(PreparedGrid(kind, loc, year, raw, frame, report, quality))
     ready, refused = _prepare_fetched(kind, todo, max_gap=max_gap, allow_partial=allow_partial, threads=threads)
+    # a refused answer never stays in the HTTP cache: the next run asks the server again
+    http.forget(home, [k for loc, year, raw in todo if (loc, year) in refused for k in raw.cache_keys])
     batch.ready += ready
     batch.refused.update(refused)
     order = {p: n for n, p in enumerate(parts)}
