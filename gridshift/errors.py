@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 
 
@@ -38,3 +39,48 @@ class DataError(GridshiftError):
 
 class SourceUnavailableError(GridshiftError):
     """No configured source (warehouse, mirror, live) can provide the requested data."""
+
+
+class StorageError(GridshiftError):
+    """gridshift could not write its own files: the disk is full, a file exceeds the process's file-size
+    limit, or the folder is read-only. Raised by the writers, whose writes are atomic: nothing was
+    half-written (the message says where and why: :func:`storage_cause`)."""
+
+
+#: What a writer's operating-system error means, in words (by errno).
+STORAGE_ERRNOS: dict[int, str] = {
+    errno.ENOSPC: "the disk is full (no space left on device)",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EFBIG: "file too large (over the process's file-size limit, ulimit -f, or the file system's)",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied (a read-only folder?)",
+    errno.EPERM: "operation not permitted (a read-only folder?)",
+}
+#: The same causes as the storage libraries word them in their messages (DuckDB's IO errors, SQLite's, and
+#: a Dagster run, which keeps only an error's text), lower case.
+STORAGE_TEXTS: tuple[tuple[str, int], ...] = (
+    ("no space left on device", errno.ENOSPC),
+    ("database or disk is full", errno.ENOSPC),
+    ("disk quota exceeded", errno.EDQUOT),
+    ("file too large", errno.EFBIG),
+    ("read-only file system", errno.EROFS),
+    ("attempt to write a readonly database", errno.EROFS),
+    ("permission denied", errno.EACCES),
+)
+
+
+def storage_cause(exc: BaseException | None) -> str | None:
+    """Why a write failed, in words (:data:`STORAGE_ERRNOS`), with the file when the error names one, if
+    ``exc`` or an error it was raised from is a storage failure: an ``OSError`` with one of those numbers,
+    or a library error whose message says so (:data:`STORAGE_TEXTS`); else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+            return STORAGE_ERRNOS[exc.errno] + (f": {exc.filename}" if exc.filename else "")
+        text = str(exc).lower()
+        for words, number in STORAGE_TEXTS:
+            if words in text:
+                return STORAGE_ERRNOS[number]
+        exc = exc.__cause__ or exc.__context__
+    return None

@@ -22,7 +22,8 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -32,7 +33,7 @@ from pathlib import Path
 import polars as pl
 
 from gridshift import locations
-from gridshift.errors import DataError
+from gridshift.errors import DataError, GridshiftError, StorageError, storage_cause
 from gridshift.home import Home
 from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
@@ -73,23 +74,56 @@ class IngestReport:
         return self.present / self.expected
 
 
+@contextlib.contextmanager
+def storage_errors(home: Home) -> Iterator[None]:
+    """A write inside the block that fails for want of storage — the disk full, a file over the process's
+    file-size limit, a read-only home (:func:`gridshift.errors.storage_cause`) — raises a
+    :class:`StorageError` naming the home, the cause and the library's own message; other errors pass
+    unchanged. The writers undo their own part first (atomic files, one transaction), so the message can
+    say that nothing was written."""
+    try:
+        yield
+    except GridshiftError:
+        raise
+    except Exception as exc:
+        cause = storage_cause(exc)
+        if cause is None:
+            raise
+        said = (str(exc).strip().splitlines() or [""])[0][:300]
+        raise StorageError(f"cannot write to the gridshift home {home.root}: {cause}; nothing was written (the "
+                           f"warehouse is as it was) [{type(exc).__name__}: {said}]") from exc
+
+
+def writable_home(home: Home) -> Home:
+    """``home``, created if needed, once it has taken a file: a read-only or unwritable home is refused up
+    front, by name (:class:`StorageError`), not deep inside a storage library that cannot open its file."""
+    with storage_errors(home):
+        home.ensure()
+        with tempfile.TemporaryFile(dir=home.root):
+            pass
+    return home
+
+
 def _commit(home: Home, raw: RawFile | list[RawFile], frames: dict[str, pl.DataFrame], *,
             rebuild_stale: tuple[str, ...] = ()) -> None:
     """Land the raw bytes, then write rows + lineage in one transaction (tables in ``rebuild_stale``
-    rebuilt in it when their stored layout is an earlier one); undo the landings on failure."""
-    home.ensure()
+    rebuilt in it when their stored layout is an earlier one); undo the landings on failure (a failure
+    for want of storage raises :class:`StorageError`: :func:`storage_errors`)."""
     raws = raw if isinstance(raw, list) else [raw]
     created: list[Path] = []
-    try:
-        rows, created = land_many(home.root, raws)
-        lineage = rows.unique("sha256", keep="first", maintain_order=True)
-        write(home.warehouse_path, {"raw_files": validate("raw_files", lineage), **frames}, rebuild_stale=rebuild_stale)
-    except BaseException:
-        for path in created:
-            with contextlib.suppress(FileNotFoundError):
-                path.chmod(0o644)
-                path.unlink()
-        raise
+    with storage_errors(home):
+        home.ensure()
+        try:
+            rows, created = land_many(home.root, raws)
+            lineage = rows.unique("sha256", keep="first", maintain_order=True)
+            write(home.warehouse_path, {"raw_files": validate("raw_files", lineage), **frames},
+                  rebuild_stale=rebuild_stale)
+        except BaseException:
+            for path in created:
+                with contextlib.suppress(FileNotFoundError):
+                    path.chmod(0o644)
+                    path.unlink()
+            raise
 
 
 def in_mirror(kind: str, location: str, year: int, mirror: Path | None) -> bool:
@@ -438,7 +472,8 @@ def ingest_network(*, home: Home, mirror: Path | None) -> IngestReport:
 
 def ingest_locations(*, home: Home) -> int:
     """Load the registry into the ``locations`` table (it is repository data, not a download)."""
-    home.ensure()
     df = validate("locations", locations.registry_frame(), file="gridshift/data/locations.csv")
-    write(home.warehouse_path, {"locations": df})
+    with storage_errors(home):
+        home.ensure()
+        write(home.warehouse_path, {"locations": df})
     return df.height
