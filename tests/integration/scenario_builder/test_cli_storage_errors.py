@@ -3,9 +3,10 @@ home. Each is named in the short error block (the cause and the home), and nothi
 warehouse's tables are as they were, no landed or temporary file is left.
 
 The file-size limit is real for any user (``RLIMIT_FSIZE`` in the command's own process: the write fails
-with EFBIG). A full disk and a read-only mount need a file system of their own: a small tmpfs, mounted
-where the tests may mount (root), else those two tests are skipped and the classification of a real
-ENOSPC is covered by ``tests/unit/gridshift/test_storage_errors.py``.
+with EFBIG). A read-only home is a folder without write permission for an ordinary user, a read-only tmpfs
+for root. A full disk needs a file system of its own: a small tmpfs, where the tests may mount one (root),
+else that test is skipped and the classification of a real ENOSPC is covered by
+``tests/unit/gridshift/test_storage_errors.py``.
 """
 
 from __future__ import annotations
@@ -119,16 +120,38 @@ def test_a_full_disk_is_named_and_nothing_is_half_written(tmp_path, shared_data)
         _no_partial_files(home)
 
 
-def test_a_read_only_home_is_named(tmp_path, shared_data):
+@contextlib.contextmanager
+def _read_only_home(tmp_path: Path, shared_data: Path):
+    """A seeded home that cannot be written to, and the words its refusal should use: a folder without
+    write permission for an ordinary user; for root, who writes there anyway, a tmpfs remounted read-only.
+    On leaving, the home must hold what it held (tables, landed files) and no partial file."""
+    if os.geteuid() != 0:
+        home = tmp_path / "home"
+        before = _seeded(home, shared_data)
+        home.chmod(0o555)
+        try:
+            yield home, "permission denied"
+        finally:
+            home.chmod(0o755)
+        assert _state(home) == before
+        _no_partial_files(home)
+        return
     with _small_fs(tmp_path / "fs", 8 * 1024) as fs:
         home = fs / "home"
         before = _seeded(home, shared_data)
         subprocess.run(["mount", "-o", "remount,ro", str(fs)], check=True)
-        res = _ingest(home, shared_data, 2023)
-        subprocess.run(["mount", "-o", "remount,rw", str(fs)], check=True)
-        out = res.stdout + res.stderr
-        assert res.returncode == 2, out
-        assert f"error: cannot write to the gridshift home {home}: read-only file system" in out, out
-        assert "a bug in gridshift" not in out
-        assert _state(home) == before
+        try:
+            yield home, "read-only file system"
+        finally:
+            subprocess.run(["mount", "-o", "remount,rw", str(fs)], check=True)
+        assert _state(home) == before  # writable again (reading takes the lock file), before the unmount
         _no_partial_files(home)
+
+
+def test_a_read_only_home_is_named(tmp_path, shared_data):
+    with _read_only_home(tmp_path, shared_data) as (home, words):  # checks the home is as it was
+        res = _ingest(home, shared_data, 2023)
+    out = res.stdout + res.stderr
+    assert res.returncode == 2, out
+    assert f"error: cannot write to the gridshift home {home}: {words}" in out, out
+    assert "a bug in gridshift" not in out
