@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from gridshift.errors import DataError, GridshiftError, SourceUnavailableError, StorageError, storage_cause
+from gridshift.errors import DataError, GridshiftError, SourceUnavailableError, storage_error
 
 MAX_CAUSE_LINES = 8
 
@@ -68,18 +68,6 @@ def write_log(logs_dir: Path, prog: str, exc: BaseException) -> Path | None:
     return path
 
 
-def as_storage_error(exc: BaseException, home: Path | None = None) -> BaseException:
-    """``exc`` as a :class:`StorageError` naming the cause (and ``home``) when it is a failure to write for
-    want of storage that no writer has named yet (e.g. Dagster's own SQLite storage on a full disk);
-    otherwise ``exc`` itself."""
-    cause = None if isinstance(exc, GridshiftError) else storage_cause(exc)
-    if cause is None:
-        return exc
-    said = (str(exc).strip().splitlines() or [""])[0][:300]
-    where = f" to the gridshift home {home}" if home is not None else ""
-    return StorageError(f"cannot write{where}: {cause}\n[{type(exc).__name__}: {said}]")
-
-
 def failure_block(exc: BaseException, log: Path | None) -> list[str]:
     """The lines printed for a failure (at most ~14)."""
     expected = isinstance(exc, GridshiftError)
@@ -116,7 +104,7 @@ def reporting(console: Console, logs_dir: Path | None, prog: str, *, debug: bool
         if debug:
             raise
         log = write_log(logs_dir, prog, exc) if logs_dir is not None else None
-        shown = as_storage_error(exc, home)
+        shown = storage_error(exc, home) or exc
         for line in failure_block(shown, log):
             console.print(escape(line), soft_wrap=True, highlight=False)
         raise typer.Exit(2 if isinstance(shown, GridshiftError) else 3) from None

@@ -84,3 +84,15 @@ def storage_cause(exc: BaseException | None) -> str | None:
                 return STORAGE_ERRNOS[number]
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def storage_error(exc: BaseException, home: object = None, *, note: str = "") -> StorageError | None:
+    """``exc`` as a :class:`StorageError` — "cannot write [to the gridshift home HOME]: CAUSE" then the
+    library's own first line — when it is a storage failure (:func:`storage_cause`) that no writer has
+    named yet; None for any other error (a :class:`GridshiftError` says what it means already)."""
+    cause = None if isinstance(exc, GridshiftError) else storage_cause(exc)
+    if cause is None:
+        return None
+    said = (str(exc).strip().splitlines() or [""])[0][:300]
+    where = f" to the gridshift home {home}" if home is not None else ""
+    return StorageError(f"cannot write{where}: {cause}{note}\n[{type(exc).__name__}: {said}]")

@@ -33,7 +33,7 @@ from pathlib import Path
 import polars as pl
 
 from gridshift import locations
-from gridshift.errors import DataError, GridshiftError, StorageError, storage_cause
+from gridshift.errors import DataError, storage_error
 from gridshift.home import Home
 from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
@@ -78,25 +78,22 @@ class IngestReport:
 def storage_errors(home: Home) -> Iterator[None]:
     """A write inside the block that fails for want of storage — the disk full, a file over the process's
     file-size limit, a read-only home (:func:`gridshift.errors.storage_cause`) — raises a
-    :class:`StorageError` naming the home, the cause and the library's own message; other errors pass
-    unchanged. The writers undo their own part first (atomic files, one transaction), so the message can
-    say that nothing was written."""
+    :class:`gridshift.errors.StorageError` naming the home, the cause and the library's own message;
+    other errors pass unchanged. The writers undo their own part first (atomic files, one transaction),
+    so the message can say that nothing was written."""
     try:
         yield
-    except GridshiftError:
-        raise
     except Exception as exc:
-        cause = storage_cause(exc)
-        if cause is None:
+        err = storage_error(exc, home.root, note="; nothing was written (the warehouse is as it was)")
+        if err is None:
             raise
-        said = (str(exc).strip().splitlines() or [""])[0][:300]
-        raise StorageError(f"cannot write to the gridshift home {home.root}: {cause}; nothing was written (the "
-                           f"warehouse is as it was) [{type(exc).__name__}: {said}]") from exc
+        raise err from exc
 
 
 def writable_home(home: Home) -> Home:
     """``home``, created if needed, once it has taken a file: a read-only or unwritable home is refused up
-    front, by name (:class:`StorageError`), not deep inside a storage library that cannot open its file."""
+    front, by name (:class:`gridshift.errors.StorageError`), not deep inside a storage library that
+    cannot open its file."""
     with storage_errors(home):
         home.ensure()
         with tempfile.TemporaryFile(dir=home.root):
@@ -108,7 +105,7 @@ def _commit(home: Home, raw: RawFile | list[RawFile], frames: dict[str, pl.DataF
             rebuild_stale: tuple[str, ...] = ()) -> None:
     """Land the raw bytes, then write rows + lineage in one transaction (tables in ``rebuild_stale``
     rebuilt in it when their stored layout is an earlier one); undo the landings on failure (a failure
-    for want of storage raises :class:`StorageError`: :func:`storage_errors`)."""
+    for want of storage raises :class:`gridshift.errors.StorageError`: :func:`storage_errors`)."""
     raws = raw if isinstance(raw, list) else [raw]
     created: list[Path] = []
     with storage_errors(home):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from gridshift.atomic import atomic_write_bytes
-from gridshift.cli import as_storage_error, failure_block
-from gridshift.errors import DataError, StorageError, storage_cause
+from gridshift.cli import failure_block
+from gridshift.errors import DataError, StorageError, storage_cause, storage_error
 
 
 def _enospc() -> OSError:
@@ -34,7 +34,7 @@ def test_a_real_enospc_is_the_disk_full():
     wrapped = RuntimeError("commit failed")  # as a library re-raises it
     wrapped.__cause__ = exc
     assert storage_cause(wrapped) == "the disk is full (no space left on device)"
-    shown = as_storage_error(wrapped, Path("/data/home"))
+    shown = storage_error(wrapped, Path("/data/home"))
     assert isinstance(shown, StorageError)
     lines = failure_block(shown, None)
     assert lines[0] == ("error: cannot write to the gridshift home /data/home: "
@@ -70,10 +70,8 @@ def test_library_messages_are_classified_by_their_words(tmp_path):
 def test_other_errors_are_left_as_they_are():
     assert storage_cause(ValueError("bad value")) is None
     assert storage_cause(OSError(errno.ECONNREFUSED, "Connection refused")) is None
-    data = DataError("negative", file="f.csv")
-    assert as_storage_error(data) is data
-    plain = KeyError("x")
-    assert as_storage_error(plain) is plain
+    assert storage_error(DataError("the disk is full of negative values", file="f.csv")) is None
+    assert storage_error(KeyError("x")) is None
 
 
 def test_a_read_only_folder_is_named(tmp_path):
