@@ -101,26 +101,36 @@ def writable_home(home: Home) -> Home:
     return home
 
 
-def _commit(home: Home, raw: RawFile | list[RawFile], frames: dict[str, pl.DataFrame], *,
-            rebuild_stale: tuple[str, ...] = ()) -> None:
-    """Land the raw bytes, then write rows + lineage in one transaction (tables in ``rebuild_stale``
-    rebuilt in it when their stored layout is an earlier one); undo the landings on failure (a failure
-    for want of storage raises :class:`gridshift.errors.StorageError`: :func:`storage_errors`)."""
-    raws = raw if isinstance(raw, list) else [raw]
+@contextlib.contextmanager
+def landing(home: Home) -> Iterator[list[Path]]:
+    """A write of raw files and warehouse rows into ``home`` (created if needed): yields the list the caller
+    adds each raw file it lands to; on any failure inside, those files are removed again, so nothing is
+    half-written, and a failure for want of storage is a :class:`gridshift.errors.StorageError`
+    (:func:`storage_errors`)."""
     created: list[Path] = []
     with storage_errors(home):
         home.ensure()
         try:
-            rows, created = land_many(home.root, raws)
-            lineage = rows.unique("sha256", keep="first", maintain_order=True)
-            write(home.warehouse_path, {"raw_files": validate("raw_files", lineage), **frames},
-                  rebuild_stale=rebuild_stale)
+            yield created
         except BaseException:
             for path in created:
                 with contextlib.suppress(FileNotFoundError):
                     path.chmod(0o644)
                     path.unlink()
             raise
+
+
+def _commit(home: Home, raw: RawFile | list[RawFile], frames: dict[str, pl.DataFrame], *,
+            rebuild_stale: tuple[str, ...] = ()) -> None:
+    """Land the raw bytes, then write rows + lineage in one transaction (tables in ``rebuild_stale``
+    rebuilt in it when their stored layout is an earlier one); undo the landings on failure (a failure
+    for want of storage raises :class:`gridshift.errors.StorageError`: :func:`storage_errors`)."""
+    raws = raw if isinstance(raw, list) else [raw]
+    with landing(home) as created:
+        rows, paths = land_many(home.root, raws)
+        created += paths
+        lineage = rows.unique("sha256", keep="first", maintain_order=True)
+        write(home.warehouse_path, {"raw_files": validate("raw_files", lineage), **frames}, rebuild_stale=rebuild_stale)
 
 
 def in_mirror(kind: str, location: str, year: int, mirror: Path | None) -> bool:
