@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Sequence
+from pathlib import Path
 
 
 class GridshiftError(Exception):
@@ -47,14 +48,13 @@ class StorageError(GridshiftError):
     half-written (the message says where and why: :func:`storage_cause`)."""
 
 
-#: What a writer's operating-system error means, in words (by errno).
+#: What a writer's operating-system error means, in words (by errno). (Not "permission denied": a reader
+#: gets it too, e.g. on a mirror file; a home without write permission is refused up front, by name.)
 STORAGE_ERRNOS: dict[int, str] = {
     errno.ENOSPC: "the disk is full (no space left on device)",
     errno.EDQUOT: "the disk quota is used up",
     errno.EFBIG: "file too large (over the process's file-size limit, ulimit -f, or the file system's)",
     errno.EROFS: "read-only file system",
-    errno.EACCES: "permission denied (a read-only folder?)",
-    errno.EPERM: "operation not permitted (a read-only folder?)",
 }
 #: The same causes as the storage libraries word them in their messages (DuckDB's IO errors, SQLite's, and
 #: a Dagster run, which keeps only an error's text), lower case.
@@ -65,7 +65,6 @@ STORAGE_TEXTS: tuple[tuple[str, int], ...] = (
     ("file too large", errno.EFBIG),
     ("read-only file system", errno.EROFS),
     ("attempt to write a readonly database", errno.EROFS),
-    ("permission denied", errno.EACCES),
 )
 
 
@@ -86,7 +85,7 @@ def storage_cause(exc: BaseException | None) -> str | None:
     return None
 
 
-def storage_error(exc: BaseException, home: object = None, *, note: str = "") -> StorageError | None:
+def storage_error(exc: BaseException, home: Path | str | None = None, *, note: str = "") -> StorageError | None:
     """``exc`` as a :class:`StorageError` — "cannot write [to the gridshift home HOME]: CAUSE" then the
     library's own first line — when it is a storage failure (:func:`storage_cause`) that no writer has
     named yet; None for any other error (a :class:`GridshiftError` says what it means already)."""

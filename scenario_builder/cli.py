@@ -235,15 +235,12 @@ def _print_outcomes(outcomes, home: Home) -> None:
             f"{cov:.2%}" if cov is not None else "", f"{est:.1%}" if est is not None else "", status,
         )
     console.print(table)
-    hints: dict[str, None] = {}
     for o in outcomes:
         if not o.ok:
             err_console.print(f"[red]{o.label} FAILED:[/] {escape(o.error or o.error_type or 'no cause recorded')}",
                               soft_wrap=True)
-            if o.error_type == "StorageError":  # the one failure no rerun fixes by itself: say what will
-                hints[HINTS["StorageError"]] = None
-    for hint in hints:
-        err_console.print(f"  next: {escape(hint)}", soft_wrap=True)
+    if any(o.error_type == "StorageError" for o in outcomes if not o.ok):  # no rerun fixes it by itself
+        err_console.print(f"  next: {escape(HINTS['StorageError'])}", soft_wrap=True)
 
 
 # ----------------------------------------------------------------------------------------- bundles

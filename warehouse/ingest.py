@@ -33,7 +33,7 @@ from pathlib import Path
 import polars as pl
 
 from gridshift import locations
-from gridshift.errors import DataError, storage_error
+from gridshift.errors import DataError, StorageError, storage_cause, storage_error
 from gridshift.home import Home
 from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
@@ -94,10 +94,13 @@ def writable_home(home: Home) -> Home:
     """``home``, created if needed, once it has taken a file: a read-only or unwritable home is refused up
     front, by name (:class:`gridshift.errors.StorageError`), not deep inside a storage library that
     cannot open its file."""
-    with storage_errors(home):
+    try:
         home.ensure()
         with tempfile.TemporaryFile(dir=home.root):
             pass
+    except OSError as exc:
+        cause = storage_cause(exc) or (exc.strerror or type(exc).__name__).lower()
+        raise StorageError(f"cannot write to the gridshift home {home.root}: {cause}; nothing was written") from exc
     return home
 
 

@@ -18,7 +18,7 @@ Policy (documented in docs/sources.md):
   header are added: they are left out of cache keys. A cache key is made from the request's URL
   without credentials (:func:`cache_key`: user-info and secret query parameters redacted by
   :func:`pipelines.core.redact.redact_uri`), so no key depends on a password or a token. Before a
-  response is stored every URL and header in it is scrubbed (:func:`redact_uri`, :func:`redact`) —
+  response is stored every URL and header in it is scrubbed (:func:`scrub_url`, :func:`redact`) —
   its own, its request's, and those of the redirect history, ``Location`` headers included. A
   redirect to another origin (scheme, host or port) drops the token header and the token query
   parameters before it is followed (:meth:`GridshiftSession.rebuild_auth`). Tokens come only from the
@@ -142,13 +142,19 @@ def redact(text: str, extra: Iterable[str] = ()) -> str:
     return out
 
 
+def scrub_url(url: str) -> str:
+    """``url`` as it may be stored or printed: its credentials redacted (:func:`redact_uri`) and every known
+    token replaced (:func:`redact`)."""
+    return redact(redact_uri(str(url)))
+
+
 def _scrub_headers(headers) -> CaseInsensitiveDict:
     out = CaseInsensitiveDict()
     for k, v in dict(headers or {}).items():
         if k.lower() in SECRET_HEADERS:
             out[k] = REDACTED
         elif k.lower() in ("location", "content-location", "referer"):
-            out[k] = redact(redact_uri(str(v)))
+            out[k] = scrub_url(str(v))
         else:
             out[k] = redact(str(v))
     return out
@@ -156,9 +162,9 @@ def _scrub_headers(headers) -> CaseInsensitiveDict:
 
 def _scrub(resp: CachedResponse) -> CachedResponse:
     """Redact every URL and header a response would store: its own, its request's, its redirect history's."""
-    resp.url = redact(redact_uri(resp.url))
+    resp.url = scrub_url(resp.url)
     resp.headers = _scrub_headers(resp.headers)
-    resp.request.url = redact(redact_uri(resp.request.url))
+    resp.request.url = scrub_url(resp.request.url)
     resp.request.headers = _scrub_headers(resp.request.headers)
     resp.history = [_scrub(h) for h in resp.history]
     return resp
@@ -481,7 +487,7 @@ def get(
         body = redact(resp.text[:300], secrets) if resp.content else ""
         error = NotFoundError if resp.status_code == 404 else DownloadError
         raise error(
-            f"{source}: {what}: HTTP {resp.status_code} from {redact(redact_uri(_strip_query(resp.url)))}"
+            f"{source}: {what}: HTTP {resp.status_code} from {scrub_url(_strip_query(resp.url))}"
             + (f": {body}" if body else "")
         )
     return resp

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from gridshift.atomic import atomic_write_bytes
 from gridshift.cli import failure_block
 from gridshift.errors import DataError, StorageError, storage_cause, storage_error
 
@@ -74,15 +73,18 @@ def test_other_errors_are_left_as_they_are():
     assert storage_error(KeyError("x")) is None
 
 
-def test_a_read_only_folder_is_named(tmp_path):
-    target = tmp_path / "ro"
+def test_a_home_without_write_permission_is_named(tmp_path):
+    from gridshift.home import Home
+    from warehouse.ingest import writable_home
+
+    target = tmp_path / "home"
     target.mkdir()
     target.chmod(0o555)
     try:
         if os.access(target, os.W_OK):
             pytest.skip("this user writes into read-only folders (root)")
-        with pytest.raises(OSError) as info:
-            atomic_write_bytes(target / "f", b"x")
-        assert storage_cause(info.value).startswith("permission denied")
+        with pytest.raises(StorageError, match=f"cannot write to the gridshift home {target}: permission denied"):
+            writable_home(Home(target))
+        assert storage_cause(PermissionError(13, "Permission denied", str(target))) is None  # a reader gets it too
     finally:
         target.chmod(0o755)
