@@ -52,8 +52,9 @@ def generator_micro(rounds: int) -> dict[str, float]:
     from numba import njit
 
     from sim_core import engine as E
+    from sim_core.engine import information as EI
 
-    golden, m32 = E._GOLDEN, 1.0 / 4294967296.0  # the engine's Weyl increment; 2**-32
+    golden, m32 = EI._GOLDEN, 1.0 / 4294967296.0  # the engine's Weyl increment; 2**-32
 
     @njit
     def issue_loop(act, fci, known, inc, par, iopt, n_issue, hh):
@@ -73,7 +74,7 @@ def generator_micro(rounds: int) -> dict[str, float]:
                 z2 = 0.0
                 for h in range(1, hh + 1):
                     if h % 2 == 1:
-                        z1, z2 = E._normal_pair(base, (h - 1) // 2)
+                        z1, z2 = EI._normal_pair(base, (h - 1) // 2)
                         e += inc[h - 1] * z1
                     else:
                         e += inc[h - 1] * z2
@@ -88,7 +89,7 @@ def generator_micro(rounds: int) -> dict[str, float]:
             for d in range(n_dc):
                 base = E.stream_base(key, 0, d, k)
                 for p in range((hh + 1) // 2):  # branch-free: normals 2p and 2p + 1 from one hash
-                    x = E._mix64(base + golden * np.uint64(p + 1))
+                    x = EI._mix64(base + golden * np.uint64(p + 1))
                     u1 = (float(x >> np.uint64(32)) + 0.5) * m32
                     u2 = (float(x & np.uint64(0xFFFFFFFF)) + 0.5) * m32
                     r = math.sqrt(-2.0 * math.log(u1))
@@ -154,7 +155,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import sim_core
-    from sim_core import engine as E
+    from sim_core.policies import registry, rules
     from sim_core.simulator import Prepared
 
     load0 = os.getloadavg()[0]
@@ -166,10 +167,10 @@ def main() -> None:
         order = CONFIGS[r % len(CONFIGS):] + CONFIGS[:r % len(CONFIGS)]
         for cfg in order:
             pol, model, every = cfg
-            code = E.POLICY_CODES[pol]
+            code = registry.code(pol)
             prep = Prepared(sc, 0, policy_code=code, forecast=model, forecast_issue_every_min=every)
             w, c = time.perf_counter(), time.thread_time()
-            E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, code, prep.n)
+            rules.run(prep.tasks, prep.state, prep.ctx, prep.info, None, code, prep.n)
             w, c = time.perf_counter() - w, time.thread_time() - c
             b = best.get(cfg, (float("inf"), float("inf")))
             best[cfg] = (min(b[0], w), min(b[1], c))

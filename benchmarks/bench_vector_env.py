@@ -110,15 +110,15 @@ def engine_floor_us(sc, reps: int = 5) -> float:
     with ``local_only`` (the simplest policy) over a whole episode in one jitted loop, with no datacenter
     physics, observation, reward, reset or Python per step (min over ``reps`` seeds after a warm-up). An
     env-step does this work and more, so ``cores / floor`` bounds the aggregate rate from above."""
-    from sim_core import engine as E
+    from sim_core.policies import registry, rules
     from sim_core.simulator import Prepared
 
-    code = E.POLICY_CODES["local_only"]
+    code = registry.code("local_only")
     best = float("inf")
     for seed in range(reps + 1):
         p = Prepared(sc, seed, days=EPISODE_DAYS, policy_code=code)
         t = time.perf_counter()
-        E.run_builtin(p.tasks, p.state, p.ctx, p.info, code, p.n)
+        rules.run(p.tasks, p.state, p.ctx, p.info, None, code, p.n)
         dt = (time.perf_counter() - t) / p.n
         if seed:  # (seed 0: the warm-up, JIT cache load)
             best = min(best, dt)
