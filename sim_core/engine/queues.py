@@ -129,36 +129,40 @@ def queue_minima(cores, gpus, mem, out):
         out[5] = m5
 
 
+# ---------------------------------------------------------------------------- the scheduler
+# Every datacenter's queue, FCFS with backfill: in queue order, start every task that fits the
+# free capacity. (One call per step for all datacenters: the arrays are passed once.)
+#
+# The queue is kept as two FCFS lists (CPU-only and GPU tasks) merged by join order; a list is
+# skipped once the free capacity is below the smallest request of any task in it (exactly the
+# same starts as a single-list scan, without walking tasks that cannot fit). A started task holds
+# its capacity until the first step boundary at or after its finish; its busy time is booked
+# exactly: fractions of its first and last steps in ``part``, whole steps between via ``diff``.
+#
+# ``managed`` (server power states): a task that fits the free capacity starts at
+# max(step start, ready time) if it fits on the servers that are on; else, if it fits on the
+# servers on or waking, when the waking servers are up; else servers are woken now (at its ready
+# time) for it and for the tasks before it still waiting for servers in this step, and it starts
+# when they are up. A start that would fall after this step leaves the task queued (it starts in
+# the next step, when the servers are up; its capacity is not held meanwhile), so that start time,
+# busy time, SLA and the per-step counters all follow the real start. Without ``managed`` every
+# server is on and this is the plain FCFS with backfill.
+#
+# A queued task that started before (a resumed or rescaled flexible task, ahead of the first-time
+# tasks in its list) asks its request x its scale and runs a segment of checkpoint overhead +
+# remaining work / speed-up at its scale (:func:`speedup`); its first start time is kept, its SLA is
+# re-decided (``m_viol`` counts the net change in the step). ``ctl_on``: flexible tasks that start join
+# the controllable list ``flex``.
+#
+# Inlined into its caller (Numba IR; ``benchmarks/bench_vector_env.py`` prints the step's fixed cost): a
+# call passing these ~45 arrays cost ≈ 0.6 µs a step (measured with no datacenter at all), more than an
+# empty step's queue work.
+#
+# (One monolithic loop: a helper that takes arrays, inlined or not, costs an atomic reference count per
+# array at every call, more than the per-task work here.)
 @njit(cache=True, nogil=True, inline="always")
 def schedule(T, S, C, j, managed, ctl_on):
-    """Every datacenter's queue, FCFS with backfill: in queue order, start every task that fits the
-    free capacity. (One call per step for all datacenters: the arrays are passed once.)
-
-    The queue is kept as two FCFS lists (CPU-only and GPU tasks) merged by join order; a list is
-    skipped once the free capacity is below the smallest request of any task in it (exactly the
-    same starts as a single-list scan, without walking tasks that cannot fit). A started task holds
-    its capacity until the first step boundary at or after its finish; its busy time is booked
-    exactly: fractions of its first and last steps in ``part``, whole steps between via ``diff``.
-
-    ``managed`` (server power states): a task that fits the free capacity starts at
-    max(step start, ready time) if it fits on the servers that are on; else, if it fits on the
-    servers on or waking, when the waking servers are up; else servers are woken now (at its ready
-    time) for it and for the tasks before it still waiting for servers in this step, and it starts
-    when they are up. A start that would fall after this step leaves the task queued (it starts in
-    the next step, when the servers are up; its capacity is not held meanwhile), so that start time,
-    busy time, SLA and the per-step counters all follow the real start. Without ``managed`` every
-    server is on and this is the plain FCFS with backfill.
-
-    A queued task that started before (a resumed or rescaled flexible task, ahead of the first-time
-    tasks in its list) asks its request x its scale and runs a segment of checkpoint overhead +
-    remaining work / speed-up at its scale (:func:`speedup`); its first start time is kept, its SLA is
-    re-decided (``m_viol`` counts the net change in the step). ``ctl_on``: flexible tasks that start join
-    the controllable list ``flex``.
-
-    Inlined into its caller (Numba IR; ``benchmarks/bench_vector_env.py`` prints the step's fixed cost): a
-    call passing these ~45 arrays cost ≈ 0.6 µs a step (measured with no datacenter at all), more than an
-    empty step's queue work.
-    """
+    """Start the queued tasks that fit, FCFS with backfill, and book their busy time (the comment above)."""
     T_cores, T_gpus, T_mem, T_duration, T_deadline = T.cores, T.gpus, T.mem, T.duration, T.deadline
     T_ckpt, T_mthr, T_flexible = T.ckpt, T.mthr, T.flexible
     ready, start, status, violated, nxt, seq = S.ready, S.start, S.status, S.violated, S.nxt, S.seq
@@ -174,9 +178,7 @@ def schedule(T, S, C, j, managed, ctl_on):
         cur1 = q_head[d, 1]
         if cur0 < 0 and cur1 < 0:  # empty queue: nothing to start (what the loop below would conclude)
             if q_len[d] == 0:
-                qdem[d, 0] = 0.0
-                qdem[d, 1] = 0.0
-                qdem[d, 2] = 0.0
+                _clear_demand(qdem, d)
             continue
         prev0 = -1
         prev1 = -1
@@ -208,137 +210,139 @@ def schedule(T, S, C, j, managed, ctl_on):
             if ok:
                 s = max(t_j, ready[i])
                 if managed:
-                    ok, s, w0, w1, w2 = _start_on_servers(d, j, c, g, m, s, t1, w0, w1, w2, cap, free, cfg, srv_on,
-                                                          srv_wk, srv_twk, srv, caps)
+                    a0, a1, a2 = _allocation(cap, free, d, c, g, m)  # allocation with this task
+                    if a0 > caps[0] + EPS or a1 > caps[1] + EPS or a2 > caps[2] + EPS:  # not on the servers on
+                        if a0 + w0 > caps[9] + EPS or a1 + w1 > caps[10] + EPS or a2 + w2 > caps[11] + EPS:
+                            _wake_now(cfg, cap, d, a0 + w0, a1 + w1, a2 + w2, s, t1, j, srv_on, srv_wk, srv_twk, srv,
+                                      caps)
+                        if a0 > caps[0] + EPS or a1 > caps[1] + EPS or a2 > caps[2] + EPS:
+                            # on servers that are waking: when (the first group that holds it) is up
+                            s = _start_after_wake(caps, a0, a1, a2, s, srv_twk[d, 0], srv_twk[d, 1])
+                    if s >= t1:  # up only after this step: stays queued, counted as waiting for servers
+                        ok = False
+                        w0, w1, w2 = w0 + c, w1 + g, w2 + m
             if ok:
-                _unlink(d, k, i, prev, nx, q_head, q_tail, nxt)
+                # unlink from list k
+                if prev < 0:
+                    q_head[d, k] = nx
+                else:
+                    nxt[prev] = nx
+                if q_tail[d, k] == i:
+                    q_tail[d, k] = prev
+                nxt[i] = -1
                 # start (at s: max(step start, ready time), or later for a server that was waking)
-                f = _start_segment(i, d, j, s, resumed, ctl_on, T_duration, T_deadline, T_ckpt, T_mthr, T_flexible,
-                                   start, violated, scale, segs, rem, run_s, nseg, flex, m_viol, sc)
-                fin[i] = f
-                status[i] = ST_STARTED
-                q_len[d] -= 1
-                qdem[d, 0] -= c
-                qdem[d, 1] -= g
-                qdem[d, 2] -= m
-                _book_busy(d, j, t0, n, s, f, c, g, m, free, rel, part, diff, run_part, run_diff)
+                if resumed:  # a new run segment: checkpoint overhead + the remaining work at this scale
+                    f = _resume_segment(i, d, j, s, T_ckpt, T_mthr, T_deadline, rem, scale, segs, nseg, run_s, m_viol,
+                                        violated)
+                else:
+                    f = s + T_duration[i]
+                    start[i] = s
+                    sc[SC_STARTED] += 1
+                    if f > T_deadline[i]:
+                        violated[i] = 1
+                        m_viol[d, j] += 1
+                    if ctl_on and T_flexible[i]:  # controllable from now on
+                        _make_controllable(i, s, T_duration, flex, segs, rem, nseg, run_s, sc)
+                _dequeue(i, d, f, c, g, m, fin, status, q_len, qdem)
+                # first boundary at or after the finish. Guard: f comes from data (an infinite or
+                # huge duration): only values in (j, n] are converted to an integer, the rest is
+                # clamped to j + 1 (a finish at or before this step's start) or n + 1 (past the window,
+                # also NaN), which books exactly what any boundary beyond n would; so jr is in
+                # j + 1 .. n + 1 and every index below (jr < n, jf = jr - 1, min(jf, n)) is in range.
+                jr = release_step(f, t0, j, n)
+                jf = jr - 1  # last step overlapped
+                for r in range(3):
+                    v = c if r == 0 else (g if r == 1 else m)
+                    free[d, r] -= v
+                    if jr < n:
+                        rel[r, d, jr] += v
+                    if v == 0.0:
+                        continue
+                    if jf == j:
+                        part[r, d, j] += v * (f - s) / STEP_S
+                    else:
+                        part[r, d, j] += v * (t0 + STEP_S * (j + 1) - s) / STEP_S
+                        if jf < n:
+                            part[r, d, jf] += v * (f - (t0 + STEP_S * jf)) / STEP_S
+                        diff[r, d, j + 1] += v
+                        diff[r, d, min(jf, n)] -= v
+                run_part[d, j] += 1
+                if jf > j:
+                    if jf < n:
+                        run_part[d, jf] += 1
+                    run_diff[d, j + 1] += 1
+                    run_diff[d, min(jf, n)] -= 1
             else:
                 prev = i
             if k == 0:
                 cur0, prev0 = nx, prev
             else:
                 cur1, prev1 = nx, prev
-        if q_len[d] == 0:  # (no rounding residue of the running sums survives an empty queue)
-            qdem[d, 0] = 0.0
-            qdem[d, 1] = 0.0
-            qdem[d, 2] = 0.0
+        if q_len[d] == 0:
+            _clear_demand(qdem, d)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _start_on_servers(d, j, c, g, m, s, t1, w0, w1, w2, cap, free, cfg, srv_on, srv_wk, srv_twk, srv, caps):
-    """Managed power: can a task (c, g, m) that fits the free capacity of datacenter d start in step j, and
-    when? On the servers that are on: at s; else servers are woken (for it and for the requests w0..w2 still
-    waiting for servers in this step) and it starts when the first group that holds it is up. A start at or
-    after t1 (the step's end) leaves it queued, its request added to the waiting ones.
-    Returns (ok, start, w0, w1, w2)."""
-    ok = True
-    a0 = cap[d, 0] - free[d, 0] + c  # allocation with this task
-    a1 = cap[d, 1] - free[d, 1] + g
-    a2 = cap[d, 2] - free[d, 2] + m
-    if a0 > caps[0] + EPS or a1 > caps[1] + EPS or a2 > caps[2] + EPS:  # not on the servers on
-        if a0 + w0 > caps[9] + EPS or a1 + w1 > caps[10] + EPS or a2 + w2 > caps[11] + EPS:
-            _wake_now(cfg, cap, d, a0 + w0, a1 + w1, a2 + w2, s, t1, j, srv_on, srv_wk, srv_twk, srv,
-                      caps)
-        if a0 > caps[0] + EPS or a1 > caps[1] + EPS or a2 > caps[2] + EPS:
-            # on servers that are waking: when (the first group that holds it) is up
-            s = _start_after_wake(caps, a0, a1, a2, s, srv_twk[d, 0], srv_twk[d, 1])
-    if s >= t1:  # up only after this step: stays queued, counted as waiting for servers
-        ok = False
-        w0 += c
-        w1 += g
-        w2 += m
-    return ok, s, w0, w1, w2
+def release_step(f, t0, j, n):
+    """The first step boundary (index) at or after a finish f of a segment started in step j, clamped to
+    j + 1 .. n + 1 (scalars only: an inlined helper that takes arrays costs a reference count per array at
+    every call, which in the per-task loop is more than the work itself)."""
+    y = (f - t0) / STEP_S
+    if y <= j:
+        return j + 1
+    if y <= n:
+        return int(math.ceil(y))
+    return n + 1
 
 
+# Branch-free helpers of the scheduler's per-task loop: Numba prunes the reference counts of the arrays an
+# inlined helper takes only within one basic block, so these have no branch (and cost nothing).
 @njit(cache=True, nogil=True, inline="always")
-def _unlink(d, k, i, prev, nx, q_head, q_tail, nxt):
-    """Take task i (after ``prev``, before ``nx``) out of list k of datacenter d's queue."""
-    if prev < 0:
-        q_head[d, k] = nx
-    else:
-        nxt[prev] = nx
-    if q_tail[d, k] == i:
-        q_tail[d, k] = prev
-    nxt[i] = -1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _start_segment(i, d, j, s, resumed, ctl_on, T_duration, T_deadline, T_ckpt, T_mthr, T_flexible, start, violated,
-                   scale, segs, rem, run_s, nseg, flex, m_viol, sc):
-    """Start task i at datacenter d at time s of step j: its first start, or (``resumed``) a new run segment of
-    checkpoint overhead + the remaining work at its scale; decides its SLA and returns the segment's finish."""
-    if resumed:  # a new run segment: checkpoint overhead + the remaining work at this scale
-        seg = T_ckpt[i] + rem[i] / speedup(scale[i], T_mthr[i])
-        f = s + seg
-        segs[i] = s
-        nseg[i] += 1
-        run_s[i] += seg
-        late = 1 if f > T_deadline[i] else 0
-        m_viol[d, j] += late - violated[i]
-        violated[i] = late
-    else:
-        f = s + T_duration[i]
-        start[i] = s
-        sc[SC_STARTED] += 1
-        if f > T_deadline[i]:
-            violated[i] = 1
-            m_viol[d, j] += 1
-        if ctl_on and T_flexible[i]:  # controllable from now on
-            flex[sc[SC_FLEX_N]] = i
-            sc[SC_FLEX_N] += 1
-            segs[i] = s
-            rem[i] = T_duration[i]
-            nseg[i] = 1
-            run_s[i] = T_duration[i]
+def _resume_segment(i, d, j, s, T_ckpt, T_mthr, T_deadline, rem, scale, segs, nseg, run_s, m_viol, violated):
+    """A new run segment of resumed task i at s: checkpoint overhead + the remaining work at its scale; its SLA
+    re-decided (``m_viol`` counts the net change in step j). Returns the segment's finish."""
+    seg = T_ckpt[i] + rem[i] / speedup(scale[i], T_mthr[i])
+    f = s + seg
+    segs[i] = s
+    nseg[i] += 1
+    run_s[i] += seg
+    late = int(f > T_deadline[i])
+    m_viol[d, j] += late - violated[i]
+    violated[i] = late
     return f
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _book_busy(d, j, t0, n, s, f, c, g, m, free, rel, part, diff, run_part, run_diff):
-    """Hold the allocation (c, g, m) of a run segment [s, f) started in step j at datacenter d until the first
-    step boundary at or after f, and book its busy time exactly: fractions of its first and last steps in
-    ``part``, whole steps between via ``diff`` (and its running count likewise)."""
-    # first boundary at or after the finish. Guard: f comes from data (an infinite or
-    # huge duration): only values in (j, n] are converted to an integer, the rest is
-    # clamped to j + 1 (a finish at or before this step's start) or n + 1 (past the window,
-    # also NaN), which books exactly what any boundary beyond n would; so jr is in
-    # j + 1 .. n + 1 and every index below (jr < n, jf = jr - 1, min(jf, n)) is in range.
-    y = (f - t0) / STEP_S
-    if y <= j:
-        jr = j + 1
-    elif y <= n:
-        jr = int(math.ceil(y))
-    else:
-        jr = n + 1
-    jf = jr - 1  # last step overlapped
-    for r in range(3):
-        v = c if r == 0 else (g if r == 1 else m)
-        free[d, r] -= v
-        if jr < n:
-            rel[r, d, jr] += v
-        if v == 0.0:
-            continue
-        if jf == j:
-            part[r, d, j] += v * (f - s) / STEP_S
-        else:
-            part[r, d, j] += v * (t0 + STEP_S * (j + 1) - s) / STEP_S
-            if jf < n:
-                part[r, d, jf] += v * (f - (t0 + STEP_S * jf)) / STEP_S
-            diff[r, d, j + 1] += v
-            diff[r, d, min(jf, n)] -= v
-    run_part[d, j] += 1
-    if jf > j:
-        if jf < n:
-            run_part[d, jf] += 1
-        run_diff[d, j + 1] += 1
-        run_diff[d, min(jf, n)] -= 1
+def _make_controllable(i, s, T_duration, flex, segs, rem, nseg, run_s, sc):
+    """Flexible task i, started at s, joins the controllable list (its first run segment)."""
+    flex[sc[SC_FLEX_N]] = i
+    sc[SC_FLEX_N] += 1
+    segs[i] = s
+    rem[i] = T_duration[i]
+    nseg[i] = 1
+    run_s[i] = T_duration[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _dequeue(i, d, f, c, g, m, fin, status, q_len, qdem):
+    """Task i (request c, g, m) leaves datacenter d's queue, running until f."""
+    fin[i] = f
+    status[i] = ST_STARTED
+    q_len[d] -= 1
+    qdem[d, 0] -= c
+    qdem[d, 1] -= g
+    qdem[d, 2] -= m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _clear_demand(qdem, d):
+    """No rounding residue of the running sums survives an empty queue."""
+    qdem[d, 0] = 0.0
+    qdem[d, 1] = 0.0
+    qdem[d, 2] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _allocation(cap, free, d, c, g, m):
+    """Datacenter d's allocation (cores, GPUs, GB) with a request (c, g, m) added."""
+    return cap[d, 0] - free[d, 0] + c, cap[d, 1] - free[d, 1] + g, cap[d, 2] - free[d, 2] + m

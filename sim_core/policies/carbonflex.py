@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..engine.capacity import speedup
+from ..engine.capacity import fallback_dc, fits, speedup
 from ..engine.information import publish
 from ..engine.layout import (
     IO_S0,
@@ -20,6 +20,8 @@ from ..engine.layout import (
     SC_PEND_N,
     SC_STEP,
     SIG_CARBON,
+    ST_PAUSED,
+    ST_STARTED,
     STEP_S,
     STEPS_PER_DAY,
 )
@@ -27,12 +29,9 @@ from ..engine.step import begin_step, end_step
 from . import registry
 from .plan import (
     available,
-    controllable,
     ctl,
     know_carbon,
-    load_capped,
     needs_forecast,
-    place,
     record_inflexible,
     release_load,
     roll_day,
@@ -194,12 +193,35 @@ def decide(T, S, C, info, P, code, j, actions):
         i = pend[q]
         o = T_o[i]
         can_wait = allow_defer and t1 + T_dur[i] <= T_dl[i]
-        run = load_capped(P_start, P_load, P_book, P_dem, i, share(T_c[i], T_g[i], T_m[i], cap, o),
-                          steps_of(T_dur[i]), T_md[i] > 0.0, P_start[i] != P_start[i], o, k, j, prov[o], can_wait)
+        # a flexible task runs when the flexible load stays within the cap (or nothing flexible runs and the cap
+        # is positive); its share is booked until it ends when it runs or cannot wait
+        run = True
+        sh = share(T_c[i], T_g[i], T_m[i], cap, o)
+        flex = T_md[i] > 0.0
+        if P_start[i] != P_start[i]:  # (first seen: its demand joins today's)
+            P_start[i] = k
+            if flex:
+                P_dem[o, P_dem.shape[1] - 1] += sh * steps_of(T_dur[i])
+        if flex:
+            lim = prov[o]
+            run = P_load[0, o] + sh <= lim + 1e-9 or (P_load[0, o] <= 1e-12 and lim > 0.0)
+        if run or not can_wait:
+            r = 0 if flex else 1
+            P_load[r, o] += sh
+            jr = j + steps_of(T_dur[i])
+            if jr < P_book.shape[2]:
+                P_book[r, o, jr] += sh
         if not run and can_wait:
             actions[q] = 0
             continue
-        actions[q] = place(T_c[i], T_g[i], T_m[i], o, cap, avail)
+        best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
+        if not fits(T_c[i], T_g[i], T_m[i], cap, o):
+            best = fallback_dc(T_c[i], T_g[i], T_m[i], cap, avail)
+            if best < 0:
+                best = o
+        for r in range(3):
+            avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
+        actions[q] = best + 1
     record_inflexible(P.infl, P_load, k)
     if nflex > 0:
         S.sc[SC_CTL_N] = controls(T, S, P_rate, mult, t, t1, k % SLOT_STEPS == 0)
@@ -216,7 +238,11 @@ def controls(T, S, P_rate, mult, t, t1, hour_start):
     for q in range(S.sc[SC_FLEX_N]):
         i = S_flex[q]
         d = S_dest[i]
-        st = controllable(i, t, t1, status, fin)
+        running = status[i] == ST_STARTED and fin[i] > t
+        paused = status[i] == ST_PAUSED
+        st = 1 if running else (2 if paused else 0)
+        if running and fin[i] <= t1:  # finishing within this step (left alone); waiting to resume: no control
+            st = 0
         if st == 0 or not hour_start or P_rate[d] <= 0.0:
             continue
         # never slow a task down so far that it cannot finish by its deadline (a slot later, at full scale)

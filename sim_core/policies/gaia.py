@@ -10,13 +10,13 @@ import math
 import numpy as np
 from numba import njit
 
-from ..engine.capacity import fits
+from ..engine.capacity import fallback_dc, fits
 from ..engine.information import publish
 from ..engine.layout import IO_S0, K_CPU, K_GPU, OPT_ALLOW_DEFER, OPT_MANAGED, SC_PEND_N, SC_STEP, STEP_S
 from ..engine.servers import _cap_of
 from ..engine.step import begin_step, end_step
 from . import registry
-from .plan import available, know_carbon, needs_forecast, place, steps_of
+from .plan import available, know_carbon, needs_forecast, steps_of
 
 LOWEST_CARBON_WINDOW = registry.code("gaia_lowest_carbon_window")
 CARBON_TIME = registry.code("gaia_carbon_time")
@@ -117,7 +117,14 @@ def decide(T, S, C, info, P, code, j, actions):
         if not run and allow_defer and t1 + T_dur[i] <= T_dl[i]:
             actions[q] = 0
             continue
-        actions[q] = place(T_c[i], T_g[i], T_m[i], o, cap, avail)
+        best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
+        if not fits(T_c[i], T_g[i], T_m[i], cap, o):
+            best = fallback_dc(T_c[i], T_g[i], T_m[i], cap, avail)
+            if best < 0:
+                best = o
+        for r in range(3):
+            avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
+        actions[q] = best + 1
 
 
 @njit(cache=True, nogil=True)

@@ -16,9 +16,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..engine.capacity import fallback_dc, fits, speedup
+from ..engine.capacity import speedup
 from ..engine.information import issue_forecast
-from ..engine.layout import IO_H, SIG_CARBON, ST_PAUSED, ST_STARTED, STEP_S, STEPS_PER_DAY
+from ..engine.layout import IO_H, SIG_CARBON, ST_STARTED, STEP_S, STEPS_PER_DAY
 from . import registry
 
 #: days of daily flexible demand a plan keeps (VCC's forecast reads them; ``Plan.dem``)
@@ -74,6 +74,8 @@ def know_carbon(info, j, k, cb):
     carbon_known(info.hist, info.fc, k, cb)
 
 
+# (Per-step helpers. A per-task step is written out in each policy's loop: an inlined helper that takes arrays
+# and branches costs an atomic reference count per array at every call.)
 @njit(cache=True, nogil=True, inline="always")
 def needs_forecast(T_md, T_flex, pend, pn, elastic, controlling):
     """Whether this step's decision reads the forecast: a pending task with an allowed delay (or, ``elastic``,
@@ -94,32 +96,6 @@ def available(cap, commit):
         for r in range(3):
             avail[d, r] = cap[d, r] - commit[d, r]
     return avail
-
-
-@njit(cache=True, nogil=True, inline="always")
-def place(c, g, m, o, cap, avail):
-    """Where a task that runs now goes: its origin (temporal shifting), or, when it fits not there, the
-    datacenter left least over-committed; its request is taken from ``avail``. Returns the action (d + 1)."""
-    best = o
-    if not fits(c, g, m, cap, o):
-        best = fallback_dc(c, g, m, cap, avail)
-        if best < 0:
-            best = o
-    for r in range(3):
-        avail[best, r] -= c if r == 0 else (g if r == 1 else m)
-    return best + 1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def controllable(i, t, t1, status, fin):
-    """A started flexible task's state for the controls of the step [t, t1): 1 running (past this step), 2
-    paused, 0 left alone (waiting to resume, which takes no control, or finishing within this step)."""
-    running = status[i] == ST_STARTED and fin[i] > t
-    if running and fin[i] > t1:
-        return 1
-    if status[i] == ST_PAUSED:
-        return 2
-    return 0
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -180,28 +156,6 @@ def roll_day(P_dem, P_infl, P_isc):
         for s in range(STEPS_PER_DAY):
             P_infl[0, d, s] = P_infl[1, d, s]
     P_isc[PI_DAYS] = nd
-
-
-@njit(cache=True, nogil=True, inline="always")
-def load_capped(P_start, P_load, P_book, P_dem, i, sh, steps, flex, first, o, k, j, lim, can_wait):
-    """Whether task i (share ``sh`` of its origin o, ``steps`` long) runs now under the flexible-load cap
-    ``lim``: a flexible task runs when the flexible load stays within the cap, or when nothing flexible runs
-    and the cap is positive; an inflexible one always runs. Its share is booked (until it ends) when it runs
-    or cannot wait, and its demand is recorded in today's column at its first step."""
-    run = True
-    if first:
-        P_start[i] = k
-        if flex:
-            P_dem[o, P_dem.shape[1] - 1] += sh * steps
-    if flex:
-        run = P_load[0, o] + sh <= lim + 1e-9 or (P_load[0, o] <= 1e-12 and lim > 0.0)
-    if run or not can_wait:
-        r = 0 if flex else 1
-        P_load[r, o] += sh
-        jr = j + steps
-        if jr < P_book.shape[2]:
-            P_book[r, o, jr] += sh
-    return run
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -36,33 +36,26 @@ LOWEST_PRICE = registry.code("lowest_price")
 LOWEST_UTILIZATION = registry.code("lowest_utilization")
 RANDOM = registry.code("random")
 DEFER_TO_GREENER = registry.code("defer_to_greener")
-#: :func:`_greener`'s answer for "defer this task"
-DEFER = -2
 
 
 @njit(cache=True, nogil=True)
 def decide(T, S, C, info, code, j, actions):
-    """The actions of the pending tasks of run step j under rule policy ``code``."""
-    T_cores, T_gpus, T_mem, T_origin = T.cores, T.gpus, T.mem, T.origin
-    cap, hist, iopt = C.cap, info.hist, info.iopt
+    """The actions of the pending tasks of run step j under rule policy ``code``. (One loop, no helper that
+    takes arrays: an inlined helper with branches costs a reference count per array at every call.)"""
+    T_arrival, T_cores, T_gpus, T_mem, T_deadline, T_origin = T.arrival, T.cores, T.gpus, T.mem, T.deadline, T.origin
+    T_bw, T_duration, T_u = T.bw, T.duration, T.u_rand
+    cap, delay_s_per_gb, rtt_s = C.cap, C.delay_s_per_gb, C.rtt_s
     pend, sc = S.pend, S.sc
 
     n_dc = cap.shape[0]
     pn = sc[SC_PEND_N]
-    k = iopt[IO_S0] + j
     t = C.t0 + STEP_S * j
+    t1 = t + STEP_S
     allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
     single = C.opts[OPT_SINGLE_ACTION] > 0.5
-    avail = np.empty((n_dc, 3))
-    cnt = np.empty(n_dc)
-    carbon = np.empty(n_dc)
-    price = np.empty(n_dc)
-    for d in range(n_dc):
-        for r in range(3):
-            avail[d, r] = cap[d, r] - S.commit[d, r]
-        cnt[d] = S.q_len[d] + S.transit_n[d]
-        carbon[d] = hist[SIG_CARBON, d, k]
-        price[d] = hist[SIG_PRICE, d, k]
+    hist, iopt = info.hist, info.iopt
+    k = iopt[IO_S0] + j
+    avail, cnt, carbon, price = _sites_now(cap, S.commit, S.q_len, S.transit_n, hist, k)
     thr = np.empty(n_dc)
     if code == DEFER_TO_GREENER and pn > 0:
         window = iopt[IO_WINDOW]
@@ -79,10 +72,22 @@ def decide(T, S, C, info, code, j, actions):
             if fits(ci, gi, mi, cap, o):
                 best = o
         elif code == DEFER_TO_GREENER:
-            best = _greener(T, C, i, o, t, allow_defer, avail, carbon, thr)
-            if best == DEFER:
+            if allow_defer and carbon[o] > thr[o] and t1 + T_duration[i] <= T_deadline[i]:
                 actions[q] = 0
                 continue
+            bs = np.inf
+            tdec = max(t, T_arrival[i])
+            for d in range(n_dc):  # greenest DC with room that can still meet the deadline
+                if fits(ci, gi, mi, avail, d):
+                    dl = 0.0 if d == o else T_bw[i] * delay_s_per_gb[o, d] + rtt_s[o, d]
+                    if tdec + dl + T_duration[i] <= T_deadline[i] and carbon[d] < bs:
+                        bs = carbon[d]
+                        best = d
+            if best < 0:
+                for d in range(n_dc):
+                    if fits(ci, gi, mi, avail, d) and carbon[d] < bs:
+                        bs = carbon[d]
+                        best = d
         elif code == ROUND_ROBIN:
             rr = sc[SC_RR]
             for kk in range(n_dc):
@@ -91,10 +96,51 @@ def decide(T, S, C, info, code, j, actions):
                     best = d
                     break
             sc[SC_RR] = ((best if best >= 0 else rr) + 1) % n_dc
-        elif code == RANDOM:
-            best = _random_with_room(ci, gi, mi, T.u_rand[i], avail)
+        elif code == RANDOM:  # uniform among the DCs with room
+            nc = 0
+            for d in range(n_dc):
+                if fits(ci, gi, mi, avail, d):
+                    nc += 1
+            if nc > 0:
+                # u is in [0, 1) by construction (Generator.random); the float is checked before
+                # the conversion all the same, so pick is in 0 .. nc - 1 whatever u holds
+                x = T_u[i] * nc
+                if x >= nc - 1:
+                    pick = nc - 1
+                elif x > 0.0:
+                    pick = int(x)
+                else:  # (also NaN)
+                    pick = 0
+                for d in range(n_dc):
+                    if fits(ci, gi, mi, avail, d):
+                        if pick == 0:
+                            best = d
+                            break
+                        pick -= 1
         else:
-            best = _lowest_score(code, ci, gi, mi, cap, avail, cnt, carbon, price)
+            bs = np.inf
+            for d in range(n_dc):
+                if not fits(ci, gi, mi, avail, d):
+                    continue
+                if code == MOST_AVAILABLE:  # most free cores
+                    s = -avail[d, 0]
+                elif code == LEAST_PENDING:  # fewest queued + in transit
+                    s = cnt[d]
+                elif code == LOWEST_CARBON:
+                    s = carbon[d]
+                elif code == LOWEST_PRICE:
+                    s = price[d]
+                else:  # LOWEST_UTILIZATION: lowest mean committed fraction
+                    s = 0.0
+                    m = 0
+                    for r in range(3):
+                        if cap[d, r] > 0.0:
+                            s += 1.0 - avail[d, r] / cap[d, r]
+                            m += 1
+                    s = s / max(m, 1)
+                if s < bs:
+                    bs = s
+                    best = d
         if best < 0:
             best = fallback_dc(ci, gi, mi, cap, avail)
         if best < 0:
@@ -107,87 +153,22 @@ def decide(T, S, C, info, code, j, actions):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _greener(T, C, i, o, t, allow_defer, avail, carbon, thr):
-    """``defer_to_greener``: :data:`DEFER` while the origin's carbon is above its threshold and the task could
-    still start next step and finish by its deadline; else the greenest datacenter with room whose transfer
-    still meets the deadline, else the greenest with room (-1: none has room)."""
-    T_duration, T_deadline = T.duration, T.deadline
-    ci, gi, mi = T.cores[i], T.gpus[i], T.mem[i]
-    if allow_defer and carbon[o] > thr[o] and t + STEP_S + T_duration[i] <= T_deadline[i]:
-        return DEFER
-    best = -1
-    bs = np.inf
-    tdec = max(t, T.arrival[i])
-    for d in range(avail.shape[0]):  # greenest DC with room that can still meet the deadline
-        if fits(ci, gi, mi, avail, d):
-            dl = 0.0 if d == o else T.bw[i] * C.delay_s_per_gb[o, d] + C.rtt_s[o, d]
-            if tdec + dl + T_duration[i] <= T_deadline[i] and carbon[d] < bs:
-                bs = carbon[d]
-                best = d
-    if best < 0:
-        for d in range(avail.shape[0]):
-            if fits(ci, gi, mi, avail, d) and carbon[d] < bs:
-                bs = carbon[d]
-                best = d
-    return best
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _random_with_room(ci, gi, mi, u, avail):
-    """``random``: uniform among the datacenters with room, picked by the task's uniform u (-1: none)."""
-    nc = 0
-    for d in range(avail.shape[0]):
-        if fits(ci, gi, mi, avail, d):
-            nc += 1
-    if nc == 0:
-        return -1
-    # u is in [0, 1) by construction (Generator.random); the float is checked before
-    # the conversion all the same, so pick is in 0 .. nc - 1 whatever u holds
-    x = u * nc
-    if x >= nc - 1:
-        pick = nc - 1
-    elif x > 0.0:
-        pick = int(x)
-    else:  # (also NaN)
-        pick = 0
-    for d in range(avail.shape[0]):
-        if fits(ci, gi, mi, avail, d):
-            if pick == 0:
-                return d
-            pick -= 1
-    return -1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _lowest_score(code, ci, gi, mi, cap, avail, cnt, carbon, price):
-    """The datacenter with room of lowest score (-1: none): ``most_available`` the most free cores,
-    ``least_pending`` the fewest queued + in transit, ``lowest_carbon``/``lowest_price`` the signal now,
-    ``lowest_utilization`` the lowest mean committed fraction."""
-    best = -1
-    bs = np.inf
-    for d in range(avail.shape[0]):
-        if not fits(ci, gi, mi, avail, d):
-            continue
-        if code == MOST_AVAILABLE:  # most free cores
-            s = -avail[d, 0]
-        elif code == LEAST_PENDING:  # fewest queued + in transit
-            s = cnt[d]
-        elif code == LOWEST_CARBON:
-            s = carbon[d]
-        elif code == LOWEST_PRICE:
-            s = price[d]
-        else:  # LOWEST_UTILIZATION: lowest mean committed fraction
-            s = 0.0
-            m = 0
-            for r in range(3):
-                if cap[d, r] > 0.0:
-                    s += 1.0 - avail[d, r] / cap[d, r]
-                    m += 1
-            s = s / max(m, 1)
-        if s < bs:
-            bs = s
-            best = d
-    return best
+def _sites_now(cap, commit, q_len, transit_n, hist, k):
+    """What the rules read of each datacenter at bundle step k: capacity available (not committed), tasks
+    queued or in transit, carbon and price now (once per step: arrays, never the namedtuples, which a call
+    would reference-count member by member)."""
+    n_dc = cap.shape[0]
+    avail = np.empty((n_dc, 3))
+    cnt = np.empty(n_dc)
+    carbon = np.empty(n_dc)
+    price = np.empty(n_dc)
+    for d in range(n_dc):
+        for r in range(3):
+            avail[d, r] = cap[d, r] - commit[d, r]
+        cnt[d] = q_len[d] + transit_n[d]
+        carbon[d] = hist[SIG_CARBON, d, k]
+        price[d] = hist[SIG_PRICE, d, k]
+    return avail, cnt, carbon, price
 
 
 @njit(cache=True, nogil=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..engine.capacity import fallback_dc, fits
 from ..engine.information import publish
 from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_PEND_N, SC_STEP, STEP_S, STEPS_PER_DAY
 from ..engine.step import begin_step, end_step
@@ -15,9 +16,7 @@ from .plan import (
     PI_DAYS,
     available,
     know_carbon,
-    load_capped,
     needs_forecast,
-    place,
     record_inflexible,
     release_load,
     roll_day,
@@ -69,7 +68,7 @@ def vcc_curve(cb_d, dem_max, infl_prev, out):
 def new_curves(P, cb, day_start):
     """Each site's curve for the day: from the largest daily flexible demand of the days recorded (none yet,
     or a run that starts within a day: no cap)."""
-    P_curve, P_dem, P_isc = P.curve, P.dem, P.isc
+    P_curve, P_dem, P_isc, P_infl = P.curve, P.dem, P.isc, P.infl
     for d in range(P_curve.shape[0]):
         if P_isc[PI_DAYS] == 0 or not day_start:
             for h in range(24):
@@ -78,7 +77,7 @@ def new_curves(P, cb, day_start):
             dmax = 0.0
             for x in range(P_isc[PI_DAYS]):
                 dmax = max(dmax, P_dem[d, x])
-            vcc_curve(cb[d], dmax, P.infl[0, d], P_curve[d])
+            vcc_curve(cb[d], dmax, P_infl[0, d], P_curve[d])
 
 
 @njit(cache=True, nogil=True)
@@ -110,13 +109,35 @@ def decide(T, S, C, info, P, code, j, actions):
         i = pend[q]
         o = T_o[i]
         can_wait = allow_defer and t1 + T_dur[i] <= T_dl[i]
-        run = load_capped(P_start, P_load, P_book, P_dem, i, share(T_c[i], T_g[i], T_m[i], cap, o),
-                          steps_of(T_dur[i]), T_md[i] > 0.0, P_start[i] != P_start[i], o, k, j, P_curve[o, h_now],
-                          can_wait)
+        # a flexible task runs when the flexible load stays within the cap (or nothing flexible runs and the cap
+        # is positive); its share is booked until it ends when it runs or cannot wait
+        run = True
+        sh = share(T_c[i], T_g[i], T_m[i], cap, o)
+        flex = T_md[i] > 0.0
+        if P_start[i] != P_start[i]:  # (first seen: its demand joins today's)
+            P_start[i] = k
+            if flex:
+                P_dem[o, P_dem.shape[1] - 1] += sh * steps_of(T_dur[i])
+        if flex:
+            lim = P_curve[o, h_now]
+            run = P_load[0, o] + sh <= lim + 1e-9 or (P_load[0, o] <= 1e-12 and lim > 0.0)
+        if run or not can_wait:
+            r = 0 if flex else 1
+            P_load[r, o] += sh
+            jr = j + steps_of(T_dur[i])
+            if jr < P_book.shape[2]:
+                P_book[r, o, jr] += sh
         if not run and can_wait:
             actions[q] = 0
             continue
-        actions[q] = place(T_c[i], T_g[i], T_m[i], o, cap, avail)
+        best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
+        if not fits(T_c[i], T_g[i], T_m[i], cap, o):
+            best = fallback_dc(T_c[i], T_g[i], T_m[i], cap, avail)
+            if best < 0:
+                best = o
+        for r in range(3):
+            avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
+        actions[q] = best + 1
     record_inflexible(P.infl, P_load, k)
 
 

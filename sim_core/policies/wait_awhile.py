@@ -9,11 +9,22 @@ import math
 import numpy as np
 from numba import njit
 
+from ..engine.capacity import fallback_dc, fits
 from ..engine.information import publish
-from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_CTL_N, SC_FLEX_N, SC_PEND_N, SC_STEP, STEP_S
+from ..engine.layout import (
+    IO_S0,
+    OPT_ALLOW_DEFER,
+    SC_CTL_N,
+    SC_FLEX_N,
+    SC_PEND_N,
+    SC_STEP,
+    ST_PAUSED,
+    ST_STARTED,
+    STEP_S,
+)
 from ..engine.step import begin_step, end_step
 from . import registry
-from .plan import available, controllable, ctl, know_carbon, needs_forecast, place, steps_of, work_left
+from .plan import available, ctl, know_carbon, needs_forecast, steps_of, work_left
 
 WAIT_AWHILE = registry.code("wait_awhile")
 WAIT_AWHILE_INTERRUPTING = registry.code("wait_awhile_interrupting")
@@ -82,6 +93,7 @@ def decide(T, S, C, info, P, code, j, actions):
     pend = S.pend
     allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
     T_arr, T_dur, T_dl, T_o, T_md, T_intr = T.arrival, T.duration, T.deadline, T.origin, T.max_delay, T.interruptible
+    T_c, T_g, T_m = T.cores, T.gpus, T.mem
     nflex = S.sc[SC_FLEX_N]
     cb, P_start = P.cb, P.start
     controls = code == WAIT_AWHILE_INTERRUPTING
@@ -102,7 +114,14 @@ def decide(T, S, C, info, P, code, j, actions):
         if not run and allow_defer and t1 + T_dur[i] <= T_dl[i]:
             actions[q] = 0
             continue
-        actions[q] = place(T.cores[i], T.gpus[i], T.mem[i], o, cap, avail)
+        best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
+        if not fits(T_c[i], T_g[i], T_m[i], cap, o):
+            best = fallback_dc(T_c[i], T_g[i], T_m[i], cap, avail)
+            if best < 0:
+                best = o
+        for r in range(3):
+            avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
+        actions[q] = best + 1
     if not controls or nflex == 0:
         return
     n_ctl = 0
@@ -111,7 +130,11 @@ def decide(T, S, C, info, P, code, j, actions):
     S_flex, S_dest, S_segs, S_rem, S_nseg = S.flex, S.dest, S.segs, S.rem, S.nseg
     for q in range(nflex):
         i = S_flex[q]
-        st = controllable(i, t, t1, status, fin)
+        running = status[i] == ST_STARTED and fin[i] > t
+        paused = status[i] == ST_PAUSED
+        st = 1 if running else (2 if paused else 0)
+        if running and fin[i] <= t1:  # finishing within this step (left alone); waiting to resume: no control
+            st = 0
         if st == 0 or not T_intr[i]:
             continue
         w = work_left(i, t, status, fin, S_segs, S_rem, S_nseg, scale, T_ckpt, T_mthr)
