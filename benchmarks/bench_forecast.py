@@ -1,6 +1,6 @@
 """What forecasts cost the rule policies' stepping (issue 14: "within 2x of today's; forecast models add no
 Python work per step"): a full year (35,040 steps), the reference 5-DC cluster, 1.3 M tasks, the kernel call
-bench_sim times (``Prepared`` + ``engine.run_builtin``), per policy x forecast model x issue cadence.
+bench_sim times (``Prepared`` + ``policies.rules.run``), per policy x forecast model x issue cadence.
 
     uv run python benchmarks/bench_forecast.py                 # best of 3, writes BENCHMARKS.md
     uv run python benchmarks/bench_forecast.py --rounds 5 --bundle /tmp/year5 --no-write
@@ -187,7 +187,7 @@ def main() -> None:
         f"Machine: {machine()}; measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, 1-min load average "
         f"{load0:.1f} at the start, {load1:.1f} at the end (a shared machine: wall above CPU time is the load). "
         f"Full year (35,040 steps), reference 5-DC cluster, {args.tasks:,} tasks, seed 0, `Prepared` + "
-        "`engine.run_builtin`; "
+        "`policies.rules.run`; "
         f"best of {args.rounds} rounds in one process, configurations interleaved. Wall and CPU (thread) time; "
         "the last column divides the CPU time by `lowest_carbon`'s (which reads no forecast), a load-independent "
         "comparison with the pre-forecast engine (`defer_to_greener` / `lowest_carbon` = 0.42 / 0.30 = 1.4).",

@@ -11,7 +11,7 @@ load (the mean utilisation, and so the queueing work per task, is comparable alo
 1.3 M tasks a year (``sim_core.testing.synthetic_tasks``). Full years at 1×; the 10× rows run a
 ``--window-days`` window (13 M tasks a year do not fit this 2-core machine's time budget more than once).
 
-Figures: **stepping** = the jitted loop ``engine.run_builtin`` (what ``benchmarks/bench_sim.py`` calls
+Figures: **stepping** = the jitted loop ``policies.rules.run`` (what ``benchmarks/bench_sim.py`` calls
 stepping), wall seconds and the process's CPU seconds (on a shared machine the CPU time is the steadier
 figure); results = totals + the per-step frame (the physics of every site and step); peak RSS of the
 process after stepping and after the results. Written between ``<!-- sites:start -->`` and
