@@ -53,8 +53,10 @@ BOUNDS: dict[str, Bound] = {
     "max_delay_s": Bound(0.0, 1e9, "allowed delay before a task must start (its queue class); less than ~30 years"),
     "checkpoint_s": Bound(0.0, 86_400.0, "extra work per resume or rescale (checkpoint-restart); published "
                                           "checkpoint-restart delays are seconds to minutes, a day is a broken value"),
-    "min_scale": Bound(0.0, 1.0, "smallest allocation of an elastic task, as a fraction of its request (> 0; 1 "
-                                 "for a task that cannot shrink)", low_inclusive=False),
+    "min_scale": Bound(1.0 / 1024.0, 1.0, "smallest allocation of an elastic task, as a fraction of its request (1 "
+                                          "for a task that cannot shrink); at least 1/1024, the reciprocal of "
+                                          "max_scale's ceiling, so that its speed 1 + m (min_scale - 1) >= min_scale "
+                                          "stays > 0 (m = marginal_throughput <= 1): the engine divides work by it"),
     "max_scale": Bound(1.0, 1024.0, "largest allocation of an elastic task, as a multiple of its request (1 for a "
                                     "task that cannot grow)"),
     "marginal_throughput": Bound(0.0, 1.0, "throughput an extra unit of allocation adds, relative to the throughput "
