@@ -75,6 +75,8 @@ _CURVE = ("coefficient of a curve normalised to ~1 at its rating point (EnergyPl
           "+-10); the curve itself is checked over its operating range (docs/bundle_format.md)")
 _FAN = "fan power per kW of heat rejected: 0.012-0.021 for towers on the market (Energies 2023, 16(9), 3661)"
 _DT_INPUTS = "chiller_cond_min_c, cond_design_water_c, chw_supply_c, chw_design_c, chiller_dt_max"
+_PUMP_INPUTS = ("chiller_cop_water (chiller_cop_air when air-cooled), chiller_capacity_factor, the chiller curves "
+                "and chiller_min_plr")
 _PUMP = "pump power per kW of design cooling: 0.015-0.025 (the sources above)"
 
 #: The valid range of every numeric DatacenterParams field with its physical reason: declared once, checked
@@ -184,10 +186,10 @@ def _number(name: str, v: Any) -> float:
     return x
 
 
-def _curve_error(prefix: str, n: int, why: str) -> ParamError:
-    """A refusal of a curve, naming each of its ``n`` coefficients ``<prefix>0..``."""
+def _curve_error(p: DatacenterParams, prefix: str, n: int, why: str) -> ParamError:
+    """A refusal of a curve, naming each of its ``n`` coefficients ``<prefix>0..`` and its value."""
     names = [f"{prefix}{i}" for i in range(n)]
-    return ParamError(names[0], f"{', '.join(names)}: {why}")
+    return ParamError(names[0], f"{', '.join(f'{k} = {getattr(p, k)!r}' for k in names)}: {why}")
 
 
 def _quadratic_min(c0: float, c1: float, c2: float, lo: float, hi: float) -> tuple[float, float]:
@@ -595,55 +597,78 @@ class DatacenterParams:
             return ParamError(name, f"{name}: {why}")
 
         if not (self.cpu_server_idle_w <= self.cpu_server_max_w <= self.cpu_server_nameplate_w):
-            raise bad("cpu_server_idle_w", f"need cpu_server_idle_w ({self.cpu_server_idle_w:g}) <= cpu_server_max_w "
-                                           f"({self.cpu_server_max_w:g}) <= cpu_server_nameplate_w "
-                                           f"({self.cpu_server_nameplate_w:g})")
+            raise bad("cpu_server_idle_w", f"need cpu_server_idle_w ({self.cpu_server_idle_w!r}) <= cpu_server_max_w "
+                                           f"({self.cpu_server_max_w!r}) <= cpu_server_nameplate_w "
+                                           f"({self.cpu_server_nameplate_w!r})")
         if self.gpu_idle_w > self.gpu_max_w:
-            raise bad("gpu_idle_w", f"need gpu_idle_w ({self.gpu_idle_w:g}) <= gpu_max_w ({self.gpu_max_w:g})")
+            raise bad("gpu_idle_w", f"need gpu_idle_w ({self.gpu_idle_w!r}) <= gpu_max_w ({self.gpu_max_w!r})")
         if self.server_sleep_w > self.cpu_server_idle_w or self.gpu_sleep_w > self.gpu_idle_w:
             raise bad("server_sleep_w", "a sleeping server (GPU) cannot draw more than an idle one "
-                                        f"(server_sleep_w {self.server_sleep_w:g}, gpu_sleep_w {self.gpu_sleep_w:g})")
+                                        f"(server_sleep_w {self.server_sleep_w!r}, gpu_sleep_w {self.gpu_sleep_w!r})")
         if self.server_spare_min != math.floor(self.server_spare_min):
             raise bad("server_spare_min", f"must be a whole number of servers, got {self.server_spare_min!r}")
         if self.supply_approach_k + self.return_approach_k <= 0.0:
             # (the CRAC's air rise, return - supply, is at least their sum: the CRAC airflow divides by it)
-            raise bad("supply_approach_k", "supply_approach_k + return_approach_k must be > 0 (the CRAC's air rise)")
+            raise bad("supply_approach_k", f"supply_approach_k ({self.supply_approach_k!r}) + return_approach_k "
+                                           f"({self.return_approach_k!r}) must be > 0 (the CRAC's air rise)")
         self._check_curves()
 
     def _check_curves(self) -> None:
-        """The chiller and pump curves over the inputs the kernels give them: capacity and power ratios > 0,
-        part-load and pump fractions >= 0, and the chiller curves ~1 at their rating point (EnergyPlus warns
-        beyond +-10 %; accepted within +-50 %)."""
+        """The chiller and pump curves over the inputs the kernels give them: CapRatio in (0, 3], PowRatio in
+        (0, 3], FullLoadFrac in [0, 1.5] (off-design a chiller's capacity and power stay within a few times
+        their rating), the chiller curves ~1 at their rating point (EnergyPlus warns beyond +-10 %; accepted
+        within +-50 %), and the pump curve >= 0 up to the largest flow ratio these chiller settings can ask of
+        the condenser-water pump (:meth:`_pump_flow_max`)."""
         # dT = (T_cond,run - T_cond,design) / 2.778 - (T_chw - T_chw,design), T_cond,run >= the chiller's minimum
         # (the same offset for an air-cooled condenser), capped at chiller_dt_max
         dt_lo = (self.chiller_cond_min_c - self.cond_design_water_c) / 2.778 - (self.chw_supply_c - self.chw_design_c)
         dt_hi = self.chiller_dt_max
         dt_lo = min(dt_lo, dt_hi)
-        cap_lo, cap_hi = _quadratic_min(self.chiller_cap_c0, self.chiller_cap_c1, self.chiller_cap_c2, dt_lo, dt_hi)
-        if not cap_lo > 0.0:
-            raise _curve_error("chiller_cap_c", 3, f"CapRatio(dT) falls to {cap_lo:.4g} <= 0 for dT in [{dt_lo:.4g}, "
-                                                  f"{dt_hi:.4g}] (from {_DT_INPUTS}): the chiller has no capacity")
-        pow_lo, _ = _quadratic_min(self.chiller_pow_c0, self.chiller_pow_c1, self.chiller_pow_c2, cap_lo, cap_hi)
-        if not pow_lo > 0.0:
-            raise _curve_error("chiller_pow_c", 3, f"PowRatio(CapRatio) falls to {pow_lo:.4g} <= 0 for CapRatio in "
-                                                  f"[{cap_lo:.4g}, {cap_hi:.4g}] (from the chiller_cap curve and "
-                                                  f"{_DT_INPUTS}): negative chiller power")
-        flf_lo, _ = _quadratic_min(self.chiller_flf_c0, self.chiller_flf_c1, self.chiller_flf_c2,
-                                   self.chiller_min_plr, 1.0)
-        if not flf_lo >= 0.0:
-            raise _curve_error("chiller_flf_c", 3, f"FullLoadFrac(PLR) falls to {flf_lo:.4g} < 0 for PLR in "
-                                                  f"[chiller_min_plr = {self.chiller_min_plr:g}, 1]: negative power")
+        cap = _quadratic_min(self.chiller_cap_c0, self.chiller_cap_c1, self.chiller_cap_c2, dt_lo, dt_hi)
+        if not (cap[0] > 0.0 and cap[1] <= 3.0):
+            raise _curve_error(self, "chiller_cap_c", 3, f"CapRatio(dT) spans [{cap[0]:.4g}, {cap[1]:.4g}] for dT in "
+                                                        f"[{dt_lo:.4g}, {dt_hi:.4g}] (from {_DT_INPUTS}); it must "
+                                                        "stay in (0, 3]")
+        pw = _quadratic_min(self.chiller_pow_c0, self.chiller_pow_c1, self.chiller_pow_c2, *cap)
+        if not (pw[0] > 0.0 and pw[1] <= 3.0):
+            raise _curve_error(self, "chiller_pow_c", 3, f"PowRatio(CapRatio) spans [{pw[0]:.4g}, {pw[1]:.4g}] for "
+                                                        f"CapRatio in [{cap[0]:.4g}, {cap[1]:.4g}] (from the "
+                                                        f"chiller_cap curve and {_DT_INPUTS}); it must stay in (0, 3]")
+        flf = _quadratic_min(self.chiller_flf_c0, self.chiller_flf_c1, self.chiller_flf_c2, self.chiller_min_plr, 1.0)
+        if not (flf[0] >= 0.0 and flf[1] <= 1.5):
+            raise _curve_error(self, "chiller_flf_c", 3, f"FullLoadFrac(PLR) spans [{flf[0]:.4g}, {flf[1]:.4g}] for "
+                                                        f"PLR in [chiller_min_plr = {self.chiller_min_plr:g}, 1]; it "
+                                                        "must stay in [0, 1.5]")
         rating = {"chiller_cap_c": self.chiller_cap_c0,
                   "chiller_pow_c": self.chiller_pow_c0 + self.chiller_pow_c1 + self.chiller_pow_c2,
                   "chiller_flf_c": self.chiller_flf_c0 + self.chiller_flf_c1 + self.chiller_flf_c2}
         for prefix, v in rating.items():
             if not 0.5 <= v <= 1.5:
-                raise _curve_error(prefix, 3, f"the curve is {v:.4g} at its rating point (dT = 0, CapRatio = 1, "
-                                              "PLR = 1); a normalised curve is ~1 there (accepted 0.5-1.5)")
+                raise _curve_error(self, prefix, 3, f"the curve is {v:.4g} at its rating point (dT = 0, CapRatio = 1, "
+                                                    "PLR = 1); a normalised curve is ~1 there (accepted 0.5-1.5)")
         pump = (self.pump_curve_c0, self.pump_curve_c1, self.pump_curve_c2, self.pump_curve_c3)
-        if not sum(pump) > 0.0 or not _cubic_min(pump, self.pump_min_flow_ratio, 1.0) >= 0.0:
-            raise _curve_error("pump_curve_c", 4, "the pump curve must be > 0 at design flow and >= 0 down to "
-                                                  f"pump_min_flow_ratio ({self.pump_min_flow_ratio:g})")
+        r_max = self._pump_flow_max(cap[1], pw[1])
+        if not sum(pump) > 0.0 or not _cubic_min(pump, self.pump_min_flow_ratio, r_max) >= 0.0:
+            raise _curve_error(self, "pump_curve_c", 4, "the pump curve must be > 0 at design flow and >= 0 from "
+                                                        f"pump_min_flow_ratio ({self.pump_min_flow_ratio:g}) to the "
+                                                        f"largest flow ratio, {r_max:.4g}, that {_PUMP_INPUTS} can "
+                                                        "ask of the condenser-water pump")
+
+    def _pump_flow_max(self, cap_max: float, pow_max: float) -> float:
+        """An upper bound of the condenser-water pump's flow ratio, the heat rejected over its design value,
+        (met + chiller) / (cool_d (1 + 1/COP)) <= 1.5 (1 + chiller_max / cool_d): the cooling load never exceeds
+        its design value by half (it is at most the design load plus the fans of servers above their share), and
+        the chiller draws at most PowRatio_max / COP x max over PLR of FullLoadFrac(PLR) x min(available
+        capacity, load / PLR) (one PLR grid, +10 %: an upper bound, never a result)."""
+        load = 1.5
+        avail = cap_max * self.chiller_capacity_factor
+        lo = self.chiller_min_plr
+        worst = 0.0
+        for i in range(201):
+            plr = lo + (1.0 - lo) * i / 200.0
+            flf = self.chiller_flf_c0 + plr * (self.chiller_flf_c1 + plr * self.chiller_flf_c2)
+            worst = max(worst, flf * (avail if plr <= 0.0 else min(avail, load / plr)))
+        return max(1.0, load * (1.0 + 1.1 * pow_max / self.chiller_cop * worst))
 
     # ------------------------------------------------------------------ (de)serialisation
     @classmethod
