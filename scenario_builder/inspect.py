@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from gridshift.bundle import MANIFEST, check_integrity
+from gridshift.bundle import MANIFEST, check_integrity, verify_bundle
 from gridshift.home import safe_join
 
 
@@ -16,10 +16,20 @@ def read_manifest(bundle: Path) -> dict[str, Any]:
     return check_integrity(Path(bundle))
 
 
+def verified_manifest(bundle: Path) -> dict[str, Any]:
+    """The manifest of a bundle that passes ``verify`` (integrity and every value within the bundle contract);
+    its first problem, a ``BundleError`` naming file, column, rows and values, otherwise. A summary or plot of
+    a bundle the simulator would refuse (a hash-valid file with infinite durations) would mislead."""
+    res = verify_bundle(bundle)
+    if not res.ok:
+        raise res.problems[0]
+    return read_manifest(bundle)
+
+
 def summary(bundle: str | Path) -> dict[str, Any]:
-    """Key facts of a bundle: id, year, locations, parameters, quality, task and signal statistics."""
+    """Key facts of a verified bundle: id, year, locations, parameters, quality, task and signal statistics."""
     root = Path(bundle)
-    m = read_manifest(root)
+    m = verified_manifest(root)
     sig = pl.scan_parquet(root / "signals.parquet")
     stats = (
         sig.group_by("location", maintain_order=True)
@@ -60,8 +70,8 @@ def plot(bundle: str | Path, out_dir: str | Path) -> list[Path]:
 
     root = Path(bundle)
     out = Path(out_dir)
+    m = verified_manifest(root)
     out.mkdir(parents=True, exist_ok=True)
-    m = read_manifest(root)
     sig = pl.read_parquet(root / "signals.parquet")
     written = []
     for code in m["locations"]:
