@@ -8,6 +8,7 @@ reason for it; values outside are refused by name, never clipped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -74,3 +75,13 @@ BOUNDS: dict[str, Bound] = {
 
 def get(name: str) -> Bound:
     return BOUNDS[name]
+
+
+def markdown_table(ranges: Mapping[str, Bound | None], *, flag: str = "True or False") -> str:
+    """A Markdown table of declared ranges (``None``: a flag), as docs/bundle_format.md lists them (a test
+    checks the document equals this rendering of every declaration)."""
+    rows = ["| parameter | valid range | why |", "|---|---|---|"]
+    for name, b in ranges.items():
+        rng, why = (flag, "a flag") if b is None else (b.describe(), b.reason.replace("|", "/"))
+        rows.append(f"| `{name}` | {rng} | {why} |")
+    return "\n".join(rows)
