@@ -2,8 +2,11 @@
 
 Stdlib only, so that the bundle builder can import it to write ``datacenters.json``'s
 ``physics`` object and ``sim_core`` can read it back. Every field name carries its unit; every
-default carries a note on where the number comes from. ``to_dict``/``from_dict`` round-trip
-through JSON and reject unknown keys.
+default carries a note on where the number comes from, and every numeric field a valid range with its
+physical reason (``PARAM_RANGES``, one table next to the fields): a value of the wrong type, non-finite or
+outside its range, or breaking a joint rule (``DatacenterParams._check_joint``), is refused by name with a
+:class:`ParamError`, wherever the parameters enter. ``to_dict``/``from_dict`` round-trip through JSON and
+reject unknown keys.
 
 The model that uses these numbers is described in ``docs/simulation.md`` (section Simulation) and
 specified in SIMULATION.md §4.
