@@ -37,7 +37,7 @@ from typing import Any
 import polars as pl
 
 from gridshift import clusters, locations
-from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams
+from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams, physics_column
 from gridshift.errors import DataError, GridshiftError
 from scenario_builder import sizing
 
@@ -192,6 +192,6 @@ def overridden(codes: list[str], override: Path, physics: str = "default") -> li
                     e["physics"] = DatacenterParams.from_dict(merged).to_dict()
                 except (TypeError, ValueError) as exc:
                     raise DataError(f"{t}: invalid physics parameters: {exc}", file=file,
-                                    column="physics") from None
+                                    column=physics_column(exc)) from None
             e["capacity_source"] = "override file"
     return [entries[c] for c in codes]

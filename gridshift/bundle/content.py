@@ -42,7 +42,7 @@ from gridshift.bundle.format import (
     is_number,
     parse_json,
 )
-from gridshift.dc_params import DatacenterParams
+from gridshift.dc_params import DatacenterParams, physics_column
 
 #: keys a datacenters.json entry may carry besides DATACENTER_KEYS: ``capacity_source`` (informational);
 #: ``signal_location``, the registry location whose signals a site shares (several datacenters per
@@ -224,7 +224,8 @@ def read_datacenters(root: Path, header: Header) -> list[dict[str, Any]]:
         try:
             entry["physics"] = DatacenterParams.from_dict(d["physics"])
         except (TypeError, ValueError) as exc:
-            raise BundleError(f"bad physics parameters ({exc})", file=file, column="physics", rows=[i]) from None
+            raise BundleError(f"bad physics parameters ({exc})", file=file, column=physics_column(exc),
+                              rows=[i]) from None
         out.append(entry)
     if not sum(e["population_weight"] for e in out) > 0:
         raise BundleError("population weights sum to 0: no task could originate anywhere", file=file,
