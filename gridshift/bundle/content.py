@@ -33,7 +33,6 @@ from gridshift.bundle.format import (
     SIGNAL_VALUES,
     SIGNALS,
     SIGNALS_TABLE,
-    STEP_S,
     TASK_FLAGS,
     TASK_FLEX,
     TASK_RESOURCES,
@@ -45,6 +44,7 @@ from gridshift.bundle.format import (
 )
 from gridshift.dc_params import DatacenterParams
 from gridshift.fields import FIELDS
+from gridshift.timestep import STEP_S
 
 #: keys a datacenters.json entry may carry besides DATACENTER_KEYS: ``capacity_source`` (informational);
 #: ``signal_location``, the registry location whose signals a site shares (several datacenters per

@@ -17,7 +17,6 @@ from gridshift.bundle.errors import BundleError
 #: 2: tasks carry their flexibility (allowed delay, interruptible, checkpoint overhead, elastic scale range,
 #: scaling curve); version 1 bundles are refused with a message saying to rebuild them.
 FORMAT_VERSION = 2
-STEP_S = 900
 MANIFEST = "manifest.json"
 SIGNALS = "signals.parquet"
 TASKS = "tasks.parquet"
