@@ -1,8 +1,9 @@
 """Plausibility bounds of every numeric value that crosses a contract: declared once.
 
-The warehouse's Pandera models and the bundle validator (``gridshift.bundle``) both take their
-ranges from here, so a value the warehouse refuses can never reach the simulator through a bundle
-edited by hand, and the two never drift apart. Each bound is (low, high, inclusive-low) with the
+The field registry (``gridshift.fields``) gives these ranges to its fields, and the warehouse's
+Pandera models and the bundle validator (``gridshift.bundle``) both take them from there, so a value
+the warehouse refuses can never reach the simulator through a bundle edited by hand, and the two
+never drift apart. Each bound is (low, high, inclusive-low) with the
 reason for it; values outside are refused by name, never clipped.
 """
 
@@ -40,7 +41,9 @@ BOUNDS: dict[str, Bound] = {
     "usd_per_gb": Bound(0.0, 10.0, "published inter-region egress prices are below 0.25 USD/GB"),
     "throughput_mbps": Bound(0.0, 1e7, "a path carries data (> 0) and no WAN path exceeds 10 Tbit/s",
                              low_inclusive=False),
-    "rtt_ms": Bound(0.0, 10_000.0, "the longest great-circle round trip is ~270 ms; 10 s is a broken path"),
+    "rtt_ms": Bound(0.0, 10_000.0, "0 is a datacenter to itself (a bundle's diagonal) or two sites closer than "
+                                    "the model's resolution; the longest great-circle round trip is ~270 ms; 10 s "
+                                    "is a broken path"),
     # tasks (sanity, not physics: orders of magnitude beyond any job in the published traces, and small
     # enough that every sum over a year of tasks stays finite)
     "duration_s": Bound(0.0, 1e9, "a task runs for some time (> 0) and for less than ~30 years",

@@ -14,9 +14,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from gridshift import __version__, locations
+from gridshift import export_defaults as D
 from gridshift.cli import HINTS, reporting
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
+from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build and inspect gridshift scenarios.")
@@ -33,7 +35,7 @@ MirrorOpt = Annotated[
 LiveOpt = Annotated[bool, typer.Option("--live", help="fetch from the publishers what the mirror (and, for "
                                        "workloads, --trace-dir) lacks (tokens from env/.env; see docs/sources.md)")]
 PartialOpt = Annotated[bool, typer.Option("--allow-partial", help="accept, and record, a partition covering less "
-                                          "than 95 % of its year (refused by default)")]
+                                          f"than {MIN_COVERAGE:.0%} of its year (refused by default)")]
 ALL_SOURCES = ("carbon", "price", "weather", "network", "workload")
 DEFAULT_SOURCES = ("carbon", "price", "weather", "network")
 
@@ -102,9 +104,9 @@ def ingest(
     live: LiveOpt = False,
     allow_partial: PartialOpt = False,
     workload: Annotated[str, typer.Option(help="with --sources workload: alibaba-2020|alibaba-2023|synthetic")
-                        ] = "synthetic",
+                        ] = D.WORKLOAD,
     trace_dir: Annotated[Path | None, typer.Option(help="folder with the PAI 2020 *.tar.gz tables")] = None,
-    seed: Annotated[int, typer.Option(help="workload seed")] = 0,
+    seed: Annotated[int, typer.Option(help="workload seed")] = D.SEED,
     load_factor: Annotated[float, typer.Option(help="workload load factor (1 = the trace's load)")] = 1.0,
     bandwidth_model: Annotated[str, typer.Option(
         help="input size per task (docs/workload.md): 'ai' (per-workload sizes of published AI jobs, default), "
@@ -269,30 +271,33 @@ def _quality_rows(manifest: dict) -> list[dict]:
 def export(
     regions: Annotated[str, typer.Option(help="comma-separated location codes (datacenter order)")],
     year: Annotated[int, typer.Option(help="calendar year (UTC)")],
-    workload: Annotated[str, typer.Option(help="synthetic | alibaba-2020 | alibaba-2023 | none")] = "synthetic",
+    workload: Annotated[str, typer.Option(help="synthetic | alibaba-2020 | alibaba-2023 | none")] = D.WORKLOAD,
     datacenters: Annotated[str, typer.Option(
         help="capacities: 'sized' from the workload for --target-utilization (default), 'reference' "
              "(SustainCluster's cluster), an override file (JSON or CSV) applied to the reference values, "
              "or a sites file (a 'site' column: several datacenters per location, cloud regions; "
              "docs/bundles.md)")
-    ] = "sized",
+    ] = D.DATACENTERS,
     target_utilization: Annotated[float, typer.Option(
-        help="with --datacenters sized: the mean share of each site's capacity its local demand uses")] = 0.5,
+        help="with --datacenters sized: the mean share of each site's capacity its local demand uses")
+    ] = D.TARGET_UTILIZATION,
     physics: Annotated[str, typer.Option(
         help="facility model of every site: 'default' (hybrid dry cooler with adiabatic pre-cooling above "
              "18.3 degC, water-side economizer; docs/simulation.md), or 'gridshift-0.1' (the facility before "
              "the climate-sensitive revision, wet cooling tower; with --datacenters reference and "
-             "power=always_on it reproduces that version's numbers)")] = "default",
-    provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")] = "aws",
-    carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = "direct",
-    seed: Annotated[int, typer.Option(help="workload seed (also draws the task flexibility)")] = 0,
+             "power=always_on it reproduces that version's numbers)")] = D.PHYSICS,
+    provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")
+                        ] = D.PROVIDER,
+    carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = D.CARBON_BASIS,
+    seed: Annotated[int, typer.Option(help="workload seed (also draws the task flexibility)")] = D.SEED,
     flexibility: Annotated[str, typer.Option(
         help="task flexibility (allowed delay, suspend-resume, elastic scaling; docs/workload.md): 'default' "
-             "(the cited model) or 'none'")] = "default",
-    max_gap_hours: Annotated[float, typer.Option(help="longest gap filled (flagged) before the build fails")] = 3.0,
+             "(the cited model) or 'none'")] = D.FLEXIBILITY,
+    max_gap_hours: Annotated[float, typer.Option(help="longest gap filled (flagged) before the build fails")
+                             ] = D.MAX_GAP_HOURS,
     max_edge_fill_hours: Annotated[
         float, typer.Option(help="longest year-edge span with no neighbouring-year data held (flagged)")
-    ] = 15.0,
+    ] = D.MAX_EDGE_FILL_HOURS,
     out: Annotated[Path | None, typer.Option(help="output folder (default <home>/bundles)")] = None,
     mirror: MirrorOpt = None,
     home: HomeOpt = None,

@@ -35,12 +35,11 @@ import polars as pl
 from gridshift import locations
 from gridshift.errors import DataError, StorageError, storage_cause, storage_error
 from gridshift.home import Home
-from gridshift.quality import MIN_COVERAGE
+from gridshift.quality import MAX_GAP, MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
 from pipelines.core import http
 from pipelines.core.raw import RawFile, land_many
 from pipelines.core.source import GridSource, year_bounds
-from pipelines.core.tabular import DEFAULT_MAX_GAP
 from pipelines.sources import azure_latency, egress, network, persico, registry
 from warehouse import prefetch
 from warehouse.load import validate, validate_many, write
@@ -170,7 +169,7 @@ PARSE_THREADS = max(1, min(2, os.cpu_count() or 1))
 
 def prepare_grid(
     kind: str, partitions: Sequence[tuple[str, int]], *, home: Home, mirror: Path | None,
-    max_gap: timedelta = DEFAULT_MAX_GAP, live: bool = False, allow_partial: bool = False,
+    max_gap: timedelta = MAX_GAP, live: bool = False, allow_partial: bool = False,
     threads: int = PARSE_THREADS,
 ) -> GridBatch:
     """Fetch, parse and check ``(location, year)`` partitions of one signal kind; write nothing.
@@ -308,7 +307,7 @@ def _worker_process() -> ProcessPoolExecutor:
 
 
 def prefetch_grid(
-    partitions: Sequence[tuple[str, str, int]], *, mirror: Path | None, max_gap: timedelta = DEFAULT_MAX_GAP,
+    partitions: Sequence[tuple[str, str, int]], *, mirror: Path | None, max_gap: timedelta = MAX_GAP,
     allow_partial: bool = False, chunk: int = PREFETCH_CHUNK, executor=_worker_process,
 ) -> contextlib.AbstractContextManager[prefetch.Prefetch]:
     """A context manager that prepares the mirror's ``(kind, location, year)`` grid partitions in a worker
@@ -405,7 +404,7 @@ def union_by_key(parts: Sequence[pl.DataFrame], pk: Sequence[str]) -> pl.DataFra
 
 def ingest_grid(
     kind: str, location: str, year: int, *, home: Home, mirror: Path | None,
-    max_gap: timedelta = DEFAULT_MAX_GAP, live: bool = False, allow_partial: bool = False,
+    max_gap: timedelta = MAX_GAP, live: bool = False, allow_partial: bool = False,
 ) -> IngestReport:
     """Ingest one (signal, location, year) partition into its canonical table (mirror → live).
 

@@ -29,10 +29,10 @@ import polars as pl
 from gridshift import sources as registry_info
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.locations import Location
+from gridshift.quality import MAX_GAP
 from gridshift.sources import SourceInfo
 from pipelines.core import raw as raw_mod
 from pipelines.core.raw import RawFile
-from pipelines.core.tabular import DEFAULT_MAX_GAP
 
 #: How far a file of UTC year Y may reach outside Y: a local-year file shifted by its fixed UTC offset
 #: (Open-Meteo; the largest offset in use is UTC+14).
@@ -96,7 +96,7 @@ class GridSource(Source):
         """What a user can do to make this source serve ``location`` live (token, package, URL)."""
         return ""
 
-    def parse(self, raw: RawFile, location: Location, year: int, *, max_gap: timedelta = DEFAULT_MAX_GAP
+    def parse(self, raw: RawFile, location: Location, year: int, *, max_gap: timedelta = MAX_GAP
               ) -> pl.DataFrame:
         """Canonical rows of the partition, in time order; refused unless they belong to it."""
         df = self.rows(raw, location, year, max_gap=max_gap)

@@ -12,10 +12,7 @@ import polars as pl
 
 from gridshift.errors import DataError
 
-HEADER_LINES = 1
-# The fill limit: the longest run of missing source time that is filled (and flagged) rather than
-# refused. Ingest refuses files with longer gaps; bundles fill up to it. One value for every step.
-DEFAULT_MAX_GAP = timedelta(hours=3)  # data row i (0-based) is line i + 2 of a CSV with one header line
+HEADER_LINES = 1  # data row i (0-based) is line i + 2 of a CSV with one header line
 
 
 def _header(content: bytes, file: str, *, first_line: int = 1) -> list[str]:
