@@ -42,8 +42,9 @@ import requests
 from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.hashing import sha256_bytes
+from gridshift.limits import UNPACKED_BYTES
 from gridshift.home import Home, safe_join
-from pipelines.core.raw import RawFile, read_mirror
+from pipelines.core.raw import RawFile, read_local, read_mirror
 from pipelines.workload.base import Inputs, ParsedTrace, TraceInput, WorkloadSource
 from pipelines.workload.derive import DeriveParams, Histogram
 
@@ -161,7 +162,7 @@ def fetch_live(table: str, *, home: Home, session: requests.Session | None = Non
     if sha is not None:
         landed = _landed(home, sha)
         if landed.is_file():
-            content = landed.read_bytes()
+            content = read_local(landed, SOURCE, uri=url).content
             got = sha256_bytes(content)
             if got != sha or (size is not None and len(content) != size):
                 raise http.DownloadError(f"{what}: landed copy {landed} does not match its {basis} "
@@ -204,7 +205,7 @@ def fetch_table(
     if trace_dir is not None:
         path = safe_join(Path(trace_dir), name)
         if path.is_file():
-            return RawFile(source=SOURCE, uri=path.as_uri(), content=path.read_bytes())
+            return read_local(path, SOURCE)
         tried.append(f"{name} not found in trace dir {trace_dir} (looked for {path})")
     if mirror is not None:
         try:
@@ -234,6 +235,7 @@ def extract_csv(raw: RawFile) -> tuple[str, bytes]:
                     f"expected exactly one .csv member in the archive, found {[m.name for m in members]}",
                     file=raw.uri,
                 )
+            UNPACKED_BYTES.check(members[0].size, file=f"{raw.uri}!{members[0].name}", what="the unpacked member")
             fh = tf.extractfile(members[0])
             assert fh is not None
             return f"{raw.uri}!{members[0].name}", fh.read()
