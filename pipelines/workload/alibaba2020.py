@@ -226,16 +226,22 @@ def fetch_table(
 
 # --------------------------------------------------------------------------- read
 def extract_csv(raw: RawFile) -> tuple[str, bytes]:
-    """The one ``.csv`` member of a tar.gz, read in memory. Returns (file label, bytes)."""
+    """The one ``.csv`` member of a tar.gz, read in memory. Returns (file label, bytes).
+
+    A member whose header claims more than :data:`gridshift.limits.UNPACKED_BYTES` is refused as its
+    header is read, before anything is decompressed past it (a small archive can claim gigabytes)."""
     try:
         with tarfile.open(fileobj=io.BytesIO(raw.content), mode="r:gz") as tf:
-            members = [m for m in tf.getmembers() if m.isfile() and m.name.endswith(".csv")]
+            members = []
+            for m in tf:  # headers one at a time: each size checked before the reader skips its data
+                if m.isfile() and m.name.endswith(".csv"):
+                    UNPACKED_BYTES.check(m.size, file=f"{raw.uri}!{m.name}", what="the unpacked member")
+                    members.append(m)
             if len(members) != 1:
                 raise DataError(
                     f"expected exactly one .csv member in the archive, found {[m.name for m in members]}",
                     file=raw.uri,
                 )
-            UNPACKED_BYTES.check(members[0].size, file=f"{raw.uri}!{members[0].name}", what="the unpacked member")
             fh = tf.extractfile(members[0])
             assert fh is not None
             return f"{raw.uri}!{members[0].name}", fh.read()
