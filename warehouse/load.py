@@ -24,7 +24,7 @@ import polars as pl
 
 from gridshift.errors import DataError
 from warehouse.db import exclusive, finish, open_read, open_write, query
-from warehouse.ddl import create_table_sql, polars_schema
+from warehouse.ddl import create_table_sql, duck_type, polars_schema
 from warehouse.schemas import FRAMES, TABLES, Table
 
 
@@ -68,7 +68,7 @@ def validate(table_name: str, df: pl.DataFrame, *, file: str | None = None, row_
             column=str(column),
             rows=rows,
             values=bad["failure_case"].to_list(),
-        ) from exc
+        ) from None  # the DataError says it all: a user (the CLI shows the root cause) sees file, column, rows
 
 
 def validate_many(table_name: str, items: Sequence[tuple[pl.DataFrame, str | None, int]]
@@ -185,6 +185,7 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame], *, rebuild_stale: I
     stack = contextlib.ExitStack()
     with stack:
         stack.enter_context(exclusive(db_path))
+        add_new_columns(db_path, [name for name in frames if name not in rebuild_stale])
         stale = [name for name in rebuild_stale if name in frames and stale_layout(db_path, name)]
         todo = _changes(db_path, {name: df for name, df in frames.items() if df.height and name not in stale})
         todo.update({name: (frames[name], False) for name in stale})
@@ -211,6 +212,39 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame], *, rebuild_stale: I
         # committed: the close (a checkpoint) and the lock's release, now or behind (warehouse.db.finish)
         finish(stack.pop_all())
     return written
+
+
+def _stored_columns(db_path: Path, table_name: str) -> list[str]:
+    """The columns of ``table_name`` in the file, in order (empty when the file or table does not exist)."""
+    if not db_path.exists():
+        return []
+    with open_read(db_path) as con:
+        return query(con, "SELECT column_name FROM information_schema.columns WHERE table_name = $t "
+                          "ORDER BY ordinal_position", {"t": TABLES[table_name].name})["column_name"].to_list()
+
+
+def add_new_columns(db_path: Path, table_names: Iterable[str]) -> list[str]:
+    """Add to stored tables the nullable columns a later version declared after their stored ones (e.g.
+    ``partition_quality.plausibility_overridden``): an earlier warehouse keeps its rows, the new column null
+    in them. Only a stored layout that is a prefix of the declared one is grown; the caller holds the lock.
+    Returns the columns added (``table.column``); the file is opened for writing only when there are some."""
+    todo: list[tuple[Table, str, str]] = []
+    for name in table_names:
+        table = TABLES[name]
+        stored = _stored_columns(db_path, name)
+        declared = list(table.columns)
+        if not stored or stored == declared or declared[:len(stored)] != stored:
+            continue
+        cols = table.model.to_schema().columns
+        for c in declared[len(stored):]:
+            if not cols[c].nullable:
+                break
+            todo.append((table, c, duck_type(cols[c].dtype.type)))
+    if todo:
+        with open_write(db_path) as con:
+            for table, c, sql_type in todo:
+                con.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{c}" {sql_type}')
+    return [f"{t.name}.{c}" for t, c, _ in todo]
 
 
 def stale_layout(db_path: Path, table_name: str) -> bool:

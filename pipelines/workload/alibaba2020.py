@@ -42,8 +42,8 @@ import requests
 from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.hashing import sha256_bytes
-from gridshift.limits import UNPACKED_BYTES
 from gridshift.home import Home, safe_join
+from gridshift.limits import UNPACKED_BYTES
 from pipelines.core.raw import RawFile, read_local, read_mirror
 from pipelines.workload.base import Inputs, ParsedTrace, TraceInput, WorkloadSource
 from pipelines.workload.derive import DeriveParams, Histogram
@@ -246,7 +246,7 @@ def extract_csv(raw: RawFile) -> tuple[str, bytes]:
             assert fh is not None
             return f"{raw.uri}!{members[0].name}", fh.read()
     except (tarfile.TarError, OSError, EOFError) as exc:
-        raise DataError(f"not a readable tar.gz archive: {exc}", file=raw.uri) from exc
+        raise DataError(f"not a readable tar.gz archive: {exc}", file=raw.uri) from None
 
 
 def check_field_counts(content: bytes, n_columns: int, file: str) -> int:
@@ -287,7 +287,7 @@ def read_headerless(raw: RawFile, columns: list[str]) -> tuple[pl.DataFrame, str
     try:
         df = pl.read_csv(io.BytesIO(content), has_header=False, new_columns=columns, infer_schema=False)
     except Exception as exc:  # polars raises several types for malformed CSV
-        raise DataError(f"cannot parse CSV: {exc}", file=file) from exc
+        raise DataError(f"cannot parse CSV: {exc}", file=file) from None
     if df.height != n:
         raise DataError(f"read {df.height} rows but the file has {n} lines", file=file)
     return df.with_columns(line=pl.int_range(1, df.height + 1, dtype=pl.Int64)), file

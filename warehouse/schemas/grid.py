@@ -70,7 +70,8 @@ class Weather(pa.DataFrameModel):
 class PartitionQuality(pa.DataFrameModel):
     """What the last ingest of each grid partition (signal × location × UTC year) held: its raw file,
     rows, coverage of the year and, when it was below ``gridshift.quality.MIN_COVERAGE``, that it was
-    ingested anyway on request (``partial``)."""
+    ingested anyway on request (``partial``); likewise the plausibility checks it was let past
+    (``plausibility_overridden``)."""
 
     signal: str = pa.Field(isin=list(SIGNALS), description="grid signal kind (gridshift.sources.SIGNALS)")
     location: str = C.location()
@@ -84,6 +85,9 @@ class PartitionQuality(pa.DataFrameModel):
     estimated_frac: float = pa.Field(ge=0, le=1, nullable=True, metadata={"unit": "fraction"},
                                      description="share of the year's rows the source marked estimated")
     partial: bool = pa.Field(description="coverage below the minimum, ingested with allow_partial")
+    plausibility_overridden: str = pa.Field(
+        nullable=True, description="the plausibility checks (pipelines.core.plausibility) the partition failed and "
+        "was ingested anyway with allow_implausible, comma-separated; null when it passed them all")
 
     class Config:
         strict = True

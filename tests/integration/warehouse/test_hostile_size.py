@@ -27,9 +27,10 @@ def _padded(mirror, relpath: str, size: int) -> None:
         fh.truncate(size)
 
 
-@pytest.mark.parametrize(("kind", "relpath"), [("carbon", CARBON),
-                                               ("weather", "open-meteo/DE-LU/2023.json"),
-                                               ("price", "prices/standardized/DE-LU/DE-LU_electricity_prices_2023.csv")])
+@pytest.mark.parametrize(("kind", "relpath"), [
+    ("carbon", CARBON), ("weather", "open-meteo/DE-LU/2023.json"),
+    ("price", "prices/standardized/DE-LU/DE-LU_electricity_prices_2023.csv"),
+])
 def test_a_padded_mirror_file_is_refused_before_it_is_read(tmp_path, shared_data, kind, relpath):
     mirror = mirror_with(shared_data, tmp_path, relpath, lambda b: b)
     limit = FILE_BYTES[kind].limit
