@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gridshift import sources
 from gridshift.errors import DataError
 
 MiB = 1 << 20
@@ -55,6 +56,15 @@ UNPACKED_BYTES = Limit(1 * GiB, "bytes", "the largest real trace table, PAI 2020
 def file_limit(kind: str) -> Limit:
     """The file-size limit of a source kind (every kind is declared; an unknown one is a programming error)."""
     return FILE_BYTES[kind]
+
+
+def source_file_limit(source: str) -> Limit:
+    """The file-size limit of a registered source (``gridshift.sources``) by its kind; a name outside the
+    registry (a caller's own label) gets the grid files' limit."""
+    try:
+        return file_limit(sources.get(source).kind)
+    except sources.UnknownSourceError:
+        return FILE_BYTES["carbon"]
 
 
 def check_file_size(size: int, *, kind: str, file: str) -> None:

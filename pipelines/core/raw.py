@@ -12,7 +12,6 @@ from pathlib import Path
 import polars as pl
 
 from gridshift import limits
-from gridshift import sources as registry_info
 from gridshift.atomic import atomic_write_bytes, atomic_write_many
 from gridshift.errors import SourceUnavailableError
 from gridshift.hashing import sha256_bytes
@@ -56,7 +55,7 @@ def read_local(path: Path, source: str, *, uri: str | None = None) -> RawFile:
     its size is within the source kind's limit (:data:`gridshift.limits.FILE_BYTES`): a larger file is
     refused by name from its size on disk, and a file that grows while it is read is refused after at
     most limit + 1 bytes — never held whole."""
-    limit = limits.file_limit(registry_info.get(source).kind)
+    limit = limits.source_file_limit(source)
     uri = uri or path.as_uri()
     with path.open("rb") as fh:
         limit.check(os.fstat(fh.fileno()).st_size, file=uri, what="the file")
