@@ -51,3 +51,28 @@ def test_a_padded_mirror_file_is_named_with_its_size_and_the_limit(tmp_path, sha
     assert res.exit_code == 1
     assert f"the file is {limit + 1:,} bytes, above the limit of {limit:,} bytes" in res.output
     assert "DE-LU_2023_hourly.csv" in res.output and len(res.output) < 5_000
+
+
+def test_an_implausible_partition_is_ingested_only_with_allow_implausible(tmp_path, shared_data):
+    """Prices ÷ 1000: refused by the command by name; with --allow-implausible ingested and recorded."""
+    from gridshift.home import Home
+    from warehouse.db import read_table
+
+    relpath = "prices/standardized/DE-LU/DE-LU_electricity_prices_2023.csv"
+
+    def milli(line: str) -> str:
+        parts = line.split(",")
+        return ",".join([*parts[:2], repr(float(parts[2]) / 1000)]) if parts[0][:1].isdigit() else line
+
+    def scale(data: bytes) -> bytes:
+        return "\n".join(milli(ln) if ln else ln for ln in data.decode().split("\n")).encode()
+
+    mirror = mirror_with(shared_data, tmp_path, relpath, scale)
+    args = ["ingest", "--regions", "DE-LU", "--year", "2023", "--sources", "price", "--mirror", str(mirror),
+            "--home", str(tmp_path / "home")]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 1 and "below the plausible floor of 1" in res.output and "price_usd_per_mwh" in res.output
+    ok = runner.invoke(app, [*args, "--allow-implausible"])
+    assert ok.exit_code == 0, ok.output
+    q = read_table(Home(tmp_path / "home").warehouse_path, "SELECT plausibility_overridden FROM partition_quality")
+    assert q.rows() == [("mean_price",)]
