@@ -38,7 +38,7 @@ def check_bundle_sizes(root: Path, n_dc: int, n_steps: int, *, limits: BundleLim
     check_datacenter_count(n_dc, str(root / MANIFEST), limits=limits)
     signals = parquet_rows(root / SIGNALS)
     if signals != n_dc * n_steps:
-        raise BundleError(f"{signals:,} rows declared, expected {n_dc} locations x {n_steps} steps",
+        raise BundleError(f"{signals:,} rows, expected {n_dc} locations x {n_steps} steps (the Parquet footer)",
                           file=str(root / SIGNALS))
     limits.tasks.check(parquet_rows(root / TASKS), file=str(root / TASKS), what="the number of tasks",
                        error=BundleError)

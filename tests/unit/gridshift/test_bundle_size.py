@@ -61,9 +61,20 @@ def test_signals_row_count_is_checked_from_the_footer_before_reading(bundle):
     res = verify_bundle(bundle)
     assert not res.ok
     err = res.problems[0]
-    assert err.file.endswith("signals.parquet") and "100 rows declared, expected 3 locations x 96 steps" in str(err)
+    assert err.file.endswith("signals.parquet")
+    assert "100 rows, expected 3 locations x 96 steps (the Parquet footer)" in str(err)
 
 
 def test_a_real_sized_bundle_is_within_every_limit(bundle):
     assert verify_bundle(bundle).ok
     check_bundle_sizes(bundle, 3, 96)
+
+
+def test_a_bundle_above_the_datacenter_limit_is_never_written(tmp_path):
+    from gridshift.bundle.format import DATA_FILES
+    from gridshift.bundle.writer import finalize_manifest
+
+    files = {name: b"" for name in DATA_FILES}
+    with pytest.raises(BundleError, match="the number of datacenters is 257 datacenters, above the limit of 256"):
+        finalize_manifest(files, {"locations": [f"DC{i}" for i in range(257)]})
+    assert finalize_manifest(files, {"locations": [f"DC{i}" for i in range(256)]})["bundle_id"]
