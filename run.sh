@@ -26,12 +26,17 @@ if [ ! -d "$ROOT/.venv" ]; then
   echo "gridshift: first run: installing the locked environment into $ROOT/.venv" \
        "(Dagster, polars, DuckDB, Numba...; about a minute, downloads cached afterwards)..." >&2
 fi
-# Optional extras (pyproject [project.optional-dependencies]) to install too: GRIDSHIFT_EXTRAS=rl,iso
-# (a plain `uv sync` would remove them again).
+# Optional extras (pyproject [project.optional-dependencies]) to install too: GRIDSHIFT_EXTRAS=rl,iso.
+# Extras once asked for are remembered in the environment (.venv/.gridshift-extras) and kept by every
+# later call: `uv sync` installs exactly what it is told, so a plain call would otherwise uninstall them.
+# To drop them, remove .venv.
+EXTRAS_FILE="$ROOT/.venv/.gridshift-extras"
+ASKED="${GRIDSHIFT_EXTRAS:-}"
+GRIDSHIFT_EXTRAS="$(printf '%s\n' $(cat "$EXTRAS_FILE" 2>/dev/null) ${ASKED//,/ } | sed '/^$/d' | sort -u | paste -sd' ' -)"
 EXTRA_ARGS=()
-GRIDSHIFT_EXTRAS="${GRIDSHIFT_EXTRAS:-}"
-for extra in ${GRIDSHIFT_EXTRAS//,/ }; do EXTRA_ARGS+=(--extra "$extra"); done
+for extra in $GRIDSHIFT_EXTRAS; do EXTRA_ARGS+=(--extra "$extra"); done
 "$UV" sync --locked --quiet --project "$ROOT" ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"}
+echo "$GRIDSHIFT_EXTRAS" > "$EXTRAS_FILE"
 uvrun() { "$UV" run --frozen --project "$ROOT" "$@"; }
 # Bytecode: compiled once per installed environment (the lock file and the extras), and gridshift's own
 # modules whenever they change. Python would otherwise compile ~3,000 modules from source in every new

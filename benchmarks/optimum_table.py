@@ -56,30 +56,37 @@ def table(sc, days: float, seed: int, cmd: str, what: str) -> str:
     return "\n".join(lines) + "\n\n" + cap + "\n"
 
 
-def figure(sc, days: float, seed: int, path: Path, what: str) -> None:
+def savings_figure(df, pols: list[str], title: str):
+    """Carbon saving against the baseline per allowed delay: one line per policy (distinct colour and
+    marker), the optimum's bound dashed black."""
     from matplotlib.figure import Figure
 
+    from gridshift.plotstyle import series_styles
+
+    fig = Figure(figsize=(11, 5.5), layout="constrained")
+    ax = fig.add_subplot(1, 1, 1)
+    for p, st in zip(pols, series_styles(len(pols)), strict=True):
+        s = df.filter(df["policy"] == p).sort("allowed_delay_h")
+        ax.plot(s["allowed_delay_h"].to_numpy(), s["saving_pct"].to_numpy(), ms=4, lw=1, label=p, **st)
+    s = df.filter(df["policy"] == "optimum (bound)").sort("allowed_delay_h")
+    ax.plot(s["allowed_delay_h"].to_numpy(), s["saving_pct"].to_numpy(), color="k", lw=2, ls="--", marker="*",
+            ms=7, label="optimum (bound)")
+    ax.set_xlabel("allowed delay of every task (h)")
+    ax.set_ylabel(f"carbon saving vs {BASELINE} (%)")
+    ax.set_title(title, fontsize=8)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return fig
+
+
+def figure(sc, days: float, seed: int, path: Path, what: str) -> None:
     import sim_core
+    from gridshift.plotstyle import save_png
     from sim_core.bench.gap import delay_sweep
 
     pols = [p for p in sim_core.POLICIES if p != BASELINE]
     df = delay_sweep(sc, pols, DELAYS_H, seed=seed, days=days, baseline=BASELINE)
-    fig = Figure(figsize=(10, 5))
-    ax = fig.add_subplot(1, 1, 1)
-    for i, p in enumerate([*pols, "optimum (bound)"]):
-        s = df.filter(df["policy"] == p).sort("allowed_delay_h")
-        # 17+ lines: the colour cycle (10) repeats, so the line style tells the second round apart
-        style = (dict(color="k", lw=2, ls="--") if p.startswith("optimum")
-                 else dict(color=f"C{i % 10}", ls="-" if i < 10 else ":"))
-        ax.plot(s["allowed_delay_h"].to_numpy(), s["saving_pct"].to_numpy(), marker="o", ms=3, label=p, **style)
-    ax.set_xlabel("allowed delay of every task (h)")
-    ax.set_ylabel(f"carbon saving vs {BASELINE} (%)")
-    ax.set_title(f"savings vs allowed delay, {days:g} days, seed {seed}\n{what}", fontsize=8)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, metadata={"Software": None})
+    save_png(savings_figure(df, pols, f"savings vs allowed delay, {days:g} days, seed {seed}\n{what}"), path)
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ European markets without a reference place are their capitals/financial centres.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -83,28 +84,33 @@ def all_codes() -> list[str]:
 
 
 def get(code: str) -> Location:
-    """Look a location up by code; the error lists the known codes."""
-    if not isinstance(code, str) or not LOCATION_CODE.match(code):
-        raise UnknownLocationError(f"malformed location code {code!r}")
+    """Look a location up by code, in any letter case (``de-lu`` is ``DE-LU``); the error for an unknown
+    code suggests the closest known ones and lists them all."""
+    canonical = code.strip().upper() if isinstance(code, str) else code
+    if not isinstance(canonical, str) or not LOCATION_CODE.match(canonical):
+        raise UnknownLocationError(f"malformed location code {code!r} (expected e.g. DE-LU or US-CAL-CISO)")
     try:
-        return _registry()[code]
+        return _registry()[canonical]
     except KeyError:
+        close = difflib.get_close_matches(canonical, all_codes(), n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
         raise UnknownLocationError(
-            f"unknown location {code!r}; known: {', '.join(all_codes())} "
+            f"unknown location {code!r}; {hint}known: {', '.join(all_codes())} "
             "(add a row to gridshift/data/locations.csv to add one)"
         ) from None
 
 
 def parse_codes(text: str) -> list[str]:
-    """Parse ``A,B,C`` (or ``all``) into validated, de-duplicated location codes in the given order."""
+    """Parse ``A,B,C`` (or ``all``; any letter case) into validated, de-duplicated, canonical location codes
+    in the given order."""
     if text.strip().lower() == "all":
         return all_codes()
     codes: list[str] = []
     for part in text.split(","):
-        code = part.strip()
-        if code and code not in codes:
-            get(code)
-            codes.append(code)
+        if part.strip():
+            code = get(part).location
+            if code not in codes:
+                codes.append(code)
     if not codes:
         raise UnknownLocationError("no location codes given")
     return codes

@@ -1,4 +1,4 @@
-"""Summarize a bundle, and plot its signals per region and its workload (PNG, matplotlib Agg)."""
+"""Summarize a bundle, and plot its signals per region and its workload (PNG, matplotlib's object API)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from matplotlib.figure import Figure
 
 from gridshift.bundle import MANIFEST, check_integrity
 from gridshift.home import safe_join
+from gridshift.plotstyle import date_axis, save_png
 
 
 def read_manifest(bundle: Path) -> dict[str, Any]:
@@ -51,59 +53,75 @@ def summary(bundle: str | Path) -> dict[str, Any]:
     }
 
 
-def plot(bundle: str | Path, out_dir: str | Path) -> list[Path]:
-    """Write ``signals_<LOCATION>.png`` per region and ``workload.png`` into ``out_dir``."""
-    import matplotlib
+#: the workload histograms: column, axis label with its unit, scale from the column's unit
+WORKLOAD_HISTOGRAMS = (
+    ("duration_s", "duration (h)", 1 / 3600),
+    ("cpu_cores", "CPU (cores)", 1.0),
+    ("gpus", "GPUs (devices)", 1.0),
+    ("mem_gb", "memory (GB)", 1.0),
+    ("bandwidth_gb", "data moved (GB)", 1.0),
+)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    root = Path(bundle)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    m = read_manifest(root)
-    sig = pl.read_parquet(root / "signals.parquet")
-    written = []
-    for code in m["locations"]:
-        d = sig.filter(pl.col("location") == code)
-        t = d["ts_utc"].to_numpy()
-        fig, axes = plt.subplots(4, 1, figsize=(12, 9), sharex=True)
-        axes[0].plot(t, d["carbon_g_per_kwh"].to_numpy(), lw=0.4)
-        axes[0].set_ylabel("gCO2eq/kWh")
-        axes[1].plot(t, d["price_usd_per_mwh"].to_numpy(), lw=0.4, color="tab:orange")
-        axes[1].set_ylabel("USD/MWh")
-        axes[2].plot(t, d["temp_c"].to_numpy(), lw=0.4, label="dry-bulb")
-        axes[2].plot(t, d["wetbulb_c"].to_numpy(), lw=0.4, label="wet-bulb")
-        axes[2].set_ylabel("°C")
-        axes[2].legend(loc="upper right")
-        axes[3].plot(t, d["rh_pct"].to_numpy(), lw=0.4, color="tab:green")
-        axes[3].set_ylabel("RH %")
-        filled = (d["carbon_is_filled"] | d["price_is_filled"] | d["weather_is_filled"]).to_numpy()
-        for ax in axes:
-            ymin, ymax = ax.get_ylim()
-            ax.fill_between(t, ymin, ymax, where=filled, color="red", alpha=0.3, step="mid", lw=0)
-        fig.suptitle(f"{code} {m['year']} (bundle {m['bundle_id']}; red = filled)")
-        fig.tight_layout()
-        path = safe_join(out, f"signals_{code}.png")  # region codes cannot leave out_dir
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-        written.append(path)
-    tasks = pl.read_parquet(root / "tasks.parquet")
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7))
+def signals_figure(sig: pl.DataFrame, code: str, manifest: dict[str, Any]) -> Figure:
+    """One region's carbon, price, temperatures and humidity over the year; filled steps shaded red."""
+    d = sig.filter(pl.col("location") == code)
+    t = d["ts_utc"].dt.replace_time_zone(None).to_numpy()
+    fig = Figure(figsize=(12, 9), layout="constrained")
+    axes = [fig.add_subplot(4, 1, 1)]
+    axes += [fig.add_subplot(4, 1, i, sharex=axes[0]) for i in (2, 3, 4)]
+    axes[0].plot(t, d["carbon_g_per_kwh"].to_numpy(), lw=0.4)
+    axes[0].set_ylabel("carbon (gCO2eq/kWh)")
+    axes[1].plot(t, d["price_usd_per_mwh"].to_numpy(), lw=0.4, color="tab:orange")
+    axes[1].set_ylabel("price (USD/MWh)")
+    axes[2].plot(t, d["temp_c"].to_numpy(), lw=0.4, label="dry-bulb")
+    axes[2].plot(t, d["wetbulb_c"].to_numpy(), lw=0.4, label="wet-bulb")
+    axes[2].set_ylabel("temperature (°C)")
+    axes[2].legend(loc="upper right", fontsize=8)
+    axes[3].plot(t, d["rh_pct"].to_numpy(), lw=0.4, color="tab:green")
+    axes[3].set_ylabel("relative humidity (%)")
+    filled = (d["carbon_is_filled"] | d["price_is_filled"] | d["weather_is_filled"]).to_numpy()
+    for ax in axes:
+        ymin, ymax = ax.get_ylim()
+        ax.fill_between(t, ymin, ymax, where=filled, color="red", alpha=0.3, step="mid", lw=0)
+    for ax in axes[:-1]:
+        ax.tick_params(labelbottom=False)
+    date_axis(axes[-1])
+    axes[-1].set_xlabel("time (UTC)")
+    fig.suptitle(f"{code} {manifest['year']} (bundle {manifest['bundle_id']}; red = filled)")
+    return fig
+
+
+def workload_figure(tasks: pl.DataFrame, manifest: dict[str, Any]) -> Figure:
+    """Tasks per day, and the distribution of each task size (log counts), each axis with its unit."""
+    fig = Figure(figsize=(13, 7), layout="constrained")
+    axes = [fig.add_subplot(2, 3, i) for i in range(1, 7)]
     if tasks.height:
         per_day = tasks.group_by(pl.col("arrival_ts_utc").dt.truncate("1d")).len().sort("arrival_ts_utc")
-        axes[0, 0].plot(per_day["arrival_ts_utc"].to_numpy(), per_day["len"].to_numpy(), lw=0.6)
-    axes[0, 0].set_title("tasks per day (UTC)")
-    for ax, col in zip(axes.flat[1:], ("duration_s", "cpu_cores", "gpus", "mem_gb", "bandwidth_gb"), strict=True):
+        axes[0].plot(per_day["arrival_ts_utc"].dt.replace_time_zone(None).to_numpy(), per_day["len"].to_numpy(),
+                     lw=0.6)
+    date_axis(axes[0])
+    axes[0].set_xlabel("arrival day (UTC)")
+    axes[0].set_ylabel("arrivals (tasks per day)")
+    for ax, (col, label, scale) in zip(axes[1:], WORKLOAD_HISTOGRAMS, strict=True):
         if tasks.height:
-            ax.hist(tasks[col].to_numpy(), bins=50, log=True)
-        ax.set_title(col)
-    fig.suptitle(f"workload {m['parameters'].get('workload')} {m['year']}: {tasks.height:,} tasks")
-    fig.tight_layout()
-    path = safe_join(out, "workload.png")
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    written.append(path)
+            ax.hist(tasks[col].to_numpy() * scale, bins=50, log=True)
+        ax.set_xlabel(label)
+        ax.set_ylabel("tasks (log scale)")
+    fig.suptitle(f"workload {manifest['parameters'].get('workload')} {manifest['year']}: {tasks.height:,} tasks")
+    return fig
+
+
+def plot(bundle: str | Path, out_dir: str | Path) -> list[Path]:
+    """Write ``signals_<LOCATION>.png`` per region and ``workload.png`` into ``out_dir``."""
+    root = Path(bundle)
+    out = Path(out_dir)
+    m = read_manifest(root)
+    sig = pl.read_parquet(root / "signals.parquet")
+    # region codes cannot leave out_dir (safe_join)
+    written = [save_png(signals_figure(sig, code, m), safe_join(out, f"signals_{code}.png")) for code in m["locations"]]
+    tasks = pl.read_parquet(root / "tasks.parquet")
+    written.append(save_png(workload_figure(tasks, m), safe_join(out, "workload.png")))
     return written
 
 

@@ -130,19 +130,22 @@ def to_utc(df: pl.DataFrame, col: str, file: str, fmt: str, *, naive_is_utc: boo
     return s.dt.convert_time_zone("UTC")
 
 
-def check_time_grid(ts: pl.Series, file: str, column: str, *, step: timedelta, max_gap: timedelta) -> None:
+def check_time_grid(ts: pl.Series, file: str, column: str, *, step: timedelta, max_gap: timedelta,
+                    rows: pl.Series | None = None) -> None:
     """Refuse duplicated timestamps, timestamps off the series' regular grid, and gaps beyond ``max_gap``.
 
-    The grid may carry a constant offset (e.g. India's half-hourly ``00:30`` prices).
+    The grid may carry a constant offset (e.g. India's half-hourly ``00:30`` prices). Errors name each
+    timestamp's row in the file: ``rows`` (e.g. JSON array positions, kept through a filter), by default
+    the CSV line of position i (i + 2).
     """
-    frame = pl.DataFrame({"ts": ts}).with_row_index("_i")
+    frame = pl.DataFrame({"ts": ts, "_i": rows if rows is not None else pl.int_range(2, ts.len() + 2, eager=True)})
     dup = frame.filter(pl.col("ts").is_duplicated())
     if dup.height:
         raise DataError(
             "duplicated timestamp(s)",
             file=file,
             column=column,
-            rows=[i + 2 for i in dup["_i"].head(10).to_list()],
+            rows=dup["_i"].head(10).to_list(),
             values=[str(v) for v in dup["ts"].head(10).to_list()],
         )
     srt = frame.sort("ts")
@@ -155,7 +158,7 @@ def check_time_grid(ts: pl.Series, file: str, column: str, *, step: timedelta, m
             f"timestamp(s) off the {step} grid",
             file=file,
             column=column,
-            rows=[i + 2 for i in bad["_i"].head(10).to_list()],
+            rows=bad["_i"].head(10).to_list(),
             values=[str(v) for v in bad["ts"].head(10).to_list()],
         )
     gaps = srt.with_columns(gap=pl.col("ts").diff()).filter(pl.col("gap") > max_gap + step)
@@ -167,7 +170,7 @@ def check_time_grid(ts: pl.Series, file: str, column: str, *, step: timedelta, m
             f"to {first['ts'] - step} ({first['gap'] - step})",
             file=file,
             column=column,
-            rows=[first["_i"] + 2],
+            rows=[first["_i"]],
             values=[str(first["ts"])],
         )
 

@@ -145,12 +145,12 @@ class ElectricityMapsCsv(GridSource):
         """One export → ``grid_carbon`` rows (UTC, explicit units), in file order."""
         file = raw.uri
         df = read_csv_strings(raw.content, file, REQUIRED)
-        zone_ok = df[COL_ZONE] == location.emaps_zone
+        zone_ok = (df[COL_ZONE] == location.emaps_zone).fill_null(False)  # an empty zone id is not this zone
         if not zone_ok.all():
             raise bad_rows(df, ~zone_ok, f"zone id does not match location {location.location} (expected "
                            f"{location.emaps_zone!r})", file=file, column=COL_ZONE)
         est = df[COL_EST].str.strip_chars().str.to_lowercase()
-        est_ok = est.is_in(["true", "false"])
+        est_ok = est.is_in(["true", "false"]).fill_null(False)  # an empty flag is not "false"
         if not est_ok.all():
             raise bad_rows(df, ~est_ok, "estimated flag must be true or false", file=file, column=COL_EST)
         ts = to_utc(df, COL_TS, file, "%Y-%m-%d %H:%M:%S")

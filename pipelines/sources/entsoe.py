@@ -188,7 +188,8 @@ class EntsoeDayAhead(GridSource):
                 warnings.simplefilter("ignore")
                 parsed = parse_prices(text)
         except Exception as exc:  # malformed document: entsoe-py raises assorted errors
-            raise DataError(f"cannot parse ENTSO-E price document: {exc}", file=file) from None
+            raise DataError(f"cannot parse ENTSO-E price document: {exc}", file=file, column="price.amount"
+                            if isinstance(exc, ValueError) else None) from None
         frames = []
         for key, minutes in _RES.items():
             s = parsed.get(key)

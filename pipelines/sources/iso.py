@@ -54,7 +54,7 @@ from pipelines.core import http
 from pipelines.core.fx import grid_price_rows
 from pipelines.core.raw import RawFile, read_local
 from pipelines.core.source import GridSource, NotPublished, year_bounds
-from pipelines.core.tabular import check_time_grid
+from pipelines.core.tabular import bad_rows, check_time_grid
 
 NAME = "gridstatus-iso-day-ahead"
 COLUMNS = ["interval_start_utc", "interval_end_utc", "node", "price", "currency"]
@@ -248,19 +248,22 @@ class GridstatusIsoDayAhead(GridSource):
         fmt = "%Y-%m-%dT%H:%M:%SZ"
         ts = df["interval_start_utc"].str.to_datetime(fmt, time_unit="us", strict=False).dt.replace_time_zone("UTC")
         te = df["interval_end_utc"].str.to_datetime(fmt, time_unit="us", strict=False).dt.replace_time_zone("UTC")
-        if ts.null_count() or te.null_count():
-            raise DataError("unparseable interval timestamp(s)", file=file, column="interval_start_utc")
+        for col, parsed in (("interval_start_utc", ts), ("interval_end_utc", te)):
+            if parsed.null_count():
+                raise bad_rows(df, parsed.is_null(), "unparseable interval timestamp(s)", file=file, column=col)
         res = ((te - ts).dt.total_minutes()).cast(pl.Int64)
         price = df["price"].cast(pl.Float64, strict=False)
         if price.null_count():
-            raise DataError("non-numeric or empty price(s)", file=file, column="price")
+            raise bad_rows(df, price.is_null(), f"{price.null_count()} non-numeric or empty price(s)", file=file,
+                           column="price")
         lo, hi = year_bounds(year)
-        frame = pl.DataFrame({"ts_utc": ts, "price": price, "res": res, "cur": df["currency"]}).filter(
+        frame = pl.DataFrame({"ts_utc": ts, "price": price, "res": res, "cur": df["currency"],
+                              "line": pl.int_range(2, df.height + 2, eager=True)}).filter(
             (pl.col("ts_utc") >= lo) & (pl.col("ts_utc") < hi))
         if frame.height == 0:
             raise DataError(f"the pull holds no prices in {year}", file=file, column="interval_start_utc")
         check_time_grid(frame["ts_utc"], file, "interval_start_utc",
-                        step=timedelta(minutes=int(frame["res"].min())), max_gap=max_gap)
+                        step=timedelta(minutes=int(frame["res"].min())), max_gap=max_gap, rows=frame["line"])
         cur = frame["cur"].unique().to_list()
         if cur != [location.price_currency]:
             raise DataError(f"currency {cur} is not {location.price_currency}", file=file, column="currency")

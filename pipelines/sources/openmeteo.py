@@ -69,13 +69,14 @@ def _check_coordinates(lat: object, lon: object, location: Location, file: str) 
 
 def to_weather_rows(df: pl.DataFrame, raw: RawFile, location: Location, *, source: str, max_gap: timedelta,
                     column: str = "hourly.time") -> pl.DataFrame:
-    """Finish a frame with ``ts_utc`` (UTC) and the hourly value columns into ``weather`` rows.
+    """Finish a frame with ``ts_utc`` (UTC), the hourly value columns and ``_i`` (each hour's position in
+    the response's arrays, named in errors) into ``weather`` rows.
 
     Shared by the archive JSON and the live FlatBuffers, so both give identical rows. Rows without
     a temperature or humidity are missing hours (the gap check sees them), not zeros.
     """
     df = df.filter(pl.col("temp_c").is_not_null() & pl.col("rh_pct").is_not_null())
-    check_time_grid(df["ts_utc"], raw.uri, column, step=timedelta(hours=1), max_gap=max_gap)
+    check_time_grid(df["ts_utc"], raw.uri, column, step=timedelta(hours=1), max_gap=max_gap, rows=df["_i"])
     return (
         df.with_columns(
             location=pl.lit(location.location, dtype=pl.String),
@@ -274,7 +275,7 @@ class OpenMeteoArchiveApi(GridSource):
             cols[col] = pl.Series(col, _decimal(arr), dtype=pl.Float64, nan_to_null=True)
         ts = pl.Series("ts_utc", (np.int64(t0) + np.arange(n, dtype=np.int64) * step) * 1_000_000).cast(
             pl.Datetime("us")).dt.replace_time_zone("UTC")
-        df = pl.DataFrame({"ts_utc": ts, **cols})
+        df = pl.DataFrame({"ts_utc": ts, **cols}).with_row_index("_i")  # array positions, named in errors
         return to_weather_rows(df, raw, location, source=self.name, max_gap=max_gap)
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from gridshift.plotstyle import save_png
 from pipelines.workload.derive import WEEKDAYS, Histogram, weekday_hour_profile
 
 # column, axis label, unit scale, reference histogram variable
@@ -24,15 +24,9 @@ DISTRIBUTIONS = (
 )
 
 
-def _save(fig: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    FigureCanvasAgg(fig)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    return path
-
-
-def plot_heatmap(profile: np.ndarray, path: Path, title: str) -> Path:
-    fig = Figure(figsize=(9, 3.4))
+def heatmap_figure(profile: np.ndarray, title: str) -> Figure:
+    """Mean tasks per 15 minutes by weekday (rows) and hour of day (columns)."""
+    fig = Figure(figsize=(9, 3.4), layout="constrained")
     ax = fig.add_subplot()
     im = ax.imshow(profile, aspect="auto", cmap="viridis")
     ax.set_yticks(range(7), WEEKDAYS)
@@ -40,12 +34,12 @@ def plot_heatmap(profile: np.ndarray, path: Path, title: str) -> Path:
     ax.set_xlabel("hour of day (UTC)")
     ax.set_title(title)
     fig.colorbar(im, ax=ax, label="mean tasks per 15 min")
-    return _save(fig, path)
+    return fig
 
 
-def plot_distributions(tasks: pl.DataFrame, path: Path, title: str,
-                       reference: dict[str, Histogram] | None = None) -> Path:
-    fig = Figure(figsize=(15, 3.2))
+def distributions_figure(tasks: pl.DataFrame, title: str, reference: dict[str, Histogram] | None = None) -> Figure:
+    """The density of each task size (derived), over the reference histogram where one is given."""
+    fig = Figure(figsize=(15, 3.6), layout="constrained")
     for i, (col, label, scale, ref) in enumerate(DISTRIBUTIONS, start=1):
         ax = fig.add_subplot(1, len(DISTRIBUTIONS), i)
         x = tasks[col].to_numpy() * scale
@@ -63,10 +57,11 @@ def plot_distributions(tasks: pl.DataFrame, path: Path, title: str,
             ax.step(e[:-1], dens, where="post", color="black", lw=1, label="reference")
             ax.legend(fontsize=7)
         ax.set_xlabel(label)
+        ax.set_ylabel("density (relative)" if i == 1 else "")
         ax.set_yticks([])
         ax.set_title(f"mean {np.mean(x):.3g}" if len(x) else "empty", fontsize=9)
     fig.suptitle(title)
-    return _save(fig, path)
+    return fig
 
 
 def plot_workload(tasks: pl.DataFrame, year: int, out_dir: Path, *, name: str = "workload",
@@ -75,6 +70,6 @@ def plot_workload(tasks: pl.DataFrame, year: int, out_dir: Path, *, name: str = 
     out_dir = Path(out_dir)
     prof = weekday_hour_profile(tasks, year)
     return [
-        plot_heatmap(prof, out_dir / f"{name}_weekday_hour.png", f"{name} {year}: tasks per 15 min"),
-        plot_distributions(tasks, out_dir / f"{name}_distributions.png", f"{name} {year}", reference),
+        save_png(heatmap_figure(prof, f"{name} {year}: tasks per 15 min"), out_dir / f"{name}_weekday_hour.png"),
+        save_png(distributions_figure(tasks, f"{name} {year}", reference), out_dir / f"{name}_distributions.png"),
     ]

@@ -80,12 +80,13 @@ WORKER_DASK_CONFIG = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD
 
 
 def local_cluster(n_workers: int, **kwargs):
-    """A ``distributed.LocalCluster`` on 127.0.0.1 of ``n_workers`` single-threaded worker processes
-    (the simulation is single-threaded), with :data:`WORKER_DASK_CONFIG`, no dashboard."""
+    """A ``distributed.LocalCluster`` of ``n_workers`` single-threaded worker processes (the simulation is
+    single-threaded), with :data:`WORKER_DASK_CONFIG`. Every socket it opens, the dashboard's included,
+    listens on 127.0.0.1 only (a free port for the dashboard); ``kwargs`` override that explicitly."""
     import dask
     from distributed import LocalCluster
 
     opts = {"n_workers": n_workers, "threads_per_worker": 1, "processes": True, "host": "127.0.0.1",
-            "dashboard_address": None, **kwargs}
+            "dashboard_address": "127.0.0.1:0", **kwargs}
     with dask.config.set(WORKER_DASK_CONFIG):
         return LocalCluster(**opts)

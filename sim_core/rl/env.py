@@ -15,7 +15,7 @@ Actions: with deferral (default) ``0`` = defer, ``j`` (1..n_dc) = run at datacen
 
 Observation, single-action mode: a float32 vector, layout in ``env.feature_names``
 (``9 + 14 n_dc`` features). Multi-action mode: a list with one float32 vector per pending task
-(``10 + 13 n_dc`` features, ``env.task_feature_names``), in pending order; ``[]`` when nothing is
+(``10 + 14 n_dc`` features, ``env.task_feature_names``), in pending order; ``[]`` when nothing is
 pending (the action is then ``[]``). Scales (fixed per environment, from its window):
 
 * time: ``sin/cos`` of the UTC hour of day and of the day of year of the step start;
@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from pathlib import Path
 
 import gymnasium as gym
@@ -71,6 +72,70 @@ N_PER_DC = 5 + 2 * len(FC_BUCKETS)  # avail cores/gpus/mem, carbon, price, forec
 #: USD/MWh) are clipped to 1.
 CARBON_SCALE = 1000.0  # g/kWh
 PRICE_SCALE = 1000.0  # USD/MWh
+
+
+TIME_FEATURES = ("hour_sin", "hour_cos", "doy_sin", "doy_cos")
+
+
+def feature_layout(locations) -> tuple[list[str], list[str]]:
+    """The observation layouts for sites ``locations`` (manifest order): the single-action vector's
+    feature names, and the per-task vector's (multi-action mode). docs/rl.md's tables are rendered from it."""
+    loc = list(locations)
+    per_dc = ([f"avail_{r}_{x}" for x in loc for r in ("cores", "gpus", "mem")] + [f"carbon_{x}" for x in loc]
+              + [f"price_{x}" for x in loc]
+              + [f"{sig}_fc_{b}_{x}" for sig in ("carbon", "price") for b in FC_BUCKET_NAMES for x in loc])
+    single = (list(TIME_FEATURES) + ["pending_load", "pending_cores", "pending_gpus", "pending_mem", "min_slack"]
+              + [f"origin_share_{x}" for x in loc] + per_dc)
+    task = (list(TIME_FEATURES) + [f"origin_{x}" for x in loc]
+            + ["cores", "gpus", "mem", "bandwidth", "duration", "slack"] + per_dc)
+    return single, task
+
+
+#: what each observation feature means, by name pattern (``<loc>`` a site, ``<b>`` a forecast lead bucket);
+#: docs/rl.md's observation tables are rendered from these by :func:`layout_table` (a test checks)
+FEATURE_MEANINGS = {
+    "hour_sin": "sin of the UTC hour of day of the step start", "hour_cos": "cos of the same",
+    "doy_sin": "sin of the UTC day of year of the step start", "doy_cos": "cos of the same",
+    "pending_load": "n / (n + mean arrivals per step of the window), n = pending tasks",
+    "pending_cores": "pending core demand / total cluster cores (clipped to 1)",
+    "pending_gpus": "pending GPU demand / total cluster GPUs (clipped to 1)",
+    "pending_mem": "pending memory demand / total cluster memory (clipped to 1)",
+    "min_slack": "smallest slack fraction of the pending tasks (1 if none)",
+    "origin_share_<loc>": "share of the pending tasks originating at the site",
+    "origin_<loc>": "1 at the task's origin site, else 0",
+    "cores": "the task's cores / the window's largest", "gpus": "the task's GPUs / the window's largest",
+    "mem": "the task's memory / the window's largest", "bandwidth": "the task's input GB / the window's largest",
+    "duration": "the task's duration / the window's longest",
+    "slack": "(deadline − step start − duration) / (deadline − arrival − duration), clipped to [−1, 1]",
+    "avail_cores_<loc>": "(cores − committed) / cores, in [−1, 1]; committed = running + queued + in transit",
+    "avail_gpus_<loc>": "the same for GPUs", "avail_mem_<loc>": "the same for memory",
+    "carbon_<loc>": f"carbon intensity now / {CARBON_SCALE:g} g/kWh, clipped to [0, 1]",
+    "price_<loc>": f"price now / {PRICE_SCALE:g} USD/MWh, clipped to [−1, 1]",
+    "carbon_fc_<b>_<loc>": "mean of the latest issued carbon forecast over the lead bucket <b> (same scale)",
+    "price_fc_<b>_<loc>": "mean of the latest issued price forecast over the lead bucket <b> (same scale)",
+}
+
+
+def feature_pattern(name: str, locations) -> str:
+    """``name`` with its site and lead bucket replaced by ``<loc>`` and ``<b>`` (a key of FEATURE_MEANINGS)."""
+    for x in sorted(locations, key=len, reverse=True):
+        if name.endswith("_" + x):
+            name = name[: -len(x)] + "<loc>"
+            break
+    for b in FC_BUCKET_NAMES:
+        name = name.replace(f"_fc_{b}_", "_fc_<b>_")
+    return name
+
+
+def layout_table(names, locations) -> str:
+    """A Markdown table of an observation layout: each name pattern in order, how many features it
+    spans for ``locations``, and what it means."""
+    counts: dict[str, int] = {}
+    for n in names:
+        pat = feature_pattern(n, locations)
+        counts[pat] = counts.get(pat, 0) + 1
+    rows = [f"| `{pat}` | {k} | {FEATURE_MEANINGS[pat]} |" for pat, k in counts.items()]
+    return "\n".join(["| feature | count | meaning |", "|---|---|---|", *rows])
 
 
 # ---------------------------------------------------------------------------- feature kernels
@@ -183,7 +248,7 @@ def observe_single(a, pn, k, t, out):
 @njit(cache=True, nogil=True)
 def task_features(pend, pn, arrival, duration, cores, gpus, mem, bw, deadline, origin, cap, commit, hist,
                   fc, k, t, day_s, year_off_s, t_scale, c_scale, p_scale, out):
-    """Fill ``out`` (pn, 10 + 13 n_dc): one row per pending task (multi-action observation).
+    """Fill ``out`` (pn, 10 + 14 n_dc): one row per pending task (multi-action observation).
     ``t_scale``: window maxima of cores, gpus, mem, bandwidth, duration."""
     n_dc = cap.shape[0]
     if pn == 0:
@@ -240,17 +305,22 @@ def _as_reward(reward) -> Callable:
 class TaskSchedulingEnv(gym.Env):
     """Geo-distributed task scheduling as a Gymnasium environment (see the module docstring).
 
-    Arguments: a bundle path or :class:`sim_core.Scenario`; ``reward`` (see module docstring);
+    Arguments: ``bundle``, a bundle path or :class:`sim_core.Scenario`; ``reward`` (see module docstring);
     ``single_action``; ``allow_defer``; the window ``start``/``days``/``steps``; the default
     ``seed``; any other run option of :func:`sim_core.run` (``sla_multiplier``,
-    ``transfer_emissions``, ...).
+    ``transfer_emissions``, ...); ``render_mode="ansi"``: :meth:`render` returns a text summary of the
+    step. Registered as ``gridshift/TaskScheduling-v0`` (:mod:`sim_core.gym`).
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
-    def __init__(self, bundle_or_scenario: str | Path | Scenario, reward=None, single_action: bool = False,
-                 allow_defer: bool = True, days=None, start=None, seed: int = 0, steps=None, **sim_options):
-        self.scenario = as_scenario(bundle_or_scenario)
+    def __init__(self, bundle: str | Path | Scenario, reward=None, single_action: bool = False,
+                 allow_defer: bool = True, days=None, start=None, seed: int = 0, steps=None,
+                 render_mode: str | None = None, **sim_options):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.scenario = as_scenario(bundle)
         self.reward = _as_reward(reward)
         self._evaluate = getattr(self.reward, "evaluate", None)
         self.single_action = check_bool("single_action", single_action)
@@ -268,17 +338,8 @@ class TaskSchedulingEnv(gym.Env):
         self.sim = self._make_sim(self._seed, self._window)  # validates the window and options
         self._set_scales()
 
-        loc = self.locations
-        per_dc = ([f"avail_{r}_{x}" for x in loc for r in ("cores", "gpus", "mem")] + [f"carbon_{x}" for x in loc]
-                  + [f"price_{x}" for x in loc]
-                  + [f"{sig}_fc_{b}_{x}" for sig in ("carbon", "price") for b in FC_BUCKET_NAMES for x in loc])
-        time_names = ["hour_sin", "hour_cos", "doy_sin", "doy_cos"]
-        #: single-action observation layout
-        self.feature_names = (time_names + ["pending_load", "pending_cores", "pending_gpus", "pending_mem",
-                                            "min_slack"] + [f"origin_share_{x}" for x in loc] + per_dc)
-        #: multi-action per-task observation layout
-        self.task_feature_names = (time_names + [f"origin_{x}" for x in loc]
-                                   + ["cores", "gpus", "mem", "bandwidth", "duration", "slack"] + per_dc)
+        #: single-action observation layout; multi-action per-task observation layout
+        self.feature_names, self.task_feature_names = feature_layout(self.locations)
         assert len(self.feature_names) == N_SINGLE_FIXED + (1 + N_PER_DC) * n_dc
         assert len(self.task_feature_names) == N_TIME + n_dc + N_TASK_FIXED + N_PER_DC * n_dc
         lo_s, hi_s = self._bounds(self.feature_names)
@@ -445,6 +506,24 @@ class TaskSchedulingEnv(gym.Env):
         terminated = self.sim.done
         info = {"step": o.step, "components": raw}
         return self._obs(), float(r), terminated, False, info
+
+    def render(self) -> str | None:
+        """``render_mode="ansi"``: the step, its UTC start, the pending tasks and, per site, free capacity,
+        carbon intensity and price now (None without a render mode)."""
+        if self.render_mode is None:
+            return None
+        p = self.sim.prep
+        S, C = p.state, p.ctx
+        j = min(int(S.sc[E.SC_STEP]), p.n - 1)
+        k = p.s0 + j
+        when = self.scenario.start_utc + timedelta(seconds=E.STEP_S * k)
+        lines = [f"step {j}/{p.n} ({when:%Y-%m-%d %H:%M} UTC), {self.n_pending} pending",
+                 f"{'site':<16}{'free cores':>12}{'free GPUs':>11}{'gCO2/kWh':>10}{'USD/MWh':>9}"]
+        for d, loc in enumerate(self.locations):
+            free = C.cap[d] - S.commit[d]
+            lines.append(f"{loc:<16}{free[0]:>12.0f}{free[1]:>11.1f}{p.info.hist[0, d, k]:>10.0f}"
+                         f"{p.info.hist[1, d, k]:>9.1f}")
+        return "\n".join(lines) + "\n"
 
     def baseline_action(self, policy: str):
         """What built-in policy ``policy`` would do now, in this environment's action encoding

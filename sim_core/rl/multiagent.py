@@ -58,15 +58,16 @@ class SiteSchedulingParallelEnv(ParallelEnv):
     ``seed``, ``allow_defer``, run options), plus ``masac_params`` (overrides of ``MASAC_DEFAULTS``),
     ``norm`` (USD per reward unit; default the ``masac_utility`` component's) and ``shared``."""
 
-    metadata = {"name": "gridshift_site_scheduling_v0", "render_modes": [], "is_parallelizable": True}
+    metadata = {"name": "gridshift_site_scheduling_v0", "render_modes": ["ansi"], "is_parallelizable": True}
 
-    def __init__(self, bundle_or_scenario, masac_params: dict | None = None, norm: float | None = None,
+    def __init__(self, bundle, masac_params: dict | None = None, norm: float | None = None,
                  shared: bool = False, **env_options):
         env_options.pop("single_action", None)
         if "reward" in env_options:
             raise TypeError("the multi-agent environment's reward is the MASAC utility per agent (masac_params, "
                             "norm, shared)")
-        self.env = TaskSchedulingEnv(bundle_or_scenario, single_action=False, **env_options)
+        self.env = TaskSchedulingEnv(bundle, single_action=False, **env_options)
+        self.render_mode = self.env.render_mode
         unknown = set(masac_params or {}) - set(MASAC_DEFAULTS)
         if unknown:
             raise ValueError(f"unknown masac_params {sorted(unknown)}; known: {sorted(MASAC_DEFAULTS)}")
@@ -213,8 +214,9 @@ class SiteSchedulingParallelEnv(ParallelEnv):
         return {"revenue": revenue, "energy_cost": energy, "idle_cost": idle, "carbon_cost": carbon_cost,
                 "migration_cost": migration, "utility": revenue - energy - idle - carbon_cost - migration}
 
-    def render(self):
-        return None
+    def render(self) -> str | None:
+        """``render_mode="ansi"``: the underlying environment's text summary of the step."""
+        return self.env.render()
 
     def close(self):
         pass

@@ -300,7 +300,7 @@ def _slot(env: TaskSchedulingEnv) -> Slot:
 class TaskSchedulingVectorEnv(VectorEnv):
     """N single-action scheduling environments of one bundle, stepped in one jitted call (module docstring).
 
-    Arguments: a bundle path or :class:`sim_core.Scenario`; ``num_envs``; ``seed`` (environment i's first
+    Arguments: ``bundle``, a bundle path or :class:`sim_core.Scenario`; ``num_envs``; ``seed`` (environment i's first
     seed is ``seed + i`` until ``reset(seed=...)`` says otherwise); ``windows`` (one dict of
     ``start``/``days``/``steps`` per environment) or the common ``start``/``days``/``steps``; ``reward``,
     ``allow_defer`` and the run options as for :class:`TaskSchedulingEnv` (``single_action`` is always True);
@@ -310,7 +310,7 @@ class TaskSchedulingVectorEnv(VectorEnv):
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
-    def __init__(self, bundle_or_scenario, num_envs: int, reward=None, allow_defer: bool = True, seed: int = 0,
+    def __init__(self, bundle, num_envs: int, reward=None, allow_defer: bool = True, seed: int = 0,
                  windows: Sequence[dict] | None = None, start=None, days=None, steps=None,
                  parallel: bool = False, **sim_options):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
@@ -329,7 +329,7 @@ class TaskSchedulingVectorEnv(VectorEnv):
                 raise ValueError(f"windows[{i}] must be a dict of start/days/steps, got {w!r}")
         base = check_seed(seed)
         self._seeds = [base + i for i in range(self.num_envs)]
-        self.envs = [TaskSchedulingEnv(bundle_or_scenario, reward=reward, single_action=True,
+        self.envs = [TaskSchedulingEnv(bundle, reward=reward, single_action=True,
                                        allow_defer=allow_defer, seed=self._seeds[i], **windows[i], **sim_options)
                      for i in range(self.num_envs)]
         first = self.envs[0]

@@ -9,7 +9,8 @@ import pytest
 from gridshift import locations
 from pipelines.sources import iso as iso_prices
 from tests.conftest import shared_data_dir
-from tests.integration.pipelines.live.fakes import FakePublishers, FakeState, de_lu_2023_values, entsoe_days_from_values
+from tests.integration.pipelines.live.fakes import FakePublishers, FakeState, de_lu_2023_values
+from tests.unit.pipelines.fixtures.grid import entsoe_days_from_values
 
 
 class FakeIsoAdapter:

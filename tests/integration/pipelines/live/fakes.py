@@ -18,19 +18,18 @@ headers) so tests can count network calls.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
-from zoneinfo import ZoneInfo
 
-import flatbuffers
 import numpy as np
+
+from tests.unit.pipelines.fixtures.grid import EntsoeDay, build_weather_fb, entsoe_xml
 
 MAX_HANG_S = 5.0
 
@@ -44,45 +43,6 @@ OM_VARS = {
     "cloud_cover": (3, 0, 35, "cloudcover"),
     "wind_speed_10m": (59, 10, 24, "windspeed_10m"),
 }
-
-
-def build_weather_fb(lat: float, lon: float, t0: int, t1: int, variables: list[tuple[int, int, int, np.ndarray]],
-                     *, utc_offset: int = 0, timezone: str = "GMT") -> bytes:
-    """One size-prefixed WeatherApiResponse with an hourly block (what Open-Meteo sends)."""
-    b = flatbuffers.Builder(1024)
-    var_offsets = []
-    for var, alt, unit, values in variables:
-        vec = b.CreateNumpyVector(np.asarray(values, dtype=np.float32))
-        b.StartObject(16)
-        b.PrependUint8Slot(0, var, 0)
-        b.PrependUint8Slot(1, unit, 0)
-        b.PrependUOffsetTRelativeSlot(3, vec, 0)
-        b.PrependInt16Slot(5, alt, 0)
-        var_offsets.append(b.EndObject())
-    b.StartVector(4, len(var_offsets), 4)
-    for off in reversed(var_offsets):
-        b.PrependUOffsetTRelative(off)
-    vars_vec = b.EndVector()
-    b.StartObject(4)
-    b.PrependInt64Slot(0, t0, 0)
-    b.PrependInt64Slot(1, t1, 0)
-    b.PrependInt32Slot(2, 3600, 0)
-    b.PrependUOffsetTRelativeSlot(3, vars_vec, 0)
-    hourly = b.EndObject()
-    tz = b.CreateString(timezone)
-    abbr = b.CreateString(timezone)
-    b.StartObject(16)
-    b.PrependFloat32Slot(0, lat, 0.0)
-    b.PrependFloat32Slot(1, lon, 0.0)
-    b.PrependFloat32Slot(2, 100.0, 0.0)
-    b.PrependFloat32Slot(3, 0.5, 0.0)
-    b.PrependInt32Slot(6, utc_offset, 0)
-    b.PrependUOffsetTRelativeSlot(7, tz, 0)
-    b.PrependUOffsetTRelativeSlot(8, abbr, 0)
-    b.PrependUOffsetTRelativeSlot(11, hourly, 0)
-    root = b.EndObject()
-    b.FinishSizePrefixed(root)
-    return bytes(b.Output())
 
 
 def openmeteo_series(data: Path, location: str) -> tuple[float, float, dict[int, dict[str, float]]]:
@@ -100,65 +60,7 @@ def openmeteo_series(data: Path, location: str) -> tuple[float, float, dict[int,
 
 
 # ----------------------------------------------------------------------------- ENTSO-E XML
-
-
-@dataclass
-class EntsoeDay:
-    start: datetime  # UTC
-    end: datetime
-    resolution_min: int
-    values: list[float]
-
-
-def entsoe_days_from_values(values: list[float], first_day: date, tz: str = "Europe/Berlin") -> list[EntsoeDay]:
-    """Consecutive hourly values → one daily PT60M period per local business day (23/24/25 h)."""
-    zone = ZoneInfo(tz)
-    days, i, d = [], 0, first_day
-    while i < len(values):
-        lo = datetime(d.year, d.month, d.day, tzinfo=zone).astimezone(UTC)
-        nxt = d + timedelta(days=1)
-        hi = datetime(nxt.year, nxt.month, nxt.day, tzinfo=zone).astimezone(UTC)
-        n = int((hi - lo) / timedelta(hours=1))
-        if i + n > len(values):
-            break
-        days.append(EntsoeDay(lo, hi, 60, values[i:i + n]))
-        i += n
-        d = nxt
-    return days
-
-
-def entsoe_xml(area_code: str, days: list[EntsoeDay], *, currency: str = "EUR", curve: str = "A03") -> bytes:
-    """An A44 Publication_MarketDocument; A03 curves omit positions that repeat the previous value."""
-    fmt = "%Y-%m-%dT%H:%MZ"
-    out = io.StringIO()
-    out.write('<?xml version="1.0" encoding="utf-8"?>\n<Publication_MarketDocument '
-              'xmlns="urn:iec62325.351:tc57wg16:451-3:publicationdocument:7:3">\n'
-              "<mRID>fake-gridshift</mRID><revisionNumber>1</revisionNumber><type>A44</type>\n"
-              '<sender_MarketParticipant.mRID codingScheme="A01">10X1001A1001A450</sender_MarketParticipant.mRID>\n'
-              "<sender_MarketParticipant.marketRole.type>A32</sender_MarketParticipant.marketRole.type>\n"
-              "<createdDateTime>2024-01-02T10:00:00Z</createdDateTime>\n")
-    if days:
-        out.write(f"<period.timeInterval><start>{days[0].start:{fmt}}</start>"
-                  f"<end>{days[-1].end:{fmt}}</end></period.timeInterval>\n")
-    for k, day in enumerate(days, 1):
-        res = {60: "PT60M", 15: "PT15M", 30: "PT30M"}[day.resolution_min]
-        out.write(f"<TimeSeries><mRID>{k}</mRID><auction.type>A01</auction.type><businessType>A62</businessType>"
-                  f'<in_Domain.mRID codingScheme="A01">{area_code}</in_Domain.mRID>'
-                  f'<out_Domain.mRID codingScheme="A01">{area_code}</out_Domain.mRID>'
-                  "<contract_MarketAgreement.type>A01</contract_MarketAgreement.type>"
-                  f"<currency_Unit.name>{currency}</currency_Unit.name>"
-                  "<price_Measure_Unit.name>MWH</price_Measure_Unit.name>"
-                  f"<curveType>{curve}</curveType>\n<Period><timeInterval><start>{day.start:{fmt}}</start>"
-                  f"<end>{day.end:{fmt}}</end></timeInterval><resolution>{res}</resolution>\n")
-        prev = None
-        for pos, v in enumerate(day.values, 1):
-            if curve == "A03" and pos > 1 and v == prev:
-                continue
-            out.write(f"<Point><position>{pos}</position><price.amount>{v:g}</price.amount></Point>\n")
-            prev = v
-        out.write("</Period></TimeSeries>\n")
-    out.write("</Publication_MarketDocument>\n")
-    return out.getvalue().encode()
+# (the A44 document and the FlatBuffers response are built by tests.unit.pipelines.fixtures.grid)
 
 
 def entsoe_no_data_xml() -> bytes:

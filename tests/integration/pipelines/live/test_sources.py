@@ -15,7 +15,8 @@ from pipelines.core.http import make_session
 from pipelines.core.tabular import DEFAULT_MAX_GAP
 from pipelines.sources import electricitymaps, entsoe, openmeteo, registry
 from tests.integration.pipelines.live.conftest import HOUR, utc
-from tests.integration.pipelines.live.fakes import EntsoeDay, de_lu_2023_values, entsoe_days_from_values
+from tests.integration.pipelines.live.fakes import de_lu_2023_values
+from tests.unit.pipelines.fixtures.grid import EntsoeDay, entsoe_days_from_values
 
 VALUE_COLS = ["location", "ts_utc", "temp_c", "rh_pct", "wetbulb_c", "cloudcover_pct", "windspeed_kmh"]
 

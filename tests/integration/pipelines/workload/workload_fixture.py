@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import io
-import tarfile
 from pathlib import Path
+
+from tests.unit.pipelines.fixtures.workload import csv_lines, tar_gz
 
 WEEK = 7 * 86_400
 # Monday 1970-03-16 00:00 UTC (10 weeks after Monday 1970-01-05): times like the real trace's.
@@ -44,19 +44,6 @@ EXPECTED_DROPPED = {
 }
 JOB_NAMES = [f"job{c}" for c in "ABCDEFGHIJKLMNO"]  # no jobP: its task has no job row
 JOB_ROWS = [(j, f"inst-{j}", f"user{i % 3}", "Terminated", B, B + 9999) for i, j in enumerate(JOB_NAMES)]
-
-
-def csv_lines(rows) -> bytes:
-    return "".join(",".join(str(v) for v in r) + "\n" for r in rows).encode()
-
-
-def tar_gz(member: str, content: bytes) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
-        info = tarfile.TarInfo(member)
-        info.size = len(content)
-        tf.addfile(info, io.BytesIO(content))
-    return buf.getvalue()
 
 
 def write_trace(directory: Path, task_csv: bytes | None = None, job_csv: bytes | None = None) -> Path:

@@ -135,3 +135,18 @@ def test_dagster_job_runs_the_sweep_on_the_cluster(bundle, client, in_process, t
     assert idx["result_sha256"].to_list() == _index(ref_store)["result_sha256"].to_list()
     assert len(set(idx["worker"].to_list())) == 2 and worker_name() not in set(idx["worker"].to_list())
     assert compare(bundle, POLS, SEEDS, days=1, store=store, missing="skip").runs.equals(ref.runs)
+
+
+def test_local_cluster_listens_on_loopback_only(client):
+    """The scheduler, its dashboard, the nannies and the workers (this process and its children) accept
+    connections on 127.0.0.1 only."""
+    import psutil
+
+    info = client.scheduler_info()
+    assert info["address"].startswith("tcp://127.0.0.1:")
+    assert all(addr.startswith("tcp://127.0.0.1:") for addr in info["workers"])
+    assert "dashboard" in info["services"], "the dashboard is served (bokeh is installed)"
+    procs = [psutil.Process(), *psutil.Process().children(recursive=True)]
+    listening = [c.laddr.ip for p in procs for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+    assert len(listening) >= 5, "the scheduler, its dashboard and two workers with their nannies listen"
+    assert set(listening) == {"127.0.0.1"}, listening

@@ -1,0 +1,33 @@
+"""Render the observation layouts of the Gymnasium environment into docs/rl.md (three example sites).
+
+    ./run.sh python benchmarks/rl_layout_doc.py
+
+The tables come from ``sim_core.rl.env.feature_layout`` and ``FEATURE_MEANINGS``;
+tests/unit/sim_core/rl/test_registration.py fails when docs/rl.md differs from what this writes.
+"""
+
+from __future__ import annotations
+
+from benchmarks._report import ROOT, update_section
+
+RL_MD = ROOT / "docs" / "rl.md"
+EXAMPLE_SITES = ("US-CAL-CISO", "DE-LU", "SG")
+
+
+def sections() -> dict[str, str]:
+    """Marker name -> the Markdown table it holds."""
+    from sim_core.rl.env import feature_layout, layout_table
+
+    single, task = feature_layout(EXAMPLE_SITES)
+    return {"rl_layout_single": layout_table(single, EXAMPLE_SITES),
+            "rl_layout_task": layout_table(task, EXAMPLE_SITES)}
+
+
+def main() -> None:
+    for name, body in sections().items():
+        update_section(name, body, RL_MD)
+    print(f"updated {RL_MD.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
