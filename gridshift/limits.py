@@ -49,6 +49,10 @@ FILE_BYTES: dict[str, Limit] = {
     "workload": Limit(512 * MiB, "bytes", "the largest trace archive read whole, PAI 2020's task table, is "
                                           "109 MB unpacked and ~20 MB as tar.gz; a 2023 pod list is 0.6 MB"),
 }
+#: Most lines in one grid file (carbon, price, weather), counted before it is parsed: a file within its byte
+#: limit can still hold tens of millions of one-character lines, each a frame row once parsed.
+GRID_LINES = Limit(1_000_000, "lines", "a leap year at 5-minute resolution is 105,408 rows; the largest real "
+                                       "file has 43,827 lines (a pretty-printed Open-Meteo year), a CSV year 8,785")
 #: Largest member unpacked from a trace archive (a small tar.gz can claim gigabytes: checked on its header).
 UNPACKED_BYTES = Limit(1 * GiB, "bytes", "the largest real trace table, PAI 2020's task table, is 109 MB unpacked")
 

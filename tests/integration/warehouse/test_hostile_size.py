@@ -12,7 +12,7 @@ import pytest
 
 from gridshift.errors import MAX_MESSAGE_CHARS, MAX_VALUE_CHARS, DataError
 from gridshift.home import Home
-from gridshift.limits import FILE_BYTES, UNPACKED_BYTES
+from gridshift.limits import FILE_BYTES, GRID_LINES, UNPACKED_BYTES
 from tests.integration.helpers import mirror_with, replace_line, tree_digest
 from warehouse.ingest import ingest_grid
 from warehouse.ingest_workload import ingest_workload
@@ -53,6 +53,16 @@ def test_a_padded_mirror_file_is_refused_before_it_is_read(tmp_path, shared_data
     with pytest.raises(DataError) as info:
         ingest_grid(kind, "DE-LU", 2023, home=home, mirror=mirror)
     assert "above the limit" not in str(info.value)
+
+
+def test_a_file_of_a_million_short_lines_is_refused_before_it_is_parsed(tmp_path, shared_data):
+    """2 MB, far below the byte limit, but 1,000,001 lines: each would be a frame row once parsed."""
+    extra = GRID_LINES.limit + 1 - (shared_data / CARBON).read_bytes().count(b"\n")
+    mirror = mirror_with(shared_data, tmp_path, CARBON, lambda b: b + b"\n" * extra)
+    with pytest.raises(DataError) as info:
+        ingest_grid("carbon", "DE-LU", 2023, home=Home.resolve(tmp_path / "home"), mirror=mirror)
+    assert "the number of lines is 1,000,001 lines, above the limit of 1,000,000 lines" in str(info.value)
+    assert info.value.file.endswith("DE-LU_2023_hourly.csv")
 
 
 def test_a_padded_pod_list_is_refused_by_name(tmp_path, shared_data):
