@@ -10,8 +10,8 @@ instead, no disk written), every other file linking the real one. It then runs t
 ``scenario_builder ingest`` (the Dagster assets, the warehouse, the CLI's report), in a subprocess, and
 prints the command, its exit status, the line of its refusal naming the file, and the child's peak
 resident memory (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``). The temporary folder — the padded
-file with it — is deleted afterwards. A benchmark, not a CI test: CI checks the same limit on a
-65 MiB sparse file (tests/integration/warehouse/test_hostile_size.py).
+file with it — is deleted afterwards. A benchmark, not a CI test: CI checks the same limit on sparse
+files one byte above it (tests/integration/warehouse/test_hostile_size.py).
 """
 
 from __future__ import annotations
