@@ -214,13 +214,19 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame], *, rebuild_stale: I
     return written
 
 
-def _stored_columns(db_path: Path, table_name: str) -> list[str]:
-    """The columns of ``table_name`` in the file, in order (empty when the file or table does not exist)."""
-    if not db_path.exists():
-        return []
+def _stored_columns(db_path: Path, table_names: Iterable[str]) -> dict[str, list[str]]:
+    """The stored columns, in order, of each of ``table_names`` the file holds (one read-only connection)."""
+    names = {TABLES[n].name: n for n in table_names}
+    if not db_path.exists() or not names:
+        return {}
     with open_read(db_path) as con:
-        return query(con, "SELECT column_name FROM information_schema.columns WHERE table_name = $t "
-                          "ORDER BY ordinal_position", {"t": TABLES[table_name].name})["column_name"].to_list()
+        rows = query(con, "SELECT table_name, column_name FROM information_schema.columns "
+                          "ORDER BY table_name, ordinal_position")
+    out: dict[str, list[str]] = {}
+    for table, column in rows.iter_rows():
+        if table in names:
+            out.setdefault(names[table], []).append(column)
+    return out
 
 
 def add_new_columns(db_path: Path, table_names: Iterable[str]) -> list[str]:
@@ -229,11 +235,10 @@ def add_new_columns(db_path: Path, table_names: Iterable[str]) -> list[str]:
     in them. Only a stored layout that is a prefix of the declared one is grown; the caller holds the lock.
     Returns the columns added (``table.column``); the file is opened for writing only when there are some."""
     todo: list[tuple[Table, str, str]] = []
-    for name in table_names:
+    for name, stored in _stored_columns(db_path, table_names).items():
         table = TABLES[name]
-        stored = _stored_columns(db_path, name)
         declared = list(table.columns)
-        if not stored or stored == declared or declared[:len(stored)] != stored:
+        if stored == declared or declared[:len(stored)] != stored:
             continue
         cols = table.model.to_schema().columns
         for c in declared[len(stored):]:
@@ -251,13 +256,8 @@ def stale_layout(db_path: Path, table_name: str) -> bool:
     """Whether the file holds ``table_name`` with other columns than the declared ones (a table whose
     layout changed between versions, e.g. ``network_path`` keyed by macro-region pairs before, by
     location pairs now); read-only, the caller holds the lock."""
-    if not db_path.exists():
-        return False
-    table = TABLES[table_name]
-    with open_read(db_path) as con:
-        stored = query(con, "SELECT column_name FROM information_schema.columns WHERE table_name = $t "
-                            "ORDER BY ordinal_position", {"t": table.name})["column_name"].to_list()
-    return bool(stored) and stored != list(table.columns)
+    stored = _stored_columns(db_path, [table_name]).get(table_name, [])
+    return bool(stored) and stored != list(TABLES[table_name].columns)
 
 
 def drop_stale_layout(db_path: Path, table_name: str) -> bool:
