@@ -28,7 +28,7 @@ import polars as pl
 
 from gridshift import sources as registry_info
 from gridshift.errors import DataError, SourceUnavailableError
-from gridshift.limits import GRID_LINES
+from gridshift.limits import GRID_LINES, source_file_limit
 from gridshift.locations import Location
 from gridshift.sources import SourceInfo
 from pipelines.core import raw as raw_mod
@@ -104,7 +104,9 @@ class GridSource(Source):
     def parse(self, raw: RawFile, location: Location, year: int, *, max_gap: timedelta = DEFAULT_MAX_GAP
               ) -> pl.DataFrame:
         """Canonical rows of the partition, in time order; refused unless they belong to it (or before it is
-        parsed, when it has more lines than :data:`gridshift.limits.GRID_LINES`)."""
+        parsed, when it is larger than its kind's byte limit or has more lines than
+        :data:`gridshift.limits.GRID_LINES`: a live download is held by then, its parse is not)."""
+        source_file_limit(self.name).check(len(raw.content), file=raw.uri, what="the file")  # a live download too
         GRID_LINES.check(raw.content.count(b"\n"), file=raw.uri, what="the number of lines")
         df = self.rows(raw, location, year, max_gap=max_gap)
         check_partition(df, file=raw.uri, column=self.time_column, year=year, row_base=self.row_base,

@@ -122,3 +122,16 @@ def test_a_long_message_is_cut():
     assert len(str(err)) < 3_000
     assert "message cut at 2,000 characters" in str(err) and "(1,000,000 characters)" in str(err)
     assert err.values == ["v" * 80 + "... (1,000,000 characters)"]
+
+
+def test_a_downloaded_file_above_the_limit_is_refused_before_it_is_parsed():
+    """A live answer is held whole by the HTTP layer; its parse is refused by the same byte limit."""
+    from gridshift import locations
+    from pipelines.core.raw import RawFile
+    from pipelines.sources.electricitymaps import CSV
+
+    limit = FILE_BYTES["carbon"].limit
+    raw = RawFile(source=CSV.name, uri="https://data.example/DE_2023_hourly.csv", content=b"x" * (limit + 1))
+    with pytest.raises(DataError, match=f"the file is {limit + 1:,} bytes, above the limit") as info:
+        CSV.parse(raw, locations.get("DE-LU"), 2023)
+    assert info.value.file == "https://data.example/DE_2023_hourly.csv"
