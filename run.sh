@@ -41,7 +41,7 @@ uvrun() { "$UV" run --frozen --project "$ROOT" "$@"; }
 # Bytecode: compiled once per installed environment (the lock file and the extras), and gridshift's own
 # modules whenever they change. Python would otherwise compile ~3,000 modules from source in every new
 # process where writing .pyc files is off (PYTHONDONTWRITEBYTECODE, common in containers): about 8 of
-# the 29 CPU-seconds of a whole-mirror ingest (BENCHMARKS.md, "Ingest").
+# the 29 CPU-seconds of a whole-mirror ingest, in a cProfile of the ingest CLI.
 STAMP="$ROOT/.venv/.gridshift-bytecode"
 WANT="$(cat "$ROOT/uv.lock" "$ROOT/pyproject.toml" | cksum) extras=$GRIDSHIFT_EXTRAS"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then

@@ -1,4 +1,8 @@
-"""Write one benchmark's section of BENCHMARKS.md between its markers, keeping the others."""
+"""Write one benchmark's section of BENCHMARKS.md between its markers, keeping the others.
+
+A section is replaced whole on every run: it holds the current figures, their command and the machine, never
+a history of earlier runs (git keeps that).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS_MD = ROOT / "BENCHMARKS.md"
-HEADER = "# Benchmarks\n\nEvery figure below is printed by a script in `benchmarks/`; the command is given with it.\n"
+HEADER = ("# Benchmarks\n\n"
+          "Every figure below is printed by a script in `benchmarks/`, which writes its own section of this file\n"
+          "(between its markers, `benchmarks/_report.py`) with the command and the machine; a section holds only the\n"
+          "current figures (earlier ones are in git's history).\n")
 
 
 def machine() -> str:

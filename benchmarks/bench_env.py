@@ -8,7 +8,7 @@ task given as a Python list; for comparison the bare ``Simulator`` with the same
 Each figure is the best of ``--repeat`` whole episodes after a warm-up episode.
 Updates only the ``env`` section of BENCHMARKS.md.
 
-    uv run python benchmarks/bench_env.py [--repeat 3] [--no-write]
+    ./run.sh python benchmarks/bench_env.py [--repeat 3] [--no-write]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._report import machine, publish  # noqa: E402
 
-COMMAND = "uv run python benchmarks/bench_env.py"
+COMMAND = "./run.sh python benchmarks/bench_env.py"
 TASKS_PER_YEAR = 1_300_000
 DAYS = 14
 GOAL = 10_000  # env.step per second, single-action, constant action, 5 DCs

@@ -5,7 +5,7 @@ tables and the ~1.3 M-task synthetic workload are ingested first) and from a pop
 (only assemble + write). Both run the CLI in a fresh process, as a user would. Updates only the
 ``export`` section of BENCHMARKS.md.
 
-    uv run python benchmarks/bench_export.py [--mirror ../shared/data] [--year 2023]
+    ./run.sh python benchmarks/bench_export.py [--mirror ../shared/data] [--year 2023]
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def main() -> None:
         n_tasks = pl.scan_parquet(tmp / "out2" / bid / "tasks.parquet").select(pl.len()).collect().item()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    cmd = "uv run python benchmarks/bench_export.py"
+    cmd = "./run.sh python benchmarks/bench_export.py"
     rows = [
         ("bundle", f"{REGIONS} x {args.year}, synthetic workload, {n_tasks:,} tasks, {size / 1e6:.1f} MB"),
         ("from scratch (CLI, empty home: ingest grid ±1 year, reference, workload; then build)", f"{scratch_s:.1f} s"),

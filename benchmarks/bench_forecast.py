@@ -2,8 +2,8 @@
 Python work per step"): a full year (35,040 steps), the reference 5-DC cluster, 1.3 M tasks, the kernel call
 bench_sim times (``Prepared`` + ``engine.run_builtin``), per policy x forecast model x issue cadence.
 
-    uv run python benchmarks/bench_forecast.py                 # best of 3, writes BENCHMARKS.md
-    uv run python benchmarks/bench_forecast.py --rounds 5 --bundle /tmp/year5 --no-write
+    ./run.sh python benchmarks/bench_forecast.py                 # best of 3, writes BENCHMARKS.md
+    ./run.sh python benchmarks/bench_forecast.py --rounds 5 --bundle /tmp/year5 --no-write
 
 All configurations run in one process, interleaved round by round (round r runs every configuration once, in
 a rotated order), so that a shared machine's load falls on all of them alike; each figure is the best of the
@@ -27,8 +27,9 @@ from benchmarks._report import machine, publish  # noqa: E402
 #: (policy, forecast model, issue cadence in minutes); lowest_carbon never issues a forecast
 CONFIGS = [("lowest_carbon", "calibrated", 60)] + [
     ("defer_to_greener", m, every) for m in ("calibrated", "oracle", "persistence") for every in (15, 60)]
-#: the stepping time of the rule policies before forecasts existed (BENCHMARKS.md, "Rule policies before and
-#: after forecasts as inputs": commit fe1bc9e, quiet machine) -- the issue's "today's"
+#: the full-year stepping time of the rule policies when they read the actual future instead of a forecast
+#: (quiet machine): the reference of the bound "forecasts cost at most 2x the stepping" (docs/simulation.md,
+#: "Information")
 BEFORE_S = {"lowest_carbon": 0.30, "defer_to_greener": 0.42}
 
 
@@ -178,7 +179,7 @@ def main() -> None:
     gen = generator_micro(args.rounds)
     load1 = os.getloadavg()[0]
     yard = best[CONFIGS[0]]
-    cmd = "uv run python benchmarks/bench_forecast.py" + (f" --rounds {args.rounds}" if args.rounds != 3 else "")
+    cmd = "./run.sh python benchmarks/bench_forecast.py" + (f" --rounds {args.rounds}" if args.rounds != 3 else "")
     lines = [
         "### Rule policies: what forecasts cost the stepping",
         "",
@@ -199,9 +200,9 @@ def main() -> None:
         w, c = best[cfg]
         lines.append(f"| `{pol}` | `{model}` | {every} min | {w:.2f} | {c:.2f} | {c / yard[1]:.2f} |")
     lines.append("")
-    lines.append(f"Pre-forecast references (commit fe1bc9e, quiet machine): `lowest_carbon` "
+    lines.append(f"References without forecasts (policies reading the actual future, quiet machine): `lowest_carbon` "
                  f"{BEFORE_S['lowest_carbon']:.2f} s, `defer_to_greener` {BEFORE_S['defer_to_greener']:.2f} s; "
-                 f"the issue's 2x bound for `defer_to_greener` is {2 * BEFORE_S['defer_to_greener']:.2f} s, "
+                 f"the 2x bound for `defer_to_greener` is {2 * BEFORE_S['defer_to_greener']:.2f} s, "
                  f"i.e. {2 * BEFORE_S['defer_to_greener'] / BEFORE_S['lowest_carbon']:.1f}x `lowest_carbon`.")
     lines.append("")
     lines.append(f"Forecast issue (route b), CPU per lead, a year of 95-lead `calibrated` issues at 5 sites "

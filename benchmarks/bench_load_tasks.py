@@ -1,6 +1,6 @@
 """Benchmark: peak memory and time of ``sim_core.load`` on a bundle holding a 10× synthetic year of tasks.
 
-    uv run python benchmarks/bench_load_tasks.py [--mirror ../shared/data] [--factor 10] [--no-write]
+    ./run.sh python benchmarks/bench_load_tasks.py [--mirror ../shared/data] [--factor 10] [--no-write]
 
 The bundle (2 datacenters, a year of 15-minute steps, the tasks of ``SyntheticChunks`` at the load
 factor, seed 0) is written to a temporary folder with ``sim_core.testing.write_bundle``; the load runs
@@ -71,8 +71,7 @@ def render(r: dict, cmd: str, factor: float, file_mb: float, load0: float) -> st
         "",
         "The tasks are read by Parquet row groups into arrays allocated once (`gridshift.bundle.content.read_tasks`:",
         "arrival and ids first, then the other columns), so the peak is the arrays the `Scenario` keeps plus about",
-        "one row group and the id-uniqueness check. Reading whole columns (the previous `read_tasks`) peaked at",
-        "1,681 MB for this bundle, 271 MB above imports + arrays (same command, same machine, 2026-11-23 14:59 UTC).",
+        "one row group and the id-uniqueness check.",
     ])
 
 
@@ -102,7 +101,7 @@ def main() -> None:
                              text=True, cwd=ROOT)
     r = json.loads(out.stdout.strip().splitlines()[-1])
     print(json.dumps(r))
-    cmd = "uv run python benchmarks/bench_load_tasks.py" + (f" --factor {a.factor:g}" if a.factor != 10.0 else "")
+    cmd = "./run.sh python benchmarks/bench_load_tasks.py" + (f" --factor {a.factor:g}" if a.factor != 10.0 else "")
     from benchmarks._report import publish
 
     publish("load-tasks", render(r, cmd, a.factor, file_mb, load0), not a.no_write)

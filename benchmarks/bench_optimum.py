@@ -2,9 +2,9 @@
 of a 5-site bundle at the main job's load (the reference 5-DC cluster, a synthetic workload at the
 main job's rate of ~3,400 tasks a day), and on a 28-day window as rolling 7-day horizons.
 
-    uv run python benchmarks/bench_optimum.py            # both, updates BENCHMARKS.md
-    uv run python benchmarks/bench_optimum.py --quick    # the 7-day window only, prints only
-    uv run python benchmarks/bench_optimum.py --quick --formulation classes   # the earlier LP, to compare
+    ./run.sh python benchmarks/bench_optimum.py            # both, updates BENCHMARKS.md
+    ./run.sh python benchmarks/bench_optimum.py --quick    # the 7-day window only, prints only
+    ./run.sh python benchmarks/bench_optimum.py --quick --formulation classes   # the earlier LP, to compare
 
 Times are wall-clock seconds of the whole ``optimum(...)`` call (set-up, LP assembly, HiGHS) and of
 HiGHS alone, with the process CPU time next to them (the machine is shared: wall time grows with the
@@ -26,21 +26,6 @@ from benchmarks._report import machine, update_section  # noqa: E402
 
 #: the main job's workload rate: 1.25 M tasks a year (README) -> ~3,425 a day
 TASKS_PER_DAY = 3425
-
-
-#: the earlier formulation on the same 7-day window, measured before it stopped being the default (kept
-#: here, not re-run by default: it takes minutes); reproduce with --quick --formulation classes
-NOTE = """The issue's target is the first row: a 7-day, 5-site window in under a minute on 2 cores. How much the
-cumulative LP loosens the bound, on the `--quick` bundle's 7-day window (8-day bundle, so not the same window
-as the table above), 2026-11-23, same machine: `uv run python benchmarks/bench_optimum.py --quick
---formulation classes` (the earlier LP: 42,947 classes, 2,543,101 columns, 263.6 CPU s, 1532 s wall at load
-average 7.5–17) gives **9,011.2 kg**; the default cumulative LP (the same `optimum(...)` call as `--quick`,
-timed by an ad-hoc script, load average ≈ 2: 169 classes, 395,833 columns, 36.8 s HiGHS, 49.7 CPU s) gives
-**8,965.5 kg**; of which 8,061.5 kg no schedule changes in both. The cumulative bound is 45.7 kg (0.51 %)
-lower, 4.8 % of the schedule-dependent part (949.7 kg). Intermediate steps, same window: cumulative with
-curves checked every step and base-2 buckets 814,739 columns, 74.8 s HiGHS, 8,981.2 kg; hourly checks 660,011
-columns, 55.5 s, 8,978.5 kg; base-4 buckets (default) 395,833 columns, 36.8 s, 8,965.5 kg. HiGHS's primal
-simplex and interior point were slower than dual simplex on this LP (stopped after > 90 s)."""
 
 
 def measure(path: Path, days: float, horizon_days: float | None, formulation: str) -> dict:
@@ -68,7 +53,7 @@ def main() -> None:
         if not args.quick:
             rows.append(("28-day window, rolling 7-day horizons", measure(path, 28, 7.0, args.formulation)))
     load = os.getloadavg()[0]
-    cmd = "uv run python benchmarks/bench_optimum.py" + (" --quick" if args.quick else "")
+    cmd = "./run.sh python benchmarks/bench_optimum.py" + (" --quick" if args.quick else "")
     if args.formulation != "cumulative":
         cmd += f" --formulation {args.formulation}"
     lines = ["## Offline optimum (LP bound, HiGHS)", "",
@@ -83,7 +68,6 @@ def main() -> None:
         lines.append(f"| {name} | {r.n_tasks:,} | {r.n_classes:,} | {r.n_cols:,} | {r.n_rows:,} | {r.nnz:,} | "
                      f"{m['wall_s']:.1f} | {r.solve_s:.1f} | {m['cpu_s']:.1f} | {r.value:,.1f} | "
                      f"{r.baseline_carbon_kg:,.1f} |")
-    lines += ["", NOTE] if not args.quick and args.formulation == "cumulative" else []
     body = "\n".join(lines)
     print(body)
     if not args.quick:

@@ -1,8 +1,8 @@
 """sim_core benchmark: a full year (35,040 steps), the reference 5-DC cluster, a synthetic
 1.3 M-task workload, ``lowest_carbon``; plus a scaling curve in load and in datacenter count.
 
-    uv run python benchmarks/bench_sim.py            # headline + scaling, updates BENCHMARKS.md
-    uv run python benchmarks/bench_sim.py --quick    # headline only
+    ./run.sh python benchmarks/bench_sim.py            # headline + scaling, updates BENCHMARKS.md
+    ./run.sh python benchmarks/bench_sim.py --quick    # headline only
 
 Each measurement runs in a fresh subprocess so that peak RSS is the run's own. The bundles are
 written first (by another subprocess) into a temporary directory. The figures are printed and
@@ -89,7 +89,7 @@ def main() -> None:
     ap.add_argument("--scaling-days", type=float, default=14.0)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    cmd = "uv run python benchmarks/bench_sim.py" + (" --quick" if args.quick else "")
+    cmd = "./run.sh python benchmarks/bench_sim.py" + (" --quick" if args.quick else "")
     lines = []
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)

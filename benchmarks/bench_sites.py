@@ -1,8 +1,8 @@
 """sim_core scaling in the number of sites (datacenters) and in load: the stepping time and peak memory
 of a run with a built-in policy, each measured in a fresh process.
 
-    uv run python benchmarks/bench_sites.py                 # the curve below, updates BENCHMARKS.md
-    uv run python benchmarks/bench_sites.py --no-write --sites 5,100 --loads 1
+    ./run.sh python benchmarks/bench_sites.py                 # the curve below, updates BENCHMARKS.md
+    ./run.sh python benchmarks/bench_sites.py --no-write --sites 5,100 --loads 1
 
 Cluster: the reference five datacenters replicated cyclically to n sites (each with its own synthetic
 carbon, price and weather series, ``sim_core.testing.synthetic_signals``), every site's capacity scaled
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -159,14 +160,14 @@ def main() -> None:
     args = ap.parse_args()
     sizes = [int(x) for x in args.sites.split(",") if x]
     loads = [float(x) for x in args.loads.split(",") if x]
-    cmd = "uv run python benchmarks/bench_sites.py" + "".join(
+    cmd = "./run.sh python benchmarks/bench_sites.py" + "".join(
         f" {k} {v}" for k, v, d in (("--sites", args.sites, "5,25,50,100,200"), ("--loads", args.loads, "1,10"),
                                     ("--policy", args.policy, "lowest_carbon")) if v != d)
     if args.layout_sites:
         with tempfile.TemporaryDirectory() as tmpd:
             p = make(Path(tmpd), args.layout_sites, 35040, 1.0)
             r = run_child_json(LAYOUT, p, args.policy)
-        print(f"command: uv run python benchmarks/bench_sites.py --layout-sites {args.layout_sites}")
+        print(f"command: ./run.sh python benchmarks/bench_sites.py --layout-sites {args.layout_sites}")
         print(f"{args.layout_sites} sites, 1x year, {args.policy}: stepping CPU s, dc-major (before) "
               f"{min(r['dc-major']):.2f}, step-major (now) {min(r['step-major']):.2f} (best of 2 each); "
               f"same busy-core sum: {r['dc-major_part_sum'] == r['step-major_part_sum']}")
@@ -174,6 +175,7 @@ def main() -> None:
     if args.sweep_only:
         sizes, loads = [], []
     rows = []
+    load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
         for load in loads:
@@ -196,7 +198,9 @@ def main() -> None:
         "## Scaling in sites × load (sim_core)",
         "",
         f"Command: `{cmd}`  ",
-        f"Machine: {machine()} (shared with other work); measured {time.strftime('%Y-%m-%d')}. Each row a fresh "
+        f"Machine: {machine()} (shared with other work); measured {time.strftime('%Y-%m-%d')}, 1-min load average "
+        f"{load0:.1f} at the start and {os.getloadavg()[0]:.1f} at the end (the stepping is one thread: its CPU "
+        "seconds are what it takes on a core of its own, wall seconds wait for a core). Each row a fresh "
         "process; policy "
         f"`{args.policy}`, seed 0, servers power-managed; the cluster's capacity per task constant along the "
         "curve (see the script's docstring).",

@@ -1,7 +1,7 @@
 """Distributed sweep benchmark: runs/minute vs Dask workers (1, 2), against the in-process sweep.
 
-    uv run python benchmarks/bench_sweep.py                 # prints the figures, updates BENCHMARKS.md
-    uv run python benchmarks/bench_sweep.py --no-write      # prints only
+    ./run.sh python benchmarks/bench_sweep.py                 # prints the figures, updates BENCHMARKS.md
+    ./run.sh python benchmarks/bench_sweep.py --no-write      # prints only
 
 The scenario: the reference 5-DC cluster with synthetic signals and a synthetic 200,000-task, 13-week
 workload (``sim_core.testing.reference_bundle``); the sweep: 5 built-in policies × 4 seeds = 20 runs of
@@ -30,7 +30,7 @@ POLICIES = ["local_only", "round_robin", "lowest_carbon", "lowest_price", "defer
 SEEDS = [0, 1, 2, 3]
 WARM_SEEDS = [100]
 DAYS = 91
-COMMAND = "uv run python benchmarks/bench_sweep.py"
+COMMAND = "./run.sh python benchmarks/bench_sweep.py"
 
 
 def _sweep(bundle: Path, results: Path, seeds, client=None) -> float:

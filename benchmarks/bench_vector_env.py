@@ -13,7 +13,7 @@ each count, with the default forecast (``calibrated``) and, for comparison, ``pe
 environment (``TaskSchedulingEnv.step``) on the same bundle is the reference row. Updates only the
 ``vector_env`` section of BENCHMARKS.md.
 
-    uv run python benchmarks/bench_vector_env.py [--vector-steps 800] [--no-year] [--no-write]
+    ./run.sh python benchmarks/bench_vector_env.py [--vector-steps 800] [--no-year] [--no-write]
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks._report import machine, publish  # noqa: E402
 
-COMMAND = "uv run python benchmarks/bench_vector_env.py"
+COMMAND = "./run.sh python benchmarks/bench_vector_env.py"
 TASKS_PER_YEAR = 1_300_000
 BUNDLE_DAYS = 14
 EPISODE_DAYS = 7
@@ -237,8 +237,7 @@ def main() -> None:
         "Reset of one environment (a new episode: its run set-up, first step and binding), wall: "
         + "; ".join(f"{name} bundle {ms:.1f} ms" for name, ms in resets.items())
         + ". A run's set-up builds only the tasks of its window (each with the origin and random draw it has "
-        "in the whole year), so the year bundle's reset costs about what the 14-day one's does (it was ≈ 100 ms, "
-        "when every reset realised the whole year).",
+        "in the whole year), so the year bundle's reset costs about what the 14-day one's does.",
         "",
         f"Where an env-step's time goes ({COUNTS[-1]} environments, serial, {BUNDLE_DAYS}-day bundle, measured "
         f"apart): the simulation step (engine, datacenter physics, transfers) {parts['step']:.1f} µs, the "

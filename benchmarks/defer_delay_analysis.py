@@ -2,7 +2,7 @@
 allowed delay"): per allowed delay, its carbon split into datacenter and transfer emissions, the tasks it moves,
 the data they carry and their transit delays, next to ``local_only``.
 
-    uv run python benchmarks/defer_delay_analysis.py --bundle <home>/bundles/<id> [--days 7] [--seed 0]
+    ./run.sh python benchmarks/defer_delay_analysis.py --bundle <home>/bundles/<id> [--days 7] [--seed 0]
 
 Every task is given the allowed delay (``sim_core.bench.gap.with_allowed_delay``, as the savings-vs-delay figure
 of docs/optimum_table.md does); run options are gridshift's defaults.

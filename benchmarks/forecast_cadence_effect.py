@@ -2,7 +2,7 @@
 with a forecast issued every step (15 min: the engine before the cadence, value for value) and hourly (the
 default), on a bundle window (docs/simulation.md, "Information").
 
-    uv run python benchmarks/forecast_cadence_effect.py --bundle <home>/bundles/<id> [--days 7] [--seed 0]
+    ./run.sh python benchmarks/forecast_cadence_effect.py --bundle <home>/bundles/<id> [--days 7] [--seed 0]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Errors of the issued 5-minute MOER forecasts in the data mirror, by lead time, and the lead exponent
 fitted to them (the ``lead`` row of gridshift/data/forecast/skill.csv: the mean of the files' fits).
 
-    uv run python benchmarks/forecast_errors.py [--mirror ../shared/data]
+    ./run.sh python benchmarks/forecast_errors.py [--mirror ../shared/data]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def main() -> None:
               f"(persistence {e['persistence_mae'][-1]:.6f})")
     if fits:
         print(f"mean exponent {sum(fits) / len(fits):.4f} over {len(fits)} files")
-    print(f"command: uv run python benchmarks/forecast_errors.py --mirror {args.mirror}")
+    print(f"command: ./run.sh python benchmarks/forecast_errors.py --mirror {args.mirror}")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@ against a carbon-agnostic baseline (``local_only``: every task runs at its origi
 its gap to the offline optimum's bound, and its mean delay (arrival -> start); plus the savings-vs-
 allowed-delay figure (docs/img/savings_vs_delay.png).
 
-    uv run python benchmarks/optimum_table.py --bundle .gridshift/bundles/<id> --days 7   # a real bundle
-    uv run python benchmarks/optimum_table.py                 # no bundle: a synthetic 5-site one (below)
+    ./run.sh python benchmarks/optimum_table.py --bundle .gridshift/bundles/<id> --days 7   # a real bundle
+    ./run.sh python benchmarks/optimum_table.py                 # no bundle: a synthetic 5-site one (below)
 
 Without ``--bundle`` it writes a synthetic bundle (the reference 5-DC cluster, synthetic signals and
 ``--tasks-per-day`` synthetic tasks) into a temporary directory and says so in the table's caption.
@@ -104,7 +104,7 @@ def main() -> None:
     argv = list(sys.argv[1:])
     if args.bundle is not None:  # the user's home is not the reader's: name the bundle by its id
         argv = [f"<home>/bundles/{Path(a).name}" if i and argv[i - 1] == "--bundle" else a for i, a in enumerate(argv)]
-    cmd = "uv run python benchmarks/optimum_table.py " + " ".join(argv)
+    cmd = "./run.sh python benchmarks/optimum_table.py " + " ".join(argv)
     with tempfile.TemporaryDirectory() as tmp:
         if args.bundle is None:
             from sim_core.testing import reference_bundle

@@ -1,8 +1,8 @@
 """Validation of the datacenter model against published figures: writes ``docs/validation.md``.
 
-    uv run python benchmarks/validation.py                  # mirror: --mirror, $GRIDSHIFT_MIRROR or ../shared/data
-    uv run python benchmarks/validation.py --year 2022 --no-write
-    uv run python benchmarks/validation.py --pue-ranges      # only the PUE ranges (no mirror needed)
+    ./run.sh python benchmarks/validation.py                  # mirror: --mirror, $GRIDSHIFT_MIRROR or ../shared/data
+    ./run.sh python benchmarks/validation.py --year 2022 --no-write
+    ./run.sh python benchmarks/validation.py --pue-ranges      # only the PUE ranges (no mirror needed)
 
 For every location of the data mirror with Open-Meteo weather (``open-meteo/<LOCATION>/<YEAR>.json``,
 read directly as JSON) the hourly dry-bulb and relative humidity give the wet-bulb (Stull 2011,
@@ -37,7 +37,7 @@ from sim_core import physics as ph
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "validation.md"
-COMMAND = "uv run python benchmarks/validation.py"
+COMMAND = "./run.sh python benchmarks/validation.py"
 SITE = REFERENCE[0]  # 50,000 cores, 1,000 GPUs (V100), 80,000 GB: the same hardware at every location
 CAPS = (SITE.total_cores, SITE.total_gpus, SITE.total_mem_gb)
 CONSTANT_U = 0.5
@@ -336,7 +336,7 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
       "between rows.")
     a("* PUE = total / IT energy, WUE = site water (evaporation + drift + blowdown) / IT energy, both summed "
       "over the year first. The model's total is IT + CRAC fans + chiller + tower / dry-cooler fans + pumps "
-      "(SIMULATION.md §4): UPS, transformer and lighting losses are **not** in it, so its PUE is a cooling-"
+      "(docs/model.md §4): UPS, transformer and lighting losses are **not** in it, so its PUE is a cooling-"
       "only PUE; operators' PUEs include those losses.")
     a("* Free-cooling hours: the economizer carries the whole load (chiller off, exactly 0 kW); partial: it "
       "pre-cools and the chiller carries the rest. Adiabatic hours: the hybrid's pads are wetted. Unmet hours: "

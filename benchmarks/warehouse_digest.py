@@ -1,6 +1,6 @@
 """Digest of a home after an ingest: every warehouse table hashed, and the Dagster records counted.
 
-Command: uv run python benchmarks/warehouse_digest.py HOME [HOME2]   (with two homes: prints whether they match)
+Command: ./run.sh python benchmarks/warehouse_digest.py HOME [HOME2]   (with two homes: prints whether they match)
 
 Each table of ``HOME/warehouse.duckdb`` is hashed in primary-key order (``warehouse.content``: its
 declared columns but ``raw_files.fetched_at``, the time of the landing, as Arrow IPC bytes), the grid

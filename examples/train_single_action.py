@@ -1,7 +1,7 @@
 """Train a small agent on the single-action environment with NumPy only, and compare it with a
 random agent and with the built-in ``local_only`` / ``lowest_carbon`` rules.
 
-    uv run python examples/train_single_action.py [--bundle DIR] [--episodes N] [--seed S] [--days D]
+    ./run.sh python examples/train_single_action.py [--bundle DIR] [--episodes N] [--seed S] [--days D]
 
 The agent is a linear policy, action = argmax(W @ [observation, 1]), trained with the
 cross-entropy method (CEM): each iteration samples a population of weight matrices from a

@@ -3,7 +3,7 @@
 Adding a location is adding a row. Each row maps the benchmark's location code to its
 Electricity Maps zone id, price market and currency, ENTSO-E area, IANA time zone, weather
 coordinates, macro-cluster (network model) and the cloud region used per provider.
-Sources: ../shared/data/reference/locations_reference.csv (SustainCluster's table), the zone ids
+Sources: SustainCluster's location table (``reference/locations_reference.csv`` of the data mirror), the zone ids
 found inside the Electricity Maps files, and IANA zone names. Weather coordinates for the
 European markets without a reference place are their capitals/financial centres.
 """

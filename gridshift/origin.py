@@ -1,4 +1,4 @@
-"""Where demand originates (SIMULATION.md §2): P(origin = d) ∝ weight_d × activity_d(local hour).
+"""Where demand originates (docs/model.md §2): P(origin = d) ∝ weight_d × activity_d(local hour).
 
 Declared once and used by both the simulator (``sim_core`` samples each task's origin from it) and
 the bundle builder (``scenario_builder`` sizes each site for the demand the model will send it).

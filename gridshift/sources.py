@@ -46,8 +46,9 @@ _ALIBABA = "CC-BY-4.0"
 SOURCES: tuple[SourceInfo, ...] = (
     SourceInfo(
         "electricitymaps-csv", "carbon", "grid_carbon", ("mirror", "live"),
-        "ODbL-1.0", "Electricity Maps (https://www.electricitymaps.com), yearly zone data under the Open Database "
-        "License", "https://portal.electricitymaps.com/datasets",
+        "ODbL-1.0", "Contains information from the Electricity Maps yearly zone datasets "
+        "(https://www.electricitymaps.com), which is made available under the Open Database License (ODbL) v1.0",
+        "https://portal.electricitymaps.com/datasets",
     ),
     SourceInfo(
         "electricitymaps-api-v3", "carbon", "grid_carbon", ("live",),

@@ -1,6 +1,6 @@
 """Size each site's datacenter for the demand the model sends it: the default cluster of a bundle.
 
-A cluster much larger than its load measures idle power, not scheduling (SIMULATION.md §4a). So the
+A cluster much larger than its load measures idle power, not scheduling (docs/model.md §4a). So the
 default capacities are derived from the bundle's own workload:
 
 1. **Demand over time.** Every task's request (cores, GPUs, memory) is spread over the 15-minute

@@ -5,7 +5,7 @@
     result = sim_core.run(scenario, "lowest_carbon", seed=0, days=7)
     result.totals, result.steps, result.tasks, result.transfers
 
-The model is specified in SIMULATION.md and documented in docs/simulation.md.
+The model is specified in docs/model.md and its implementation documented in docs/simulation.md.
 """
 
 from .engine import POLICY_CODES, PolicyView

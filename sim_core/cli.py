@@ -40,7 +40,7 @@ def _main() -> None:
 
 @app.command()
 def run(
-    bundle: Path = typer.Argument(..., exists=True, file_okay=False, help="bundle directory"),  # noqa: B008
+    bundle: str = typer.Argument(..., help="bundle directory, or a bundle id under <home>/bundles"),  # noqa: B008
     policy: str = typer.Option("lowest_carbon", help="built-in policy: " + ", ".join(POLICY_NAMES)  # noqa: B008
                                + " (the published baselines: docs/baselines.md)"),
     seed: int = typer.Option(0, help="run seed"),  # noqa: B008
@@ -54,14 +54,17 @@ def run(
     forecast: str = typer.Option(FORECAST_DEFAULT, help=FORECAST_HELP),  # noqa: B008
     forecast_horizon_h: int = typer.Option(HORIZON_DEFAULT, help=HORIZON_HELP),  # noqa: B008
     forecast_issue_every_min: int = typer.Option(ISSUE_EVERY_DEFAULT, help=ISSUE_EVERY_HELP),  # noqa: B008
+    home: Path | None = typer.Option(None, help="gridshift home whose bundles/ a bundle id names (default "  # noqa: B008
+                                     "$GRIDSHIFT_HOME, else ./.gridshift if it exists)"),
 ) -> None:
     """Run one policy on a bundle and print the totals."""
     import sim_core
 
     console = Console()
+    path = _bundle_path(bundle, _resolve_home(home, False))
     t = time.perf_counter()
     try:
-        scenario = sim_core.load(bundle)
+        scenario = sim_core.load(path)
     except sim_core.BundleError as err:
         raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
     t_load = time.perf_counter() - t
@@ -88,6 +91,22 @@ def run(
     if out is not None:
         res.to_parquet(out)
         console.print(f"wrote {out}")
+
+
+def _bundle_path(bundle: str, h) -> Path:
+    """A bundle directory, or a bundle id under the home's bundles folder (never outside it)."""
+    from gridshift.home import UnsafePathError, safe_join
+
+    path = Path(bundle)
+    if not path.is_dir() and h is not None:
+        try:
+            path = safe_join(h.bundles_dir, bundle)
+        except UnsafePathError as err:
+            raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
+    if not path.is_dir():
+        raise typer.BadParameter(f"no bundle directory {bundle!r}" + (f" (nor under {h.bundles_dir})" if h else ""),
+                                 param_hint="BUNDLE")
+    return path
 
 
 def _split_list(raw: str) -> list[str]:
@@ -119,14 +138,17 @@ def _parse_seeds(raw: str) -> list[int]:
 
 
 def summary_table(cmp) -> Table:
-    """The summary as a rich table: one row per policy, mean ± 95 % CI over seeds."""
-    from sim_core.bench.report import summary_caption, summary_rows
+    """The summary as a rich table that fits 120 columns: one row per policy, mean ± 95 % CI over seeds
+    (every headline metric is in the output files: summary.md, summary.parquet)."""
+    from rich import box
 
-    header, rows = summary_rows(cmp)
-    table = Table(caption=summary_caption(cmp))
+    from sim_core.bench.report import compact_rows, summary_caption
+
+    header, rows = compact_rows(cmp)
+    table = Table(caption=summary_caption(cmp), box=box.SIMPLE_HEAD, padding=(0, 1), caption_justify="left")
     table.add_column(header[0], no_wrap=True)
     for h in header[1:]:
-        table.add_column(h, justify="right")
+        table.add_column(h, justify="right", no_wrap=True)
     for r in rows:
         table.add_row(*r)
     return table
@@ -180,23 +202,14 @@ def compare(
 ) -> None:
     """Run every policy x seed on one bundle, print the summary, write outputs, store the runs."""
     import sim_core
-    from gridshift.home import UnsafePathError, safe_join
-    from sim_core.bench.report import write_outputs
+    from sim_core.bench.report import assumptions_line, write_outputs
     from sim_core.bench.sweep import compare as run_compare
 
     pols = _parse_policies(policies)
     sds = _parse_seeds(seeds)
     h = _resolve_home(home, no_store)
-    path = Path(bundle)
-    if not path.is_dir() and h is not None:
-        try:
-            path = safe_join(h.bundles_dir, bundle)
-        except UnsafePathError as err:
-            raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
-    if not path.is_dir():
-        raise typer.BadParameter(f"no bundle directory {bundle!r}" + (f" (nor under {h.bundles_dir})" if h else ""),
-                                 param_hint="BUNDLE")
-    console = Console() if sys.stdout.isatty() else Console(width=200)  # no wrapping in logs and pipes
+    path = _bundle_path(bundle, h)
+    console = Console() if sys.stdout.isatty() else Console(width=120)  # logs and pipes: the table's width
     try:
         scenario = sim_core.load(path)
     except sim_core.BundleError as err:
@@ -223,6 +236,7 @@ def compare(
 
     def progress(key, reused: bool) -> None:
         console.print(f"  {key.policy:<20} seed {key.seed:<4} {'stored' if reused else 'simulated'}")
+        console.file.flush()  # a line per run as it ends, also into a pipe or a log (block-buffered there)
 
     client = None
     if scheduler is not None:
@@ -249,6 +263,7 @@ def compare(
         if client is not None:
             client.close()
     console.print(summary_table(cmp))
+    console.print(assumptions_line(cmp), highlight=False)
     where = f"{h.warehouse_path}, objects under {store.results.url}" if h is not None else (
         f"no warehouse, objects under {store.url}" if store is not None else "no warehouse")
     console.print(f"{len(cmp.computed)} run(s) simulated, {len(cmp.reused)} reused ({where})")

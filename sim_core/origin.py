@@ -1,4 +1,4 @@
-"""Origin sampling (SIMULATION.md §2): each task's origin drawn from P(origin = d) ∝ weight_d x
+"""Origin sampling (docs/model.md §2): each task's origin drawn from P(origin = d) ∝ weight_d x
 activity_d(local hour). The model itself (activity, probabilities) is ``gridshift.origin``, shared with
 the bundle builder's sizing."""
 

@@ -1,4 +1,4 @@
-"""Per-datacenter power, heat and water (SIMULATION.md §4, §4a) as Numba kernels.
+"""Per-datacenter power, heat and water (docs/model.md §4, §4a) as Numba kernels.
 
 One call of :func:`dc_step` turns one datacenter's time-weighted busy resources, its server power
 states (servers on / waking / asleep, from the engine; :func:`it_power`) and the outdoor

@@ -222,7 +222,7 @@ def reference_bundle(root: str | Path, *, n_tasks: int, n_steps: int = 35040, se
     )
 
 
-#: three DCs at fixed UTC offsets (no DST): UTC-5, UTC+1, UTC+8 (the SIMULATION.md worked example)
+#: three DCs at fixed UTC offsets (no DST): UTC-5, UTC+1, UTC+8 (the worked example of docs/model.md §2)
 TZ3 = ["America/Bogota", "Africa/Lagos", "Asia/Singapore"]
 LOC3 = ["AA", "BB", "CC"]
 

@@ -1,7 +1,7 @@
 """Transfer cost, energy and emissions of remote assignments, and one step's transfer/SLA outcomes.
 
 One scalar rule (:func:`transfer_one`) is the single definition of what a remote assignment
-costs (SIMULATION.md §3): ``cost = GB x usd_per_gb[origin, dest]``, ``kWh = GB x kwh_per_gb``,
+costs (docs/model.md §3): ``cost = GB x usd_per_gb[origin, dest]``, ``kWh = GB x kwh_per_gb``,
 ``kg = kWh x CI / 1000`` with CI the origin's intensity at the decision step (or the mean of
 origin and destination). ``result._task_counters`` applies it to every task of a run (what the
 run totals use); :func:`step_transfers_sla` applies it to the tasks decided in one step (what the

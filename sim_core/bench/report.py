@@ -18,13 +18,16 @@ from .sweep import Comparison
 
 
 def write_outputs(cmp: Comparison, out_dir, *, figures: bool = True) -> list:
-    """Write runs.parquet, summary.parquet, compare.json and (``figures``) the PNGs into ``out_dir``,
+    """Write runs.parquet, summary.parquet, compare.json (with the sweep's :func:`assumptions`), summary.md
+    (every headline column) and (``figures``) the PNGs into ``out_dir``,
     each atomically. Nothing in them depends on time, host or path: two sweeps give the same bytes."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
+    params = {**cmp.params(), "assumptions": assumptions(cmp)}
     files = [("runs.parquet", parquet_bytes(cmp.runs)), ("summary.parquet", parquet_bytes(cmp.summary)),
-             ("compare.json", (json.dumps(cmp.params(), indent=1, sort_keys=True) + "\n").encode())]
+             ("compare.json", (json.dumps(params, indent=1, sort_keys=True) + "\n").encode()),
+             ("summary.md", summary_markdown(cmp).encode())]
     if cmp.gap is not None:
         files.append(("gap.parquet", parquet_bytes(cmp.gap)))
     for name, data in files:
@@ -37,7 +40,34 @@ def write_outputs(cmp: Comparison, out_dir, *, figures: bool = True) -> list:
     return written
 
 
-#: Metrics shown in the Markdown summary (and the CLI table): name, label, decimals, scale.
+def assumptions(cmp: Comparison) -> dict[str, str]:
+    """The parameters that decide a sweep's conclusions, named next to its results: what the policies
+    were told of the future, the carbon accounting basis, what a moved GB costs in energy and where its
+    emissions are counted, the datacenters and their cooling design, the workload, the power mode and
+    the deadlines."""
+    o = cmp.options
+    built = (cmp.scenario.manifest.get("parameters", {}) if cmp.scenario is not None else {})
+    basis = o.get("carbon_basis") or built.get("carbon_basis") or "bundle default"
+    sla = o.get("sla_multiplier")
+    return {
+        "forecast": forecast_caption(o),
+        "carbon basis": str(basis),
+        "transfer energy": f"{o.get('transfer_kwh_per_gb')} kWh/GB, emissions at the {o.get('transfer_emissions')} "
+                           "grid" if o.get("transfer_emissions") == "mean" else
+                           f"{o.get('transfer_kwh_per_gb')} kWh/GB, emissions at the origin's grid",
+        "datacenters": f"{built.get('datacenters', 'n/a')}, cooling physics {built.get('physics', 'n/a')}",
+        "workload": f"{built.get('workload', 'n/a')} (realisation {o.get('workload')}), flexibility "
+                    f"{built.get('flexibility', 'n/a')}",
+        "power": str(o.get("power")),
+        "deadlines": f"arrival + {sla} × duration" if not isinstance(sla, str) else "per task",
+    }
+
+
+def assumptions_line(cmp: Comparison) -> str:
+    return "assumptions: " + "; ".join(f"{k}: {v}" for k, v in assumptions(cmp).items())
+
+
+#: Metrics shown in the Markdown summary: name, label, decimals, scale.
 HEADLINE = (("cost_incl_transfer_usd", "cost USD", 2, 1.0), ("carbon_incl_transfer_kg", "carbon kg", 2, 1.0),
             ("total_kwh", "energy kWh", 1, 1.0), ("water_l", "water L", 0, 1.0),
             ("sla_violation_rate", "SLA viol. %", 2, 100.0), ("transfer_cost_usd", "transfer USD", 2, 1.0),
@@ -98,4 +128,32 @@ def summary_markdown(cmp: Comparison) -> str:
     header, rows = summary_rows(cmp)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines) + "\n\n" + summary_caption(cmp) + "\n"
+    return "\n".join(lines) + "\n\n" + summary_caption(cmp) + "\n\n" + assumptions_line(cmp) + "\n"
+
+
+#: The printed table's columns (everything else is in the output files): metric, label, decimals, scale.
+#: Chosen so that a sweep's table fits 120 columns.
+COMPACT = (("carbon_incl_transfer_kg", "carbon kg", 0, 1.0), ("total_kwh", "energy kWh", 0, 1.0),
+           ("sla_violation_rate", "SLA viol %", 1, 100.0))
+
+
+def compact_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the printed summary: carbon, energy and SLA violations (mean ± 95 % CI), the
+    carbon and cost savings against the baseline and the gap to the optimum when measured."""
+    has_base = BASELINE in cmp.policies
+    header = ["policy", *[c[1] for c in COMPACT], *(["carbon Δ %", "cost Δ %"] if has_base else [])]
+    if cmp.gap is not None:
+        header.append("gap to opt. %")
+    mark = " [oracle]" if is_oracle(cmp.options) else ""
+    rows = []
+    for pol in cmp.policies:
+        by = {r["metric"]: r for r in cmp.summary.filter(pl.col("policy") == pol).iter_rows(named=True)}
+        cells = [pol + mark] + [fmt_ci(by[m]["mean"], by[m]["ci95"], d, k) for m, _, d, k in COMPACT]
+        if has_base:
+            cells += [fmt_ci(by[m]["savings_vs_local_only_pct"], by[m]["savings_ci95_pct"], 1)
+                      for m, _ in SAVINGS_SHOWN]
+        if cmp.gap is not None:
+            g = cmp.gap.filter(pl.col("policy") == pol).row(0, named=True)
+            cells.append(fmt_ci(g["gap_pct"], g["gap_pct_ci95"], 1))
+        rows.append(cells)
+    return header, rows

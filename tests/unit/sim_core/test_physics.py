@@ -1,4 +1,4 @@
-"""SIMULATION.md §4 properties of the per-datacenter physics."""
+"""docs/model.md §4 properties of the per-datacenter physics."""
 
 import math
 
@@ -56,7 +56,7 @@ def test_conservation_every_point():
 
 
 def test_pue_range_and_idle_above_full():
-    # the plant without free cooling: PUE 1.1-1.7 everywhere (SIMULATION.md §4)
+    # the plant without free cooling: PUE 1.1-1.7 everywhere (docs/model.md §4)
     p = DatacenterParams(economizer="none")
     for caps in CAPS[:2]:
         for t in np.linspace(-10, 40, 11):
@@ -448,7 +448,7 @@ def test_economizer_fraction_and_changeover():
 
 def test_pue_range_with_free_cooling():
     """With the economizer: PUE 1.1-1.7 in hours without free cooling; below 1.1 only in free-cooling
-    hours (SIMULATION.md §4a), never under the lowest published annual PUE of a campus (1.04, Google
+    hours (docs/model.md §4a), never under the lowest published annual PUE of a campus (1.04, Google
     Central Ohio trailing twelve months, Data Centre Magazine Feb 2026) and never above the same
     plant without an economizer."""
     p = DatacenterParams()

@@ -1,4 +1,4 @@
-"""Server power states (SIMULATION.md §4a): consolidation, sleep, wake latency, spare pool, per-device
+"""Server power states (docs/model.md §4a): consolidation, sleep, wake latency, spare pool, per-device
 GPU power, and ``power="always_on"`` reproducing the model that came before them."""
 
 import math

@@ -1,4 +1,4 @@
-"""Per-step PUE/WUE columns and per-site annual summaries of a run (SIMULATION.md §4, issue item 3.4)."""
+"""Per-step PUE/WUE columns and per-site annual summaries of a run (docs/model.md §4, issue item 3.4)."""
 
 import json
 import math

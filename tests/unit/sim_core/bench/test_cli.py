@@ -12,7 +12,8 @@ from sim_core.bench.metrics import METRIC_NAMES
 from sim_core.cli import app
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-FILES = ["compare.json", "runs.parquet", "summary.parquet", "timeseries.png", "tradeoff.png", "utilisation.png"]
+FILES = ["compare.json", "runs.parquet", "summary.md", "summary.parquet", "timeseries.png", "tradeoff.png",
+         "utilisation.png"]
 ARGS = ["--policies", "local_only,lowest_carbon,lowest_price", "--seeds", "0,1", "--days", "1"]
 
 
@@ -87,6 +88,41 @@ def test_output_files_are_what_they_claim(bundle, tmp_path):
         assert data[:8] == PNG_MAGIC
         img = mpimg.imread(io.BytesIO(data), format="png")
         assert img.shape[0] > 300 and img.shape[1] > 500 and img.std() > 0.05  # not a blank canvas
+
+
+def test_printed_table_fits_120_columns_and_names_its_assumptions(bundle, tmp_path):
+    """Every policy in one sweep, as a log would get it (no terminal): each line within 120 columns, a
+    progress line per run, the parameters that decide the conclusions printed and in compare.json."""
+    import json
+
+    from sim_core.bench.sweep import POLICY_CODES
+
+    pols = ",".join(sorted(POLICY_CODES))
+    res = _invoke(bundle, "--policies", pols, "--seeds", "0,1", "--days", "1", "--no-store", "--out",
+                  tmp_path / "o", "--no-figures", "--optimum")
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert max(map(len, lines)) <= 120, max(lines, key=len)
+    assert sum(" seed " in ln and ln.endswith("simulated") for ln in lines) == 2 * len(POLICY_CODES)
+    table = [ln for ln in lines if ln.strip().startswith(tuple(POLICY_CODES))]
+    assert {ln.split()[0] for ln in table} >= set(POLICY_CODES)
+    text = _text(res.output)
+    assert "assumptions: forecast:" in text and "transfer energy: 0.06 kWh/GB" in text
+    saved = json.loads((tmp_path / "o" / "compare.json").read_text())["assumptions"]
+    assert saved["transfer energy"].startswith("0.06 kWh/GB") and saved["power"] == "managed"
+    md = (tmp_path / "o" / "summary.md").read_text()
+    assert "water L" in md and "gap to optimum %" in md  # every headline column stays in the files
+
+
+def test_run_command_takes_a_bundle_id_like_compare(bundle, tmp_path):
+    (tmp_path / "home" / "bundles").mkdir(parents=True)
+    (tmp_path / "home" / "bundles" / bundle.name).symlink_to(bundle)
+    res = CliRunner().invoke(app, ["run", bundle.name, "--days", "1", "--home", str(tmp_path / "home")])
+    assert res.exit_code == 0 and "carbon_kg" in res.output, res.output
+    res = CliRunner().invoke(app, ["run", "../../etc", "--home", str(tmp_path / "home")])
+    assert res.exit_code == 2 and "unsafe path component" in _text(res.output)
+    res = CliRunner().invoke(app, ["run", "0123456789abcdef", "--home", str(tmp_path / "home")])
+    assert res.exit_code == 2 and "no bundle directory" in _text(res.output)
 
 
 def test_run_command_is_unchanged(bundle):
