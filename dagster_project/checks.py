@@ -65,7 +65,9 @@ def passed_results(asset_name: str, report: IngestReport) -> list[dg.AssetCheckR
     low = cov is not None and cov < MIN_COVERAGE
     return [
         dg.AssetCheckResult(asset_key=asset_name, check_name=SCHEMA_CHECK, passed=True,
-                            metadata={"rows": report.rows}),
+                            metadata={"rows": report.rows,
+                                      **({"plausibility_overridden": ",".join(report.overridden)}
+                                         if report.overridden else {})}),
         dg.AssetCheckResult(
             asset_key=asset_name, check_name=COVERAGE_CHECK,
             passed=not low or report.allowed_partial,

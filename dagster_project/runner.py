@@ -119,9 +119,10 @@ def instance(home: Home) -> dg.DagsterInstance:
     return _INSTANCES[d]
 
 
-def resources(home: Home, mirror: Path | None, *, live: bool = False, allow_partial: bool = False) -> dict:
+def resources(home: Home, mirror: Path | None, *, live: bool = False, allow_partial: bool = False,
+              allow_implausible: bool = False) -> dict:
     return {"gridshift": GridshiftResource(home=str(home.root), mirror=str(mirror) if mirror else "", live=live,
-                                           allow_partial=allow_partial)}
+                                           allow_partial=allow_partial, allow_implausible=allow_implausible)}
 
 
 def _message(err) -> tuple[str, str]:
@@ -258,12 +259,12 @@ def _unknown_years(years: Sequence[int]) -> list[int]:
 
 def materialize_grid(
     requests: Sequence[tuple[str, str, int]], *, home: Home, mirror: Path | None, live: bool = False,
-    allow_partial: bool = False, on_run: Callable[[Block], None] | None = None,
+    allow_partial: bool = False, on_run: Callable[[Block], None] | None = None, allow_implausible: bool = False,
 ) -> dict[tuple[str, str, int], Outcome]:
     """Materialize the requested ``(kind, region, year)`` grid partitions in as few runs as
     :func:`plan_runs` allows (each run one step per asset, all its partitions checked, written and
     recorded per partition: ``dagster_project.assets.grid``). Returns the outcome of each request."""
-    res = resources(home, mirror, live=live, allow_partial=allow_partial)
+    res = resources(home, mirror, live=live, allow_partial=allow_partial, allow_implausible=allow_implausible)
     out: dict[tuple[str, str, int], Outcome] = {}
     todo = []
     for kind, region, year in requests:
@@ -308,13 +309,13 @@ def _cell_ticker(cells: Sequence[tuple[str, str, int]], tick: Callable[[str], No
 def materialize_sources(
     *, regions: Sequence[str], years: Sequence[int], sources: Sequence[str], home: Home, mirror: Path | None,
     live: bool = False, allow_partial: bool = False, skip: Callable[[str, str, int], bool] | None = None,
-    on_progress: Callable[[str], None] | None = None,
+    on_progress: Callable[[str], None] | None = None, allow_implausible: bool = False,
 ) -> list[Outcome]:
     """Materialize the selected sources: reference tables once (one run), grid signals for every
     region × year in as few runs as :func:`plan_runs` allows (one for any consecutive rectangle).
     ``skip(kind, region, year)`` marks partitions not to attempt (listed as skipped, never planned).
     Outcomes come in the order region, year, source."""
-    res = resources(home, mirror, live=live, allow_partial=allow_partial)
+    res = resources(home, mirror, live=live, allow_partial=allow_partial, allow_implausible=allow_implausible)
     outcomes: list[Outcome] = []
     reference = [n for s in sources if s not in SIGNAL_TABLES for n in SOURCE_ASSETS[s]]
     if reference:
@@ -330,6 +331,7 @@ def materialize_sources(
             if all(c in skipped for c in cells if c[1] == region and c[2] == year):
                 on_progress(f"{region} {year} (skipped)")
     done = materialize_grid(todo, home=home, mirror=mirror, live=live, allow_partial=allow_partial,
+                            allow_implausible=allow_implausible,
                             on_run=_cell_ticker(todo, on_progress, lambda r, y: f"{r} {y}"))
     for region in regions:
         for year in years:  # per region and year: the skipped sources first, then the others (as listed before)

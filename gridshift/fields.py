@@ -215,6 +215,9 @@ FIELDS: dict[str, Field] = _registry([
     Field("estimated_frac", FLOAT, "share of the year's rows the source marked estimated", unit="fraction",
           bound=_FRACTION, nullable=True),
     Field("partial", BOOL, "coverage below the minimum, ingested with allow_partial"),
+    Field("plausibility_overridden", STRING, "the plausibility checks (pipelines.core.plausibility) the partition "
+          "failed and was ingested anyway with allow_implausible, comma-separated; null when it passed them all",
+          nullable=True),
     # ---------------------------------------------------------------- network
     Field("provider", STRING, "cloud provider", isin=PROVIDERS),
     Field("src_region", STRING, "provider region data leaves"),

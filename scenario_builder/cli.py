@@ -36,6 +36,9 @@ LiveOpt = Annotated[bool, typer.Option("--live", help="fetch from the publishers
                                        "workloads, --trace-dir) lacks (tokens from env/.env; see docs/sources.md)")]
 PartialOpt = Annotated[bool, typer.Option("--allow-partial", help="accept, and record, a partition covering less "
                                           f"than {MIN_COVERAGE:.0%} of its year (refused by default)")]
+ImplausibleOpt = Annotated[bool, typer.Option(
+    "--allow-implausible", help="accept, and record, a partition failing an overridable plausibility check (a "
+    "zone's or market's mean below its floor; docs/sources.md, 'Plausibility')")]
 ALL_SOURCES = ("carbon", "price", "weather", "network", "workload")
 DEFAULT_SOURCES = ("carbon", "price", "weather", "network")
 
@@ -103,6 +106,7 @@ def ingest(
     home: HomeOpt = None,
     live: LiveOpt = False,
     allow_partial: PartialOpt = False,
+    allow_implausible: ImplausibleOpt = False,
     workload: Annotated[str, typer.Option(help="with --sources workload: alibaba-2020|alibaba-2023|synthetic")
                         ] = D.WORKLOAD,
     trace_dir: Annotated[Path | None, typer.Option(help="folder with the PAI 2020 *.tar.gz tables")] = None,
@@ -170,7 +174,7 @@ def ingest(
                 task = progress.add_task("", total=len(codes) * len(years) + (1 if "network" in grid_srcs else 0))
                 outcomes = runner.materialize_sources(
                     regions=codes, years=years, sources=grid_srcs, home=h, mirror=m, live=live,
-                    allow_partial=allow_partial,
+                    allow_partial=allow_partial, allow_implausible=allow_implausible,
                     skip=(lambda k, r, y: not in_mirror(k, r, y, m)) if skip_absent else None,
                     on_progress=lambda d: progress.update(task, advance=1, description=d),
                 )

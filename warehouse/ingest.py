@@ -7,9 +7,12 @@ runs before the warehouse is opened, and the write is one transaction. Sources a
 
 A grid file is refused (``DataError`` naming the file, column, rows and values) unless it belongs
 to its partition — its own timestamps in the partition's UTC year, its own zone ids the location's
-(the source's parser checks these) — and covers at least ``gridshift.quality.MIN_COVERAGE`` of the
-year's intervals. ``allow_partial=True`` ingests a file below the minimum anyway; every ingest
-records its coverage in ``partition_quality`` (``partial`` says which were allowed below it).
+(the source's parser checks these) — is plausible as a whole (``pipelines.core.plausibility``: a
+zone's mean carbon intensity, a market's mean price, humidity in percent, life-cycle ≥ direct) and
+covers at least ``gridshift.quality.MIN_COVERAGE`` of the year's intervals. ``allow_partial=True``
+ingests a file below the minimum anyway, ``allow_implausible=True`` one that fails an overridable
+plausibility check; every ingest records its coverage in ``partition_quality`` (``partial`` and
+``plausibility_overridden`` say which were let through, and past what).
 Re-ingesting identical data writes nothing (``warehouse.load.write``).
 
 Many grid partitions at once (a backfill, ``scenario_builder ingest --regions all``): :func:`prepare_grid`
@@ -37,7 +40,7 @@ from gridshift.errors import DataError, StorageError, storage_cause, storage_err
 from gridshift.home import Home
 from gridshift.quality import MAX_GAP, MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
-from pipelines.core import http
+from pipelines.core import http, plausibility
 from pipelines.core.raw import RawFile, land_many
 from pipelines.core.source import GridSource, year_bounds
 from pipelines.sources import azure_latency, egress, network, persico, registry
@@ -64,6 +67,7 @@ class IngestReport:
     estimated_share: float | None = None
     source: str | None = None
     allowed_partial: bool = False  # coverage below MIN_COVERAGE, ingested on request
+    overridden: list[str] = field(default_factory=list)  # plausibility checks failed, ingested on request
     extra: dict = field(default_factory=dict)
 
     @property
@@ -170,7 +174,7 @@ PARSE_THREADS = max(1, min(2, os.cpu_count() or 1))
 def prepare_grid(
     kind: str, partitions: Sequence[tuple[str, int]], *, home: Home, mirror: Path | None,
     max_gap: timedelta = MAX_GAP, live: bool = False, allow_partial: bool = False,
-    threads: int = PARSE_THREADS,
+    threads: int = PARSE_THREADS, allow_implausible: bool = False,
 ) -> GridBatch:
     """Fetch, parse and check ``(location, year)`` partitions of one signal kind; write nothing.
 
@@ -199,13 +203,15 @@ def prepare_grid(
             batch.refused[(loc, year)] = err
     ahead, todo = prefetch.active(), []
     for loc, year, raw in fetched:
-        got = ahead.take((kind, loc, year), _fingerprint(raw, max_gap, allow_partial)) if ahead else None
+        got = (ahead.take((kind, loc, year), _fingerprint(raw, max_gap, allow_partial))
+               if ahead and not allow_implausible else None)
         if got is None:
             todo.append((loc, year, raw))
         else:  # prepared from identical bytes: this fetch's record (its fetched_at) is the one landed
             frame, report, quality = got
             batch.ready.append(PreparedGrid(kind, loc, year, raw, frame, report, quality))
-    ready, refused = _prepare_fetched(kind, todo, max_gap=max_gap, allow_partial=allow_partial, threads=threads)
+    ready, refused = _prepare_fetched(kind, todo, max_gap=max_gap, allow_partial=allow_partial, threads=threads,
+                                      allow_implausible=allow_implausible)
     # a refused answer never stays in the HTTP cache: the next run asks the server again
     http.forget(home, [k for loc, year, raw in todo if (loc, year) in refused for k in raw.cache_keys])
     batch.ready += ready
@@ -224,6 +230,7 @@ def _fingerprint(raw: RawFile, max_gap: timedelta, allow_partial: bool) -> tuple
 
 def _prepare_fetched(
     kind: str, fetched: Sequence[tuple[str, int, RawFile]], *, max_gap: timedelta, allow_partial: bool, threads: int,
+    allow_implausible: bool = False,
 ) -> tuple[list[PreparedGrid], dict[tuple[str, int], Exception]]:
     """Parse, validate and measure fetched partitions: (the accepted ones, the refused ones with their error)."""
     ready: list[PreparedGrid] = []
@@ -263,7 +270,11 @@ def _prepare_fetched(
             refused[(loc, year)] = df
             continue
         try:
-            covered.append((loc, year, raw, df, _covered(kind, loc, year, df, raw, allow_partial=allow_partial)))
+            overridden = plausibility.check(kind, df, file=raw.uri, row_base=registry.for_raw(raw).row_base,
+                                            allow_implausible=allow_implausible)
+            report = _covered(kind, loc, year, df, raw, allow_partial=allow_partial)
+            report.overridden = overridden
+            covered.append((loc, year, raw, df, report))
         except DataError as err:
             refused[(loc, year)] = err
     quality = validate_many("partition_quality", [(quality_row(kind, c[4]), None, 0) for c in covered])
@@ -405,14 +416,17 @@ def union_by_key(parts: Sequence[pl.DataFrame], pk: Sequence[str]) -> pl.DataFra
 def ingest_grid(
     kind: str, location: str, year: int, *, home: Home, mirror: Path | None,
     max_gap: timedelta = MAX_GAP, live: bool = False, allow_partial: bool = False,
+    allow_implausible: bool = False,
 ) -> IngestReport:
     """Ingest one (signal, location, year) partition into its canonical table (mirror → live).
 
     Refuses (DataError, nothing written) a file that is not the partition's or covers less than
-    ``MIN_COVERAGE`` of the UTC year, unless ``allow_partial`` (see the module docstring).
+    ``MIN_COVERAGE`` of the UTC year, unless ``allow_partial``, or fails a plausibility check
+    (:mod:`pipelines.core.plausibility`), unless the check is overridable and ``allow_implausible``
+    (see the module docstring).
     """
     batch = prepare_grid(kind, [(location, year)], home=home, mirror=mirror, max_gap=max_gap, live=live,
-                         allow_partial=allow_partial, threads=1)
+                         allow_partial=allow_partial, threads=1, allow_implausible=allow_implausible)
     if batch.refused:
         raise batch.refused[(location, year)]
     write_grid(home, batch.ready)
@@ -443,7 +457,9 @@ def quality_row(kind: str, report: IngestReport) -> pl.DataFrame:
         "raw_sha256": [report.raw_sha256], "rows": [report.rows], "present": [report.present],
         "expected": [report.expected], "coverage_frac": [report.coverage],
         "estimated_frac": [report.estimated_share], "partial": [report.allowed_partial],
-    }, schema_overrides={"estimated_frac": pl.Float64, "coverage_frac": pl.Float64})
+        "plausibility_overridden": [",".join(report.overridden) or None],
+    }, schema_overrides={"estimated_frac": pl.Float64, "coverage_frac": pl.Float64,
+                         "plausibility_overridden": pl.String})
 
 
 def ingest_egress(*, home: Home, mirror: Path | None, source: str | None = None) -> list[IngestReport]:

@@ -25,7 +25,7 @@ import polars as pl
 
 from gridshift.errors import DataError
 from warehouse.db import exclusive, finish, open_read, open_write, query
-from warehouse.ddl import create_table_sql, polars_schema
+from warehouse.ddl import create_table_sql, duck_type, polars_schema
 from warehouse.schemas import FRAMES, TABLES, Table
 
 
@@ -69,7 +69,7 @@ def validate(table_name: str, df: pl.DataFrame, *, file: str | None = None, row_
             column=str(column),
             rows=rows,
             values=bad["failure_case"].to_list(),
-        ) from exc
+        ) from None  # the DataError says it all: a user (the CLI shows the root cause) sees file, column, rows
 
 
 def validate_many(table_name: str, items: Sequence[tuple[pl.DataFrame, str | None, int]]
@@ -186,6 +186,7 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame], *, rebuild_stale: I
     stack = contextlib.ExitStack()
     with stack:
         stack.enter_context(exclusive(db_path))
+        add_new_columns(db_path, [name for name in frames if name not in rebuild_stale])
         stale = [name for name in rebuild_stale if name in frames and stale_layout(db_path, name)]
         todo = _changes(db_path, {name: df for name, df in frames.items() if df.height and name not in stale})
         todo.update({name: (frames[name], False) for name in stale})
@@ -217,17 +218,50 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame], *, rebuild_stale: I
     return written
 
 
+def _stored_columns(db_path: Path, table_names: Iterable[str]) -> dict[str, list[str]]:
+    """The stored columns, in order, of each of ``table_names`` the file holds (one read-only connection)."""
+    names = {TABLES[n].name: n for n in table_names}
+    if not db_path.exists() or not names:
+        return {}
+    with open_read(db_path) as con:
+        rows = query(con, "SELECT table_name, column_name FROM information_schema.columns "
+                          "ORDER BY table_name, ordinal_position")
+    out: dict[str, list[str]] = {}
+    for table, column in rows.iter_rows():
+        if table in names:
+            out.setdefault(names[table], []).append(column)
+    return out
+
+
+def add_new_columns(db_path: Path, table_names: Iterable[str]) -> list[str]:
+    """Add to stored tables the nullable columns a later version declared after their stored ones (e.g.
+    ``partition_quality.plausibility_overridden``): an earlier warehouse keeps its rows, the new column null
+    in them. Only a stored layout that is a prefix of the declared one is grown; the caller holds the lock.
+    Returns the columns added (``table.column``); the file is opened for writing only when there are some."""
+    todo: list[tuple[Table, str, str]] = []
+    for name, stored in _stored_columns(db_path, table_names).items():
+        table = TABLES[name]
+        declared = list(table.columns)
+        if stored == declared or declared[:len(stored)] != stored:
+            continue
+        cols = table.model.to_schema().columns
+        for c in declared[len(stored):]:
+            if not cols[c].nullable:
+                break
+            todo.append((table, c, duck_type(cols[c].dtype.type)))
+    if todo:
+        with open_write(db_path) as con:
+            for table, c, sql_type in todo:
+                con.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{c}" {sql_type}')
+    return [f"{t.name}.{c}" for t, c, _ in todo]
+
+
 def stale_layout(db_path: Path, table_name: str) -> bool:
     """Whether the file holds ``table_name`` with other columns than the declared ones (a table whose
     layout changed between versions, e.g. ``network_path`` keyed by macro-region pairs before, by
     location pairs now); read-only, the caller holds the lock."""
-    if not db_path.exists():
-        return False
-    table = TABLES[table_name]
-    with open_read(db_path) as con:
-        stored = query(con, "SELECT column_name FROM information_schema.columns WHERE table_name = $t "
-                            "ORDER BY ordinal_position", {"t": table.name})["column_name"].to_list()
-    return bool(stored) and stored != list(table.columns)
+    stored = _stored_columns(db_path, [table_name]).get(table_name, [])
+    return bool(stored) and stored != list(TABLES[table_name].columns)
 
 
 def drop_stale_layout(db_path: Path, table_name: str) -> bool:

@@ -99,7 +99,7 @@ def _grid_asset(kind: str) -> dg.AssetsDefinition:
         parts = {(pk.keys_by_dimension["region"], int(pk.keys_by_dimension["year"])): pk for pk in keys}
         home = gridshift.home_obj()
         batch = prepare_grid(kind, list(parts), home=home, mirror=gridshift.mirror_path(), live=gridshift.live,
-                             allow_partial=gridshift.allow_partial)
+                             allow_partial=gridshift.allow_partial, allow_implausible=gridshift.allow_implausible)
         refused: dict[dg.MultiPartitionKey, Exception] = {parts[p]: err for p, err in batch.refused.items()}
         before = checks.latest_materializations(
             context.instance, table, [str(pk) for pk, err in refused.items() if isinstance(err, DataError)])

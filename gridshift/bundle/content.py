@@ -42,15 +42,17 @@ from gridshift.bundle.format import (
     is_number,
     parse_json,
 )
+from gridshift.bundle.size import check_bundle_sizes
 from gridshift.dc_params import DatacenterParams, physics_column
 from gridshift.fields import FIELDS
+from gridshift.limits import BUNDLE
 from gridshift.timestep import STEP_S
 
 #: keys a datacenters.json entry may carry besides DATACENTER_KEYS: ``capacity_source`` (informational);
 #: ``signal_location``, the registry location whose signals a site shares (several datacenters per
 #: location, cloud regions: scenario_builder.sites); absent = the datacenter's own label
 DATACENTER_INFO_KEYS = ("capacity_source", "signal_location")
-MAX_LOCATIONS = 100_000
+MAX_LOCATIONS = BUNDLE.datacenters.limit  # why that many: gridshift.limits
 
 
 @dataclass(frozen=True)
@@ -425,6 +427,7 @@ def read_content(root: Path, manifest: dict[str, Any]) -> BundleContent:
     """Read and check every file of a bundle whose integrity was verified."""
     root = Path(root)
     header = read_header(manifest, str(root / MANIFEST))
+    check_bundle_sizes(root, header.n_dc, header.n_steps)
     return BundleContent(
         root=root, manifest=manifest, header=header, datacenters=read_datacenters(root, header),
         signals=read_signals(root, header), tasks=read_tasks(root, header), network=read_network(root, header),

@@ -72,7 +72,7 @@ def read_csv_strings(content: bytes, file: str, required: list[str], *, comment_
     try:
         df = pl.read_csv(io.BytesIO(content), infer_schema=False, encoding="utf8")
     except Exception as exc:  # polars raises several types for malformed CSV
-        raise DataError(f"cannot parse CSV: {exc}", file=file) from exc
+        raise DataError(f"cannot parse CSV: {exc}", file=file) from None
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise DataError(

@@ -34,9 +34,10 @@ PARTITION_QUALITY = table(
     "partition_quality",
     "What the last ingest of each grid partition (signal × location × UTC year) held: its raw file, rows, "
     "coverage of the year and, when it was below ``gridshift.quality.MIN_COVERAGE``, that it was ingested "
-    "anyway on request (``partial``).",
+    "anyway on request (``partial``); likewise the plausibility checks it was let past "
+    "(``plausibility_overridden``).",
     ["signal", "location", "year", "source", "raw_sha256", "rows", "present", "expected", "coverage_frac",
-     "estimated_frac", "partial"],
+     "estimated_frac", "partial", "plausibility_overridden"],
     ["signal", "location", "year"])
 
 GridCarbon = dataframe_model(GRID_CARBON, "GridCarbon")
