@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 from pathlib import Path
@@ -42,22 +41,7 @@ def _main(ctx: typer.Context,
           debug: Annotated[bool, typer.Option("--debug", help="on failure, show the full traceback")] = False
           ) -> None:
     """Build and inspect gridshift scenarios."""
-    ctx.obj = {**(ctx.obj or {}), "debug": debug}  # the commands' context: read by _reporting, _imports_done
-
-
-#: Net allocations between young-generation collections in a command's own process (CPython: 700). A full
-#: collection walks every tracked object, ~300 k after Dagster, pandera, polars and SQLAlchemy are imported;
-#: collecting in larger batches (cycles made later are still collected) saved ~2 of ~16.5 CPU-s of a
-#: whole-mirror ingest together with :func:`_imports_done` (interleaved A/B, BENCHMARKS.md "Ingest").
-YOUNG_GC_THRESHOLD = 20_000
-
-
-def _imports_done(ctx: typer.Context) -> None:
-    """After a command's heavy imports: in the command's own process (:func:`main`), move everything alive to
-    the generation no collection walks (``gc.freeze``: module-level objects live as long as the process). A
-    command invoked in another process (tests, ``CliRunner``) leaves that process's collector alone."""
-    if (ctx.obj or {}).get("own_process"):
-        gc.freeze()
+    ctx.obj = {"debug": debug}  # the commands' context: read by _reporting
 
 
 def _abs(path: Path | None) -> Path | None:
@@ -135,7 +119,6 @@ def ingest(
     from dagster_project import runner
     from warehouse.ingest import in_mirror
 
-    _imports_done(ctx)
     _quiet_dagster()
     outcomes: list = []
     workload_outcomes: list = []
@@ -311,8 +294,6 @@ def export(
     from gridshift.bundle import check_integrity
     from scenario_builder.bundle import BuildParams
 
-    _imports_done(ctx)
-
     _quiet_dagster()
     with _reporting(ctx, home):
         params = BuildParams(
@@ -410,10 +391,5 @@ def version() -> None:
     console.print(__version__)
 
 
-def main() -> None:
-    """The console entry: this process is the command's own (its collector tuned: :data:`YOUNG_GC_THRESHOLD`)."""
-    gc.set_threshold(YOUNG_GC_THRESHOLD, 10, 10)
-    try:
-        app(obj={"own_process": True})
-    finally:  # the interpreter's exit then frees them as it frees everything (native extensions check it)
-        gc.unfreeze()
+def main() -> None:  # pragma: no cover - console entry
+    app()

@@ -108,25 +108,3 @@ def test_debug_lets_the_failure_through_with_its_traceback(tmp_path):
     assert "XX-NOPE" in str(full.exception)
     plain = runner.invoke(app, args)
     assert plain.exit_code == 2 and "unknown location" in plain.output and "Traceback" not in plain.output
-
-
-def test_only_the_commands_own_process_tunes_its_collector(tmp_path):
-    """``main`` (the console entry) collects in larger batches and freezes the imports' objects, unfrozen again
-    before the interpreter exits (no native extension reports them leaked); a command run in a host process
-    (CliRunner) leaves that process's collector as it was."""
-    import gc
-    import subprocess
-    import sys
-
-    code = ("import gc, sys\nsys.argv = ['scenario_builder', 'ingest', '--regions', 'XX-NOPE', '--year', '2023', "
-            f"'--home', {str(tmp_path)!r}]\nfrom scenario_builder.cli import main\nseen = []\n"
-            "import scenario_builder.cli as cli\nreal = cli._imports_done\n"
-            "cli._imports_done = lambda ctx: (real(ctx), seen.append(gc.get_freeze_count()))\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    print(e.code, gc.get_threshold(), seen[0] > 100_000, "
-            "gc.get_freeze_count())\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert proc.stdout.strip().splitlines()[-1] == "2 (20000, 10, 10) True 0", proc.stdout + proc.stderr
-    assert "leak" not in proc.stderr
-    before = (gc.get_threshold(), gc.get_freeze_count())
-    runner.invoke(app, ["ingest", "--regions", "XX-NOPE", "--year", "2023", "--home", str(tmp_path)])
-    assert (gc.get_threshold(), gc.get_freeze_count()) == before
