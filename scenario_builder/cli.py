@@ -19,12 +19,10 @@ from gridshift.cli import HINTS, reporting
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.quality import MIN_COVERAGE
-from gridshift.sources import SIGNAL_TABLES
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build and inspect gridshift scenarios.")
 console = Console()
 err_console = Console(stderr=True)
-_debug = {"on": False}
 
 HomeOpt = Annotated[
     Path | None, typer.Option("--home", help="gridshift home (default $GRIDSHIFT_HOME or ./.gridshift)")
@@ -44,10 +42,11 @@ DEFAULT_SOURCES = ("carbon", "price", "weather", "network")
 
 
 @app.callback()
-def _main(debug: Annotated[bool, typer.Option("--debug", help="on failure, show the full traceback")] = False
+def _main(ctx: typer.Context,
+          debug: Annotated[bool, typer.Option("--debug", help="on failure, show the full traceback")] = False
           ) -> None:
     """Build and inspect gridshift scenarios."""
-    _debug["on"] = debug
+    ctx.obj = {"debug": debug}  # the commands' context: read by _reporting
 
 
 def _abs(path: Path | None) -> Path | None:
@@ -84,10 +83,11 @@ def _quiet_dagster() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def _reporting(home: Path | None):
+def _reporting(ctx: typer.Context, home: Path | None):
     """Failures print one short block; the full report goes to <home>/logs (or the terminal with --debug)."""
     h = Home.resolve(home)
-    return reporting(err_console, h.logs_dir, "scenario_builder", debug=_debug["on"], home=h.root)
+    debug = bool((ctx.obj or {}).get("debug"))
+    return reporting(err_console, h.logs_dir, "scenario_builder", debug=debug, home=h.root)
 
 
 def _progress(label: str) -> Progress:
@@ -97,6 +97,7 @@ def _progress(label: str) -> Progress:
 
 @app.command()
 def ingest(
+    ctx: typer.Context,
     year: Annotated[str, typer.Option(help="year(s): 2023, 2022,2023 or 2022-2023")],
     regions: Annotated[str, typer.Option(help="comma-separated location codes, or 'all'")] = "",
     sources: Annotated[
@@ -122,18 +123,13 @@ def ingest(
     mirror does not hold are skipped and listed; with explicit regions a missing file is an error.
     Exits 1 if any partition failed its checks (each is reported with its cause).
     """
-    import contextlib
-
-    from gridshift import gctune
-
-    with gctune.imports_uncollected():  # the imports' objects frozen, not walked by every later GC pass
-        from dagster_project import plan
-        from warehouse.ingest import in_mirror, prefetch_grid, writable_home
+    from dagster_project import runner
+    from warehouse.ingest import in_mirror, writable_home
 
     _quiet_dagster()
     outcomes: list = []
     workload_outcomes: list = []
-    with _reporting(home), contextlib.ExitStack() as stack:
+    with _reporting(ctx, home):
         srcs = [s.strip() for s in sources.split(",") if s.strip()]
         bad = [s for s in srcs if s not in ALL_SOURCES]
         if bad:
@@ -143,18 +139,6 @@ def ingest(
             raise typer.BadParameter(f"--regions is required for sources {grid_srcs}")
         codes = locations.parse_codes(regions) if grid_srcs else []
         years = _years(year)
-        h = writable_home(Home.resolve(home))
-        m = _mirror(mirror)
-        kinds = [s for s in grid_srcs if s in SIGNAL_TABLES]
-        if kinds and m is not None and "workload" not in srcs:
-            # the mirror's grid files are parsed and checked in a worker process while Dagster is imported
-            # and started, in the order the runs will ask for them (warehouse.ingest.prefetch_grid; shut
-            # down and joined when this block ends, however it ends)
-            stack.enter_context(prefetch_grid(plan.mirror_ask_order(kinds, codes, years, m), mirror=m,
-                                              allow_partial=allow_partial))
-        with gctune.imports_uncollected():
-            from dagster_project import runner
-
         if "workload" in srcs:
             from pipelines.workload.derive import BANDWIDTH_MODELS
             from warehouse.ingest_workload import WORKLOADS
@@ -163,22 +147,26 @@ def ingest(
                 raise typer.BadParameter(f"unknown workload {workload!r}; choose from {WORKLOADS}")
             if bandwidth_model not in BANDWIDTH_MODELS:
                 raise typer.BadParameter(f"unknown bandwidth model {bandwidth_model!r}; choose from {BANDWIDTH_MODELS}")
-            workload_outcomes = runner.materialize_workload(
-                workload=workload, years=years, home=h, mirror=m, trace_dir=_abs(trace_dir), seed=seed,
-                load_factor=load_factor, bandwidth_model=bandwidth_model, live=live,
-            )
-            _print_workload(workload_outcomes)
-        skip_absent = regions.strip().lower() == "all" and not live
-        if grid_srcs:
-            with _progress("ingest") as progress:
-                task = progress.add_task("", total=len(codes) * len(years) + (1 if "network" in grid_srcs else 0))
-                outcomes = runner.materialize_sources(
-                    regions=codes, years=years, sources=grid_srcs, home=h, mirror=m, live=live,
-                    allow_partial=allow_partial, allow_implausible=allow_implausible,
-                    skip=(lambda k, r, y: not in_mirror(k, r, y, m)) if skip_absent else None,
-                    on_progress=lambda d: progress.update(task, advance=1, description=d),
+        h = writable_home(Home.resolve(home))
+        m = _mirror(mirror)
+        with runner.open_instance(h) as instance:  # one instance for every run of the command
+            if "workload" in srcs:
+                workload_outcomes = runner.materialize_workload(
+                    workload=workload, years=years, home=h, mirror=m, trace_dir=_abs(trace_dir), seed=seed,
+                    load_factor=load_factor, bandwidth_model=bandwidth_model, live=live, instance=instance,
                 )
-            _print_outcomes(outcomes, h)
+                _print_workload(workload_outcomes)
+            if grid_srcs:
+                skip_absent = regions.strip().lower() == "all" and not live
+                with _progress("ingest") as progress:
+                    task = progress.add_task("", total=len(codes) * len(years) + (1 if "network" in grid_srcs else 0))
+                    outcomes = runner.materialize_sources(
+                        regions=codes, years=years, sources=grid_srcs, home=h, mirror=m, live=live,
+                        allow_partial=allow_partial, allow_implausible=allow_implausible, instance=instance,
+                        skip=(lambda k, r, y: not in_mirror(k, r, y, m)) if skip_absent else None,
+                        on_progress=lambda d: progress.update(task, advance=1, description=d),
+                    )
+                _print_outcomes(outcomes, h)
     if runner.failed(outcomes + workload_outcomes):
         raise typer.Exit(1)
 
@@ -209,6 +197,7 @@ def _print_workload(outcomes) -> None:
 
 @app.command("plot-workload")
 def plot_workload_cmd(
+    ctx: typer.Context,
     workload: Annotated[str, typer.Option(help="alibaba-2020|alibaba-2023|synthetic")],
     year: Annotated[int, typer.Option(help="year the workload was derived for")],
     out: Annotated[Path, typer.Option(help="folder for the PNG figures")] = Path("."),
@@ -218,7 +207,7 @@ def plot_workload_cmd(
     from pipelines.workload.plots import plot_workload
     from warehouse.ingest_workload import read_workload_tasks
 
-    with _reporting(home):
+    with _reporting(ctx, home):
         h = Home.resolve(home)
         tasks = read_workload_tasks(h, workload, year)
         if tasks.height == 0:
@@ -273,6 +262,7 @@ def _quality_rows(manifest: dict) -> list[dict]:
 
 @app.command()
 def export(
+    ctx: typer.Context,
     regions: Annotated[str, typer.Option(help="comma-separated location codes (datacenter order)")],
     year: Annotated[int, typer.Option(help="calendar year (UTC)")],
     workload: Annotated[str, typer.Option(help="synthetic | alibaba-2020 | alibaba-2023 | none")] = D.WORKLOAD,
@@ -319,7 +309,7 @@ def export(
     from warehouse.ingest import writable_home
 
     _quiet_dagster()
-    with _reporting(home):
+    with _reporting(ctx, home):
         params = BuildParams(
             regions=tuple(locations.parse_codes(regions)), year=year, workload=workload, provider=provider,
             carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
@@ -356,6 +346,7 @@ def verify(bundle: Annotated[Path, typer.Argument(help="bundle directory")]) -> 
 
 @app.command("inspect")
 def inspect_cmd(
+    ctx: typer.Context,
     bundle: Annotated[Path, typer.Argument(help="bundle directory")],
     plot: Annotated[bool, typer.Option("--plot", help="write PNGs of the signals per region and the workload")] = False,
     plot_dir: Annotated[Path | None, typer.Option(help="where to write the PNGs (default ./<bundle_id>-plots)")] = None,
@@ -364,7 +355,7 @@ def inspect_cmd(
     from scenario_builder.inspect import plot as do_plot
     from scenario_builder.inspect import read_manifest, summary
 
-    with _reporting(None):
+    with _reporting(ctx, None):
         s = summary(_abs(bundle))
     p = s["parameters"] or {}
     console.print(f"[bold]bundle {s['bundle_id']}[/] ({s['bytes'] / 1e6:.1f} MB, gridshift {s['gridshift_version']})")
@@ -415,11 +406,4 @@ def version() -> None:
 
 
 def main() -> None:  # pragma: no cover - console entry
-    from gridshift import gctune
-    from gridshift.fastexit import exit_now
-
-    gctune.for_a_command()
-    try:
-        app()  # typer's standalone mode ends with SystemExit, also on success
-    except SystemExit as done:
-        exit_now(done.code)  # without the interpreter's ~1 s teardown (gridshift.fastexit)
+    app()

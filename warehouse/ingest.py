@@ -23,14 +23,12 @@ one not at all.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -44,7 +42,6 @@ from pipelines.core import http, plausibility
 from pipelines.core.raw import RawFile, land_many
 from pipelines.core.source import GridSource, year_bounds
 from pipelines.sources import azure_latency, egress, network, persico, registry
-from warehouse import prefetch
 from warehouse.load import validate, validate_many, write
 from warehouse.schemas import TABLES
 
@@ -187,10 +184,6 @@ def prepare_grid(
 
     A live file that is refused here is removed from the HTTP cache (``pipelines.core.http.forget``), so a
     rerun after the publisher fixed it downloads it again instead of replaying the refused answer.
-
-    Inside a :func:`prefetch_grid` block, a partition already prepared in the background from the same
-    bytes (same source, URI and sha256 as the file fetched here) with the same options is taken as it is
-    (the same function's result); the others — a refused one among them — are prepared here.
     """
     batch = GridBatch(kind)
     parts = list(dict.fromkeys((loc, int(y)) for loc, y in partitions))
@@ -201,31 +194,16 @@ def prepare_grid(
                                                       home=home)))
         except Exception as err:  # noqa: BLE001 - refused by name; the other partitions go on
             batch.refused[(loc, year)] = err
-    ahead, todo = prefetch.active(), []
-    for loc, year, raw in fetched:
-        got = (ahead.take((kind, loc, year), _fingerprint(raw, max_gap, allow_partial))
-               if ahead and not allow_implausible else None)
-        if got is None:
-            todo.append((loc, year, raw))
-        else:  # prepared from identical bytes: this fetch's record (its fetched_at) is the one landed
-            frame, report, quality = got
-            batch.ready.append(PreparedGrid(kind, loc, year, raw, frame, report, quality))
-    ready, refused = _prepare_fetched(kind, todo, max_gap=max_gap, allow_partial=allow_partial, threads=threads,
+    ready, refused = _prepare_fetched(kind, fetched, max_gap=max_gap, allow_partial=allow_partial, threads=threads,
                                       allow_implausible=allow_implausible)
     # a refused answer never stays in the HTTP cache: the next run asks the server again
-    http.forget(home, [k for loc, year, raw in todo if (loc, year) in refused for k in raw.cache_keys])
+    http.forget(home, [k for loc, year, raw in fetched if (loc, year) in refused for k in raw.cache_keys])
     batch.ready += ready
     batch.refused.update(refused)
     order = {p: n for n, p in enumerate(parts)}
     batch.ready.sort(key=lambda p: order[(p.location, p.year)])
     batch.refused = dict(sorted(batch.refused.items(), key=lambda kv: order[kv[0]]))
     return batch
-
-
-def _fingerprint(raw: RawFile, max_gap: timedelta, allow_partial: bool) -> tuple:
-    """Everything a prepared partition depends on besides the code: the bytes (by sha256), where they were
-    read from (errors name it) and the options."""
-    return raw.source, raw.uri, raw.sha256, max_gap, allow_partial
 
 
 def _prepare_fetched(
@@ -284,52 +262,6 @@ def _prepare_fetched(
         else:
             ready.append(PreparedGrid(kind, loc, year, raw, df, report, q))
     return ready, refused
-
-
-#: Partitions per background chunk: half of what one block of regions holds in the whole mirror, so a
-#: Pandera pass and a transfer are shared as in a batch while an asset rarely waits for much more than
-#: its own partitions.
-PREFETCH_CHUNK = 8
-
-
-def _prepare_ahead(items: list[tuple[str, str, int]], *, mirror: Path, max_gap: timedelta, allow_partial: bool
-                   ) -> dict[tuple[str, str, int], tuple[tuple, tuple[pl.DataFrame, IngestReport, pl.DataFrame]]]:
-    """The worker half of :func:`prefetch_grid`: one kind's partitions read from the mirror (never live)
-    and prepared by :func:`_prepare_fetched`, each ``(frame, report, quality row)`` keyed by its
-    fingerprint. A partition that fails (or that the mirror lacks) is left out: the asset prepares it
-    itself and raises its error exactly as without a prefetch. The raw bytes are not sent back (the asset
-    has its own copy, the one it lands)."""
-    kind = items[0][0]
-    fetched = []
-    for _kind, loc, year in items:
-        with contextlib.suppress(Exception):
-            fetched.append((loc, year, registry.fetch(kind, locations.get(loc), year, mirror=mirror)))
-    ready, _refused = _prepare_fetched(kind, fetched, max_gap=max_gap, allow_partial=allow_partial, threads=1)
-    return {(kind, p.location, p.year): (_fingerprint(p.raw, max_gap, allow_partial), (p.frame, p.report, p.quality))
-            for p in ready}
-
-
-def _worker_process() -> ProcessPoolExecutor:
-    """One fresh interpreter (spawned: forking a process that already runs polars' threads is unsafe), whose
-    polars uses one thread: the worker is meant to fill the core the main process leaves idle, not to take
-    turns with it on both (measured: a 2-thread worker also spent ~10 % more CPU on the same parse)."""
-    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=prefetch.set_environment, initargs=({"POLARS_MAX_THREADS": "1"},))
-
-
-def prefetch_grid(
-    partitions: Sequence[tuple[str, str, int]], *, mirror: Path | None, max_gap: timedelta = MAX_GAP,
-    allow_partial: bool = False, chunk: int = PREFETCH_CHUNK, executor=_worker_process,
-) -> contextlib.AbstractContextManager[prefetch.Prefetch]:
-    """A context manager that prepares the mirror's ``(kind, location, year)`` grid partitions in a worker
-    process (in the given order — best the order the assets will ask for them — by chunks of one kind)
-    while its block runs; every :func:`prepare_grid` in the block takes a partition prepared from the same
-    bytes with the same options instead of preparing it again (``warehouse.prefetch``: never stale, errors
-    raised by the asset itself, nothing left running). Without a mirror it prepares nothing."""
-    items = list(dict.fromkeys((k, loc, int(y)) for k, loc, y in partitions)) if mirror is not None else []
-    work = partial(_prepare_ahead, mirror=mirror, max_gap=max_gap, allow_partial=allow_partial)
-    return prefetch.prefetching(prefetch.Prefetch(items, work, group=lambda item: item[0], chunk=chunk,
-                                                  executor=executor))
 
 
 def _covered(kind: str, location: str, year: int, df: pl.DataFrame, raw: RawFile, *, allow_partial: bool

@@ -24,7 +24,7 @@ import pandera.polars as pa
 import polars as pl
 
 from gridshift.errors import DataError
-from warehouse.db import exclusive, finish, open_read, open_write, query
+from warehouse.db import exclusive, open_read, open_write, query
 from warehouse.ddl import create_table_sql, duck_type, polars_schema
 from warehouse.schemas import FRAMES, TABLES, Table
 
@@ -183,38 +183,34 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame], *, rebuild_stale: I
     """
     frames = {name: conform(TABLES[name], df) for name, df in frames.items()}
     written = dict.fromkeys(frames, 0)
-    stack = contextlib.ExitStack()
-    with stack:
-        stack.enter_context(exclusive(db_path))
+    with exclusive(db_path):
         add_new_columns(db_path, [name for name in frames if name not in rebuild_stale])
         stale = [name for name in rebuild_stale if name in frames and stale_layout(db_path, name)]
         todo = _changes(db_path, {name: df for name, df in frames.items() if df.height and name not in stale})
         todo.update({name: (frames[name], False) for name in stale})
         if not todo:
             return written
-        con = stack.enter_context(open_write(db_path))
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for name in stale:
-                con.execute(f'DROP TABLE "{TABLES[name].name}"')
-                con.execute(create_table_sql(TABLES[name]))
-            for name, (df, overlaps) in todo.items():
-                # no stored key among the frame's: a plain INSERT adds the same rows as an upsert, without
-                # a conflict lookup per row (about 1.5x faster into an empty table)
-                verb = "INSERT OR REPLACE" if overlaps else "INSERT"
-                con.register("_staged", df.to_arrow())
-                con.execute(f'{verb} INTO "{TABLES[name].name}" BY NAME SELECT * FROM _staged')
-                con.unregister("_staged")
-                written[name] = df.height
-            con.execute("COMMIT")
-        except BaseException:
-            # a COMMIT that failed to write (disk full, file too large) has ended the transaction itself:
-            # its error, not the rollback's "no transaction is active", is the one to report
-            with contextlib.suppress(duckdb.TransactionException):
-                con.execute("ROLLBACK")
-            raise
-        # committed: the close (a checkpoint) and the lock's release, now or behind (warehouse.db.finish)
-        finish(stack.pop_all())
+        with open_write(db_path) as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                for name in stale:
+                    con.execute(f'DROP TABLE "{TABLES[name].name}"')
+                    con.execute(create_table_sql(TABLES[name]))
+                for name, (df, overlaps) in todo.items():
+                    # no stored key among the frame's: a plain INSERT adds the same rows as an upsert, without
+                    # a conflict lookup per row (about 1.5x faster into an empty table)
+                    verb = "INSERT OR REPLACE" if overlaps else "INSERT"
+                    con.register("_staged", df.to_arrow())
+                    con.execute(f'{verb} INTO "{TABLES[name].name}" BY NAME SELECT * FROM _staged')
+                    con.unregister("_staged")
+                    written[name] = df.height
+                con.execute("COMMIT")
+            except BaseException:
+                # a COMMIT that failed to write (disk full, file too large) has ended the transaction itself:
+                # its error, not the rollback's "no transaction is active", is the one to report
+                with contextlib.suppress(duckdb.TransactionException):
+                    con.execute("ROLLBACK")
+                raise
     return written
 
 
