@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 import highspy
 import numpy as np
@@ -41,6 +41,17 @@ FORMULATION = "cumulative"
 #: default steps between the cumulative curves' checkpoints (1 h): checking the curves at fewer steps is a
 #: relaxation; chosen for solve time (BENCHMARKS.md: 4x fewer curve variables), never on a policy's result
 CURVE_STEPS = 4
+
+
+@dataclass
+class LPProfile:
+    """What the rounding to a schedule (``optimum.upper``) reads of the LP's solution, per datacenter, window
+    step and resource (cores, GPUs, GB): the time-weighted busy resources ``busy`` of the LP's optimum, and
+    ``price``, the dual of the row defining each: the objective's marginal value of one more resource-step
+    there (kg, USD or their weighted sum), clipped at 0."""
+
+    busy: np.ndarray  # (n_dc, n, 3)
+    price: np.ndarray  # (n_dc, n, 3)
 
 
 class OptimumError(ValueError):
@@ -88,6 +99,8 @@ class OptimumResult:
     shape_tol: float = SHAPE_TOL_CUMULATIVE
     formulation: str = FORMULATION  # the LP's task aggregation ("cumulative" or "classes")
     options: dict = field(default_factory=dict)  # the run options the window was prepared with
+    #: the LP's busy resources and their duals (``optimum(..., profile=True)``; not in :meth:`to_dict`)
+    profile: LPProfile | None = field(default=None, repr=False)
 
     @property
     def days(self) -> float:
@@ -99,7 +112,7 @@ class OptimumResult:
                 f"{self.objective} = {self.value:,.3f}")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "profile"}
 
 
 def _weights(objective: str, carbon_weight: float, cost_weight: float) -> tuple[float, float]:
@@ -118,7 +131,8 @@ def _weights(objective: str, carbon_weight: float, cost_weight: float) -> tuple[
 def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
             carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | None = HORIZON_DAYS,
             shape_tol: float | None = None, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
-            formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, **options) -> OptimumResult:
+            formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, profile: bool = False,
+            **options) -> OptimumResult:
     """The offline optimum's lower bound of a run window (same arguments as :func:`sim_core.run`: the
     window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
     a run does). ``objective``: ``carbon``, ``cost`` or ``weighted`` (``carbon_weight`` per kg CO2 +
@@ -129,7 +143,8 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     resolution (``optimum.classes``; ``shape_tol`` None: 3.0 for ``cumulative``, 1.0 for ``classes``;
     ``time_steps`` only for ``classes``).
     ``solver``: HiGHS's ``solver`` option (dual simplex by default: 5x faster than its interior point on
-    these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md)."""
+    these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md). ``profile``: keep the
+    LP's busy resources and their duals (:class:`LPProfile`, what ``optimum.upper`` rounds to a schedule)."""
     t_build = time.perf_counter()
     if formulation not in FORMULATIONS:
         raise OptimumError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
@@ -173,6 +188,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     acc = dict(value=0.0, fac_kg=0.0, fac_usd=0.0, kwh=0.0, x_kg=0.0, x_usd=0.0, x_kwh=0.0, solve=0.0, build=build_s,
                tasks=0, classes=0, cols=0, rows=0, nnz=0, imp=0)
     statuses = []
+    prof = LPProfile(busy=np.zeros((sc.n_dc, n, 3)), price=np.zeros((sc.n_dc, n, 3))) if profile else None
     for h0 in range(0, n, h_steps):
         t_b = time.perf_counter()
         hn = min(h_steps, n - h0)
@@ -192,8 +208,12 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
                       np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due,
                       curve_steps=curve_steps)
         acc["build"] += time.perf_counter() - t_b
-        x, obj, status, secs = _solve(lp, threads, solver)
+        x, obj, status, secs, duals = _solve(lp, threads, solver)
         statuses.append(status)
+        if prof is not None:
+            dk = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)
+            prof.busy[:, hs] = dk[:, :, V_BC:V_BM + 1]
+            prof.price[:, hs] = np.maximum(duals[lp.b_rows].reshape(sc.n_dc, hn, 3), 0.0)
         acc["solve"] += secs
         acc["value"] += obj
         P = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
@@ -224,7 +244,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         n_classes=acc["classes"], n_cols=acc["cols"], n_rows=acc["rows"], nnz=acc["nnz"],
         unschedulable=_unschedulable(T, cap), impossible=acc["imp"], seed=int(prep.seed),
         weights={"per_kg": w_c, "per_usd": w_u}, shape_tol=float(shape_tol), formulation=formulation,
-        options=opts.public())
+        options=opts.public(), profile=prof)
 
 
 def _unschedulable(T, cap) -> int:
@@ -262,7 +282,7 @@ def _full_load_kw(sc, sl, managed: bool) -> np.ndarray:
 
 
 def _solve(lp, threads: int, solver: str = "choose"):
-    """Solve with HiGHS; returns (column values, objective, status string, seconds)."""
+    """Solve with HiGHS; returns (column values, objective, status string, seconds, row duals)."""
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", int(threads))
@@ -281,9 +301,11 @@ def _solve(lp, threads: int, solver: str = "choose"):
     status = h.modelStatusToString(st)
     if st != highspy.HighsModelStatus.kOptimal:
         raise OptimumError(f"HiGHS did not solve the window's LP to optimality: {status}")
-    x = np.asarray(h.getSolution().col_value)
-    return x, float(h.getInfo().objective_function_value), status, secs
+    sol = h.getSolution()
+    x = np.asarray(sol.col_value)
+    duals = np.asarray(sol.row_dual) if sol.dual_valid else np.zeros(lp.n_row)
+    return x, float(h.getInfo().objective_function_value), status, secs, duals
 
 
-__all__ = ["OptimumResult", "OptimumError", "optimum", "OBJECTIVES", "baseline_kw",
+__all__ = ["LPProfile", "OptimumResult", "OptimumError", "optimum", "OBJECTIVES", "baseline_kw",
            "V_BC", "V_BG", "V_BM", "V_AC", "V_AG"]
