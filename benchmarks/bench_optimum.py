@@ -1,14 +1,17 @@
-"""Offline-optimum benchmark: the solve time of the LP bound (``sim_core.optimum``) on a 7-day window
-of a 5-site bundle at the main job's load (the reference 5-DC cluster, a synthetic workload at the
-main job's rate of ~3,400 tasks a day), and on a 28-day window as rolling 7-day horizons.
+"""Offline-optimum benchmark: the optimum bracketed (``sim_core.optimum.bracket``: the LP's lower bound, and
+the engine's value of the schedule rounded from it) on a 5-site bundle at the main job's load (the reference
+5-DC cluster, a synthetic workload at the main job's rate of ~3,400 tasks a day): a 7-day window as one LP,
+the same window as rolling horizons of 1 and 2 days (the horizon's effect), and a full year by rolling
+horizons.
 
-    uv run python benchmarks/bench_optimum.py            # both, updates BENCHMARKS.md
-    uv run python benchmarks/bench_optimum.py --quick    # the 7-day window only, prints only
+    uv run python benchmarks/bench_optimum.py --no-write          # 7 days + horizons + the year, prints only
+    uv run python benchmarks/bench_optimum.py --quick --no-write  # the 7-day window only
     uv run python benchmarks/bench_optimum.py --quick --formulation classes   # the earlier LP, to compare
 
-Times are wall-clock seconds of the whole ``optimum(...)`` call (set-up, LP assembly, HiGHS) and of
-HiGHS alone, with the process CPU time next to them (the machine is shared: wall time grows with the
-load, CPU time much less). HiGHS runs with ``threads=2``.
+Per row: the bound and its LP's size, the upper bound, the bracket's width ((upper - lower) / lower, and as a
+share of the part of the bound a schedule can change), the wall-clock seconds of the LP (set-up, assembly,
+HiGHS; HiGHS alone beside it), of the rounding and of the engine's run, and the process CPU time (the machine
+is shared: wall time grows with the load, CPU time much less). HiGHS runs with ``threads=2``.
 """
 
 from __future__ import annotations
@@ -22,72 +25,75 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._report import machine, update_section  # noqa: E402
+from benchmarks._report import machine, publish  # noqa: E402
 
 #: the main job's workload rate: 1.25 M tasks a year (README) -> ~3,425 a day
 TASKS_PER_DAY = 3425
 
 
-#: the earlier formulation on the same 7-day window, measured before it stopped being the default (kept
-#: here, not re-run by default: it takes minutes); reproduce with --quick --formulation classes
-NOTE = """The issue's target is the first row: a 7-day, 5-site window in under a minute on 2 cores. How much the
-cumulative LP loosens the bound, on the `--quick` bundle's 7-day window (8-day bundle, so not the same window
-as the table above), 2026-11-23, same machine: `uv run python benchmarks/bench_optimum.py --quick
---formulation classes` (the earlier LP: 42,947 classes, 2,543,101 columns, 263.6 CPU s, 1532 s wall at load
-average 7.5–17) gives **9,011.2 kg**; the default cumulative LP (the same `optimum(...)` call as `--quick`,
-timed by an ad-hoc script, load average ≈ 2: 169 classes, 395,833 columns, 36.8 s HiGHS, 49.7 CPU s) gives
-**8,965.5 kg**; of which 8,061.5 kg no schedule changes in both. The cumulative bound is 45.7 kg (0.51 %)
-lower, 4.8 % of the schedule-dependent part (949.7 kg). Intermediate steps, same window: cumulative with
-curves checked every step and base-2 buckets 814,739 columns, 74.8 s HiGHS, 8,981.2 kg; hourly checks 660,011
-columns, 55.5 s, 8,978.5 kg; base-4 buckets (default) 395,833 columns, 36.8 s, 8,965.5 kg. HiGHS's primal
-simplex and interior point were slower than dual simplex on this LP (stopped after > 90 s)."""
+def measure(sc, days: float, horizon_days: float | None, formulation: str) -> dict:
+    from sim_core.optimum import bracket
 
-
-def measure(path: Path, days: float, horizon_days: float | None, formulation: str) -> dict:
-    import sim_core
-    from sim_core.optimum import optimum
-
-    sc = sim_core.load(path)
     c0, t0 = time.process_time(), time.perf_counter()
-    r = optimum(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins", formulation=formulation)
-    return {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "r": r}
+    b = bracket(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins",
+                lp={"formulation": formulation})
+    return {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "b": b}
+
+
+def row(name: str, m: dict) -> str:
+    b = m["b"]
+    lo, up = b.lower, b.upper
+    free = lo.value - lo.baseline_carbon_kg
+    lp_s = lo.solve_s + lo.build_s
+    return (f"| {name} | {lo.n_tasks:,} | {lo.n_cols:,} | {lo.value:,.1f} | {lo.baseline_carbon_kg:,.1f} | "
+            f"{up.value:,.1f} | {100 * b.width:.2f} | {100 * (up.value - lo.value) / free:.1f} | "
+            f"{lp_s:.1f} ({lo.solve_s:.1f}) | {up.plan_s:.1f} | {up.sim_s:.1f} | {m['wall_s']:.1f} | "
+            f"{m['cpu_s']:.1f} | {up.sla_violations} | {up.planned_past_window:,} |")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="the 7-day window only")
+    ap.add_argument("--no-year", action="store_true", help="leave out the full year")
+    ap.add_argument("--year-horizon-days", type=float, default=7.0)
     ap.add_argument("--formulation", default="cumulative", choices=["cumulative", "classes"])
+    ap.add_argument("--no-write", action="store_true", help="print only (BENCHMARKS.md untouched)")
     args = ap.parse_args()
+    import sim_core
     from sim_core.testing import reference_bundle
 
-    days_total = 7 if args.quick else 28
+    year = not (args.quick or args.no_year)
+    days_total = 365 if year else 7
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = reference_bundle(tmp, n_tasks=TASKS_PER_DAY * (days_total + 1), n_steps=96 * (days_total + 1),
                                 name="optimum-bench")
-        rows = [("7-day window, one LP", measure(path, 7, 7.0, args.formulation))]
+        sc = sim_core.load(path)
+        rows.append(("7 days, one LP", measure(sc, 7, 7.0, args.formulation)))
         if not args.quick:
-            rows.append(("28-day window, rolling 7-day horizons", measure(path, 28, 7.0, args.formulation)))
+            for h in (2.0, 1.0):
+                rows.append((f"7 days, rolling {h:g}-day horizons", measure(sc, 7, h, args.formulation)))
+        if year:
+            rows.append((f"365 days, rolling {args.year_horizon_days:g}-day horizons",
+                         measure(sc, 365, args.year_horizon_days, args.formulation)))
     load = os.getloadavg()[0]
     cmd = "uv run python benchmarks/bench_optimum.py" + (" --quick" if args.quick else "")
-    if args.formulation != "cumulative":
-        cmd += f" --formulation {args.formulation}"
-    lines = ["## Offline optimum (LP bound, HiGHS)", "",
+    cmd += " --no-year" if args.no_year else ""
+    cmd += f" --year-horizon-days {args.year_horizon_days:g}" if year and args.year_horizon_days != 7.0 else ""
+    cmd += f" --formulation {args.formulation}" if args.formulation != "cumulative" else ""
+    lines = ["## Offline optimum bracketed (LP lower bound, engine-run upper bound)", "",
              f"`{cmd}` — {machine()}, load average {load:.1f} when it finished (a shared machine). Reference "
              f"5-DC cluster, synthetic signals, a synthetic workload at the main job's rate ({TASKS_PER_DAY:,} "
-             f"tasks/day), seed 0, formulation `{args.formulation}`, default class key (docs/optimum.md).", "",
-             "| window | tasks | classes | LP columns | rows | non-zeros | total wall s | HiGHS wall s | CPU s "
-             "| bound kg CO2 | of which no schedule changes |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, m in rows:
-        r = m["r"]
-        lines.append(f"| {name} | {r.n_tasks:,} | {r.n_classes:,} | {r.n_cols:,} | {r.n_rows:,} | {r.nnz:,} | "
-                     f"{m['wall_s']:.1f} | {r.solve_s:.1f} | {m['cpu_s']:.1f} | {r.value:,.1f} | "
-                     f"{r.baseline_carbon_kg:,.1f} |")
-    lines += ["", NOTE] if not args.quick and args.formulation == "cumulative" else []
-    body = "\n".join(lines)
-    print(body)
-    if not args.quick:
-        update_section("optimum", body)
+             f"tasks/day), seed 0, formulation `{args.formulation}`, default class key (docs/optimum.md). "
+             "Lower: the LP bound (kg CO2 incl. transfers); fixed: the part of it no schedule changes; upper: the "
+             "engine's carbon of the schedule rounded from the LP; bracket: (upper - lower) / lower, and as a share "
+             "of lower - fixed; LP s: set-up + assembly + HiGHS (HiGHS alone); late: the upper run's SLA "
+             "violations; past window: tasks planned to start after the window (their deadline allows it).", "",
+             "| window | tasks | LP columns | lower kg | fixed kg | upper kg | bracket % | of changeable % | LP s "
+             "| rounding s | engine s | total wall s | CPU s | late | past window |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [row(name, m) for name, m in rows]
+    publish("optimum", "\n".join(lines), write=not (args.no_write or args.quick))
 
 
 if __name__ == "__main__":

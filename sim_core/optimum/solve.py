@@ -26,6 +26,7 @@ import highspy
 import numpy as np
 
 from .. import engine as E
+from ..physics import P_SPARE_MIN
 from ..simulator import Prepared, as_scenario
 from .classes import SHAPE_TOL, SHAPE_TOL_CUMULATIVE, TIME_STEPS, WindowTasks, build_classes
 from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
@@ -132,7 +133,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
             carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | None = HORIZON_DAYS,
             shape_tol: float | None = None, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
             formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, profile: bool = False,
-            **options) -> OptimumResult:
+            idle_floor: bool = True, **options) -> OptimumResult:
     """The offline optimum's lower bound of a run window (same arguments as :func:`sim_core.run`: the
     window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
     a run does). ``objective``: ``carbon``, ``cost`` or ``weighted`` (``carbon_weight`` per kg CO2 +
@@ -144,7 +145,10 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     ``time_steps`` only for ``classes``).
     ``solver``: HiGHS's ``solver`` option (dual simplex by default: 5x faster than its interior point on
     these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md). ``profile``: keep the
-    LP's busy resources and their duals (:class:`LPProfile`, what ``optimum.upper`` rounds to a schedule)."""
+    LP's busy resources and their duals (:class:`LPProfile`, what ``optimum.upper`` rounds to a schedule).
+    ``idle_floor``: bound each site's power below by the engine's own power in its least state (nothing busy,
+    only the spare servers on) at that step's weather (:func:`idle_floor_kw`; False: the earlier bound, to
+    measure what the floor buys)."""
     t_build = time.perf_counter()
     if formulation not in FORMULATIONS:
         raise OptimumError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
@@ -173,6 +177,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     p_upper = np.full(w_kwh.shape, np.inf)
     if (w_kwh < 0).any():
         p_upper = _full_load_kw(sc, sl, managed)
+    p_floor = idle_floor_kw(sc, sl, managed, fac) if idle_floor else np.zeros(w_kwh.shape)
     # elastic tasks: at most speedup(max_scale) work per second; at least min_scale / speedup(min_scale)
     # resource-seconds per second of work (scale / speed-up rises with the scale for m <= 1)
     rate = np.maximum(1.0, 1.0 + T.mthr * (T.smax - 1.0))
@@ -206,7 +211,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
                           short=fac.short[:, hs], fallback=fac.fallback[:, hs])
         lp = assemble(cc.cells, cc.resources, sites, fac_h, cap, np.ascontiguousarray(w_kwh[:, hs]),
                       np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due,
-                      curve_steps=curve_steps)
+                      curve_steps=curve_steps, p_lower=np.ascontiguousarray(p_floor[:, hs]))
         acc["build"] += time.perf_counter() - t_b
         x, obj, status, secs, duals = _solve(lp, threads, solver)
         statuses.append(status)
@@ -228,7 +233,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         for k, v in (("tasks", cc.n_tasks), ("classes", cc.n_classes), ("cols", lp.n_col), ("rows", lp.n_row),
                      ("nnz", lp.nnz), ("imp", cc.impossible)):
             acc[k] += v
-    base = baseline_kw(sites, fac)
+    base = np.maximum(baseline_kw(sites, fac), p_floor)
     b_kwh = STEP_H * base
     status = statuses[0] if len(set(statuses)) == 1 else ",".join(statuses)
     start_utc = (sc.start_utc + dt.timedelta(seconds=float(C.t0))).isoformat()
@@ -261,6 +266,30 @@ def baseline_kw(sites, fac) -> np.ndarray:
     for d, s in enumerate(sites):
         out[d] = bound_at(s, fac.slope[d], fac.icpt[d], 0.0, 0.0, 0.0, s.spare_c, s.spare_g)[3]
     return out
+
+
+def idle_floor_kw(sc, sl, managed: bool, fac) -> np.ndarray:
+    """(n_dc, n) the engine's own total power (``physics.compute``) in the least state a datacenter can be in
+    at a step: nothing busy and, with managed power, only the spare pool on (the engine never switches it
+    off), every other server asleep; every server on with ``power="always_on"``. The engine's power is
+    non-decreasing in the busy resources and the servers on or waking (docs/optimum.md "The idle floor"),
+    so every state of that step draws at least this; a step whose facility tail is not non-decreasing on
+    the bound's grid (``fac.fallback``) gets no floor. x (1 - 1e-9): a hair below, for rounding."""
+    from ..physics import compute, server_layout
+
+    n = sl.stop - sl.start
+    srv = None
+    if managed:
+        srv = np.zeros((4, sc.n_dc, n))
+        for d in range(sc.n_dc):
+            ns, ng, _, _ = server_layout(sc.params[d], float(sc.cap_cores[d]), float(sc.cap_gpus[d]),
+                                         float(sc.cap_mem_gb[d]))
+            spare = float(sc.params[d][P_SPARE_MIN])
+            srv[0, d], srv[1, d] = min(spare, ns - ng), min(spare, ng)
+    zero = np.zeros((sc.n_dc, n))
+    out = compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, zero, zero, zero, sc.temp_c[:, sl],
+                  sc.wetbulb_c[:, sl], servers=srv)
+    return np.where(fac.fallback, 0.0, (1.0 - 1e-9) * out["total_kw"])
 
 
 def _full_load_kw(sc, sl, managed: bool) -> np.ndarray:

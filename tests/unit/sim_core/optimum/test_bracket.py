@@ -11,6 +11,7 @@ import pytest
 import sim_core
 from sim_core.optimum import OptimumError, PlanPolicy, bracket, optimum, upper_bound
 from sim_core.optimum.power import bound_at, facility_pieces, site_power
+from sim_core.optimum.solve import idle_floor_kw
 from sim_core.optimum.upper import plan_schedule
 from sim_core.simulator import Prepared
 from sim_core.testing import synthetic_signals, synthetic_tasks, write_bundle
@@ -58,10 +59,12 @@ def test_lower_below_upper_and_every_deadline_meeting_policy(three_sites, one_da
 
 def test_the_rounded_schedule_is_feasible(three_sites, one_day):
     """Every task is started inside the window or planned past it (its deadline allowing); none misses its
-    deadline, none is forced by the engine, the engine never needed a fallback site."""
+    deadline, none is forced by the engine, the engine never needed a fallback site; the few tasks that no
+    candidate could give the wake margin (dispatched at once) still met their deadlines."""
     u = one_day.upper
     tot = u.totals
-    assert u.planned_late == 0 and u.sla_violations == 0 and u.tasks_forced == 0
+    assert u.sla_violations == 0 and u.tasks_forced == 0
+    assert u.planned_late < 0.1 * tot["tasks"]
     assert tot["invalid_actions"] == 0
     assert u.tasks_started + u.tasks_not_started + tot["tasks_unschedulable"] == tot["tasks"]
     assert u.tasks_not_started == u.planned_past_window  # exactly the tasks planned after the window's end
@@ -107,18 +110,57 @@ def test_forced_instance_width_is_the_power_bounds_error(tmp_path):
     prep = Prepared(sc, 0, **kw)
     plan = plan_schedule(prep, b.lower)
     assert plan.site.tolist() == [0] and plan.step.tolist() == [2]  # arrival step, origin
-    # the engine's run: busy 32 cores / 64 GB from t = 1800 s to 5400 s (steps 2..5, full steps 2-5? half 2, half 6)
+    # the engine's run: 32 cores / 64 GB busy from t = 1800 s to 5400 s (steps 2-5)
     busy = np.zeros(n)
     for k in range(n):
         busy[k] = max(0.0, min(5400.0, 900.0 * (k + 1)) - max(1800.0, 900.0 * k)) / 900.0
     sites = [site_power(sc.params[d], sc.cap_cores[d], sc.cap_gpus[d], sc.cap_mem_gb[d], False) for d in range(2)]
     fac = facility_pieces(sc.params, sites, sc.temp_c, sc.wetbulb_c)
-    kwh = sum(0.25 * bound_at(sites[d], fac.slope[d], fac.icpt[d], 32.0 * busy * (d == 0), 0.0,
-                              64.0 * busy * (d == 0), 0.0, 0.0)[3] for d in range(2))
+    floor = idle_floor_kw(sc, slice(0, n), False, fac)
+    kwh = sum(0.25 * np.maximum(floor[d], bound_at(sites[d], fac.slope[d], fac.icpt[d], 32.0 * busy * (d == 0), 0.0,
+                                                   64.0 * busy * (d == 0), 0.0, 0.0)[3]) for d in range(2))
     assert b.lower.value == pytest.approx((kwh * 300.0 / 1000.0).sum(), rel=1e-7)
     assert b.upper.sla_violations == 0 and b.upper.tasks_started == 1
     assert b.lower.value < b.upper.value < 1.1 * b.lower.value  # the power bound is within 10 % here
     assert b.upper.energy_kwh == pytest.approx(b.upper.carbon_kg / 0.3, rel=1e-9)
+
+
+@pytest.mark.parametrize("power", ["managed", "always_on"])
+def test_an_empty_window_is_decided_exactly(tmp_path, power):
+    """No task arrives in the window (all on the next day): every schedule is the same, and the bound (the
+    engine's power in its least state, the idle floor) equals the engine's value: lower == upper."""
+    n = 2 * DAY
+    t = synthetic_tasks(30, DAY, seed=2).with_columns(pl.col("arrival_ts_utc").dt.offset_by("1d"))
+    sc = sim_core.load(write_bundle(tmp_path, locations=["L0", "L1"], timezones=["UTC", "UTC"], total_cores=128,
+                                    total_gpus=8, total_mem_gb=1000, n_steps=n, signals=synthetic_signals(2, n, 2),
+                                    tasks=t))
+    b = bracket(sc, seed=0, days=1, power=power)
+    assert b.upper.totals["tasks"] == 0
+    assert b.upper.value == pytest.approx(b.lower.value, rel=1e-8)
+    assert b.lower.value == pytest.approx(b.lower.baseline_carbon_kg, rel=1e-12)
+    # without the floor the bound is below (the power bound's own error at idle)
+    loose = optimum(sc, seed=0, days=1, power=power, idle_floor=False)
+    assert loose.value <= b.lower.value
+
+
+@pytest.mark.parametrize("power", ["managed", "always_on"])
+def test_the_idle_floor_is_below_the_engine_at_every_step(three_sites, power):
+    """The idle floor's validity: every step of every site of runs of policies that load the sites
+    differently draws at least the floor (the engine's power is non-decreasing in load and servers on)."""
+    from sim_core.optimum.power import facility_pieces, site_power
+
+    sc = three_sites
+    n = 2 * DAY
+    sites = [site_power(sc.params[d], sc.cap_cores[d], sc.cap_gpus[d], sc.cap_mem_gb[d], power == "managed")
+             for d in range(sc.n_dc)]
+    fac = facility_pieces(sc.params, sites, sc.temp_c[:, :n], sc.wetbulb_c[:, :n])
+    floor = idle_floor_kw(sc, slice(0, n), power == "managed", fac)
+    assert (floor > 0).all()
+    for pol in ("local_only", "round_robin", "lowest_carbon", "wait_awhile"):
+        st = sim_core.run(sc, pol, seed=0, power=power).steps.sort(["step", "dc"])
+        kw = st["total_kwh"].to_numpy().reshape(n, sc.n_dc).T / 0.25
+        assert (kw >= floor).all(), (pol, float((kw - floor).min()))
+        assert (kw > floor * (1 + 1e-6)).any()  # (not trivially equal: the policies load the sites)
 
 
 def test_failure_paths(three_sites, one_day):
