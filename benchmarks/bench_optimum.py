@@ -31,13 +31,16 @@ from benchmarks._report import machine, publish  # noqa: E402
 TASKS_PER_DAY = 3425
 
 
-def measure(sc, days: float, horizon_days: float | None, formulation: str) -> dict:
+def measure(sc, name: str, days: float, horizon_days: float | None, formulation: str) -> tuple[str, dict]:
+    """One bracket, timed; its row is printed at once (the year takes hours on a loaded 2-core machine)."""
     from sim_core.optimum import bracket
 
     c0, t0 = time.process_time(), time.perf_counter()
     b = bracket(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins",
                 lp={"formulation": formulation})
-    return {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "b": b}
+    m = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "b": b}
+    print(row(name, m), flush=True)
+    return name, m
 
 
 def row(name: str, m: dict) -> str:
@@ -69,13 +72,13 @@ def main() -> None:
         path = reference_bundle(tmp, n_tasks=TASKS_PER_DAY * (days_total + 1), n_steps=96 * (days_total + 1),
                                 name="optimum-bench")
         sc = sim_core.load(path)
-        rows.append(("7 days, one LP", measure(sc, 7, 7.0, args.formulation)))
+        rows.append(measure(sc, "7 days, one LP", 7, 7.0, args.formulation))
         if not args.quick:
             for h in (2.0, 1.0):
-                rows.append((f"7 days, rolling {h:g}-day horizons", measure(sc, 7, h, args.formulation)))
+                rows.append(measure(sc, f"7 days, rolling {h:g}-day horizons", 7, h, args.formulation))
         if year:
-            rows.append((f"365 days, rolling {args.year_horizon_days:g}-day horizons",
-                         measure(sc, 365, args.year_horizon_days, args.formulation)))
+            rows.append(measure(sc, f"365 days, rolling {args.year_horizon_days:g}-day horizons", 365,
+                                args.year_horizon_days, args.formulation))
     load = os.getloadavg()[0]
     cmd = "uv run python benchmarks/bench_optimum.py" + (" --quick" if args.quick else "")
     cmd += " --no-year" if args.no_year else ""
