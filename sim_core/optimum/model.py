@@ -88,7 +88,6 @@ class LPModel:
     dk_base: int  # first per-(d, j) variable; variable v of (d, j) is dk_base + (d * n + j) * N_DK + v
     task_rows: np.ndarray  # row of each task with cells (-1: none)
     p_weight: np.ndarray  # (n_dc, n): objective weight of P per kW (0.25 h x per-kWh weights)
-    b_rows: np.ndarray  # (n_dc * n, 3): the row defining B_c, B_g, B_m of (d, j) (their duals price a resource-step)
 
     @property
     def nnz(self) -> int:
@@ -265,5 +264,5 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     return LPModel(n_col=n_col, n_row=n_row, col_cost=col_cost, col_lower=col_lower, col_upper=col_upper,
                    row_lower=np.concatenate(rlo), row_upper=np.concatenate(rhi), start=start,
                    index=r.astype(np.int32), value=v, n_cells=nc, dk_base=base, task_rows=task_rows,
-                   p_weight=weight_kwh * STEP_H, b_rows=brow)
+                   p_weight=weight_kwh * STEP_H)
 

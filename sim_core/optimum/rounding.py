@@ -2,10 +2,11 @@
 kernel (docs/optimum.md "The upper bound").
 
 The LP (``optimum.solve``) gives, per datacenter d, step k and resource r (cores, GPUs, GB), the busy
-resources of its optimum ``busy[d, k, r]`` and the dual of the row defining them, ``price[d, k, r]``: the
-objective's marginal value of one more resource-step there. Tasks are placed one at a time, the least
-slack first (the tasks with the fewest choices choose first). A candidate is a datacenter that holds
-the task and a dispatch step s from the task's arrival step on; it runs at scale 1 over
+resources of its optimum ``busy[d, k, r]`` and ``price[d, k, r]``: the objective's marginal value of one
+more resource-step there (the power bound's slope at the LP's point, ``solve.marginal_price``). Tasks are
+placed one at a time, the least slack first (the tasks with the fewest choices choose first). A
+candidate is a datacenter that holds the task and a dispatch step s from the task's arrival step on;
+it runs at scale 1 over
 [tau, tau + duration), tau = max(step start, arrival) + the transfer delay (0 at the origin), and it must
 finish by its deadline with ``wake_s`` to spare (a sleeping server's wake) and fit the capacity left at
 every step it touches (capacity is booked for whole steps: conservative). Its score is its transfer

@@ -48,8 +48,10 @@ CURVE_STEPS = 4
 class LPProfile:
     """What the rounding to a schedule (``optimum.upper``) reads of the LP's solution, per datacenter, window
     step and resource (cores, GPUs, GB): the time-weighted busy resources ``busy`` of the LP's optimum, and
-    ``price``, the dual of the row defining each: the objective's marginal value of one more resource-step
-    there (kg, USD or their weighted sum), clipped at 0."""
+    ``price``, the objective's marginal value of one more resource-step there (kg, USD or their weighted sum,
+    clipped at 0): the slope of the power bound's own terms at the LP's point, with the servers that hold the
+    resource (:func:`marginal_price`). Not the LP's duals: where the idle floor holds P, the dual is 0 (more
+    load is free to the LP up to the floor), which the engine's power is not."""
 
     busy: np.ndarray  # (n_dc, n, 3)
     price: np.ndarray  # (n_dc, n, 3)
@@ -100,7 +102,7 @@ class OptimumResult:
     shape_tol: float = SHAPE_TOL_CUMULATIVE
     formulation: str = FORMULATION  # the LP's task aggregation ("cumulative" or "classes")
     options: dict = field(default_factory=dict)  # the run options the window was prepared with
-    #: the LP's busy resources and their duals (``optimum(..., profile=True)``; not in :meth:`to_dict`)
+    #: the LP's busy resources and their marginal prices (``optimum(..., profile=True)``; not in :meth:`to_dict`)
     profile: LPProfile | None = field(default=None, repr=False)
 
     @property
@@ -145,7 +147,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     ``time_steps`` only for ``classes``).
     ``solver``: HiGHS's ``solver`` option (dual simplex by default: 5x faster than its interior point on
     these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md). ``profile``: keep the
-    LP's busy resources and their duals (:class:`LPProfile`, what ``optimum.upper`` rounds to a schedule).
+    LP's busy resources and their marginal prices (:class:`LPProfile`, what ``optimum.upper`` rounds to a schedule).
     ``idle_floor``: bound each site's power below by the engine's own power in its least state (nothing busy,
     only the spare servers on) at that step's weather (:func:`idle_floor_kw`; False: the earlier bound, to
     measure what the floor buys)."""
@@ -213,12 +215,12 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
                       np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due,
                       curve_steps=curve_steps, p_lower=np.ascontiguousarray(p_floor[:, hs]))
         acc["build"] += time.perf_counter() - t_b
-        x, obj, status, secs, duals = _solve(lp, threads, solver)
+        x, obj, status, secs = _solve(lp, threads, solver)
         statuses.append(status)
         if prof is not None:
             dk = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)
             prof.busy[:, hs] = dk[:, :, V_BC:V_BM + 1]
-            prof.price[:, hs] = np.maximum(duals[lp.b_rows].reshape(sc.n_dc, hn, 3), 0.0)
+            prof.price[:, hs] = marginal_price(sites, fac_h, dk, w_kwh[:, hs])
         acc["solve"] += secs
         acc["value"] += obj
         P = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
@@ -250,6 +252,30 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         unschedulable=_unschedulable(T, cap), impossible=acc["imp"], seed=int(prep.seed),
         weights={"per_kg": w_c, "per_usd": w_u}, shape_tol=float(shape_tol), formulation=formulation,
         options=opts.public(), profile=prof)
+
+
+def marginal_price(sites, fac, dk: np.ndarray, w_kwh: np.ndarray) -> np.ndarray:
+    """(n_dc, n, 3) the objective's marginal value of one more busy core, GPU or GB for one step at the LP's
+    point ``dk`` (n_dc, n, N_DK): the slope of the power bound's terms (:func:`power.bound_at`, without the
+    idle floor) over 0.1 % of the site's capacity, with managed power the servers that hold it switched on
+    too, x 0.25 h x the objective's weight per kWh; clipped at 0."""
+    out = np.zeros(dk.shape[:2] + (3,))
+    for d, s in enumerate(sites):
+        b = [dk[d, :, v] for v in (V_BC, V_BG, V_BM)]
+        a = [dk[d, :, V_AC], dk[d, :, V_AG]]
+        p0 = bound_at(s, fac.slope[d], fac.icpt[d], *b, *a)[3]
+        per = (s.cps, s.gps, s.mps)
+        for r in range(3):
+            delta = max(1e-3 * s.cap[r], 1e-6)
+            b1 = list(b)
+            b1[r] = b[r] + delta
+            a1 = list(a)
+            if s.managed and s.hosted and per[r] > 0:
+                k = 1 if r == 1 else 0  # GPUs sit on GPU servers; cores and memory on CPU-only ones
+                a1[k] = a[k] + delta / per[r]
+            p1 = bound_at(s, fac.slope[d], fac.icpt[d], *b1, *a1)[3]
+            out[d, :, r] = np.maximum(w_kwh[d] * STEP_H * (p1 - p0) / delta, 0.0)
+    return out
 
 
 def _unschedulable(T, cap) -> int:
@@ -311,7 +337,7 @@ def _full_load_kw(sc, sl, managed: bool) -> np.ndarray:
 
 
 def _solve(lp, threads: int, solver: str = "choose"):
-    """Solve with HiGHS; returns (column values, objective, status string, seconds, row duals)."""
+    """Solve with HiGHS; returns (column values, objective, status string, seconds)."""
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", int(threads))
@@ -330,10 +356,8 @@ def _solve(lp, threads: int, solver: str = "choose"):
     status = h.modelStatusToString(st)
     if st != highspy.HighsModelStatus.kOptimal:
         raise OptimumError(f"HiGHS did not solve the window's LP to optimality: {status}")
-    sol = h.getSolution()
-    x = np.asarray(sol.col_value)
-    duals = np.asarray(sol.row_dual) if sol.dual_valid else np.zeros(lp.n_row)
-    return x, float(h.getInfo().objective_function_value), status, secs, duals
+    x = np.asarray(h.getSolution().col_value)
+    return x, float(h.getInfo().objective_function_value), status, secs
 
 
 __all__ = ["LPProfile", "OptimumResult", "OptimumError", "optimum", "OBJECTIVES", "baseline_kw",
