@@ -84,6 +84,9 @@ def test_upper_value_is_the_engines(three_sites, one_day):
     prep = Prepared(three_sites, 0, days=1)
     plan = plan_schedule(prep, one_day.lower)
     res = sim_core.run(three_sites, PlanPolicy(plan, prep.s0), seed=0, days=1)
+    # the run's task rows are in the plan's (the engine's) task order: what the repair of late tasks reads
+    assert res.tasks["task_id"].to_list() == prep.task_id.tolist()
+    assert one_day.upper.repairs == 0
     assert res.totals["carbon_incl_transfer_kg"] == one_day.upper.value
     assert res.totals == one_day.upper.totals
     again = bracket(three_sites, seed=0, days=1)
