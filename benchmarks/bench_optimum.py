@@ -6,6 +6,7 @@ horizons.
 
     uv run python benchmarks/bench_optimum.py --no-write          # 7 days + horizons + the year, prints only
     uv run python benchmarks/bench_optimum.py --quick --no-write  # the 7-day window only
+    uv run python benchmarks/bench_optimum.py --year-only --year-horizon-days 1 --no-write   # the year only
     uv run python benchmarks/bench_optimum.py --quick --formulation classes   # the earlier LP, to compare
 
 Per row: the bound and its LP's size, the upper bound, the bracket's width ((upper - lower) / lower, and as a
@@ -58,6 +59,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="the 7-day window only")
     ap.add_argument("--no-year", action="store_true", help="leave out the full year")
+    ap.add_argument("--year-only", action="store_true", help="the full year only")
     ap.add_argument("--year-horizon-days", type=float, default=7.0)
     ap.add_argument("--formulation", default="cumulative", choices=["cumulative", "classes"])
     ap.add_argument("--no-write", action="store_true", help="print only (BENCHMARKS.md untouched)")
@@ -72,8 +74,9 @@ def main() -> None:
         n_days = min(days_total + 1, 365)  # (a bundle holds one year at most)
         path = reference_bundle(tmp, n_tasks=TASKS_PER_DAY * n_days, n_steps=96 * n_days, name="optimum-bench")
         sc = sim_core.load(path)
-        rows.append(measure(sc, "7 days, one LP", 7, 7.0, args.formulation))
-        if not args.quick:
+        if not args.year_only:
+            rows.append(measure(sc, "7 days, one LP", 7, 7.0, args.formulation))
+        if not (args.quick or args.year_only):
             for h in (2.0, 1.0):
                 rows.append(measure(sc, f"7 days, rolling {h:g}-day horizons", 7, h, args.formulation))
         if year:
@@ -82,6 +85,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     cmd = "uv run python benchmarks/bench_optimum.py" + (" --quick" if args.quick else "")
     cmd += " --no-year" if args.no_year else ""
+    cmd += " --year-only" if args.year_only and year else ""
     cmd += f" --year-horizon-days {args.year_horizon_days:g}" if year and args.year_horizon_days != 7.0 else ""
     cmd += f" --formulation {args.formulation}" if args.formulation != "cumulative" else ""
     lines = ["## Offline optimum bracketed (LP lower bound, engine-run upper bound)", "",
