@@ -8,6 +8,7 @@ horizons.
     uv run python benchmarks/bench_optimum.py --quick --no-write  # the 7-day window only
     uv run python benchmarks/bench_optimum.py --year-only --year-horizon-days 1 --no-write   # the year only
     uv run python benchmarks/bench_optimum.py --quick --formulation classes   # the earlier LP, to compare
+    uv run python benchmarks/bench_optimum.py --quick --no-idle-floor         # the bound without its idle floor
 
 Per row: the bound and its LP's size, the upper bound, the bracket's width ((upper - lower) / lower, and as a
 share of the part of the bound a schedule can change), the wall-clock seconds of the LP (set-up, assembly,
@@ -32,13 +33,12 @@ from benchmarks._report import machine, publish  # noqa: E402
 TASKS_PER_DAY = 3425
 
 
-def measure(sc, name: str, days: float, horizon_days: float | None, formulation: str) -> tuple[str, dict]:
+def measure(sc, name: str, days: float, horizon_days: float | None, lp: dict) -> tuple[str, dict]:
     """One bracket, timed; its row is printed at once (the year takes hours on a loaded 2-core machine)."""
     from sim_core.optimum import bracket
 
     c0, t0 = time.process_time(), time.perf_counter()
-    b = bracket(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins",
-                lp={"formulation": formulation})
+    b = bracket(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins", lp=lp)
     m = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "b": b}
     print(row(name, m), flush=True)
     return name, m
@@ -62,6 +62,7 @@ def main() -> None:
     ap.add_argument("--year-only", action="store_true", help="the full year only")
     ap.add_argument("--year-horizon-days", type=float, default=7.0)
     ap.add_argument("--formulation", default="cumulative", choices=["cumulative", "classes"])
+    ap.add_argument("--no-idle-floor", action="store_true", help="the bound without its idle floor (to compare)")
     ap.add_argument("--no-write", action="store_true", help="print only (BENCHMARKS.md untouched)")
     args = ap.parse_args()
     import sim_core
@@ -70,28 +71,31 @@ def main() -> None:
     year = not (args.quick or args.no_year)
     days_total = 365 if year else 7
     rows = []
+    lp = {"formulation": args.formulation, "idle_floor": not args.no_idle_floor}
     with tempfile.TemporaryDirectory() as tmp:
         n_days = min(days_total + 1, 365)  # (a bundle holds one year at most)
         path = reference_bundle(tmp, n_tasks=TASKS_PER_DAY * n_days, n_steps=96 * n_days, name="optimum-bench")
         sc = sim_core.load(path)
         if not args.year_only:
-            rows.append(measure(sc, "7 days, one LP", 7, 7.0, args.formulation))
+            rows.append(measure(sc, "7 days, one LP", 7, 7.0, lp))
         if not (args.quick or args.year_only):
             for h in (2.0, 1.0):
-                rows.append(measure(sc, f"7 days, rolling {h:g}-day horizons", 7, h, args.formulation))
+                rows.append(measure(sc, f"7 days, rolling {h:g}-day horizons", 7, h, lp))
         if year:
             rows.append(measure(sc, f"365 days, rolling {args.year_horizon_days:g}-day horizons", 365,
-                                args.year_horizon_days, args.formulation))
+                                args.year_horizon_days, lp))
     load = os.getloadavg()[0]
     cmd = "uv run python benchmarks/bench_optimum.py" + (" --quick" if args.quick else "")
     cmd += " --no-year" if args.no_year else ""
     cmd += " --year-only" if args.year_only and year else ""
     cmd += f" --year-horizon-days {args.year_horizon_days:g}" if year and args.year_horizon_days != 7.0 else ""
     cmd += f" --formulation {args.formulation}" if args.formulation != "cumulative" else ""
+    cmd += " --no-idle-floor" if args.no_idle_floor else ""
     lines = ["## Offline optimum bracketed (LP lower bound, engine-run upper bound)", "",
              f"`{cmd}` — {machine()}, load average {load:.1f} when it finished (a shared machine). Reference "
              f"5-DC cluster, synthetic signals, a synthetic workload at the main job's rate ({TASKS_PER_DAY:,} "
-             f"tasks/day), seed 0, formulation `{args.formulation}`, default class key (docs/optimum.md). "
+             f"tasks/day), seed 0, formulation `{args.formulation}`, default class key, idle floor "
+             f"{'off' if args.no_idle_floor else 'on'} (docs/optimum.md). "
              "Lower: the LP bound (kg CO2 incl. transfers); fixed: the part of it no schedule changes; upper: the "
              "engine's carbon of the schedule rounded from the LP; bracket: (upper - lower) / lower, and as a share "
              "of lower - fixed; LP s: set-up + assembly + HiGHS (HiGHS alone); late: the upper run's SLA "
