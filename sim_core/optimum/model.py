@@ -96,15 +96,13 @@ class LPModel:
 
 def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray], sites: list[SitePower],
              fac: FacilityPieces, cap: np.ndarray, weight_kwh: np.ndarray, p_upper: np.ndarray,
-             avail: np.ndarray | None = None, due: np.ndarray | None = None, curve_steps: int = 1,
-             p_lower: np.ndarray | None = None) -> LPModel:
+             avail: np.ndarray | None = None, due: np.ndarray | None = None, curve_steps: int = 1) -> LPModel:
     """Assemble the LP. ``resources``: cores, GPUs, GB of every task; ``weight_kwh`` (n_dc, n): objective
     weight per kWh of facility energy; ``p_upper`` (n_dc, n): upper bound of P (inf except where the
     weight is negative). ``avail``/``due`` (n_tasks, n, s): the cumulative formulation — instead of one work
     row per task (class), its work done by the end of each step, S[i, k] = S[i, k - 1] + sum_d y[i, d, k],
     lies in [due[i, k], avail[i, k]] (S: columns after the per-(d, j) variables), checked at the end of
-    every ``curve_steps`` steps only (a subset of the constraints: a relaxation, 4x fewer S on hourly checks).
-    ``p_lower`` (n_dc, n): a floor of P (the engine's power in its least state: ``solve.idle_floor_kw``)."""
+    every ``curve_steps`` steps only (a subset of the constraints: a relaxation, 4x fewer S on hourly checks)."""
     n_tasks = resources[0].shape[0]
     n_dc, n = weight_kwh.shape
     nc = cells.task.shape[0]
@@ -193,8 +191,6 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
         col_lower[idx + V_AG] = s.spare_g
         col_upper[idx + V_AG] = s.n_g
         col_upper[idx + V_P] = p_upper[d]
-        if p_lower is not None:
-            col_lower[idx + V_P] = p_lower[d]
         col_cost[idx + V_P] = weight_kwh[d] * STEP_H
         if s.managed and s.hosted:
             # servers on hold the busy resources

@@ -148,9 +148,8 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     ``solver``: HiGHS's ``solver`` option (dual simplex by default: 5x faster than its interior point on
     these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md). ``profile``: keep the
     LP's busy resources and their marginal prices (:class:`LPProfile`, what ``optimum.upper`` rounds to a schedule).
-    ``idle_floor``: bound each site's power below by the engine's own power in its least state (nothing busy,
-    only the spare servers on) at that step's weather (:func:`idle_floor_kw`; False: the earlier bound, to
-    measure what the floor buys)."""
+    ``idle_floor``: P >= the engine's own power in the site's least state (:func:`idle_floor_kw`; False: the
+    earlier bound, to measure what the floor buys)."""
     t_build = time.perf_counter()
     if formulation not in FORMULATIONS:
         raise OptimumError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
@@ -213,14 +212,13 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
                           short=fac.short[:, hs], fallback=fac.fallback[:, hs])
         lp = assemble(cc.cells, cc.resources, sites, fac_h, cap, np.ascontiguousarray(w_kwh[:, hs]),
                       np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due,
-                      curve_steps=curve_steps, p_lower=np.ascontiguousarray(p_floor[:, hs]))
+                      curve_steps=curve_steps)
+        _floor_p(lp, p_floor[:, hs])
         acc["build"] += time.perf_counter() - t_b
         x, obj, status, secs = _solve(lp, threads, solver)
         statuses.append(status)
         if prof is not None:
-            dk = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)
-            prof.busy[:, hs] = dk[:, :, V_BC:V_BM + 1]
-            prof.price[:, hs] = marginal_price(sites, fac_h, dk, w_kwh[:, hs])
+            _keep_profile(prof, hs, x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK], sites, fac_h, w_kwh[:, hs])
         acc["solve"] += secs
         acc["value"] += obj
         P = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
@@ -252,6 +250,19 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         unschedulable=_unschedulable(T, cap), impossible=acc["imp"], seed=int(prep.seed),
         weights={"per_kg": w_c, "per_usd": w_u}, shape_tol=float(shape_tol), formulation=formulation,
         options=opts.public(), profile=prof)
+
+
+def _keep_profile(prof: LPProfile, hs: slice, dk_flat: np.ndarray, sites, fac, w_kwh: np.ndarray) -> None:
+    """Store one horizon's busy resources and their marginal prices in ``prof`` (its steps ``hs``)."""
+    dk = dk_flat.reshape(w_kwh.shape[0], w_kwh.shape[1], N_DK)
+    prof.busy[:, hs] = dk[:, :, V_BC:V_BM + 1]
+    prof.price[:, hs] = marginal_price(sites, fac, dk, w_kwh)
+
+
+def _floor_p(lp, floor: np.ndarray) -> None:
+    """P[d, j] >= floor[d, j] (the idle floor, (n_dc, n) kW): the lower bounds of the LP's P columns."""
+    n_dk = floor.size
+    lp.col_lower[lp.dk_base + np.arange(n_dk) * N_DK + V_P] = floor.ravel()
 
 
 def marginal_price(sites, fac, dk: np.ndarray, w_kwh: np.ndarray) -> np.ndarray:
