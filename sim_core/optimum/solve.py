@@ -305,6 +305,22 @@ def baseline_kw(sites, fac) -> np.ndarray:
     return out
 
 
+def _servers_on(sc, n: int, managed: bool, spare_only: bool) -> np.ndarray | None:
+    """(4, n_dc, n) server states for ``physics.compute`` (on, on, waking, waking: CPU-only and GPU servers):
+    every server on, or only the spare pool (``spare_only``); None with ``power="always_on"``."""
+    from ..physics import server_layout
+
+    if not managed:
+        return None
+    srv = np.zeros((4, sc.n_dc, n))
+    for d in range(sc.n_dc):
+        ns, ng, _, _ = server_layout(sc.params[d], float(sc.cap_cores[d]), float(sc.cap_gpus[d]),
+                                     float(sc.cap_mem_gb[d]))
+        spare = float(sc.params[d][P_SPARE_MIN]) if spare_only else np.inf
+        srv[0, d], srv[1, d] = min(spare, ns - ng), min(spare, ng)
+    return srv
+
+
 def idle_floor_kw(sc, sl, managed: bool, fac) -> np.ndarray:
     """(n_dc, n) the engine's own total power (``physics.compute``) in the least state a datacenter can be in
     at a step: nothing busy and, with managed power, only the spare pool on (the engine never switches it
@@ -312,36 +328,21 @@ def idle_floor_kw(sc, sl, managed: bool, fac) -> np.ndarray:
     non-decreasing in the busy resources and the servers on or waking (docs/optimum.md "The idle floor"),
     so every state of that step draws at least this; a step whose facility tail is not non-decreasing on
     the bound's grid (``fac.fallback``) gets no floor. x (1 - 1e-9): a hair below, for rounding."""
-    from ..physics import compute, server_layout
+    from ..physics import compute
 
     n = sl.stop - sl.start
-    srv = None
-    if managed:
-        srv = np.zeros((4, sc.n_dc, n))
-        for d in range(sc.n_dc):
-            ns, ng, _, _ = server_layout(sc.params[d], float(sc.cap_cores[d]), float(sc.cap_gpus[d]),
-                                         float(sc.cap_mem_gb[d]))
-            spare = float(sc.params[d][P_SPARE_MIN])
-            srv[0, d], srv[1, d] = min(spare, ns - ng), min(spare, ng)
     zero = np.zeros((sc.n_dc, n))
     out = compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, zero, zero, zero, sc.temp_c[:, sl],
-                  sc.wetbulb_c[:, sl], servers=srv)
+                  sc.wetbulb_c[:, sl], servers=_servers_on(sc, n, managed, spare_only=True))
     return np.where(fac.fallback, 0.0, (1.0 - 1e-9) * out["total_kw"])
 
 
 def _full_load_kw(sc, sl, managed: bool) -> np.ndarray:
     """(n_dc, n) the engine's total power with every resource busy and every server on, x 1.05: the P
     upper bound where an objective weight is negative (negative prices)."""
-    from ..physics import compute, server_layout
+    from ..physics import compute
 
-    n = sl.stop - sl.start
-    srv = None
-    if managed:
-        srv = np.zeros((4, sc.n_dc, n))
-        for d in range(sc.n_dc):
-            ns, ng, _, _ = server_layout(sc.params[d], float(sc.cap_cores[d]), float(sc.cap_gpus[d]),
-                                         float(sc.cap_mem_gb[d]))
-            srv[0, d], srv[1, d] = ns - ng, ng
+    srv = _servers_on(sc, sl.stop - sl.start, managed, spare_only=False)
     out = compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, sc.cap_cores[:, None] + 0 * sc.temp_c[:, sl],
                   sc.cap_gpus[:, None], sc.cap_mem_gb[:, None], sc.temp_c[:, sl], sc.wetbulb_c[:, sl], servers=srv)
     return 1.05 * out["total_kw"]
