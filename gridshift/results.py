@@ -246,5 +246,5 @@ class ResultStore:
         return self.put(record)
 
 
-__all__ = ["LABELS", "METADATA_KEY", "PARTITIONS", "RESULTS_FORMAT", "ResultStore", "RunRef", "StoredRun", "decode_run", "encode_run",
-           "read_run", "run_relpath"]
+__all__ = ["LABELS", "METADATA_KEY", "PARTITIONS", "RESULTS_FORMAT", "ResultStore", "RunRef", "StoredRun",
+           "decode_run", "encode_run", "read_run", "run_relpath"]

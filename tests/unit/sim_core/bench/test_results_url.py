@@ -104,7 +104,8 @@ def test_benchmark_summary_of_a_fresh_home_reads_the_url(bundle, tmp_path, run_c
     _compare(bundle, tmp_path / "a", url, "0,1", tmp_path / "out-a")
     cfg = {"bundle_path": str(bundle), "days": 1.0, "policies": POLS, "seeds": [0, 1], "results_url": url,
            "out_dir": str(tmp_path / "out-b")}
-    res = dg.materialize([sweep.benchmark_summary], resources={"gridshift": GridshiftResource(home=str(tmp_path / "b"))},
+    fresh = {"gridshift": GridshiftResource(home=str(tmp_path / "b"))}
+    res = dg.materialize([sweep.benchmark_summary], resources=fresh,
                          run_config={"loggers": {"console": {"config": {"log_level": "ERROR"}}},
                                      "ops": {"benchmark_summary": {"config": cfg}}})
     assert res.success and len(run_counter.calls) == 4
