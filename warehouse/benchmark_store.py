@@ -60,9 +60,9 @@ def _drop_pre_parquet_index(db_path: Path) -> None:
                            "AND column_name = 'started_at_utc'")["is_nullable"].to_list()
     if timed == ["NO"]:  # format 1's index: its objects are another layout; rebuilt from the current ones
         with exclusive(db_path), open_write(db_path) as con:
-            con.execute("DROP TABLE benchmark_runs")
-            con.execute(create_table_sql(TABLES["benchmark_runs"]))
-            con.execute("DELETE FROM benchmark_metrics")
+            for name in ("benchmark_runs", "benchmark_metrics"):
+                con.execute(f"DROP TABLE IF EXISTS {name}")
+                con.execute(create_table_sql(TABLES[name]))
     if drop_stale_layout(db_path, "benchmark_runs") or "benchmark_series" in tables:
         with exclusive(db_path), open_write(db_path) as con:
             con.execute("DROP TABLE IF EXISTS benchmark_series")
