@@ -93,6 +93,7 @@ def check_result(r, n_tasks: int) -> None:
      ("activity is 0 at every local hour",)),
     ({"transfer_kwh_per_gb": math.nan}, ("transfer_kwh_per_gb", "nan")),
     ({"transfer_kwh_per_gb": -0.06}, ("transfer_kwh_per_gb", "-0.06")),
+    ({"transfer_kwh_per_gb": "aslan2018"}, ("transfer_kwh_per_gb", "'aslan2018'", "aslan2018-2015", "none")),
     ({"transfer_emissions": "dest"}, ("transfer_emissions", "'dest'")),
     ({"allow_defer": "no"}, ("allow_defer", "'no'")),
     ({"single_action": 1}, ("single_action", "1")),
@@ -225,6 +226,18 @@ def test_check_actions_unit():
     with pytest.raises(RunOptionsError, match=r"actions\[1\]"):
         check_actions(np.array([1, 2**40], dtype=object), 2, 2, True)
     assert check_actions([], 0, 2, False).tolist() == []
+
+
+def test_transfer_energy_by_name():
+    """The default network energy is Aslan et al.'s 2015 figure halved every two years to 2023 (0.06 / 2^4); each
+    named figure is stored as its number, the 2015 one for comparisons with SustainCluster."""
+    from sim_core.options import TRANSFER_KWH_PER_GB, TRANSFER_KWH_PER_GB_PRESETS, Options
+
+    assert TRANSFER_KWH_PER_GB == 0.00375 == Options().transfer_kwh_per_gb
+    assert Options(transfer_kwh_per_gb="aslan2018-2015").transfer_kwh_per_gb == 0.06
+    assert Options(transfer_kwh_per_gb="none").transfer_kwh_per_gb == 0.0
+    assert all(Options(transfer_kwh_per_gb=k).transfer_kwh_per_gb == v for k, v in TRANSFER_KWH_PER_GB_PRESETS.items())
+    assert isinstance(Options(transfer_kwh_per_gb="aslan2018-2023").transfer_kwh_per_gb, float)
 
 
 # ---------------------------------------------------------------------------- properties (Hypothesis)

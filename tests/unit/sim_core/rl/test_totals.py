@@ -8,6 +8,7 @@ import pytest
 
 import sim_core
 from sim_core.gym import TaskSchedulingEnv
+from sim_core.options import TRANSFER_KWH_PER_GB
 from sim_core.rl.reward import Reward
 from sim_core.transfer import transfer_one
 
@@ -113,7 +114,7 @@ def test_transfer_rule_matches_result_rows(busy):
                  - int(busy.start_utc.timestamp())) // 900)
         for r, row in enumerate(tr.iter_rows(named=True)):
             o, d, k = loc[row["src_location"]], loc[row["dst_location"]], int(step[r])
-            want = transfer_one(row["bandwidth_gb"], busy.usd_per_gb[o, d], 0.06, busy.carbon_g_per_kwh[o, k],
+            want = transfer_one(row["bandwidth_gb"], busy.usd_per_gb[o, d], TRANSFER_KWH_PER_GB, busy.carbon_g_per_kwh[o, k],
                                 busy.carbon_g_per_kwh[d, k], basis == "mean")
             assert (row["cost_usd"], row["energy_kwh"], row["carbon_kg"]) == want
         remote = res.tasks["remote"].to_numpy()
