@@ -56,13 +56,16 @@ ECONOMIZER_TYPES = ("integrated", "none")
 #: Named facility models, as overrides of the defaults. ``gridshift-0.1``: the facility as gridshift 0.1
 #: modelled it before the climate-sensitive revision — no economizer, the chiller's curves held at the
 #: old lower ΔT limit of −4.5 (a condenser-water floor of 29.44 − 4.5 × 2.778 °C), the old tower fan
-#: fraction, its wet cooling tower — so that ``--datacenters reference --physics gridshift-0.1`` run with
-#: ``power="always_on"`` reproduces that version's numbers for comparisons with results of that era
+#: fraction, its wet cooling tower, no electrical losses or lighting — so that ``--datacenters reference
+#: --physics gridshift-0.1`` run with ``power="always_on"`` reproduces that version's numbers for comparisons with results of that era
 #: (SustainCluster's setup).
 FACILITY_PRESETS: dict[str, dict[str, object]] = {
     "default": {},
     "gridshift-0.1": {"condenser": "water", "economizer": "none", "chiller_cond_min_c": 29.44 - 4.5 * 2.778,
-                      "tower_fan_design_frac": 0.01},
+                      "tower_fan_design_frac": 0.01,
+                      # no electrical losses or lighting in facility energy (the cooling-only PUE of that era)
+                      "ups_loss_c0": 0.0, "ups_loss_c1": 0.0, "ups_loss_c2": 0.0,
+                      "transformer_nameplate_eff": 1.0, "lighting_frac": 0.0},
 }
 
 
@@ -426,6 +429,38 @@ class DatacenterParams:
     # value is 3" (CoolingTower:TwoSpeed, idd/Energy+.idd.in): 5 is the water-saving end.
     cycles_of_concentration: float = 5.0
 
+    # ---------------------------------------------------------------- electrical losses and lighting
+    # Facility energy includes the power chain's losses and the lighting, so that PUE = total / IT is
+    # comparable with operators' PUEs (docs/model.md §4b). Both loss heats are rejected outside the white
+    # space (UPS and transformer rooms ventilated or outdoors: they are not in the cooling load); the
+    # lighting heat is (lights are in the white space).
+    # UPS (serves the IT equipment incl. server fans; rated at the design IT power): loss as a fraction of
+    # the rating, c0 + c1 x + c2 x^2 at load fraction x = IT / design IT: no-load (fixed), proportional and
+    # square-law losses, the three loss kinds of Schneider Electric (APC) White Paper 108, V. Avelar,
+    # "Making Large UPS Systems More Efficient", rev. 2 ("No-load losses can represent over 40% of all UPS
+    # losses ... Square-law losses become significant (1-4%) at higher UPS loads", Schneider Electric,
+    # "Definitions of losses", 2012). Coefficients 0.01333 / 0.00640 / 0.01081: a curve fit attributed to
+    # WP108 for a delta-conversion UPS, read in a secondary source (the paper's own table was not read):
+    # efficiency x / (x + loss) = 94.1 % at 25 % load, 96.3 % at 50 %, 97.0 % at 100 % (our arithmetic);
+    # no-load is 69 % of the losses at 50 % load and the square-law term 1.1 % at full load, inside the
+    # quoted statements. A hyperscaler's distributed batteries lose less (set the three to 0 for none).
+    ups_loss_c0: float = 0.01333
+    ups_loss_c1: float = 0.00640
+    ups_loss_c2: float = 0.01081
+    # Transformer / distribution (serves the whole facility: IT, UPS losses, cooling, lighting; rated at the
+    # design facility load, IT + CRAC fans + chiller at design): no-load (core) loss plus a load (winding)
+    # loss rising with the square of the load, from a nameplate efficiency at a per-unit load, EnergyPlus's
+    # ElectricLoadCenter:Transformer "NominalEfficiency" method (Input Output Reference): nameplate
+    # efficiency 0.985 (the reference's example input; its default is 0.98) at per-unit load 0.35 ("According
+    # to the NEMA ... Standard TP-1, the per unit load takes the value of 0.35 for dry-type distribution
+    # transformers"), and the maximum efficiency at that same load (the reference's rule for a blank "Per Unit
+    # Load for Maximum Efficiency"), so no-load loss = load loss at 35 % load. 1.0 = no loss.
+    transformer_nameplate_eff: float = 0.985
+    transformer_nameplate_pul: float = 0.35
+    # Lighting: 1 % of the design IT power, on all the time. OUR CHOICE, no data-centre figure read: a lighting
+    # power density of about 10 W/m2 (1 W/ft2) over a white space of about 1 kW of IT per m2; 0 = none.
+    lighting_frac: float = 0.01
+
     # Non-physics metadata (kept out of the numeric vector): free text note.
     note: str = field(default="", compare=False)
 
@@ -451,6 +486,10 @@ class DatacenterParams:
             raise ValueError("latent_heat_kj_per_kg must be > 0")
         if not -50.0 <= self.hybrid_switchover_c <= 60.0:
             raise ValueError("hybrid_switchover_c must be an outdoor dry-bulb in [-50, 60] degC")
+        if min(self.ups_loss_c0, self.ups_loss_c1, self.ups_loss_c2, self.lighting_frac) < 0.0:
+            raise ValueError("ups_loss_c0/c1/c2 and lighting_frac must be >= 0")
+        if not 0.0 < self.transformer_nameplate_eff <= 1.0 or not 0.0 < self.transformer_nameplate_pul <= 1.0:
+            raise ValueError("transformer_nameplate_eff and transformer_nameplate_pul must be in (0, 1]")
         if self.cycles_of_concentration <= 1.0:
             raise ValueError("cycles_of_concentration must be > 1")
         if self.cores_per_server <= 0:

@@ -10,6 +10,9 @@ from gridshift.wetbulb import stull_wetbulb
 from sim_core import physics as ph
 
 CAPS = [(50000, 1000, 80000), (110000, 300, 60000), (6400, 0, 1000)]
+#: no UPS / transformer losses and no lighting: the hand-computed plant operating points below check the cooling
+#: plant alone; the electrical losses have their own hand-computed test
+PLANT_ONLY = dict(ups_loss_c0=0.0, ups_loss_c1=0.0, ups_loss_c2=0.0, transformer_nameplate_eff=1.0, lighting_frac=0.0)
 
 
 def run(p, caps, u, t_db, t_wb, ug=None, um=None):
@@ -30,11 +33,18 @@ def grid():
                     yield p, caps, u, t, wb
 
 
+def _parts(r):
+    """Every power the facility draws: IT, the cooling (CRAC fans, chiller, heat-rejection fans, pumps), the
+    electrical losses (UPS, transformer / distribution) and the lighting."""
+    return (r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"] + r["cw_pump_kw"]
+            + r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"])
+
+
 def test_conservation_every_point():
     for p, caps, u, t, wb in grid():
         r = run(p, caps, u, t, wb)
         # the cooling load is the electrical power dissipated in the white space
-        assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+        assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"], rel=1e-12)
         assert r["it_kw"] == pytest.approx(r["it_cpu_kw"] + r["it_gpu_kw"] + r["it_mem_kw"] + r["it_fan_kw"],
                                            rel=1e-12)
         # air-side energy balance: the CRAC airflow carries the IT heat across return - supply
@@ -44,8 +54,9 @@ def test_conservation_every_point():
         rack = rho_cp * r["server_airflow_m3_s"] * (r["t_outlet_c"] - r["t_inlet_c"]) / 1000.0
         assert rack == pytest.approx(r["it_kw"], rel=1e-12)
         # total is the sum of its parts (nothing left out)
-        parts = r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"] + r["cw_pump_kw"]
-        assert r["total_kw"] == pytest.approx(parts, rel=1e-12)
+        # energy in = IT + cooling + electrical losses (+ lighting): the total is the sum of its parts
+        assert r["total_kw"] == pytest.approx(_parts(r), rel=1e-12)
+        assert r["ups_loss_kw"] > 0 and r["transformer_loss_kw"] > 0 and r["lighting_kw"] > 0
         # the default chiller (sized for a tower) is short with a hybrid at 40 degC dry-bulb (reported as
         # unmet cooling, docs/validation.md); everywhere else in the grid it covers the load
         if p.condenser != "hybrid" or t <= 30.0:
@@ -206,7 +217,7 @@ def test_water_scales_with_load_and_size():
 
 def test_hand_computed_operating_point():
     """100 CPU servers (6400 cores), 10 V100, 1000 GB; half busy; 25 degC dry / 20 degC wet bulb."""
-    r = run(DatacenterParams(condenser="water"), (6400, 10, 1000), 0.5, 25.0, 20.0, um=0.4)
+    r = run(DatacenterParams(condenser="water", **PLANT_ONLY), (6400, 10, 1000), 0.5, 25.0, 20.0, um=0.4)
     # IT, written out
     t_in = 18.0 + 2.0
     leak = 0.02 * 400 * (t_in - 16) / 12  # 2.6667 W
@@ -322,7 +333,7 @@ def test_partial_free_cooling_operating_point():
     """Wet tower, 4 degC dry / 2 degC wet bulb, half busy: the economizer pre-cools the chilled-water
     return, the chiller (at its 12.8 degC minimum condenser temperature) carries the rest."""
     caps = (6400, 10, 1000)
-    r = run(DatacenterParams(condenser="water"), caps, 0.5, 4.0, 2.0, um=0.4)
+    r = run(DatacenterParams(condenser="water", **PLANT_ONLY), caps, 0.5, 4.0, 2.0, um=0.4)
     it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
     cool = it + crac
     rej_d = cool_d * (1 + 1 / 6.1)
@@ -356,7 +367,7 @@ def test_dry_cooler_operating_point():
     """Dry cooler: condenser water = dry-bulb + 10 K, water-cooled chiller (COP 6.1), fans at
     0.0105 x design heat x ratio^3, no water at all."""
     caps = (6400, 10, 1000)
-    r = run(DatacenterParams(condenser="dry"), caps, 0.5, 30.0, 20.0, um=0.4)
+    r = run(DatacenterParams(condenser="dry", **PLANT_ONLY), caps, 0.5, 30.0, 20.0, um=0.4)
     it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
     cool = it + crac
     rej_d = cool_d * (1 + 1 / 6.1)
@@ -383,7 +394,7 @@ def test_dry_cooler_uses_no_water_and_conserves_energy():
                 r = run(p, caps, u, t, float(stull_wetbulb(t, 50.0)))
                 assert r["water_l"] == 0.0 and r["water_evap_l"] == 0.0 and r["water_blowdown_l"] == 0.0
                 assert r["water_drift_l"] == 0.0
-                assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+                assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"], rel=1e-12)
                 assert r["cooling_load_kw"] == pytest.approx(r["econ_kw"] + r["chiller_load_kw"], rel=1e-12)
                 met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
                 assert r["heat_rejected_kw"] == pytest.approx(met + r["chiller_kw"], rel=1e-12)
@@ -577,7 +588,7 @@ def test_hybrid_above_switchover_evaporates_and_cools_the_condenser_water():
 def test_hybrid_operating_point_by_hand():
     """(6400, 10, 1000) half busy, 32 degC dry / 20 degC wet bulb, written out."""
     caps = (6400, 10, 1000)
-    r = run(DatacenterParams(), caps, 0.5, 32.0, 20.0, um=0.4)
+    r = run(DatacenterParams(**PLANT_ONLY), caps, 0.5, 32.0, 20.0, um=0.4)
     it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
     cool = it + crac
     rej_d = cool_d * (1 + 1 / 6.1)
@@ -610,13 +621,11 @@ def test_hybrid_conserves_energy_and_is_monotone_on_each_side_of_the_switchover(
         for u in (0.0, 0.3, 1.0):
             for t in (-10.0, 5.0, 18.33, 18.5, 26.0, 35.0):
                 r = run(p, caps, u, t, float(stull_wetbulb(t, 40.0)))
-                assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+                assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"], rel=1e-12)
                 assert r["cooling_load_kw"] == pytest.approx(r["econ_kw"] + r["chiller_load_kw"], rel=1e-12)
                 met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
                 assert r["heat_rejected_kw"] == pytest.approx(met + r["chiller_kw"], rel=1e-12)
-                parts = (r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"]
-                         + r["cw_pump_kw"])
-                assert r["total_kw"] == pytest.approx(parts, rel=1e-12)
+                assert r["total_kw"] == pytest.approx(_parts(r), rel=1e-12)
     # total power never falls as it gets warmer, within each mode (pads off / pads on, RH fixed)
     sw = p.hybrid_switchover_c
     for u in (0.0, 0.5, 1.0):
@@ -635,3 +644,57 @@ def test_hybrid_conserves_energy_and_is_monotone_on_each_side_of_the_switchover(
     # water grows with the heat rejected (fan airflow) and is zero-floored by the fans' minimum airflow
     ws = [run(p, CAPS[0], u, 30.0, 20.0)["water_l"] for u in np.linspace(0, 1, 11)]
     assert np.all(np.diff(ws) >= -1e-12) and ws[0] > 0
+
+
+def test_electrical_losses_by_hand():
+    """UPS (no-load + proportional + square-law, rated at the design IT power), transformer (no-load + load
+    loss from a nameplate efficiency at 35 % load, rated at the design facility load) and lighting (a
+    fraction of the design IT power, in the cooling load), written out; the same point without them differs
+    by exactly their power plus the plant's response to the lighting heat."""
+    caps = (6400, 10, 1000)
+    p = DatacenterParams(condenser="water")
+    r = run(p, caps, 0.5, 25.0, 20.0, um=0.4)
+    leak = 0.02 * 400 * (20.0 - 16) / 12
+    heat_d = (100 * (400 + leak) + 10 * 250 + 1000 * 0.3) / 1000
+    it_d = 1.05 * heat_d
+    cool_d = it_d * 1.04
+    rej_d = cool_d * (1 + 1 / 6.1)
+    x = r["it_kw"] / it_d
+    ups = it_d * (0.01333 + 0.0064 * x + 0.01081 * x * x)
+    assert r["ups_loss_kw"] == pytest.approx(ups, rel=1e-12)
+    light = 0.01 * it_d
+    assert r["lighting_kw"] == pytest.approx(light, rel=1e-12)
+    assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"] + light, rel=1e-12)
+    behind = (r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"] + r["cw_pump_kw"]
+              + light + ups)
+    half = 0.5 * 0.35 * rej_d * (1 / 0.985 - 1)  # no-load loss = load loss at 35 % load
+    tr = half + half * (behind / rej_d) ** 2 / 0.35**2
+    assert r["transformer_loss_kw"] == pytest.approx(tr, rel=1e-12)
+    assert r["total_kw"] == pytest.approx(behind + tr, rel=1e-12)
+    # the UPS curve: 94.1 % / 96.3 % / 97.0 % efficient at 25 / 50 / 100 % load
+    pv = ph.param_vector(p)
+    eff = [xx / (xx + ph.ups_loss(pv, xx, 1.0)) for xx in (0.25, 0.5, 1.0)]
+    np.testing.assert_allclose(eff, [0.9410, 0.9630, 0.9704], atol=5e-4)
+    # the transformer is 98.5 % efficient at 35 % load and most efficient there
+    ld = np.linspace(0.05, 1.0, 96)
+    teff = ld / (ld + np.array([ph.transformer_loss(pv, y, 1.0) for y in ld]))
+    assert ph.transformer_loss(pv, 0.35, 1.0) == pytest.approx(0.35 * (1 / 0.985 - 1), rel=1e-12)
+    assert ld[int(np.argmax(teff))] == pytest.approx(0.35, abs=0.006)
+    # without them: the same IT, no loss outputs, a lower total
+    q = run(DatacenterParams(condenser="water", **PLANT_ONLY), caps, 0.5, 25.0, 20.0, um=0.4)
+    assert q["it_kw"] == r["it_kw"] and q["ups_loss_kw"] == q["transformer_loss_kw"] == q["lighting_kw"] == 0.0
+    assert q["total_kw"] == pytest.approx(_parts(q), rel=1e-12) and q["total_kw"] < r["total_kw"]
+
+
+def test_electrical_losses_raise_pue_into_the_operators_range_and_fall_with_load():
+    """PUE with the electrical losses: the UPS's and transformer's no-load losses make the PUE at 10 % load
+    higher than at full load, and the losses add at least 2 % of IT at every point of the grid."""
+    for p, caps, u, t, wb in grid():
+        r = run(p, caps, u, t, wb)
+        losses = r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"]
+        assert losses >= 0.02 * r["it_kw"]
+    p = DatacenterParams()
+    lo = run(p, CAPS[0], 0.1, 10.0, float(stull_wetbulb(10.0, 50.0)))
+    hi = run(p, CAPS[0], 1.0, 10.0, float(stull_wetbulb(10.0, 50.0)))
+    elec = [(r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"]) / r["it_kw"] for r in (lo, hi)]
+    assert elec[0] > elec[1]
