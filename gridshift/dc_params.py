@@ -17,7 +17,8 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES", "FACILITY_PRESETS"]
+__all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES", "FACILITY_PRESETS",
+           "GPU_POWER_MODELS"]
 
 #: GPU models: (idle W, max W). Max = board power:
 #: * V100 250 W: NVIDIA Tesla V100 PCIe Product Brief PB-08744-001_v03 (Oct 2017), board power 250 W (300 W
@@ -52,12 +53,18 @@ CONDENSER_TYPES = ("hybrid", "water", "dry", "air")
 #: water-side economizer: "integrated" = plate heat exchanger upstream of the chiller (partial free cooling);
 #: "none" = chiller only.
 ECONOMIZER_TYPES = ("integrated", "none")
+#: how the log2 GPU curve is applied: "per_device" = to each allocated GPU at its own utilisation, the others
+#: at idle power, in both power modes (docs/model.md §4a); "fleet_average" = to the site's average allocation
+#: with every GPU at that point (gridshift 0.1's ``power="always_on"`` model, kept only for its preset: it makes
+#: one busy GPU in a large site draw more than a fully busy one)
+GPU_POWER_MODELS = ("per_device", "fleet_average")
 
 #: Named facility models, as overrides of the defaults. ``gridshift-0.1``: the facility as gridshift 0.1
 #: modelled it before the climate-sensitive revision — no economizer, the chiller's curves held at the
 #: old lower ΔT limit of −4.5 (a condenser-water floor of 29.44 − 4.5 × 2.778 °C), the old tower fan
-#: fraction, its wet cooling tower, no electrical losses or lighting — so that ``--datacenters reference
-#: --physics gridshift-0.1`` run with ``power="always_on"`` reproduces that version's numbers for comparisons with results of that era
+#: fraction, its wet cooling tower, no electrical losses or lighting, the GPU curve on the fleet-average
+#: allocation in always_on — so that ``--datacenters reference --physics gridshift-0.1`` run with
+#: ``power="always_on"`` reproduces that version's numbers for comparisons with results of that era
 #: (SustainCluster's setup).
 FACILITY_PRESETS: dict[str, dict[str, object]] = {
     "default": {},
@@ -65,7 +72,9 @@ FACILITY_PRESETS: dict[str, dict[str, object]] = {
                       "tower_fan_design_frac": 0.01,
                       # no electrical losses or lighting in facility energy (the cooling-only PUE of that era)
                       "ups_loss_c0": 0.0, "ups_loss_c1": 0.0, "ups_loss_c2": 0.0,
-                      "transformer_nameplate_eff": 1.0, "lighting_frac": 0.0},
+                      "transformer_nameplate_eff": 1.0, "lighting_frac": 0.0,
+                      # the log2 GPU curve on the fleet-average allocation (that version's always_on model)
+                      "gpu_power_model": "fleet_average"},
 }
 
 
@@ -129,6 +138,8 @@ class DatacenterParams:
     # GPUs per GPU server: 8 (the V100 machines of the Alibaba PAI 2020 trace, pai_machine_spec:
     # cap_gpu = 8, as in an NVIDIA DGX-1). The DC's GPUs sit in ceil(GPUs / 8) of its servers.
     gpus_per_server: float = 8.0
+    # GPU_POWER_MODELS: per device (the default, both power modes) or gridshift 0.1's fleet average
+    gpu_power_model: str = "per_device"
 
     # ---------------------------------------------------------------- power states (servers)
     # Used when a run manages server power (run option power="managed", the default); with
@@ -467,6 +478,8 @@ class DatacenterParams:
     def __post_init__(self) -> None:
         if self.condenser not in CONDENSER_TYPES:
             raise ValueError(f"condenser must be one of {CONDENSER_TYPES}, got {self.condenser!r}")
+        if self.gpu_power_model not in GPU_POWER_MODELS:
+            raise ValueError(f"gpu_power_model must be one of {GPU_POWER_MODELS}, got {self.gpu_power_model!r}")
         if self.economizer not in ECONOMIZER_TYPES:
             raise ValueError(f"economizer must be one of {ECONOMIZER_TYPES}, got {self.economizer!r}")
         for f in fields(self):

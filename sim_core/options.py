@@ -10,8 +10,8 @@ refused. The rules:
   integer is range-checked as a Python integer, so nothing wraps around in a fixed-width array;
 * **numbers** are real (not ``bool``) and finite: ``sla_multiplier`` > 0 (a scalar, or one value
   per bundle task), ``days`` > 0 (at least one step), ``defer_quantile`` in [0, 1],
-  ``transfer_kwh_per_gb`` ≥ 0 (or a name of ``TRANSFER_KWH_PER_GB_PRESETS``), ``activity_on``/``activity_off`` ≥ 0 and not zero at every local
-  hour; business hours in 0..24; ``defer_window_steps`` ≥ 1;
+  ``transfer_kwh_per_gb`` ≥ 0 (or a name of ``TRANSFER_KWH_PER_GB_PRESETS``), ``activity_on``/``activity_off``
+  ≥ 0 and not zero at every local hour; business hours in 0..24; ``defer_window_steps`` ≥ 1;
 * **flags** (``single_action``, ``allow_defer``) are ``bool``; ``transfer_emissions`` is
   ``"origin"`` or ``"mean"``; ``power`` is ``"managed"`` or ``"always_on"``; ``carbon_basis`` is
   ``None`` or the bundle's basis; ``forecast`` is a model of ``sim_core.forecast.MODELS`` and

@@ -61,7 +61,7 @@ FACILITY_PARAMS = (
 )
 # not dataclass fields: computed by param_vector from the ``condenser`` and ``economizer`` choices
 # (a hybrid is a dry cooler, condenser_is_dry, with adiabatic pre-cooling, adiabatic_on)
-DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on")
+DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on", "gpu_fleet_average")
 PARAM_NAMES = IT_PARAMS + FACILITY_PARAMS + DERIVED_PARAMS
 N_PARAMS = len(PARAM_NAMES)
 _P = {name: i for i, name in enumerate(PARAM_NAMES)}
@@ -136,6 +136,7 @@ P_COND_WATER = _P["condenser_is_water"]  # wet cooling tower
 P_COND_DRY = _P["condenser_is_dry"]  # dry cooler (condenser-water loop; "dry" or "hybrid")
 P_ECON = _P["economizer_on"]  # integrated water-side economizer (water, dry or hybrid)
 P_ADIABATIC = _P["adiabatic_on"]  # the dry cooler has adiabatic pre-cooling pads ("hybrid")
+P_GPU_FLEET = _P["gpu_fleet_average"]  # gpu_power_model "fleet_average" (gridshift 0.1's always_on GPUs)
 
 # ---------------------------------------------------------------- outputs of dc_step (same two blocks)
 IT_OUT = ("it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw",
@@ -194,6 +195,7 @@ def param_vector(p: DatacenterParams) -> np.ndarray:
         "condenser_is_dry": 1.0 if p.condenser in ("dry", "hybrid") else 0.0,
         "economizer_on": 1.0 if p.economizer == "integrated" and p.condenser != "air" else 0.0,
         "adiabatic_on": 1.0 if p.condenser == "hybrid" else 0.0,
+        "gpu_fleet_average": 1.0 if p.gpu_power_model == "fleet_average" else 0.0,
     }
     vals = []
     for name in PARAM_NAMES:
@@ -272,9 +274,10 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
     """The IT equipment of one datacenter and step: fills the ``IT_OUT`` slots of ``out`` and returns
     (IT power kW incl. server fans, server airflow m3/s).
 
-    ``managed`` False (run option ``power="always_on"``): every server on, the load spread evenly
-    over all of them and the log2 GPU curve applied to the fleet-average GPU allocation (the
-    reference cluster's model, kept bit for bit). ``managed`` True: servers have power states;
+    ``managed`` False (run option ``power="always_on"``): every server on, the CPU load spread evenly
+    over all of them, the GPUs per device as below (the allocated devices on the log2 curve, the others
+    at idle power; ``gpu_power_model="fleet_average"``, gridshift 0.1's preset only: the curve at the
+    fleet-average allocation, kept bit for bit). ``managed`` True: servers have power states;
     ``on_c``/``on_g`` CPU-only/GPU servers on and ``wk_c``/``wk_g`` waking (time-weighted counts over
     the step, from the engine), the rest asleep:
 
@@ -289,8 +292,8 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
 
     Idle power (``it_idle_kw``): what capacity that is on but unused draws, i.e. the idle power of
     the unused share of the cores on, the idle power of the GPUs on that no task holds and the
-    static power of unused memory on (always_on: the same with every server on and the unused GPU
-    share cap - busy). Sleep and wake power: the servers (and their GPUs and memory)
+    static power of unused memory on (always_on: the same with every server on; fleet_average GPUs: the
+    unused GPU share cap - busy). Sleep and wake power: the servers (and their GPUs and memory)
     in those states. Server fans are in none of the three.
     """
     w_gidle = p[P_GPU_IDLE]
@@ -300,7 +303,13 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
         u_gpu = min(max(busy_gpus / cap_gpus, 0.0), 1.0) if cap_gpus > 0 else 0.0
         used_mem = min(max(busy_mem, 0.0), cap_mem)
         cpu = n_servers * cpu_server_power(p, u_cpu, t_in) / 1000.0
-        gpu = cap_gpus * gpu_power(p, u_gpu) / 1000.0 if cap_gpus > 0 else 0.0
+        if p[P_GPU_FLEET] > 0.5:  # gridshift 0.1: the curve at the fleet-average allocation, every GPU there
+            gpu = cap_gpus * gpu_power(p, u_gpu) / 1000.0 if cap_gpus > 0 else 0.0
+            g_free_w = (cap_gpus - u_gpu * cap_gpus) * w_gidle
+        else:  # per device, as managed: the allocated devices on the curve, the others idle
+            busy_gpu_w, n_dev = gpus_busy_power(p, min(max(busy_gpus, 0.0), cap_gpus))
+            g_free_w = max(cap_gpus - n_dev, 0.0) * w_gidle
+            gpu = (busy_gpu_w + g_free_w) / 1000.0
         mem = (cap_mem * p[P_MEM_STATIC] + used_mem * p[P_MEM_DYN]) / 1000.0
         heat = cpu + gpu + mem
         # server fans: airflow follows the heat (min ratio), cubic power
@@ -312,7 +321,7 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
         n_wk = 0.0
         n_sl = 0.0
         idle = (n_servers * cpu_server_power(p, 0.0, t_in) * (1.0 - u_cpu)
-                + (cap_gpus - u_gpu * cap_gpus) * w_gidle + (cap_mem - used_mem) * w_mstat) / 1000.0
+                + g_free_w + (cap_mem - used_mem) * w_mstat) / 1000.0
         sleep = 0.0
         wake = 0.0
     else:

@@ -39,7 +39,8 @@ def check_result(r, n_tasks: int) -> None:
         if isinstance(v, float):
             assert math.isfinite(v), (k, v)
     s = r.steps
-    np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(), (s["it_kw"] + s["crac_fan_kw"]).to_numpy(),
+    np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(),
+                               (s["it_kw"] + s["crac_fan_kw"] + s["lighting_kw"]).to_numpy(),
                                rtol=1e-12)
     assert t["total_kwh"] == pytest.approx(s["total_kwh"].sum(), rel=1e-12)
     assert (s["it_kwh"] <= s["total_kwh"]).all()
