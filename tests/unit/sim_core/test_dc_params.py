@@ -28,10 +28,16 @@ def test_bad_values_rejected():
         DatacenterParams(cpu_server_idle_w=500.0)
 
 
+def v_fleet(p):
+    return param_vector(p)[PARAM_NAMES.index("gpu_fleet_average")]
+
+
 def test_param_vector_covers_every_numeric_field():
     numeric = set(DatacenterParams.numeric_fields())
     assert numeric == set(PARAM_NAMES) - set(DERIVED_PARAMS)
-    assert set(DERIVED_PARAMS) == {"condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on"}
+    assert set(DERIVED_PARAMS) == {"condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on",
+                                   "gpu_fleet_average"}
+    assert v_fleet(DatacenterParams()) == 0.0 and v_fleet(DatacenterParams(gpu_power_model="fleet_average")) == 1.0
     v = param_vector(DatacenterParams(cpu_server_max_w=410.0))
     assert v[PARAM_NAMES.index("cpu_server_max_w")] == 410.0
     assert v[PARAM_NAMES.index("condenser_is_water")] == 0.0  # the default is the hybrid dry cooler

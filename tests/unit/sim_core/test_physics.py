@@ -33,6 +33,15 @@ def grid():
                     yield p, caps, u, t, wb
 
 
+def _gpu_w(n_gpu, u):
+    """GPU power (W) of ``n_gpu`` V100s with u x n_gpu allocated, per device: floor(b) devices at log2(1 + 0.52)
+    (gpu_alloc_util), one device allocated f = b - floor(b) at log2(1 + 0.52 f), the others idle at 35 W."""
+    b = u * n_gpu
+    full, f = math.floor(b), b - math.floor(b)
+    w = full * (35 + 215 * math.log2(1.52)) + (35 + 215 * math.log2(1 + f * 0.52) if f else 0.0)
+    return w + (n_gpu - full - (1 if f else 0)) * 35
+
+
 def _parts(r):
     """Every power the facility draws: IT, the cooling (CRAC fans, chiller, heat-rejection fans, pumps), the
     electrical losses (UPS, transformer / distribution) and the lighting."""
@@ -183,9 +192,11 @@ def test_cpu_never_above_nameplate_and_gpu_count_as_configured():
     assert ph.cpu_server_power(pv, 0.0, 16.0) == pytest.approx(120.0)
     # +2 % of P_max across 16 -> 28 degC
     assert ph.cpu_server_power(pv, 0.5, 28.0) - ph.cpu_server_power(pv, 0.5, 16.0) == pytest.approx(0.02 * 400)
+    # every configured GPU is counted, per device: half of them allocated (at gpu_alloc_util, 3.5 of 7: three
+    # devices fully and one half allocated), the others idle
     for n_gpu in (0, 7, 1000):
         r = run(p, (6400, n_gpu, 1000), 0.5, 20.0, 15.0)
-        assert r["it_gpu_kw"] == pytest.approx(n_gpu * (35 + 215 * math.log2(1.5)) / 1000.0, rel=1e-12)
+        assert r["it_gpu_kw"] == pytest.approx(_gpu_w(n_gpu, 0.5) / 1000.0, rel=1e-12)
 
 
 def test_tower_fan_rated_at_design_and_small():
@@ -222,10 +233,10 @@ def test_hand_computed_operating_point():
     t_in = 18.0 + 2.0
     leak = 0.02 * 400 * (t_in - 16) / 12  # 2.6667 W
     cpu = 100 * (120 + 280 * 0.5 + leak) / 1000  # 26.266667 kW
-    gpu = 10 * (35 + 215 * math.log2(1.5)) / 1000  # 10 x (35 + 215 x 0.5849625007) W = 1.6076694 kW
+    gpu = (5 * (35 + 215 * math.log2(1.52)) + 5 * 35) / 1000  # 5 of 10 allocated, per device: 0.9993767 kW
     mem = (1000 * 0.1 + 400 * 0.2) / 1000  # 0.18 kW
     assert r["it_cpu_kw"] == pytest.approx(26.266666666666666, abs=1e-9)
-    assert r["it_gpu_kw"] == pytest.approx(1.6076693765504861, abs=1e-9)
+    assert r["it_gpu_kw"] == pytest.approx(0.9993766729440254, abs=1e-9)
     assert r["it_mem_kw"] == pytest.approx(0.18, abs=1e-9)
     heat = cpu + gpu + mem
     heat_d = (100 * (400 + leak) + 10 * 250 + 1000 * 0.3) / 1000
@@ -299,7 +310,7 @@ def _by_hand_it(caps, u, um):
     t_in = 18.0 + 2.0
     leak = 0.02 * 400 * (t_in - 16) / 12
     cpu = n_srv * (120 + 280 * u + leak) / 1000
-    gpu = caps[1] * (35 + 215 * math.log2(1 + u)) / 1000
+    gpu = _gpu_w(caps[1], u) / 1000
     mem = (caps[2] * 0.1 + um * caps[2] * 0.2) / 1000
     heat = cpu + gpu + mem
     heat_d = (n_srv * (400 + leak) + caps[1] * 250 + caps[2] * 0.3) / 1000
