@@ -525,7 +525,7 @@ def tower_fan_power(p, q_rej_kw, q_rej_design_kw, t_wb):
     return fan_power(rated, r, 1.0)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def ups_loss(p, it, it_d):
     """UPS loss (kW) carrying ``it`` kW, rated at the design IT power ``it_d``: the rating times
     c0 + c1 x + c2 x^2 at load fraction x = it / it_d (no-load, proportional, square-law losses)."""
@@ -535,7 +535,7 @@ def ups_loss(p, it, it_d):
     return it_d * (p[P_UPS0] + x * (p[P_UPS1] + x * p[P_UPS2]))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def transformer_loss(p, load, rated):
     """Transformer / distribution loss (kW) serving ``load`` kW, rated ``rated`` kW: no-load loss plus load
     loss x (load / rated)^2, both from the nameplate efficiency at per-unit load ``transformer_nameplate_pul``
