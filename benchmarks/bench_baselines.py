@@ -25,26 +25,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks._report import machine, publish, run_child, run_child_json  # noqa: E402
+from sim_core.policies import registry  # noqa: E402 - the policies' table (pure Python)
 
-POLICIES = ("local_only", "lowest_carbon", "defer_to_greener", "wait_awhile", "wait_awhile_interrupting",
-            "gaia_lowest_carbon_window", "gaia_carbon_time", "gaia_res_first", "carbonscaler", "vcc", "carbonflex")
+#: three rule policies for reference, then every published baseline in the registry
+POLICIES = ("local_only", "lowest_carbon", "defer_to_greener", *registry.of_kind("baseline"))
 
 CHILD = r"""
 import json, sys, time
 import sim_core
 from sim_core import engine as E
+from sim_core.policies import registry
 from sim_core.simulator import Prepared
 path, policy = sys.argv[1], sys.argv[2]
 sc = sim_core.load(path)
 sim_core.run(sc, policy, days=1)  # warm-up (loads or compiles the kernels)
-code = E.POLICY_CODES[policy]
-base = code in E.BASELINE_CODES.values()
-prep = Prepared(sc, 0, policy_code=code, controls=base)
+spec = registry.get(policy)
+prep = Prepared(sc, 0, policy_code=spec.code, controls=spec.stateful)
+run = spec.kernel()
 t = time.perf_counter()
-if base:
-    E.run_baseline(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, code, prep.n)
-else:
-    E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, code, prep.n)
+run(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code, prep.n)
 t_step = time.perf_counter() - t
 sc_ = prep.state.sc
 print(json.dumps(dict(n_tasks=int(prep.hi - prep.lo), n_steps=prep.n, t_step=t_step,

@@ -1,6 +1,6 @@
 """What forecasts cost the rule policies' stepping (issue 14: "within 2x of today's; forecast models add no
 Python work per step"): a full year (35,040 steps), the reference 5-DC cluster, 1.3 M tasks, the kernel call
-bench_sim times (``Prepared`` + ``engine.run_builtin``), per policy x forecast model x issue cadence.
+bench_sim times (``Prepared`` + ``policies.rules.run``), per policy x forecast model x issue cadence.
 
     ./run.sh python benchmarks/bench_forecast.py                 # best of 3, writes BENCHMARKS.md
     ./run.sh python benchmarks/bench_forecast.py --rounds 5 --bundle /tmp/year5 --no-write
@@ -53,8 +53,9 @@ def generator_micro(rounds: int) -> dict[str, float]:
     from numba import njit
 
     from sim_core import engine as E
+    from sim_core.engine import information as EI
 
-    golden, m32 = E._GOLDEN, 1.0 / 4294967296.0  # the engine's Weyl increment; 2**-32
+    golden, m32 = EI._GOLDEN, 1.0 / 4294967296.0  # the engine's Weyl increment; 2**-32
 
     @njit
     def issue_loop(act, fci, known, inc, par, iopt, n_issue, hh):
@@ -74,7 +75,7 @@ def generator_micro(rounds: int) -> dict[str, float]:
                 z2 = 0.0
                 for h in range(1, hh + 1):
                     if h % 2 == 1:
-                        z1, z2 = E._normal_pair(base, (h - 1) // 2)
+                        z1, z2 = EI._normal_pair(base, (h - 1) // 2)
                         e += inc[h - 1] * z1
                     else:
                         e += inc[h - 1] * z2
@@ -89,7 +90,7 @@ def generator_micro(rounds: int) -> dict[str, float]:
             for d in range(n_dc):
                 base = E.stream_base(key, 0, d, k)
                 for p in range((hh + 1) // 2):  # branch-free: normals 2p and 2p + 1 from one hash
-                    x = E._mix64(base + golden * np.uint64(p + 1))
+                    x = EI._mix64(base + golden * np.uint64(p + 1))
                     u1 = (float(x >> np.uint64(32)) + 0.5) * m32
                     u2 = (float(x & np.uint64(0xFFFFFFFF)) + 0.5) * m32
                     r = math.sqrt(-2.0 * math.log(u1))
@@ -155,7 +156,7 @@ def main() -> None:
     args = ap.parse_args()
 
     import sim_core
-    from sim_core import engine as E
+    from sim_core.policies import registry, rules
     from sim_core.simulator import Prepared
 
     load0 = os.getloadavg()[0]
@@ -167,10 +168,10 @@ def main() -> None:
         order = CONFIGS[r % len(CONFIGS):] + CONFIGS[:r % len(CONFIGS)]
         for cfg in order:
             pol, model, every = cfg
-            code = E.POLICY_CODES[pol]
+            code = registry.code(pol)
             prep = Prepared(sc, 0, policy_code=code, forecast=model, forecast_issue_every_min=every)
             w, c = time.perf_counter(), time.thread_time()
-            E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, code, prep.n)
+            rules.run(prep.tasks, prep.state, prep.ctx, prep.info, None, code, prep.n)
             w, c = time.perf_counter() - w, time.thread_time() - c
             b = best.get(cfg, (float("inf"), float("inf")))
             best[cfg] = (min(b[0], w), min(b[1], c))
@@ -187,7 +188,7 @@ def main() -> None:
         f"Machine: {machine()}; measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, 1-min load average "
         f"{load0:.1f} at the start, {load1:.1f} at the end (a shared machine: wall above CPU time is the load). "
         f"Full year (35,040 steps), reference 5-DC cluster, {args.tasks:,} tasks, seed 0, `Prepared` + "
-        "`engine.run_builtin`; "
+        "`policies.rules.run`; "
         f"best of {args.rounds} rounds in one process, configurations interleaved. Wall and CPU (thread) time; "
         "the last column divides the CPU time by `lowest_carbon`'s (which reads no forecast), a load-independent "
         "comparison with the pre-forecast engine (`defer_to_greener` / `lowest_carbon` = 0.42 / 0.30 = 1.4).",

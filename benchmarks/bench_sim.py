@@ -29,6 +29,7 @@ t_imp = time.perf_counter()
 import numpy as np
 import sim_core
 from sim_core import engine as E
+from sim_core.policies import registry, rules
 from sim_core.simulator import Prepared
 from sim_core.result import build_result
 t_imp = time.perf_counter() - t_imp
@@ -41,9 +42,9 @@ t_prep, t_step = [], []
 for _ in range(3):
     prep = None
     t = time.perf_counter()
-    prep = Prepared(sc, 0, days=days, policy_code=E.POLICY_CODES[policy])
+    prep = Prepared(sc, 0, days=days, policy_code=registry.code(policy))
     t_prep.append(time.perf_counter() - t)
-    t = time.perf_counter(); E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, E.POLICY_CODES[policy], prep.n)
+    t = time.perf_counter(); rules.run(prep.tasks, prep.state, prep.ctx, prep.info, None, registry.code(policy), prep.n)
     t_step.append(time.perf_counter() - t)
 t_prep, t_step = min(t_prep), min(t_step)
 # as sim_core.run does: totals + steps now, per-task frames on first access

@@ -11,7 +11,7 @@ load (the mean utilisation, and so the queueing work per task, is comparable alo
 1.3 M tasks a year (``sim_core.testing.synthetic_tasks``). Full years at 1×; the 10× rows run a
 ``--window-days`` window (13 M tasks a year do not fit this 2-core machine's time budget more than once).
 
-Figures: **stepping** = the jitted loop ``engine.run_builtin`` (what ``benchmarks/bench_sim.py`` calls
+Figures: **stepping** = the jitted loop ``policies.rules.run`` (what ``benchmarks/bench_sim.py`` calls
 stepping), wall seconds and the process's CPU seconds (on a shared machine the CPU time is the steadier
 figure); results = totals + the per-step frame (the physics of every site and step); peak RSS of the
 process after stepping and after the results. Written between ``<!-- sites:start -->`` and
@@ -66,15 +66,16 @@ CHILD = r"""
 import json, resource, sys, time
 import sim_core
 from sim_core import engine as E
+from sim_core.policies import registry, rules
 from sim_core.simulator import Prepared
 from sim_core.result import build_result
 path, policy = sys.argv[1], sys.argv[2]
 sc = sim_core.load(path)
 sim_core.run(sc, policy, days=1)  # compile / load the cache
-prep = Prepared(sc, 0, days=None, policy_code=E.POLICY_CODES[policy])
+prep = Prepared(sc, 0, days=None, policy_code=registry.code(policy))
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 c, t = time.process_time(), time.perf_counter()
-E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, E.POLICY_CODES[policy], prep.n)
+rules.run(prep.tasks, prep.state, prep.ctx, prep.info, None, registry.code(policy), prep.n)
 t_step, c_step = time.perf_counter() - t, time.process_time() - c
 rss_step = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 t = time.perf_counter(); res = build_result(prep, policy, lazy_tasks=True); t_res = time.perf_counter() - t
@@ -105,9 +106,10 @@ import json, sys, time
 import numpy as np
 import sim_core
 from sim_core import engine as E
+from sim_core.policies import registry, rules
 from sim_core.simulator import Prepared
 sc = sim_core.load(sys.argv[1])
-code = E.POLICY_CODES[sys.argv[2]]
+code = registry.code(sys.argv[2])
 STEP_ARRAYS = ("srv", "rel", "part", "diff", "run_part", "run_diff", "m_queue", "m_transit", "m_pending")
 
 
@@ -123,10 +125,10 @@ def prepared(layout):
 out = {}
 for layout in ("dc-major", "step-major", "dc-major", "step-major"):
     p = prepared(layout)
-    E.run_builtin(p.tasks, p.state, p.ctx, p.info, code, 96)  # compile this layout's signature (cache)
+    rules.run(p.tasks, p.state, p.ctx, p.info, None, code, 96)  # compile this layout's signature (cache)
     p = prepared(layout)
     c = time.process_time()
-    E.run_builtin(p.tasks, p.state, p.ctx, p.info, code, p.n)
+    rules.run(p.tasks, p.state, p.ctx, p.info, None, code, p.n)
     out.setdefault(layout, []).append(time.process_time() - c)
     out.setdefault(layout + "_part_sum", float(np.asarray(p.state.part).sum()))
 print(json.dumps(out))

@@ -106,19 +106,19 @@ def reset_ms(sc, reps: int = 20) -> float:
 
 
 def engine_floor_us(sc, reps: int = 5) -> float:
-    """Wall µs per step of the engine alone on the same bundle and episode length: ``engine.run_builtin``
+    """Wall µs per step of the engine alone on the same bundle and episode length: ``policies.rules.run``
     with ``local_only`` (the simplest policy) over a whole episode in one jitted loop, with no datacenter
     physics, observation, reward, reset or Python per step (min over ``reps`` seeds after a warm-up). An
     env-step does this work and more, so ``cores / floor`` bounds the aggregate rate from above."""
-    from sim_core import engine as E
+    from sim_core.policies import registry, rules
     from sim_core.simulator import Prepared
 
-    code = E.POLICY_CODES["local_only"]
+    code = registry.code("local_only")
     best = float("inf")
     for seed in range(reps + 1):
         p = Prepared(sc, seed, days=EPISODE_DAYS, policy_code=code)
         t = time.perf_counter()
-        E.run_builtin(p.tasks, p.state, p.ctx, p.info, code, p.n)
+        rules.run(p.tasks, p.state, p.ctx, p.info, None, code, p.n)
         dt = (time.perf_counter() - t) / p.n
         if seed:  # (seed 0: the warm-up, JIT cache load)
             best = min(best, dt)
@@ -193,7 +193,7 @@ def main() -> None:
         parts = breakdown(sc, COUNTS[-1])
         print("per env-step, serial, " + ", ".join(f"{k}: {v:.2f} µs" for k, v in parts.items()))
         floor = engine_floor_us(sc)
-        print(f"floor, the engine alone (run_builtin, local_only): {floor:.2f} µs per step")
+        print(f"floor, the engine alone (policies.rules.run, local_only): {floor:.2f} µs per step")
         n_bundle = int(TASKS_PER_YEAR * BUNDLE_DAYS / 365)
         sized = engine_floor_at(tmp, n_bundle, SIZED, "sized")
         empty = engine_floor_at(tmp, 100, 1.0, "empty")
@@ -251,7 +251,7 @@ def main() -> None:
         f"{best_cpu / c1:.1f}× the single environment). The goal allows {budget:.1f} µs of one core per "
         f"env-step; the simulation step alone takes {parts['step']:.1f} µs here, which the vector environment "
         "runs exactly as the single environment does (it removes the per-step Python, not the simulation). "
-        f"Floor: the engine alone on the same bundle and episodes (`engine.run_builtin` with `local_only`, one "
+        f"Floor: the engine alone on the same bundle and episodes (`policies.rules.run` with `local_only`, one "
         f"jitted loop per episode: no datacenter physics, observation, reward, reset nor Python per step) takes "
         f"{floor:.1f} µs per step, so even if everything else were free, {os.cpu_count() or 1} cores would give at "
         f"most {(os.cpu_count() or 1) * 1e6 / floor:,.0f} env-steps/s; the best figure above is "

@@ -56,9 +56,9 @@ SWEEP_SEEDS = [str(s) for s in range(10)]
 
 
 def _policies() -> list[str]:
-    from sim_core.engine import POLICY_CODES  # the built-in policy names (no kernel is compiled here)
+    from sim_core.policies import registry  # the built-in policy names (pure Python: no kernel is imported)
 
-    return list(POLICY_CODES)
+    return [s.name for s in registry.BUILTIN]
 
 
 def _policy_seed() -> dg.MultiPartitionsDefinition:

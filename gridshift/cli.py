@@ -19,7 +19,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from gridshift.errors import DataError, GridshiftError, SourceUnavailableError
+from gridshift.errors import DataError, GridshiftError, SourceUnavailableError, storage_error
 
 MAX_CAUSE_LINES = 8
 
@@ -35,6 +35,8 @@ HINTS: dict[str, str] = {
     "RunOptionsError": "python -m sim_core run --help lists the options and their ranges",
     "DataError": "fix or replace the file named above; nothing was written",
     "MissingRateError": "add the year's rate to pipelines' FX table (docs/sources.md)",
+    "StorageError": "free space on that disk, raise the file-size limit (ulimit -f) or make the folder writable "
+                    "(or choose another home with --home / GRIDSHIFT_HOME), then rerun; nothing was half-written",
 }
 
 
@@ -87,9 +89,11 @@ def failure_block(exc: BaseException, log: Path | None) -> list[str]:
 
 
 @contextlib.contextmanager
-def reporting(console: Console, logs_dir: Path | None, prog: str, *, debug: bool = False) -> Iterator[None]:
-    """Turn any failure inside the block into the short report and an exit status (2: refused input or
-    unavailable data, 3: a bug); with ``debug`` the exception propagates with its full traceback."""
+def reporting(console: Console, logs_dir: Path | None, prog: str, *, debug: bool = False,
+              home: Path | None = None) -> Iterator[None]:
+    """Turn any failure inside the block into the short report and an exit status (2: refused input,
+    unavailable data or no storage to write to — a full disk, a file-size limit, a read-only ``home`` —;
+    3: a bug); with ``debug`` the exception propagates with its full traceback."""
     try:
         yield
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
@@ -100,6 +104,7 @@ def reporting(console: Console, logs_dir: Path | None, prog: str, *, debug: bool
         if debug:
             raise
         log = write_log(logs_dir, prog, exc) if logs_dir is not None else None
-        for line in failure_block(exc, log):
+        shown = storage_error(exc, home) or exc
+        for line in failure_block(shown, log):
             console.print(escape(line), soft_wrap=True, highlight=False)
-        raise typer.Exit(2 if isinstance(exc, GridshiftError) else 3) from None
+        raise typer.Exit(2 if isinstance(shown, GridshiftError) else 3) from None

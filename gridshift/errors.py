@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
+from pathlib import Path
 
 
 class GridshiftError(Exception):
@@ -38,3 +40,58 @@ class DataError(GridshiftError):
 
 class SourceUnavailableError(GridshiftError):
     """No configured source (warehouse, mirror, live) can provide the requested data."""
+
+
+class StorageError(GridshiftError):
+    """gridshift could not write its own files: the disk is full, a file exceeds the process's file-size
+    limit, or the folder is read-only. Raised by the writers, whose writes are atomic: nothing was
+    half-written (the message says where and why: :func:`storage_cause`)."""
+
+
+#: What a writer's operating-system error means, in words (by errno). (Not "permission denied": a reader
+#: gets it too, e.g. on a mirror file; a home without write permission is refused up front, by name.)
+STORAGE_ERRNOS: dict[int, str] = {
+    errno.ENOSPC: "the disk is full (no space left on device)",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EFBIG: "file too large (over the process's file-size limit, ulimit -f, or the file system's)",
+    errno.EROFS: "read-only file system",
+}
+#: The same causes as the storage libraries word them in their messages (DuckDB's IO errors, SQLite's, and
+#: a Dagster run, which keeps only an error's text), lower case.
+STORAGE_TEXTS: tuple[tuple[str, int], ...] = (
+    ("no space left on device", errno.ENOSPC),
+    ("database or disk is full", errno.ENOSPC),
+    ("disk quota exceeded", errno.EDQUOT),
+    ("file too large", errno.EFBIG),
+    ("read-only file system", errno.EROFS),
+    ("attempt to write a readonly database", errno.EROFS),
+)
+
+
+def storage_cause(exc: BaseException | None) -> str | None:
+    """Why a write failed, in words (:data:`STORAGE_ERRNOS`), with the file when the error names one, if
+    ``exc`` or an error it was raised from is a storage failure: an ``OSError`` with one of those numbers,
+    or a library error whose message says so (:data:`STORAGE_TEXTS`); else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
+            return STORAGE_ERRNOS[exc.errno] + (f": {exc.filename}" if exc.filename else "")
+        text = str(exc).lower()
+        for words, number in STORAGE_TEXTS:
+            if words in text:
+                return STORAGE_ERRNOS[number]
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def storage_error(exc: BaseException, home: Path | str | None = None, *, note: str = "") -> StorageError | None:
+    """``exc`` as a :class:`StorageError` — "cannot write [to the gridshift home HOME]: CAUSE" then the
+    library's own first line — when it is a storage failure (:func:`storage_cause`) that no writer has
+    named yet; None for any other error (a :class:`GridshiftError` says what it means already)."""
+    cause = None if isinstance(exc, GridshiftError) else storage_cause(exc)
+    if cause is None:
+        return None
+    said = (str(exc).strip().splitlines() or [""])[0][:300]
+    where = f" to the gridshift home {home}" if home is not None else ""
+    return StorageError(f"cannot write{where}: {cause}{note}\n[{type(exc).__name__}: {said}]")

@@ -34,6 +34,7 @@ from gridshift.dc_params import FACILITY_PRESETS
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.parquet import PARQUET_OPTIONS, parquet_bytes
+from pipelines.core.redact import redact_uri
 from pipelines.sources.network import PER_FLOW_CAP_MBPS
 from pipelines.workload import flexibility as flex_mod
 from scenario_builder import datacenters as dc_mod
@@ -153,7 +154,9 @@ class BuiltBundle:
 
 # ------------------------------------------------------------------------------------------ helpers
 def portable_uri(uri: str) -> str:
-    """A raw file's URI without machine-specific parts: ``mirror:<relpath>`` for mirror files."""
+    """A raw file's URI without machine-specific parts: ``mirror:<relpath>`` for mirror files. (The lineage
+    also passes it through ``redact_uri``: a warehouse written before URIs were stored without
+    credentials may still hold one, and a bundle is the file people share.)"""
     if uri.startswith("file://"):
         parts = uri[len("file://"):].split("/")
         for i in range(len(parts) - 1, -1, -1):
@@ -327,7 +330,7 @@ def _lineage(con, shas: set[str]) -> list[dict[str, str]]:
     lost = sorted(shas - found)
     if lost:
         raise GridshiftError(f"raw_files has no lineage row for sha256 {lost[:3]}")
-    out = [{"sha256": s, "source": src, "uri": portable_uri(u)} for s, src, u in rows.iter_rows()]
+    out = [{"sha256": s, "source": src, "uri": portable_uri(redact_uri(u))} for s, src, u in rows.iter_rows()]
     return sorted(out, key=lambda d: (d["source"], d["uri"], d["sha256"]))
 
 

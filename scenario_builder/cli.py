@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from gridshift import __version__, locations
-from gridshift.cli import reporting
+from gridshift.cli import HINTS, reporting
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.sources import SIGNAL_TABLES
@@ -81,7 +81,8 @@ def _quiet_dagster() -> None:
 
 def _reporting(home: Path | None):
     """Failures print one short block; the full report goes to <home>/logs (or the terminal with --debug)."""
-    return reporting(err_console, Home.resolve(home).logs_dir, "scenario_builder", debug=_debug["on"])
+    h = Home.resolve(home)
+    return reporting(err_console, h.logs_dir, "scenario_builder", debug=_debug["on"], home=h.root)
 
 
 def _progress(label: str) -> Progress:
@@ -121,7 +122,7 @@ def ingest(
 
     with gctune.imports_uncollected():  # the imports' objects frozen, not walked by every later GC pass
         from dagster_project import plan
-        from warehouse.ingest import in_mirror, prefetch_grid
+        from warehouse.ingest import in_mirror, prefetch_grid, writable_home
 
     _quiet_dagster()
     outcomes: list = []
@@ -136,7 +137,7 @@ def ingest(
             raise typer.BadParameter(f"--regions is required for sources {grid_srcs}")
         codes = locations.parse_codes(regions) if grid_srcs else []
         years = _years(year)
-        h = Home.resolve(home).ensure()
+        h = writable_home(Home.resolve(home))
         m = _mirror(mirror)
         kinds = [s for s in grid_srcs if s in SIGNAL_TABLES]
         if kinds and m is not None and "workload" not in srcs:
@@ -236,7 +237,10 @@ def _print_outcomes(outcomes, home: Home) -> None:
     console.print(table)
     for o in outcomes:
         if not o.ok:
-            err_console.print(f"[red]{o.label} FAILED:[/] {escape(o.error)}", soft_wrap=True)
+            err_console.print(f"[red]{o.label} FAILED:[/] {escape(o.error or o.error_type or 'no cause recorded')}",
+                              soft_wrap=True)
+    if any(o.error_type == "StorageError" for o in outcomes if not o.ok):  # no rerun fixes it by itself
+        err_console.print(f"  next: {escape(HINTS['StorageError'])}", soft_wrap=True)
 
 
 # ----------------------------------------------------------------------------------------- bundles
@@ -303,6 +307,7 @@ def export(
     from dagster_project import runner
     from gridshift.bundle import check_integrity
     from scenario_builder.bundle import BuildParams
+    from warehouse.ingest import writable_home
 
     _quiet_dagster()
     with _reporting(home):
@@ -312,7 +317,7 @@ def export(
             datacenters=datacenters if datacenters in ("sized", "reference") else str(_abs(Path(datacenters))),
             target_utilization=target_utilization, physics=physics, flexibility=flexibility,
         )
-        h = Home.resolve(home).ensure()
+        h = writable_home(Home.resolve(home))
         with _progress("ingest") as progress:
             task = progress.add_task("", total=None, visible=False)
             done = runner.export_bundle(

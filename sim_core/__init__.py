@@ -8,14 +8,15 @@
 The model is specified in docs/model.md and its implementation documented in docs/simulation.md.
 """
 
-from .engine import POLICY_CODES, PolicyView
+from .engine import PolicyView
 from .options import RunOptionsError
+from .policies import registry as _registry
 from .result import RunResult
 from .scenario import BundleError, Scenario, load
 from .simulator import Simulator, run
 
-#: Built-in (jitted) policy names.
-POLICIES = tuple(POLICY_CODES)
+#: Built-in (jitted) policy names (``sim_core.policies.registry``), in code order.
+POLICIES = tuple(s.name for s in _registry.BUILTIN)
 
 __all__ = ["load", "run", "Simulator", "Scenario", "RunResult", "BundleError", "RunOptionsError", "POLICIES",
            "PolicyView"]

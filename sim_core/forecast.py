@@ -20,7 +20,7 @@ beyond k_i + H). Which forecast is the run option ``forecast``
   the seed and independent of the policy.
 
 This module builds the arrays (:data:`sim_core.engine.Info`); the kernels that issue forecasts and
-fill the history live in ``engine.py`` (one file for Numba's cache).
+fill the history live in ``engine/information.py``.
 """
 
 from __future__ import annotations

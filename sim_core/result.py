@@ -230,36 +230,46 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     access; only for a ``prep`` that will not step any further (their arrays are read then)."""
     sc = prep.scenario
     T, S, C = prep.tasks, prep.state, prep.ctx
-    n_dc, n, s0 = sc.n_dc, prep.n, prep.s0
-    step_s = float(sc.step_s)
-    t0_us = int(sc.start_utc.timestamp()) * 1_000_000
+    n, s0 = prep.n, prep.s0
     ks = slice(s0, s0 + n)
 
     # ---------------------------------------------------------------- physics per (dc, step)
     # (the engine stores per-step arrays step-major, engine.steps_major: C-ordered copies for the physics)
-    busy_c, busy_g, busy_m = (np.ascontiguousarray(np.maximum(S.part[r], 0.0)) for r in range(3))
+    busy = tuple(np.ascontiguousarray(np.maximum(S.part[r], 0.0)) for r in range(3))
     srv = prep.servers()
-    ph = physics_compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, busy_c, busy_g, busy_m,
+    ph = physics_compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, *busy,
                          sc.temp_c[:, ks], sc.wetbulb_c[:, ks],
                          servers=None if srv is None else np.ascontiguousarray(srv))
+
+    # ---------------------------------------------------------------- per-task events and transfers
+    cnt, flow, xfer_cost, xfer_kwh, xfer_kg, finish = _task_counters(
+        T.origin, S.dest, S.status, S.forced, T.arrival, S.decision, S.start, S.fin, T.bw,
+        sc.usd_per_gb, sc.carbon_g_per_kwh, float(prep.options.transfer_kwh_per_gb),
+        prep.options.transfer_emissions == "mean", float(C.t0), s0, n)
+    cnt[5] = S.m_viol  # violations decided in each step, net (a pause withdraws one decided at the start)
+    xfer = (xfer_cost, xfer_kwh, xfer_kg)
+    steps = _steps_frame(prep, ph, busy, cnt, flow)
+
+    def task_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
+        return _task_frames(prep, finish, xfer)
+
+    totals = _totals(prep, ph, steps, finish, xfer)
+    return RunResult(steps=steps, task_frames=task_frames if lazy_tasks else task_frames(), totals=totals,
+                     sites=site_summary(sc.locations, ph),
+                     seed=prep.seed, bundle_id=sc.bundle_id, gridshift_version=gridshift_version(), policy=policy,
+                     options={**prep.options.public(), "start_step": s0, "steps": n})
+
+
+def _steps_frame(prep, ph: dict, busy: tuple, cnt, flow) -> pl.DataFrame:
+    """The per-step frame: one row per (datacenter, step), datacenter-major."""
+    sc, S = prep.scenario, prep.state
+    n_dc, n, s0 = sc.n_dc, prep.n, prep.s0
+    ks = slice(s0, s0 + n)
+    busy_c, busy_g, busy_m = busy
     carbon = sc.carbon_g_per_kwh[:, ks]
     price = sc.price_usd_per_mwh[:, ks]
     it_kwh = ph["it_kw"] * STEP_HOURS
     total_kwh = ph["total_kw"] * STEP_HOURS
-
-    # ---------------------------------------------------------------- per-task events and transfers
-    status = S.status
-    origin = T.origin
-    dest = S.dest
-    cnt, flow, xfer_cost, xfer_kwh, xfer_kg, finish = _task_counters(
-        origin, dest, status, S.forced, T.arrival, S.decision, S.start, S.fin, T.bw,
-        sc.usd_per_gb, sc.carbon_g_per_kwh, float(prep.options.transfer_kwh_per_gb),
-        prep.options.transfer_emissions == "mean", float(C.t0), s0, n)
-    cnt[5] = S.m_viol  # violations decided in each step, net (a pause withdraws one decided at the start)
-    started = ~np.isnan(S.start)  # started at least once (a paused task has started)
-    remote = (dest >= 0) & (dest != origin)
-    violated = S.violated.astype(bool)
-    forced_m = S.forced.astype(bool)
 
     # ---------------------------------------------------------------- steps frame (dc-major rows)
     def flat(a):
@@ -303,57 +313,82 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
         cols[k] = flat(v).astype(np.int64)
     for k, v in zip(FLOWS, flow, strict=True):
         cols[k] = flat(v)
-    steps = pl.DataFrame(cols)
+    return pl.DataFrame(cols)
 
-    def task_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
-        # ---------------------------------------------------------------- tasks frame
-        tid = prep.task_id
-        flex = flex_task_state(prep, finish)
-        tasks = pl.DataFrame({
-            "task_id": tid,
-            "origin": _enum(origin, loc_enum),
-            "dest": _enum(dest, loc_enum),
-            "status": _enum(status, pl.Enum(STATUS_NAMES)),
-            "arrival_ts_utc": _ts(t0_us, T.arrival),
-            "decision_ts_utc": _ts(t0_us, S.decision),
-            "ready_ts_utc": _ts(t0_us, S.ready),
-            "start_ts_utc": _ts(t0_us, S.start),
-            "finish_ts_utc": _ts(t0_us, finish),
-            "deadline_ts_utc": _ts(t0_us, T.deadline),
-            "duration_s": T.duration,
-            "wait_s": np.where(started, S.start - T.arrival, np.nan),
-            "transit_delay_s": S.delay,
-            "violated": violated,
-            "forced": forced_m,
-            "remote": remote,
-            "transfer_cost_usd": xfer_cost,
-            # flexibility: attributes, and what the controls did (docs/simulation.md "Flexible tasks")
-            "max_delay_s": T.max_delay,
-            "interruptible": T.interruptible,
-            "elastic": (T.smin < 1.0) | (T.smax > 1.0),
-            "scale": flex["scale"],
-            "n_pauses": flex["n_pauses"],
-            "n_resumes": flex["n_resumes"],
-            "n_rescales": flex["n_rescales"],
-            "run_s": flex["run_s"],
-        }).with_columns(pl.col("wait_s").fill_nan(None), pl.col("run_s").fill_nan(None))
 
-        # ---------------------------------------------------------------- transfers frame
-        rm = np.nonzero(remote)[0]
-        transfers = pl.DataFrame({
-            "task_id": tid[rm],
-            "src_location": _enum(origin[rm], loc_enum),
-            "dst_location": _enum(dest[rm], loc_enum),
-            "decision_ts_utc": _ts(t0_us, S.decision[rm]),
-            "bandwidth_gb": T.bw[rm],
-            "delay_s": S.delay[rm],
-            "cost_usd": xfer_cost[rm],
-            "energy_kwh": xfer_kwh[rm],
-            "carbon_kg": xfer_kg[rm],
-        })
-        return tasks, transfers
 
-    # ---------------------------------------------------------------- totals
+def _task_frames(prep, finish, xfer) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The per-task frame and the transfers frame (one row per task sent away from its origin)."""
+    sc, T, S = prep.scenario, prep.tasks, prep.state
+    origin, dest, status = T.origin, S.dest, S.status
+    xfer_cost, xfer_kwh, xfer_kg = xfer
+    t0_us = int(sc.start_utc.timestamp()) * 1_000_000
+    loc_enum = pl.Enum(sc.locations)
+    started = ~np.isnan(S.start)  # started at least once (a paused task has started)
+    remote = (dest >= 0) & (dest != origin)
+    violated = S.violated.astype(bool)
+    forced_m = S.forced.astype(bool)
+    # ---------------------------------------------------------------- tasks frame
+    tid = prep.task_id
+    flex = flex_task_state(prep, finish)
+    tasks = pl.DataFrame({
+        "task_id": tid,
+        "origin": _enum(origin, loc_enum),
+        "dest": _enum(dest, loc_enum),
+        "status": _enum(status, pl.Enum(STATUS_NAMES)),
+        "arrival_ts_utc": _ts(t0_us, T.arrival),
+        "decision_ts_utc": _ts(t0_us, S.decision),
+        "ready_ts_utc": _ts(t0_us, S.ready),
+        "start_ts_utc": _ts(t0_us, S.start),
+        "finish_ts_utc": _ts(t0_us, finish),
+        "deadline_ts_utc": _ts(t0_us, T.deadline),
+        "duration_s": T.duration,
+        "wait_s": np.where(started, S.start - T.arrival, np.nan),
+        "transit_delay_s": S.delay,
+        "violated": violated,
+        "forced": forced_m,
+        "remote": remote,
+        "transfer_cost_usd": xfer_cost,
+        # flexibility: attributes, and what the controls did (docs/simulation.md "Flexible tasks")
+        "max_delay_s": T.max_delay,
+        "interruptible": T.interruptible,
+        "elastic": (T.smin < 1.0) | (T.smax > 1.0),
+        "scale": flex["scale"],
+        "n_pauses": flex["n_pauses"],
+        "n_resumes": flex["n_resumes"],
+        "n_rescales": flex["n_rescales"],
+        "run_s": flex["run_s"],
+    }).with_columns(pl.col("wait_s").fill_nan(None), pl.col("run_s").fill_nan(None))
+
+    # ---------------------------------------------------------------- transfers frame
+    rm = np.nonzero(remote)[0]
+    transfers = pl.DataFrame({
+        "task_id": tid[rm],
+        "src_location": _enum(origin[rm], loc_enum),
+        "dst_location": _enum(dest[rm], loc_enum),
+        "decision_ts_utc": _ts(t0_us, S.decision[rm]),
+        "bandwidth_gb": T.bw[rm],
+        "delay_s": S.delay[rm],
+        "cost_usd": xfer_cost[rm],
+        "energy_kwh": xfer_kwh[rm],
+        "carbon_kg": xfer_kg[rm],
+    })
+    return tasks, transfers
+
+
+
+def _totals(prep, ph: dict, steps: pl.DataFrame, finish, xfer) -> dict:
+    """The run's totals (``RunResult.totals``)."""
+    T, S, C = prep.tasks, prep.state, prep.ctx
+    n, n_dc = prep.n, prep.scenario.n_dc
+    step_s = float(prep.scenario.step_s)
+    status, dest = S.status, S.dest
+    xfer_cost, xfer_kwh, xfer_kg = xfer
+    it_kwh = ph["it_kw"] * STEP_HOURS
+    total_kwh = ph["total_kw"] * STEP_HOURS
+    started = ~np.isnan(S.start)  # started at least once (a paused task has started)
+    remote = (dest >= 0) & (dest != T.origin)
+    violated = S.violated.astype(bool)
     it_tot = float(it_kwh.sum())
     tot_kwh = float(total_kwh.sum())
     water = float(ph["water_l"].sum())
@@ -392,7 +427,4 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     totals["idle_share_of_it"] = totals["it_idle_kwh"] / it_tot if it_tot else float("nan")
     totals["carbon_incl_transfer_kg"] = totals["carbon_kg"] + totals["transfer_carbon_kg"]
     totals["cost_incl_transfer_usd"] = totals["cost_usd"] + totals["transfer_cost_usd"]
-    return RunResult(steps=steps, task_frames=task_frames if lazy_tasks else task_frames(), totals=totals,
-                     sites=site_summary(sc.locations, ph),
-                     seed=prep.seed, bundle_id=sc.bundle_id, gridshift_version=gridshift_version(), policy=policy,
-                     options={**prep.options.public(), "start_step": s0, "steps": n})
+    return totals

@@ -8,6 +8,7 @@ datacenter and counted in ``totals["invalid_actions"]``).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from . import origin as O
 from .options import RunOptionsError, check_actions, check_controls, check_seed, make_options, resolve_window
 from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
 from .physics import compute as physics_compute
+from .policies import registry
+from .policies.plan import new_plan
 from .realisation import ID_STRIDE, realise_window, uniforms_from
 from .scenario import Scenario, load, shared
 
@@ -107,9 +110,9 @@ class Prepared:
         self.n_flexible = int(flexible.sum())
         n_w = rows.shape[0]
         self.state = E.new_state(n_w, sc.n_dc, n, n_flex=n_w if (controls and self.n_flexible) else 1)
-        #: a published baseline's plan (engine.Plan), None for the other policies
-        self.plan = E.new_plan(n_w, sc.n_dc, n, self.info.fc.shape[2]) \
-            if policy_code in E.BASELINE_CODES.values() else None
+        #: a stateful policy's plan (``sim_core.policies.plan.Plan``), None for the rule policies
+        self.plan = new_plan(n_w, sc.n_dc, n, self.info.fc.shape[2]) \
+            if policy_code >= 0 and registry.by_code(policy_code).stateful else None
         self.state.free[:] = cap
         S = self.state
         if self.managed:  # the run starts empty: only the spare pool is on
@@ -194,12 +197,18 @@ def _queue_minima(T) -> np.ndarray:
     return q
 
 
+def policy_spec(name: str) -> registry.PolicySpec:
+    """The registry entry of policy ``name`` (:class:`RunOptionsError` for a name the registry lacks)."""
+    try:
+        return registry.get(name)
+    except KeyError:
+        raise RunOptionsError(f"policy {name!r} is not a built-in policy; built-ins: {sorted(registry.names())}") \
+            from None
+
+
 def policy_code(name: str) -> int:
     """The code of built-in policy ``name`` (:class:`RunOptionsError` for any other name)."""
-    code = E.POLICY_CODES.get(name) if isinstance(name, str) else None
-    if code is None:
-        raise RunOptionsError(f"policy {name!r} is not a built-in policy; built-ins: {sorted(E.POLICY_CODES)}")
-    return code
+    return policy_spec(name).code
 
 
 def policy_name(policy) -> str:
@@ -212,7 +221,7 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
         steps=None, **options):
     """Run a whole window with a policy and return a :class:`~sim_core.result.RunResult`.
 
-    ``policy``: a built-in name (see ``sim_core.POLICIES``), a Numba-jitted function
+    ``policy``: a policy's name (``sim_core.policies.registry``), a Numba-jitted function
     ``policy(view, actions)`` (see ``engine.PolicyView``; it may also write flexible-task controls), or
     any Python callable ``policy(obs) -> actions`` or ``-> (actions, controls)`` (the step-by-step path of
     :class:`Simulator`; ``controls`` as in :meth:`Simulator.step`).
@@ -220,13 +229,11 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     from .result import build_result
 
     if isinstance(policy, str):
-        code = policy_code(policy)
+        spec = policy_spec(policy)
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps,
-                        policy_code=code, controls=code in E.BASELINE_CODES.values(), **options)
-        if prep.plan is not None:  # a published baseline (docs/baselines.md): stateful, controls flexible tasks
-            E.run_baseline(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, code, prep.n)
-        else:
-            E.run_builtin(prep.tasks, prep.state, prep.ctx, prep.info, code, prep.n)
+                        policy_code=spec.code, controls=spec.stateful, **options)
+        # the policy's own jitted loop (a stateful one keeps its plan in prep.plan and controls flexible tasks)
+        spec.kernel()(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code, prep.n)
     elif isinstance(policy, CPUDispatcher):
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, **options)
         E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, prep.n)
@@ -457,18 +464,20 @@ class Simulator:
 
     def builtin_actions(self, name: str) -> np.ndarray:
         """Actions that built-in policy ``name`` would take now (for comparison/baselines)."""
-        code = policy_code(name)
-        if code in E.BASELINE_CODES.values():
+        spec = policy_spec(name)
+        code = spec.code
+        if spec.stateful:
             raise RunOptionsError(f"{name!r} is a published baseline: it keeps a plan across steps and controls "
                                   "flexible tasks, so it runs whole (sim_core.run), not one step on another run's "
                                   "state")
+        decide = importlib.import_module(spec.module).decide
         p = self.prep
         pn = int(p.state.sc[E.SC_PEND_N])
         acts = np.zeros(max(pn, 1), np.int32)
         if pn:
             # run on a copy of the round-robin counter so that asking does not change the run
             rr = int(p.state.sc[E.SC_RR])
-            E.decide_builtin(p.tasks, p.state, p.ctx, p.info, code, int(p.state.sc[E.SC_STEP]), acts)
+            decide(p.tasks, p.state, p.ctx, p.info, code, int(p.state.sc[E.SC_STEP]), acts)
             p.state.sc[E.SC_RR] = rr
         return acts[:pn]
 

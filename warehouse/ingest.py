@@ -22,7 +22,8 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -32,10 +33,11 @@ from pathlib import Path
 import polars as pl
 
 from gridshift import locations
-from gridshift.errors import DataError
+from gridshift.errors import DataError, StorageError, storage_cause, storage_error
 from gridshift.home import Home
 from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
+from pipelines.core import http
 from pipelines.core.raw import RawFile, land_many
 from pipelines.core.source import GridSource, year_bounds
 from pipelines.core.tabular import DEFAULT_MAX_GAP
@@ -72,23 +74,66 @@ class IngestReport:
         return self.present / self.expected
 
 
+@contextlib.contextmanager
+def storage_errors(home: Home) -> Iterator[None]:
+    """A write inside the block that fails for want of storage — the disk full, a file over the process's
+    file-size limit, a read-only home (:func:`gridshift.errors.storage_cause`) — raises a
+    :class:`gridshift.errors.StorageError` naming the home, the cause and the library's own message;
+    other errors pass unchanged. The writers undo their own part first (atomic files, one transaction),
+    so the message can say that nothing was written."""
+    try:
+        yield
+    except Exception as exc:
+        err = storage_error(exc, home.root, note="; nothing was written (the warehouse is as it was)")
+        if err is None:
+            raise
+        raise err from exc
+
+
+def writable_home(home: Home) -> Home:
+    """``home``, created if needed, once it has taken a file: a read-only or unwritable home is refused up
+    front, by name (:class:`gridshift.errors.StorageError`), not deep inside a storage library that
+    cannot open its file."""
+    try:
+        home.ensure()
+        with tempfile.TemporaryFile(dir=home.root):
+            pass
+    except OSError as exc:
+        cause = storage_cause(exc) or (exc.strerror or type(exc).__name__).lower()
+        raise StorageError(f"cannot write to the gridshift home {home.root}: {cause}; nothing was written") from exc
+    return home
+
+
+@contextlib.contextmanager
+def landing(home: Home) -> Iterator[list[Path]]:
+    """A write of raw files and warehouse rows into ``home`` (created if needed): yields the list the caller
+    adds each raw file it lands to; on any failure inside, those files are removed again, so nothing is
+    half-written, and a failure for want of storage is a :class:`gridshift.errors.StorageError`
+    (:func:`storage_errors`)."""
+    created: list[Path] = []
+    with storage_errors(home):
+        home.ensure()
+        try:
+            yield created
+        except BaseException:
+            for path in created:
+                with contextlib.suppress(FileNotFoundError):
+                    path.chmod(0o644)
+                    path.unlink()
+            raise
+
+
 def _commit(home: Home, raw: RawFile | list[RawFile], frames: dict[str, pl.DataFrame], *,
             rebuild_stale: tuple[str, ...] = ()) -> None:
     """Land the raw bytes, then write rows + lineage in one transaction (tables in ``rebuild_stale``
-    rebuilt in it when their stored layout is an earlier one); undo the landings on failure."""
-    home.ensure()
+    rebuilt in it when their stored layout is an earlier one); undo the landings on failure (a failure
+    for want of storage raises :class:`gridshift.errors.StorageError`: :func:`storage_errors`)."""
     raws = raw if isinstance(raw, list) else [raw]
-    created: list[Path] = []
-    try:
-        rows, created = land_many(home.root, raws)
+    with landing(home) as created:
+        rows, paths = land_many(home.root, raws)
+        created += paths
         lineage = rows.unique("sha256", keep="first", maintain_order=True)
         write(home.warehouse_path, {"raw_files": validate("raw_files", lineage), **frames}, rebuild_stale=rebuild_stale)
-    except BaseException:
-        for path in created:
-            with contextlib.suppress(FileNotFoundError):
-                path.chmod(0o644)
-                path.unlink()
-        raise
 
 
 def in_mirror(kind: str, location: str, year: int, mirror: Path | None) -> bool:
@@ -137,6 +182,9 @@ def prepare_grid(
     of the parsed partitions and again per partition only when that fails
     (:func:`warehouse.load.validate_many`), so every error still names its own file.
 
+    A live file that is refused here is removed from the HTTP cache (``pipelines.core.http.forget``), so a
+    rerun after the publisher fixed it downloads it again instead of replaying the refused answer.
+
     Inside a :func:`prefetch_grid` block, a partition already prepared in the background from the same
     bytes (same source, URI and sha256 as the file fetched here) with the same options is taken as it is
     (the same function's result); the others — a refused one among them — are prepared here.
@@ -159,6 +207,8 @@ def prepare_grid(
             frame, report, quality = got
             batch.ready.append(PreparedGrid(kind, loc, year, raw, frame, report, quality))
     ready, refused = _prepare_fetched(kind, todo, max_gap=max_gap, allow_partial=allow_partial, threads=threads)
+    # a refused answer never stays in the HTTP cache: the next run asks the server again
+    http.forget(home, [k for loc, year, raw in todo if (loc, year) in refused for k in raw.cache_keys])
     batch.ready += ready
     batch.refused.update(refused)
     order = {p: n for n, p in enumerate(parts)}
@@ -432,7 +482,8 @@ def ingest_network(*, home: Home, mirror: Path | None) -> IngestReport:
 
 def ingest_locations(*, home: Home) -> int:
     """Load the registry into the ``locations`` table (it is repository data, not a download)."""
-    home.ensure()
     df = validate("locations", locations.registry_frame(), file="gridshift/data/locations.csv")
-    write(home.warehouse_path, {"locations": df})
+    with storage_errors(home):
+        home.ensure()
+        write(home.warehouse_path, {"locations": df})
     return df.height

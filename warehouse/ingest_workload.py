@@ -20,7 +20,6 @@ the files step 2 landed. Same inputs + parameters + seed ⇒ identical ``workloa
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import tempfile
@@ -46,7 +45,7 @@ from pipelines.workload.chunked import (
 )
 from pipelines.workload.derive import REFERENCE
 from warehouse.db import read_table
-from warehouse.ingest import _commit
+from warehouse.ingest import _commit, landing
 from warehouse.load import validate
 from warehouse.replace import Replacement, replace_partitions
 
@@ -193,11 +192,9 @@ def commit_workload(home: Home, prep: PreparedWorkload) -> None:
 
 def _write(home: Home, workload: str, year: int, trace_raw: RawFile | None, trace_tasks: pl.DataFrame | None,
            other_raws: list[RawFile], tasks: Replacement, run: pl.DataFrame) -> None:
-    home.ensure()
     if trace_raw is not None and trace_tasks is not None:
         _commit(home, trace_raw, {"trace_tasks": trace_tasks})
-    created: list[Path] = []
-    try:
+    with landing(home) as created:
         rows = []
         for raw in other_raws:
             row, path = land(home.root, raw)
@@ -211,12 +208,6 @@ def _write(home: Home, workload: str, year: int, trace_raw: RawFile | None, trac
             home.warehouse_path, [tasks, Replacement("workload_runs", key, run)],
             upserts={"raw_files": raw_rows} if raw_rows is not None else None,
         )
-    except BaseException:
-        for path in created:
-            with contextlib.suppress(FileNotFoundError):
-                path.chmod(0o644)
-                path.unlink()
-        raise
 
 
 def ingest_workload(

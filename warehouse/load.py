@@ -19,6 +19,7 @@ import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import duckdb
 import pandera.polars as pa
 import polars as pl
 
@@ -206,7 +207,10 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame], *, rebuild_stale: I
                 written[name] = df.height
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            # a COMMIT that failed to write (disk full, file too large) has ended the transaction itself:
+            # its error, not the rollback's "no transaction is active", is the one to report
+            with contextlib.suppress(duckdb.TransactionException):
+                con.execute("ROLLBACK")
             raise
         # committed: the close (a checkpoint) and the lock's release, now or behind (warehouse.db.finish)
         finish(stack.pop_all())

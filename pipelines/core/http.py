@@ -15,14 +15,22 @@ Policy (documented in docs/sources.md):
   ``RECENT_EXPIRE``. ``stale_if_error=True``: an expired response is used when the refresh fails.
 - **Secrets**: ``ignored_parameters`` *replaces* requests-cache's defaults, so the defaults are
   repeated and ENTSO-E's ``securityToken`` query parameter and Electricity Maps' ``auth-token``
-  header are added: they are left out of cache keys. Before a response is stored every URL and
-  header in it is scrubbed (:func:`scrub_url`, :func:`redact`) — its own, its request's, and those
-  of the redirect history, ``Location`` headers included. A redirect to another origin (scheme,
-  host or port) drops the token header and the token query parameters before it is followed
-  (:meth:`GridshiftSession.rebuild_auth`). Tokens come only from the environment or a git-ignored
-  ``.env`` (:func:`get_token`; the variable names are ``gridshift.sources.TOKEN_ENV_VARS``), and
-  :func:`redact` scrubs them from error messages; a logging filter scrubs the records of the HTTP
-  libraries and the clients (:func:`guard_loggers`).
+  header are added: they are left out of cache keys. A cache key is made from the request's URL
+  without credentials (:func:`cache_key`: user-info and secret query parameters redacted by
+  :func:`pipelines.core.redact.redact_uri`), so no key depends on a password or a token. Before a
+  response is stored every URL and header in it is scrubbed (:func:`scrub_url`, :func:`redact`) —
+  its own, its request's, and those of the redirect history, ``Location`` headers included. A
+  redirect to another origin (scheme, host or port) drops the token header and the token query
+  parameters before it is followed (:meth:`GridshiftSession.rebuild_auth`). Tokens come only from the
+  environment or a git-ignored ``.env`` (:func:`get_token`; the variable names are
+  ``gridshift.sources.TOKEN_ENV_VARS``), and :func:`redact` scrubs them, and any URL's user-info, from
+  error messages; a logging filter scrubs the records of the HTTP libraries and the clients
+  (:func:`guard_loggers`). User-info in a source URL (``http://user:password@host/...``) still
+  authenticates the request (requests sends it as HTTP basic auth).
+- **Refusals**: :meth:`GridshiftSession.fetch` records the cache key of every answer it gives
+  (``answered``); an answer a later check refuses (the parser, the table's model, the coverage
+  minimum: ``warehouse.ingest``) is removed again by :func:`forget`, so a refused answer never stays
+  cached and the next run asks the server again.
 - **Retries**: urllib3 ``Retry`` on connect/read errors and on 429/500/502/503/504, exponential
   backoff, ``Retry-After`` honoured (capped at ``MAX_RETRY_AFTER_S``).
 - **Timeouts**: every request gets ``(connect, read)`` timeouts unless the caller gives one.
@@ -33,6 +41,7 @@ environment variables; the policy itself is the same.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import os
@@ -43,7 +52,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -54,6 +63,7 @@ from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
 from gridshift.sources import TOKEN_ENV_VARS
 from pipelines.core.raw import RawFile
+from pipelines.core.redact import REDACTED, SECRET_HEADERS, redact_text, redact_uri
 from pipelines.core.source import NotPublished
 
 if TYPE_CHECKING:
@@ -62,9 +72,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Query parameters and headers that carry a secret: never in a cache key, a stored URL or header,
-#: a log line, nor sent to another origin after a redirect.
-SECRET_PARAMS = ("securityToken", "auth-token", "api_key", "apikey", "access_token", "Authorization", "X-API-KEY")
 #: Added to requests-cache's ``DEFAULT_IGNORED_PARAMS`` (see the module docstring).
 TOKEN_PARAMS = ("securityToken", "auth-token")
 #: ``requests_cache.NEVER_EXPIRE`` (the signatures' default here): requests-cache itself is imported only
@@ -75,7 +82,6 @@ RECENT_WINDOW = timedelta(days=7)  # data newer than this may still be revised u
 RETRY_STATUS = (429, 500, 502, 503, 504)
 MAX_RETRY_AFTER_S = 120.0
 USER_AGENT = "gridshift (+https://github.com/gridshift; data pipeline)"
-REDACTED = "***"  # what a scrubbed secret reads as (as in redact())
 
 
 def _env_float(name: str, default: float) -> float:
@@ -126,36 +132,26 @@ def _known_secrets() -> list[str]:
     return secrets
 
 
-_QUERY_SECRET = re.compile(
-    r"(?i)((?:" + "|".join(re.escape(p) for p in SECRET_PARAMS) + r")['\"]?\s*[=:]\s*['\"]?)[^&\s'\",}]+"
-)
-
-
 def redact(text: str, extra: Iterable[str] = ()) -> str:
-    """Remove every known token (and token-like query parameters) from ``text``."""
-    out = _QUERY_SECRET.sub(r"\1***", str(text))
+    """``text`` without credentials: every URL's user-info and secret parameters, ``name: value`` pairs of
+    secret names (:func:`pipelines.core.redact.redact_text`), and every known token."""
+    out = redact_text(text)
     for secret in [*_known_secrets(), *extra]:
         if secret:
-            out = out.replace(secret, "***")
+            out = out.replace(secret, REDACTED)
     return out
 
 
-_SECRET_KEYS = {p.lower() for p in SECRET_PARAMS}
-
-
-def scrub_url(url: str, *, drop: bool = False) -> str:
-    """``url`` with every secret query parameter redacted (``drop``: removed) and known tokens replaced."""
-    parts = urlsplit(url)
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    query = [(k, REDACTED if k.lower() in _SECRET_KEYS else v) for k, v in pairs
-             if not (drop and k.lower() in _SECRET_KEYS)]
-    return redact(urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query, safe="*:/,"), parts.fragment)))
+def scrub_url(url: str) -> str:
+    """``url`` as it may be stored or printed: its credentials redacted (:func:`redact_uri`) and every known
+    token replaced (:func:`redact`)."""
+    return redact(redact_uri(str(url)))
 
 
 def _scrub_headers(headers) -> CaseInsensitiveDict:
     out = CaseInsensitiveDict()
     for k, v in dict(headers or {}).items():
-        if k.lower() in _SECRET_KEYS:
+        if k.lower() in SECRET_HEADERS:
             out[k] = REDACTED
         elif k.lower() in ("location", "content-location", "referer"):
             out[k] = scrub_url(str(v))
@@ -256,14 +252,20 @@ def session_class() -> type:
     class GridshiftSession(CachedSession):
         """A CachedSession that stores only validated answers, scrubbed, and never follows a token across origins."""
 
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            #: the cache key of every answer :meth:`fetch` gave (stored or read from the cache), in order:
+            #: what a caller removes again when a later check refuses the answer (:func:`forget`)
+            self.answered: list[str] = []
+
         def rebuild_auth(self, prepared_request, response) -> None:
             """On a redirect to another origin, drop the token headers and query parameters (requests
             itself strips only ``Authorization``)."""
             super().rebuild_auth(prepared_request, response)
             if _origin(response.request.url) != _origin(prepared_request.url):
-                for name in [h for h in prepared_request.headers if h.lower() in _SECRET_KEYS]:
+                for name in [h for h in prepared_request.headers if h.lower() in SECRET_HEADERS]:
                     del prepared_request.headers[name]
-                prepared_request.url = scrub_url(prepared_request.url, drop=True)
+                prepared_request.url = redact_uri(prepared_request.url, drop=True)
 
         def fetch(self, url: str, *, params=None, headers=None, expire_after=NEVER_EXPIRE,
                   accept: Accept | None = None, **kwargs) -> requests.Response:
@@ -281,11 +283,13 @@ def session_class() -> type:
                     except BaseException:
                         self.cache.delete(self._key(resp, kwargs))
                         raise
+                self.answered.append(self._key(resp, kwargs))
                 return resp
             if resp.status_code == 200 and accept is not None:
                 accept(resp)
                 if not self.settings.disabled:
                     self._store(resp, expire_after, kwargs)
+                    self.answered.append(self._key(resp, kwargs))
             return resp
 
         def _key(self, resp: requests.Response, kwargs: dict) -> str:
@@ -297,6 +301,20 @@ def session_class() -> type:
             self.cache.responses[self._key(resp, kwargs)] = _scrub(cached)
 
     return GridshiftSession
+
+
+def cache_key(request, **kwargs) -> str:
+    """requests-cache's key (``requests_cache.create_key``) of ``request`` with its URL's credentials
+    redacted (:func:`pipelines.core.redact.redact_uri`): the same resource asked with another password or
+    token has the same key, and no key depends on a secret. A URL without credentials keys as before."""
+    from requests_cache import create_key
+
+    url = str(request.url)
+    clean = redact_uri(url)
+    if clean != url:
+        request = copy.copy(request)  # the request sent keeps its credentials
+        request.url = clean
+    return create_key(request, **kwargs)
 
 
 def ignored_params() -> list[str]:
@@ -331,8 +349,9 @@ def make_session(
         _env_float("GRIDSHIFT_HTTP_CONNECT_TIMEOUT", 10.0),
         _env_float("GRIDSHIFT_HTTP_READ_TIMEOUT", 120.0),
     )
-    guard_loggers()
-    session = session_class()(
+    cls = session_class()
+    guard_loggers()  # after requests-cache is imported: its loggers exist now
+    session = cls(
         str(cache_file(home)),
         backend="sqlite",
         serializer="json",  # no pickle: a cache file must be safe to open
@@ -341,6 +360,7 @@ def make_session(
         allowable_methods=("GET", "HEAD"),
         stale_if_error=True,
         ignored_parameters=ignored_params(),
+        key_fn=cache_key,
         match_headers=False,
         read_only=True,  # only fetch() writes, after the caller's check
     )
@@ -361,6 +381,16 @@ def make_session(
     session.mount("https://", adapter)
     session.headers["User-Agent"] = USER_AGENT
     return session
+
+
+def forget(home: Home, keys: Iterable[str]) -> None:
+    """Remove the answers with these cache keys (:attr:`GridshiftSession.answered`) from the home's HTTP
+    cache: answers a check after the download refused (a refused answer never stays cached)."""
+    keys = list(dict.fromkeys(keys))
+    if not keys or not cache_file(home).exists():
+        return
+    with make_session(home) as session:
+        session.cache.delete(*keys)
 
 
 def expire_for(end: datetime, *, now: datetime | None = None):
@@ -482,9 +512,10 @@ def download(
     """Download one upstream file, checked (length, HTML page, header, sha256) before it is cached.
 
     A rejected body raises :class:`DownloadError`; nothing is cached or landed. ``uri`` is what
-    lineage records (defaults to the URL without query).
+    lineage records (defaults to the URL without query); neither it nor an error names a credential
+    of ``url`` (:func:`pipelines.core.redact.redact_uri`).
     """
-    what = _strip_query(url)
+    what = redact_uri(_strip_query(url))
     resp = get(session, url, source=source, what=what, params=params, headers=headers, expire_after=expire_after,
                secrets=secrets, accept=expecting(expect, f"{source}: {what}"))
     return RawFile(source=source, uri=uri or what, content=resp.content)

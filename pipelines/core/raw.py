@@ -15,17 +15,29 @@ from gridshift.atomic import atomic_write_bytes, atomic_write_many
 from gridshift.errors import SourceUnavailableError
 from gridshift.hashing import sha256_bytes
 from gridshift.home import safe_join
+from pipelines.core.redact import redact_uri
 from pipelines.core.tabular import strict_json
 
 
 @dataclass(frozen=True)
 class RawFile:
-    """One upstream file as fetched: its bytes, where it came from, and when."""
+    """One upstream file as fetched: its bytes, where it came from, and when.
+
+    ``uri`` is kept without credentials (user-info and secret query parameters redacted by
+    :func:`pipelines.core.redact.redact_uri` when the file is made): it is what ``raw_files.uri``, the
+    Dagster records, errors naming the file and a bundle's lineage say. ``cache_keys``: the HTTP cache
+    entries the bytes were answered from (``pipelines.core.http.forget`` removes them when the file is
+    refused).
+    """
 
     source: str
     uri: str
     content: bytes = field(repr=False)
     fetched_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    cache_keys: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "uri", redact_uri(self.uri))
 
     @cached_property
     def sha256(self) -> str:  # computed once: the bytes are immutable

@@ -42,6 +42,7 @@ from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.locations import Location
 from pipelines.core import http
 from pipelines.core.raw import RawFile
+from pipelines.core.redact import redact_uri
 from pipelines.core.source import GridSource, NotPublished, year_bounds
 from pipelines.core.tabular import bad_rows, check_time_grid, json_numbers, read_csv_strings, to_float, to_utc
 
@@ -78,7 +79,7 @@ def csv_template() -> str | None:
     fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
     if fields != {"zone", "year"}:
         raise SourceUnavailableError(
-            f"{CSV.name}: {CSV_URL_ENV}={template!r} must contain exactly the placeholders {{zone}} and "
+            f"{CSV.name}: {CSV_URL_ENV}={redact_uri(template)!r} must contain exactly the placeholders {{zone}} and "
             f"{{year}} (found {sorted(fields) or 'none'})"
         )
     return template
@@ -238,7 +239,7 @@ class ElectricityMapsApi(GridSource):
                 responses.append({"factor": factor, "start": params["start"], "end": params["end"],
                                   "body": resp.json()})
             lo = hi
-        doc = {"zone": location.emaps_zone, "api": url, "responses": responses}
+        doc = {"zone": location.emaps_zone, "api": redact_uri(url), "responses": responses}
         content = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
         uri = f"{url}?zone={location.emaps_zone}&start={start:%Y-%m-%dT%H:%MZ}&end={end:%Y-%m-%dT%H:%MZ}"
         return RawFile(source=self.name, uri=uri, content=content)

@@ -46,6 +46,7 @@ from gridshift.locations import Location
 from pipelines.core import http
 from pipelines.core.fx import grid_price_rows
 from pipelines.core.raw import RawFile
+from pipelines.core.redact import redact_uri
 from pipelines.core.source import GridSource, NotPublished, year_bounds
 from pipelines.core.tabular import bad_rows, check_time_grid, read_csv_strings, to_float
 
@@ -151,7 +152,7 @@ class EntsoeDayAhead(GridSource):
             raise http.DownloadError(f"{what}: {http.redact(str(exc), [api_key])}") from None
         content = text.encode("utf-8")
         check_document(content, what)
-        uri = (f"{http.scrub_url(base_url()).split('?', 1)[0]}?documentType=A44&in_Domain={area}&out_Domain={area}"
+        uri = (f"{redact_uri(base_url()).split('?', 1)[0]}?documentType=A44&in_Domain={area}&out_Domain={area}"
                f"&periodStart={start:%Y%m%d%H%M}&periodEnd={end:%Y%m%d%H%M}")
         return RawFile(source=self.name, uri=uri, content=content)
 

@@ -33,6 +33,7 @@ from gridshift.locations import Location
 from gridshift.wetbulb import stull_wetbulb
 from pipelines.core import http
 from pipelines.core.raw import RawFile
+from pipelines.core.redact import redact_uri
 from pipelines.core.source import YEAR_EDGE, GridSource
 from pipelines.core.tabular import check_time_grid, json_numbers
 
@@ -225,7 +226,7 @@ class OpenMeteoArchiveApi(GridSource):
         url = url or base_url()
         params = request_params(location, year)
         end = datetime.fromisoformat(params["end_date"]).replace(tzinfo=UTC) + timedelta(days=1)
-        what = f"{self.name}: {location.location} {year} from {url}"
+        what = f"{self.name}: {location.location} {year} from {redact_uri(url)}"
 
         def accept(resp: requests.Response) -> None:
             http.check_body(resp.content, http.Expect(kind="flatbuffers"), what=what, headers=resp.headers)

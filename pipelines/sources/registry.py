@@ -12,11 +12,14 @@ A live source that does not hold the partition (:class:`NotPublished`: 404, no t
 passes to the next; any other failure (a bad body, a refused token, a zone it does not know) stops
 the search. When nothing provides the partition, ``SourceUnavailableError`` names every source
 tried and how to provide each (mirror path, ``--live``, token, URL or package). The raw file's
-``source`` names the implementation that parses it (:func:`for_raw`).
+``source`` names the implementation that parses it (:func:`for_raw`); a live file carries the keys of
+the HTTP cache entries it was answered from (``RawFile.cache_keys``), so a caller that refuses it can
+remove them (``pipelines.core.http.forget``).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -159,10 +162,14 @@ def fetch(kind: str, location: Location, year: int, *, mirror: Path | None, live
     home = home or Home.resolve()
     own = session is None
     session = session or http.make_session(home)
+    answered = getattr(session, "answered", [])
     try:
         for src in live_sources:
             try:
-                return src.fetch(location, year, home=home, session=session)
+                first = len(answered)
+                raw = src.fetch(location, year, home=home, session=session)
+                # the HTTP cache entries it was answered from: removed if a later check refuses the file
+                return replace(raw, cache_keys=(*raw.cache_keys, *answered[first:]))
             except NotPublished as exc:
                 tried.append(f"live: {exc}")
             except SourceUnavailableError as exc:

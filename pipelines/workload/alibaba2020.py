@@ -44,6 +44,7 @@ from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.hashing import sha256_bytes
 from gridshift.home import Home, safe_join
 from pipelines.core.raw import RawFile, read_mirror
+from pipelines.core.redact import redact_uri
 from pipelines.workload.base import Inputs, ParsedTrace, TraceInput, WorkloadSource
 from pipelines.workload.derive import DeriveParams, Histogram
 
@@ -152,7 +153,7 @@ def fetch_live(table: str, *, home: Home, session: requests.Session | None = Non
 
     name = TABLES[table][0]
     url = f"{base_url()}/{name}"
-    what = f"{SOURCE}: {url}"
+    what = f"{SOURCE}: {redact_uri(url)}"
     sha = expected_sha256().get(name)
     basis = "published checksum" if sha and sha == PUBLISHED_SHA256.get(name) else f"checksum from {SUMS_ENV}"
     size = None

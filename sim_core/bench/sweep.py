@@ -37,8 +37,8 @@ from gridshift.hashing import canonical_json, sha256_bytes
 from gridshift.results import read_run
 
 from .. import result as _result
-from ..engine import POLICY_CODES
 from ..options import MAX_SEED, RunOptionsError, make_options, resolve_window
+from ..policies import registry
 from ..scenario import Scenario
 from ..simulator import as_scenario
 from .metrics import BASELINE, METRIC_NAMES, METRICS
@@ -124,10 +124,10 @@ def check_policies(policies: Iterable[str]) -> list[str]:
     out = [str(p).strip() for p in policies]
     if not out:
         raise RunOptionsError("no policy given")
-    unknown = [p for p in out if p not in POLICY_CODES]
+    unknown = [p for p in out if p not in registry.names()]
     if unknown:
         raise RunOptionsError(f"unknown policy {', '.join(map(repr, unknown))}; "
-                              f"built-ins: {', '.join(sorted(POLICY_CODES))}")
+                              f"built-ins: {', '.join(sorted(registry.names()))}")
     return _once_each("policy", out)
 
 

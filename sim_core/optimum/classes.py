@@ -137,43 +137,8 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
     step_s = E.STEP_S
     n_dc = cap.shape[0]
     a, o, W = tw.arrival, tw.origin, tw.work
-    fits = ((tw.cores[:, None] <= cap[None, :, 0] + E.EPS) & (tw.gpus[:, None] <= cap[None, :, 1] + E.EPS)
-            & (tw.mem[:, None] <= cap[None, :, 2] + E.EPS))
-    sched = fits.any(axis=1) & (W > 0)
-    with np.errstate(invalid="ignore"):
-        delay = np.where(tw.bw[:, None] > 0, tw.bw[:, None] * delay_s_per_gb[o], 0.0) + rtt_s[o]
-    delay[np.arange(o.shape[0]), o] = 0.0
-    delay = np.where(np.isnan(delay), np.inf, delay)
-    e = a[:, None] + delay  # earliest start per datacenter
-    f = tw.deadline.copy()
-    ok = fits & (e + W[:, None] / tw.rate[:, None] <= f[:, None] + 1e-6)
-    impossible = sched & ~ok.any(axis=1)
-    f[impossible] = np.inf  # no schedule meets this deadline: the task keeps only its work (reported)
-    ok = fits & (e < f[:, None])
     t_end = t0 + step_s * n
-    # work that must run inside the window: at most rate x (time of the interval outside it) runs outside
-    e_min = np.where(ok, e, np.inf).min(axis=1)
-    outside = np.clip(t0 - e_min, 0.0, None) + np.clip(f - t_end, 0.0, None)
-    with np.errstate(invalid="ignore"):
-        need = np.where(sched, np.clip(W - tw.rate * outside, 0.0, None), 0.0)
-    need = np.where(np.isnan(need), 0.0, need)
-    # member cells: [max(e, t0), min(f, t_end)) per feasible pair, in window steps
-    lo_t = np.maximum(e, t0)
-    hi_t = np.minimum(f[:, None], t_end)
-    ii, dd = np.nonzero(ok & sched[:, None] & (hi_t > lo_t))
-    ee, ff = lo_t[ii, dd], hi_t[ii, 0]
-    j_lo = np.clip(np.floor((ee - t0) / step_s).astype(np.int64), 0, n - 1)
-    j_hi = np.clip((np.ceil((ff - t0) / step_s) - 1).astype(np.int64), 0, n - 1)
-    cnt = np.maximum(j_hi - j_lo + 1, 0)
-    rep = np.repeat(np.arange(ii.shape[0]), cnt)
-    off = np.arange(rep.shape[0]) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    j = j_lo[rep] + off
-    ti, dc = ii[rep], dd[rep]
-    ts = t0 + step_s * j
-    share = np.clip((np.minimum(ff[rep], ts + step_s) - np.maximum(ee[rep], ts)) / step_s, 0.0, 1.0)
-    cap_cell = share * tw.rate[ti]
-    keep = cap_cell > 1e-9
-    ti, dc, j, cap_cell = ti[keep], dc[keep], j[keep], cap_cell[keep]
+    fits, sched, impossible, f, need, (ti, dc, j, cap_cell) = _member_cells(tw, cap, delay_s_per_gb, rtt_s, t0, n)
 
     # commodities: every task's cores, GPUs and memory as three separate resource-time demands
     units = W / step_s  # work in steps
@@ -227,26 +192,9 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
     # transfer share of remote cells
     co = c_origin[c_cls]
     remote = c_dc != co
-    x_kg = np.zeros(uk.shape[0])
-    x_usd = np.zeros(uk.shape[0])
-    x_kwh = np.zeros(uk.shape[0])
-    if remote.any():
-        r = np.nonzero(remote)[0]
-        oi, di = co[r], c_dc[r]
-        if cumulative:
-            lo = np.clip(np.floor((cell_a[r] - t0) / step_s).astype(np.int64), 0, n - 1)
-            lo = np.minimum(lo, c_j[r])
-        else:
-            lo = np.minimum(a_min[c_cls[r]], c_j[r])
-        if mean_emissions:
-            series = 0.5 * (carbon[:, None, :] + carbon[None, :, :])
-            ci = _range_min(series.reshape(n_dc * n_dc, n), oi * n_dc + di, lo, c_j[r])
-        else:
-            ci = _range_min(carbon, oi, lo, c_j[r])
-        gb = gb_min[c_cls[r]]
-        x_kwh[r] = gb * kwh_per_gb
-        x_kg[r] = x_kwh[r] * ci / 1000.0
-        x_usd[r] = gb * usd_per_gb[oi, di]
+    lo_a = cell_a if cumulative else a_min[c_cls]  # (the arrival that prices a remote cell's transfer)
+    x_kg, x_usd, x_kwh = _transfer(remote, co, c_dc, c_j, lo_a, cumulative, gb_min[c_cls], carbon, usd_per_gb,
+                                   kwh_per_gb, mean_emissions, t0, n)
     cells = Cells(task=c_cls.astype(np.int64), dc=c_dc.astype(np.int64), step=c_j.astype(np.int64), cap=c_cap,
                   cost=w_carbon * x_kg + w_cost * x_usd, carbon=x_kg, usd=x_usd, kwh=x_kwh,
                   need=np.minimum(c_need, c_work), work=c_work,
@@ -269,3 +217,80 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
     return ClassCells(cells=cells, resources=res, n_tasks=n_members, n_classes=n_cls,
                       unschedulable=int((~fits.any(axis=1)).sum()), impossible=int(impossible.sum()),
                       avail=avail, due=due)
+
+
+def _member_cells(tw: WindowTasks, cap, delay_s_per_gb, rtt_s, t0: float, n: int):
+    """Every task's cells: the window steps of [arrival + transfer delay, deadline) at each datacenter that
+    holds its shape, each capped at rate x the share of the step inside the interval. Returns (fits,
+    scheduled, impossible, deadline used, work that must run inside the window, (task, dc, step, cap) of the
+    cells)."""
+    step_s = E.STEP_S
+    a, o, W = tw.arrival, tw.origin, tw.work
+    fits = ((tw.cores[:, None] <= cap[None, :, 0] + E.EPS) & (tw.gpus[:, None] <= cap[None, :, 1] + E.EPS)
+            & (tw.mem[:, None] <= cap[None, :, 2] + E.EPS))
+    sched = fits.any(axis=1) & (W > 0)
+    with np.errstate(invalid="ignore"):
+        delay = np.where(tw.bw[:, None] > 0, tw.bw[:, None] * delay_s_per_gb[o], 0.0) + rtt_s[o]
+    delay[np.arange(o.shape[0]), o] = 0.0
+    delay = np.where(np.isnan(delay), np.inf, delay)
+    e = a[:, None] + delay  # earliest start per datacenter
+    f = tw.deadline.copy()
+    ok = fits & (e + W[:, None] / tw.rate[:, None] <= f[:, None] + 1e-6)
+    impossible = sched & ~ok.any(axis=1)
+    f[impossible] = np.inf  # no schedule meets this deadline: the task keeps only its work (reported)
+    ok = fits & (e < f[:, None])
+    t_end = t0 + step_s * n
+    # work that must run inside the window: at most rate x (time of the interval outside it) runs outside
+    e_min = np.where(ok, e, np.inf).min(axis=1)
+    outside = np.clip(t0 - e_min, 0.0, None) + np.clip(f - t_end, 0.0, None)
+    with np.errstate(invalid="ignore"):
+        need = np.where(sched, np.clip(W - tw.rate * outside, 0.0, None), 0.0)
+    need = np.where(np.isnan(need), 0.0, need)
+    # member cells: [max(e, t0), min(f, t_end)) per feasible pair, in window steps
+    lo_t = np.maximum(e, t0)
+    hi_t = np.minimum(f[:, None], t_end)
+    ii, dd = np.nonzero(ok & sched[:, None] & (hi_t > lo_t))
+    ee, ff = lo_t[ii, dd], hi_t[ii, 0]
+    j_lo = np.clip(np.floor((ee - t0) / step_s).astype(np.int64), 0, n - 1)
+    j_hi = np.clip((np.ceil((ff - t0) / step_s) - 1).astype(np.int64), 0, n - 1)
+    cnt = np.maximum(j_hi - j_lo + 1, 0)
+    rep = np.repeat(np.arange(ii.shape[0]), cnt)
+    off = np.arange(rep.shape[0]) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    j = j_lo[rep] + off
+    ti, dc = ii[rep], dd[rep]
+    ts = t0 + step_s * j
+    share = np.clip((np.minimum(ff[rep], ts + step_s) - np.maximum(ee[rep], ts)) / step_s, 0.0, 1.0)
+    cap_cell = share * tw.rate[ti]
+    keep = cap_cell > 1e-9
+    ti, dc, j, cap_cell = ti[keep], dc[keep], j[keep], cap_cell[keep]
+    return fits, sched, impossible, f, need, (ti, dc, j, cap_cell)
+
+
+def _transfer(remote, co, c_dc, c_j, lo_a, cumulative: bool, gb, carbon, usd_per_gb, kwh_per_gb: float,
+              mean_emissions: bool, t0: float, n: int):
+    """Transfer share of each class cell (carbon kg, USD, kWh; 0 at the origin): ``gb`` per cell, priced at
+    the least origin (or origin/destination mean) intensity between the arrival (``lo_a``: a time when
+    ``cumulative``, else a step) and the cell's step."""
+    step_s = E.STEP_S
+    n_dc = carbon.shape[0]
+    x_kg = np.zeros(c_dc.shape[0])
+    x_usd = np.zeros(c_dc.shape[0])
+    x_kwh = np.zeros(c_dc.shape[0])
+    if remote.any():
+        r = np.nonzero(remote)[0]
+        oi, di = co[r], c_dc[r]
+        if cumulative:
+            lo = np.clip(np.floor((lo_a[r] - t0) / step_s).astype(np.int64), 0, n - 1)
+            lo = np.minimum(lo, c_j[r])
+        else:
+            lo = np.minimum(lo_a[r], c_j[r])
+        if mean_emissions:
+            series = 0.5 * (carbon[:, None, :] + carbon[None, :, :])
+            ci = _range_min(series.reshape(n_dc * n_dc, n), oi * n_dc + di, lo, c_j[r])
+        else:
+            ci = _range_min(carbon, oi, lo, c_j[r])
+        g = gb[r]
+        x_kwh[r] = g * kwh_per_gb
+        x_kg[r] = x_kwh[r] * ci / 1000.0
+        x_usd[r] = g * usd_per_gb[oi, di]
+    return x_kg, x_usd, x_kwh

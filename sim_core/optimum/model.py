@@ -116,31 +116,8 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     if cumulative:
         n_col += n_tasks * n_h
 
-    def var(d, j, v):
-        return base + (d * n + j) * N_DK + v
-
-    rows_i: list[np.ndarray] = []
-    cols_i: list[np.ndarray] = []
-    vals: list[np.ndarray] = []
-    rlo: list[np.ndarray] = []
-    rhi: list[np.ndarray] = []
-    n_row = 0
-
-    def add_rows(lo, hi):
-        nonlocal n_row
-        lo = np.asarray(lo, dtype=np.float64).ravel()
-        hi = np.asarray(hi, dtype=np.float64).ravel()
-        first = n_row
-        rlo.append(lo)
-        rhi.append(hi)
-        n_row += lo.shape[0]
-        return first
-
-    def add_entries(r, c, v):
-        r, c, v = np.broadcast_arrays(np.asarray(r, np.int64), np.asarray(c, np.int64), np.asarray(v, np.float64))
-        rows_i.append(r.ravel())
-        cols_i.append(c.ravel())
-        vals.append(v.ravel())
+    rows = _Rows()
+    add_rows, add_entries = rows.add_rows, rows.add_entries
 
     # task rows
     has = np.bincount(cells.task, minlength=n_tasks) > 0
@@ -181,84 +158,121 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
         col_lower[s_base:] = (due[:, k_end] / E.STEP_S).ravel()
         col_upper[s_base:] = (avail[:, k_end] / E.STEP_S).ravel()
     for d, s in enumerate(sites):
-        sl = slice(d * n, (d + 1) * n)
-        idx = base + dj[sl] * N_DK
-        col_upper[idx + V_BC] = cap[d, 0]
-        col_upper[idx + V_BG] = cap[d, 1]
-        col_upper[idx + V_BM] = cap[d, 2]
-        col_lower[idx + V_AC] = s.spare_c
-        col_upper[idx + V_AC] = s.n_c
-        col_lower[idx + V_AG] = s.spare_g
-        col_upper[idx + V_AG] = s.n_g
-        col_upper[idx + V_P] = p_upper[d]
-        col_cost[idx + V_P] = weight_kwh[d] * STEP_H
-        if s.managed and s.hosted:
-            # servers on hold the busy resources
-            r0 = add_rows(np.zeros(n), np.full(n, np.inf))
-            rr = r0 + np.arange(n)
-            add_entries(rr, idx + V_AC, s.cps)
-            add_entries(rr, idx + V_AG, s.cps)
-            add_entries(rr, idx + V_BC, -1.0)
-            if s.n_g > 0:
-                r0 = add_rows(np.zeros(n), np.full(n, np.inf))
-                rr = r0 + np.arange(n)
-                add_entries(rr, idx + V_AG, s.gps)
-                add_entries(rr, idx + V_BG, -1.0)
-            if s.mps > 0:
-                r0 = add_rows(np.zeros(n), np.full(n, np.inf))
-                rr = r0 + np.arange(n)
-                add_entries(rr, idx + V_AC, s.mps)
-                add_entries(rr, idx + V_AG, s.mps)
-                add_entries(rr, idx + V_BM, -1.0)
-        # H = h0 + ...
-        r0 = add_rows(np.full(n, s.h0), np.full(n, s.h0))
-        rr = r0 + np.arange(n)
-        add_entries(rr, idx + V_H, 1.0)
-        for v, coef in ((V_AC, s.h_ac), (V_AG, s.h_ag), (V_BC, s.h_bc), (V_BG, s.h_bg), (V_BM, s.h_bm)):
-            if coef != 0.0:
-                add_entries(rr, idx + v, -coef)
-        # I >= H (fans >= 0) and I >= H + fan plane
-        r0 = add_rows(np.zeros(n), np.full(n, np.inf))
-        rr = r0 + np.arange(n)
-        add_entries(rr, idx + V_I, 1.0)
-        add_entries(rr, idx + V_H, -1.0)
-        for aH, aA, c in s.fan_planes:
-            r0 = add_rows(np.full(n, c - aH * s.sleep_floor), np.full(n, np.inf))
-            rr = r0 + np.arange(n)
-            add_entries(rr, idx + V_I, 1.0)
-            add_entries(rr, idx + V_H, -(1.0 + aH))
-            if aA != 0.0:
-                add_entries(rr, idx + V_AC, -aA)
-                add_entries(rr, idx + V_AG, -aA)
-        # C >= CRAC plane
-        for aH, c in s.crac_planes:
-            r0 = add_rows(np.full(n, c), np.full(n, np.inf))
-            rr = r0 + np.arange(n)
-            add_entries(rr, idx + V_C, 1.0)
-            if aH != 0.0:
-                add_entries(rr, idx + V_H, -aH)
-        # P >= (1 + s) (I + C) + c for the facility lines in use
-        k_used = fac.count[d]
-        for q in range(fac.slope.shape[2]):
-            jj = np.nonzero(k_used > q)[0]
-            if jj.shape[0] == 0:
-                break
-            sq = fac.slope[d, jj, q]
-            r0 = add_rows(fac.icpt[d, jj, q], np.full(jj.shape[0], np.inf))
-            rr = r0 + np.arange(jj.shape[0])
-            ix = base + (d * n + jj) * N_DK
-            add_entries(rr, ix + V_P, 1.0)
-            add_entries(rr, ix + V_I, -(1.0 + sq))
-            add_entries(rr, ix + V_C, -(1.0 + sq))
+        _site_rows(rows, d, s, base, n, cap, p_upper, weight_kwh, fac, col_lower, col_upper, col_cost)
 
-    r = np.concatenate(rows_i)
-    c = np.concatenate(cols_i)
-    v = np.concatenate(vals)
+    r = np.concatenate(rows.rows_i)
+    c = np.concatenate(rows.cols_i)
+    v = np.concatenate(rows.vals)
     order = np.lexsort((r, c))
     r, c, v = r[order], c[order], v[order]
     start = np.searchsorted(c, np.arange(n_col + 1)).astype(np.int32)
-    return LPModel(n_col=n_col, n_row=n_row, col_cost=col_cost, col_lower=col_lower, col_upper=col_upper,
-                   row_lower=np.concatenate(rlo), row_upper=np.concatenate(rhi), start=start,
+    return LPModel(n_col=n_col, n_row=rows.n_row, col_cost=col_cost, col_lower=col_lower, col_upper=col_upper,
+                   row_lower=np.concatenate(rows.rlo), row_upper=np.concatenate(rows.rhi), start=start,
                    index=r.astype(np.int32), value=v, n_cells=nc, dk_base=base, task_rows=task_rows,
                    p_weight=weight_kwh * STEP_H)
+
+
+class _Rows:
+    """The rows (bounds) and entries (row, column, value) of the LP matrix, appended in order."""
+
+    def __init__(self) -> None:
+        self.rows_i: list[np.ndarray] = []
+        self.cols_i: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.rlo: list[np.ndarray] = []
+        self.rhi: list[np.ndarray] = []
+        self.n_row = 0
+
+    def add_rows(self, lo, hi) -> int:
+        """Append rows with bounds [lo, hi]; returns the index of the first."""
+        lo = np.asarray(lo, dtype=np.float64).ravel()
+        hi = np.asarray(hi, dtype=np.float64).ravel()
+        first = self.n_row
+        self.rlo.append(lo)
+        self.rhi.append(hi)
+        self.n_row += lo.shape[0]
+        return first
+
+    def add_entries(self, r, c, v) -> None:
+        r, c, v = np.broadcast_arrays(np.asarray(r, np.int64), np.asarray(c, np.int64), np.asarray(v, np.float64))
+        self.rows_i.append(r.ravel())
+        self.cols_i.append(c.ravel())
+        self.vals.append(v.ravel())
+
+
+def _site_rows(rows: _Rows, d: int, s: SitePower, base: int, n: int, cap, p_upper, weight_kwh, fac: FacilityPieces,
+               col_lower, col_upper, col_cost) -> None:
+    """Datacenter d's column bounds and costs and its rows: servers on hold the busy resources (managed power),
+    heat, fans, CRAC and the facility power lines in use, for each of its n steps."""
+    add_rows, add_entries = rows.add_rows, rows.add_entries
+    dj = np.arange(d * n, (d + 1) * n)
+    idx = base + dj * N_DK
+    col_upper[idx + V_BC] = cap[d, 0]
+    col_upper[idx + V_BG] = cap[d, 1]
+    col_upper[idx + V_BM] = cap[d, 2]
+    col_lower[idx + V_AC] = s.spare_c
+    col_upper[idx + V_AC] = s.n_c
+    col_lower[idx + V_AG] = s.spare_g
+    col_upper[idx + V_AG] = s.n_g
+    col_upper[idx + V_P] = p_upper[d]
+    col_cost[idx + V_P] = weight_kwh[d] * STEP_H
+    if s.managed and s.hosted:
+        # servers on hold the busy resources
+        r0 = add_rows(np.zeros(n), np.full(n, np.inf))
+        rr = r0 + np.arange(n)
+        add_entries(rr, idx + V_AC, s.cps)
+        add_entries(rr, idx + V_AG, s.cps)
+        add_entries(rr, idx + V_BC, -1.0)
+        if s.n_g > 0:
+            r0 = add_rows(np.zeros(n), np.full(n, np.inf))
+            rr = r0 + np.arange(n)
+            add_entries(rr, idx + V_AG, s.gps)
+            add_entries(rr, idx + V_BG, -1.0)
+        if s.mps > 0:
+            r0 = add_rows(np.zeros(n), np.full(n, np.inf))
+            rr = r0 + np.arange(n)
+            add_entries(rr, idx + V_AC, s.mps)
+            add_entries(rr, idx + V_AG, s.mps)
+            add_entries(rr, idx + V_BM, -1.0)
+    # H = h0 + ...
+    r0 = add_rows(np.full(n, s.h0), np.full(n, s.h0))
+    rr = r0 + np.arange(n)
+    add_entries(rr, idx + V_H, 1.0)
+    for v, coef in ((V_AC, s.h_ac), (V_AG, s.h_ag), (V_BC, s.h_bc), (V_BG, s.h_bg), (V_BM, s.h_bm)):
+        if coef != 0.0:
+            add_entries(rr, idx + v, -coef)
+    # I >= H (fans >= 0) and I >= H + fan plane
+    r0 = add_rows(np.zeros(n), np.full(n, np.inf))
+    rr = r0 + np.arange(n)
+    add_entries(rr, idx + V_I, 1.0)
+    add_entries(rr, idx + V_H, -1.0)
+    for aH, aA, c in s.fan_planes:
+        r0 = add_rows(np.full(n, c - aH * s.sleep_floor), np.full(n, np.inf))
+        rr = r0 + np.arange(n)
+        add_entries(rr, idx + V_I, 1.0)
+        add_entries(rr, idx + V_H, -(1.0 + aH))
+        if aA != 0.0:
+            add_entries(rr, idx + V_AC, -aA)
+            add_entries(rr, idx + V_AG, -aA)
+    # C >= CRAC plane
+    for aH, c in s.crac_planes:
+        r0 = add_rows(np.full(n, c), np.full(n, np.inf))
+        rr = r0 + np.arange(n)
+        add_entries(rr, idx + V_C, 1.0)
+        if aH != 0.0:
+            add_entries(rr, idx + V_H, -aH)
+    # P >= (1 + s) (I + C) + c for the facility lines in use
+    k_used = fac.count[d]
+    for q in range(fac.slope.shape[2]):
+        jj = np.nonzero(k_used > q)[0]
+        if jj.shape[0] == 0:
+            break
+        sq = fac.slope[d, jj, q]
+        r0 = add_rows(fac.icpt[d, jj, q], np.full(jj.shape[0], np.inf))
+        rr = r0 + np.arange(jj.shape[0])
+        ix = base + (d * n + jj) * N_DK
+        add_entries(rr, ix + V_P, 1.0)
+        add_entries(rr, ix + V_I, -(1.0 + sq))
+        add_entries(rr, ix + V_C, -(1.0 + sq))
+
 

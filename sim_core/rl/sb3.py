@@ -1,5 +1,5 @@
 """stable-baselines3 adapter: :class:`SB3VecEnv` presents a :class:`~sim_core.rl.vector.TaskSchedulingVectorEnv`
-as a stable-baselines3 ``VecEnv`` (needs the optional ``rl`` extra: ``uv sync --extra rl``)::
+as a stable-baselines3 ``VecEnv`` (needs the optional ``rl`` extra: ``GRIDSHIFT_EXTRAS=rl ./run.sh ...``)::
 
     from stable_baselines3 import PPO
     from sim_core.gym import TaskSchedulingVectorEnv

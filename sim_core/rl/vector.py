@@ -35,7 +35,7 @@ is evaluated inside the jitted call with the same arithmetic as in Python; any o
 component or callable) is evaluated in Python per environment after the jitted call (correct, slower).
 ``info["components"][name]`` is the (N,) array of the raw values of each component.
 
-The jitted functions here are cached, but they call kernels of ``engine.py``, ``physics.py``,
+The jitted functions here are cached, but they call kernels of ``engine/``, ``physics.py``,
 ``transfer.py`` and ``rl/env.py``, and Numba's cache, keyed on the caller's file, would not notice an
 edit to any of those (CONVENTIONS.md, "Numba simulation core"): :func:`guard_cache` therefore drops
 this module's cache entries whenever the sha256 of those files differs from the one recorded with
@@ -242,7 +242,9 @@ def set_slot(slots, i, slot):
 
 
 #: the files whose kernels the functions above call
-_DEPENDENCIES = ("engine.py", "physics.py", "transfer.py", "rl/env.py", "rl/vector.py")
+_DEPENDENCIES = ("engine/capacity.py", "engine/flexible.py", "engine/information.py", "engine/layout.py",
+                 "engine/queues.py", "engine/servers.py", "engine/step.py", "physics.py", "transfer.py", "rl/env.py",
+                 "rl/vector.py")
 
 
 def dependencies_digest(root: Path | None = None) -> str:

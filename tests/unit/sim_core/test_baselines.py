@@ -10,16 +10,18 @@ import numpy as np
 import pytest
 
 import sim_core
-from sim_core import engine as E
-from sim_core.cli import POLICY_NAMES
 from sim_core.options import RunOptionsError
+from sim_core.policies import carbonflex as CF
+from sim_core.policies import carbonscaler as CS
+from sim_core.policies import registry
+from sim_core.policies import vcc as VCC
 from sim_core.testing import write_bundle
 from tests.unit.sim_core.test_flex import _random_workload
 from tests.unit.sim_core.test_options import check_result
 
 STEP = 900.0
 HOUR = 3600.0
-BASELINES = tuple(E.BASELINE_CODES)
+BASELINES = registry.of_kind("baseline")
 
 
 def _td(s):
@@ -46,8 +48,7 @@ def waits(r) -> list[float]:
 
 def test_registered_everywhere_policies_are_listed():
     assert set(BASELINES) <= set(sim_core.POLICIES)
-    assert set(E.RULE_CODES) | set(E.BASELINE_CODES) == set(sim_core.POLICIES)
-    assert POLICY_NAMES == sim_core.POLICIES  # (the CLI's help lists them without importing the kernels)
+    assert set(registry.of_kind("rule")) | set(BASELINES) == set(sim_core.POLICIES) == set(registry.names())
 
 
 # ------------------------------------------------------------------------------------------ Wait Awhile
@@ -183,13 +184,13 @@ def test_carbonscaler_greedy_by_hand():
     slot 0: 1.5 x 0.8 = 1.2 h, then slot 2's extra covers the last 0.6 h: 0.75 units. Slot 0 runs at 2.0."""
     cb = np.repeat([100.0, 500.0, 100.0], 4)
     cb = np.r_[cb, np.inf]  # (the horizon: 12 steps + now)
-    x = E.carbonscaler_scale(cb, 0.0, 0, 3 * HOUR + 1e-6, 3 * HOUR, 0.5, 2.0, 0.8, True)
+    x = CS.carbonscaler_scale(cb, 0.0, 0, 3 * HOUR + 1e-6, 3 * HOUR, 0.5, 2.0, 0.8, True)
     assert x == pytest.approx(2.0)
     # slots at 500 then 100, 1 h of work: the low slot's minimum and extra cover it -> now: suspended (0)
-    x = E.carbonscaler_scale(np.repeat([500.0, 100.0], 4), 0.0, 0, 2 * HOUR, 1.0 * HOUR, 0.5, 2.0, 0.8, True)
+    x = CS.carbonscaler_scale(np.repeat([500.0, 100.0], 4), 0.0, 0, 2 * HOUR, 1.0 * HOUR, 0.5, 2.0, 0.8, True)
     assert x == 0.0
     # cannot be suspended: at least its minimum scale
-    x = E.carbonscaler_scale(np.repeat([500.0, 100.0], 4), 0.0, 0, 2 * HOUR, 1.0 * HOUR, 0.5, 2.0, 0.8, False)
+    x = CS.carbonscaler_scale(np.repeat([500.0, 100.0], 4), 0.0, 0, 2 * HOUR, 1.0 * HOUR, 0.5, 2.0, 0.8, False)
     assert x == 0.5
 
 
@@ -203,7 +204,7 @@ def test_vcc_curve_by_hand():
     infl = np.zeros(96)
     infl[40:44] = 0.5
     out = np.empty(24)
-    E.vcc_curve(cb, 3.2, infl, out)
+    VCC.vcc_curve(cb, 3.2, infl, out)
     expect = np.zeros(24)
     expect[10], expect[3] = 0.5, 0.3
     np.testing.assert_allclose(out, expect, atol=1e-12)
@@ -258,8 +259,8 @@ def test_carbonflex_learns_the_oracles_provisioning_from_history():
     cap = np.array([[100.0, 8.0, 1000.0]])
     args = (np.full(n, HOUR), arr + 21 * HOUR, np.zeros(n, np.int32), np.full(n, 10.0), np.zeros(n), np.ones(n),
             np.full(n, 20 * HOUR), cap)
-    table, rate = np.ones((1, E.CF_BINS)), np.zeros(1)
-    E.carbonflex_learn(hist, 192, arr, *args, 192 * STEP, table, rate)
+    table, rate = np.ones((1, CF.CF_BINS)), np.zeros(1)
+    CF.carbonflex_learn(hist, 192, arr, *args, 192 * STEP, table, rate)
     assert rate[0] == pytest.approx(0.8 / 48)
     assert table[0, 0] == pytest.approx(24.0)
     ch = c[:192].reshape(48, 4).mean(axis=1)
@@ -267,8 +268,8 @@ def test_carbonflex_learns_the_oracles_provisioning_from_history():
     assert bins.count(0) == 1 and bins[12] == 0
     assert all(table[0, b] == 0.0 for b in set(bins) - {0})
     # one day of history only: nothing learned
-    t2, r2 = np.ones((1, E.CF_BINS)), np.zeros(1)
-    E.carbonflex_learn(hist, 96, arr, *args, 96 * STEP, t2, r2)
+    t2, r2 = np.ones((1, CF.CF_BINS)), np.zeros(1)
+    CF.carbonflex_learn(hist, 96, arr, *args, 96 * STEP, t2, r2)
     assert r2[0] == 0.0 and (t2 == 1.0).all()
 
 

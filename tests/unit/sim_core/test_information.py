@@ -21,6 +21,7 @@ from sim_core import engine as E
 from sim_core import forecast as F
 from sim_core.gym import TaskSchedulingEnv
 from sim_core.options import RunOptionsError
+from sim_core.policies import registry, rules
 from sim_core.simulator import Prepared
 from sim_core.testing import LOC3, TZ3, tiny_bundle, write_bundle
 
@@ -389,13 +390,13 @@ def test_every_interface_sees_the_same_cadenced_forecast(noisy):
         np.testing.assert_array_equal(view.forecast, np.stack([fc["carbon_g_per_kwh"], fc["price_usd_per_mwh"]]))
         assert fc["issued_step"] == j - j % 4 and fc["issue_every_steps"] == 4
         seen[j] = view.forecast.copy()
-    code = E.POLICY_CODES["defer_to_greener"]
+    code = registry.code("defer_to_greener")
     prep = Prepared(noisy, 5, policy_code=code, **opts)
     info = prep.info
     w = int(info.iopt[E.IO_WINDOW]) - 1
     checked = 0
     for j in range(prep.n):
-        E.run_builtin(prep.tasks, prep.state, prep.ctx, info, code, j + 1)
+        rules.run(prep.tasks, prep.state, prep.ctx, info, None, code, j + 1)
         if info.stamp[0, 2] == j:  # it looked ahead at this step (tasks were pending)
             np.testing.assert_array_equal(info.fc[0, :, :w], seen[j][0, :, :w])
             checked += 1

@@ -11,12 +11,15 @@ One ``FakePublishers`` server answers, by path:
 Faults are queued per path prefix and consumed in order: ``("status", 429, {"Retry-After": "1"})``,
 ``("status", 500)``, ``("hang", seconds)``, ``("truncate",)``, ``("html",)``, ``("redirect", location)``
 (a 302 to ``location``, in which ``{query}`` is replaced by the request's own query string, tokens
-included, as a hostile or misconfigured server would). Every request is recorded (path, query,
-headers) so tests can count network calls.
+included, as a hostile or misconfigured server would), ``("body", bytes)`` (a 200 with these bytes and
+their own Content-Length: a well-formed answer the client cannot tell from the file by its transfer).
+Every request is recorded (path, query, headers) so tests can count network calls. With ``basic_auth``
+(user, password) set, every request without that HTTP basic auth is answered 401.
 """
 
 from __future__ import annotations
 
+import base64
 import csv
 import json
 import threading
@@ -95,6 +98,7 @@ class FakeState:
     entsoe_days: dict[str, list[EntsoeDay]] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
     faults: list[tuple[str, tuple]] = field(default_factory=list)
+    basic_auth: tuple[str, str] | None = None
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _om_cache: dict[str, tuple] = field(default_factory=dict)
@@ -142,7 +146,13 @@ class _Handler(BaseHTTPRequestHandler):
         st = self.state
         with st.lock:
             st.requests.append(Recorded(path, query, dict(self.headers.items())))
+        if st.basic_auth is not None:
+            want = "Basic " + base64.b64encode(":".join(st.basic_auth).encode()).decode()
+            if self.headers.get("Authorization") != want:
+                return self._send(401, b"Unauthorized", "text/plain", {"WWW-Authenticate": 'Basic realm="fake"'})
         fault = st.take_fault(path)
+        if fault and fault[0] == "body":
+            return self._send(200, fault[1], "text/csv")
         if fault and fault[0] == "status":
             extra = fault[2] if len(fault) > 2 else {}
             return self._send(fault[1], json.dumps({"error": "fake fault"}).encode(), "application/json", extra)

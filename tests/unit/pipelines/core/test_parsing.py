@@ -9,6 +9,7 @@ import pytest
 
 from gridshift.errors import DataError
 from pipelines.core import http
+from pipelines.core.redact import redact_uri
 from pipelines.core.source import check_partition
 from pipelines.core.tabular import first_data_line, json_numbers, read_csv_strings, strict_json, to_float
 
@@ -92,5 +93,5 @@ def test_redact_scrubs_token_parameters_in_urls_and_dicts(monkeypatch):
     assert "abcd-secret-1234" not in msg and "securityToken=***" in msg
     # entsoe-py logs its parameters as a dict; an unknown token-like parameter is scrubbed by name
     assert "zzz-unknown" not in http.redact("params {'securityToken': 'zzz-unknown', 'periodStart': '1'}")
-    assert http.scrub_url("https://h/p?auth-token=t0k3n&zone=DE", drop=True) == "https://h/p?zone=DE"
-    assert http.scrub_url("https://h/p?securityToken=t0k3n&zone=DE") == "https://h/p?securityToken=***&zone=DE"
+    assert redact_uri("https://h/p?auth-token=t0k3n&zone=DE", drop=True) == "https://h/p?zone=DE"
+    assert redact_uri("https://h/p?securityToken=t0k3n&zone=DE") == "https://h/p?securityToken=***&zone=DE"

@@ -95,8 +95,9 @@ def test_printed_table_fits_120_columns_and_names_its_assumptions(bundle, tmp_pa
     progress line per run, the parameters that decide the conclusions printed and in compare.json."""
     import json
 
-    from sim_core.bench.sweep import POLICY_CODES
+    from sim_core.policies import registry
 
+    POLICY_CODES = registry.names()
     pols = ",".join(sorted(POLICY_CODES))
     res = _invoke(bundle, "--policies", pols, "--seeds", "0,1", "--days", "1", "--no-store", "--out",
                   tmp_path / "o", "--no-figures", "--optimum")

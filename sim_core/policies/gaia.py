@@ -1,0 +1,139 @@
+"""GAIA (Hanafy et al., ASPLOS 2024; docs/baselines.md): two queues by job length, each with a waiting
+time; a job starts at the hour of least carbon for a job of its queue's mean length
+(``gaia_lowest_carbon_window``), or of the most carbon saved per unit of completion time
+(``gaia_carbon_time``), or at once on free reserved capacity (``gaia_res_first``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..engine.capacity import fallback_dc, fits
+from ..engine.information import publish
+from ..engine.layout import IO_S0, K_CPU, K_GPU, OPT_ALLOW_DEFER, OPT_MANAGED, SC_PEND_N, SC_STEP, STEP_S
+from ..engine.servers import _cap_of
+from ..engine.step import begin_step, end_step
+from . import registry
+from .plan import available, know_carbon, needs_forecast, steps_of
+
+LOWEST_CARBON_WINDOW = registry.code("gaia_lowest_carbon_window")
+CARBON_TIME = registry.code("gaia_carbon_time")
+RES_FIRST = registry.code("gaia_res_first")
+#: GAIA's two queues (artifact umassos/GAIA ``src/task.py`` ``TwoQueues``): short jobs are shorter than 2 h;
+#: the waiting times of the artifact's default ``-w 6x24`` (``src/run.py``, the setting of the paper's
+#: Figures 8-9): 6 h for the short queue, 24 h for the long one
+GAIA_SHORT_S = registry.param("gaia_carbon_time", "short_s")
+GAIA_WAIT_SHORT_S = registry.param("gaia_carbon_time", "wait_short_s")
+GAIA_WAIT_LONG_S = registry.param("gaia_carbon_time", "wait_long_s")
+#: start times GAIA considers: every hour of the waiting time (artifact ``carbon_waiting_policy.py``:
+#: ``range(0, waiting_time + 1, 3600 // TIME_FACTOR)``)
+GAIA_GRID_STEPS = registry.param("gaia_carbon_time", "grid_steps")
+
+
+@njit(cache=True, nogil=True)
+def gaia_start_offset(cb, t, arrival, wait, expected_s, carbon_time):
+    """GAIA (Hanafy et al., ASPLOS 2024; artifact umassos/GAIA ``src/scheduling/carbon_waiting_policy.py``):
+    the start offset
+    (steps, on the hourly grid s = 0, 1 h, 2 h, ... up to the waiting time) for a job of the queue's
+    expected length (its mean, the job's own length being unknown at submission). Lowest-Carbon-Window
+    (``best_waiting_time``): the least carbon C(s) = sum of the intensity over [s, s + expected).
+    Carbon-Time (``average_carbon_slot_waiting``): the most carbon saved per unit of completion time,
+    (C(0) - C(s)) / (s + expected). Only starts whose window lies in the forecast are considered."""
+    L = steps_of(expected_s)
+    smax = int(math.floor((arrival + wait - t) / STEP_S + 1e-9))
+    smax = min(smax, cb.shape[0] - L)
+    if smax < GAIA_GRID_STEPS:
+        return 0
+    c0 = 0.0
+    for h in range(L):
+        c0 += cb[h]
+    best_s = 0
+    best = c0 if not carbon_time else 0.0
+    for s in range(GAIA_GRID_STEPS, smax + 1, GAIA_GRID_STEPS):
+        v = 0.0
+        for h in range(s, s + L):
+            v += cb[h]
+        if carbon_time:
+            score = (c0 - v) / (s * STEP_S + expected_s)
+            if score > best:
+                best = score
+                best_s = s
+        elif v < best:
+            best = v
+            best_s = s
+    return best_s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def reserved(cap, commit, cfg, srv_on, managed):
+    """RES-First's reserved capacity: the capacity of the servers that are on (every server, always on), less
+    what is committed."""
+    avail = np.empty((cap.shape[0], 3))
+    for d in range(cap.shape[0]):
+        for r in range(3):
+            on = _cap_of(cfg, cap, d, srv_on[d, K_CPU], srv_on[d, K_GPU], r) if managed else cap[d, r]
+            avail[d, r] = on - commit[d, r]
+    return avail
+
+
+@njit(cache=True, nogil=True)
+def decide(T, S, C, info, P, code, j, actions):
+    """One step: the actions of the pending tasks (0 = defer; a task is never deferred past the last step
+    from which it can still finish by its deadline). GAIA never pauses or rescales a task."""
+    cap = C.cap
+    k = info.iopt[IO_S0] + j
+    t = C.t0 + STEP_S * j
+    t1 = t + STEP_S
+    pn = S.sc[SC_PEND_N]
+    pend = S.pend
+    allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
+    T_arr, T_dur, T_dl, T_o, T_md = T.arrival, T.duration, T.deadline, T.origin, T.max_delay
+    T_c, T_g, T_m = T.cores, T.gpus, T.mem
+    cb, P_start, P_cls = P.cb, P.start, P.cls
+    if needs_forecast(T_md, T.flexible, pend, pn, False, False):
+        know_carbon(info, j, k, cb)
+    if code == RES_FIRST:  # reserved = the capacity of the servers on, less what is committed
+        avail = reserved(cap, S.commit, C.srv_cfg, S.srv_on, C.opts[OPT_MANAGED] > 0.5)
+    else:
+        avail = available(cap, S.commit)
+    for q in range(pn):
+        i = pend[q]
+        o = T_o[i]
+        if P_start[i] != P_start[i]:  # first seen: its queue, and its planned start
+            cls = 0 if T_dur[i] < GAIA_SHORT_S else 1
+            P_cls[cls, 0] += T_dur[i]
+            P_cls[cls, 1] += 1.0
+            wait = min(T_md[i], GAIA_WAIT_SHORT_S if cls == 0 else GAIA_WAIT_LONG_S)
+            if wait > 0.0:
+                P_start[i] = k + gaia_start_offset(cb[o], t, T_arr[i], wait, P_cls[cls, 0] / P_cls[cls, 1],
+                                                   code != LOWEST_CARBON_WINDOW)
+            else:
+                P_start[i] = k
+        run = k >= P_start[i]
+        if not run and code == RES_FIRST and fits(T_c[i], T_g[i], T_m[i], avail, o):
+            run = True  # RES-First: a waiting job starts at once on reserved capacity that is free
+        if not run and allow_defer and t1 + T_dur[i] <= T_dl[i]:
+            actions[q] = 0
+            continue
+        best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
+        if not fits(T_c[i], T_g[i], T_m[i], cap, o):
+            best = fallback_dc(T_c[i], T_g[i], T_m[i], cap, avail)
+            if best < 0:
+                best = o
+        for r in range(3):
+            avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
+        actions[q] = best + 1
+
+
+@njit(cache=True, nogil=True)
+def run(T, S, C, info, P, code, j_end):
+    """Run steps S.sc[SC_STEP] .. j_end - 1 with GAIA variant ``code`` (its plan in ``P``)."""
+    actions = np.zeros(S.pend.shape[0], np.int32)
+    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
+    for j in range(S.sc[SC_STEP], j_end):
+        begin_step(T, S, C, j)
+        publish(act, hist, j, s0)
+        decide(T, S, C, info, P, code, j, actions)
+        end_step(T, S, C, j, actions)

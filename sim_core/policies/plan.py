@@ -1,0 +1,176 @@
+"""What the published baselines share (docs/baselines.md): the plan a baseline keeps between steps, the
+carbon it knows now, and the steps of its decision that are the same for every paper.
+
+Like every policy they see only what was known at the decision: the carbon intensity of the current step
+(history) and the latest issued forecast (``Info.fc``, issued here for carbon only); CarbonFlex's learning
+reads the history of the steps before now. They are single-site (temporal shifting: every task runs at its
+origin, as in the papers), keep their own plan between steps (:data:`Plan`) and control the flexible tasks
+through the same per-step controls as a user's policy (``State.ctl_task`` / ``ctl_val``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from ..engine.capacity import speedup
+from ..engine.information import issue_forecast
+from ..engine.layout import IO_H, SIG_CARBON, ST_STARTED, STEP_S, STEPS_PER_DAY
+from . import registry
+
+#: days of daily flexible demand a plan keeps (VCC's forecast reads them; ``Plan.dem``)
+HISTORY_DAYS = registry.param("vcc", "history_days")
+#: bins of CarbonFlex's carbon-rank feature (``Plan.table``)
+CF_BINS = registry.param("carbonflex", "bins")
+
+# integer slots in Plan.isc
+PI_DAYS = 0  # complete days of demand recorded (VCC / CarbonFlex), at most HISTORY_DAYS
+PI_DAY = 1  # bundle day of the current curve (-1: none yet)
+N_PI = 2
+
+#: A baseline's state between steps: ``start`` per task (planned start, bundle step; NaN = not planned),
+#: ``tgt`` per task (CarbonScaler's target scale), ``cls`` GAIA's running sum / count of durations per
+#: queue, ``book`` (2, n_dc, n + 1) shares booked to be released at a run step (0 flexible, 1 inflexible),
+#: ``load`` (2, n_dc) shares booked now, ``curve`` (n_dc, 24) flexible capacity share per hour of the
+#: current day (VCC; CarbonFlex: the provisioned share), ``dem`` (n_dc, HISTORY_DAYS + 1) daily
+#: flexible demand (share x steps; the last column is today's), ``infl`` (2, n_dc, 96) inflexible share per
+#: step of yesterday / today, ``table`` (n_dc, CF_BINS) CarbonFlex's learned provision per carbon-rank bin
+#: (a multiple of the mean demand), ``rate`` (n_dc) its mean flexible demand per step (share), ``cb``
+#: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the latest issued forecast; +inf where unknown),
+#: ``isc`` integer slots (``PI_*``).
+Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
+                           "isc"])
+
+
+def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
+    """An empty plan (no task planned, no curve, nothing learned)."""
+    return Plan(start=np.full(max(n_tasks, 1), np.nan), tgt=np.full(max(n_tasks, 1), np.nan), cls=np.zeros((2, 2)),
+                book=np.zeros((2, n_dc, n_steps + 1)), load=np.zeros((2, n_dc)), curve=np.full((n_dc, 24), np.inf),
+                dem=np.zeros((n_dc, HISTORY_DAYS + 1)), infl=np.zeros((2, n_dc, STEPS_PER_DAY)),
+                table=np.ones((n_dc, CF_BINS)), rate=np.zeros(n_dc), cb=np.full((n_dc, horizon_steps + 1), np.inf),
+                isc=np.array([0, -1], np.int64))
+
+
+@njit(cache=True, nogil=True)
+def carbon_known(hist, fc, k, cb):
+    """cb[d, h]: the carbon intensity of bundle step k + h as known at k -- the actual for h = 0, the
+    latest issued forecast for h >= 1 -- and +inf where nothing is known (past the issue's horizon or the
+    bundle's end)."""
+    for d in range(cb.shape[0]):
+        cb[d, 0] = hist[SIG_CARBON, d, k]
+        for h in range(1, cb.shape[1]):
+            v = fc[SIG_CARBON, d, h - 1]
+            cb[d, h] = v if v == v else np.inf
+
+
+@njit(cache=True, nogil=True, inline="always")
+def know_carbon(info, j, k, cb):
+    """Issue the carbon forecast of run step j (bundle step k) over the whole horizon and fill ``cb``."""
+    issue_forecast(info.act, info.fc, info.fci, info.known, info.inc, info.par, info.iopt, info.stamp, info.pub,
+                   SIG_CARBON, j, info.iopt[IO_H])
+    carbon_known(info.hist, info.fc, k, cb)
+
+
+# (Per-step helpers. A per-task step is written out in each policy's loop: an inlined helper that takes arrays
+# and branches costs an atomic reference count per array at every call.)
+@njit(cache=True, nogil=True, inline="always")
+def needs_forecast(T_md, T_flex, pend, pn, elastic, controlling):
+    """Whether this step's decision reads the forecast: a pending task with an allowed delay (or, ``elastic``,
+    a flexible one), or ``controlling`` (flexible tasks to control)."""
+    for q in range(pn):
+        i = pend[q]
+        if T_md[i] > 0.0 or (elastic and T_flex[i]):
+            return True
+    return controlling
+
+
+@njit(cache=True, nogil=True, inline="always")
+def available(cap, commit):
+    """Capacity not committed (running, queued, in transit), (n_dc, 3)."""
+    n_dc = cap.shape[0]
+    avail = np.empty((n_dc, 3))
+    for d in range(n_dc):
+        for r in range(3):
+            avail[d, r] = cap[d, r] - commit[d, r]
+    return avail
+
+
+@njit(cache=True, nogil=True, inline="always")
+def share(c, g, m, cap, d):
+    """Dominant share of datacenter d's capacity a request takes (VCC and CarbonFlex measure load in it)."""
+    s = 0.0
+    if cap[d, 0] > 0.0:
+        s = max(s, c / cap[d, 0])
+    if cap[d, 1] > 0.0:
+        s = max(s, g / cap[d, 1])
+    if cap[d, 2] > 0.0:
+        s = max(s, m / cap[d, 2])
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def steps_of(x):
+    """Whole steps that x seconds of work occupy (at least 1; 2**40 for a duration beyond any bundle, also
+    an infinite or NaN one: the float is compared before it is converted)."""
+    y = x / STEP_S
+    if not y < 1e12:
+        return 1 << 40
+    return max(int(math.ceil(y - 1e-9)), 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def ctl(S, n_ctl, i, x):
+    """Append the control (task i -> scale x) to this step's controls; returns the new count."""
+    if n_ctl < S.ctl_task.shape[0]:
+        S.ctl_task[n_ctl] = i
+        S.ctl_val[n_ctl] = x
+        return n_ctl + 1
+    return n_ctl
+
+
+# ---------------------------------------------------------------------------- load booking (VCC, CarbonFlex)
+@njit(cache=True, nogil=True, inline="always")
+def release_load(P_load, P_book, j):
+    """Take the shares whose tasks end at run step j off the booked load."""
+    for d in range(P_load.shape[1]):
+        for r in range(2):
+            P_load[r, d] -= P_book[r, d, j]
+            if P_load[r, d] < 1e-12:
+                P_load[r, d] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def roll_day(P_dem, P_infl, P_isc):
+    """A day has ended: shift the daily flexible demand one day back (today's becomes yesterday's) and
+    yesterday's inflexible load becomes today's."""
+    days = P_dem.shape[1] - 1
+    nd = min(P_isc[PI_DAYS] + 1, days)
+    for d in range(P_dem.shape[0]):
+        for x in range(days - 1, 0, -1):
+            P_dem[d, x] = P_dem[d, x - 1]
+        P_dem[d, 0] = P_dem[d, days]
+        P_dem[d, days] = 0.0
+        for s in range(STEPS_PER_DAY):
+            P_infl[0, d, s] = P_infl[1, d, s]
+    P_isc[PI_DAYS] = nd
+
+
+@njit(cache=True, nogil=True, inline="always")
+def record_inflexible(P_infl, P_load, k):
+    """Today's inflexible load at this step of the day (VCC's curve of tomorrow reads it)."""
+    for d in range(P_load.shape[1]):
+        P_infl[1, d, k % STEPS_PER_DAY] = P_load[1, d]
+
+
+@njit(cache=True, nogil=True)
+def work_left(i, t, status, fin, segs, rem, nseg, scale, T_ckpt, T_mthr):
+    """Work (s at scale 1) a started flexible task has left at time t (a running segment has done
+    (t - start - overhead) x its speed-up since it began; a paused or waiting task: what it had left)."""
+    if status[i] == ST_STARTED and fin[i] > t:
+        w0 = segs[i] + (T_ckpt[i] if nseg[i] > 1 else 0.0)
+        if t > w0:
+            return max(rem[i] - (t - w0) * speedup(scale[i], T_mthr[i]), 0.0)
+    return rem[i]

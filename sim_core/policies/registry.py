@@ -1,0 +1,214 @@
+"""The one table of the built-in policies: each one's name, code, kernel module, parameters (with their
+defaults), citation and description. Pure Python (no Numba, no NumPy): the command lines' help, the
+benchmarks and the docs table (docs/baselines.md) are built from it without compiling or importing a kernel.
+
+A policy is one kernel module (``sim_core/policies/<family>.py``, docs/adding_a_policy.md) whose jitted
+``run(T, S, C, info, P, code, j_end)`` runs steps ``S.sc[SC_STEP] .. j_end - 1`` and one entry here. The
+module reads its codes and parameter defaults from this table (module-level ints and floats, frozen into
+its kernels when they compile), so each is declared once. Policies defined outside this package (an
+example, a test, a user's project) join through :func:`register`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of a policy: ``option`` names the run option that sets it (``sim_core.options``); a
+    parameter without one is a constant of the policy's kernel, its default taken from the cited source."""
+
+    name: str
+    default: float | int
+    unit: str
+    description: str
+    option: str | None = None
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """One policy. ``code``: the integer its kernel module branches on (unique); ``module``: the dotted name
+    of the kernel module (its jitted ``run``); ``kind``: ``rule`` (stateless, decides only the pending
+    tasks) or ``baseline`` (a published method: keeps a plan across steps, ``sim_core.policies.plan.Plan``,
+    and may pause, resume and rescale flexible tasks)."""
+
+    name: str
+    code: int
+    module: str
+    kind: str
+    description: str
+    citation: str = ""
+    params: tuple[Param, ...] = field(default=())
+
+    @property
+    def stateful(self) -> bool:
+        """Keeps a plan between steps and controls flexible tasks (runs whole, never one step at a time)."""
+        return self.kind == "baseline"
+
+    def defaults(self) -> dict[str, float | int]:
+        """Parameter name -> default."""
+        return {p.name: p.default for p in self.params}
+
+    def kernel(self):
+        """The module's jitted ``run`` (imports the kernel module; compiles nothing)."""
+        return importlib.import_module(self.module).run
+
+
+_RULES = "sim_core.policies.rules"
+_WA = ("Wiesner et al., \"Let's Wait Awhile: How Temporal Workload Shifting Can Reduce Carbon Emissions in the "
+       "Cloud\", Middleware 2021; artifact dos-group/lets-wait-awhile")
+_GAIA = ("Hanafy et al., \"Going Green for Less Green: Optimizing the Cost of Reducing Cloud Carbon Emissions\" "
+         "(GAIA), ASPLOS 2024; artifact umassos/GAIA")
+_CS = "Hanafy et al., \"CarbonScaler\", SIGMETRICS 2024 (POMACS 7(3)); artifact umassos/CarbonScaler"
+_VCC = ("Radovanović et al., \"Carbon-Aware Computing for Datacenters\", IEEE Trans. Power Systems 38(2), "
+        "2023")
+_CF = "Hanafy, Wu, Irwin, Shenoy, \"CarbonFlex\", arXiv:2505.18357 (2025)"
+_SLOT = Param("slot_steps", 4, "steps", "one-hour slots of the plan (hourly carbon intensity in the papers)")
+_GAIA_PARAMS = (
+    Param("short_s", 7200.0, "s", "jobs shorter than this join the short queue (artifact src/task.py TwoQueues)"),
+    Param("wait_short_s", 6.0 * 3600.0, "s", "waiting time of the short queue (artifact default -w 6x24)"),
+    Param("wait_long_s", 24.0 * 3600.0, "s", "waiting time of the long queue (artifact default -w 6x24)"),
+    Param("grid_steps", 4, "steps", "start times considered: every hour of the wait "
+          "(artifact carbon_waiting_policy.py)"),
+)
+
+BUILTIN: tuple[PolicySpec, ...] = (
+    PolicySpec("local_only", 0, _RULES, "rule", "every task at its origin"),
+    PolicySpec("round_robin", 1, _RULES, "rule", "the next datacenter with room, in turn"),
+    PolicySpec("most_available", 2, _RULES, "rule", "the datacenter with the most free cores"),
+    PolicySpec("least_pending", 3, _RULES, "rule", "the datacenter with the fewest tasks queued or in transit"),
+    PolicySpec("lowest_carbon", 4, _RULES, "rule", "the datacenter with room of lowest carbon intensity now"),
+    PolicySpec("lowest_price", 5, _RULES, "rule", "the datacenter with room of lowest electricity price now"),
+    PolicySpec("lowest_utilization", 6, _RULES, "rule", "the datacenter with room of lowest committed fraction"),
+    PolicySpec("random", 7, _RULES, "rule", "a datacenter with room, uniformly (the run's seeded uniforms)"),
+    PolicySpec("defer_to_greener", 8, _RULES, "rule",
+               "defer while the origin's carbon is above a quantile of its forecast window and the deadline "
+               "allows; else the greenest datacenter with room that meets the deadline",
+               params=(Param("defer_quantile", 0.3, "", "quantile of the window's carbon intensity",
+                             option="defer_quantile"),
+                       Param("defer_window_steps", 96, "steps", "window: now and the forecast's next steps",
+                             option="defer_window_steps"))),
+    PolicySpec("wait_awhile", 9, "sim_core.policies.wait_awhile", "baseline",
+               "start each delay-tolerant task in the lowest-carbon contiguous window within its allowed delay",
+               _WA),
+    PolicySpec("wait_awhile_interrupting", 10, "sim_core.policies.wait_awhile", "baseline",
+               "run an interruptible task in the lowest-carbon steps before its deadline, paused otherwise", _WA),
+    PolicySpec("gaia_lowest_carbon_window", 11, "sim_core.policies.gaia", "baseline",
+               "start at the hour (within the queue's wait) of least carbon for a job of the queue's mean length",
+               _GAIA, _GAIA_PARAMS),
+    PolicySpec("gaia_carbon_time", 12, "sim_core.policies.gaia", "baseline",
+               "start at the hour that saves the most carbon per unit of completion time", _GAIA, _GAIA_PARAMS),
+    PolicySpec("gaia_res_first", 13, "sim_core.policies.gaia", "baseline",
+               "Carbon-Time, but a waiting job starts at once on free reserved capacity (cost-aware)", _GAIA,
+               _GAIA_PARAMS),
+    PolicySpec("carbonscaler", 14, "sim_core.policies.carbonscaler", "baseline",
+               "scale elastic tasks by marginal throughput per unit of carbon (greedy over the forecast), done by "
+               "the deadline", _CS, (_SLOT,)),
+    PolicySpec("vcc", 15, "sim_core.policies.vcc", "baseline",
+               "a daily virtual capacity curve per site from the day-ahead carbon forecast caps the flexible load "
+               "per hour", _VCC,
+               (_SLOT, Param("history_days", 7, "days", "the daily flexible demand forecast is the largest of "
+                             "this many past days (our stand-in for the paper's risk-aware quantile forecast)"))),
+    PolicySpec("carbonflex", 16, "sim_core.policies.carbonflex", "baseline",
+               "learns per-slot provisioning from an oracle run over the past week's actual carbon, then "
+               "provisions and scales on the forecast", _CF,
+               (_SLOT, Param("window_days", 7, "days", "past window the oracle learns from"),
+                Param("bins", 24, "", "bins of the carbon-rank feature (one per hourly rank in 24 h)"),
+                Param("rank_steps", 96, "steps", "lookahead of the carbon-rank feature (24 h)"))),
+)
+
+_TABLE: dict[str, PolicySpec] = {}
+
+
+def register(spec: PolicySpec) -> PolicySpec:
+    """Add a policy to the table (for policies defined outside ``sim_core/policies``: an example, a test, a
+    user's project). Its name and code must be new and its kind ``rule`` or ``baseline``; returns ``spec``.
+    The command lines list it (``sim_core.cli.make_app``) and ``sim_core.run`` runs it by name."""
+    if not isinstance(spec, PolicySpec):
+        raise TypeError(f"register takes a PolicySpec, got {type(spec).__name__}")
+    if spec.kind not in ("rule", "baseline"):
+        raise ValueError(f"policy {spec.name!r}: kind {spec.kind!r} is neither 'rule' nor 'baseline'")
+    if spec.name in _TABLE:
+        raise ValueError(f"policy {spec.name!r} is already registered")
+    clash = [s.name for s in _TABLE.values() if s.code == spec.code]
+    if clash:
+        raise ValueError(f"policy {spec.name!r}: code {spec.code} is already {clash[0]!r}'s")
+    _TABLE[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> PolicySpec:
+    """Remove a policy added with :func:`register` (the built-in ones stay); returns its spec."""
+    if any(s.name == name for s in BUILTIN):
+        raise ValueError(f"{name!r} is a built-in policy")
+    try:
+        return _TABLE.pop(name)
+    except KeyError:
+        raise KeyError(f"no registered policy {name!r}") from None
+
+
+for _spec in BUILTIN:
+    register(_spec)
+
+
+def names() -> tuple[str, ...]:
+    """Every policy's name, in code order."""
+    return tuple(s.name for s in sorted(_TABLE.values(), key=lambda s: s.code))
+
+
+def get(name: str) -> PolicySpec:
+    """The spec of policy ``name`` (KeyError naming the known ones otherwise)."""
+    try:
+        return _TABLE[name]
+    except (KeyError, TypeError):
+        raise KeyError(f"policy {name!r} is not a built-in policy; built-ins: {sorted(_TABLE)}") from None
+
+
+def by_code(code: int) -> PolicySpec:
+    """The spec whose code is ``code``."""
+    for s in _TABLE.values():
+        if s.code == code:
+            return s
+    raise KeyError(f"no policy has code {code}")
+
+
+def code(name: str) -> int:
+    """The code of policy ``name`` (what its kernel module branches on)."""
+    return get(name).code
+
+
+def param(name: str, param_name: str) -> float | int:
+    """The default of parameter ``param_name`` of policy ``name`` (what its kernel module freezes)."""
+    return get(name).defaults()[param_name]
+
+
+def of_kind(kind: str) -> tuple[str, ...]:
+    """The names of the policies of ``kind`` (``rule`` or ``baseline``), in code order."""
+    return tuple(n for n in names() if _TABLE[n].kind == kind)
+
+
+def markdown_table() -> str:
+    """The docs table (docs/baselines.md, "Every policy"): one row per policy."""
+    rows = ["| name | code | kind | parameters (defaults) | source | rule in one line |",
+            "|---|---|---|---|---|---|"]
+    for n in names():
+        s = _TABLE[n]
+        ps = ", ".join(f"`{p.name}` = {p.default:g}{' ' + p.unit if p.unit else ''}" for p in s.params) or "-"
+        rows.append(f"| `{s.name}` | {s.code} | {s.kind} | {ps} | {s.citation or '-'} | {s.description} |")
+    return "\n".join(rows) + "\n"
+
+
+#: where the docs table lives (docs/baselines.md), between these markers
+DOCS_START, DOCS_END = "<!-- policies:start -->", "<!-- policies:end -->"
+
+
+def with_docs_table(text: str) -> str:
+    """``text`` (docs/baselines.md) with the block between :data:`DOCS_START` and :data:`DOCS_END` replaced by
+    :func:`markdown_table` (ValueError when a marker is missing)."""
+    a, b = text.find(DOCS_START), text.find(DOCS_END)
+    if a < 0 or b < a:
+        raise ValueError(f"the docs page has no {DOCS_START} ... {DOCS_END} block")
+    return text[:a + len(DOCS_START)] + "\n" + markdown_table() + text[b:]
+

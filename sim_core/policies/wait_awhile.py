@@ -1,0 +1,158 @@
+"""Wait Awhile (Wiesner et al., Middleware 2021; docs/baselines.md): delay-tolerant tasks start in the
+lowest-carbon window within their allowed delay (``wait_awhile``), or interruptible ones run in the
+lowest-carbon steps before their deadline, paused in the others (``wait_awhile_interrupting``)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..engine.capacity import fallback_dc, fits
+from ..engine.information import publish
+from ..engine.layout import (
+    IO_S0,
+    OPT_ALLOW_DEFER,
+    SC_CTL_N,
+    SC_FLEX_N,
+    SC_PEND_N,
+    SC_STEP,
+    ST_PAUSED,
+    ST_STARTED,
+    STEP_S,
+)
+from ..engine.step import begin_step, end_step
+from . import registry
+from .plan import available, ctl, know_carbon, needs_forecast, steps_of, work_left
+
+WAIT_AWHILE = registry.code("wait_awhile")
+WAIT_AWHILE_INTERRUPTING = registry.code("wait_awhile_interrupting")
+
+
+@njit(cache=True, nogil=True)
+def wa_start_offset(cb, t, arrival, duration, max_delay):
+    """Wait Awhile, non-interrupting (Wiesner et al., Middleware 2021, ad hoc workloads; artifact
+    dos-group/lets-wait-awhile ``strategy.py`` ``AdHocStrategy``): the start offset s (steps from now)
+    whose window [s, s + L) has the lowest mean
+    forecast carbon intensity, over the starts that keep the task within its allowed delay
+    (start <= arrival + max_delay) and its window within the forecast; ties go to the earliest."""
+    L = steps_of(duration)
+    smax = int(math.floor((arrival + max_delay - t) / STEP_S + 1e-9))
+    smax = min(smax, cb.shape[0] - L)
+    if smax <= 0:
+        return 0
+    best_s = 0
+    best = 0.0
+    for h in range(L):
+        best += cb[h]
+    for s in range(1, smax + 1):
+        v = 0.0
+        for h in range(s, s + L):
+            v += cb[h]
+        if v < best:
+            best = v
+            best_s = s
+    return best_s
+
+
+@njit(cache=True, nogil=True)
+def wa_run_now(cb, t, deadline, work):
+    """Wait Awhile, interrupting (Wiesner et al. 2021; ``AdHocStrategy(interruptible=True)``): a task
+    with ``work`` seconds left runs in the ceil(work / step) steps of lowest forecast carbon intensity
+    that end by its deadline (within the forecast); is the current step one of them? (The plan is redone
+    every step with the forecast issued then; with the oracle forecast it is the plan made at arrival.)
+    Ties go to the earliest step, so the current step wins them."""
+    need = steps_of(work)
+    y = (deadline - t) / STEP_S + 1e-9
+    if not y < cb.shape[0]:  # (an infinite or NaN deadline: the forecast's end)
+        y = float(cb.shape[0])
+    e = min(int(math.floor(y)) - 1, cb.shape[0] - 1)
+    if e + 1 <= need:
+        return True
+    c0 = cb[0]
+    greener = 0
+    for s in range(1, e + 1):
+        if cb[s] < c0:
+            greener += 1
+            if greener >= need:
+                return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def decide(T, S, C, info, P, code, j, actions):
+    """One step: the actions of the pending tasks (0 = defer; a task is never deferred past the last step
+    from which it can still finish by its deadline) and, interrupting, the pause / resume controls of the
+    interruptible tasks that have started."""
+    cap = C.cap
+    k = info.iopt[IO_S0] + j
+    t = C.t0 + STEP_S * j
+    t1 = t + STEP_S
+    pn = S.sc[SC_PEND_N]
+    pend = S.pend
+    allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
+    T_arr, T_dur, T_dl, T_o, T_md, T_intr = T.arrival, T.duration, T.deadline, T.origin, T.max_delay, T.interruptible
+    T_c, T_g, T_m = T.cores, T.gpus, T.mem
+    nflex = S.sc[SC_FLEX_N]
+    cb, P_start = P.cb, P.start
+    controls = code == WAIT_AWHILE_INTERRUPTING
+    if needs_forecast(T_md, T.flexible, pend, pn, False, controls and nflex > 0):
+        know_carbon(info, j, k, cb)
+    avail = available(cap, S.commit)
+    for q in range(pn):
+        i = pend[q]
+        o = T_o[i]
+        run = True
+        if T_md[i] > 0.0:
+            if controls and T_intr[i]:
+                run = wa_run_now(cb[o], t, T_dl[i], T_dur[i])
+            else:
+                if P_start[i] != P_start[i]:  # (first seen)
+                    P_start[i] = k + wa_start_offset(cb[o], t, T_arr[i], T_dur[i], T_md[i])
+                run = k >= P_start[i]
+        if not run and allow_defer and t1 + T_dur[i] <= T_dl[i]:
+            actions[q] = 0
+            continue
+        best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
+        if not fits(T_c[i], T_g[i], T_m[i], cap, o):
+            best = fallback_dc(T_c[i], T_g[i], T_m[i], cap, avail)
+            if best < 0:
+                best = o
+        for r in range(3):
+            avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
+        actions[q] = best + 1
+    if not controls or nflex == 0:
+        return
+    n_ctl = 0
+    status, fin, scale = S.status, S.fin, S.scale
+    T_ckpt, T_mthr = T.ckpt, T.mthr
+    S_flex, S_dest, S_segs, S_rem, S_nseg = S.flex, S.dest, S.segs, S.rem, S.nseg
+    for q in range(nflex):
+        i = S_flex[q]
+        running = status[i] == ST_STARTED and fin[i] > t
+        paused = status[i] == ST_PAUSED
+        st = 1 if running else (2 if paused else 0)
+        if running and fin[i] <= t1:  # finishing within this step (left alone); waiting to resume: no control
+            st = 0
+        if st == 0 or not T_intr[i]:
+            continue
+        w = work_left(i, t, status, fin, S_segs, S_rem, S_nseg, scale, T_ckpt, T_mthr)
+        go = wa_run_now(cb[S_dest[i]], t, T_dl[i], w)
+        if st == 1 and not go:
+            n_ctl = ctl(S, n_ctl, i, 0.0)
+        elif st == 2 and go:
+            n_ctl = ctl(S, n_ctl, i, 1.0)
+    S.sc[SC_CTL_N] = n_ctl
+
+
+@njit(cache=True, nogil=True)
+def run(T, S, C, info, P, code, j_end):
+    """Run steps S.sc[SC_STEP] .. j_end - 1 with Wait Awhile variant ``code`` (its plan in ``P``)."""
+    actions = np.zeros(S.pend.shape[0], np.int32)
+    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
+    for j in range(S.sc[SC_STEP], j_end):
+        begin_step(T, S, C, j)
+        publish(act, hist, j, s0)
+        decide(T, S, C, info, P, code, j, actions)
+        end_step(T, S, C, j, actions)
