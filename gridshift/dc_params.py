@@ -78,6 +78,12 @@ FACILITY_PRESETS: dict[str, dict[str, object]] = {
 }
 
 
+#: Fields added after bundles were first written, with the value that reproduces a bundle written without them
+#: (what the model did then): no electrical losses or lighting, the fleet-average GPU curve in always_on.
+ABSENT_MEANS: dict[str, object] = {
+    "ups_loss_c0": 0.0, "ups_loss_c1": 0.0, "ups_loss_c2": 0.0, "transformer_nameplate_eff": 1.0,
+    "lighting_frac": 0.0, "gpu_power_model": "fleet_average",
+}
 @dataclass(frozen=True)
 class DatacenterParams:
     """Physical parameters of one datacenter (defaults documented per field)."""
@@ -534,6 +540,13 @@ class DatacenterParams:
     def to_dict(self) -> dict[str, Any]:
         """All fields as a JSON-serialisable dict."""
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_stored(cls, d: dict[str, Any]) -> DatacenterParams:
+        """Build from a physics object stored in a bundle: a field added after the bundle was written (absent
+        from ``d``) takes the value of ``ABSENT_MEANS``, the model of the version that wrote it, not today's
+        default, so an older bundle keeps giving its numbers bit for bit; otherwise as :meth:`from_dict`."""
+        return cls.from_dict({**{k: v for k, v in ABSENT_MEANS.items() if k not in d}, **d})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> DatacenterParams:

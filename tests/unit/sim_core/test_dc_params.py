@@ -110,3 +110,21 @@ def test_compatibility_preset_keeps_the_wet_tower():
     legacy = DatacenterParams(**FACILITY_PRESETS["gridshift-0.1"])
     assert legacy.condenser == "water" and legacy.economizer == "none"
     assert DatacenterParams(**FACILITY_PRESETS["default"]) == DatacenterParams()
+
+
+def test_a_bundle_written_before_a_field_keeps_its_model():
+    """A physics object stored without the fields added since (electrical losses, lighting, GPU model) is read with
+    the values that reproduce it (the model then), not today's defaults; one that has them keeps them."""
+    from gridshift.dc_params import ABSENT_MEANS, FACILITY_PRESETS
+
+    for preset in FACILITY_PRESETS.values():
+        stored = {k: v for k, v in DatacenterParams(**preset).to_dict().items() if k not in ABSENT_MEANS}
+        old = DatacenterParams.from_stored(stored)
+        assert old.ups_loss_c0 == old.ups_loss_c1 == old.ups_loss_c2 == old.lighting_frac == 0.0
+        assert old.transformer_nameplate_eff == 1.0 and old.gpu_power_model == "fleet_average"
+        assert old.condenser == DatacenterParams(**preset).condenser
+    today = DatacenterParams().to_dict()
+    assert DatacenterParams.from_stored(today) == DatacenterParams()
+    assert DatacenterParams.from_stored({**today, "lighting_frac": 0.02}).lighting_frac == 0.02
+    with pytest.raises(ValueError, match="unknown"):
+        DatacenterParams.from_stored({"no_such_field": 1.0})
