@@ -2,8 +2,8 @@
 reference year (bench_sim.py's bundle: 35,040 steps, 5 DCs, 1.3 M synthetic tasks), and on the same
 bundle with flexible tasks (the baselines act only on those).
 
-    uv run python benchmarks/bench_baselines.py              # prints, updates BENCHMARKS.md
-    uv run python benchmarks/bench_baselines.py --tasks 200000 --no-write
+    ./run.sh python benchmarks/bench_baselines.py              # prints, updates BENCHMARKS.md
+    ./run.sh python benchmarks/bench_baselines.py --tasks 200000 --no-write
 
 Each figure comes from a fresh subprocess after a 1-day warm-up run (the Numba cache is warm). The
 flexible variant gives the same tasks the workload pipeline's default flexibility
@@ -76,7 +76,8 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=1_300_000)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    cmd = "uv run python benchmarks/bench_baselines.py" + (f" --tasks {args.tasks}" if args.tasks != 1_300_000 else "")
+    cmd = "./run.sh python benchmarks/bench_baselines.py" + (
+        f" --tasks {args.tasks}" if args.tasks != 1_300_000 else "")
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
         plain = make_bundle(tmp, args.tasks, False)

@@ -29,7 +29,9 @@ GRID = ("grid_carbon", "grid_price", "weather")
 
 
 def _hash(df) -> str:
-    return hashlib.sha256(ipc_bytes(df)).hexdigest()[:16]
+    """The values, in the frame's order, whatever chunks DuckDB's scan returned them in (a scan's chunking
+    follows the file's physical layout, which two equal writes need not share)."""
+    return hashlib.sha256(ipc_bytes(df.rechunk())).hexdigest()[:16]
 
 
 def digest(home: Path) -> dict:

@@ -1,19 +1,16 @@
 """Asset-check results built from gridshift's validation outcomes (schema and coverage).
 
 The grid checks are partitioned like their assets (region × year): a run over many partitions (a
-single-run backfill) evaluates both checks once per partition, and each evaluation names its partition
-and the materialization it judged, exactly as a run of that one partition records it.
+single-run backfill) evaluates both checks once per partition, and each evaluation names its partition and is
+recorded in the run that materialized it, as a run of that one partition records it.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 
 import dagster as dg
-from dagster._core.definitions.asset_checks.asset_check_evaluation import (
-    AssetCheckEvaluationTargetMaterializationData,
-)
 
 from gridshift.errors import DataError
 from gridshift.quality import MIN_COVERAGE
@@ -65,7 +62,9 @@ def passed_results(asset_name: str, report: IngestReport) -> list[dg.AssetCheckR
     low = cov is not None and cov < MIN_COVERAGE
     return [
         dg.AssetCheckResult(asset_key=asset_name, check_name=SCHEMA_CHECK, passed=True,
-                            metadata={"rows": report.rows}),
+                            metadata={"rows": report.rows,
+                                      **({"plausibility_overridden": ",".join(report.overridden)}
+                                         if report.overridden else {})}),
         dg.AssetCheckResult(
             asset_key=asset_name, check_name=COVERAGE_CHECK,
             passed=not low or report.allowed_partial,
@@ -92,49 +91,23 @@ def report_metadata(report: IngestReport) -> dict:
 
 
 # ----------------------------------------------------------------- per-partition results in one run
-def evaluation(result: dg.AssetCheckResult, partition: str, target: dg.EventLogRecord | None
-               ) -> dg.AssetCheckEvaluation:
-    """``result`` as the evaluation of ``partition``, pointing at ``target`` (the materialization it judged).
+def evaluation(result: dg.AssetCheckResult, partition: str) -> dg.AssetCheckEvaluation:
+    """``result`` as the (blocking) evaluation of ``partition``.
 
     ``AssetCheckResult`` takes its partition from a run of one partition; a run over many yields one
-    ``AssetCheckEvaluation`` per partition instead (blocking, as the spec says)."""
+    ``AssetCheckEvaluation`` per partition instead. It is recorded in the run that materialized the partition,
+    which is how Dagster relates it to that materialization."""
     return dg.AssetCheckEvaluation(
         asset_key=result.asset_key, check_name=result.check_name, passed=result.passed, metadata=result.metadata,
-        severity=result.severity, description=result.description, blocking=True, partition=partition,
-        target_materialization_data=AssetCheckEvaluationTargetMaterializationData(
-            storage_id=target.storage_id, run_id=target.run_id, timestamp=target.timestamp,
-        ) if target is not None else None,
+        severity=result.severity, description=result.description, blocking=True, partition=str(partition),
     )
 
 
-def latest_materializations(instance: dg.DagsterInstance, asset_name: str, partitions: Iterable[str]
-                            ) -> dict[str, dg.EventLogRecord]:
-    """The latest materialization record of each partition (absent: never materialized)."""
-    wanted = list(dict.fromkeys(partitions))
-    if not wanted:
-        return {}
-    found: dict[str, dg.EventLogRecord] = {}
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset_name), asset_partitions=wanted), limit=len(wanted)).records
-    for rec in records:  # newest first
-        found.setdefault(str(rec.partition_key), rec)
-    for pk in wanted:  # a partition materialized more recently by another run than the others: ask alone
-        if pk not in found:
-            one = instance.fetch_materializations(
-                dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset_name), asset_partitions=[pk]), limit=1).records
-            if one:
-                found[pk] = one[0]
-    return found
-
-
 def check_outputs(context: dg.AssetExecutionContext) -> Iterator[dg.Output]:
-    """The (valueless) outputs of the asset's selected checks, once each: a step that reports its
-    checks as per-partition evaluations still completes the check steps Dagster planned."""
-    selected = set(context.selected_asset_check_keys)
-    for name, spec in context.assets_def.check_specs_by_output_name.items():
+    """The (valueless) outputs of the asset's selected checks, once each: a step that reports its checks as
+    per-partition evaluations still completes the check steps Dagster planned (a check's output is named by
+    its spec's ``get_python_identifier``)."""
+    selected = context.selected_asset_check_keys
+    for spec in context.assets_def.check_specs:
         if spec.key in selected:
-            yield dg.Output(None, output_name=name)
-
-
-def metadata_json(value: Mapping) -> dg.MetadataValue:
-    return dg.MetadataValue.json(dict(value))
+            yield dg.Output(None, output_name=spec.get_python_identifier())

@@ -26,6 +26,16 @@ def key(region: str, year: int) -> dg.MultiPartitionKey:
     return dg.MultiPartitionKey({"region": region, "year": str(year)})
 
 
+#: The prefix of the asset-event tags naming a multi-partition key's dimensions (Dagster's ``dagster/partition/<dim>``).
+DIMENSION_TAG_PREFIX = "dagster/partition/"
+
+
+def dimension_tags(pk: dg.MultiPartitionKey) -> dict[str, str]:
+    """The dimension tags of ``pk`` as the region × year definition gives them (its run tags also hold the whole
+    key, ``dagster/partition``, which is a run's tag, not an asset event's)."""
+    return {k: v for k, v in region_year.get_tags_for_partition_key(pk).items() if k.startswith(DIMENSION_TAG_PREFIX)}
+
+
 def as_key(partitions_def: dg.MultiPartitionsDefinition, pk: str) -> dg.MultiPartitionKey:
     """A key as the definition's MultiPartitionKey (runs launched from tags carry its string form)."""
     return pk if isinstance(pk, dg.MultiPartitionKey) else partitions_def.get_partition_key_from_str(pk)

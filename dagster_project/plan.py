@@ -1,19 +1,16 @@
-"""Which runs materialize a set of grid partitions, without importing Dagster.
+"""Which runs materialize a set of grid partitions: plain Python over the partition keys.
 
 The partition years, and the cut of requested ``(asset, region, year)`` partitions into rectangles of
 consecutive regions × consecutive years (one run each: ``dagster_project.runner.plan_runs``, whose
-docstring says why). Dagster-free so that the CLI can know, before Dagster is even imported, in which
-order the runs will ask for the partitions (``warehouse.ingest.prefetch_grid`` prepares them in it).
+docstring says why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
 from gridshift import locations
-from gridshift.sources import SIGNAL_TABLES
 
 FIRST_YEAR = 2015
 YEARS = [str(y) for y in range(FIRST_YEAR, datetime.now(UTC).year + 1)]
@@ -51,23 +48,4 @@ def rectangles(requests: Sequence[tuple[str, str, int]]
     return sorted(rects, key=lambda b: (years_order.index(b[2][0]), regions_order.index(b[1][0]), b[0]))
 
 
-def ask_order(requests: Sequence[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
-    """``requests`` in the order the planned runs' steps ask for them: run by run, asset by asset (a run's
-    steps go in asset-name order), each asset's partitions region by region, year by year."""
-    return [(asset, r, y) for assets, regions, years in rectangles(requests) for asset in assets
-            for r in regions for y in years]
-
-
-def mirror_ask_order(kinds: Sequence[str], regions: Sequence[str], years: Sequence[int], mirror: Path
-                     ) -> list[tuple[str, str, int]]:
-    """The ``(signal kind, region, year)`` grid partitions ``mirror`` holds, in the order the runs that ingest
-    them ask for them (:func:`ask_order` over their assets): what ``warehouse.ingest.prefetch_grid`` is given."""
-    from warehouse.ingest import in_mirror
-
-    kind_of = {SIGNAL_TABLES[k]: k for k in kinds}
-    cells = [(SIGNAL_TABLES[k], r, int(y)) for k in kinds for r in regions for y in years
-             if in_mirror(k, r, int(y), mirror)]
-    return [(kind_of[t], r, y) for t, r, y in ask_order(cells)]
-
-
-__all__ = ["FIRST_YEAR", "YEARS", "ask_order", "mirror_ask_order", "rectangles"]
+__all__ = ["FIRST_YEAR", "YEARS", "rectangles"]

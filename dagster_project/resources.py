@@ -17,12 +17,13 @@ from gridshift.home import Home
 
 class GridshiftResource(dg.ConfigurableResource):
     """The gridshift home (warehouse, raw landings, bundles), an optional local mirror folder, and the
-    ingest switches the CLI exposes as ``--live`` and ``--allow-partial``."""
+    ingest switches the CLI exposes as ``--live``, ``--allow-partial`` and ``--allow-implausible``."""
 
     home: str = ""  # empty: GRIDSHIFT_HOME, else ./.gridshift
     mirror: str = ""  # empty: GRIDSHIFT_MIRROR, else no mirror
     live: bool = False  # fetch from the publishers when the mirror lacks a file (docs/sources.md)
     allow_partial: bool = False  # accept (and record) a partition covering less than MIN_COVERAGE of its year
+    allow_implausible: bool = False  # accept (and record) a partition failing an overridable plausibility check
 
     def home_obj(self) -> Home:
         return Home.resolve(self.home or None).ensure()

@@ -9,7 +9,9 @@ to the bundle — shows in ``./run.sh ui`` (``dg dev``) afterwards. A failed run
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,8 @@ SOURCE_ASSETS: dict[str, list[str]] = {
     "network": ["locations", "egress_price", "network_path"],
 }
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+#: The run tags that make a run target a key range: what Dagster's own ``dagster asset materialize
+#: --partition-range START...END`` and a single-run backfill set (``materialize`` has no range argument in 1.13).
 PARTITION_RANGE_START, PARTITION_RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 
@@ -54,16 +58,40 @@ def _asset(name: str) -> dg.AssetsDefinition:
 
 
 def instance_yaml(dagster_dir: Path) -> str:
-    """The instance configuration of a home: no telemetry, the kept-open event-log and run storages and the
-    compute-log manager without helper processes (``dagster_project.storage``), in Dagster's usual places
-    under the instance directory."""
+    """The instance configuration of a home: Dagster's own SQLite storage under the instance directory
+    (``history/runs.db``, ``history/runs/*.db``, ``schedules``), its default compute-log manager
+    (``storage/``), no telemetry."""
     return ("telemetry:\n  enabled: false\n"
-            "compute_logs:\n  module: dagster_project.storage\n  class: HomeComputeLogManager\n"
-            f"  config:\n    base_dir: {dagster_dir / 'storage'}\n"
-            "event_log_storage:\n  module: dagster_project.storage\n  class: HomeEventLogStorage\n"
-            f"  config:\n    base_dir: {dagster_dir / 'history' / 'runs'}\n"
-            "run_storage:\n  module: dagster_project.storage\n  class: HomeRunStorage\n"
-            f"  config:\n    base_dir: {dagster_dir / 'history'}\n")
+            f"storage:\n  sqlite:\n    base_dir: {json.dumps(str(dagster_dir))}\n")
+
+
+def prepare_instance(home: Home) -> Path:
+    """Create ``<home>/dagster`` with its ``dagster.yaml`` (rewritten if the home moved); returns the directory
+    (the ``DAGSTER_HOME`` of ``./run.sh ui``)."""
+    d = home.dagster_dir
+    d.mkdir(parents=True, exist_ok=True)
+    cfg, text = d / "dagster.yaml", instance_yaml(d)
+    if not cfg.exists() or cfg.read_text() != text:
+        atomic_write_bytes(cfg, text.encode())
+    return d
+
+
+@contextmanager
+def open_instance(home: Home) -> Iterator[dg.DagsterInstance]:
+    """The persistent instance of this home, open for the block (opening one sets up its SQLite storages: pass
+    it to every run of a command rather than opening it per run)."""
+    with dg.DagsterInstance.from_config(str(prepare_instance(home))) as inst:
+        yield inst
+
+
+@contextmanager
+def _using(home: Home, instance: dg.DagsterInstance | None) -> Iterator[dg.DagsterInstance]:
+    """``instance`` when the caller holds one open, else the home's, open for the block."""
+    if instance is not None:
+        yield instance
+    else:
+        with open_instance(home) as inst:
+            yield inst
 
 
 class RunFailed(GridshiftError):
@@ -103,25 +131,10 @@ class Outcome:
         return " ".join(str(x) for x in (self.asset, self.region, self.year) if x is not None)
 
 
-_INSTANCES: dict[Path, dg.DagsterInstance] = {}
-
-
-def instance(home: Home) -> dg.DagsterInstance:
-    """The persistent instance of this home (``<home>/dagster``, the ``DAGSTER_HOME`` of ``./run.sh ui``),
-    opened once per process (opening one sets up its SQLite storages: about a second)."""
-    d = home.dagster_dir
-    if d not in _INSTANCES:
-        d.mkdir(parents=True, exist_ok=True)
-        cfg, text = d / "dagster.yaml", instance_yaml(d)
-        if not cfg.exists() or cfg.read_text() != text:  # ours: rewritten if the home moved
-            atomic_write_bytes(cfg, text.encode())
-        _INSTANCES[d] = dg.DagsterInstance.from_config(str(d))
-    return _INSTANCES[d]
-
-
-def resources(home: Home, mirror: Path | None, *, live: bool = False, allow_partial: bool = False) -> dict:
+def resources(home: Home, mirror: Path | None, *, live: bool = False, allow_partial: bool = False,
+              allow_implausible: bool = False) -> dict:
     return {"gridshift": GridshiftResource(home=str(home.root), mirror=str(mirror) if mirror else "", live=live,
-                                           allow_partial=allow_partial)}
+                                           allow_partial=allow_partial, allow_implausible=allow_implausible)}
 
 
 def _message(err) -> tuple[str, str]:
@@ -144,11 +157,11 @@ def root_causes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[str, str]]
     return out
 
 
-def _run(names: Sequence[str], home: Home, res: dict, *, partition_key=None, tags: dict | None = None,
-         run_config: dict | None = None) -> dg.ExecuteInProcessResult:
+def _run(names: Sequence[str], instance: dg.DagsterInstance, res: dict, *, partition_key=None,
+         tags: dict | None = None, run_config: dict | None = None) -> dg.ExecuteInProcessResult:
     return dg.materialize(
         [_asset(n) for n in names], partition_key=partition_key, resources=res, raise_on_error=False,
-        run_config={**QUIET, **(run_config or {})}, instance=instance(home), tags=tags,
+        run_config={**QUIET, **(run_config or {})}, instance=instance, tags=tags,
     )
 
 
@@ -180,11 +193,17 @@ class Block:
     def keys(self) -> list[dg.MultiPartitionKey]:
         return [key(r, y) for r in self.regions for y in self.years]
 
-    def tags(self) -> dict[str, str] | None:
+    def key_range(self) -> dg.PartitionKeyRange | None:
+        """The run's key range; None for one partition (a plain partition run, as the UI launches it)."""
         if len(self.regions) == 1 and len(self.years) == 1:
-            return None  # one partition: a plain partition run, as the UI launches it
-        return {PARTITION_RANGE_START: str(key(self.regions[0], self.years[0])),
-                PARTITION_RANGE_END: str(key(self.regions[-1], self.years[-1]))}
+            return None
+        return dg.PartitionKeyRange(str(key(self.regions[0], self.years[0])),
+                                    str(key(self.regions[-1], self.years[-1])))
+
+    def tags(self) -> dict[str, str] | None:
+        """The run tags of :meth:`key_range` (:data:`PARTITION_RANGE_START`, :data:`PARTITION_RANGE_END`)."""
+        r = self.key_range()
+        return None if r is None else {PARTITION_RANGE_START: r.start, PARTITION_RANGE_END: r.end}
 
 
 def plan_runs(requests: Sequence[tuple[str, str, int]]) -> list[Block]:
@@ -241,13 +260,12 @@ def _block_outcomes(result: dg.ExecuteInProcessResult, block: Block) -> dict[tup
 def _check_range(block: Block) -> None:
     """Refuse to launch a run whose key range would not expand to exactly the block's partitions (the
     range semantics ``plan_runs`` relies on; a Dagster upgrade that changed them fails here, loudly)."""
-    tags = block.tags()
-    if tags is None:
+    r = block.key_range()
+    if r is None:
         return
-    got = region_year.get_partition_keys_in_range(dg.PartitionKeyRange(tags[PARTITION_RANGE_START],
-                                                                       tags[PARTITION_RANGE_END]))
+    got = region_year.get_partition_keys_in_range(r)
     if [str(k) for k in got] != [str(k) for k in block.keys]:
-        raise GridshiftError(f"the key range {tags[PARTITION_RANGE_START]}..{tags[PARTITION_RANGE_END]} expands to "
+        raise GridshiftError(f"the key range {r.start}..{r.end} expands to "
                              f"{len(got)} partitions, not the {len(block.keys)} planned: Dagster's range semantics "
                              "changed; plan_runs must follow")
 
@@ -258,12 +276,13 @@ def _unknown_years(years: Sequence[int]) -> list[int]:
 
 def materialize_grid(
     requests: Sequence[tuple[str, str, int]], *, home: Home, mirror: Path | None, live: bool = False,
-    allow_partial: bool = False, on_run: Callable[[Block], None] | None = None,
+    allow_partial: bool = False, on_run: Callable[[Block], None] | None = None, allow_implausible: bool = False,
+    instance: dg.DagsterInstance | None = None,
 ) -> dict[tuple[str, str, int], Outcome]:
     """Materialize the requested ``(kind, region, year)`` grid partitions in as few runs as
     :func:`plan_runs` allows (each run one step per asset, all its partitions checked, written and
     recorded per partition: ``dagster_project.assets.grid``). Returns the outcome of each request."""
-    res = resources(home, mirror, live=live, allow_partial=allow_partial)
+    res = resources(home, mirror, live=live, allow_partial=allow_partial, allow_implausible=allow_implausible)
     out: dict[tuple[str, str, int], Outcome] = {}
     todo = []
     for kind, region, year in requests:
@@ -274,13 +293,14 @@ def materialize_grid(
                 error=f"{year} is not a partition of {table}: its years are {YEARS[0]}..{YEARS[-1]}")
         else:
             todo.append((table, region, int(year)))
-    for block in plan_runs(todo):
-        _check_range(block)
-        result = _run(block.assets, home, res, partition_key=block.keys[0] if block.tags() is None else None,
-                      tags=block.tags())
-        out.update(_block_outcomes(result, block))
-        if on_run:
-            on_run(block)
+    with _using(home, instance) as inst:
+        for block in plan_runs(todo):
+            _check_range(block)
+            result = _run(block.assets, inst, res, partition_key=block.keys[0] if block.tags() is None else None,
+                          tags=block.tags())
+            out.update(_block_outcomes(result, block))
+            if on_run:
+                on_run(block)
     return {(kind, region, year): out[(SIGNAL_TABLES[kind], region, year)] for kind, region, year in requests}
 
 
@@ -308,17 +328,27 @@ def _cell_ticker(cells: Sequence[tuple[str, str, int]], tick: Callable[[str], No
 def materialize_sources(
     *, regions: Sequence[str], years: Sequence[int], sources: Sequence[str], home: Home, mirror: Path | None,
     live: bool = False, allow_partial: bool = False, skip: Callable[[str, str, int], bool] | None = None,
-    on_progress: Callable[[str], None] | None = None,
+    on_progress: Callable[[str], None] | None = None, allow_implausible: bool = False,
+    instance: dg.DagsterInstance | None = None,
 ) -> list[Outcome]:
     """Materialize the selected sources: reference tables once (one run), grid signals for every
     region × year in as few runs as :func:`plan_runs` allows (one for any consecutive rectangle).
     ``skip(kind, region, year)`` marks partitions not to attempt (listed as skipped, never planned).
-    Outcomes come in the order region, year, source."""
-    res = resources(home, mirror, live=live, allow_partial=allow_partial)
+    Outcomes come in the order region, year, source. ``instance``: the open instance to record the runs in
+    (default: the home's, opened for the call)."""
+    with _using(home, instance) as inst:
+        return _sources(regions, years, sources, home, mirror, inst, live=live, allow_partial=allow_partial,
+                        skip=skip, on_progress=on_progress, allow_implausible=allow_implausible)
+
+
+def _sources(regions: Sequence[str], years: Sequence[int], sources: Sequence[str], home: Home, mirror: Path | None,
+             instance: dg.DagsterInstance, *, live: bool, allow_partial: bool, allow_implausible: bool,
+             skip: Callable[[str, str, int], bool] | None, on_progress: Callable[[str], None] | None) -> list[Outcome]:
+    res = resources(home, mirror, live=live, allow_partial=allow_partial, allow_implausible=allow_implausible)
     outcomes: list[Outcome] = []
     reference = [n for s in sources if s not in SIGNAL_TABLES for n in SOURCE_ASSETS[s]]
     if reference:
-        outcomes += _outcomes(_run(reference, home, res), reference, None, None)
+        outcomes += _outcomes(_run(reference, instance, res), reference, None, None)
         if on_progress:
             on_progress("reference tables")
     kinds = [s for s in sources if s in SIGNAL_TABLES]
@@ -330,7 +360,8 @@ def materialize_sources(
             if all(c in skipped for c in cells if c[1] == region and c[2] == year):
                 on_progress(f"{region} {year} (skipped)")
     done = materialize_grid(todo, home=home, mirror=mirror, live=live, allow_partial=allow_partial,
-                            on_run=_cell_ticker(todo, on_progress, lambda r, y: f"{r} {y}"))
+                            allow_implausible=allow_implausible,
+                            on_run=_cell_ticker(todo, on_progress, lambda r, y: f"{r} {y}"), instance=instance)
     for region in regions:
         for year in years:  # per region and year: the skipped sources first, then the others (as listed before)
             cell = [(kind, region, year) for kind in kinds]
@@ -342,25 +373,30 @@ def materialize_sources(
 def materialize_workload(
     *, workload: str, years: Sequence[int], home: Home, mirror: Path | None, trace_dir: Path | None = None,
     seed: int = 0, load_factor: float = 1.0, bandwidth_model: str = "ai", live: bool = False,
+    instance: dg.DagsterInstance | None = None,
 ) -> list[Outcome]:
-    """Materialize ``workload_tasks`` for each year (one run per partition)."""
+    """Materialize ``workload_tasks`` for each year (one run per partition; ``instance`` as
+    :func:`materialize_sources`)."""
     from dagster_project.assets.workload import workload_key
 
     config = {"seed": seed, "load_factor": load_factor, "bandwidth_model": bandwidth_model,
               "trace_dir": str(trace_dir) if trace_dir else ""}
     res = resources(home, mirror, live=live)
     outcomes = []
-    for year in years:
-        result = _run(["workload_tasks"], home, res, partition_key=workload_key(workload, year),
-                      run_config={"ops": {"workload_tasks": {"config": config}}})
-        outcomes += _outcomes(result, ["workload_tasks"], workload, year)
+    with _using(home, instance) as inst:
+        for year in years:
+            result = _run(["workload_tasks"], inst, res, partition_key=workload_key(workload, year),
+                          run_config={"ops": {"workload_tasks": {"config": config}}})
+            outcomes += _outcomes(result, ["workload_tasks"], workload, year)
     return outcomes
 
 
-def materialize_bundle(config: BundleConfig, home: Home, mirror: Path | None) -> dict[str, Any]:
+def materialize_bundle(config: BundleConfig, home: Home, mirror: Path | None,
+                       instance: dg.DagsterInstance | None = None) -> dict[str, Any]:
     """Materialize ``scenario_bundle`` with ``config``; returns its metadata (bundle id, path, ...)."""
-    result = _run(["scenario_bundle"], home, resources(home, mirror),
-                  run_config={"ops": {"scenario_bundle": {"config": config.model_dump()}}})
+    with _using(home, instance) as inst:
+        result = _run(["scenario_bundle"], inst, resources(home, mirror),
+                      run_config={"ops": {"scenario_bundle": {"config": config.model_dump()}}})
     out = _outcomes(result, ["scenario_bundle"], None, None)[0]
     if not out.ok:
         raise RunFailed("building the bundle failed", out)
@@ -388,10 +424,17 @@ def export_bundle(
     then the ``scenario_bundle`` asset — every run on the home's instance, so the UI shows the lineage.
     A required input that fails raises :class:`RunFailed` with its root cause; an optional neighbouring
     year that fails is skipped (the edge is then held, flagged, within the gap limit)."""
+    with open_instance(home.ensure()) as inst:
+        return _export(params, home, mirror, out, inst, live=live, allow_partial=allow_partial, on_plan=on_plan,
+                       on_progress=on_progress)
+
+
+def _export(params: BuildParams, home: Home, mirror: Path | None, out: Path | None, instance: dg.DagsterInstance, *,
+            live: bool, allow_partial: bool, on_plan: Callable[[IngestPlan], None] | None,
+            on_progress: Callable[[str], None] | None) -> Exported:
     from dagster_project.assets.bundle import BundleConfig
     from scenario_builder.export import plan
 
-    home.ensure()
     p = plan(params, home, mirror)
     if on_plan:
         on_plan(p)
@@ -403,7 +446,7 @@ def export_bundle(
         cells = [(k, region, year) for region, year, kinds in items for k in kinds]
         kinds_of = {(region, int(year)): ",".join(kinds) for region, year, kinds in items}
         done = materialize_grid(cells, home=home, mirror=mirror, live=live and not optional,
-                                allow_partial=allow_partial,
+                                allow_partial=allow_partial, instance=instance,
                                 on_run=_cell_ticker(cells, tick, lambda r, y, k=kinds_of: f"{r} {y} {k[(r, y)]}"))
         got = list(done.values())
         outcomes += got if not optional else [o for o in got if o.ok]
@@ -412,21 +455,23 @@ def export_bundle(
             more = f" and {len(bad) - 1} more ({', '.join(o.label for o in bad[1:4])})" if len(bad) > 1 else ""
             raise RunFailed(f"ingesting {bad[0].label}{more} failed", bad[0], bad)
     if p.reference:
-        outcomes += materialize_sources(regions=[], years=[], sources=["network"], home=home, mirror=mirror)
+        outcomes += materialize_sources(regions=[], years=[], sources=["network"], home=home, mirror=mirror,
+                                        instance=instance)
         tick("reference tables")
         bad = failed(outcomes)
         if bad:
             raise RunFailed(f"ingesting {bad[0].label} failed", bad[0], bad)
     if p.workload:
         got = materialize_workload(workload=params.workload, years=[params.year], home=home, mirror=mirror,
-                                   seed=params.seed, live=live)
+                                   seed=params.seed, live=live, instance=instance)
         outcomes += got
         if failed(got):
             raise RunFailed(f"deriving {got[0].label} failed", got[0], got)
         tick(f"workload {params.workload} {params.year}")
-    meta = materialize_bundle(BundleConfig.from_params(params, out), home, mirror)
+    meta = materialize_bundle(BundleConfig.from_params(params, out), home, mirror, instance)
     return Exported(str(meta["bundle_id"]), Path(str(meta["path"])), bool(meta["reused"]), outcomes)
 
 
-__all__ = ["Block", "Exported", "Outcome", "RunFailed", "export_bundle", "failed", "instance", "materialize_bundle",
-           "materialize_grid", "materialize_sources", "materialize_workload", "plan_runs", "resources", "root_causes"]
+__all__ = ["Block", "Exported", "Outcome", "RunFailed", "export_bundle", "failed", "materialize_bundle",
+           "materialize_grid", "materialize_sources", "materialize_workload", "open_instance", "plan_runs",
+           "prepare_instance", "resources", "root_causes"]

@@ -13,7 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from dagster_project.runner import instance
+from dagster_project.runner import prepare_instance
 from gridshift.home import Home
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ def main(argv: list[str]) -> None:
     if len(argv) >= 2 and argv[0] == "--home":
         home, argv = argv[1], argv[2:]
     h = Home.resolve(home).ensure()
-    instance(h)  # creates or updates <home>/dagster/dagster.yaml
+    prepare_instance(h)  # creates or updates <home>/dagster/dagster.yaml
     os.environ["DAGSTER_HOME"] = str(h.dagster_dir)
     os.environ["GRIDSHIFT_HOME"] = str(h.root)
     dg = shutil.which("dg") or os.path.join(os.path.dirname(sys.executable), "dg")

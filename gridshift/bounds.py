@@ -1,13 +1,15 @@
 """Plausibility bounds of every numeric value that crosses a contract: declared once.
 
-The warehouse's Pandera models and the bundle validator (``gridshift.bundle``) both take their
-ranges from here, so a value the warehouse refuses can never reach the simulator through a bundle
-edited by hand, and the two never drift apart. Each bound is (low, high, inclusive-low) with the
+The field registry (``gridshift.fields``) gives these ranges to its fields, and the warehouse's
+Pandera models and the bundle validator (``gridshift.bundle``) both take them from there, so a value
+the warehouse refuses can never reach the simulator through a bundle edited by hand, and the two
+never drift apart. Each bound is (low, high, inclusive-low) with the
 reason for it; values outside are refused by name, never clipped.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -39,7 +41,9 @@ BOUNDS: dict[str, Bound] = {
     "usd_per_gb": Bound(0.0, 10.0, "published inter-region egress prices are below 0.25 USD/GB"),
     "throughput_mbps": Bound(0.0, 1e7, "a path carries data (> 0) and no WAN path exceeds 10 Tbit/s",
                              low_inclusive=False),
-    "rtt_ms": Bound(0.0, 10_000.0, "the longest great-circle round trip is ~270 ms; 10 s is a broken path"),
+    "rtt_ms": Bound(0.0, 10_000.0, "0 is a datacenter to itself (a bundle's diagonal) or two sites closer than "
+                                    "the model's resolution; the longest great-circle round trip is ~270 ms; 10 s "
+                                    "is a broken path"),
     # tasks (sanity, not physics: orders of magnitude beyond any job in the published traces, and small
     # enough that every sum over a year of tasks stays finite)
     "duration_s": Bound(0.0, 1e9, "a task runs for some time (> 0) and for less than ~30 years",
@@ -53,8 +57,10 @@ BOUNDS: dict[str, Bound] = {
     "max_delay_s": Bound(0.0, 1e9, "allowed delay before a task must start (its queue class); less than ~30 years"),
     "checkpoint_s": Bound(0.0, 86_400.0, "extra work per resume or rescale (checkpoint-restart); published "
                                           "checkpoint-restart delays are seconds to minutes, a day is a broken value"),
-    "min_scale": Bound(0.0, 1.0, "smallest allocation of an elastic task, as a fraction of its request (> 0; 1 "
-                                 "for a task that cannot shrink)", low_inclusive=False),
+    "min_scale": Bound(1.0 / 1024.0, 1.0, "smallest allocation of an elastic task, as a fraction of its request (1 "
+                                          "for a task that cannot shrink); at least 1/1024, the reciprocal of "
+                                          "max_scale's ceiling, so that its speed 1 + m (min_scale - 1) >= min_scale "
+                                          "stays > 0 (m = marginal_throughput <= 1): the engine divides work by it"),
     "max_scale": Bound(1.0, 1024.0, "largest allocation of an elastic task, as a multiple of its request (1 for a "
                                     "task that cannot grow)"),
     "marginal_throughput": Bound(0.0, 1.0, "throughput an extra unit of allocation adds, relative to the throughput "
@@ -72,3 +78,13 @@ BOUNDS: dict[str, Bound] = {
 
 def get(name: str) -> Bound:
     return BOUNDS[name]
+
+
+def markdown_table(ranges: Mapping[str, Bound | None], *, flag: str = "True or False") -> str:
+    """A Markdown table of declared ranges (``None``: a flag), as docs/bundle_format.md lists them (a test
+    checks the document equals this rendering of every declaration)."""
+    rows = ["| parameter | valid range | why |", "|---|---|---|"]
+    for name, b in ranges.items():
+        rng, why = (flag, "a flag") if b is None else (b.describe(), b.reason.replace("|", "/"))
+        rows.append(f"| `{name}` | {rng} | {why} |")
+    return "\n".join(rows)

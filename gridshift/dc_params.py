@@ -2,8 +2,11 @@
 
 Stdlib only, so that the bundle builder can import it to write ``datacenters.json``'s
 ``physics`` object and ``sim_core`` can read it back. Every field name carries its unit; every
-default carries a note on where the number comes from. ``to_dict``/``from_dict`` round-trip
-through JSON and reject unknown keys.
+default carries a note on where the number comes from, and every numeric field a valid range with its
+physical reason (``PARAM_RANGES``, one table next to the fields): a value of the wrong type, non-finite or
+outside its range, or breaking a joint rule (``DatacenterParams._check_joint``), is refused by name with a
+:class:`ParamError`, wherever the parameters enter. ``to_dict``/``from_dict`` round-trip through JSON and
+reject unknown keys.
 
 The model that uses these numbers is described in ``docs/simulation.md`` (section Simulation) and
 specified in SIMULATION.md §4.
@@ -17,8 +20,10 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from gridshift.bounds import Bound
+
 __all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES", "FACILITY_PRESETS",
-           "GPU_POWER_MODELS"]
+           "GPU_POWER_MODELS", "ABSENT_MEANS", "PARAM_RANGES", "ParamError", "physics_column"]
 
 #: GPU models: (idle W, max W). Max = board power:
 #: * V100 250 W: NVIDIA Tesla V100 PCIe Product Brief PB-08744-001_v03 (Oct 2017), board power 250 W (300 W
@@ -84,6 +89,164 @@ ABSENT_MEANS: dict[str, object] = {
     "ups_loss_c0": 0.0, "ups_loss_c1": 0.0, "ups_loss_c2": 0.0, "transformer_nameplate_eff": 1.0,
     "lighting_frac": 0.0, "gpu_power_model": "fleet_average",
 }
+
+_FLOOR = ("a floor on flow as a fraction of design flow: at most design (1), and at least 1 %: below it a fan or "
+          "pump is stopped, not modulated (SustainCluster's lowest server airflow ratio is 0.01)")
+_CURVE = ("coefficient of a curve normalised to ~1 at its rating point (EnergyPlus's curve sets lie well inside "
+          "+-10); the curve itself is checked over its operating range (docs/bundle_format.md)")
+_FAN = "fan power per kW of heat rejected: 0.012-0.021 for towers on the market (Energies 2023, 16(9), 3661)"
+_DT_INPUTS = "chiller_cond_min_c, cond_design_water_c, chw_supply_c, chw_design_c, chiller_dt_max"
+_PUMP_INPUTS = ("chiller_cop_water (chiller_cop_air when air-cooled), chiller_capacity_factor, the chiller curves "
+                "and chiller_min_plr")
+_PUMP = "pump power per kW of design cooling: 0.015-0.025 (the sources above)"
+
+#: The valid range of every numeric DatacenterParams field with its physical reason: declared once, checked
+#: by DatacenterParams itself, so wherever parameters enter (a datacenters or sites file at export, a bundle at
+#: verify/load, the Python API) a value outside is refused by name, never clipped. Joint rules (idle <= max,
+#: curves positive over their operating range, ...) are checked after these: see ``DatacenterParams``.
+PARAM_RANGES: dict[str, Bound] = {
+    "cores_per_server": Bound(1.0, 4096.0, "a server has at least one core; the largest 2-socket servers hold "
+                                           "2 x 192 (AMD EPYC 9965)"),
+    "cpu_server_max_w": Bound(1.0, 10_000.0, "a server's CPU part draws watts to ~2 kW; 10 kW is no single server"),
+    "cpu_server_idle_w": Bound(0.0, 10_000.0, "a power (and idle <= max <= nameplate)"),
+    "cpu_server_nameplate_w": Bound(1.0, 10_000.0, "a server's rated maximum (and idle <= max <= nameplate)"),
+    "cpu_leakage_frac": Bound(0.0, 1.0, "a fraction of cpu_server_max_w (measured: under 0.5 %/K)"),
+    "cpu_leakage_ref_c": Bound(0.0, 50.0, "a rack-inlet temperature (ASHRAE allowable classes: 5-45 degC)"),
+    "cpu_leakage_span_k": Bound(1.0, 100.0, "a temperature span (it divides; the source's is 12 K)"),
+    "gpu_idle_w": Bound(0.0, 2000.0, "data-centre GPU board powers are at most ~1,200 W (and idle <= max)"),
+    "gpu_max_w": Bound(1.0, 2000.0, "data-centre GPU board powers are 250 W (V100) to ~1,200 W"),
+    "gpu_alloc_util": Bound(0.0, 1.0, "a busy-time fraction"),
+    "gpus_per_server": Bound(1.0, 64.0, "a GPU server holds at least one GPU; HGX/DGX boards hold 8"),
+    "server_sleep_w": Bound(0.0, 10_000.0, "a power, at most the idle power"),
+    "gpu_sleep_w": Bound(0.0, 2000.0, "a power, at most the GPU's idle power"),
+    "server_wake_s": Bound(0.0, 900.0, "the engine lets a wake span at most one 15-min step"),
+    "server_wake_power_frac": Bound(0.0, 1.0, "a booting server draws at most its full-load power (AutoScale: "
+                                              "peak power during setup)"),
+    "server_spare_min": Bound(0.0, 1e6, "a whole number of servers (a million is more than any site holds)"),
+    "mem_static_w_per_gb": Bound(0.0, 10.0, "DRAM draws 0.07-0.125 W/GB (sources above); 10 is ~100x"),
+    "mem_dynamic_w_per_gb": Bound(0.0, 10.0, "DRAM draws well under 1 W/GB in use; 10 is ~50x"),
+    "it_fan_design_frac": Bound(0.0, 1.0, "a fraction of the design IT heat (sources: 5-15 %)"),
+    "it_fan_min_airflow_ratio": Bound(0.01, 1.0, _FLOOR),
+    "server_delta_t_design_k": Bound(1.0, 50.0, "air temperature rise across a server (it divides; ~11-12 K)"),
+    "supply_air_c": Bound(5.0, 45.0, "a supply-air set point within ASHRAE's allowable inlet classes (5-45 degC)"),
+    "supply_approach_k": Bound(0.0, 20.0, "supply-to-inlet mixing, 0 (contained) to ~10 K (sources: 2-8 K)"),
+    "return_approach_k": Bound(0.0, 20.0, "outlet-to-return mixing (sources: 1-4 K)"),
+    "air_density_kg_m3": Bound(0.5, 1.5, "air at 0-5,000 m and -20..50 degC"),
+    "air_cp_j_per_kg_k": Bound(950.0, 1100.0, "dry air 1,005 J/(kg K), humid air a few % more"),
+    "crac_fan_design_frac": Bound(0.0, 1.0, "a fraction of the design IT power"),
+    "crac_min_airflow_ratio": Bound(0.01, 1.0, _FLOOR),
+    "chiller_cop_water": Bound(1.0, 12.3, "a chiller moves more heat than it uses (> 1) and less than a Carnot "
+                                          "machine at the rating point: 279.8 K / (29.44 - 6.67) K = 12.3"),
+    "chiller_cop_air": Bound(1.0, 9.9, "> 1, and below Carnot at the rating point: 279.8 K / (35 - 6.67) K = 9.9"),
+    "chiller_capacity_factor": Bound(0.1, 10.0, "rated capacity / design cooling load: a chiller of this site"),
+    "chw_supply_c": Bound(1.0, 25.0, "chilled water above freezing; high-temperature systems supply ~20 degC"),
+    "chw_design_c": Bound(1.0, 25.0, "a chilled-water rating temperature (AHRI 550/590: 6.67 degC)"),
+    "cond_design_water_c": Bound(10.0, 50.0, "a condenser-water rating temperature (AHRI 550/590: 29.44 degC)"),
+    "cond_design_air_c": Bound(10.0, 60.0, "a condenser-air rating temperature (AHRI: 35 degC)"),
+    **{f"chiller_{c}_c{i}": Bound(-10.0, 10.0, _CURVE) for c in ("cap", "pow", "flf") for i in range(3)},
+    "chiller_cond_min_c": Bound(0.0, 45.0, "an entering condenser-water temperature above freezing"),
+    "chiller_dt_max": Bound(0.0, 20.0, "the curves' upper input limit (default 10; CapRatio's vertex is 15.4)"),
+    "chiller_min_plr": Bound(0.0, 1.0, "a part-load ratio"),
+    "chw_range_k": Bound(0.5, 20.0, "chilled-water return - supply at design (AHRI 550/590: 5.56 K)"),
+    "wse_hx_approach_k": Bound(0.0, 10.0, "a plate heat exchanger's approach (1-3 K)"),
+    "tower_design_wetbulb_c": Bound(-20.0, 40.0, "a design wet-bulb (the hottest climates' are ~32 degC)"),
+    "tower_approach_k": Bound(0.5, 20.0, "a cooling tower's approach (market median 5 K)"),
+    "tower_fan_design_frac": Bound(0.0, 0.2, _FAN),
+    "tower_wetbulb_sens_per_k": Bound(0.0, 0.2, "relative airflow per K of wet-bulb (default 4 %/K)"),
+    "tower_min_airflow_ratio": Bound(0.01, 1.0, _FLOOR),
+    "dry_cooler_approach_k": Bound(0.5, 40.0, "a dry cooler's approach (market median 10 K)"),
+    "dry_cooler_fan_design_frac": Bound(0.0, 0.2, _FAN),
+    "dry_cooler_air_dt_k": Bound(0.5, 30.0, "the coil's air-side rise (it divides; default 5.56 K)"),
+    "hybrid_switchover_c": Bound(-50.0, 60.0, "an outdoor dry-bulb"),
+    "adiabatic_pad_effectiveness": Bound(0.0, 1.0, "above 1 the pad would cool the air below its wet-bulb",
+                                         low_inclusive=False),
+    "chw_pump_design_frac": Bound(0.0, 0.2, _PUMP),
+    "cw_pump_design_frac": Bound(0.0, 0.2, _PUMP),
+    "pump_min_flow_ratio": Bound(0.01, 1.0, _FLOOR),
+    **{f"pump_curve_c{i}": Bound(-10.0, 10.0, _CURVE) for i in range(4)},
+    "latent_heat_kj_per_kg": Bound(2200.0, 2550.0, "water's latent heat: 2,501 kJ/kg at 0 degC, 2,257 at 100 degC"),
+    "drift_frac": Bound(0.0, 0.01, "a fraction of circulating water (EnergyPlus: typically 0.002-0.2 %)"),
+    "cw_range_k": Bound(0.5, 20.0, "condenser-water range (the drift divides by it; default 5.56 K)"),
+    "water_cp_kj_per_kg_k": Bound(4.0, 4.3, "liquid water: 4.18-4.22 kJ/(kg K) from 0 to 100 degC"),
+    "cycles_of_concentration": Bound(1.5, 50.0, "blowdown = evaporation / (cycles - 1); towers run 3-5 "
+                                                "(EnergyPlus), 50 is near-zero blowdown"),
+    "ups_loss_c0": Bound(0.0, 0.2, "UPS no-load loss as a fraction of its rating: 1.3 % in the WP108 fit; a UPS "
+                                   "losing a fifth of its rating at no load is no UPS on the market"),
+    "ups_loss_c1": Bound(0.0, 0.2, "UPS proportional loss per unit load (0.64 % in the fit); double-conversion "
+                                   "units are 90-97 % efficient"),
+    "ups_loss_c2": Bound(0.0, 0.2, "UPS square-law loss at full load (1.1 % in the fit; 1-4 % quoted)"),
+    "transformer_nameplate_eff": Bound(0.5, 1.0, "an efficiency, 1 = no loss; distribution transformers are "
+                                                 "~97-99.5 % efficient at their rating load"),
+    "transformer_nameplate_pul": Bound(0.05, 1.0, "the per-unit load of the nameplate efficiency: 0.35 dry-type, "
+                                                  "0.5 liquid-filled (NEMA TP-1); it divides"),
+    "lighting_frac": Bound(0.0, 0.2, "lighting as a fraction of design IT power: ~1 % in a data hall; 20 % would "
+                                     "be an office, not a white space"),
+}
+
+
+class ParamError(ValueError):
+    """A DatacenterParams value is of the wrong type, outside its declared range or breaks a joint rule.
+    ``name`` is the field (for a joint rule: the first field it names)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        self.name = name
+        super().__init__(message)
+
+
+class ParamTypeError(ParamError, TypeError):
+    """A DatacenterParams field that must be a number is not one."""
+
+
+def physics_column(exc: Exception) -> str:
+    """The column a file's refusal names for a bad ``physics`` object: ``physics.<field>`` when known."""
+    name = getattr(exc, "name", None)
+    return f"physics.{name}" if isinstance(name, str) else "physics"
+
+
+def _number(name: str, v: Any) -> float:
+    """``v`` as a float if it is a real number (not a bool) in ``PARAM_RANGES[name]``; else :class:`ParamError`."""
+    b = PARAM_RANGES[name]
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ParamTypeError(name, f"{name} must be a number in {b.describe()} ({b.reason}), got {v!r} "
+                                   f"({type(v).__name__})")
+    try:
+        x = float(v)
+    except OverflowError:  # an int beyond the float range
+        x = math.inf
+    if not (math.isfinite(x) and b.admits(x)):
+        raise ParamError(name, f"{name} = {v!r} is outside its range {b.describe()} ({b.reason})")
+    return x
+
+
+def _curve_error(p: DatacenterParams, prefix: str, n: int, why: str) -> ParamError:
+    """A refusal of a curve, naming each of its ``n`` coefficients ``<prefix>0..`` and its value."""
+    names = [f"{prefix}{i}" for i in range(n)]
+    return ParamError(names[0], f"{', '.join(f'{k} = {getattr(p, k)!r}' for k in names)}: {why}")
+
+
+def _quadratic_min(c0: float, c1: float, c2: float, lo: float, hi: float) -> tuple[float, float]:
+    """(min, max) of c0 + c1 x + c2 x^2 over [lo, hi] (ends and vertex)."""
+    xs = [lo, hi]
+    if c2 != 0.0 and lo < -c1 / (2.0 * c2) < hi:
+        xs.append(-c1 / (2.0 * c2))
+    ys = [c0 + c1 * x + c2 * x * x for x in xs]
+    return min(ys), max(ys)
+
+
+def _cubic_min(c: tuple[float, float, float, float], lo: float, hi: float) -> float:
+    """Minimum of c0 + c1 x + c2 x^2 + c3 x^3 over [lo, hi] (ends and the derivative's roots)."""
+    c0, c1, c2, c3 = c
+    xs = [lo, hi]
+    a, b, cc = 3.0 * c3, 2.0 * c2, c1  # derivative a x^2 + b x + cc
+    if a != 0.0:
+        disc = b * b - 4.0 * a * cc
+        if disc >= 0.0:
+            xs += [(-b + s * math.sqrt(disc)) / (2.0 * a) for s in (-1.0, 1.0)]
+    elif b != 0.0:
+        xs.append(-cc / b)
+    return min(c0 + x * (c1 + x * (c2 + x * c3)) for x in xs if lo <= x <= hi)
+
+
 @dataclass(frozen=True)
 class DatacenterParams:
     """Physical parameters of one datacenter (defaults documented per field)."""
@@ -482,54 +645,97 @@ class DatacenterParams:
     note: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        if self.condenser not in CONDENSER_TYPES:
-            raise ValueError(f"condenser must be one of {CONDENSER_TYPES}, got {self.condenser!r}")
-        if self.gpu_power_model not in GPU_POWER_MODELS:
-            raise ValueError(f"gpu_power_model must be one of {GPU_POWER_MODELS}, got {self.gpu_power_model!r}")
-        if self.economizer not in ECONOMIZER_TYPES:
-            raise ValueError(f"economizer must be one of {ECONOMIZER_TYPES}, got {self.economizer!r}")
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.type in ("float", float):
-                if isinstance(v, bool) or not isinstance(v, int | float):
-                    raise TypeError(f"{f.name} must be a number, got {v!r}")
-                if not math.isfinite(float(v)):
-                    raise ValueError(f"{f.name} must be finite, got {v!r}")
-                object.__setattr__(self, f.name, float(v))
-        if not 0.0 < self.adiabatic_pad_effectiveness <= 1.0:
-            # (above 1 the pad would cool the air below its wet-bulb: impossible for adiabatic saturation)
-            raise ValueError("adiabatic_pad_effectiveness must be in (0, 1]")
-        if self.dry_cooler_air_dt_k <= 0.0:
-            raise ValueError("dry_cooler_air_dt_k must be > 0")
-        if self.latent_heat_kj_per_kg <= 0.0:
-            raise ValueError("latent_heat_kj_per_kg must be > 0")
-        if not -50.0 <= self.hybrid_switchover_c <= 60.0:
-            raise ValueError("hybrid_switchover_c must be an outdoor dry-bulb in [-50, 60] degC")
-        if min(self.ups_loss_c0, self.ups_loss_c1, self.ups_loss_c2, self.lighting_frac) < 0.0:
-            raise ValueError("ups_loss_c0/c1/c2 and lighting_frac must be >= 0")
-        if not 0.0 < self.transformer_nameplate_eff <= 1.0 or not 0.0 < self.transformer_nameplate_pul <= 1.0:
-            raise ValueError("transformer_nameplate_eff and transformer_nameplate_pul must be in (0, 1]")
-        if self.cycles_of_concentration <= 1.0:
-            raise ValueError("cycles_of_concentration must be > 1")
-        if self.cores_per_server <= 0:
-            raise ValueError("cores_per_server must be > 0")
+        """Refuse, by name, a value of the wrong type or outside ``PARAM_RANGES``, then the joint rules."""
+        for name, allowed in (("condenser", CONDENSER_TYPES), ("economizer", ECONOMIZER_TYPES),
+                              ("gpu_power_model", GPU_POWER_MODELS)):
+            v = getattr(self, name)
+            if not isinstance(v, str) or v not in allowed:
+                raise ParamError(name, f"{name} must be one of {allowed}, got {v!r}")
+        for name in ("gpu_model", "note"):
+            if not isinstance(getattr(self, name), str):
+                raise ParamTypeError(name, f"{name} must be a string, got {getattr(self, name)!r}")
+        for name in self.numeric_fields():
+            object.__setattr__(self, name, _number(name, getattr(self, name)))
+        self._check_joint()
+
+    def _check_joint(self) -> None:
+        """The rules between fields (each value is already inside its own range)."""
+        def bad(name: str, why: str) -> ParamError:
+            return ParamError(name, f"{name}: {why}")
+
         if not (self.cpu_server_idle_w <= self.cpu_server_max_w <= self.cpu_server_nameplate_w):
-            raise ValueError("need cpu_server_idle_w <= cpu_server_max_w <= cpu_server_nameplate_w")
+            raise bad("cpu_server_idle_w", f"need cpu_server_idle_w ({self.cpu_server_idle_w!r}) <= cpu_server_max_w "
+                                           f"({self.cpu_server_max_w!r}) <= cpu_server_nameplate_w "
+                                           f"({self.cpu_server_nameplate_w!r})")
         if self.gpu_idle_w > self.gpu_max_w:
-            raise ValueError("need gpu_idle_w <= gpu_max_w")
-        if not 0.0 <= self.gpu_alloc_util <= 1.0:
-            raise ValueError("gpu_alloc_util must be in [0, 1]")
-        if self.gpus_per_server <= 0:
-            raise ValueError("gpus_per_server must be > 0")
-        if not 0.0 <= self.server_wake_s <= 900.0:
-            # (the engine lets a wake span at most one step boundary)
-            raise ValueError("server_wake_s must be in [0, 900] (at most one 15-min step)")
-        if self.server_sleep_w < 0 or self.gpu_sleep_w < 0 or self.server_wake_power_frac < 0:
-            raise ValueError("sleep and wake powers must be >= 0")
+            raise bad("gpu_idle_w", f"need gpu_idle_w ({self.gpu_idle_w!r}) <= gpu_max_w ({self.gpu_max_w!r})")
         if self.server_sleep_w > self.cpu_server_idle_w or self.gpu_sleep_w > self.gpu_idle_w:
-            raise ValueError("a sleeping server (GPU) cannot draw more than an idle one")
-        if self.server_spare_min < 0 or self.server_spare_min != math.floor(self.server_spare_min):
-            raise ValueError("server_spare_min must be a whole number >= 0")
+            raise bad("server_sleep_w", "a sleeping server (GPU) cannot draw more than an idle one "
+                                        f"(server_sleep_w {self.server_sleep_w!r}, gpu_sleep_w {self.gpu_sleep_w!r})")
+        if self.server_spare_min != math.floor(self.server_spare_min):
+            raise bad("server_spare_min", f"must be a whole number of servers, got {self.server_spare_min!r}")
+        if self.supply_approach_k + self.return_approach_k <= 0.0:
+            # (the CRAC's air rise, return - supply, is at least their sum: the CRAC airflow divides by it)
+            raise bad("supply_approach_k", f"supply_approach_k ({self.supply_approach_k!r}) + return_approach_k "
+                                           f"({self.return_approach_k!r}) must be > 0 (the CRAC's air rise)")
+        self._check_curves()
+
+    def _check_curves(self) -> None:
+        """The chiller and pump curves over the inputs the kernels give them: CapRatio in (0, 3], PowRatio in
+        (0, 3], FullLoadFrac in [0, 1.5] (off-design a chiller's capacity and power stay within a few times
+        their rating), the chiller curves ~1 at their rating point (EnergyPlus warns beyond +-10 %; accepted
+        within +-50 %), and the pump curve >= 0 up to the largest flow ratio these chiller settings can ask of
+        the condenser-water pump (:meth:`_pump_flow_max`)."""
+        # dT = (T_cond,run - T_cond,design) / 2.778 - (T_chw - T_chw,design), T_cond,run >= the chiller's minimum
+        # (the same offset for an air-cooled condenser), capped at chiller_dt_max
+        dt_lo = (self.chiller_cond_min_c - self.cond_design_water_c) / 2.778 - (self.chw_supply_c - self.chw_design_c)
+        dt_hi = self.chiller_dt_max
+        dt_lo = min(dt_lo, dt_hi)
+        cap = _quadratic_min(self.chiller_cap_c0, self.chiller_cap_c1, self.chiller_cap_c2, dt_lo, dt_hi)
+        if not (cap[0] > 0.0 and cap[1] <= 3.0):
+            raise _curve_error(self, "chiller_cap_c", 3, f"CapRatio(dT) spans [{cap[0]:.4g}, {cap[1]:.4g}] for dT in "
+                                                        f"[{dt_lo:.4g}, {dt_hi:.4g}] (from {_DT_INPUTS}); it must "
+                                                        "stay in (0, 3]")
+        pw = _quadratic_min(self.chiller_pow_c0, self.chiller_pow_c1, self.chiller_pow_c2, *cap)
+        if not (pw[0] > 0.0 and pw[1] <= 3.0):
+            raise _curve_error(self, "chiller_pow_c", 3, f"PowRatio(CapRatio) spans [{pw[0]:.4g}, {pw[1]:.4g}] for "
+                                                        f"CapRatio in [{cap[0]:.4g}, {cap[1]:.4g}] (from the "
+                                                        f"chiller_cap curve and {_DT_INPUTS}); it must stay in (0, 3]")
+        flf = _quadratic_min(self.chiller_flf_c0, self.chiller_flf_c1, self.chiller_flf_c2, self.chiller_min_plr, 1.0)
+        if not (flf[0] >= 0.0 and flf[1] <= 1.5):
+            raise _curve_error(self, "chiller_flf_c", 3, f"FullLoadFrac(PLR) spans [{flf[0]:.4g}, {flf[1]:.4g}] for "
+                                                        f"PLR in [chiller_min_plr = {self.chiller_min_plr:g}, 1]; it "
+                                                        "must stay in [0, 1.5]")
+        rating = {"chiller_cap_c": self.chiller_cap_c0,
+                  "chiller_pow_c": self.chiller_pow_c0 + self.chiller_pow_c1 + self.chiller_pow_c2,
+                  "chiller_flf_c": self.chiller_flf_c0 + self.chiller_flf_c1 + self.chiller_flf_c2}
+        for prefix, v in rating.items():
+            if not 0.5 <= v <= 1.5:
+                raise _curve_error(self, prefix, 3, f"the curve is {v:.4g} at its rating point (dT = 0, CapRatio = 1, "
+                                                    "PLR = 1); a normalised curve is ~1 there (accepted 0.5-1.5)")
+        pump = (self.pump_curve_c0, self.pump_curve_c1, self.pump_curve_c2, self.pump_curve_c3)
+        r_max = self._pump_flow_max(cap[1], pw[1])
+        if not sum(pump) > 0.0 or not _cubic_min(pump, self.pump_min_flow_ratio, r_max) >= 0.0:
+            raise _curve_error(self, "pump_curve_c", 4, "the pump curve must be > 0 at design flow and >= 0 from "
+                                                        f"pump_min_flow_ratio ({self.pump_min_flow_ratio:g}) to the "
+                                                        f"largest flow ratio, {r_max:.4g}, that {_PUMP_INPUTS} can "
+                                                        "ask of the condenser-water pump")
+
+    def _pump_flow_max(self, cap_max: float, pow_max: float) -> float:
+        """An upper bound of the condenser-water pump's flow ratio, the heat rejected over its design value,
+        (met + chiller) / (cool_d (1 + 1/COP)) <= 1.5 (1 + chiller_max / cool_d): the cooling load never exceeds
+        its design value by half (it is at most the design load plus the fans of servers above their share), and
+        the chiller draws at most PowRatio_max / COP x max over PLR of FullLoadFrac(PLR) x min(available
+        capacity, load / PLR) (one PLR grid, +10 %: an upper bound, never a result)."""
+        load = 1.5
+        avail = cap_max * self.chiller_capacity_factor
+        lo = self.chiller_min_plr
+        worst = 0.0
+        for i in range(201):
+            plr = lo + (1.0 - lo) * i / 200.0
+            flf = self.chiller_flf_c0 + plr * (self.chiller_flf_c1 + plr * self.chiller_flf_c2)
+            worst = max(worst, flf * (avail if plr <= 0.0 else min(avail, load / plr)))
+        return max(1.0, load * (1.0 + 1.1 * pow_max / self.chiller_cop * worst))
 
     # ------------------------------------------------------------------ (de)serialisation
     @classmethod

@@ -20,6 +20,7 @@ import polars as pl
 import pyarrow as pa
 
 from gridshift import __version__, locations, sources
+from gridshift import export_defaults as D
 from gridshift.bundle import (
     FORMAT_VERSION,
     NETWORK_SCHEMA,
@@ -40,7 +41,6 @@ from pipelines.workload import flexibility as flex_mod
 from scenario_builder import datacenters as dc_mod
 from scenario_builder import sites as sites_mod
 from scenario_builder.resample import RULES, GapError, Resampled, resample_continuous, resample_hold, year_grid
-from scenario_builder.sizing import TARGET_UTILIZATION
 from warehouse.db import query, read_connection
 
 WORKLOADS = ("synthetic", "alibaba-2020", "alibaba-2023", "none")
@@ -54,16 +54,16 @@ class BuildParams:
 
     regions: tuple[str, ...]
     year: int
-    workload: str = "synthetic"
-    provider: str = "aws"
-    carbon_basis: str = "direct"
-    seed: int = 0
-    max_gap_hours: float = 3.0
-    max_edge_fill_hours: float = 15.0
-    datacenters: str = "sized"  # "sized" | "reference" | path of an override file (scenario_builder.datacenters)
-    target_utilization: float = TARGET_UTILIZATION
-    physics: str = "default"  # a facility preset of gridshift.dc_params.FACILITY_PRESETS, for every site
-    flexibility: str = "default"  # task flexibility model (pipelines.workload.flexibility.PROFILES)
+    workload: str = D.WORKLOAD
+    provider: str = D.PROVIDER
+    carbon_basis: str = D.CARBON_BASIS
+    seed: int = D.SEED
+    max_gap_hours: float = D.MAX_GAP_HOURS
+    max_edge_fill_hours: float = D.MAX_EDGE_FILL_HOURS
+    datacenters: str = D.DATACENTERS  # "sized" | "reference" | path of an override file (scenario_builder.datacenters)
+    target_utilization: float = D.TARGET_UTILIZATION
+    physics: str = D.PHYSICS  # a facility preset of gridshift.dc_params.FACILITY_PRESETS, for every site
+    flexibility: str = D.FLEXIBILITY  # task flexibility model (pipelines.workload.flexibility.PROFILES)
 
     def __post_init__(self) -> None:
         if not self.regions:

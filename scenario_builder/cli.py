@@ -14,15 +14,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from gridshift import __version__, locations
+from gridshift import export_defaults as D
 from gridshift.cli import HINTS, reporting
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
-from gridshift.sources import SIGNAL_TABLES
+from gridshift.quality import MIN_COVERAGE
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build and inspect gridshift scenarios.")
 console = Console()
 err_console = Console(stderr=True)
-_debug = {"on": False}
 
 HomeOpt = Annotated[
     Path | None, typer.Option("--home", help="gridshift home (default $GRIDSHIFT_HOME or ./.gridshift)")
@@ -33,16 +33,20 @@ MirrorOpt = Annotated[
 LiveOpt = Annotated[bool, typer.Option("--live", help="fetch from the publishers what the mirror (and, for "
                                        "workloads, --trace-dir) lacks (tokens from env/.env; see docs/sources.md)")]
 PartialOpt = Annotated[bool, typer.Option("--allow-partial", help="accept, and record, a partition covering less "
-                                          "than 95 % of its year (refused by default)")]
+                                          f"than {MIN_COVERAGE:.0%} of its year (refused by default)")]
+ImplausibleOpt = Annotated[bool, typer.Option(
+    "--allow-implausible", help="accept, and record, a partition failing an overridable plausibility check (a "
+    "zone's or market's mean below its floor; docs/sources.md, 'Plausibility')")]
 ALL_SOURCES = ("carbon", "price", "weather", "network", "workload")
 DEFAULT_SOURCES = ("carbon", "price", "weather", "network")
 
 
 @app.callback()
-def _main(debug: Annotated[bool, typer.Option("--debug", help="on failure, show the full traceback")] = False
+def _main(ctx: typer.Context,
+          debug: Annotated[bool, typer.Option("--debug", help="on failure, show the full traceback")] = False
           ) -> None:
     """Build and inspect gridshift scenarios."""
-    _debug["on"] = debug
+    ctx.obj = {"debug": debug}  # the commands' context: read by _reporting
 
 
 def _abs(path: Path | None) -> Path | None:
@@ -79,10 +83,11 @@ def _quiet_dagster() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def _reporting(home: Path | None):
+def _reporting(ctx: typer.Context, home: Path | None):
     """Failures print one short block; the full report goes to <home>/logs (or the terminal with --debug)."""
     h = Home.resolve(home)
-    return reporting(err_console, h.logs_dir, "scenario_builder", debug=_debug["on"], home=h.root)
+    debug = bool((ctx.obj or {}).get("debug"))
+    return reporting(err_console, h.logs_dir, "scenario_builder", debug=debug, home=h.root)
 
 
 def _progress(label: str) -> Progress:
@@ -92,6 +97,7 @@ def _progress(label: str) -> Progress:
 
 @app.command()
 def ingest(
+    ctx: typer.Context,
     year: Annotated[str, typer.Option(help="year(s): 2023, 2022,2023 or 2022-2023")],
     regions: Annotated[str, typer.Option(help="comma-separated location codes, or 'all'")] = "",
     sources: Annotated[
@@ -101,10 +107,11 @@ def ingest(
     home: HomeOpt = None,
     live: LiveOpt = False,
     allow_partial: PartialOpt = False,
+    allow_implausible: ImplausibleOpt = False,
     workload: Annotated[str, typer.Option(help="with --sources workload: alibaba-2020|alibaba-2023|synthetic")
-                        ] = "synthetic",
+                        ] = D.WORKLOAD,
     trace_dir: Annotated[Path | None, typer.Option(help="folder with the PAI 2020 *.tar.gz tables")] = None,
-    seed: Annotated[int, typer.Option(help="workload seed")] = 0,
+    seed: Annotated[int, typer.Option(help="workload seed")] = D.SEED,
     load_factor: Annotated[float, typer.Option(help="workload load factor (1 = the trace's load)")] = 1.0,
     bandwidth_model: Annotated[str, typer.Option(
         help="input size per task (docs/workload.md): 'ai' (per-workload sizes of published AI jobs, default), "
@@ -116,18 +123,13 @@ def ingest(
     mirror does not hold are skipped and listed; with explicit regions a missing file is an error.
     Exits 1 if any partition failed its checks (each is reported with its cause).
     """
-    import contextlib
-
-    from gridshift import gctune
-
-    with gctune.imports_uncollected():  # the imports' objects frozen, not walked by every later GC pass
-        from dagster_project import plan
-        from warehouse.ingest import in_mirror, prefetch_grid, writable_home
+    from dagster_project import runner
+    from warehouse.ingest import in_mirror, writable_home
 
     _quiet_dagster()
     outcomes: list = []
     workload_outcomes: list = []
-    with _reporting(home), contextlib.ExitStack() as stack:
+    with _reporting(ctx, home):
         srcs = [s.strip() for s in sources.split(",") if s.strip()]
         bad = [s for s in srcs if s not in ALL_SOURCES]
         if bad:
@@ -137,18 +139,6 @@ def ingest(
             raise typer.BadParameter(f"--regions is required for sources {grid_srcs}")
         codes = locations.parse_codes(regions) if grid_srcs else []
         years = _years(year)
-        h = writable_home(Home.resolve(home))
-        m = _mirror(mirror)
-        kinds = [s for s in grid_srcs if s in SIGNAL_TABLES]
-        if kinds and m is not None and "workload" not in srcs:
-            # the mirror's grid files are parsed and checked in a worker process while Dagster is imported
-            # and started, in the order the runs will ask for them (warehouse.ingest.prefetch_grid; shut
-            # down and joined when this block ends, however it ends)
-            stack.enter_context(prefetch_grid(plan.mirror_ask_order(kinds, codes, years, m), mirror=m,
-                                              allow_partial=allow_partial))
-        with gctune.imports_uncollected():
-            from dagster_project import runner
-
         if "workload" in srcs:
             from pipelines.workload.derive import BANDWIDTH_MODELS
             from warehouse.ingest_workload import WORKLOADS
@@ -157,22 +147,26 @@ def ingest(
                 raise typer.BadParameter(f"unknown workload {workload!r}; choose from {WORKLOADS}")
             if bandwidth_model not in BANDWIDTH_MODELS:
                 raise typer.BadParameter(f"unknown bandwidth model {bandwidth_model!r}; choose from {BANDWIDTH_MODELS}")
-            workload_outcomes = runner.materialize_workload(
-                workload=workload, years=years, home=h, mirror=m, trace_dir=_abs(trace_dir), seed=seed,
-                load_factor=load_factor, bandwidth_model=bandwidth_model, live=live,
-            )
-            _print_workload(workload_outcomes)
-        skip_absent = regions.strip().lower() == "all" and not live
-        if grid_srcs:
-            with _progress("ingest") as progress:
-                task = progress.add_task("", total=len(codes) * len(years) + (1 if "network" in grid_srcs else 0))
-                outcomes = runner.materialize_sources(
-                    regions=codes, years=years, sources=grid_srcs, home=h, mirror=m, live=live,
-                    allow_partial=allow_partial,
-                    skip=(lambda k, r, y: not in_mirror(k, r, y, m)) if skip_absent else None,
-                    on_progress=lambda d: progress.update(task, advance=1, description=d),
+        h = writable_home(Home.resolve(home))
+        m = _mirror(mirror)
+        with runner.open_instance(h) as instance:  # one instance for every run of the command
+            if "workload" in srcs:
+                workload_outcomes = runner.materialize_workload(
+                    workload=workload, years=years, home=h, mirror=m, trace_dir=_abs(trace_dir), seed=seed,
+                    load_factor=load_factor, bandwidth_model=bandwidth_model, live=live, instance=instance,
                 )
-            _print_outcomes(outcomes, h)
+                _print_workload(workload_outcomes)
+            if grid_srcs:
+                skip_absent = regions.strip().lower() == "all" and not live
+                with _progress("ingest") as progress:
+                    task = progress.add_task("", total=len(codes) * len(years) + (1 if "network" in grid_srcs else 0))
+                    outcomes = runner.materialize_sources(
+                        regions=codes, years=years, sources=grid_srcs, home=h, mirror=m, live=live,
+                        allow_partial=allow_partial, allow_implausible=allow_implausible, instance=instance,
+                        skip=(lambda k, r, y: not in_mirror(k, r, y, m)) if skip_absent else None,
+                        on_progress=lambda d: progress.update(task, advance=1, description=d),
+                    )
+                _print_outcomes(outcomes, h)
     if runner.failed(outcomes + workload_outcomes):
         raise typer.Exit(1)
 
@@ -203,6 +197,7 @@ def _print_workload(outcomes) -> None:
 
 @app.command("plot-workload")
 def plot_workload_cmd(
+    ctx: typer.Context,
     workload: Annotated[str, typer.Option(help="alibaba-2020|alibaba-2023|synthetic")],
     year: Annotated[int, typer.Option(help="year the workload was derived for")],
     out: Annotated[Path, typer.Option(help="folder for the PNG figures")] = Path("."),
@@ -212,7 +207,7 @@ def plot_workload_cmd(
     from pipelines.workload.plots import plot_workload
     from warehouse.ingest_workload import read_workload_tasks
 
-    with _reporting(home):
+    with _reporting(ctx, home):
         h = Home.resolve(home)
         tasks = read_workload_tasks(h, workload, year)
         if tasks.height == 0:
@@ -267,32 +262,36 @@ def _quality_rows(manifest: dict) -> list[dict]:
 
 @app.command()
 def export(
+    ctx: typer.Context,
     regions: Annotated[str, typer.Option(help="comma-separated location codes (datacenter order)")],
     year: Annotated[int, typer.Option(help="calendar year (UTC)")],
-    workload: Annotated[str, typer.Option(help="synthetic | alibaba-2020 | alibaba-2023 | none")] = "synthetic",
+    workload: Annotated[str, typer.Option(help="synthetic | alibaba-2020 | alibaba-2023 | none")] = D.WORKLOAD,
     datacenters: Annotated[str, typer.Option(
         help="capacities: 'sized' from the workload for --target-utilization (default), 'reference' "
              "(SustainCluster's cluster), an override file (JSON or CSV) applied to the reference values, "
              "or a sites file (a 'site' column: several datacenters per location, cloud regions; "
              "docs/bundles.md)")
-    ] = "sized",
+    ] = D.DATACENTERS,
     target_utilization: Annotated[float, typer.Option(
-        help="with --datacenters sized: the mean share of each site's capacity its local demand uses")] = 0.5,
+        help="with --datacenters sized: the mean share of each site's capacity its local demand uses")
+    ] = D.TARGET_UTILIZATION,
     physics: Annotated[str, typer.Option(
         help="facility model of every site: 'default' (hybrid dry cooler with adiabatic pre-cooling above "
              "18.3 degC, water-side economizer; docs/simulation.md), or 'gridshift-0.1' (the facility before "
              "the climate-sensitive revision, wet cooling tower; with --datacenters reference and "
-             "power=always_on it reproduces that version's numbers)")] = "default",
-    provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")] = "aws",
-    carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = "direct",
-    seed: Annotated[int, typer.Option(help="workload seed (also draws the task flexibility)")] = 0,
+             "power=always_on it reproduces that version's numbers)")] = D.PHYSICS,
+    provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")
+                        ] = D.PROVIDER,
+    carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = D.CARBON_BASIS,
+    seed: Annotated[int, typer.Option(help="workload seed (also draws the task flexibility)")] = D.SEED,
     flexibility: Annotated[str, typer.Option(
         help="task flexibility (allowed delay, suspend-resume, elastic scaling; docs/workload.md): 'default' "
-             "(the cited model) or 'none'")] = "default",
-    max_gap_hours: Annotated[float, typer.Option(help="longest gap filled (flagged) before the build fails")] = 3.0,
+             "(the cited model) or 'none'")] = D.FLEXIBILITY,
+    max_gap_hours: Annotated[float, typer.Option(help="longest gap filled (flagged) before the build fails")
+                             ] = D.MAX_GAP_HOURS,
     max_edge_fill_hours: Annotated[
         float, typer.Option(help="longest year-edge span with no neighbouring-year data held (flagged)")
-    ] = 15.0,
+    ] = D.MAX_EDGE_FILL_HOURS,
     out: Annotated[Path | None, typer.Option(help="output folder (default <home>/bundles)")] = None,
     mirror: MirrorOpt = None,
     home: HomeOpt = None,
@@ -310,7 +309,7 @@ def export(
     from warehouse.ingest import writable_home
 
     _quiet_dagster()
-    with _reporting(home):
+    with _reporting(ctx, home):
         params = BuildParams(
             regions=tuple(locations.parse_codes(regions)), year=year, workload=workload, provider=provider,
             carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
@@ -347,6 +346,7 @@ def verify(bundle: Annotated[Path, typer.Argument(help="bundle directory")]) -> 
 
 @app.command("inspect")
 def inspect_cmd(
+    ctx: typer.Context,
     bundle: Annotated[Path, typer.Argument(help="bundle directory")],
     plot: Annotated[bool, typer.Option("--plot", help="write PNGs of the signals per region and the workload")] = False,
     plot_dir: Annotated[Path | None, typer.Option(help="where to write the PNGs (default ./<bundle_id>-plots)")] = None,
@@ -355,7 +355,7 @@ def inspect_cmd(
     from scenario_builder.inspect import plot as do_plot
     from scenario_builder.inspect import read_manifest, summary
 
-    with _reporting(None):
+    with _reporting(ctx, None):
         s = summary(_abs(bundle))
     p = s["parameters"] or {}
     console.print(f"[bold]bundle {s['bundle_id']}[/] ({s['bytes'] / 1e6:.1f} MB, gridshift {s['gridshift_version']})")
@@ -406,11 +406,4 @@ def version() -> None:
 
 
 def main() -> None:  # pragma: no cover - console entry
-    from gridshift import gctune
-    from gridshift.fastexit import exit_now
-
-    gctune.for_a_command()
-    try:
-        app()  # typer's standalone mode ends with SystemExit, also on success
-    except SystemExit as done:
-        exit_now(done.code)  # without the interpreter's ~1 s teardown (gridshift.fastexit)
+    app()

@@ -37,7 +37,8 @@ from typing import Any
 import polars as pl
 
 from gridshift import clusters, locations
-from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams
+from gridshift import export_defaults as D
+from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams, physics_column
 from gridshift.errors import DataError, GridshiftError
 from scenario_builder import sizing
 
@@ -81,7 +82,7 @@ def sized(codes: list[str], tasks: pl.DataFrame, year: int, target_utilization: 
 
 
 def build(codes: list[str], spec: str | Path, *, tasks: pl.DataFrame | None = None, year: int | None = None,
-          target_utilization: float = sizing.TARGET_UTILIZATION, physics: str = "default"
+          target_utilization: float = D.TARGET_UTILIZATION, physics: str = D.PHYSICS
           ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """``datacenters.json``'s list in ``codes`` order, and the sizing record (empty unless sized).
 
@@ -192,6 +193,6 @@ def overridden(codes: list[str], override: Path, physics: str = "default") -> li
                     e["physics"] = DatacenterParams.from_dict(merged).to_dict()
                 except (TypeError, ValueError) as exc:
                     raise DataError(f"{t}: invalid physics parameters: {exc}", file=file,
-                                    column="physics") from None
+                                    column=physics_column(exc)) from None
             e["capacity_source"] = "override file"
     return [entries[c] for c in codes]

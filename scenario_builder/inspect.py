@@ -8,7 +8,7 @@ from typing import Any
 import polars as pl
 from matplotlib.figure import Figure
 
-from gridshift.bundle import MANIFEST, check_integrity
+from gridshift.bundle import MANIFEST, check_integrity, verify_bundle
 from gridshift.home import safe_join
 from gridshift.plotstyle import date_axis, save_png
 
@@ -18,10 +18,20 @@ def read_manifest(bundle: Path) -> dict[str, Any]:
     return check_integrity(Path(bundle))
 
 
+def verified_manifest(bundle: Path) -> dict[str, Any]:
+    """The manifest of a bundle that passes ``verify`` (integrity and every value within the bundle contract);
+    its first problem, a ``BundleError`` naming file, column, rows and values, otherwise. A summary or plot of
+    a bundle the simulator would refuse (a hash-valid file with infinite durations) would mislead."""
+    res = verify_bundle(bundle)
+    if not res.ok:
+        raise res.problems[0]
+    return read_manifest(bundle)
+
+
 def summary(bundle: str | Path) -> dict[str, Any]:
-    """Key facts of a bundle: id, year, locations, parameters, quality, task and signal statistics."""
+    """Key facts of a verified bundle: id, year, locations, parameters, quality, task and signal statistics."""
     root = Path(bundle)
-    m = read_manifest(root)
+    m = verified_manifest(root)
     sig = pl.scan_parquet(root / "signals.parquet")
     stats = (
         sig.group_by("location", maintain_order=True)
@@ -113,10 +123,10 @@ def workload_figure(tasks: pl.DataFrame, manifest: dict[str, Any]) -> Figure:
 
 
 def plot(bundle: str | Path, out_dir: str | Path) -> list[Path]:
-    """Write ``signals_<LOCATION>.png`` per region and ``workload.png`` into ``out_dir``."""
+    """Write ``signals_<LOCATION>.png`` per region and ``workload.png`` into ``out_dir`` (a verified bundle)."""
     root = Path(bundle)
     out = Path(out_dir)
-    m = read_manifest(root)
+    m = verified_manifest(root)
     sig = pl.read_parquet(root / "signals.parquet")
     # region codes cannot leave out_dir (safe_join)
     written = [save_png(signals_figure(sig, code, m), safe_join(out, f"signals_{code}.png")) for code in m["locations"]]

@@ -29,18 +29,12 @@ from datetime import UTC, datetime, timedelta
 import polars as pl
 
 from gridshift.errors import GridshiftError
-from pipelines.core.tabular import DEFAULT_MAX_GAP  # the one fill limit, shared with ingest
-
-STEP = timedelta(minutes=15)
-STEP_US = 900_000_000
-
-# Year edges with no neighbouring-year data (e.g. an Open-Meteo local-year file shifted by its
-# fixed UTC offset, at most 14 h) are filled by holding the nearest value, flagged, up to this.
-DEFAULT_MAX_EDGE_FILL = timedelta(hours=15)
+from gridshift.quality import MAX_EDGE_FILL, MAX_GAP  # the fill limits, shared with ingest
+from gridshift.timestep import POLARS_INTERVAL, STEP, STEP_S, STEP_US
 
 _LINEAR = "linear interpolation in UTC between hourly source points; exact at source timestamps"
 RULES: dict[str, str] = {
-    "grid": "UTC, 15-minute steps, interval start; ts_utc = start_utc + 900 s * k",
+    "grid": f"UTC, 15-minute steps, interval start; ts_utc = start_utc + {STEP_S} s * k",
     "carbon_g_per_kwh": _LINEAR,
     "temp_c": _LINEAR,
     "rh_pct": _LINEAR,
@@ -109,7 +103,7 @@ def year_grid(year: int) -> pl.Series:
     """The UTC 15-minute grid of a calendar year (35,040 or 35,136 steps)."""
     lo = datetime(year, 1, 1, tzinfo=UTC)
     hi = datetime(year + 1, 1, 1, tzinfo=UTC)
-    return pl.datetime_range(lo, hi - STEP, interval="15m", time_unit="us", time_zone="UTC", eager=True,
+    return pl.datetime_range(lo, hi - STEP, interval=POLARS_INTERVAL, time_unit="us", time_zone="UTC", eager=True,
                              closed="both").alias("ts_utc")
 
 
@@ -123,7 +117,7 @@ def average_fine(src: pl.DataFrame, value_cols: list[str], flag_cols: list[str],
 
     Values are averaged, flags OR-ed; coarser rows pass through unchanged.
     """
-    src = src.with_columns(_fine=res_s < 900)
+    src = src.with_columns(_fine=res_s < STEP_S)
     fine = src.filter(pl.col("_fine"))
     src = src.drop("_fine")
     if fine.height == 0:
@@ -131,8 +125,8 @@ def average_fine(src: pl.DataFrame, value_cols: list[str], flag_cols: list[str],
     agg = [*[pl.col(c).mean() for c in value_cols], *[pl.col(c).any() for c in flag_cols],
            pl.col("raw_sha256").min()]
     if "resolution_s" in src.columns:
-        agg.append(pl.lit(900, dtype=src.schema["resolution_s"]).alias("resolution_s"))
-    binned = (fine.drop("_fine").with_columns(ts_utc=pl.col("ts_utc").dt.truncate("15m"))
+        agg.append(pl.lit(STEP_S, dtype=src.schema["resolution_s"]).alias("resolution_s"))
+    binned = (fine.drop("_fine").with_columns(ts_utc=pl.col("ts_utc").dt.truncate(POLARS_INTERVAL))
               .group_by("ts_utc").agg(agg).select(src.columns))
     coarse = src.join(fine.select("ts_utc"), on="ts_utc", how="anti")
     return (pl.concat([coarse, binned], how="vertical_relaxed").sort("ts_utc", maintain_order=True)
@@ -177,8 +171,8 @@ def _interior_gaps(ts_us: pl.Series, res_us: pl.Series, lo_us: int, last_us: int
 
 def resample_continuous(
     src: pl.DataFrame, grid: pl.Series, *, location: str, signal: str, value_cols: list[str],
-    flag_cols: tuple[str, ...] = (), max_gap: timedelta = DEFAULT_MAX_GAP,
-    max_edge_fill: timedelta = DEFAULT_MAX_EDGE_FILL,
+    flag_cols: tuple[str, ...] = (), max_gap: timedelta = MAX_GAP,
+    max_edge_fill: timedelta = MAX_EDGE_FILL,
 ) -> Resampled:
     """Interpolate ``value_cols`` linearly in UTC onto ``grid``.
 
@@ -232,7 +226,7 @@ def resample_continuous(
 
 def resample_hold(
     src: pl.DataFrame, grid: pl.Series, *, location: str, signal: str, value_cols: list[str],
-    max_gap: timedelta = DEFAULT_MAX_GAP, max_edge_fill: timedelta = DEFAULT_MAX_EDGE_FILL,
+    max_gap: timedelta = MAX_GAP, max_edge_fill: timedelta = MAX_EDGE_FILL,
 ) -> Resampled:
     """Hold each value over its interval ``[ts, ts + resolution_s)`` onto ``grid``.
 
@@ -278,7 +272,7 @@ def _require_rows(src: pl.DataFrame, location: str, signal: str, grid: pl.Series
 
 
 def _finish(out: pl.DataFrame, gaps: list[Gap], used: list[str], max_gap: timedelta,
-            max_edge_fill: timedelta = DEFAULT_MAX_EDGE_FILL) -> Resampled:
+            max_edge_fill: timedelta = MAX_EDGE_FILL) -> Resampled:
     gaps = sorted((g for g in gaps if g.end > g.start), key=lambda g: g.start)
     too_long = [g for g in gaps if g.end - g.start > (max_gap if g.kind == "interior" else max_edge_fill)]
     if too_long:

@@ -40,7 +40,7 @@ import polars as pl
 
 from gridshift import cloud_regions, locations
 from gridshift.bundle.format import DC_LABEL
-from gridshift.dc_params import DatacenterParams
+from gridshift.dc_params import DatacenterParams, physics_column
 from gridshift.errors import DataError, GridshiftError
 from pipelines.sources import azure_latency
 from pipelines.sources.network import PER_FLOW_CAP_MBPS
@@ -226,7 +226,8 @@ def read(path: str | Path, *, physics: str = "default", regions_file: str | Path
             try:
                 e["physics"] = DatacenterParams.from_dict({**e["physics"], **row["physics"]}).to_dict()
             except (TypeError, ValueError) as exc:
-                raise DataError(f"invalid physics parameters: {exc}", file=file, column="physics", rows=[i]) from None
+                raise DataError(f"invalid physics parameters: {exc}", file=file, column=physics_column(exc),
+                                rows=[i]) from None
         e["location"] = label
         e["signal_location"] = code
         e["capacity_source"] = "sites file" if any(row.get(k) not in (None, "") for k in dc_mod.CAPACITY_KEYS) \

@@ -13,13 +13,9 @@ default capacities are derived from the bundle's own workload:
    request (so every task fits at its origin), rounded up to whole CPU servers (``cores_per_server``),
    whole GPUs and whole GB.
 
-The default target utilization, **0.5**, is a mean allocated share of half the installed capacity:
-the upper end of the 10–50 % band in which Google's servers spend most of their time (Barroso &
-Hölzle, "The Case for Energy-Proportional Computing", IEEE Computer 40(12), 2007, Fig. 1), the
-average utilization Cloud Carbon Footprint assumes for hyperscale cloud servers, and Alibaba's 2017
-cluster, where 90 % of machines averaged below 35 % CPU and 95th percentiles stayed below 50 %
-(Deng et al., "Resource Utilization Analysis of Alibaba Cloud", ICIC 2018). It leaves 2× headroom
-over the mean for the peaks; the p99/mean ratio of each site's demand is recorded so a user can see
+The default target utilization, **0.5** (``gridshift.export_defaults.TARGET_UTILIZATION``, with its
+sources), is a mean allocated share of half the installed capacity. It leaves 2× headroom over the
+mean for the peaks; the p99/mean ratio of each site's demand is recorded so a user can see
 whether that covers them (docs/bundles.md).
 """
 
@@ -33,10 +29,10 @@ import numpy as np
 import polars as pl
 
 from gridshift.errors import GridshiftError
+from gridshift.export_defaults import TARGET_UTILIZATION
 from gridshift.origin import local_hours, probabilities
+from gridshift.timestep import STEP_S
 
-TARGET_UTILIZATION = 0.5
-STEP_S = 900
 RESOURCES = (("cpu_cores", "total_cores"), ("gpus", "total_gpus"), ("mem_gb", "total_mem_gb"))
 
 

@@ -8,10 +8,11 @@ refused. The rules:
   index ``start``, the seed, an action) are ``int`` or NumPy integers, never ``bool``; a float is
   refused rather than truncated (an action may be an integral float such as ``2.0``), and every
   integer is range-checked as a Python integer, so nothing wraps around in a fixed-width array;
-* **numbers** are real (not ``bool``) and finite: ``sla_multiplier`` > 0 (a scalar, or one value
-  per bundle task), ``days`` > 0 (at least one step), ``defer_quantile`` in [0, 1],
-  ``transfer_kwh_per_gb`` ≥ 0 (or a name of ``TRANSFER_KWH_PER_GB_PRESETS``), ``activity_on``/``activity_off``
-  ≥ 0 and not zero at every local hour; business hours in 0..24; ``defer_window_steps`` ≥ 1;
+* **numbers** are real (not ``bool``), finite and inside their range of :data:`OPTION_RANGES` (declared
+  once, each with its reason): ``sla_multiplier`` (a scalar, or one value per bundle task),
+  ``transfer_kwh_per_gb`` (or a name of ``TRANSFER_KWH_PER_GB_PRESETS``),
+  ``activity_on``/``activity_off`` (not zero at every local hour),
+  ``defer_quantile``; ``days`` > 0 (at least one step); business hours in 0..24; ``defer_window_steps`` ≥ 1;
 * **flags** (``single_action``, ``allow_defer``) are ``bool``; ``transfer_emissions`` is
   ``"origin"`` or ``"mean"``; ``power`` is ``"managed"`` or ``"always_on"``; ``carbon_basis`` is
   ``None`` or the bundle's basis; ``forecast`` is a model of ``sim_core.forecast.MODELS`` and
@@ -35,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from gridshift.bounds import Bound
+
 from . import forecast as F
 from . import origin as O
 from .realisation import MODES
@@ -55,7 +58,7 @@ from .scenario import Scenario
 #:   28(4), 966-980 (2024), doi:10.1111/jiec.13512: network power is mostly a baseload that does not follow the
 #:   data volume, so an average kWh/GB overstates what one more transfer adds. The default is therefore an upper
 #:   figure for the consequence of moving a task, ``"none"`` the lower bound.
-#: * ``"aslan2018-2015"``: 0.06, the 2015 figure, the spec's (SIMULATION.md §3) and SustainCluster's value
+#: * ``"aslan2018-2015"``: 0.06, the 2015 figure, the spec's (docs/model.md §3) and SustainCluster's value
 #:   (simulation/cluster_manager.py, "Extracted from https://onlinelibrary.wiley.com/doi/10.1111/jiec.12630"):
 #:   for comparisons with results of that setup.
 #: * ``"none"``: 0, a transfer adds no network energy (the power-model view's bound for a provisioned backbone).
@@ -67,6 +70,17 @@ TRANSFER_KWH_PER_GB_PRESETS: dict[str, float] = {
 DEFAULT_TRANSFER_PRESET = "aslan2018-2023"
 TRANSFER_KWH_PER_GB = TRANSFER_KWH_PER_GB_PRESETS[DEFAULT_TRANSFER_PRESET]
 DEFAULT_SLA_MULTIPLIER = 1.5
+#: The valid range of every numeric run option, with its reason (docs/bundle_format.md lists them).
+OPTION_RANGES: dict[str, Bound] = {
+    "sla_multiplier": Bound(0.0, 1e6, "deadline = arrival + multiplier x duration: > 0; a million durations is "
+                                      "beyond any run", low_inclusive=False),
+    "transfer_kwh_per_gb": Bound(0.0, 100.0, "network energy per GB: 0.06 kWh/GB for 2015, halving every ~2 years "
+                                             "since 2000 (Aslan et al. 2018), i.e. ~11 kWh/GB back in 2000 (our "
+                                             "arithmetic); 100 is beyond any year"),
+    "activity_on": Bound(0.0, 1e6, "a relative weight of task origins (only ratios matter; >= 0)"),
+    "activity_off": Bound(0.0, 1e6, "a relative weight of task origins (only ratios matter; >= 0)"),
+    "defer_quantile": Bound(0.0, 1.0, "a quantile"),
+}
 #: server power management (docs/simulation.md, "Server power states"): "managed" = servers are
 #: switched off when idle beyond a spare pool and woken (with a latency) when work needs them, GPUs
 #: drawn per device; "always_on" = every server on all the time, load spread over all servers and
@@ -122,6 +136,15 @@ def check_real(name: str, v: Any, *, lo: float | None = None, lo_open: bool = Fa
     return x
 
 
+def check_option(name: str, v: Any) -> float:
+    """``v`` as a finite ``float`` inside ``OPTION_RANGES[name]``; the refusal names the range and its reason."""
+    b = OPTION_RANGES[name]
+    try:
+        return check_real(name, v, lo=b.low, lo_open=not b.low_inclusive, hi=b.high)
+    except RunOptionsError as err:
+        raise RunOptionsError(f"{err} (its range {b.describe()}: {b.reason})") from None
+
+
 def check_bool(name: str, v: Any) -> bool:
     if not isinstance(v, bool | np.bool_):
         raise RunOptionsError(f"{name} must be True or False, got {v!r} ({type(v).__name__})")
@@ -135,16 +158,18 @@ def check_seed(seed: Any) -> int:
 def _check_sla_multiplier(v: Any) -> float | np.ndarray:
     """A finite scalar > 0, or a 1-D array of them (its length is checked against the bundle)."""
     if np.ndim(v) == 0 and not isinstance(v, np.ndarray):
-        return check_real("sla_multiplier", v, lo=0.0, lo_open=True)
+        return check_option("sla_multiplier", v)
     a = np.asarray(v)
     if a.ndim != 1 or a.dtype.kind not in "iuf":
         raise RunOptionsError(f"sla_multiplier must be a number or a 1-D array of numbers (one per bundle "
                               f"task), got {a.dtype} array of shape {a.shape}")
     a = a.astype(np.float64)
-    bad = np.flatnonzero(~(np.isfinite(a) & (a > 0.0)))
+    b = OPTION_RANGES["sla_multiplier"]
+    with np.errstate(invalid="ignore"):
+        bad = np.flatnonzero(~(np.isfinite(a) & (a > b.low) & (a <= b.high)))
     if bad.size:
-        raise RunOptionsError(f"sla_multiplier[{bad[0]}] must be a finite number > 0, got {a[bad[0]]!r} "
-                              f"({bad.size} such value(s))")
+        raise RunOptionsError(f"sla_multiplier[{bad[0]}] must be a finite number in {b.describe()} ({b.reason}), "
+                              f"got {a[bad[0]]!r} ({bad.size} such value(s))")
     a.flags.writeable = False
     return a
 
@@ -156,7 +181,7 @@ def _check_transfer_kwh_per_gb(v: Any) -> float:
             raise RunOptionsError(f"transfer_kwh_per_gb must be a finite number >= 0 or one of "
                                   f"{sorted(TRANSFER_KWH_PER_GB_PRESETS)}, got {v!r}")
         return TRANSFER_KWH_PER_GB_PRESETS[v]
-    return check_real("transfer_kwh_per_gb", v, lo=0.0)
+    return check_option("transfer_kwh_per_gb", v)
 
 
 # ---------------------------------------------------------------------------- options
@@ -197,14 +222,14 @@ class Options:
         self.transfer_kwh_per_gb = _check_transfer_kwh_per_gb(self.transfer_kwh_per_gb)
         self.business_start_h = check_int("business_start_h", self.business_start_h, 0, 24)
         self.business_end_h = check_int("business_end_h", self.business_end_h, 0, 24)
-        self.activity_on = check_real("activity_on", self.activity_on, lo=0.0)
-        self.activity_off = check_real("activity_off", self.activity_off, lo=0.0)
+        self.activity_on = check_option("activity_on", self.activity_on)
+        self.activity_off = check_option("activity_off", self.activity_off)
         if not O.activity(np.arange(24), **self.activity_kw()).any():
             raise RunOptionsError(
                 f"activity is 0 at every local hour (activity_on={self.activity_on!r} in business hours "
                 f"[{self.business_start_h}, {self.business_end_h}), activity_off={self.activity_off!r} "
                 "otherwise): no task could have an origin")
-        self.defer_quantile = check_real("defer_quantile", self.defer_quantile, lo=0.0, hi=1.0)
+        self.defer_quantile = check_option("defer_quantile", self.defer_quantile)
         self.defer_window_steps = check_int("defer_window_steps", self.defer_window_steps, 1, MAX_INT_OPTION)
         if not isinstance(self.power, str) or self.power not in POWER_MODES:
             raise RunOptionsError(f"power must be one of {POWER_MODES}, got {self.power!r}")

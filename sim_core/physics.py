@@ -23,6 +23,8 @@ import numpy as np
 from numba import njit
 
 from gridshift.dc_params import DatacenterParams
+from gridshift.timestep import STEP_H as STEP_HOURS
+from gridshift.timestep import STEP_S
 
 # ---------------------------------------------------------------- parameter vector layout
 # Two blocks, the IT equipment and the facility (air side, cooling plant, water), each with its index
@@ -184,7 +186,6 @@ PLANT_SLOTS = np.array([_O[n] for n in PLANT_OUT], dtype=np.int64)
 PL_CHILLER, PL_TOWER, PL_CHW_PUMP, PL_CW_PUMP, PL_UNMET = (PLANT_OUT.index(n) for n in (
     "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_cooling_kw"))
 
-STEP_HOURS = 0.25
 
 
 def param_vector(p: DatacenterParams) -> np.ndarray:
@@ -625,12 +626,12 @@ def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d):
     # plus drift and blowdown; a hybrid evaporates what its pads take out of the air (only when they are
     # on; no drift, pad bleed-off left out); a dry cooler or an air-cooled condenser uses none
     if wet:
-        rej_kj = rej * 900.0
+        rej_kj = rej * STEP_S
         evap = rej_kj / p[P_LATENT]
         drift = p[P_DRIFT] * rej_kj / (p[P_WATER_CP] * p[P_CW_RANGE])
         blow = evap / (p[P_CYCLES] - 1.0)
     elif pads:
-        evap = adiabatic_evaporation_l(p, rej, rej_d, t_db, t_coil, 900.0)
+        evap = adiabatic_evaporation_l(p, rej, rej_d, t_db, t_coil, STEP_S)
         drift = 0.0
         blow = 0.0
     else:

@@ -176,7 +176,7 @@ def synthetic_tasks(n_tasks: int, n_steps: int, seed: int = 0) -> pl.DataFrame:
     """Synthetic workload with the Alibaba-like marginals used by the benchmark: durations
     15-394 min (mean ~95), cores mean ~8.5, GPUs mean ~0.49, memory mean ~10.8 GB, input ~0.12 GB."""
     rng = np.random.default_rng(seed)
-    horizon = n_steps * 900.0
+    horizon = float(n_steps * STEP_S)
     arr = np.sort(rng.uniform(0.0, horizon, n_tasks))
     dur_min = np.minimum(15.0 + rng.exponential(80.0, n_tasks), 394.0)
     cores = rng.choice(np.array([1, 2, 4, 8, 16, 32.0]), n_tasks, p=[0.10, 0.15, 0.26, 0.25, 0.16, 0.08])

@@ -4,15 +4,6 @@ DuckDB allows one read-write process per file; parallel Dagster partitions would
 "Could not set lock on file". Every connection here is short-lived and taken under an advisory
 ``flock`` on ``warehouse.duckdb.lock``: exclusive for writers, shared for readers. Writers on one
 machine therefore queue instead of failing, and no row is lost.
-
-Closing a connection that wrote checkpoints the file (DuckDB moves the committed transaction from its
-write-ahead log into the database file, index included): 0.02–0.25 s per grid write, done while the
-writers' lock is held. Inside a :func:`closing_behind` block (the grid assets use one around a batch's
-write and the events that follow it), a writer whose transaction has *committed* hands that close and
-the lock's release to a thread (:func:`finish`), so the checkpoint — which releases the GIL — overlaps
-the Python that records the batch; the block's exit joins the thread (and raises its error, if any).
-Nothing else changes: the data was durable at the commit, and every other connection to the file, in
-this process or another, still waits for the lock, which the thread holds until the close is done.
 """
 
 from __future__ import annotations
@@ -20,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -94,51 +84,6 @@ def read_connection(db_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
             pass
     with _flock(db_path, exclusive=False), open_read(db_path) as con:
         yield con
-
-
-class _Behind:
-    """The closes handed to threads inside one :func:`closing_behind` block."""
-
-    def __init__(self) -> None:
-        self.threads: list[threading.Thread] = []
-        self.errors: list[BaseException] = []
-
-    def close(self, stack: contextlib.ExitStack) -> None:
-        try:
-            stack.close()
-        except BaseException as err:  # noqa: BLE001 - re-raised by the block's exit
-            self.errors.append(err)
-
-
-_BEHIND: list[_Behind] = []
-
-
-def finish(stack: contextlib.ExitStack) -> None:
-    """Close what ``stack`` holds — a write connection whose transaction committed, and the writers' lock —
-    now, or on a thread when inside a :func:`closing_behind` block (see the module docstring)."""
-    if not _BEHIND:
-        stack.close()
-        return
-    block = _BEHIND[-1]
-    thread = threading.Thread(target=block.close, args=(stack,), name="gridshift-duckdb-close")
-    block.threads.append(thread)
-    thread.start()
-
-
-@contextlib.contextmanager
-def closing_behind() -> Iterator[None]:
-    """Inside the block, :func:`finish` closes committed writers on threads; the exit joins every one of
-    them (also when the block raises) and then raises the first close's error, if the block did not."""
-    block = _Behind()
-    _BEHIND.append(block)
-    try:
-        yield
-    finally:
-        _BEHIND.remove(block)
-        for thread in block.threads:
-            thread.join()
-    if block.errors:
-        raise block.errors[0]
 
 
 def query(con: duckdb.DuckDBPyConnection, sql: str, params: list | dict | None = None) -> pl.DataFrame:

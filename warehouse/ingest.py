@@ -7,9 +7,12 @@ runs before the warehouse is opened, and the write is one transaction. Sources a
 
 A grid file is refused (``DataError`` naming the file, column, rows and values) unless it belongs
 to its partition — its own timestamps in the partition's UTC year, its own zone ids the location's
-(the source's parser checks these) — and covers at least ``gridshift.quality.MIN_COVERAGE`` of the
-year's intervals. ``allow_partial=True`` ingests a file below the minimum anyway; every ingest
-records its coverage in ``partition_quality`` (``partial`` says which were allowed below it).
+(the source's parser checks these) — is plausible as a whole (``pipelines.core.plausibility``: a
+zone's mean carbon intensity, a market's mean price, humidity in percent, life-cycle ≥ direct) and
+covers at least ``gridshift.quality.MIN_COVERAGE`` of the year's intervals. ``allow_partial=True``
+ingests a file below the minimum anyway, ``allow_implausible=True`` one that fails an overridable
+plausibility check; every ingest records its coverage in ``partition_quality`` (``partial`` and
+``plausibility_overridden`` say which were let through, and past what).
 Re-ingesting identical data writes nothing (``warehouse.load.write``).
 
 Many grid partitions at once (a backfill, ``scenario_builder ingest --regions all``): :func:`prepare_grid`
@@ -20,14 +23,12 @@ one not at all.
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -35,14 +36,12 @@ import polars as pl
 from gridshift import locations
 from gridshift.errors import DataError, StorageError, storage_cause, storage_error
 from gridshift.home import Home
-from gridshift.quality import MIN_COVERAGE
+from gridshift.quality import MAX_GAP, MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
-from pipelines.core import http
+from pipelines.core import http, plausibility
 from pipelines.core.raw import RawFile, land_many
 from pipelines.core.source import GridSource, year_bounds
-from pipelines.core.tabular import DEFAULT_MAX_GAP
 from pipelines.sources import azure_latency, egress, network, persico, registry
-from warehouse import prefetch
 from warehouse.load import validate, validate_many, write
 from warehouse.schemas import TABLES
 
@@ -65,6 +64,7 @@ class IngestReport:
     estimated_share: float | None = None
     source: str | None = None
     allowed_partial: bool = False  # coverage below MIN_COVERAGE, ingested on request
+    overridden: list[str] = field(default_factory=list)  # plausibility checks failed, ingested on request
     extra: dict = field(default_factory=dict)
 
     @property
@@ -170,8 +170,8 @@ PARSE_THREADS = max(1, min(2, os.cpu_count() or 1))
 
 def prepare_grid(
     kind: str, partitions: Sequence[tuple[str, int]], *, home: Home, mirror: Path | None,
-    max_gap: timedelta = DEFAULT_MAX_GAP, live: bool = False, allow_partial: bool = False,
-    threads: int = PARSE_THREADS,
+    max_gap: timedelta = MAX_GAP, live: bool = False, allow_partial: bool = False,
+    threads: int = PARSE_THREADS, allow_implausible: bool = False,
 ) -> GridBatch:
     """Fetch, parse and check ``(location, year)`` partitions of one signal kind; write nothing.
 
@@ -184,10 +184,6 @@ def prepare_grid(
 
     A live file that is refused here is removed from the HTTP cache (``pipelines.core.http.forget``), so a
     rerun after the publisher fixed it downloads it again instead of replaying the refused answer.
-
-    Inside a :func:`prefetch_grid` block, a partition already prepared in the background from the same
-    bytes (same source, URI and sha256 as the file fetched here) with the same options is taken as it is
-    (the same function's result); the others — a refused one among them — are prepared here.
     """
     batch = GridBatch(kind)
     parts = list(dict.fromkeys((loc, int(y)) for loc, y in partitions))
@@ -198,17 +194,10 @@ def prepare_grid(
                                                       home=home)))
         except Exception as err:  # noqa: BLE001 - refused by name; the other partitions go on
             batch.refused[(loc, year)] = err
-    ahead, todo = prefetch.active(), []
-    for loc, year, raw in fetched:
-        got = ahead.take((kind, loc, year), _fingerprint(raw, max_gap, allow_partial)) if ahead else None
-        if got is None:
-            todo.append((loc, year, raw))
-        else:  # prepared from identical bytes: this fetch's record (its fetched_at) is the one landed
-            frame, report, quality = got
-            batch.ready.append(PreparedGrid(kind, loc, year, raw, frame, report, quality))
-    ready, refused = _prepare_fetched(kind, todo, max_gap=max_gap, allow_partial=allow_partial, threads=threads)
+    ready, refused = _prepare_fetched(kind, fetched, max_gap=max_gap, allow_partial=allow_partial, threads=threads,
+                                      allow_implausible=allow_implausible)
     # a refused answer never stays in the HTTP cache: the next run asks the server again
-    http.forget(home, [k for loc, year, raw in todo if (loc, year) in refused for k in raw.cache_keys])
+    http.forget(home, [k for loc, year, raw in fetched if (loc, year) in refused for k in raw.cache_keys])
     batch.ready += ready
     batch.refused.update(refused)
     order = {p: n for n, p in enumerate(parts)}
@@ -217,14 +206,9 @@ def prepare_grid(
     return batch
 
 
-def _fingerprint(raw: RawFile, max_gap: timedelta, allow_partial: bool) -> tuple:
-    """Everything a prepared partition depends on besides the code: the bytes (by sha256), where they were
-    read from (errors name it) and the options."""
-    return raw.source, raw.uri, raw.sha256, max_gap, allow_partial
-
-
 def _prepare_fetched(
     kind: str, fetched: Sequence[tuple[str, int, RawFile]], *, max_gap: timedelta, allow_partial: bool, threads: int,
+    allow_implausible: bool = False,
 ) -> tuple[list[PreparedGrid], dict[tuple[str, int], Exception]]:
     """Parse, validate and measure fetched partitions: (the accepted ones, the refused ones with their error)."""
     ready: list[PreparedGrid] = []
@@ -264,7 +248,11 @@ def _prepare_fetched(
             refused[(loc, year)] = df
             continue
         try:
-            covered.append((loc, year, raw, df, _covered(kind, loc, year, df, raw, allow_partial=allow_partial)))
+            overridden = plausibility.check(kind, df, file=raw.uri, row_base=registry.for_raw(raw).row_base,
+                                            allow_implausible=allow_implausible)
+            report = _covered(kind, loc, year, df, raw, allow_partial=allow_partial)
+            report.overridden = overridden
+            covered.append((loc, year, raw, df, report))
         except DataError as err:
             refused[(loc, year)] = err
     quality = validate_many("partition_quality", [(quality_row(kind, c[4]), None, 0) for c in covered])
@@ -274,52 +262,6 @@ def _prepare_fetched(
         else:
             ready.append(PreparedGrid(kind, loc, year, raw, df, report, q))
     return ready, refused
-
-
-#: Partitions per background chunk: half of what one block of regions holds in the whole mirror, so a
-#: Pandera pass and a transfer are shared as in a batch while an asset rarely waits for much more than
-#: its own partitions.
-PREFETCH_CHUNK = 8
-
-
-def _prepare_ahead(items: list[tuple[str, str, int]], *, mirror: Path, max_gap: timedelta, allow_partial: bool
-                   ) -> dict[tuple[str, str, int], tuple[tuple, tuple[pl.DataFrame, IngestReport, pl.DataFrame]]]:
-    """The worker half of :func:`prefetch_grid`: one kind's partitions read from the mirror (never live)
-    and prepared by :func:`_prepare_fetched`, each ``(frame, report, quality row)`` keyed by its
-    fingerprint. A partition that fails (or that the mirror lacks) is left out: the asset prepares it
-    itself and raises its error exactly as without a prefetch. The raw bytes are not sent back (the asset
-    has its own copy, the one it lands)."""
-    kind = items[0][0]
-    fetched = []
-    for _kind, loc, year in items:
-        with contextlib.suppress(Exception):
-            fetched.append((loc, year, registry.fetch(kind, locations.get(loc), year, mirror=mirror)))
-    ready, _refused = _prepare_fetched(kind, fetched, max_gap=max_gap, allow_partial=allow_partial, threads=1)
-    return {(kind, p.location, p.year): (_fingerprint(p.raw, max_gap, allow_partial), (p.frame, p.report, p.quality))
-            for p in ready}
-
-
-def _worker_process() -> ProcessPoolExecutor:
-    """One fresh interpreter (spawned: forking a process that already runs polars' threads is unsafe), whose
-    polars uses one thread: the worker is meant to fill the core the main process leaves idle, not to take
-    turns with it on both (measured: a 2-thread worker also spent ~10 % more CPU on the same parse)."""
-    return ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=prefetch.set_environment, initargs=({"POLARS_MAX_THREADS": "1"},))
-
-
-def prefetch_grid(
-    partitions: Sequence[tuple[str, str, int]], *, mirror: Path | None, max_gap: timedelta = DEFAULT_MAX_GAP,
-    allow_partial: bool = False, chunk: int = PREFETCH_CHUNK, executor=_worker_process,
-) -> contextlib.AbstractContextManager[prefetch.Prefetch]:
-    """A context manager that prepares the mirror's ``(kind, location, year)`` grid partitions in a worker
-    process (in the given order — best the order the assets will ask for them — by chunks of one kind)
-    while its block runs; every :func:`prepare_grid` in the block takes a partition prepared from the same
-    bytes with the same options instead of preparing it again (``warehouse.prefetch``: never stale, errors
-    raised by the asset itself, nothing left running). Without a mirror it prepares nothing."""
-    items = list(dict.fromkeys((k, loc, int(y)) for k, loc, y in partitions)) if mirror is not None else []
-    work = partial(_prepare_ahead, mirror=mirror, max_gap=max_gap, allow_partial=allow_partial)
-    return prefetch.prefetching(prefetch.Prefetch(items, work, group=lambda item: item[0], chunk=chunk,
-                                                  executor=executor))
 
 
 def _covered(kind: str, location: str, year: int, df: pl.DataFrame, raw: RawFile, *, allow_partial: bool
@@ -405,15 +347,18 @@ def union_by_key(parts: Sequence[pl.DataFrame], pk: Sequence[str]) -> pl.DataFra
 
 def ingest_grid(
     kind: str, location: str, year: int, *, home: Home, mirror: Path | None,
-    max_gap: timedelta = DEFAULT_MAX_GAP, live: bool = False, allow_partial: bool = False,
+    max_gap: timedelta = MAX_GAP, live: bool = False, allow_partial: bool = False,
+    allow_implausible: bool = False,
 ) -> IngestReport:
     """Ingest one (signal, location, year) partition into its canonical table (mirror → live).
 
     Refuses (DataError, nothing written) a file that is not the partition's or covers less than
-    ``MIN_COVERAGE`` of the UTC year, unless ``allow_partial`` (see the module docstring).
+    ``MIN_COVERAGE`` of the UTC year, unless ``allow_partial``, or fails a plausibility check
+    (:mod:`pipelines.core.plausibility`), unless the check is overridable and ``allow_implausible``
+    (see the module docstring).
     """
     batch = prepare_grid(kind, [(location, year)], home=home, mirror=mirror, max_gap=max_gap, live=live,
-                         allow_partial=allow_partial, threads=1)
+                         allow_partial=allow_partial, threads=1, allow_implausible=allow_implausible)
     if batch.refused:
         raise batch.refused[(location, year)]
     write_grid(home, batch.ready)
@@ -444,7 +389,9 @@ def quality_row(kind: str, report: IngestReport) -> pl.DataFrame:
         "raw_sha256": [report.raw_sha256], "rows": [report.rows], "present": [report.present],
         "expected": [report.expected], "coverage_frac": [report.coverage],
         "estimated_frac": [report.estimated_share], "partial": [report.allowed_partial],
-    }, schema_overrides={"estimated_frac": pl.Float64, "coverage_frac": pl.Float64})
+        "plausibility_overridden": [",".join(report.overridden) or None],
+    }, schema_overrides={"estimated_frac": pl.Float64, "coverage_frac": pl.Float64,
+                         "plausibility_overridden": pl.String})
 
 
 def ingest_egress(*, home: Home, mirror: Path | None, source: str | None = None) -> list[IngestReport]:

@@ -24,8 +24,8 @@ import pandera.polars as pa
 import polars as pl
 
 from gridshift.errors import DataError
-from warehouse.db import exclusive, finish, open_read, open_write, query
-from warehouse.ddl import create_table_sql, polars_schema
+from warehouse.db import exclusive, open_read, open_write, query
+from warehouse.ddl import DUCK_TYPES, create_table_sql, polars_schema
 from warehouse.schemas import FRAMES, TABLES, Table
 
 
@@ -69,7 +69,7 @@ def validate(table_name: str, df: pl.DataFrame, *, file: str | None = None, row_
             column=str(column),
             rows=rows,
             values=bad["failure_case"].to_list(),
-        ) from exc
+        ) from None  # the DataError says it all: a user (the CLI shows the root cause) sees file, column, rows
 
 
 def validate_many(table_name: str, items: Sequence[tuple[pl.DataFrame, str | None, int]]
@@ -183,51 +183,81 @@ def write(db_path: Path, frames: Mapping[str, pl.DataFrame], *, rebuild_stale: I
     """
     frames = {name: conform(TABLES[name], df) for name, df in frames.items()}
     written = dict.fromkeys(frames, 0)
-    stack = contextlib.ExitStack()
-    with stack:
-        stack.enter_context(exclusive(db_path))
+    with exclusive(db_path):
+        add_new_columns(db_path, [name for name in frames if name not in rebuild_stale])
         stale = [name for name in rebuild_stale if name in frames and stale_layout(db_path, name)]
         todo = _changes(db_path, {name: df for name, df in frames.items() if df.height and name not in stale})
         todo.update({name: (frames[name], False) for name in stale})
         if not todo:
             return written
-        con = stack.enter_context(open_write(db_path))
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for name in stale:
-                con.execute(f'DROP TABLE "{TABLES[name].name}"')
-                con.execute(create_table_sql(TABLES[name]))
-            for name, (df, overlaps) in todo.items():
-                # no stored key among the frame's: a plain INSERT adds the same rows as an upsert, without
-                # a conflict lookup per row (about 1.5x faster into an empty table)
-                verb = "INSERT OR REPLACE" if overlaps else "INSERT"
-                con.register("_staged", df.to_arrow())
-                con.execute(f'{verb} INTO "{TABLES[name].name}" BY NAME SELECT * FROM _staged')
-                con.unregister("_staged")
-                written[name] = df.height
-            con.execute("COMMIT")
-        except BaseException:
-            # a COMMIT that failed to write (disk full, file too large) has ended the transaction itself:
-            # its error, not the rollback's "no transaction is active", is the one to report
-            with contextlib.suppress(duckdb.TransactionException):
-                con.execute("ROLLBACK")
-            raise
-        # committed: the close (a checkpoint) and the lock's release, now or behind (warehouse.db.finish)
-        finish(stack.pop_all())
+        with open_write(db_path) as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                for name in stale:
+                    con.execute(f'DROP TABLE "{TABLES[name].name}"')
+                    con.execute(create_table_sql(TABLES[name]))
+                for name, (df, overlaps) in todo.items():
+                    # no stored key among the frame's: a plain INSERT adds the same rows as an upsert, without
+                    # a conflict lookup per row (about 1.5x faster into an empty table)
+                    verb = "INSERT OR REPLACE" if overlaps else "INSERT"
+                    con.register("_staged", df.to_arrow())
+                    con.execute(f'{verb} INTO "{TABLES[name].name}" BY NAME SELECT * FROM _staged')
+                    con.unregister("_staged")
+                    written[name] = df.height
+                con.execute("COMMIT")
+            except BaseException:
+                # a COMMIT that failed to write (disk full, file too large) has ended the transaction itself:
+                # its error, not the rollback's "no transaction is active", is the one to report
+                with contextlib.suppress(duckdb.TransactionException):
+                    con.execute("ROLLBACK")
+                raise
     return written
+
+
+def _stored_columns(db_path: Path, table_names: Iterable[str]) -> dict[str, list[str]]:
+    """The stored columns, in order, of each of ``table_names`` the file holds (one read-only connection)."""
+    names = {TABLES[n].name: n for n in table_names}
+    if not db_path.exists() or not names:
+        return {}
+    with open_read(db_path) as con:
+        rows = query(con, "SELECT table_name, column_name FROM information_schema.columns "
+                          "ORDER BY table_name, ordinal_position")
+    out: dict[str, list[str]] = {}
+    for table, column in rows.iter_rows():
+        if table in names:
+            out.setdefault(names[table], []).append(column)
+    return out
+
+
+def add_new_columns(db_path: Path, table_names: Iterable[str]) -> list[str]:
+    """Add to stored tables the nullable columns a later version declared after their stored ones (e.g.
+    ``partition_quality.plausibility_overridden``): an earlier warehouse keeps its rows, the new column null
+    in them. Only a stored layout that is a prefix of the declared one is grown; the caller holds the lock.
+    Returns the columns added (``table.column``); the file is opened for writing only when there are some."""
+    todo: list[tuple[Table, str, str]] = []
+    for name, stored in _stored_columns(db_path, table_names).items():
+        table = TABLES[name]
+        declared = list(table.columns)
+        if stored == declared or declared[:len(stored)] != stored:
+            continue
+        fields = {f.name: f for f in table.spec.fields}
+        for c in declared[len(stored):]:
+            if not fields[c].nullable:
+                break
+            todo.append((table, c, DUCK_TYPES[fields[c].dtype]))
+    if todo:
+        with open_write(db_path) as con:
+            for table, c, sql_type in todo:
+                con.execute(f'ALTER TABLE "{table.name}" ADD COLUMN "{c}" {sql_type}')
+    return [f"{t.name}.{c}" for t, c, _ in todo]
 
 
 def stale_layout(db_path: Path, table_name: str) -> bool:
     """Whether the file holds ``table_name`` with other columns than the declared ones (a table whose
     layout changed between versions, e.g. ``network_path`` keyed by macro-region pairs before, by
     location pairs now); read-only, the caller holds the lock."""
-    if not db_path.exists():
-        return False
-    table = TABLES[table_name]
-    with open_read(db_path) as con:
-        stored = query(con, "SELECT column_name FROM information_schema.columns WHERE table_name = $t "
-                            "ORDER BY ordinal_position", {"t": table.name})["column_name"].to_list()
-    return bool(stored) and stored != list(table.columns)
+    stored = _stored_columns(db_path, [table_name]).get(table_name, [])
+    return bool(stored) and stored != list(TABLES[table_name].columns)
 
 
 def drop_stale_layout(db_path: Path, table_name: str) -> bool:

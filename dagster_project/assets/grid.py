@@ -9,11 +9,11 @@ partition), with the guarantees of a run per partition:
    its parser, the table's Pandera model, the coverage minimum); a refused one fails its blocking
    ``pandera_schema`` check *for that partition*, naming file, column, rows and values, and writes nothing;
 2. the accepted partitions are written in one transaction (``warehouse.ingest.write_grid``: rows, raw-file
-   lineage and ``partition_quality``, each partition whole; once it has committed, the connection's close —
-   DuckDB's checkpoint — runs on a thread while the events below are recorded, joined before the step
-   ends: ``warehouse.db.closing_behind``), then each gets its own materialization
-   (metadata: rows, raw sha256 and URI, coverage, estimated share) and its own passing check evaluations,
-   so the UI's partition status, check history and lineage are what per-partition runs recorded;
+   lineage and ``partition_quality``, each partition whole), then each gets its own materialization
+   (metadata: rows, raw sha256 and URI, coverage, estimated share; the partition's dimension tags, from
+   which Dagster reads a multi-partition key back) and its own passing check evaluations
+   (``dg.AssetCheckEvaluation`` with the partition), so the UI's partition status, check history and
+   lineage are what per-partition runs recorded;
 3. if any partition was refused, the step then fails, naming every refused partition and its cause
    (``failures`` in the failure's metadata): the run fails *after* the good partitions are written —
    as a backfill of per-partition runs ends with those written and the bad ones failed. The UI shows
@@ -26,34 +26,21 @@ import warnings
 from collections.abc import Iterator
 
 import dagster as dg
-from dagster._core.definitions.data_version import (
-    CODE_VERSION_TAG,
-    DATA_VERSION_TAG,
-    compute_logical_data_version,
-)
-from dagster._core.definitions.partitions.utils import get_tags_from_multi_partition_key
 
 from dagster_project import checks
-from dagster_project.partitions import region_year, run_keys
+from dagster_project.partitions import dimension_tags, region_year, run_keys
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
 from gridshift.sources import SIGNAL_TABLES
-from warehouse.db import closing_behind
 from warehouse.ingest import SIGNAL_SOURCES, PreparedGrid, prepare_grid, write_grid
 
 
-def _materialization(context: dg.AssetExecutionContext, table: str, pk: dg.MultiPartitionKey,
-                     prepared: PreparedGrid) -> dg.AssetMaterialization:
-    """The event a run of this one partition records (same metadata and tags: partition dimensions, code
-    and data version as Dagster derives them for an asset without inputs)."""
-    code_version = context.assets_def.code_versions_by_key.get(context.assets_def.key) or context.run.run_id
-    tags = {
-        CODE_VERSION_TAG: code_version,
-        DATA_VERSION_TAG: compute_logical_data_version(code_version, {}).value,
-        **get_tags_from_multi_partition_key(pk),
-    }
+def _materialization(table: str, pk: dg.MultiPartitionKey, prepared: PreparedGrid) -> dg.AssetMaterialization:
+    """The materialization of one partition: its metadata, and its dimension tags (``dagster/partition/region``,
+    ``dagster/partition/year``: what Dagster reads a multi-partition key and the UI's per-dimension status
+    back from), taken from the partitions definition."""
     return dg.AssetMaterialization(asset_key=table, partition=pk, metadata=checks.report_metadata(prepared.report),
-                                   tags=tags)
+                                   tags=dimension_tags(pk))
 
 
 def _failure(table: str, refused: dict[dg.MultiPartitionKey, Exception]) -> dg.Failure:
@@ -99,27 +86,21 @@ def _grid_asset(kind: str) -> dg.AssetsDefinition:
         parts = {(pk.keys_by_dimension["region"], int(pk.keys_by_dimension["year"])): pk for pk in keys}
         home = gridshift.home_obj()
         batch = prepare_grid(kind, list(parts), home=home, mirror=gridshift.mirror_path(), live=gridshift.live,
-                             allow_partial=gridshift.allow_partial)
+                             allow_partial=gridshift.allow_partial, allow_implausible=gridshift.allow_implausible)
         refused: dict[dg.MultiPartitionKey, Exception] = {parts[p]: err for p, err in batch.refused.items()}
-        before = checks.latest_materializations(
-            context.instance, table, [str(pk) for pk, err in refused.items() if isinstance(err, DataError)])
         for pk, err in refused.items():  # refused before anything is written
             if isinstance(err, DataError):
-                yield checks.evaluation(checks.schema_failed(table, err), str(pk), before.get(str(pk)))
-        with closing_behind():  # the write's close (a checkpoint) overlaps recording it: warehouse.db
-            try:
-                write_grid(home, batch.ready)
-            except Exception as err:  # the database failed: the transaction wrote none of the batch
-                refused.update({parts[(p.location, p.year)]: err for p in batch.ready})
-                raise _failure(table, refused) from err
-            for p in batch.ready:
-                yield _materialization(context, table, parts[(p.location, p.year)], p)
-            written = checks.latest_materializations(
-                context.instance, table, [str(parts[(p.location, p.year)]) for p in batch.ready])
-            for p in batch.ready:
-                pk = str(parts[(p.location, p.year)])
-                for result in checks.passed_results(table, p.report):
-                    yield checks.evaluation(result, pk, written.get(pk))
+                yield checks.evaluation(checks.schema_failed(table, err), pk)
+        try:
+            write_grid(home, batch.ready)
+        except Exception as err:  # the database failed: the transaction wrote none of the batch
+            refused.update({parts[(p.location, p.year)]: err for p in batch.ready})
+            raise _failure(table, refused) from err
+        for p in batch.ready:
+            yield _materialization(table, parts[(p.location, p.year)], p)
+        for p in batch.ready:
+            for result in checks.passed_results(table, p.report):
+                yield checks.evaluation(result, parts[(p.location, p.year)])
         if refused:
             first = next(iter(refused.values()))
             raise _failure(table, refused) from first

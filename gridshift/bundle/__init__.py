@@ -15,7 +15,6 @@ from gridshift.bundle.format import (
     MANIFEST,
     NETWORK_SCHEMA,
     SIGNALS_SCHEMA,
-    STEP_S,
     TASK_FLEX_DEFAULTS,
     TASKS_SCHEMA,
     pretty_json,
@@ -23,6 +22,7 @@ from gridshift.bundle.format import (
 from gridshift.bundle.integrity import check_integrity
 from gridshift.bundle.verify import VerifyResult, verify_bundle
 from gridshift.bundle.writer import Published, publish
+from gridshift.timestep import STEP_S
 
 
 def load_content(path: str | Path) -> BundleContent:

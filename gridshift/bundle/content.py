@@ -21,7 +21,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import polars as pl
 
-from gridshift import bounds
 from gridshift.bundle.errors import BundleError
 from gridshift.bundle.format import (
     DATACENTER_KEYS,
@@ -29,26 +28,31 @@ from gridshift.bundle.format import (
     DC_LABEL,
     MANIFEST,
     NETWORK,
+    NETWORK_TABLE,
     NETWORK_VALUES,
-    SIGNAL_FLAGS,
     SIGNAL_VALUES,
     SIGNALS,
-    STEP_S,
+    SIGNALS_TABLE,
     TASK_FLAGS,
     TASK_FLEX,
     TASK_RESOURCES,
     TASKS,
+    TASKS_TABLE,
     is_int,
     is_number,
     parse_json,
 )
-from gridshift.dc_params import DatacenterParams
+from gridshift.bundle.size import check_bundle_sizes
+from gridshift.dc_params import DatacenterParams, physics_column
+from gridshift.fields import FIELDS
+from gridshift.limits import BUNDLE
+from gridshift.timestep import STEP_S
 
 #: keys a datacenters.json entry may carry besides DATACENTER_KEYS: ``capacity_source`` (informational);
 #: ``signal_location``, the registry location whose signals a site shares (several datacenters per
 #: location, cloud regions: scenario_builder.sites); absent = the datacenter's own label
 DATACENTER_INFO_KEYS = ("capacity_source", "signal_location")
-MAX_LOCATIONS = 100_000
+MAX_LOCATIONS = BUNDLE.datacenters.limit  # why that many: gridshift.limits
 
 
 @dataclass(frozen=True)
@@ -89,8 +93,8 @@ def _first_bad(mask: np.ndarray, values: np.ndarray, limit: int = 5) -> tuple[li
 
 
 def _check_values(a: np.ndarray, name: str, file: str, *, rows: np.ndarray | None = None) -> None:
-    """Refuse non-finite values and values outside ``gridshift.bounds`` for column ``name``."""
-    b = bounds.get(name)
+    """Refuse non-finite values and values outside the bound of field ``name`` (``gridshift.fields``)."""
+    b = FIELDS[name].bound
     bad = ~np.isfinite(a)
     if bad.any():
         r, v = _first_bad(bad, a)
@@ -215,8 +219,9 @@ def read_datacenters(root: Path, header: Header) -> list[dict[str, Any]]:
         entry = dict(d)
         for key in ("population_weight", "total_cores", "total_gpus", "total_mem_gb"):
             v = d[key]
-            if not is_number(v) or not bounds.get(key).admits(float(v)):
-                raise BundleError(f"must be a finite number in {bounds.get(key).describe()}", file=file, column=key,
+            b = FIELDS[key].bound
+            if not is_number(v) or not b.admits(float(v)):
+                raise BundleError(f"must be a finite number in {b.describe()}", file=file, column=key,
                                   rows=[i], values=[v])
             entry[key] = float(v)
         if not isinstance(d["physics"], dict):
@@ -224,7 +229,8 @@ def read_datacenters(root: Path, header: Header) -> list[dict[str, Any]]:
         try:
             entry["physics"] = DatacenterParams.from_stored(d["physics"])
         except (TypeError, ValueError) as exc:
-            raise BundleError(f"bad physics parameters ({exc})", file=file, column="physics", rows=[i]) from None
+            raise BundleError(f"bad physics parameters ({exc})", file=file, column=physics_column(exc),
+                              rows=[i]) from None
         out.append(entry)
     if not sum(e["population_weight"] for e in out) > 0:
         raise BundleError("population weights sum to 0: no task could originate anywhere", file=file,
@@ -235,8 +241,7 @@ def read_datacenters(root: Path, header: Header) -> list[dict[str, Any]]:
 def read_signals(root: Path, header: Header) -> dict[str, np.ndarray]:
     path = root / SIGNALS
     file = str(path)
-    dtypes: dict[str, pl.DataType] = {"location": pl.String, "ts_utc": pl.Datetime("us", "UTC"),
-                                      **{c: pl.Float64 for c in SIGNAL_VALUES}, **{c: pl.Boolean for c in SIGNAL_FLAGS}}
+    dtypes = SIGNALS_TABLE.polars_schema()
     df = _read_parquet(path, list(dtypes), dtypes)
     n_dc, n = header.n_dc, header.n_steps
     if df.height != n_dc * n:
@@ -322,8 +327,9 @@ def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
     footer (schema, row groups) is read once for both passes."""
     path = root / TASKS
     file = str(path)
-    first = {"arrival_ts_utc": pl.Datetime("us", "UTC"), "task_id": pl.Int64}
-    rest = {**{c: pl.Float64 for c in (*TASK_RESOURCES, *TASK_FLEX)}, **{c: pl.Boolean for c in TASK_FLAGS}}
+    schema_of = TASKS_TABLE.polars_schema()
+    first = {c: schema_of[c] for c in ("arrival_ts_utc", "task_id")}
+    rest = {c: schema_of[c] for c in (*TASK_RESOURCES, *TASK_FLEX, *TASK_FLAGS)}
 
     def no_nulls(c: str, nulls: dict) -> None:  # what _read_parquet raises for a column with nulls
         if c in nulls:
@@ -392,7 +398,7 @@ def _check_flexibility(t: dict[str, np.ndarray], file: str) -> None:
 def read_network(root: Path, header: Header) -> dict[str, np.ndarray]:
     path = root / NETWORK
     file = str(path)
-    dtypes = {"src_location": pl.String, "dst_location": pl.String, **{c: pl.Float64 for c in NETWORK_VALUES}}
+    dtypes = NETWORK_TABLE.polars_schema()
     df = _read_parquet(path, list(dtypes), dtypes)
     idx = {code: i for i, code in enumerate(header.locations)}
     n_dc = header.n_dc
@@ -421,6 +427,7 @@ def read_content(root: Path, manifest: dict[str, Any]) -> BundleContent:
     """Read and check every file of a bundle whose integrity was verified."""
     root = Path(root)
     header = read_header(manifest, str(root / MANIFEST))
+    check_bundle_sizes(root, header.n_dc, header.n_steps)
     return BundleContent(
         root=root, manifest=manifest, header=header, datacenters=read_datacenters(root, header),
         signals=read_signals(root, header), tasks=read_tasks(root, header), network=read_network(root, header),

@@ -11,14 +11,12 @@ import math
 import re
 from typing import Any
 
-import pyarrow as pa
-
+from gridshift import fields
 from gridshift.bundle.errors import BundleError
 
 #: 2: tasks carry their flexibility (allowed delay, interruptible, checkpoint overhead, elastic scale range,
 #: scaling curve); version 1 bundles are refused with a message saying to rebuild them.
 FORMAT_VERSION = 2
-STEP_S = 900
 MANIFEST = "manifest.json"
 SIGNALS = "signals.parquet"
 TASKS = "tasks.parquet"
@@ -34,14 +32,8 @@ MAX_JSON_DEPTH = 32
 #: registry, several datacenters per location); never a path.
 DC_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-UTC_US = pa.timestamp("us", tz="UTC")
 SIGNAL_VALUES = ("carbon_g_per_kwh", "price_usd_per_mwh", "temp_c", "wetbulb_c", "rh_pct")
 SIGNAL_FLAGS = ("carbon_is_estimated", "carbon_is_filled", "price_is_filled", "weather_is_filled")
-SIGNALS_SCHEMA = pa.schema([
-    ("location", pa.string()), ("ts_utc", UTC_US),
-    *[(c, pa.float64()) for c in SIGNAL_VALUES],
-    *[(c, pa.bool_()) for c in SIGNAL_FLAGS],
-])
 TASK_RESOURCES = ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb")
 #: a task's flexibility (format 2; docs/bundle_format.md): the delay it allows before it must start (its
 #: queue class), the work a resume or rescale costs (checkpoint-restart, s), the range of its allocation as
@@ -52,14 +44,23 @@ TASK_FLAGS = ("interruptible",)
 #: what a task without flexibility carries (``sim_core.testing.write_bundle``'s defaults)
 TASK_FLEX_DEFAULTS = {"max_delay_s": 0.0, "interruptible": False, "checkpoint_s": 0.0, "min_scale": 1.0,
                       "max_scale": 1.0, "marginal_throughput": 0.0}
-TASKS_SCHEMA = pa.schema([
-    ("task_id", pa.int64()), ("arrival_ts_utc", UTC_US), *[(c, pa.float64()) for c in TASK_RESOURCES],
-    *[(c, pa.float64()) for c in TASK_FLEX], *[(c, pa.bool_()) for c in TASK_FLAGS],
-])
 NETWORK_VALUES = ("usd_per_gb", "throughput_mbps", "rtt_ms")
-NETWORK_SCHEMA = pa.schema([
-    ("src_location", pa.string()), ("dst_location", pa.string()), *[(c, pa.float64()) for c in NETWORK_VALUES],
-])
+
+#: the bundle's Parquet files as tables of the field registry (``gridshift.fields``): their schemas, dtypes
+#: and the reader's value checks (every float column finite and within its field's bound) derive from these
+SIGNALS_TABLE = fields.table(
+    SIGNALS, "one row per datacenter and 15-minute step; ``location`` is the datacenter's label",
+    ["location", "ts_utc", *SIGNAL_VALUES, *SIGNAL_FLAGS], ["location", "ts_utc"])
+TASKS_TABLE = fields.table(
+    TASKS, "one row per task, in arrival order",
+    ["task_id", "arrival_ts_utc", *TASK_RESOURCES, *TASK_FLEX, *TASK_FLAGS], ["task_id"])
+NETWORK_TABLE = fields.table(
+    NETWORK, "one row per ordered pair of datacenters (a datacenter to itself included)",
+    ["src_location", "dst_location", *NETWORK_VALUES], ["src_location", "dst_location"])
+TABLES = {t.name: t for t in (SIGNALS_TABLE, TASKS_TABLE, NETWORK_TABLE)}
+SIGNALS_SCHEMA = SIGNALS_TABLE.arrow_schema()
+TASKS_SCHEMA = TASKS_TABLE.arrow_schema()
+NETWORK_SCHEMA = NETWORK_TABLE.arrow_schema()
 SCHEMAS = {SIGNALS: SIGNALS_SCHEMA, TASKS: TASKS_SCHEMA, NETWORK: NETWORK_SCHEMA}
 
 #: manifest keys every bundle has, with their JSON types

@@ -13,6 +13,7 @@ from typing import Any
 from gridshift.atomic import publish_directory
 from gridshift.bundle.format import DATA_FILES, MANIFEST, pretty_json
 from gridshift.bundle.integrity import integrity_problems, read_manifest
+from gridshift.bundle.size import check_datacenter_count
 from gridshift.hashing import compute_bundle_id, sha256_bytes
 from gridshift.home import safe_join
 
@@ -29,6 +30,8 @@ def finalize_manifest(files: dict[str, bytes], manifest: dict[str, Any]) -> dict
     """The manifest with ``files`` (sha256 of every data file) and ``bundle_id`` (from the content)."""
     if sorted(files) != sorted(DATA_FILES):
         raise ValueError(f"a bundle holds exactly {DATA_FILES}, got {sorted(files)}")
+    # a bundle no reader would load is never written (gridshift.bundle.size)
+    check_datacenter_count(len(manifest.get("locations") or ()), MANIFEST)
     out = {k: v for k, v in manifest.items() if k not in ("files", "bundle_id")}
     out["files"] = {name: sha256_bytes(files[name]) for name in sorted(files)}
     out["bundle_id"] = compute_bundle_id(out)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
+from gridshift import limits
 from gridshift.atomic import atomic_write_bytes, atomic_write_many
 from gridshift.errors import SourceUnavailableError
 from gridshift.hashing import sha256_bytes
@@ -58,7 +59,21 @@ def read_mirror(mirror: Path | None, relpath: str, source: str) -> RawFile:
     path = safe_join(Path(mirror), *relpath.split("/"))
     if not path.is_file():
         raise SourceUnavailableError(f"{source}: {relpath} not found in mirror {mirror} (looked for {path})")
-    return RawFile(source=source, uri=path.as_uri(), content=path.read_bytes())
+    return read_local(path, source)
+
+
+def read_local(path: Path, source: str, *, uri: str | None = None) -> RawFile:
+    """A local file of ``source`` (a mirror's, a trace folder's, a persisted pull), read whole only when
+    its size is within the source kind's limit (:data:`gridshift.limits.FILE_BYTES`): a larger file is
+    refused by name from its size on disk, and a file that grows while it is read is refused after at
+    most limit + 1 bytes — never held whole."""
+    limit = limits.source_file_limit(source)
+    uri = redact_uri(uri or path.as_uri())  # a refusal names the file without its credentials
+    with path.open("rb") as fh:
+        limit.check(os.fstat(fh.fileno()).st_size, file=uri, what="the file")
+        content = fh.read(limit.limit + 1)
+    limit.check(len(content), file=uri, what="the file (it grew while read)")
+    return RawFile(source=source, uri=uri, content=content)
 
 
 def landed_relpath(raw: RawFile) -> str:

@@ -28,11 +28,12 @@ import polars as pl
 
 from gridshift import sources as registry_info
 from gridshift.errors import DataError, SourceUnavailableError
+from gridshift.limits import GRID_LINES, source_file_limit
 from gridshift.locations import Location
+from gridshift.quality import MAX_GAP
 from gridshift.sources import SourceInfo
 from pipelines.core import raw as raw_mod
 from pipelines.core.raw import RawFile
-from pipelines.core.tabular import DEFAULT_MAX_GAP
 
 #: How far a file of UTC year Y may reach outside Y: a local-year file shifted by its fixed UTC offset
 #: (Open-Meteo; the largest offset in use is UTC+14).
@@ -77,6 +78,10 @@ class GridSource(Source):
     time_column: ClassVar[str] = "ts_utc"
     #: reported row of frame position i is i + row_base (2: CSV line; 0: JSON array index)
     row_base: ClassVar[int] = 2
+    #: how far the file's rows may reach outside the partition's UTC year: :data:`YEAR_EDGE` for a file of a
+    #: local year; 0 for a file whose timestamps are UTC by its own definition (a file in local time
+    #: then puts its last hour in the next year and is refused)
+    year_edge: ClassVar[timedelta] = YEAR_EDGE
 
     def covers(self, location: Location) -> bool:
         return True
@@ -96,11 +101,16 @@ class GridSource(Source):
         """What a user can do to make this source serve ``location`` live (token, package, URL)."""
         return ""
 
-    def parse(self, raw: RawFile, location: Location, year: int, *, max_gap: timedelta = DEFAULT_MAX_GAP
+    def parse(self, raw: RawFile, location: Location, year: int, *, max_gap: timedelta = MAX_GAP
               ) -> pl.DataFrame:
-        """Canonical rows of the partition, in time order; refused unless they belong to it."""
+        """Canonical rows of the partition, in time order; refused unless they belong to it (or before it is
+        parsed, when it is larger than its kind's byte limit or has more lines than
+        :data:`gridshift.limits.GRID_LINES`: a live download is held by then, its parse is not)."""
+        source_file_limit(self.name).check(len(raw.content), file=raw.uri, what="the file")  # a live download too
+        GRID_LINES.check(raw.content.count(b"\n"), file=raw.uri, what="the number of lines")
         df = self.rows(raw, location, year, max_gap=max_gap)
-        check_partition(df, file=raw.uri, column=self.time_column, year=year, row_base=self.row_base)
+        check_partition(df, file=raw.uri, column=self.time_column, year=year, row_base=self.row_base,
+                        edge=self.year_edge)
         return df
 
     @abstractmethod
@@ -113,14 +123,16 @@ def year_bounds(year: int) -> tuple[datetime, datetime]:
     return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
 
 
-def check_partition(df: pl.DataFrame, *, file: str, column: str, year: int, row_base: int = 2) -> None:
+def check_partition(df: pl.DataFrame, *, file: str, column: str, year: int, row_base: int = 2,
+                    edge: timedelta = YEAR_EDGE) -> None:
     """Refuse a file that is not this partition's: no rows, rows out of time order, or rows outside
-    the UTC year (give or take :data:`YEAR_EDGE`) — e.g. the 2022 file put in the 2023 slot."""
+    the UTC year (give or take ``edge``) — e.g. the 2022 file put in the 2023 slot, or a UTC file
+    written in local time."""
     if df.height == 0:
         raise DataError(f"the file holds no data rows for {year}", file=file, column=column)
     ts = df["ts_utc"]
     lo, hi = year_bounds(year)
-    if not ts.null_count() and ts.is_sorted() and ts.min() >= lo - YEAR_EDGE and ts.max() < hi + YEAR_EDGE:
+    if not ts.null_count() and ts.is_sorted() and ts.min() >= lo - edge and ts.max() < hi + edge:
         return  # in time order and inside the year: the rows below would find nothing (one pass, no frames)
     idx = pl.DataFrame({"ts": ts}).with_row_index("_i")
     back = idx.filter(pl.col("ts") < pl.col("ts").shift(1))
@@ -130,11 +142,12 @@ def check_partition(df: pl.DataFrame, *, file: str, column: str, year: int, row_
             file=file, column=column, rows=[i + row_base for i in back["_i"].head(10).to_list()],
             values=[str(v) for v in back["ts"].head(10).to_list()],
         )
-    out = idx.filter((pl.col("ts") < lo - YEAR_EDGE) | (pl.col("ts") >= hi + YEAR_EDGE))
+    out = idx.filter((pl.col("ts") < lo - edge) | (pl.col("ts") >= hi + edge))
     if out.height:
+        slack = f" by more than {edge}" if edge else ""
         raise DataError(
-            f"{out.height} of {df.height} row(s) lie outside the partition's UTC year {year} "
-            f"(file spans {ts.min()} .. {ts.max()}): not this partition's file",
+            f"{out.height} of {df.height} row(s) lie outside the partition's UTC year {year}{slack} "
+            f"(file spans {ts.min()} .. {ts.max()}): not this partition's file, or its times are not UTC",
             file=file, column=column, rows=[i + row_base for i in out["_i"].head(10).to_list()],
             values=[str(v) for v in out["ts"].head(10).to_list()],
         )

@@ -12,10 +12,7 @@ import polars as pl
 
 from gridshift.errors import DataError
 
-HEADER_LINES = 1
-# The fill limit: the longest run of missing source time that is filled (and flagged) rather than
-# refused. Ingest refuses files with longer gaps; bundles fill up to it. One value for every step.
-DEFAULT_MAX_GAP = timedelta(hours=3)  # data row i (0-based) is line i + 2 of a CSV with one header line
+HEADER_LINES = 1  # data row i (0-based) is line i + 2 of a CSV with one header line
 
 
 def _header(content: bytes, file: str, *, first_line: int = 1) -> list[str]:
@@ -75,7 +72,7 @@ def read_csv_strings(content: bytes, file: str, required: list[str], *, comment_
     try:
         df = pl.read_csv(io.BytesIO(content), infer_schema=False, encoding="utf8")
     except Exception as exc:  # polars raises several types for malformed CSV
-        raise DataError(f"cannot parse CSV: {exc}", file=file) from exc
+        raise DataError(f"cannot parse CSV: {exc}", file=file) from None
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise DataError(

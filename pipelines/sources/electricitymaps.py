@@ -120,6 +120,7 @@ class ElectricityMapsCsv(GridSource):
 
     name = "electricitymaps-csv"
     time_column = COL_TS
+    year_edge = timedelta(0)  # UTC timestamps of the UTC year only
 
     def mirror_relpath(self, location: Location, year: int) -> str:
         code = location.location
@@ -195,6 +196,7 @@ class ElectricityMapsApi(GridSource):
 
     name = "electricitymaps-api-v3"
     time_column = "datetime"
+    year_edge = timedelta(0)  # UTC timestamps of the UTC year only
 
     def how_to(self, location: Location) -> str:
         return f"set {self.info.token_env} (environment or .env): create one at https://portal.electricitymaps.com"

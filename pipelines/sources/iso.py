@@ -52,7 +52,7 @@ from gridshift.locations import Location
 from gridshift.sources import get as source_info
 from pipelines.core import http
 from pipelines.core.fx import grid_price_rows
-from pipelines.core.raw import RawFile
+from pipelines.core.raw import RawFile, read_local
 from pipelines.core.source import GridSource, NotPublished, year_bounds
 from pipelines.core.tabular import bad_rows, check_time_grid
 
@@ -228,7 +228,7 @@ class GridstatusIsoDayAhead(GridSource):
         historical = end <= now - http.RECENT_WINDOW
         uri = f"gridstatus:{spec.iso}/{spec.cls}.{spec.method}?node={spec.node}&year={year}"
         if path.is_file() and historical:
-            return RawFile(source=self.name, uri=uri, content=path.read_bytes())
+            return read_local(path, self.name, uri=uri)
         frame = (adapter or _adapter_factory()).pull(spec, start, min(end, now))
         content = normalize(frame, spec)
         atomic_write_bytes(path, content)

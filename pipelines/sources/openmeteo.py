@@ -8,6 +8,8 @@ Two registered sources, one publisher, identical rows for the same hours:
    zone's DST rules): UTC = time − utc_offset_seconds. A local-year file therefore starts a few
    hours off 00:00 UTC; the neighbouring year's file supplies the edge hours (rows are keyed by
    UTC time). The offset must be a whole number of seconds within ±14 h (the widest offsets in use),
+   and one its own time zone takes in the year, the units those ``hourly_units`` state (°F, m/s...
+   converted to °C and km/h; see :mod:`pipelines.sources.openmeteo_axes`),
    the coordinates the registry's (±0.5°), every value a number (``true`` is not 1 °C), and no
    key may appear twice in one object (a reader would keep the last one, shifting the data).
 2. ``open-meteo-archive-api`` — **live**, one request per location and UTC year through
@@ -36,6 +38,7 @@ from pipelines.core.raw import RawFile
 from pipelines.core.redact import redact_uri
 from pipelines.core.source import YEAR_EDGE, GridSource
 from pipelines.core.tabular import check_time_grid, json_numbers
+from pipelines.sources.openmeteo_axes import check_offset, unit_conversions
 
 HOURLY = {
     "temperature_2m": "temp_c",
@@ -122,6 +125,8 @@ class OpenMeteoArchive(GridSource):
         if isinstance(offset, bool) or not isinstance(offset, int) or abs(offset) > MAX_UTC_OFFSET_S:
             raise DataError(f"utc_offset_seconds must be whole seconds within ±{MAX_UTC_OFFSET_S} (±14 h)",
                             file=file, column="utc_offset_seconds", values=[offset])
+        check_offset(body, offset, location, year, file)
+        converted = unit_conversions(body, HOURLY, file)
         try:
             cols = {"time": pl.Series(hourly["time"], dtype=pl.String, strict=True)}
         except (TypeError, ValueError, pl.exceptions.PolarsError):
@@ -129,7 +134,7 @@ class OpenMeteoArchive(GridSource):
         n = lengths["time"]
         for key, name in HOURLY.items():
             cols[name] = json_numbers(hourly.get(key, [None] * n), file, f"hourly.{key}")
-        df = pl.DataFrame(cols).with_row_index("_i")
+        df = pl.DataFrame(cols).with_columns(converted).with_row_index("_i")
         local = df["time"].str.to_datetime("%Y-%m-%dT%H:%M", strict=False, time_unit="us")
         if local.null_count():
             bad = df.filter(local.is_null())

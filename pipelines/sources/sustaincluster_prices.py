@@ -40,6 +40,7 @@ class SustainClusterPrices(GridSource):
 
     name = "sustaincluster-prices-usd"
     time_column = COL_UTC
+    year_edge = timedelta(0)  # UTC timestamps of the UTC year only
 
     def mirror_relpath(self, location: Location, year: int) -> str:
         code = location.location

@@ -43,7 +43,8 @@ from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.hashing import sha256_bytes
 from gridshift.home import Home, safe_join
-from pipelines.core.raw import RawFile, read_mirror
+from gridshift.limits import UNPACKED_BYTES
+from pipelines.core.raw import RawFile, read_local, read_mirror
 from pipelines.core.redact import redact_uri
 from pipelines.workload.base import Inputs, ParsedTrace, TraceInput, WorkloadSource
 from pipelines.workload.derive import DeriveParams, Histogram
@@ -162,7 +163,7 @@ def fetch_live(table: str, *, home: Home, session: requests.Session | None = Non
     if sha is not None:
         landed = _landed(home, sha)
         if landed.is_file():
-            content = landed.read_bytes()
+            content = read_local(landed, SOURCE, uri=url).content
             got = sha256_bytes(content)
             if got != sha or (size is not None and len(content) != size):
                 raise http.DownloadError(f"{what}: landed copy {landed} does not match its {basis} "
@@ -205,7 +206,7 @@ def fetch_table(
     if trace_dir is not None:
         path = safe_join(Path(trace_dir), name)
         if path.is_file():
-            return RawFile(source=SOURCE, uri=path.as_uri(), content=path.read_bytes())
+            return read_local(path, SOURCE)
         tried.append(f"{name} not found in trace dir {trace_dir} (looked for {path})")
     if mirror is not None:
         try:
@@ -226,10 +227,17 @@ def fetch_table(
 
 # --------------------------------------------------------------------------- read
 def extract_csv(raw: RawFile) -> tuple[str, bytes]:
-    """The one ``.csv`` member of a tar.gz, read in memory. Returns (file label, bytes)."""
+    """The one ``.csv`` member of a tar.gz, read in memory. Returns (file label, bytes).
+
+    A member whose header claims more than :data:`gridshift.limits.UNPACKED_BYTES` is refused as its
+    header is read, before anything is decompressed past it (a small archive can claim gigabytes)."""
     try:
         with tarfile.open(fileobj=io.BytesIO(raw.content), mode="r:gz") as tf:
-            members = [m for m in tf.getmembers() if m.isfile() and m.name.endswith(".csv")]
+            members = []
+            for m in tf:  # headers one at a time: each size checked before the reader skips its data
+                if m.isfile() and m.name.endswith(".csv"):
+                    UNPACKED_BYTES.check(m.size, file=f"{raw.uri}!{m.name}", what="the unpacked member")
+                    members.append(m)
             if len(members) != 1:
                 raise DataError(
                     f"expected exactly one .csv member in the archive, found {[m.name for m in members]}",
@@ -239,7 +247,7 @@ def extract_csv(raw: RawFile) -> tuple[str, bytes]:
             assert fh is not None
             return f"{raw.uri}!{members[0].name}", fh.read()
     except (tarfile.TarError, OSError, EOFError) as exc:
-        raise DataError(f"not a readable tar.gz archive: {exc}", file=raw.uri) from exc
+        raise DataError(f"not a readable tar.gz archive: {exc}", file=raw.uri) from None
 
 
 def check_field_counts(content: bytes, n_columns: int, file: str) -> int:
@@ -253,10 +261,12 @@ def check_field_counts(content: bytes, n_columns: int, file: str) -> int:
     nl = np.flatnonzero(buf == 10)
     if buf[-1] != 10:
         nl = np.append(nl, buf.size)  # last line without a newline
-    commas = np.concatenate([[0], np.cumsum(buf == 44)])
     ends = nl
     starts = np.concatenate([[0], nl[:-1] + 1])
-    per_line = commas[ends] - commas[starts]
+    # commas per line from the commas' positions (one int64 per comma, ~the file's size for the trace's
+    # short fields): a running count over the bytes (an int64 per byte) would take eight times the file
+    commas = np.flatnonzero(buf == 44)
+    per_line = np.searchsorted(commas, ends) - np.searchsorted(commas, starts)
     bad = np.flatnonzero(per_line != n_columns - 1)
     if bad.size:
         lines = (bad + 1).tolist()
@@ -280,7 +290,7 @@ def read_headerless(raw: RawFile, columns: list[str]) -> tuple[pl.DataFrame, str
     try:
         df = pl.read_csv(io.BytesIO(content), has_header=False, new_columns=columns, infer_schema=False)
     except Exception as exc:  # polars raises several types for malformed CSV
-        raise DataError(f"cannot parse CSV: {exc}", file=file) from exc
+        raise DataError(f"cannot parse CSV: {exc}", file=file) from None
     if df.height != n:
         raise DataError(f"read {df.height} rows but the file has {n} lines", file=file)
     return df.with_columns(line=pl.int_range(1, df.height + 1, dtype=pl.Int64)), file

@@ -33,12 +33,13 @@ import numpy as np
 import polars as pl
 
 from gridshift.errors import DataError
+from gridshift.timestep import STEP_S
 from pipelines.core.raw import RawFile
 from pipelines.core.source import Source
 from pipelines.core.tabular import read_csv_strings, to_float
 
 WEEK_S = 7 * 86_400
-SLOT_S = 900
+SLOT_S = STEP_S  # arrivals are counted per simulation step
 _US = 1_000_000
 # 1970-01-05 (a Monday) in seconds since the Unix epoch: weeks are aligned on Monday 00:00 UTC.
 MONDAY_EPOCH_S = 4 * 86_400

@@ -41,6 +41,7 @@ import numpy as np
 import polars as pl
 
 from gridshift.atomic import atomic_write_bytes
+from gridshift.timestep import STEPS_PER_DAY
 from pipelines.workload import kernels
 from pipelines.workload.alibaba2020 import JOB_COLUMNS, TASK_COLUMNS
 from pipelines.workload.base import Inputs, TraceInput, WorkloadSource
@@ -87,7 +88,7 @@ GPU_TYPE_WEIGHTS = (("P100", 798), ("T4", 497), ("MISC", 280), ("V100M32", 135),
 STATUSES = ("Terminated", "Failed", "Waiting", "Running")
 _CHOL = np.linalg.cholesky(COPULA_CORR)
 MAX_GPUS_PER_INSTANCE = 8.0
-SLOTS_PER_YEAR = 35_040
+SLOTS_PER_YEAR = 365 * STEPS_PER_DAY  # 35,040: the 15-min slots of a 365-day year
 
 
 @dataclass(frozen=True)

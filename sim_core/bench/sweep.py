@@ -26,6 +26,7 @@ and the sha256 of the canonical JSON of the run options including the resolved w
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -167,6 +168,7 @@ def compare(
     optimum: bool = False,
     executor: Any = None,
     results_url: str | None = None,
+    worker_wait_s: float = 60.0,
     **options,
 ) -> Comparison:
     """Run every policy × seed on one scenario (loaded once) and summarize.
@@ -180,7 +182,9 @@ def compare(
     and reports every policy's gap to it (:attr:`Comparison.gap`).
 
     ``executor`` + ``results_url``: simulate the missing runs on a distributed engine (module docstring);
-    the scenario must have been loaded from a bundle directory every worker can read at the same path.
+    the scenario must have been loaded from a bundle directory every worker can read at the same path. Runs are
+    indexed in ``store`` as they finish; when the engine has had no worker for ``worker_wait_s`` seconds with runs
+    unfinished, the sweep fails with :class:`WorkersLostError` (Dask would wait for a worker forever).
     """
     import sim_core
 
@@ -205,7 +209,8 @@ def compare(
     fresh_series: dict[RunKey, pl.DataFrame] = {}
     remote: dict[RunKey, Any] = {}
     if executor is not None:
-        remote = _run_remote(executor, sc, [k for k in keys if k not in stored], opts, results_url, store)
+        remote = _run_remote(executor, sc, [k for k in keys if k not in stored], opts, results_url, store,
+                             worker_wait_s)
     for k in keys:
         if k in stored:
             metrics = stored[k]
@@ -253,8 +258,8 @@ def compare(
 
 
 def _run_remote(executor, sc: Scenario, keys: list[RunKey], opts: dict[str, Any], results_url: str | None,
-                store) -> dict[RunKey, Any]:
-    """Submit every run to ``executor``, wait for all, index the receipts in ``store`` (if it indexes)."""
+                store, worker_wait_s: float) -> dict[RunKey, Any]:
+    """Submit every run to ``executor`` and gather them (:func:`_gather`: indexed in ``store`` as they finish)."""
     from .remote import run_and_publish  # noqa: I001 - lazy: only distributed sweeps need it
 
     if not keys:
@@ -264,9 +269,69 @@ def _run_remote(executor, sc: Scenario, keys: list[RunKey], opts: dict[str, Any]
     if sc.path is None:
         raise RunOptionsError("a distributed sweep needs a scenario loaded from a bundle directory (workers load it)")
     bundle = str(sc.path)
-    futures = [executor.submit(run_and_publish, bundle, tuple(k), opts, results_url) for k in keys]
-    receipts = [f.result() for f in futures]  # in sweep order; a failed run raises its own error here
-    if store is not None and hasattr(store, "index"):
-        store.index([(r, r.ref) for r in receipts])
-    return dict(zip(keys, receipts, strict=True))
+    futures = {k: executor.submit(run_and_publish, bundle, tuple(k), opts, results_url) for k in keys}
+    return _gather(executor, futures, store, worker_wait_s)
+
+
+class WorkersLostError(RuntimeError):
+    """A distributed sweep lost every worker with runs unfinished (its finished runs are published and indexed)."""
+
+
+def _live_workers(executor) -> int | None:
+    """How many workers the engine has now (a Dask ``Client``'s public ``scheduler_info``), or None when the
+    executor cannot tell (a ``concurrent.futures`` pool reports a broken pool through its futures instead)."""
+    info = getattr(executor, "scheduler_info", None)
+    if not callable(info):
+        return None
+    workers = info().get("workers")
+    return len(workers) if isinstance(workers, dict) else None
+
+
+def _gather(executor, futures: dict[RunKey, Any], store, wait_s: float, poll_s: float = 0.1) -> dict[RunKey, Any]:
+    """The receipts of ``futures`` as they finish; each batch of finished runs is indexed in ``store`` at once
+    (if it indexes), so a sweep that fails later keeps them. A failed run's error is raised once every other run
+    has finished (or been lost). When the engine has had no worker for ``wait_s`` seconds with runs pending
+    (Dask then waits for one forever), the pending runs are cancelled and :class:`WorkersLostError` is raised."""
+    indexes = store is not None and hasattr(store, "index")
+    pending, done = dict(futures), {}
+    first_error: BaseException | None = None
+    lost_since: float | None = None
+    while pending:
+        fresh, failed = [], False
+        for k in [k for k, f in pending.items() if f.done()]:
+            try:
+                # (a run done on a worker that dies before its receipt is fetched is computed again: fetching
+                # it then waits for a worker, so a bounded wait, and the run stays pending)
+                receipt = pending[k].result(timeout=min(wait_s, 5.0))
+            except TimeoutError:
+                continue
+            except Exception as exc:  # noqa: BLE001 - raised below, once the finished runs are indexed
+                del pending[k]
+                first_error, failed = first_error or exc, True
+                continue
+            del pending[k]
+            done[k] = receipt
+            fresh.append(receipt)
+        if fresh and indexes:
+            store.index([(r, r.ref) for r in fresh])
+        if not pending or fresh or failed:
+            lost_since = None
+            continue
+        if _live_workers(executor) == 0:
+            lost_since = time.monotonic() if lost_since is None else lost_since
+            if time.monotonic() - lost_since >= wait_s:
+                for f in pending.values():
+                    f.cancel()
+                k = next(iter(pending))
+                raise WorkersLostError(
+                    f"every worker of the distributed sweep is gone (none for {wait_s:g} s) with {len(pending)} of "
+                    f"{len(futures)} runs unfinished (first: {k.policy} seed {k.seed}); the {len(done)} finished "
+                    "run(s) are published" + (" and indexed" if indexes else "") + ": start workers and run the "
+                    "sweep again (finished runs are reused)")
+        else:
+            lost_since = None
+        time.sleep(poll_s)
+    if first_error is not None:
+        raise first_error
+    return {k: done[k] for k in futures}
 

@@ -23,10 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gridshift.timestep import STEP_H
+
 from .. import engine as E
 from .power import FacilityPieces, SitePower
 
-STEP_H = 0.25
 #: per (datacenter, step) variables, in this order
 DK_VARS = ("B_c", "B_g", "B_m", "A_c", "A_g", "H", "I", "C", "P")
 V_BC, V_BG, V_BM, V_AC, V_AG, V_H, V_I, V_C, V_P = range(len(DK_VARS))

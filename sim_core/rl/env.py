@@ -463,8 +463,11 @@ class TaskSchedulingEnv(gym.Env):
     def _engine_actions(self, action):
         n = self.n_actions
         if self.single_action:
-            if isinstance(action, np.ndarray) and action.size == 1:
-                action = action.reshape(())[()]
+            if isinstance(action, np.ndarray):  # (Discrete's own contains() takes shape () only)
+                if action.shape != ():
+                    raise ValueError(f"single-action mode takes one int in 0..{n - 1}, got an array of shape "
+                                     f"{action.shape}")
+                action = action[()]
             if isinstance(action, bool) or not isinstance(action, int | np.integer):
                 raise TypeError(f"single-action mode takes one int in 0..{n - 1}, got {action!r}")
             a = int(action)
@@ -474,9 +477,9 @@ class TaskSchedulingEnv(gym.Env):
             return a if self.allow_defer else a + 1
         pn = self.n_pending
         a = np.asarray(action if not isinstance(action, tuple) else list(action))
-        if a.ndim != 1 and not (a.ndim == 0 and pn == 1):
-            raise ValueError(f"multi-action mode takes a sequence of {pn} ints (one per pending task)")
-        a = a.reshape(-1)
+        if a.ndim != 1:
+            raise ValueError(f"multi-action mode takes a sequence of {pn} ints (one per pending task), got shape "
+                             f"{a.shape}")
         if a.size != pn:
             raise ValueError(f"expected {pn} actions (one per pending task), got {a.size}")
         if pn == 0:

@@ -48,7 +48,7 @@ from .. import engine as E
 from .. import transfer as X
 from ..physics import STEP_HOURS
 from .env import TaskSchedulingEnv
-from .reward import MASAC_DEFAULTS, REGISTRY
+from .reward import MASAC_DEFAULTS, REGISTRY, TERM_RANGES, check_masac_params
 
 OWN_FEATURES = ("own_share", "own_cores", "own_gpus", "own_mem", "own_min_slack")
 
@@ -68,13 +68,12 @@ class SiteSchedulingParallelEnv(ParallelEnv):
                             "norm, shared)")
         self.env = TaskSchedulingEnv(bundle, single_action=False, **env_options)
         self.render_mode = self.env.render_mode
-        unknown = set(masac_params or {}) - set(MASAC_DEFAULTS)
-        if unknown:
-            raise ValueError(f"unknown masac_params {sorted(unknown)}; known: {sorted(MASAC_DEFAULTS)}")
-        self.masac = {**MASAC_DEFAULTS, **(masac_params or {})}
-        self.norm = float(REGISTRY["masac_utility"].norm if norm is None else norm)
-        if not np.isfinite(self.norm) or self.norm <= 0.0:
-            raise ValueError(f"norm must be a positive number, got {norm!r}")
+        self.masac = {**MASAC_DEFAULTS, **check_masac_params(masac_params or {})}
+        self.norm = REGISTRY["masac_utility"].norm if norm is None else norm
+        nb = TERM_RANGES["norm"]
+        if isinstance(self.norm, bool) or not isinstance(self.norm, int | float) or not nb.admits(float(self.norm)):
+            raise ValueError(f"norm must be a positive number in {nb.describe()} ({nb.reason}), got {norm!r}")
+        self.norm = float(self.norm)
         self.shared = bool(shared)
         self.possible_agents = list(self.env.locations)
         self.agents: list[str] = []
@@ -150,10 +149,11 @@ class SiteSchedulingParallelEnv(ParallelEnv):
             raise ValueError(f"actions for unknown agents {sorted(unknown)}; agents: {self.agents}")
         per_agent = np.zeros(len(self.possible_agents), np.int64)
         for a, v in actions.items():
-            v = np.asarray(v)
-            if v.size != 1 or v.dtype.kind not in "iu" or not 0 <= int(v.reshape(())) < self.n_actions:
-                raise ValueError(f"agent {a}: action must be one integer in 0..{self.n_actions - 1}, got {v!r}")
-            per_agent[self._index[a]] = int(v.reshape(()))
+            v = np.asarray(v)  # (Discrete's own contains() takes shape () only)
+            if v.shape != () or v.dtype.kind not in "iu" or not 0 <= int(v) < self.n_actions:
+                raise ValueError(f"agent {a}: action must be one integer in 0..{self.n_actions - 1} (shape ()), got "
+                                 f"{v!r} of shape {v.shape}")
+            per_agent[self._index[a]] = int(v)
         sim = self.env.sim
         p = sim.prep
         S, T = p.state, p.tasks

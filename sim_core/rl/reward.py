@@ -46,6 +46,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gridshift import bounds
+from gridshift.bounds import Bound
+
 from ..physics import STEP_HOURS
 
 
@@ -65,27 +68,73 @@ class ComponentSpec:
     unit: str = ""
     doc: str = ""
     params: dict = field(default_factory=dict)  # parameter name -> default
+    ranges: dict = field(default_factory=dict)  # parameter name -> Bound (a number) or None (a flag)
 
 
 REGISTRY: dict[str, ComponentSpec] = {}
 
+#: The valid range of a term's weight and norm, with the reason (one declaration; docs/bundle_format.md).
+TERM_RANGES: dict[str, Bound] = {
+    "weight": Bound(-1e6, 1e6, "a finite multiplier (negative turns a cost into a bonus); beyond 10^6 one term "
+                               "swamps every other and products may overflow"),
+    "norm": Bound(1e-9, 1e12, "a positive per-step magnitude in the component's unit (it divides)"),
+}
+
+
+def _real(v: Any) -> float | None:
+    """``v`` as a float if it is a real number (not a bool, not a string); else None."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf
+
+
+def _check_term_value(name: str, what: str, v: Any) -> float:
+    b = TERM_RANGES[what]
+    x = _real(v)
+    if x is None or not math.isfinite(x) or not b.admits(x):
+        kind = "a positive finite number" if what == "norm" else "a finite number"
+        raise RewardConfigError(f"component {name!r}: {what} must be {kind} in {b.describe()} ({b.reason}), "
+                                f"got {v!r}")
+    return x
+
 
 def _check_norm(name: str, norm: Any) -> float:
-    try:
-        v = float(norm)
-    except (TypeError, ValueError):
-        raise RewardConfigError(f"component {name!r}: norm must be a positive number, got {norm!r}") from None
-    if not math.isfinite(v) or v <= 0.0:
-        raise RewardConfigError(f"component {name!r}: norm must be a positive finite number, got {norm!r}")
-    return v
+    return _check_term_value(name, "norm", norm)
+
+
+def check_params(name: str, params: Mapping[str, Any], ranges: Mapping[str, Bound | None]) -> dict[str, Any]:
+    """The parameters ``params`` of component ``name``, each checked against ``ranges``: a :class:`Bound` (a
+    real, finite number inside it; never a bool or a string), ``None`` for a flag (``True``/``False``). A
+    parameter whose range is a Bound may also be ``None`` when its default is (``migration_usd_per_gb``).
+    Parameters without a declared range (custom components) pass unchecked."""
+    spec = get_component(name)
+    for key, v in params.items():
+        if key not in ranges:
+            continue
+        b = ranges[key]
+        if b is None:
+            if not isinstance(v, bool):
+                raise RewardConfigError(f"component {name!r}: {key} must be True or False, got {v!r}")
+            continue
+        if v is None and spec.params.get(key, 0.0) is None:
+            continue
+        x = _real(v)
+        if x is None or not math.isfinite(x) or not b.admits(x):
+            raise RewardConfigError(f"component {name!r}: {key} must be a finite number in {b.describe()} "
+                                    f"({b.reason}), got {v!r}")
+    return dict(params)
 
 
 def register_component(name: str | None = None, *, kind: str = "cost", norm: float = 1.0, unit: str = "",
-                       replace: bool = False):
+                       replace: bool = False, ranges: Mapping[str, Bound | None] | None = None):
     """Decorator: register ``fn(outcome, **params) -> float`` as reward component ``name``
     (default: the function's name). ``kind``: ``"cost"`` (reward -= w x value / norm) or
     ``"benefit"`` (reward += w x value / norm). Keyword parameters with defaults become the
-    component's ``params`` (overridable per configuration)."""
+    component's ``params`` (overridable per configuration); ``ranges``: their valid ranges
+    (:func:`check_params`), checked whenever a configuration sets them."""
     if kind not in ("cost", "benefit"):
         raise ValueError(f"kind must be 'cost' or 'benefit', got {kind!r}")
 
@@ -101,7 +150,7 @@ def register_component(name: str | None = None, *, kind: str = "cost", norm: flo
             raise ValueError(f"component {key!r}: fn must take the step outcome as first argument")
         params = {p.name: p.default for p in ps[1:] if p.default is not inspect.Parameter.empty}
         REGISTRY[key] = ComponentSpec(key, fn, kind, _check_norm(key, norm), unit,
-                                      (inspect.getdoc(fn) or "").split("\n")[0], params)
+                                      (inspect.getdoc(fn) or "").split("\n")[0], params, dict(ranges or {}))
         return fn
 
     return deco
@@ -157,6 +206,26 @@ for _name, (_metric, _unit, _norm, _doc) in STEP_TOTAL_COMPONENTS.items():
 #: = the bundle's own egress prices (the ``transfer_cost`` USD), a number = that flat USD/GB.
 MASAC_DEFAULTS = {"revenue_usd_per_gpu_h": 2.0, "idle_usd_per_gpu_h": 0.5, "carbon_usd_per_t": 85.0,
                   "migration_usd_per_gb": None, "include_transfer_carbon": True}
+#: Their valid ranges (None: a flag), checked wherever they are set (a Reward configuration, ``masac_params``).
+MASAC_RANGES: dict[str, Bound | None] = {
+    "revenue_usd_per_gpu_h": Bound(0.0, 1000.0, "a price per GPU-hour: on-demand cloud prices are a few USD; "
+                                                "1,000 is beyond any"),
+    "idle_usd_per_gpu_h": Bound(0.0, 1000.0, "a cost per GPU-hour, on the scale of the revenue"),
+    "carbon_usd_per_t": Bound(0.0, 10_000.0, "a carbon price (EU ETS ~85 EUR/t in 2023); 10,000 USD/t is beyond "
+                                             "any price or social-cost estimate"),
+    "migration_usd_per_gb": bounds.get("usd_per_gb"),
+    "include_transfer_carbon": None,
+}
+
+
+def check_masac_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``masac_params`` (overrides of :data:`MASAC_DEFAULTS`) checked against :data:`MASAC_RANGES`."""
+    if not isinstance(params, Mapping):
+        raise RewardConfigError(f"masac_params must be a mapping, got {type(params).__name__}")
+    unknown = set(params) - set(MASAC_DEFAULTS)
+    if unknown:
+        raise RewardConfigError(f"unknown masac_params {sorted(unknown)}; known: {sorted(MASAC_DEFAULTS)}")
+    return check_params("masac_utility", params, MASAC_RANGES)
 
 
 def masac_terms(o, revenue_usd_per_gpu_h: float = MASAC_DEFAULTS["revenue_usd_per_gpu_h"],
@@ -186,7 +255,7 @@ def masac_terms(o, revenue_usd_per_gpu_h: float = MASAC_DEFAULTS["revenue_usd_pe
             "utility": revenue - energy_usd - idle - carbon - migration}
 
 
-@register_component("masac_utility", kind="benefit", unit="USD", norm=100.0)
+@register_component("masac_utility", kind="benefit", unit="USD", norm=100.0, ranges=MASAC_RANGES)
 def masac_utility(o, revenue_usd_per_gpu_h: float = MASAC_DEFAULTS["revenue_usd_per_gpu_h"],
                   idle_usd_per_gpu_h: float = MASAC_DEFAULTS["idle_usd_per_gpu_h"],
                   carbon_usd_per_t: float = MASAC_DEFAULTS["carbon_usd_per_t"],
@@ -276,15 +345,15 @@ class Reward:
                 weight, norm, params = spec.get("weight", 1.0), spec.get("norm", comp.norm), spec.get("params") or {}
             else:
                 weight, norm, params = spec, comp.norm, {}
-            if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight):
-                raise RewardConfigError(f"component {name!r}: weight must be a finite number, got {weight!r}")
+            weight = _check_term_value(name, "weight", weight)
             if not isinstance(params, Mapping):
                 raise RewardConfigError(f"component {name!r}: params must be a mapping")
             unknown = set(params) - set(comp.params)
             if unknown:
                 raise RewardConfigError(f"component {name!r}: unknown params {sorted(unknown)}; "
                                         f"known: {sorted(comp.params)}")
-            terms.append(Term(name, float(weight), _check_norm(name, norm), comp.kind, dict(params)))
+            params = check_params(name, params, comp.ranges)
+            terms.append(Term(name, weight, _check_norm(name, norm), comp.kind, params))
         self.terms = tuple(terms)
         self._fast = tuple(
             (t.name, functools.partial(get_component(t.name).fn, **t.params) if t.params
@@ -326,4 +395,5 @@ class Reward:
 DEFAULT_REWARD = {"energy_cost": 1.0, "carbon_emissions": 1.0, "sla_penalty": 1.0}
 
 __all__ = ["Reward", "RewardConfigError", "ComponentSpec", "REGISTRY", "register_component",
-           "unregister_component", "get_component", "masac_terms", "MASAC_DEFAULTS", "DEFAULT_REWARD"]
+           "unregister_component", "get_component", "masac_terms", "MASAC_DEFAULTS", "MASAC_RANGES", "DEFAULT_REWARD",
+           "TERM_RANGES", "check_masac_params", "check_params"]

@@ -1,90 +1,42 @@
-"""Reference tables: raw landings, locations, cloud egress prices, network paths."""
+"""Reference tables: raw landings, locations, cloud egress prices, network paths.
+
+The tables list fields of the registry (``gridshift.fields``); their Pandera models are generated from it.
+"""
 
 from __future__ import annotations
 
-import pandera.polars as pa
-
-from gridshift import columns as C
-from gridshift.columns import UtcDatetime
+from gridshift.fields import FIELDS, table
 from pipelines.sources.network import RTT_BASES, THROUGHPUT_BASES  # declared with the model that writes them
+from warehouse.schemas.models import dataframe_model
 
+RAW_FILES = table(
+    "raw_files", "Every raw upstream file landed, named by its sha256 (lineage for every row).",
+    ["sha256", "source", "uri", "bytes", "fetched_at", "path"],
+    ["sha256"])
 
-class RawFiles(pa.DataFrameModel):
-    """Every raw upstream file landed, named by its sha256 (lineage for every row)."""
+LOCATIONS = table(
+    "locations", "The location registry (gridshift/data/locations.csv).",
+    ["location", "emaps_zone", "market", "price_currency", "entsoe_area", "iso_market", "timezone", "weather_place",
+     "lat", "lon", "macro_cluster", "aws_region", "gcp_region", "azure_region", "price_data", "carbon_data",
+     "weather_data"],
+    ["location"])
 
-    sha256: str = C.sha256("sha256 of the landed bytes")
-    source: str = C.source()
-    uri: str
-    bytes: int = pa.Field(ge=0)
-    fetched_at: UtcDatetime = C.utc("UTC")
-    path: str = pa.Field(description="landed path relative to the gridshift home")
+EGRESS_PRICE = table(
+    "egress_price", "Cloud inter-region data transfer price, USD per GB, from the provider's matrix.",
+    ["provider", "src_region", "dst_region", "usd_per_gb", "source", "raw_sha256"],
+    ["provider", "src_region", "dst_region"])
 
-    class Config:
-        strict = True
-        unique = ["sha256"]
+NETWORK_PATH = table(
+    "network_path",
+    "Throughput and RTT between two locations of the registry, per provider (pipelines/sources/network.py): "
+    "Persico et al. 2016's measurements between macro-regions, and, inside one macro-region, RTT from distance "
+    "(fitted to Azure's published P50 RTTs) and throughput from Persico's fitted TCP window.",
+    ["provider", "src_location", "dst_location", "src_macro", "dst_macro", "distance_km", "throughput_mbps", "rtt_ms",
+     FIELDS["rtt_basis"].but(isin=RTT_BASES), FIELDS["throughput_basis"].but(isin=THROUGHPUT_BASES),
+     "source", "raw_sha256"],
+    ["provider", "src_location", "dst_location"])
 
-
-class Locations(pa.DataFrameModel):
-    """The location registry (gridshift/data/locations.csv)."""
-
-    location: str = C.location()
-    emaps_zone: str
-    market: str
-    price_currency: str = C.currency("currency of the market's prices")
-    entsoe_area: str = pa.Field(nullable=True)
-    iso_market: str = pa.Field(nullable=True)
-    timezone: str
-    weather_place: str
-    lat: float = pa.Field(ge=-90, le=90, metadata={"unit": "deg"})
-    lon: float = pa.Field(ge=-180, le=180, metadata={"unit": "deg"})
-    macro_cluster: str = C.macro_cluster()
-    aws_region: str
-    gcp_region: str
-    azure_region: str
-    price_data: str = pa.Field(isin=["yes", "partial", "no"])
-    carbon_data: str = pa.Field(isin=["yes", "partial", "no"])
-    weather_data: str = pa.Field(isin=["yes", "partial", "no"])
-
-    class Config:
-        strict = True
-        unique = ["location"]
-
-
-class EgressPrice(pa.DataFrameModel):
-    """Cloud inter-region data transfer price, USD per GB, from the provider's matrix."""
-
-    provider: str = C.provider()
-    src_region: str
-    dst_region: str
-    usd_per_gb: float = pa.Field(ge=0, le=10, metadata={"unit": "USD/GB"})
-    source: str = C.source()
-    raw_sha256: str = C.sha256()
-
-    class Config:
-        strict = True
-        unique = ["provider", "src_region", "dst_region"]
-
-
-class NetworkPath(pa.DataFrameModel):
-    """Throughput and RTT between two locations of the registry, per provider (pipelines/sources/network.py):
-    Persico et al. 2016's measurements between macro-regions, and, inside one macro-region, RTT from
-    distance (fitted to Azure's published P50 RTTs) and throughput from Persico's fitted TCP window."""
-
-    provider: str = C.provider()
-    src_location: str = C.location()
-    dst_location: str = C.location()
-    src_macro: str = C.macro_cluster()
-    dst_macro: str = C.macro_cluster()
-    distance_km: float = pa.Field(ge=0, le=20_100, metadata={"unit": "km"},
-                                  description="great-circle distance between the locations' coordinates")
-    throughput_mbps: float = pa.Field(gt=0, le=1e7, metadata={"unit": "Mbit/s"})
-    rtt_ms: float = pa.Field(gt=0, le=10_000, metadata={"unit": "ms"})
-    rtt_basis: str = pa.Field(isin=list(RTT_BASES), description="where rtt_ms comes from (docs/sources.md)")
-    throughput_basis: str = pa.Field(isin=list(THROUGHPUT_BASES),
-                                     description="where throughput_mbps comes from (docs/sources.md)")
-    source: str = C.source()
-    raw_sha256: str = C.sha256()
-
-    class Config:
-        strict = True
-        unique = ["provider", "src_location", "dst_location"]
+RawFiles = dataframe_model(RAW_FILES, "RawFiles")
+Locations = dataframe_model(LOCATIONS, "Locations")
+EgressPrice = dataframe_model(EGRESS_PRICE, "EgressPrice")
+NetworkPath = dataframe_model(NETWORK_PATH, "NetworkPath")

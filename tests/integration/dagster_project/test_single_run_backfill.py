@@ -91,24 +91,27 @@ def test_single_run_records_each_partition_as_its_own_run_would(tmp_path, shared
     home = Home(tmp_path / "home")
     block = runner.plan_runs([("grid_carbon", r, y) for r in REGIONS for y in YEARS])
     assert len(block) == 1 and block[0].tags() is not None  # a key range: what a UI single-run backfill sends
-    res = dg.materialize([grid.grid_carbon], tags=block[0].tags(), run_config=QUIET, instance=runner.instance(home),
-                         resources=runner.resources(home, shared_data))
-    assert res.success
-    mats = {str(m.partition): m for m in res.asset_materializations_for_node("grid_carbon")}
-    assert set(mats) == {str(key(r, y)) for r in REGIONS for y in YEARS}
-    assert all(m.metadata["rows"].value >= 8760 and m.metadata["coverage"].value == 1.0 for m in mats.values())
-    assert len({m.metadata["raw_sha256"].value for m in mats.values()}) == 4
-    evals = res.get_asset_check_evaluations()
-    assert len(evals) == 8 and all(e.passed for e in evals)
-    assert {(e.partition, e.check_name) for e in evals} == {
-        (pk, c) for pk in mats for c in (checks.SCHEMA_CHECK, checks.COVERAGE_CHECK)}
-    # each evaluation points at its own partition's materialization in the instance
-    records = runner.instance(home).fetch_materializations(dg.AssetKey("grid_carbon"), limit=10).records
-    by_partition = {r.partition_key: r.storage_id for r in records}
-    assert all(e.target_materialization_data.storage_id == by_partition[e.partition] for e in evals)
-    # the instance shows every partition materialized (the UI's partition status)
-    status = runner.instance(home).get_materialized_partitions(dg.AssetKey("grid_carbon"))
-    assert status == set(mats)
+    with runner.open_instance(home) as instance:
+        res = dg.materialize([grid.grid_carbon], tags=block[0].tags(), run_config=QUIET, instance=instance,
+                             resources=runner.resources(home, shared_data))
+        assert res.success
+        mats = {str(m.partition): m for m in res.asset_materializations_for_node("grid_carbon")}
+        assert set(mats) == {str(key(r, y)) for r in REGIONS for y in YEARS}
+        assert all(m.metadata["rows"].value >= 8760 and m.metadata["coverage"].value == 1.0 for m in mats.values())
+        assert len({m.metadata["raw_sha256"].value for m in mats.values()}) == 4
+        # each materialization names its dimensions, as Dagster's own per-partition outputs do
+        assert all(m.tags == {"dagster/partition/region": pk.split("|")[0], "dagster/partition/year": pk.split("|")[1]}
+                   for pk, m in mats.items())
+        evals = res.get_asset_check_evaluations()
+        assert len(evals) == 8 and all(e.passed and e.blocking for e in evals)
+        assert {(e.partition, e.check_name) for e in evals} == {
+            (pk, c) for pk in mats for c in (checks.SCHEMA_CHECK, checks.COVERAGE_CHECK)}
+        # each evaluation is recorded in the run that materialized its partition (how Dagster relates them)
+        records = instance.fetch_materializations(dg.AssetKey("grid_carbon"), limit=10).records
+        assert {r.partition_key for r in records} == set(mats) and {r.run_id for r in records} == {res.run_id}
+        # the instance shows every partition materialized (the UI's partition status), multi-partition keys
+        status = instance.get_materialized_partitions(dg.AssetKey("grid_carbon"))
+        assert status == set(mats)
 
 
 def test_reingest_as_one_run_changes_nothing(tmp_path, shared_data):

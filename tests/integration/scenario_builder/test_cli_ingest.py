@@ -74,27 +74,37 @@ def test_workload_bandwidth_model_option_is_recorded_and_applied(tmp_path, share
     assert bw["lo"][0] == bw["hi"][0] == DeriveParams().bandwidth_constant_gb
 
 
-def test_ingest_prepares_the_grid_files_ahead_and_leaves_nothing_running(tmp_path, shared_data, monkeypatch):
-    """The CLI parses the mirror's files in a worker process while Dagster starts (warehouse.ingest.prefetch_grid),
-    every one is taken by its asset, and the worker and its threads are gone when the command returns."""
+def test_ingest_records_its_runs_in_the_homes_instance_on_dagsters_own_storage(tmp_path, shared_data):
+    """One instance for the command, configured in <home>/dagster/dagster.yaml with Dagster's SQLite storage (no
+    gridshift class): its runs and per-partition records are there afterwards, and nothing is left running."""
     import multiprocessing
     import threading
 
-    from warehouse import prefetch
+    import dagster as dg
 
-    seen = []
-    real = prefetch.prefetching
-
-    def spy(pf):
-        seen.append(pf)
-        return real(pf)
-
-    monkeypatch.setattr(prefetch, "prefetching", spy)
     threads = set(threading.enumerate())
     res = runner.invoke(app, ["ingest", "--regions", "SG,KR", "--year", "2023", "--mirror", str(shared_data),
                               "--home", str(tmp_path)])
     assert res.exit_code == 0, res.output
-    (pf,) = seen
-    assert pf.stats.planned == 6 and pf.stats.served + pf.stats.stolen == 6 and pf.stats.missing == 0
-    assert prefetch.active() is None and not multiprocessing.active_children()
-    assert set(threading.enumerate()) == threads
+    assert not multiprocessing.active_children() and set(threading.enumerate()) == threads
+    d = Home(tmp_path).dagster_dir
+    cfg = (d / "dagster.yaml").read_text()
+    assert "storage:\n  sqlite:" in cfg and "module:" not in cfg and "gridshift" not in cfg.replace(str(d), "")
+    with dg.DagsterInstance.from_config(str(d)) as instance:
+        runs = instance.get_runs()
+        # the reference tables, then SG and KR (not neighbours in the registry): one run each, all three signals
+        assert len(runs) == 3 and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
+        for table in ("grid_carbon", "grid_price", "weather"):
+            assert instance.get_materialized_partitions(dg.AssetKey(table)) == {"SG|2023", "KR|2023"}
+    assert (d / "history" / "runs.db").is_file() and len(list((d / "history" / "runs").glob("*.db"))) == 4
+
+
+def test_debug_lets_the_failure_through_with_its_traceback(tmp_path):
+    """--debug reaches the command through its context: without it, the short report and exit 2; with it, the
+    exception itself (and its traceback). One invocation's flag does not leak into the next."""
+    args = ["ingest", "--regions", "XX-NOPE", "--year", "2023", "--home", str(tmp_path)]
+    full = runner.invoke(app, ["--debug", *args])
+    assert full.exit_code == 1 and type(full.exception).__name__ == "UnknownLocationError"
+    assert "XX-NOPE" in str(full.exception)
+    plain = runner.invoke(app, args)
+    assert plain.exit_code == 2 and "unknown location" in plain.output and "Traceback" not in plain.output

@@ -169,6 +169,7 @@ def test_task_column_of_the_wrong_type_or_missing(bundle):
 @pytest.mark.parametrize("column, value", [
     ("max_delay_s", -1.0), ("max_delay_s", math.inf), ("max_delay_s", 2e9), ("checkpoint_s", -0.5),
     ("checkpoint_s", 1e5), ("checkpoint_s", math.nan), ("min_scale", 0.0), ("min_scale", 1.5), ("min_scale", -1.0),
+    ("min_scale", 1e-17),  # (passed verify; carbonscaler then divided by its zero speed, 1 + 1 x (1e-17 - 1) = 0)
     ("max_scale", 0.5), ("max_scale", 1e4), ("max_scale", math.inf), ("marginal_throughput", 1.01),
     ("marginal_throughput", -0.1), ("marginal_throughput", math.nan),
 ])
@@ -264,7 +265,8 @@ def test_datacenter_values_outside_the_contract(bundle, key, value):
 
 
 @pytest.mark.parametrize("mutate, column, match", [
-    (lambda dcs: dcs[0]["physics"].__setitem__("chiller_cop_water", "fast"), "physics", "must be a number"),
+    (lambda dcs: dcs[0]["physics"].__setitem__("chiller_cop_water", "fast"), "physics.chiller_cop_water",
+     "chiller_cop_water must be a number in [1, 12.3]"),
     (lambda dcs: dcs[0]["physics"].__setitem__("warp_drive", 1), "physics", "unknown"),
     (lambda dcs: [d.__setitem__("population_weight", 0.0) for d in dcs], "population_weight", "sum to 0"),
     (lambda dcs: dcs.pop(), "datacenters", "must list"),
@@ -273,6 +275,25 @@ def test_datacenter_values_outside_the_contract(bundle, key, value):
 def test_datacenters_physics_and_weights(bundle, mutate, column, match):
     rewrite_datacenters(bundle, mutate)
     refused(bundle, file="datacenters.json", column=column, match=match)
+
+
+@pytest.mark.parametrize("key, value, match", [
+    # each of these exported, passed verify and ran to a traceback or to negative / NaN totals
+    ("chw_pump_design_frac", -1.0, "chw_pump_design_frac = -1.0 is outside its range [0, 0.2]"),
+    ("chiller_cop_water", 0.0, "chiller_cop_water = 0.0 is outside its range [1, 12.3]"),
+    ("supply_air_c", 1e300, "supply_air_c = 1e+300 is outside its range [5, 45]"),
+    ("air_density_kg_m3", 0.0, "air_density_kg_m3 = 0.0 is outside its range [0.5, 1.5]"),
+    ("pump_min_flow_ratio", 1e300, "pump_min_flow_ratio = 1e+300 is outside its range [0.01, 1]"),
+    # a joint rule names the curve by its first coefficient and lists every coefficient with its value
+    ("chiller_cap_c2", 10.0, "chiller_cap_c2 = 10.0: CapRatio(dT) spans [0.9448, 1000]"),
+])
+def test_physics_outside_its_declared_range(bundle, key, value, match):
+    """A hash-valid bundle whose physics break a declared range (gridshift.dc_params.PARAM_RANGES) is refused at
+    verify and load, naming the file, the entry, the field, its value and its range."""
+    rewrite_datacenters(bundle, lambda dcs: dcs[1]["physics"].__setitem__(key, value))
+    column = "physics.chiller_cap_c0" if key.startswith("chiller_cap_") else f"physics.{key}"
+    err = refused(bundle, file="datacenters.json", column=column, match=match)
+    assert err.rows == [1]
 
 
 @pytest.mark.parametrize("mutate", [

@@ -95,6 +95,10 @@ def check_result(r, n_tasks: int) -> None:
     ({"transfer_kwh_per_gb": math.nan}, ("transfer_kwh_per_gb", "nan")),
     ({"transfer_kwh_per_gb": -0.06}, ("transfer_kwh_per_gb", "-0.06")),
     ({"transfer_kwh_per_gb": "aslan2018"}, ("transfer_kwh_per_gb", "'aslan2018'", "aslan2018-2015", "none")),
+    # (1e308 ran with exit 0 to infinite carbon: refused with its declared range, sim_core.options.OPTION_RANGES)
+    ({"transfer_kwh_per_gb": 1e308}, ("transfer_kwh_per_gb", "1e+308", "its range [0, 100]")),
+    ({"sla_multiplier": 1e300}, ("sla_multiplier", "1e+300", "its range (0, 1e+06]")),
+    ({"activity_on": 1e300}, ("activity_on", "1e+300", "its range [0, 1e+06]")),
     ({"transfer_emissions": "dest"}, ("transfer_emissions", "'dest'")),
     ({"allow_defer": "no"}, ("allow_defer", "'no'")),
     ({"single_action": 1}, ("single_action", "1")),
@@ -248,7 +252,8 @@ _NONFINITE = st.sampled_from([math.nan, math.inf, -math.inf])
 
 _NEGATIVE = st.floats(max_value=-1e-300)  # (not -0.0, which is a valid 0)
 _HOURS = (st.integers(0, 24), st.one_of(st.integers(max_value=-1), st.integers(min_value=25), _NOT_INT))
-_ACTIVITY = (st.floats(0.01, 1e6), st.one_of(_NEGATIVE, _NONFINITE, _NOT_REAL))
+_ACTIVITY = (st.floats(0.01, 1e6), st.one_of(_NEGATIVE, _NONFINITE, _NOT_REAL,
+                                            st.floats(1e6, exclude_min=True, allow_infinity=False)))
 
 #: option -> (valid values, hostile values)
 OPTION_STRATEGIES = {
@@ -258,7 +263,8 @@ OPTION_STRATEGIES = {
                        st.one_of(st.floats(min_value=1.0, exclude_min=True), _NEGATIVE, _NONFINITE, _NOT_REAL)),
     "sla_multiplier": (st.one_of(st.floats(0.01, 1e6), st.integers(1, 10**6)),
                        st.one_of(st.floats(max_value=0.0), _NONFINITE, _NOT_REAL)),
-    "transfer_kwh_per_gb": (st.floats(0.0, 1e6), st.one_of(_NEGATIVE, _NONFINITE, _NOT_REAL)),
+    "transfer_kwh_per_gb": (st.floats(0.0, 100.0), st.one_of(_NEGATIVE, _NONFINITE, _NOT_REAL,
+                                                             st.floats(100.0, exclude_min=True, allow_infinity=False))),
     "business_start_h": _HOURS,
     "business_end_h": _HOURS,
     "activity_on": _ACTIVITY,

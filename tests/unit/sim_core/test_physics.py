@@ -501,7 +501,8 @@ def test_chiller_power_has_no_flat_zone_above_its_minimum_condenser_temperature(
     condenser-water loop, the economizer takes over the load."""
     p = DatacenterParams()
     pv = ph.param_vector(p)
-    raw = ph.param_vector(DatacenterParams(chiller_cond_min_c=-100.0))  # no minimum at all
+    raw = pv.copy()  # no minimum at all: a kernel probe below the declared range (0-45 degC), so set in the vector
+    raw[ph.P_COND_MIN] = -100.0
     tcs = np.linspace(p.chiller_cond_min_c, 45.0, 323)
     for load in (10.0, 30.0, 100.0, 300.0, 600.0, 900.0):
         out = np.array([ph.chiller_power(pv, load, 1000.0, tc) for tc in tcs])

@@ -19,7 +19,7 @@ import pytest
 from gridshift import locations
 from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.home import Home
-from pipelines.core.tabular import DEFAULT_MAX_GAP
+from gridshift.quality import MAX_GAP
 from pipelines.sources import iso as iso_prices
 from pipelines.sources import registry
 from pipelines.sources.iso import GridstatusAdapter, GridstatusUnavailable
@@ -200,7 +200,7 @@ def test_ieso_year_across_market_renewal_joins_hoep_and_zonal(gridstatus, tmp_pa
     renewal = iso_prices.IESO_MARKET_RENEWAL
     assert pulls == [("get_hoep_historical_hourly", datetime(2025, 1, 1, tzinfo=UTC), renewal),
                      ("get_lmp_day_ahead_hourly_ontario_zonal", renewal, datetime(2026, 1, 1, tzinfo=UTC))]
-    df = iso_prices.SOURCE.rows(rf, loc, 2025, max_gap=DEFAULT_MAX_GAP, rates={("CAD", 2025): 0.72})
+    df = iso_prices.SOURCE.rows(rf, loc, 2025, max_gap=MAX_GAP, rates={("CAD", 2025): 0.72})
     assert df.height == 8760 and (df["ts_utc"].diff().drop_nulls() == HOUR).all()
     assert df["price_local_per_mwh"].to_list() == [price_at(t) for t in df["ts_utc"]]
 

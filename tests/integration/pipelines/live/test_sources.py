@@ -10,9 +10,9 @@ import pytest
 from gridshift import locations
 from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
+from gridshift.quality import MAX_GAP
 from pipelines.core import raw
 from pipelines.core.http import make_session
-from pipelines.core.tabular import DEFAULT_MAX_GAP
 from pipelines.sources import electricitymaps, entsoe, openmeteo, registry
 from tests.integration.pipelines.live.conftest import HOUR, utc
 from tests.integration.pipelines.live.fakes import de_lu_2023_values
@@ -78,7 +78,7 @@ def test_entsoe_quarter_hour_switch_mixed_resolution(fake, tmp_path):
     start, end = utc(2025, 9, 29), utc(2025, 10, 3)
     with make_session(Home(tmp_path / "h")) as s:
         rf = entsoe.SOURCE.fetch(loc, 2025, session=s, start=start, end=end)
-    df = entsoe.SOURCE.rows(rf, loc, 2025, max_gap=DEFAULT_MAX_GAP, start=start, end=end, rates={("EUR", 2025): 1.1})
+    df = entsoe.SOURCE.rows(rf, loc, 2025, max_gap=MAX_GAP, start=start, end=end, rates={("EUR", 2025): 1.1})
     assert (df["ts_utc"].diff().drop_nulls() == timedelta(minutes=15)).all()  # one 15-minute grid
     held = df.filter(pl.col("ts_utc") < q_lo)
     assert held["resolution_min"].unique().to_list() == [60]

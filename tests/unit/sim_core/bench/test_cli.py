@@ -141,7 +141,7 @@ def test_run_command_power_option(bundle, tmp_path):
 @pytest.mark.parametrize(("args", "msg"), [
     (["--policy", "nope"], "policy 'nope' is not a built-in policy"),
     (["--days", "nan"], "days must be a finite number > 0, got nan"),
-    (["--sla-multiplier", "-1"], "sla_multiplier must be a finite number > 0, got -1.0"),
+    (["--sla-multiplier", "-1"], "sla_multiplier must be a finite number > 0 and <= 1e+06, got -1.0"),
     (["--start", "2023-01-01T00:07:00"], "not on the 900-s step grid"),
     (["--power", "sometimes"], "power must be one of ('managed', 'always_on'), got 'sometimes'"),
 ])

@@ -190,6 +190,22 @@ def test_invalid_actions_raise(tmp_path, single, defer):
     assert env.n_pending == 1 and env.sim.step_index == 0
 
 
+@pytest.mark.parametrize("single", [False, True])
+def test_wrong_shape_actions_refused(tmp_path, single):
+    """An action array of the wrong shape is refused with its shape, never flattened into a valid action (one
+    task pending: a (1, 1) array or, in single-action mode, a (1,) array, used to be read as one action)."""
+    env = one_task_env(tmp_path, True, single)
+    env.reset()
+    wrong = [np.array([[1]]), np.zeros((1, 1, 1), np.int64)] + ([np.array([1])] if single else [np.array(1)])
+    for a in wrong:
+        with pytest.raises(ValueError, match="shape") as err:
+            env.step(a)
+        assert str(a.shape) in str(err.value)
+    assert env.n_pending == 1 and env.sim.step_index == 0  # nothing was applied
+    env.step(np.int64(1) if single else np.array([1]))  # the right shapes still work
+    assert env.n_pending == 0 and env.sim.prep.state.dest[0] == 0
+
+
 def test_single_observation_layout(tmp_path):
     sc = two_dc(tmp_path, {"arrival_ts_utc": [0.0, 10.0], "duration_s": [1800.0, 900.0],
                            "cpu_cores": [4.0, 2.0], "gpus": [1.0, 0.0], "mem_gb": [8.0, 8.0]})

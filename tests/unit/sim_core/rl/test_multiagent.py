@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("pettingzoo", reason="the optional rl extra is not installed (uv sync --extra rl)")
+pytest.importorskip("pettingzoo", reason="the optional rl extra is not installed (GRIDSHIFT_EXTRAS=rl)")
 
 from pettingzoo.test import parallel_api_test  # noqa: E402
 
@@ -79,7 +79,32 @@ def test_shared_reward_and_errors(busy):
         env.step({"AA": 1})
     with pytest.raises(ValueError, match="agent BB: action must be one integer in 0..3"):
         env.step({"AA": 1, "BB": 7, "CC": 0})
+    for wrong in (np.array([1]), np.array([[1]])):  # one action per agent is shape () (its Discrete space)
+        with pytest.raises(ValueError, match=r"agent AA: action must be one integer in 0..3 \(shape \(\)\)"):
+            env.step({"AA": wrong, "BB": 1, "CC": 0})
     with pytest.raises(ValueError, match="unknown masac_params"):
         SiteSchedulingParallelEnv(busy, masac_params={"revenue": 1.0})
     with pytest.raises(TypeError, match="MASAC utility"):
         SiteSchedulingParallelEnv(busy, reward={"energy_cost": 1})
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"carbon_usd_per_t": float("nan")}, "carbon_usd_per_t"), ({"revenue_usd_per_gpu_h": float("inf")},
+                                                                "revenue_usd_per_gpu_h"),
+    ({"idle_usd_per_gpu_h": "yes"}, "idle_usd_per_gpu_h"), ({"include_transfer_carbon": "yes"},
+                                                             "include_transfer_carbon"),
+    ({"migration_usd_per_gb": float("-inf")}, "migration_usd_per_gb"), ({"carbon_usd_per_t": True},
+                                                                         "carbon_usd_per_t"),
+    ({"revenue_usd_per_gpu_h": -1.0}, "revenue_usd_per_gpu_h"),
+])
+def test_masac_params_refuse_nan_inf_and_strings(busy, params, name):
+    """masac_params are refused by name with their range (sim_core.rl.reward.MASAC_RANGES), in the environment
+    and in a Reward configuration alike; a utility computed from NaN would poison every reward silently."""
+    from sim_core.rl.reward import Reward, RewardConfigError
+
+    with pytest.raises(RewardConfigError, match=name):
+        SiteSchedulingParallelEnv(busy, masac_params=params)
+    with pytest.raises(RewardConfigError, match=name):
+        Reward({"masac_utility": {"params": params}})
+    ok = SiteSchedulingParallelEnv(busy, masac_params={"migration_usd_per_gb": None, "carbon_usd_per_t": 0})
+    assert ok.masac["carbon_usd_per_t"] == 0 and ok.masac["migration_usd_per_gb"] is None

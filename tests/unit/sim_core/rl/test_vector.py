@@ -150,6 +150,9 @@ def test_spaces_and_errors(busy):
     assert venv.observation_space.contains(obs)
     with pytest.raises(ValueError, match="expected 3 actions"):
         venv.step([0, 0])
+    for wrong in (np.zeros((3, 1), np.int64), np.zeros((1, 3), np.int64)):  # same size, wrong shape
+        with pytest.raises(ValueError, match=r"got shape \("):
+            venv.step(wrong)
     with pytest.raises(ValueError, match="environment 1: action 3 out of range 0..2"):
         venv.step([0, 3, 0])
     with pytest.raises(TypeError, match="integers"):

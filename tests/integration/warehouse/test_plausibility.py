@@ -1,0 +1,220 @@
+"""Plausibility and time axes of whole partitions (issue 27 item 3): each hostile file is built from the
+real one at test time, refused by name (file, column, rows, values) with nothing written, and an override
+exists only where a legitimate file could trip the check — recorded in ``partition_quality``."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from gridshift import locations, quality
+from gridshift.errors import DataError
+from gridshift.home import Home
+from pipelines.core import plausibility
+from pipelines.sources import registry
+from tests.integration.helpers import mirror_with
+from warehouse.db import read_table
+from warehouse.ingest import ingest_grid
+
+CARBON = "electricitymaps/DE-LU/DE-LU_2023_hourly.csv"
+PRICE = "prices/standardized/DE-LU/DE-LU_electricity_prices_2023.csv"
+WEATHER = "open-meteo/DE-LU/2023.json"
+DIRECT = "Carbon Intensity gCO₂eq/kWh (direct)"
+LCA = "Carbon Intensity gCO₂eq/kWh (LCA)"
+
+
+def _csv_edit(fn):
+    """Mutation: the CSV read as text columns, ``fn(frame)``, written back (same header, same rows)."""
+
+    def mut(data: bytes) -> bytes:
+        df = pl.read_csv(io.BytesIO(data), infer_schema=False)
+        out = io.BytesIO()
+        fn(df).write_csv(out)
+        return out.getvalue()
+
+    return mut
+
+
+def _scaled(*cols: str, by: float):
+    return _csv_edit(lambda df: df.with_columns([(pl.col(c).cast(pl.Float64) * by).cast(pl.String) for c in cols]))
+
+
+def _json_edit(fn):
+    def mut(data: bytes) -> bytes:
+        body = json.loads(data)
+        fn(body)
+        return json.dumps(body).encode()
+
+    return mut
+
+
+def _refused(tmp_path, shared_data, kind: str, relpath: str, mutate, **kw) -> DataError:
+    mirror = mirror_with(shared_data, tmp_path, relpath, mutate)
+    home = Home.resolve(tmp_path / "home")
+    with pytest.raises(DataError) as info:
+        ingest_grid(kind, "DE-LU", 2023, home=home, mirror=mirror, **kw)
+    assert info.value.file.endswith(relpath.split("/")[-1]), info.value
+    assert not home.root.exists(), "a refused file must write nothing"
+    return info.value
+
+
+def _overridden(home: Home) -> list[tuple]:
+    return read_table(home.warehouse_path, "SELECT signal, plausibility_overridden FROM partition_quality").rows()
+
+
+def test_carbon_divided_by_1000_is_refused_and_ingested_only_with_the_override_recorded(tmp_path, shared_data):
+    err = _refused(tmp_path, shared_data, "carbon", CARBON, _scaled(DIRECT, LCA, by=1e-3))
+    assert err.column == "carbon_lca_g_per_kwh" and "below the plausible floor of 5" in str(err)
+    assert err.rows[:2] == [2, 3] and err.values[0] == pytest.approx(0.1858)  # line 2 of the real file: 185.8
+    assert "allow_implausible" in str(err)
+    home = Home.resolve(tmp_path / "home")
+    rep = ingest_grid("carbon", "DE-LU", 2023, home=home, mirror=tmp_path / "mirror", allow_implausible=True)
+    assert rep.overridden == ["mean_carbon_lca", "mean_carbon_direct"]
+    assert _overridden(home) == [("carbon", "mean_carbon_lca,mean_carbon_direct")]
+    # the real file replaces it: nothing overridden any more
+    ingest_grid("carbon", "DE-LU", 2023, home=home, mirror=shared_data)
+    assert _overridden(home) == [("carbon", None)]
+
+
+def test_prices_divided_by_1000_are_refused_and_the_override_recorded(tmp_path, shared_data):
+    err = _refused(tmp_path, shared_data, "price", PRICE, _scaled("Price (USD/MWh)", by=1e-3))
+    assert err.column == "price_usd_per_mwh" and "mean day-ahead price (USD/MWh) is 0.1" in str(err)
+    home = Home.resolve(tmp_path / "home")
+    ingest_grid("price", "DE-LU", 2023, home=home, mirror=tmp_path / "mirror", allow_implausible=True)
+    assert _overridden(home) == [("price", "mean_price")]
+
+
+def test_direct_and_lca_swapped_are_refused_by_row(tmp_path, shared_data):
+    swap = _csv_edit(lambda df: df.with_columns(pl.col(DIRECT).alias(LCA), pl.col(LCA).alias(DIRECT)))
+    err = _refused(tmp_path, shared_data, "carbon", CARBON, swap, allow_implausible=True)  # never overridable
+    assert err.column == "carbon_lca_g_per_kwh"
+    assert "8760 row(s) with a life-cycle intensity below the direct" in str(err)
+    real = pl.read_csv(shared_data / CARBON)
+    assert err.rows[0] == 2 and err.values[0] == f"{real[DIRECT][0]} < direct {real[LCA][0]}"
+
+
+def test_humidity_as_a_fraction_is_refused_even_with_the_override(tmp_path, shared_data):
+    def fraction(body):
+        body["hourly"]["relative_humidity_2m"] = [None if v is None else v / 100
+                                                  for v in body["hourly"]["relative_humidity_2m"]]
+
+    err = _refused(tmp_path, shared_data, "weather", WEATHER, _json_edit(fraction), allow_implausible=True)
+    assert err.column == "rh_pct" and "never exceeds 1 %" in str(err) and "a fraction" in str(err)
+    assert err.rows[0] == 0 and 0 < err.values[0] <= 1
+
+
+def _real_weather(shared_data, tmp_path) -> pl.DataFrame:
+    home = Home.resolve(tmp_path / "real")
+    ingest_grid("weather", "DE-LU", 2023, home=home, mirror=shared_data)
+    return read_table(home.warehouse_path, "SELECT ts_utc, temp_c, windspeed_kmh FROM weather ORDER BY ts_utc")
+
+
+def test_fahrenheit_stated_in_hourly_units_is_converted(tmp_path, shared_data):
+    def to_f(body):
+        body["hourly_units"]["temperature_2m"] = "°F"
+        body["hourly"]["temperature_2m"] = [None if v is None else v * 9 / 5 + 32
+                                            for v in body["hourly"]["temperature_2m"]]
+        body["hourly_units"]["windspeed_10m"] = "m/s"
+        body["hourly"]["windspeed_10m"] = [None if v is None else v / 3.6 for v in body["hourly"]["windspeed_10m"]]
+
+    mirror = mirror_with(shared_data, tmp_path, WEATHER, _json_edit(to_f))
+    home = Home.resolve(tmp_path / "home")
+    ingest_grid("weather", "DE-LU", 2023, home=home, mirror=mirror)
+    got = read_table(home.warehouse_path, "SELECT ts_utc, temp_c, windspeed_kmh FROM weather ORDER BY ts_utc")
+    real = _real_weather(shared_data, tmp_path)
+    assert got["ts_utc"].equals(real["ts_utc"]) and got.height == 8760
+    assert (got["temp_c"] - real["temp_c"]).abs().max() < 1e-9
+    assert (got["windspeed_kmh"] - real["windspeed_kmh"]).abs().max() < 1e-9
+    assert got["temp_c"].mean() == pytest.approx(12.09, abs=0.01)  # Frankfurt's mean, not 54 (°F)
+
+
+@pytest.mark.parametrize(("unit", "fragment"), [("K", "unit 'K' of hourly.temperature_2m is not one of"),
+                                                ("°C", "less_than_or_equal_to(60)")])
+def test_an_unknown_unit_or_fahrenheit_labelled_celsius_is_refused(tmp_path, shared_data, unit, fragment):
+    def relabel(body):
+        body["hourly_units"]["temperature_2m"] = unit
+        body["hourly"]["temperature_2m"] = [None if v is None else v * 9 / 5 + 32
+                                            for v in body["hourly"]["temperature_2m"]]
+
+    err = _refused(tmp_path, shared_data, "weather", WEATHER, _json_edit(relabel))
+    assert fragment in str(err)
+    assert err.column == ("hourly_units.temperature_2m" if unit == "K" else "temp_c")
+
+
+def test_an_offset_its_time_zone_never_takes_is_refused(tmp_path, shared_data):
+    def shift(body):
+        assert body["timezone"] == "Europe/Berlin" and body["utc_offset_seconds"] == 3600
+        body["utc_offset_seconds"] = 3 * 3600
+
+    err = _refused(tmp_path, shared_data, "weather", WEATHER, _json_edit(shift))
+    assert err.column == "utc_offset_seconds" and err.values == [10800]
+    assert "not an offset of the response's time zone Europe/Berlin in 2023 (it takes [3600, 7200] s)" in str(err)
+
+
+def test_summer_time_for_the_whole_year_is_an_offset_of_the_zone(tmp_path, shared_data):
+    """US-CAL-CISO 2023 says -25200 (PDT) for the whole year: Los Angeles takes it in summer, so it passes."""
+    rep = ingest_grid("weather", "US-CAL-CISO", 2023, home=Home.resolve(tmp_path / "h"), mirror=shared_data)
+    assert (rep.rows, rep.present) == (8760, 8753)  # the local year starts 7 h into the UTC year
+
+
+def test_an_electricity_maps_file_in_local_time_is_refused(tmp_path, shared_data):
+    """The ``Datetime (UTC)`` column written in Berlin winter time (+1 h): its last hour is 2024-01-01 00:00."""
+    shift = _csv_edit(lambda df: df.with_columns(
+        (pl.col("Datetime (UTC)").str.to_datetime("%Y-%m-%d %H:%M:%S") + pl.duration(hours=1))
+        .dt.strftime("%Y-%m-%d %H:%M:%S").alias("Datetime (UTC)")))
+    err = _refused(tmp_path, shared_data, "carbon", CARBON, shift)
+    assert err.column == "Datetime (UTC)" and "1 of 8760 row(s) lie outside the partition's UTC year 2023" in str(err)
+    assert err.rows == [8761] and err.values == ["2024-01-01 00:00:00+00:00"]
+
+
+def test_a_price_file_reaching_into_the_next_year_is_refused(tmp_path, shared_data):
+    """One more hour after the real file's last, consistent in both columns: not the UTC year's."""
+
+    def extra_hour(data: bytes) -> bytes:
+        return data + b"2024-01-01 00:00:00+00:00,2024-01-01 01:00:00+01:00,7.0\n"
+
+    err = _refused(tmp_path, shared_data, "price", PRICE, extra_hour)
+    assert err.column == "Datetime (UTC)" and err.rows == [8762] and err.values == ["2024-01-01 00:00:00+00:00"]
+    assert "1 of 8761 row(s) lie outside the partition's UTC year 2023" in str(err)
+
+
+def _real_partitions(shared: Path):
+    for kind in ("carbon", "price", "weather"):
+        for code in locations.all_codes():
+            for year in (2022, 2023):
+                if registry.in_mirror(kind, code, year, shared):
+                    yield kind, code, year
+
+
+def test_every_real_partition_is_plausible_without_an_override(shared_data):
+    """The thresholds leave every real file through (and by how much: the closest margins)."""
+    seen = {"carbon": [], "price": [], "weather": []}
+    for kind, code, year in _real_partitions(shared_data):
+        raw = registry.fetch(kind, locations.get(code), year, mirror=shared_data)
+        df = registry.for_raw(raw).parse(raw, locations.get(code), year)
+        assert plausibility.check(kind, df, file=raw.uri) == [], (kind, code, year)
+        seen[kind].append(df)
+    assert len(seen["carbon"]) >= 30 and len(seen["price"]) >= 30 and len(seen["weather"]) >= 30
+    lowest_lca = min(df["carbon_lca_g_per_kwh"].mean() for df in seen["carbon"])
+    lowest_direct = min(df["carbon_direct_g_per_kwh"].mean() for df in seen["carbon"])
+    lowest_price = min(df["price_usd_per_mwh"].mean() for df in seen["price"])
+    assert lowest_lca == pytest.approx(59.3, abs=0.1) and lowest_lca > 10 * quality.MIN_MEAN_CARBON_LCA_G_PER_KWH
+    assert lowest_direct == pytest.approx(36.3, abs=0.1)
+    assert lowest_price == pytest.approx(10.33, abs=0.01) and lowest_price > 10 * quality.MIN_MEAN_PRICE_USD_PER_MWH
+    assert min(df["rh_pct"].max() for df in seen["weather"]) == 100
+    assert max(df["temp_c"].mean() for df in seen["weather"]) < 30
+    assert sum(int((df["carbon_lca_g_per_kwh"] < df["carbon_direct_g_per_kwh"]).sum()) for df in seen["carbon"]) == 0
+
+
+def test_a_year_averaging_above_the_hottest_place_on_record_is_refused(shared_data):
+    """In bounds hour by hour (≤ 60 °C) but a mean no place has: °F in a mild climate stored as °C."""
+    raw = registry.fetch("weather", locations.get("DE-LU"), 2023, mirror=shared_data)
+    df = registry.for_raw(raw).parse(raw, locations.get("DE-LU"), 2023)
+    mild = df.with_columns(temp_c=pl.col("temp_c").clip(5, 15) * 9 / 5 + 32)  # 41..59 "°C"
+    with pytest.raises(DataError, match="mean temperature is 51.4 °C, above the hottest annual mean") as info:
+        plausibility.check("weather", mild, file=raw.uri, row_base=0)
+    assert info.value.column == "temp_c" and info.value.rows[0] == 0

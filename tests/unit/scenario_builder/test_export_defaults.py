@@ -1,0 +1,31 @@
+"""The export defaults are declared once (``gridshift.export_defaults``): the ``export`` command's options,
+``BuildParams`` and the Dagster launchpad config all carry the same values."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import typer
+
+from dagster_project.assets.bundle import BundleConfig
+from gridshift import export_defaults as D
+from gridshift.quality import MAX_EDGE_FILL, MAX_GAP
+from scenario_builder.bundle import BuildParams
+from scenario_builder.cli import app
+
+#: export option name -> BuildParams field, where they differ
+OPTION_TO_FIELD = {"carbon": "carbon_basis"}
+
+
+def test_export_options_buildparams_and_launchpad_share_the_defaults():
+    export = typer.main.get_command(app).commands["export"]
+    options = {OPTION_TO_FIELD.get(p.name, p.name): p.default for p in export.params}
+    fields = {f.name: f.default for f in dataclasses.fields(BuildParams) if f.default is not dataclasses.MISSING}
+    launchpad = BundleConfig(regions=["DE-LU"], year=2023)
+    assert set(fields) <= set(options)
+    for name, default in fields.items():
+        assert options[name] == default, name
+        assert getattr(launchpad, name) == default, name
+    assert fields["max_gap_hours"] == MAX_GAP.total_seconds() / 3600 == 3.0
+    assert fields["max_edge_fill_hours"] == MAX_EDGE_FILL.total_seconds() / 3600 == 15.0
+    assert (fields["workload"], fields["provider"], fields["target_utilization"]) == (D.WORKLOAD, D.PROVIDER, 0.5)
