@@ -173,7 +173,16 @@ def test_coarser_classes_and_rolling_horizons_never_raise_the_bound(tmp_path):
     assert coarse.n_classes < fine.n_classes
     assert coarse.value <= fine.value * (1 + 1e-7)
     assert rolling.rolling and rolling.n_horizons == 3 and rolling.horizon_steps == 96
-    assert rolling.value <= fine.value * (1 + 1e-7)
+    # rolling horizons relax the window's schedules, not the one-LP class solution (a horizon's classes are built
+    # from its own tasks): without the idle floor it comes out below the one LP here; with it, the two bounds
+    # need not be ordered (measured 146.56 vs 146.47 kg). Both must stay below every deadline-meeting run.
+    flat = optimum(sc, seed=1, shape_tol=1.0, time_steps=1, horizon_days=1.0, formulation="classes", idle_floor=False)
+    flat_fine = optimum(sc, seed=1, shape_tol=1.0, time_steps=1, formulation="classes", idle_floor=False)
+    assert flat.value <= flat_fine.value * (1 + 1e-7)
+    for policy in ("local_only", "lowest_carbon"):
+        run = sim_core.run(sc, policy, seed=1)
+        assert run.totals["sla_violations"] == 0
+        assert rolling.value <= run.totals["carbon_incl_transfer_kg"]
     assert rolling.value > fine.baseline_carbon_kg  # still above what no schedule changes
     # same inputs: the same bound, exactly
     again = optimum(sc, seed=1, shape_tol=1.0, time_steps=1, formulation="classes")
