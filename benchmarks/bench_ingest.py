@@ -194,7 +194,7 @@ def _phases(mirror: Path) -> dict[str, float]:
         out[name] = time.process_time() - t[0]
         t[0] = time.process_time()
 
-    import scenario_builder.cli  # noqa: F401 - the CLI's own imports
+    import gridshift_cli  # noqa: F401 - the CLI's own imports
     from dagster_project import runner
     from dagster_project.assets import grid
     from gridshift.home import Home

@@ -8,7 +8,7 @@ import shlex
 from typer.testing import CliRunner
 
 from benchmarks._report import ROOT
-from scenario_builder.cli import app
+from gridshift_cli import app
 
 
 def _main_job() -> tuple[list[str], str]:
