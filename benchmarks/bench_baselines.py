@@ -76,7 +76,8 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=1_300_000)
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
-    cmd = "./run.sh python benchmarks/bench_baselines.py" + (f" --tasks {args.tasks}" if args.tasks != 1_300_000 else "")
+    cmd = "./run.sh python benchmarks/bench_baselines.py" + (
+        f" --tasks {args.tasks}" if args.tasks != 1_300_000 else "")
     with tempfile.TemporaryDirectory() as tmpd:
         tmp = Path(tmpd)
         plain = make_bundle(tmp, args.tasks, False)

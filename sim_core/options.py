@@ -42,7 +42,7 @@ from . import origin as O
 from .realisation import MODES
 from .scenario import Scenario
 
-#: Network energy per GB moved to another region: 0.06 kWh/GB, the spec's value (SIMULATION.md §3) and
+#: Network energy per GB moved to another region: 0.06 kWh/GB, the spec's value (docs/model.md §3) and
 #: SustainCluster's (simulation/cluster_manager.py, "Extracted from
 #: https://onlinelibrary.wiley.com/doi/10.1111/jiec.12630"): Aslan, Mayers, Koomey & France, "Electricity
 #: Intensity of Internet Data Transmission: Untangling the Estimates", J. Industrial Ecology 22(4),

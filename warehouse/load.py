@@ -25,7 +25,7 @@ import polars as pl
 
 from gridshift.errors import DataError
 from warehouse.db import exclusive, open_read, open_write, query
-from warehouse.ddl import create_table_sql, duck_type, polars_schema
+from warehouse.ddl import DUCK_TYPES, create_table_sql, polars_schema
 from warehouse.schemas import FRAMES, TABLES, Table
 
 
@@ -240,11 +240,11 @@ def add_new_columns(db_path: Path, table_names: Iterable[str]) -> list[str]:
         declared = list(table.columns)
         if stored == declared or declared[:len(stored)] != stored:
             continue
-        cols = table.model.to_schema().columns
+        fields = {f.name: f for f in table.spec.fields}
         for c in declared[len(stored):]:
-            if not cols[c].nullable:
+            if not fields[c].nullable:
                 break
-            todo.append((table, c, duck_type(cols[c].dtype.type)))
+            todo.append((table, c, DUCK_TYPES[fields[c].dtype]))
     if todo:
         with open_write(db_path) as con:
             for table, c, sql_type in todo:

@@ -25,7 +25,7 @@ from .layout import (
 
 
 # ---------------------------------------------------------------------------- server power states
-# Managed power (SIMULATION.md §4a): a datacenter's servers are CPU-only or GPU servers
+# Managed power (docs/model.md §4a): a datacenter's servers are CPU-only or GPU servers
 # (physics.server_layout), each on, waking or asleep. The scheduler starts a task only on capacity
 # that is on, or on capacity that is waking once it is up; the work is consolidated onto as few
 # servers as hold it (the allocation is an aggregate per DC, so "consolidated" means the capacity of

@@ -37,7 +37,7 @@ component or callable) is evaluated in Python per environment after the jitted c
 
 The jitted functions here are cached, but they call kernels of ``engine/``, ``physics.py``,
 ``transfer.py`` and ``rl/env.py``, and Numba's cache, keyed on the caller's file, would not notice an
-edit to any of those (CONVENTIONS.md, "Numba simulation core"): :func:`guard_cache` therefore drops
+edit to any of those (docs/architecture.md, "Rules for the kernels"): :func:`guard_cache` therefore drops
 this module's cache entries whenever the sha256 of those files differs from the one recorded with
 them.
 """

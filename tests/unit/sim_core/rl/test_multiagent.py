@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("pettingzoo", reason="the optional rl extra is not installed (uv sync --extra rl)")
+pytest.importorskip("pettingzoo", reason="the optional rl extra is not installed (GRIDSHIFT_EXTRAS=rl)")
 
 from pettingzoo.test import parallel_api_test  # noqa: E402
 

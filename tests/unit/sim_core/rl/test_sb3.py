@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("stable_baselines3", reason="the optional rl extra is not installed (uv sync --extra rl)")
+pytest.importorskip("stable_baselines3", reason="the optional rl extra is not installed (GRIDSHIFT_EXTRAS=rl)")
 
 from sim_core.gym import TaskSchedulingEnv, TaskSchedulingVectorEnv  # noqa: E402
 from sim_core.rl.sb3 import SB3VecEnv  # noqa: E402
