@@ -13,7 +13,7 @@ from gridshift_cli import app
 
 def _main_job() -> tuple[list[str], str]:
     text = (ROOT / "README.md").read_text()
-    command = re.search(r"# the main job[^\n]*\n(\./run\.sh scenario_builder export [^\n]+)\n", text).group(1)
+    command = re.search(r"# the main job[^\n]*\n(\./run\.sh (?:gridshift|scenario_builder) export [^\n]+)\n", text).group(1)
     cited = re.search(r"The main job writes bundle \*\*`([0-9a-f]{16})`\*\*", text).group(1)
     return shlex.split(command)[2:], cited
 
