@@ -1,4 +1,4 @@
-"""``python -m sim_core compare`` and ``run``: exit codes, clear errors, byte-identical outputs, warehouse reuse."""
+"""``gridshift compare`` and ``run``: exit codes, clear errors, byte-identical outputs, warehouse reuse."""
 
 from __future__ import annotations
 
