@@ -17,6 +17,7 @@ FIGURES = (("carbon_kg", "carbon incl. transfers kg"), ("facility_carbon_kg", "f
            ("transfer_carbon_kg", "transfer carbon kg"), ("cost_usd", "cost incl. egress USD"),
            ("energy_kwh", "facility energy kWh"), ("transfer_kwh", "transfer energy kWh"),
            ("baseline_carbon_kg", "no-work baseline carbon kg"))
+UNITS = {"carbon": "kg CO2", "cost": "USD", "weighted": "(kg CO2 + USD x weight)"}
 
 
 def optimum(
@@ -44,13 +45,16 @@ def optimum(
                   allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power)
     except (OptimumError, sim_core.RunOptionsError) as err:
         raise typer.BadParameter(str(err)) from err
-    table = Table(title=f"offline optimum on {scenario.bundle_id} (seed {seed}, {b.days:g} days from "
-                        f"{b.start_utc})\n{b.describe()}")
-    table.add_column("figure at the bound's solution")
+    console = Console()
+    console.print(f"offline optimum on {scenario.bundle_id}: seed {seed}, {b.days:g} days from {b.start_utc}",
+                  highlight=False)
+    console.print(b.describe(), highlight=False)
+    table = Table()
+    table.add_column("at the bound's solution")
     table.add_column("value", justify="right")
     for name, label in FIGURES:
         table.add_row(label, f"{getattr(b, name):,.3f}")
     table.add_row("tasks / LP classes", f"{b.n_tasks:,} / {b.n_classes:,}")
-    Console().print(table)
-    Console().print(f"bound {b.value:,.3f} ({b.objective}); solve {b.solve_s:.1f} s, build {b.build_s:.1f} s",
-                    highlight=False)
+    console.print(table)
+    console.print(f"bound {b.value:.6f} {UNITS[b.objective]}; solve {b.solve_s:.1f} s, build {b.build_s:.1f} s",
+                  highlight=False)

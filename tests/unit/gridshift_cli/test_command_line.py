@@ -5,6 +5,7 @@ every command, ``ui`` takes its options in any order, and the package sits above
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -15,6 +16,7 @@ import typer
 from typer.testing import CliRunner
 
 from gridshift_cli import make_app
+from sim_core.optimum import optimum
 from sim_core.policies import PolicySpec, register, unregister
 from sim_core.testing import tiny_bundle
 
@@ -121,3 +123,17 @@ def test_the_command_line_sits_above_every_layer_with_no_exemption():
     for shim in ("sim_core/__main__.py", "scenario_builder/__main__.py"):
         text = (ROOT / shim).read_text()
         assert "import gridshift_cli" not in text and "from gridshift_cli" not in text
+
+
+def test_optimum_prints_the_bound_of_sim_core_optimum_and_refuses_a_bad_objective(tmp_path):
+    bundle = tiny_bundle(tmp_path / "b")
+    for objective in ("carbon", "cost"):
+        res = CliRunner().invoke(make_app(), ["optimum", str(bundle), "--seed", "1", "--days", "0.5",
+                                              "--objective", objective], env={"COLUMNS": "200"})
+        assert res.exit_code == 0, res.output
+        printed = float(re.search(r"^bound ([0-9.]+) ", res.output, flags=re.M).group(1))
+        want = optimum(bundle, seed=1, days=0.5, objective=objective)
+        assert printed == pytest.approx(want.value, abs=5e-7) and want.value > 0
+        assert want.steps == 48 and "0.5 days from 2023-01-01T00:00:00+00:00" in res.output
+    bad = CliRunner().invoke(make_app(), ["optimum", str(bundle), "--objective", "nope"], env={"COLUMNS": "200"})
+    assert bad.exit_code == 2 and "objective must be one of" in bad.output
