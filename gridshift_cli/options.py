@@ -13,7 +13,8 @@ import typer
 
 from gridshift.quality import MIN_COVERAGE
 
-# (the values of sim_core.forecast, repeated here so that `--help` imports no kernel module; a test checks them)
+# (the values of sim_core.forecast, repeated here so that `--help` imports no kernel module;
+# tests/unit/sim_core/test_information.py checks them)
 FORECAST_DEFAULT = "calibrated"
 HORIZON_DEFAULT = 24
 ISSUE_EVERY_DEFAULT = 60
@@ -43,9 +44,9 @@ SlaOpt = Annotated[float, typer.Option("--sla-multiplier", help="deadline = arri
 PowerOpt = Annotated[str, typer.Option(
     "--power", help="server power: managed (idle servers switched off) or always_on (every server on: the "
     "reference cluster's model)")]
-ForecastOpt = Annotated[str, typer.Option(
-    "--forecast", help="what policies are told of the future: calibrated (actual + published day-ahead error), "
-    "persistence, seasonal_naive, seasonal_naive_weekly, or oracle (perfect foresight)")]
+FORECAST_HELP = ("what policies are told of the future: calibrated (actual + published day-ahead error), "
+                 "persistence, seasonal_naive, seasonal_naive_weekly, or oracle (perfect foresight)")
+ForecastOpt = Annotated[str, typer.Option("--forecast", help=FORECAST_HELP)]
 HorizonOpt = Annotated[int, typer.Option("--forecast-horizon-h", help="forecast horizon in hours (24..336)")]
 IssueEveryOpt = Annotated[int, typer.Option(
     "--forecast-issue-every-min", help="minutes between forecast issues (15..1440, a multiple of 15): policies "
