@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks._report import machine, publish
+
 ROOT = Path(__file__).resolve().parents[1]
 RELPATH = "electricitymaps/DE-LU/DE-LU_2023_hourly.csv"
 CHUNK = 16 << 20
@@ -65,12 +67,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gib", type=float, default=2.0, help="size of the padded file in GiB (default 2)")
     ap.add_argument("--sparse", action="store_true", help="a sparse file of zeros instead of written padding")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md as it is")
     args = ap.parse_args()
     size = int(args.gib * (1 << 30))
     with tempfile.TemporaryDirectory(prefix="gridshift-hostile-") as tmp:
-        t0 = time.perf_counter()
         mirror = build_mirror(shared_data(), Path(tmp), size, sparse=args.sparse)
-        built = time.perf_counter() - t0
         cmd = [sys.executable, "-m", "gridshift_cli", "ingest", "--regions", "DE-LU", "--year", "2023",
                "--sources", "carbon", "--mirror", str(mirror), "--home", str(Path(tmp) / "home")]
         t0 = time.perf_counter()
@@ -80,13 +81,20 @@ def main() -> None:
         on_disk = os.stat(mirror / RELPATH).st_blocks * 512
     out = proc.stdout + proc.stderr
     refusal = [ln.strip() for ln in out.splitlines() if "above the limit" in ln or "DE-LU_2023_hourly.csv" in ln]
-    print(f"command: {shlex.join(cmd)}")
-    print(f"padded file: {size:,} bytes ({'sparse' if args.sparse else 'written'}, {on_disk:,} bytes on disk; "
-          f"built in {built:.1f} s)")
-    print(f"exit status: {proc.returncode} after {took:.1f} s; output {len(out):,} characters")
-    print("refusal: " + (" | ".join(refusal[:3]) or "(none found)"))
-    print(f"peak RSS of the child: {peak_kib / 1024:.0f} MiB (resource.getrusage(RUSAGE_CHILDREN).ru_maxrss)")
-
+    cli = "./run.sh python benchmarks/bench_hostile_size.py" + (f" --gib {args.gib:g}" if args.gib != 2.0 else "") + (
+        " --sparse" if args.sparse else "")
+    body = "\n".join([
+        "## Hostile input: a padded mirror file", "",
+        f"`{cli}` — {machine()}, load average {os.getloadavg()[0]:.1f} at the end (a shared machine). The real "
+        "Electricity Maps DE-LU 2023 file padded to the size below, ingested by the real command in a subprocess "
+        f"(`{shlex.join(['gridshift', *cmd[3:7], *cmd[7:9]])} ...`); peak resident memory of that process "
+        "(`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`).", "",
+        "| padded file | on disk | exit status | wall s | peak RSS | refusal |",
+        "|---|---:|---:|---:|---:|---|",
+        f"| {size:,} bytes ({'sparse' if args.sparse else 'written'}) | {on_disk:,} bytes | {proc.returncode} | "
+        f"{took:.1f} | {peak_kib / 1024:,.0f} MiB | {(refusal[:1] or ['(none found)'])[0][:160]} |",
+    ])
+    publish("hostile_size", body, write=not args.no_write)
 
 if __name__ == "__main__":
     main()

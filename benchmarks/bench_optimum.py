@@ -1,14 +1,19 @@
-"""Offline-optimum benchmark: the solve time of the LP bound (``sim_core.optimum``) on a 7-day window
-of a 5-site bundle at the main job's load (the reference 5-DC cluster, a synthetic workload at the
-main job's rate of ~3,400 tasks a day), and on a 28-day window as rolling 7-day horizons.
+"""Offline-optimum benchmark: the optimum bracketed (``sim_core.optimum.bracket``: the LP's lower bound, and
+the engine's value of the schedule rounded from it) on a 5-site bundle at the main job's load (the reference
+5-DC cluster, a synthetic workload at the main job's rate of ~3,400 tasks a day): a 7-day window as one LP,
+the same window as rolling horizons of 1 and 2 days (the horizon's effect), and a full year by rolling
+horizons.
 
-    ./run.sh python benchmarks/bench_optimum.py            # both, updates BENCHMARKS.md
-    ./run.sh python benchmarks/bench_optimum.py --quick    # the 7-day window only, prints only
+    ./run.sh python benchmarks/bench_optimum.py --no-write          # 7 days + horizons + the year, prints only
+    ./run.sh python benchmarks/bench_optimum.py --quick --no-write  # the 7-day window only
+    ./run.sh python benchmarks/bench_optimum.py --year-only --year-horizon-days 1 --no-write   # the year only
     ./run.sh python benchmarks/bench_optimum.py --quick --formulation classes   # the earlier LP, to compare
+    ./run.sh python benchmarks/bench_optimum.py --quick --no-idle-floor         # the bound without its idle floor
 
-Times are wall-clock seconds of the whole ``optimum(...)`` call (set-up, LP assembly, HiGHS) and of
-HiGHS alone, with the process CPU time next to them (the machine is shared: wall time grows with the
-load, CPU time much less). HiGHS runs with ``threads=2``.
+Per row: the bound and its LP's size, the upper bound, the bracket's width ((upper - lower) / lower, and as a
+share of the part of the bound a schedule can change), the wall-clock seconds of the LP (set-up, assembly,
+HiGHS; HiGHS alone beside it), of the rounding and of the engine's run, and the process CPU time (the machine
+is shared: wall time grows with the load, CPU time much less). HiGHS runs with ``threads=2``.
 """
 
 from __future__ import annotations
@@ -22,56 +27,84 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._report import machine, update_section  # noqa: E402
+from benchmarks._report import machine, publish  # noqa: E402
 
 #: the main job's workload rate: 1.25 M tasks a year (README) -> ~3,425 a day
 TASKS_PER_DAY = 3425
 
 
-def measure(path: Path, days: float, horizon_days: float | None, formulation: str) -> dict:
-    import sim_core
-    from sim_core.optimum import optimum
+def measure(sc, name: str, days: float, horizon_days: float | None, lp: dict) -> tuple[str, dict]:
+    """One bracket, timed; its row is printed at once (the year takes hours on a loaded 2-core machine)."""
+    from sim_core.optimum import bracket
 
-    sc = sim_core.load(path)
     c0, t0 = time.process_time(), time.perf_counter()
-    r = optimum(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins", formulation=formulation)
-    return {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "r": r}
+    b = bracket(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins", lp=lp)
+    m = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "b": b}
+    print(row(name, m), flush=True)
+    return name, m
+
+
+def row(name: str, m: dict) -> str:
+    b = m["b"]
+    lo, up = b.lower, b.upper
+    free = lo.value - lo.baseline_carbon_kg
+    lp_s = lo.solve_s + lo.build_s
+    return (f"| {name} | {lo.n_tasks:,} | {lo.n_cols:,} | {lo.value:,.1f} | {lo.baseline_carbon_kg:,.1f} | "
+            f"{up.value:,.1f} | {100 * b.width:.2f} | {100 * (up.value - lo.value) / free:.1f} | "
+            f"{lp_s:.1f} ({lo.solve_s:.1f}) | {up.plan_s:.1f} | {up.sim_s:.1f} | {m['wall_s']:.1f} | "
+            f"{m['cpu_s']:.1f} | {up.sla_violations} | {up.planned_past_window:,} |")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="the 7-day window only")
+    ap.add_argument("--no-year", action="store_true", help="leave out the full year")
+    ap.add_argument("--year-only", action="store_true", help="the full year only")
+    ap.add_argument("--year-horizon-days", type=float, default=7.0)
     ap.add_argument("--formulation", default="cumulative", choices=["cumulative", "classes"])
+    ap.add_argument("--no-idle-floor", action="store_true", help="the bound without its idle floor (to compare)")
+    ap.add_argument("--no-write", action="store_true", help="print only (BENCHMARKS.md untouched)")
     args = ap.parse_args()
+    import sim_core
     from sim_core.testing import reference_bundle
 
-    days_total = 7 if args.quick else 28
+    year = not (args.quick or args.no_year)
+    days_total = 365 if year else 7
+    rows = []
+    lp = {"formulation": args.formulation, "idle_floor": not args.no_idle_floor}
     with tempfile.TemporaryDirectory() as tmp:
-        path = reference_bundle(tmp, n_tasks=TASKS_PER_DAY * (days_total + 1), n_steps=96 * (days_total + 1),
-                                name="optimum-bench")
-        rows = [("7-day window, one LP", measure(path, 7, 7.0, args.formulation))]
-        if not args.quick:
-            rows.append(("28-day window, rolling 7-day horizons", measure(path, 28, 7.0, args.formulation)))
+        n_days = min(days_total + 1, 365)  # (a bundle holds one year at most)
+        path = reference_bundle(tmp, n_tasks=TASKS_PER_DAY * n_days, n_steps=96 * n_days, name="optimum-bench")
+        sc = sim_core.load(path)
+        if not args.year_only:
+            rows.append(measure(sc, "7 days, one LP", 7, 7.0, lp))
+        if not (args.quick or args.year_only):
+            for h in (2.0, 1.0):
+                rows.append(measure(sc, f"7 days, rolling {h:g}-day horizons", 7, h, lp))
+        if year:
+            rows.append(measure(sc, f"365 days, rolling {args.year_horizon_days:g}-day horizons", 365,
+                                args.year_horizon_days, lp))
     load = os.getloadavg()[0]
     cmd = "./run.sh python benchmarks/bench_optimum.py" + (" --quick" if args.quick else "")
-    if args.formulation != "cumulative":
-        cmd += f" --formulation {args.formulation}"
-    lines = ["## Offline optimum (LP bound, HiGHS)", "",
+    cmd += " --no-year" if args.no_year else ""
+    cmd += " --year-only" if args.year_only and year else ""
+    cmd += f" --year-horizon-days {args.year_horizon_days:g}" if year and args.year_horizon_days != 7.0 else ""
+    cmd += f" --formulation {args.formulation}" if args.formulation != "cumulative" else ""
+    cmd += " --no-idle-floor" if args.no_idle_floor else ""
+    lines = ["## Offline optimum bracketed (LP lower bound, engine-run upper bound)", "",
              f"`{cmd}` — {machine()}, load average {load:.1f} when it finished (a shared machine). Reference "
              f"5-DC cluster, synthetic signals, a synthetic workload at the main job's rate ({TASKS_PER_DAY:,} "
-             f"tasks/day), seed 0, formulation `{args.formulation}`, default class key (docs/optimum.md).", "",
-             "| window | tasks | classes | LP columns | rows | non-zeros | total wall s | HiGHS wall s | CPU s "
-             "| bound kg CO2 | of which no schedule changes |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, m in rows:
-        r = m["r"]
-        lines.append(f"| {name} | {r.n_tasks:,} | {r.n_classes:,} | {r.n_cols:,} | {r.n_rows:,} | {r.nnz:,} | "
-                     f"{m['wall_s']:.1f} | {r.solve_s:.1f} | {m['cpu_s']:.1f} | {r.value:,.1f} | "
-                     f"{r.baseline_carbon_kg:,.1f} |")
-    body = "\n".join(lines)
-    print(body)
-    if not args.quick:
-        update_section("optimum", body)
+             f"tasks/day), seed 0, formulation `{args.formulation}`, default class key, idle floor "
+             f"{'off' if args.no_idle_floor else 'on'} (docs/optimum.md). "
+             "Lower: the LP bound (kg CO2 incl. transfers); fixed: the part of it no schedule changes; upper: the "
+             "engine's carbon of the schedule rounded from the LP; bracket: (upper - lower) / lower, and as a share "
+             "of lower - fixed; LP s: set-up + assembly + HiGHS (HiGHS alone); late: the upper run's SLA "
+             "violations; past window: tasks planned to start after the window (their deadline allows it).", "",
+             "| window | tasks | LP columns | lower kg | fixed kg | upper kg | bracket % | of changeable % | LP s "
+             "| rounding s | engine s | total wall s | CPU s | late | past window |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [row(name, m) for name, m in rows]
+    publish("optimum", "\n".join(lines), write=not (args.no_write or args.quick))
 
 
 if __name__ == "__main__":

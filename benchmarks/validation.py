@@ -217,6 +217,7 @@ def simulate(p: DatacenterParams, u: np.ndarray, t: np.ndarray, wb: np.ndarray) 
         "adiabatic_h": int((r["adiabatic_on"] > 0.5).sum()),
         "share": {k: float(r[k].sum() / it) for k in ("chiller_kw", "tower_fan_kw", "crac_fan_kw",
                                                         "chw_pump_kw", "cw_pump_kw")},
+        "elec": float((r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"]).sum() / it),
     }
 
 
@@ -335,9 +336,10 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
       f"of {cite('barroso07')}). The page therefore isolates climate: nothing but the weather differs "
       "between rows.")
     a("* PUE = total / IT energy, WUE = site water (evaporation + drift + blowdown) / IT energy, both summed "
-      "over the year first. The model's total is IT + CRAC fans + chiller + tower / dry-cooler fans + pumps "
-      "(docs/model.md §4): UPS, transformer and lighting losses are **not** in it, so its PUE is a cooling-"
-      "only PUE; operators' PUEs include those losses.")
+      "over the year first. The model's total is IT + CRAC fans + chiller + tower / dry-cooler fans + pumps + "
+      "UPS and transformer / distribution losses + lighting (docs/model.md §4, §4b), so its PUE includes the "
+      "power chain, as operators' PUEs do. Column 'elec. losses': UPS + transformer + lighting as a share of "
+      "IT energy (default, 50 % load).")
     a("* Free-cooling hours: the economizer carries the whole load (chiller off, exactly 0 kW); partial: it "
       "pre-cools and the chiller carries the rest. Adiabatic hours: the hybrid's pads are wetted. Unmet hours: "
       "the chiller's capacity (1.35 x the design load, sized for a tower) falls short; counted at 100 % load, "
@@ -352,14 +354,15 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
     a(f"Default = hybrid dry cooler; tower = open wet cooling tower. PUE and WUE at {CONSTANT_U:.0%} load unless "
       "marked diurnal.\n")
     a("| location | mean dry-bulb degC | 99th pct dry-bulb | mean wet-bulb degC | 99th pct wet-bulb | "
-      "default PUE | default PUE diurnal | default WUE L/kWh | default WUE diurnal | adiabatic h | "
+      "default PUE | elec. losses | default PUE diurnal | default WUE L/kWh | default WUE diurnal | adiabatic h | "
       "free-cooling h | partial h | unmet h at 100 % | tower PUE | tower PUE diurnal | tower WUE L/kWh | "
       "tower free-cooling h | dry cooler: PUE, unmet h at 100 % |")
-    a("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    a("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         c, d, w, wd, dr = r["const"], r["diurnal"], r["wet"], r["wet_diurnal"], r["dry"]
         a(f"| {r['location']} | {r['t_mean']:.1f} | {r['t_p99']:.1f} | {r['wb_mean']:.1f} | {r['wb_p99']:.1f} | "
-          f"{c['pue']:.3f} | {d['pue']:.3f} | {c['wue']:.2f} | {d['wue']:.2f} | {c['adiabatic_h']} | {c['fc_h']} | "
+          f"{c['pue']:.3f} | {c['elec']:.1%} | {d['pue']:.3f} | {c['wue']:.2f} | {d['wue']:.2f} | "
+          f"{c['adiabatic_h']} | {c['fc_h']} | "
           f"{c['pfc_h']} | {r['full']['unmet_h']} | {w['pue']:.3f} | {wd['pue']:.3f} | {w['wue']:.2f} | "
           f"{w['fc_h']} | {dr['pue']:.3f}, {r['dry_full']['unmet_h']} |")
     a("")
@@ -407,8 +410,9 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
       f"best campus 1.04-1.06 {cite('googleoh')} | inside the published range (1.04-1.58). Above hyperscale "
       "fleets: 6.67 degC chilled water (AHRI rating point), 18 degC supply air, no air-side economizer (the "
       "hyperscalers cool the halls with outside air directly; the model keeps a chiller plant and only "
-      "pre-cools its condenser loop); below the industry average: no UPS/transformer/lighting losses in the "
-      "model's total and a modern variable-speed plant. The hybrid's PUE is above the tower's: its condenser "
+      "pre-cools its condenser loop); below the industry average: a modern variable-speed plant and a "
+      "double-conversion UPS of 94-97 % efficiency (docs/model.md §4b). The hybrid's PUE is above the "
+      "tower's: its condenser "
       f"water follows the dry-bulb (+{p.dry_cooler_approach_k:g} K approach) instead of the wet-bulb "
       f"(+{p.tower_approach_k:g} K) - the energy it pays for the water it saves |")
     if sg and de:

@@ -23,7 +23,7 @@ from typing import Any
 from gridshift.bounds import Bound
 
 __all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES", "FACILITY_PRESETS",
-           "PARAM_RANGES", "ParamError", "physics_column"]
+           "GPU_POWER_MODELS", "ABSENT_MEANS", "PARAM_RANGES", "ParamError", "physics_column"]
 
 #: GPU models: (idle W, max W). Max = board power:
 #: * V100 250 W: NVIDIA Tesla V100 PCIe Product Brief PB-08744-001_v03 (Oct 2017), board power 250 W (300 W
@@ -58,19 +58,37 @@ CONDENSER_TYPES = ("hybrid", "water", "dry", "air")
 #: water-side economizer: "integrated" = plate heat exchanger upstream of the chiller (partial free cooling);
 #: "none" = chiller only.
 ECONOMIZER_TYPES = ("integrated", "none")
+#: how the log2 GPU curve is applied: "per_device" = to each allocated GPU at its own utilisation, the others
+#: at idle power, in both power modes (docs/model.md §4a); "fleet_average" = to the site's average allocation
+#: with every GPU at that point (gridshift 0.1's ``power="always_on"`` model, kept only for its preset: it makes
+#: one busy GPU in a large site draw more than a fully busy one)
+GPU_POWER_MODELS = ("per_device", "fleet_average")
 
 #: Named facility models, as overrides of the defaults. ``gridshift-0.1``: the facility as gridshift 0.1
 #: modelled it before the climate-sensitive revision — no economizer, the chiller's curves held at the
 #: old lower ΔT limit of −4.5 (a condenser-water floor of 29.44 − 4.5 × 2.778 °C), the old tower fan
-#: fraction, its wet cooling tower — so that ``--datacenters reference --physics gridshift-0.1`` run with
+#: fraction, its wet cooling tower, no electrical losses or lighting, the GPU curve on the fleet-average
+#: allocation in always_on — so that ``--datacenters reference --physics gridshift-0.1`` run with
 #: ``power="always_on"`` reproduces that version's numbers for comparisons with results of that era
 #: (SustainCluster's setup).
 FACILITY_PRESETS: dict[str, dict[str, object]] = {
     "default": {},
     "gridshift-0.1": {"condenser": "water", "economizer": "none", "chiller_cond_min_c": 29.44 - 4.5 * 2.778,
-                      "tower_fan_design_frac": 0.01},
+                      "tower_fan_design_frac": 0.01,
+                      # no electrical losses or lighting in facility energy (the cooling-only PUE of that era)
+                      "ups_loss_c0": 0.0, "ups_loss_c1": 0.0, "ups_loss_c2": 0.0,
+                      "transformer_nameplate_eff": 1.0, "lighting_frac": 0.0,
+                      # the log2 GPU curve on the fleet-average allocation (that version's always_on model)
+                      "gpu_power_model": "fleet_average"},
 }
 
+
+#: Fields added after bundles were first written, with the value that reproduces a bundle written without them
+#: (what the model did then): no electrical losses or lighting, the fleet-average GPU curve in always_on.
+ABSENT_MEANS: dict[str, object] = {
+    "ups_loss_c0": 0.0, "ups_loss_c1": 0.0, "ups_loss_c2": 0.0, "transformer_nameplate_eff": 1.0,
+    "lighting_frac": 0.0, "gpu_power_model": "fleet_average",
+}
 
 _FLOOR = ("a floor on flow as a fraction of design flow: at most design (1), and at least 1 %: below it a fan or "
           "pump is stopped, not modulated (SustainCluster's lowest server airflow ratio is 0.01)")
@@ -152,6 +170,17 @@ PARAM_RANGES: dict[str, Bound] = {
     "water_cp_kj_per_kg_k": Bound(4.0, 4.3, "liquid water: 4.18-4.22 kJ/(kg K) from 0 to 100 degC"),
     "cycles_of_concentration": Bound(1.5, 50.0, "blowdown = evaporation / (cycles - 1); towers run 3-5 "
                                                 "(EnergyPlus), 50 is near-zero blowdown"),
+    "ups_loss_c0": Bound(0.0, 0.2, "UPS no-load loss as a fraction of its rating: 1.3 % in the WP108 fit; a UPS "
+                                   "losing a fifth of its rating at no load is no UPS on the market"),
+    "ups_loss_c1": Bound(0.0, 0.2, "UPS proportional loss per unit load (0.64 % in the fit); double-conversion "
+                                   "units are 90-97 % efficient"),
+    "ups_loss_c2": Bound(0.0, 0.2, "UPS square-law loss at full load (1.1 % in the fit; 1-4 % quoted)"),
+    "transformer_nameplate_eff": Bound(0.5, 1.0, "an efficiency, 1 = no loss; distribution transformers are "
+                                                 "~97-99.5 % efficient at their rating load"),
+    "transformer_nameplate_pul": Bound(0.05, 1.0, "the per-unit load of the nameplate efficiency: 0.35 dry-type, "
+                                                  "0.5 liquid-filled (NEMA TP-1); it divides"),
+    "lighting_frac": Bound(0.0, 0.2, "lighting as a fraction of design IT power: ~1 % in a data hall; 20 % would "
+                                     "be an office, not a white space"),
 }
 
 
@@ -278,6 +307,8 @@ class DatacenterParams:
     # GPUs per GPU server: 8 (the V100 machines of the Alibaba PAI 2020 trace, pai_machine_spec:
     # cap_gpu = 8, as in an NVIDIA DGX-1). The DC's GPUs sit in ceil(GPUs / 8) of its servers.
     gpus_per_server: float = 8.0
+    # GPU_POWER_MODELS: per device (the default, both power modes) or gridshift 0.1's fleet average
+    gpu_power_model: str = "per_device"
 
     # ---------------------------------------------------------------- power states (servers)
     # Used when a run manages server power (run option power="managed", the default); with
@@ -578,12 +609,45 @@ class DatacenterParams:
     # value is 3" (CoolingTower:TwoSpeed, idd/Energy+.idd.in): 5 is the water-saving end.
     cycles_of_concentration: float = 5.0
 
+    # ---------------------------------------------------------------- electrical losses and lighting
+    # Facility energy includes the power chain's losses and the lighting, so that PUE = total / IT is
+    # comparable with operators' PUEs (docs/model.md §4b). Both loss heats are rejected outside the white
+    # space (UPS and transformer rooms ventilated or outdoors: they are not in the cooling load); the
+    # lighting heat is (lights are in the white space).
+    # UPS (serves the IT equipment incl. server fans; rated at the design IT power): loss as a fraction of
+    # the rating, c0 + c1 x + c2 x^2 at load fraction x = IT / design IT: no-load (fixed), proportional and
+    # square-law losses, the three loss kinds of Schneider Electric (APC) White Paper 108, V. Avelar,
+    # "Making Large UPS Systems More Efficient", rev. 2 ("No-load losses can represent over 40% of all UPS
+    # losses ... Square-law losses become significant (1-4%) at higher UPS loads", Schneider Electric,
+    # "Definitions of losses", 2012). Coefficients 0.01333 / 0.00640 / 0.01081: a curve fit attributed to
+    # WP108 for a delta-conversion UPS, read in a secondary source (the paper's own table was not read):
+    # efficiency x / (x + loss) = 94.1 % at 25 % load, 96.3 % at 50 %, 97.0 % at 100 % (our arithmetic);
+    # no-load is 69 % of the losses at 50 % load and the square-law term 1.1 % at full load, inside the
+    # quoted statements. A hyperscaler's distributed batteries lose less (set the three to 0 for none).
+    ups_loss_c0: float = 0.01333
+    ups_loss_c1: float = 0.00640
+    ups_loss_c2: float = 0.01081
+    # Transformer / distribution (serves the whole facility: IT, UPS losses, cooling, lighting; rated at the
+    # design facility load, IT + CRAC fans + chiller at design): no-load (core) loss plus a load (winding)
+    # loss rising with the square of the load, from a nameplate efficiency at a per-unit load, EnergyPlus's
+    # ElectricLoadCenter:Transformer "NominalEfficiency" method (Input Output Reference): nameplate
+    # efficiency 0.985 (the reference's example input; its default is 0.98) at per-unit load 0.35 ("According
+    # to the NEMA ... Standard TP-1, the per unit load takes the value of 0.35 for dry-type distribution
+    # transformers"), and the maximum efficiency at that same load (the reference's rule for a blank "Per Unit
+    # Load for Maximum Efficiency"), so no-load loss = load loss at 35 % load. 1.0 = no loss.
+    transformer_nameplate_eff: float = 0.985
+    transformer_nameplate_pul: float = 0.35
+    # Lighting: 1 % of the design IT power, on all the time. OUR CHOICE, no data-centre figure read: a lighting
+    # power density of about 10 W/m2 (1 W/ft2) over a white space of about 1 kW of IT per m2; 0 = none.
+    lighting_frac: float = 0.01
+
     # Non-physics metadata (kept out of the numeric vector): free text note.
     note: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         """Refuse, by name, a value of the wrong type or outside ``PARAM_RANGES``, then the joint rules."""
-        for name, allowed in (("condenser", CONDENSER_TYPES), ("economizer", ECONOMIZER_TYPES)):
+        for name, allowed in (("condenser", CONDENSER_TYPES), ("economizer", ECONOMIZER_TYPES),
+                              ("gpu_power_model", GPU_POWER_MODELS)):
             v = getattr(self, name)
             if not isinstance(v, str) or v not in allowed:
                 raise ParamError(name, f"{name} must be one of {allowed}, got {v!r}")
@@ -682,6 +746,13 @@ class DatacenterParams:
     def to_dict(self) -> dict[str, Any]:
         """All fields as a JSON-serialisable dict."""
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_stored(cls, d: dict[str, Any]) -> DatacenterParams:
+        """Build from a physics object stored in a bundle: a field added after the bundle was written (absent
+        from ``d``) takes the value of ``ABSENT_MEANS``, the model of the version that wrote it, not today's
+        default, so an older bundle keeps giving its numbers bit for bit; otherwise as :meth:`from_dict`."""
+        return cls.from_dict({**{k: v for k, v in ABSENT_MEANS.items() if k not in d}, **d})
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> DatacenterParams:

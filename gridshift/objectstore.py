@@ -162,5 +162,18 @@ def exists(url: str) -> bool:
         raise ObjectStoreError(f"cannot look up {loc.url}: {err}") from err
 
 
-__all__ = ["Location", "ObjectNotFoundError", "ObjectStoreError", "StoreURLError", "exists", "parse", "read_bytes",
-           "s3_settings", "write_bytes"]
+def list_files(url: str) -> list[str]:
+    """The ``/``-separated paths, relative to ``url``, of every object under it (sorted; none if it is absent)."""
+    fs, path, loc = _fs_path(url)
+    fs = fs or pafs.LocalFileSystem()
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True))
+    except (OSError, pa.ArrowException) as err:
+        raise ObjectStoreError(f"cannot list {loc.url}: {err}") from err
+    base = path.rstrip("/") + "/"
+    return sorted(i.path[len(base):] for i in infos
+                  if i.type == pafs.FileType.File and i.path.startswith(base) and not i.base_name.startswith("."))
+
+
+__all__ = ["Location", "ObjectNotFoundError", "ObjectStoreError", "StoreURLError", "exists", "list_files", "parse",
+           "read_bytes", "s3_settings", "write_bytes"]

@@ -1,16 +1,25 @@
-"""The benchmark result format: one Parquet object per run, under a results URL, keyed by the run key.
+"""The benchmark result format: one self-describing Parquet object per run, under a results URL.
 
 A run key is ``(bundle_id, policy, seed, gridshift_version, options_sha256)`` (``sim_core.bench.sweep.RunKey``).
-Its object is ``<url>/runs/<bundle_id>/<gridshift_version>/<options_sha256>/<policy>/seed-<seed>.parquet``:
-the per-step, per-DC series as the table, and in the Parquet footer (key ``gridshift.run``) the JSON of the
-key, the canonical run options, every metric, ``n_steps`` and ``n_dc``. Nothing that varies between
-two executions of the same run (wall-clock times, the worker's name) is in the object, so the same
-run gives byte-identical objects on any machine and any engine; those go to the warehouse index
-(``warehouse.benchmark_store``), which records each object's URL and sha256.
+Its object is ``<url>/bundle=<id>/version=<v>/options=<sha>/<policy>.seed-<s>.parquet`` (a Hive-partitioned
+layout), one row: the key columns, ``forecast`` (the forecast model of the run options),
+``options_json``, ``n_steps``, ``n_dc``, every metric as a Float64 column (in the order of the record), and
+``series``: the per-step, per-DC series as a list of structs. Reading the URL as a Parquet dataset
+(``polars.scan_parquet(url, hive_partitioning=True)``, ``dask.dataframe.read_parquet``) therefore gives one
+labelled row per run; the path repeats the key so that a reader may prune on it. The Hive keys are named apart
+from the columns (``bundle``, ``version``, ``options``), and policy and seed are in the file name, because
+pyarrow (and so Dask) infers a partition's type from its values (``seed=7`` as int32, a hex id of digits as an
+integer) and refuses a file column of the same name with another type, and Dask refuses a layout where only
+some partition keys are also file columns.
+
+Nothing that varies between two executions of the same run (wall-clock times, the worker's name) is in the
+object, so the same run gives byte-identical objects on any machine and any engine; those go to the warehouse
+index (``warehouse.benchmark_store``), which records each object's URL and sha256 and can be rebuilt from the
+objects alone.
 
 :class:`ResultStore` is also a ``sim_core.bench.compare`` store on its own (``lookup``, ``series``,
 ``save``): a sweep with results on S3 and no warehouse at all works. No pickle anywhere: an object
-from an untrusted store is parsed as Parquet + JSON only, and its sha256 is checked against the index.
+from an untrusted store is parsed as Parquet only, and its sha256 is checked against the index.
 """
 
 from __future__ import annotations
@@ -29,9 +38,17 @@ from gridshift import objectstore
 from gridshift.errors import DataError
 from gridshift.hashing import sha256_bytes
 
-RESULTS_FORMAT = 1
+RESULTS_FORMAT = 2
 METADATA_KEY = b"gridshift.run"
 RUN_KEY = ("bundle_id", "policy", "seed", "gridshift_version", "options_sha256")
+#: the Hive keys of an object's path, coarsest first, and the key part each names
+PARTITIONS = {"bundle": "bundle_id", "version": "gridshift_version", "options": "options_sha256"}
+_OBJECT = re.compile(r"^(.+)\.seed-(0|[1-9][0-9]*)\.parquet$")
+#: the columns of an object besides its metrics and ``series``
+LABELS = (*RUN_KEY, "forecast", "options_json", "n_steps", "n_dc")
+_LABEL_TYPES = {"bundle_id": pa.string(), "policy": pa.string(), "seed": pa.int64(), "gridshift_version": pa.string(),
+                "options_sha256": pa.string(), "forecast": pa.string(), "options_json": pa.string(),
+                "n_steps": pa.int64(), "n_dc": pa.int64()}
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
@@ -66,37 +83,44 @@ def _key(key: Sequence) -> tuple:
 
 def run_relpath(key: Sequence) -> str:
     """The object's path under the results URL (every part checked: no ``/``, ``..`` or spaces)."""
-    bundle_id, policy, seed, version, osha = _key(key)
-    for name, part in zip(RUN_KEY, (bundle_id, policy, str(seed), version, osha), strict=True):
-        if not _SAFE.match(part):
-            raise ValueError(f"run key part {name}={part!r} cannot name an object")
-    return f"runs/{bundle_id}/{version}/{osha}/{policy}/seed-{seed}.parquet"
+    parts = dict(zip(RUN_KEY, _key(key), strict=True))
+    for name in RUN_KEY:
+        if not _SAFE.match(str(parts[name])):
+            raise ValueError(f"run key part {name}={parts[name]!r} cannot name an object")
+    return "/".join(f"{hive}={parts[name]}" for hive, name in PARTITIONS.items()) + \
+        f"/{parts['policy']}.seed-{parts['seed']}.parquet"
+
+
+def _series_column(series: pl.DataFrame) -> pa.Array:
+    """The series as one list-of-structs cell (the run's per-step, per-DC rows)."""
+    rows = series.to_arrow()
+    structs = pa.StructArray.from_arrays([c.combine_chunks() for c in rows.columns], fields=list(rows.schema))
+    return pa.ListArray.from_arrays(pa.array([0, rows.num_rows], pa.int32()), structs)
 
 
 def encode_run(record) -> bytes:
     """The Parquet bytes of a run record (``key``, ``options_json``, ``metrics``, ``series``, ``n_steps``,
-    ``n_dc``): deterministic, the same bytes for the same run."""
-    meta = {
-        "format": RESULTS_FORMAT,
-        "key": dict(zip(RUN_KEY, _key(record.key), strict=True)),
-        "options": json.loads(record.options_json),
-        "metrics": {str(m): float(v) for m, v in record.metrics.items()},  # NaN kept (JSON NaN token)
-        "n_steps": int(record.n_steps),
-        "n_dc": int(record.n_dc),
-    }
-    table = record.series.to_arrow()
-    table = table.replace_schema_metadata({METADATA_KEY: json.dumps(meta, sort_keys=True, separators=(",", ":"))})
+    ``n_dc``): one labelled row, deterministic (the same bytes for the same run)."""
+    key = dict(zip(RUN_KEY, _key(record.key), strict=True))
+    options = json.loads(record.options_json)
+    forecast = options.get("forecast") if isinstance(options, dict) else None
+    labels = {**key, "forecast": None if forecast is None else str(forecast), "options_json": record.options_json,
+              "n_steps": int(record.n_steps), "n_dc": int(record.n_dc)}
+    clash = sorted(set(record.metrics) & {*LABELS, "series"})
+    if clash:
+        raise ValueError(f"metric name(s) {clash} collide with the run object's label columns")
+    names = [*LABELS, *map(str, record.metrics), "series"]
+    arrays = [pa.array([labels[c]], _LABEL_TYPES[c]) for c in LABELS]
+    arrays += [pa.array([float(v)], pa.float64()) for v in record.metrics.values()]  # NaN kept
+    arrays.append(_series_column(record.series))
+    table = pa.Table.from_arrays(arrays, names=names)
+    table = table.replace_schema_metadata({METADATA_KEY: json.dumps({"format": RESULTS_FORMAT})})
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd", compression_level=3, store_schema=True)
     return sink.getvalue()
 
 
-def decode_run(data: bytes, url: str, *, sha256: str | None = None) -> StoredRun:
-    """Parse a run object; ``sha256`` (from the index) must match when given. Errors name the URL."""
-    digest = sha256_bytes(data)
-    if sha256 is not None and digest != sha256:
-        raise DataError("result object does not match the sha256 recorded in the index (changed or corrupt)",
-                        file=url, column="result_sha256", rows=[0], values=[digest])
+def _read_table(data: bytes, url: str) -> pa.Table:
     try:
         table = pq.read_table(pa.BufferReader(data))
     except (pa.ArrowException, OSError) as err:
@@ -105,18 +129,43 @@ def decode_run(data: bytes, url: str, *, sha256: str | None = None) -> StoredRun
     if raw is None:
         raise DataError(f"result object has no {METADATA_KEY.decode()!r} footer entry (not a gridshift run)", file=url)
     try:
-        meta = json.loads(raw)
-        if meta.get("format") != RESULTS_FORMAT:
-            raise DataError(f"result format {meta.get('format')!r} is not {RESULTS_FORMAT}", file=url)
-        key = _key([meta["key"][c] for c in RUN_KEY])
-        options_json = json.dumps(meta["options"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        metrics = {str(m): float(v) for m, v in meta["metrics"].items()}
-        n_steps, n_dc = int(meta["n_steps"]), int(meta["n_dc"])
-    except (ValueError, KeyError, TypeError) as err:
+        fmt = json.loads(raw).get("format")
+    except (ValueError, AttributeError) as err:
         raise DataError(f"result object footer is malformed: {err}", file=url) from err
-    series = pl.from_arrow(table.replace_schema_metadata(None))
+    if fmt != RESULTS_FORMAT:
+        raise DataError(f"result format {fmt!r} is not {RESULTS_FORMAT} (written by another gridshift version)",
+                        file=url)
+    missing = [c for c in (*LABELS, "series") if c not in table.column_names]
+    if missing or table.num_rows != 1:
+        raise DataError(f"result object must hold one row with columns {missing or LABELS}; it has "
+                        f"{table.num_rows} row(s)", file=url, column=(missing or [None])[0])
+    return table
+
+
+def decode_run(data: bytes, url: str, *, sha256: str | None = None) -> StoredRun:
+    """Parse a run object; ``sha256`` (from the index) must match when given. Errors name the URL."""
+    digest = sha256_bytes(data)
+    if sha256 is not None and digest != sha256:
+        raise DataError("result object does not match the sha256 recorded in the index (changed or corrupt)",
+                        file=url, column="result_sha256", rows=[0], values=[digest])
+    table = _read_table(data, url)
+    row = {c: table.column(c)[0].as_py() for c in LABELS}
+    bad = [c for c in LABELS if c != "forecast" and row[c] is None]
+    if bad:
+        raise DataError("result object has a null label", file=url, column=bad[0], rows=[0], values=[None])
+    try:
+        metrics = {c: float(table.column(c)[0].as_py()) for c in table.column_names
+                   if c not in LABELS and c != "series"}
+    except (TypeError, ValueError) as err:
+        raise DataError(f"result object has a non-numeric metric: {err}", file=url) from err
+    cell = table.column("series").combine_chunks()
+    structs = cell.flatten() if isinstance(cell, pa.ListArray) else None
+    if not isinstance(structs, pa.StructArray):
+        raise DataError("result object's series is not a list of structs", file=url, column="series")
+    series = pl.from_arrow(pa.Table.from_struct_array(structs))
     assert isinstance(series, pl.DataFrame)
-    return StoredRun(key, options_json, metrics, series, n_steps, n_dc, RunRef(url, digest, len(data)))
+    return StoredRun(_key([row[c] for c in RUN_KEY]), row["options_json"], metrics, series, int(row["n_steps"]),
+                     int(row["n_dc"]), RunRef(url, digest, len(data)))
 
 
 def read_run(url: str, *, sha256: str | None = None) -> StoredRun:
@@ -139,10 +188,31 @@ class ResultStore:
 
     def put(self, record) -> RunRef:
         """Publish the record's object atomically; return its URL, sha256 and size."""
-        data = encode_run(record)
-        url = self.url_for(record.key)
+        return self.put_bytes(record.key, encode_run(record))
+
+    def put_bytes(self, key: Sequence, data: bytes) -> RunRef:
+        """Publish an encoded run object (e.g. one read from another results URL) under ``key``'s path."""
+        url = self.url_for(key)
         objectstore.write_bytes(url, data)
         return RunRef(url, sha256_bytes(data), len(data))
+
+    def keys(self) -> list[tuple]:
+        """The run key of every object under the URL (from the Hive paths; for rebuilding an index)."""
+        out = []
+        for rel in objectstore.list_files(self.url):
+            parts = rel.split("/")
+            name = _OBJECT.match(parts[-1])
+            named = dict(p.partition("=")[::2] for p in parts[:-1])
+            if name is None or list(named) != list(PARTITIONS):
+                continue
+            named = {PARTITIONS[h]: v for h, v in named.items()} | {"policy": name.group(1), "seed": name.group(2)}
+            try:
+                key = _key([named[c] for c in RUN_KEY])
+                if run_relpath(key) == rel:
+                    out.append(key)
+            except ValueError:  # a path no run key names (not gridshift's): not a run
+                continue
+        return sorted(out)
 
     def get(self, url: str, sha256: str | None = None) -> StoredRun:
         """Read one object (``ObjectNotFoundError`` if missing; ``DataError`` if its hash differs)."""
@@ -176,5 +246,5 @@ class ResultStore:
         return self.put(record)
 
 
-__all__ = ["METADATA_KEY", "RESULTS_FORMAT", "ResultStore", "RunRef", "StoredRun", "decode_run", "encode_run",
-           "read_run", "run_relpath"]
+__all__ = ["LABELS", "METADATA_KEY", "PARTITIONS", "RESULTS_FORMAT", "ResultStore", "RunRef", "StoredRun",
+           "decode_run", "encode_run", "read_run", "run_relpath"]

@@ -10,7 +10,8 @@ refused. The rules:
   integer is range-checked as a Python integer, so nothing wraps around in a fixed-width array;
 * **numbers** are real (not ``bool``), finite and inside their range of :data:`OPTION_RANGES` (declared
   once, each with its reason): ``sla_multiplier`` (a scalar, or one value per bundle task),
-  ``transfer_kwh_per_gb``, ``activity_on``/``activity_off`` (not zero at every local hour),
+  ``transfer_kwh_per_gb`` (or a name of ``TRANSFER_KWH_PER_GB_PRESETS``),
+  ``activity_on``/``activity_off`` (not zero at every local hour),
   ``defer_quantile``; ``days`` > 0 (at least one step); business hours in 0..24; ``defer_window_steps`` ≥ 1;
 * **flags** (``single_action``, ``allow_defer``) are ``bool``; ``transfer_emissions`` is
   ``"origin"`` or ``"mean"``; ``power`` is ``"managed"`` or ``"always_on"``; ``carbon_basis`` is
@@ -42,17 +43,32 @@ from . import origin as O
 from .realisation import MODES
 from .scenario import Scenario
 
-#: Network energy per GB moved to another region: 0.06 kWh/GB, the spec's value (docs/model.md §3) and
-#: SustainCluster's (simulation/cluster_manager.py, "Extracted from
-#: https://onlinelibrary.wiley.com/doi/10.1111/jiec.12630"): Aslan, Mayers, Koomey & France, "Electricity
-#: Intensity of Internet Data Transmission: Untangling the Estimates", J. Industrial Ecology 22(4),
-#: 785-798 (2018), abstract: "a new estimate of 0.06 kWh/GB for 2015" for core and fixed-line access
-#: networks, whose intensity "has decreased by half approximately every 2 years since 2000 (for
-#: developed countries)". Caveat: it is a 2015 figure; halved every 2 years it gives ~0.005 kWh/GB for
-#: 2022 and ~0.004 for 2023 (the bundle years), 11-16x less, and its boundary is access networks, not
-#: an inter-datacenter backbone. Kept for comparability with the spec and SustainCluster; set
-#: ``transfer_kwh_per_gb`` to model the data's year.
-TRANSFER_KWH_PER_GB = 0.06
+#: Network energy per GB moved to another region (kWh/GB), by name; ``transfer_kwh_per_gb`` takes a number or
+#: one of these names. Source of both Aslan figures: Aslan, Mayers, Koomey & France, "Electricity Intensity of
+#: Internet Data Transmission: Untangling the Estimates", J. Industrial Ecology 22(4), 785-798 (2018), abstract:
+#: "a new estimate of 0.06 kWh/GB for 2015" for core and fixed-line access networks (an average, attributional
+#: figure: the networks' energy divided by their traffic), whose intensity "has decreased by half approximately
+#: every 2 years since 2000 (for developed countries)".
+#:
+#: * ``"aslan2018-2023"`` (the default): that trend carried to 2023, the year of the bundles' signals:
+#:   0.06 x 0.5^((2023 - 2015) / 2) = 0.00375 kWh/GB (our arithmetic on the abstract's two figures). No later
+#:   peer-reviewed kWh/GB for core + fixed access was found; the later literature argues that a marginal figure is
+#:   lower still: Mytton, Lundén & Malmodin, "Network energy use not directly proportional to data volume: The
+#:   power model approach for more reliable network energy consumption calculations", J. Industrial Ecology
+#:   28(4), 966-980 (2024), doi:10.1111/jiec.13512: network power is mostly a baseload that does not follow the
+#:   data volume, so an average kWh/GB overstates what one more transfer adds. The default is therefore an upper
+#:   figure for the consequence of moving a task, ``"none"`` the lower bound.
+#: * ``"aslan2018-2015"``: 0.06, the 2015 figure, the spec's (docs/model.md §3) and SustainCluster's value
+#:   (simulation/cluster_manager.py, "Extracted from https://onlinelibrary.wiley.com/doi/10.1111/jiec.12630"):
+#:   for comparisons with results of that setup.
+#: * ``"none"``: 0, a transfer adds no network energy (the power-model view's bound for a provisioned backbone).
+TRANSFER_KWH_PER_GB_PRESETS: dict[str, float] = {
+    "aslan2018-2023": 0.06 * 0.5 ** ((2023 - 2015) / 2),
+    "aslan2018-2015": 0.06,
+    "none": 0.0,
+}
+DEFAULT_TRANSFER_PRESET = "aslan2018-2023"
+TRANSFER_KWH_PER_GB = TRANSFER_KWH_PER_GB_PRESETS[DEFAULT_TRANSFER_PRESET]
 DEFAULT_SLA_MULTIPLIER = 1.5
 #: The valid range of every numeric run option, with its reason (docs/bundle_format.md lists them).
 OPTION_RANGES: dict[str, Bound] = {
@@ -158,6 +174,16 @@ def _check_sla_multiplier(v: Any) -> float | np.ndarray:
     return a
 
 
+def _check_transfer_kwh_per_gb(v: Any) -> float:
+    """A finite number >= 0, or the name of one of ``TRANSFER_KWH_PER_GB_PRESETS`` (its value)."""
+    if isinstance(v, str):
+        if v not in TRANSFER_KWH_PER_GB_PRESETS:
+            raise RunOptionsError(f"transfer_kwh_per_gb must be a finite number >= 0 or one of "
+                                  f"{sorted(TRANSFER_KWH_PER_GB_PRESETS)}, got {v!r}")
+        return TRANSFER_KWH_PER_GB_PRESETS[v]
+    return check_option("transfer_kwh_per_gb", v)
+
+
 # ---------------------------------------------------------------------------- options
 @dataclass
 class Options:
@@ -170,7 +196,7 @@ class Options:
     sla_multiplier: Any = DEFAULT_SLA_MULTIPLIER  # float or per-task array (scenario task order)
     carbon_basis: str | None = None
     transfer_emissions: str = "origin"  # or "mean"
-    transfer_kwh_per_gb: float = TRANSFER_KWH_PER_GB
+    transfer_kwh_per_gb: float | str = TRANSFER_KWH_PER_GB  # kWh/GB, or a preset name (stored as its value)
     business_start_h: int = O.BUSINESS_START_H
     business_end_h: int = O.BUSINESS_END_H
     activity_on: float = O.ACTIVITY_ON
@@ -193,7 +219,7 @@ class Options:
             raise RunOptionsError(f"carbon_basis must be None or a string, got {self.carbon_basis!r}")
         if not isinstance(self.transfer_emissions, str) or self.transfer_emissions not in ("origin", "mean"):
             raise RunOptionsError(f"transfer_emissions must be 'origin' or 'mean', got {self.transfer_emissions!r}")
-        self.transfer_kwh_per_gb = check_option("transfer_kwh_per_gb", self.transfer_kwh_per_gb)
+        self.transfer_kwh_per_gb = _check_transfer_kwh_per_gb(self.transfer_kwh_per_gb)
         self.business_start_h = check_int("business_start_h", self.business_start_h, 0, 24)
         self.business_end_h = check_int("business_end_h", self.business_end_h, 0, 24)
         self.activity_on = check_option("activity_on", self.activity_on)

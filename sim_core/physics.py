@@ -1,10 +1,12 @@
-"""Per-datacenter power, heat and water (docs/model.md §4, §4a) as Numba kernels.
+"""Per-datacenter power, heat and water (docs/model.md §4, §4a, §4b) as Numba kernels.
 
 One call of :func:`dc_step` turns one datacenter's time-weighted busy resources, its server power
 states (servers on / waking / asleep, from the engine; :func:`it_power`) and the outdoor
 conditions of one step into every power component: the IT equipment (:func:`it_power`), the air
 side, and the cooling plant from the cooling load on (:func:`facility_from_cooling`, also what the
-offline optimum's power bound samples, through :func:`facility_kernel`). :func:`physics_kernel`
+offline optimum's power bound samples, through :func:`facility_kernel`). The facility total also carries the
+power chain's losses (:func:`ups_loss`, :func:`transformer_loss`) and the lighting, so that total / IT is a
+PUE comparable with operators' figures. :func:`physics_kernel`
 applies dc_step to a whole (datacenter x step) grid. All helpers live in this module (Numba's cache
 is keyed per file).
 
@@ -56,10 +58,12 @@ FACILITY_PARAMS = (
     "pump_curve_c0", "pump_curve_c1", "pump_curve_c2", "pump_curve_c3",
     "latent_heat_kj_per_kg", "drift_frac", "cw_range_k", "water_cp_kj_per_kg_k",
     "cycles_of_concentration",
+    "ups_loss_c0", "ups_loss_c1", "ups_loss_c2", "transformer_nameplate_eff", "transformer_nameplate_pul",
+    "lighting_frac",
 )
 # not dataclass fields: computed by param_vector from the ``condenser`` and ``economizer`` choices
 # (a hybrid is a dry cooler, condenser_is_dry, with adiabatic pre-cooling, adiabatic_on)
-DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on")
+DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on", "gpu_fleet_average")
 PARAM_NAMES = IT_PARAMS + FACILITY_PARAMS + DERIVED_PARAMS
 N_PARAMS = len(PARAM_NAMES)
 _P = {name: i for i, name in enumerate(PARAM_NAMES)}
@@ -127,10 +131,14 @@ P_DRIFT = _P["drift_frac"]
 P_CW_RANGE = _P["cw_range_k"]
 P_WATER_CP = _P["water_cp_kj_per_kg_k"]
 P_CYCLES = _P["cycles_of_concentration"]
+P_UPS0, P_UPS1, P_UPS2 = _P["ups_loss_c0"], _P["ups_loss_c1"], _P["ups_loss_c2"]
+P_TR_EFF, P_TR_PUL = _P["transformer_nameplate_eff"], _P["transformer_nameplate_pul"]
+P_LIGHT = _P["lighting_frac"]
 P_COND_WATER = _P["condenser_is_water"]  # wet cooling tower
 P_COND_DRY = _P["condenser_is_dry"]  # dry cooler (condenser-water loop; "dry" or "hybrid")
 P_ECON = _P["economizer_on"]  # integrated water-side economizer (water, dry or hybrid)
 P_ADIABATIC = _P["adiabatic_on"]  # the dry cooler has adiabatic pre-cooling pads ("hybrid")
+P_GPU_FLEET = _P["gpu_fleet_average"]  # gpu_power_model "fleet_average" (gridshift 0.1's always_on GPUs)
 
 # ---------------------------------------------------------------- outputs of dc_step (same two blocks)
 IT_OUT = ("it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw",
@@ -147,6 +155,8 @@ FACILITY_OUT = (
     # hybrid: 1.0 when the pads are wetted (0.0 otherwise and for every other condenser), and the air
     # temperature entering the heat-rejection equipment (the dry-bulb unless a hybrid's pads are on)
     "adiabatic_on", "t_coil_air_c",
+    # electrical losses (UPS, transformer / distribution) and lighting, all in total_kw
+    "ups_loss_kw", "transformer_loss_kw", "lighting_kw",
 )
 OUT_NAMES = IT_OUT + FACILITY_OUT
 N_OUT = len(OUT_NAMES)
@@ -164,6 +174,7 @@ O_EVAP, O_DRIFT, O_BLOW, O_WATER = (_O[n] for n in ("water_evap_l", "water_drift
 O_ECON, O_ECON_FRAC, O_CH_LOAD, O_TCHWR = (_O[n] for n in ("econ_kw", "econ_frac", "chiller_load_kw",
                                                            "t_chw_return_c"))
 O_ADIA, O_TCOIL = _O["adiabatic_on"], _O["t_coil_air_c"]
+O_UPS, O_TR, O_LIGHT = _O["ups_loss_kw"], _O["transformer_loss_kw"], _O["lighting_kw"]
 #: what :func:`facility_from_cooling` returns (the cooling plant's outputs), in this order (:func:`dc_step`
 #: writes them into their ``OUT_NAMES`` slots, ``PLANT_SLOTS``; a test checks the two agree)
 PLANT_OUT = ("chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_cooling_kw", "heat_rejected_kw",
@@ -185,6 +196,7 @@ def param_vector(p: DatacenterParams) -> np.ndarray:
         "condenser_is_dry": 1.0 if p.condenser in ("dry", "hybrid") else 0.0,
         "economizer_on": 1.0 if p.economizer == "integrated" and p.condenser != "air" else 0.0,
         "adiabatic_on": 1.0 if p.condenser == "hybrid" else 0.0,
+        "gpu_fleet_average": 1.0 if p.gpu_power_model == "fleet_average" else 0.0,
     }
     vals = []
     for name in PARAM_NAMES:
@@ -263,9 +275,10 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
     """The IT equipment of one datacenter and step: fills the ``IT_OUT`` slots of ``out`` and returns
     (IT power kW incl. server fans, server airflow m3/s).
 
-    ``managed`` False (run option ``power="always_on"``): every server on, the load spread evenly
-    over all of them and the log2 GPU curve applied to the fleet-average GPU allocation (the
-    reference cluster's model, kept bit for bit). ``managed`` True: servers have power states;
+    ``managed`` False (run option ``power="always_on"``): every server on, the CPU load spread evenly
+    over all of them, the GPUs per device as below (the allocated devices on the log2 curve, the others
+    at idle power; ``gpu_power_model="fleet_average"``, gridshift 0.1's preset only: the curve at the
+    fleet-average allocation, kept bit for bit). ``managed`` True: servers have power states;
     ``on_c``/``on_g`` CPU-only/GPU servers on and ``wk_c``/``wk_g`` waking (time-weighted counts over
     the step, from the engine), the rest asleep:
 
@@ -280,8 +293,8 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
 
     Idle power (``it_idle_kw``): what capacity that is on but unused draws, i.e. the idle power of
     the unused share of the cores on, the idle power of the GPUs on that no task holds and the
-    static power of unused memory on (always_on: the same with every server on and the unused GPU
-    share cap - busy). Sleep and wake power: the servers (and their GPUs and memory)
+    static power of unused memory on (always_on: the same with every server on; fleet_average GPUs: the
+    unused GPU share cap - busy). Sleep and wake power: the servers (and their GPUs and memory)
     in those states. Server fans are in none of the three.
     """
     w_gidle = p[P_GPU_IDLE]
@@ -291,7 +304,13 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
         u_gpu = min(max(busy_gpus / cap_gpus, 0.0), 1.0) if cap_gpus > 0 else 0.0
         used_mem = min(max(busy_mem, 0.0), cap_mem)
         cpu = n_servers * cpu_server_power(p, u_cpu, t_in) / 1000.0
-        gpu = cap_gpus * gpu_power(p, u_gpu) / 1000.0 if cap_gpus > 0 else 0.0
+        if p[P_GPU_FLEET] > 0.5:  # gridshift 0.1: the curve at the fleet-average allocation, every GPU there
+            gpu = cap_gpus * gpu_power(p, u_gpu) / 1000.0 if cap_gpus > 0 else 0.0
+            g_free_w = (cap_gpus - u_gpu * cap_gpus) * w_gidle
+        else:  # per device, as managed: the allocated devices on the curve, the others idle
+            busy_gpu_w, n_dev = gpus_busy_power(p, min(max(busy_gpus, 0.0), cap_gpus))
+            g_free_w = max(cap_gpus - n_dev, 0.0) * w_gidle
+            gpu = (busy_gpu_w + g_free_w) / 1000.0
         mem = (cap_mem * p[P_MEM_STATIC] + used_mem * p[P_MEM_DYN]) / 1000.0
         heat = cpu + gpu + mem
         # server fans: airflow follows the heat (min ratio), cubic power
@@ -303,7 +322,7 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
         n_wk = 0.0
         n_sl = 0.0
         idle = (n_servers * cpu_server_power(p, 0.0, t_in) * (1.0 - u_cpu)
-                + (cap_gpus - u_gpu * cap_gpus) * w_gidle + (cap_mem - used_mem) * w_mstat) / 1000.0
+                + g_free_w + (cap_mem - used_mem) * w_mstat) / 1000.0
         sleep = 0.0
         wake = 0.0
     else:
@@ -507,6 +526,30 @@ def tower_fan_power(p, q_rej_kw, q_rej_design_kw, t_wb):
     return fan_power(rated, r, 1.0)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def ups_loss(p, it, it_d):
+    """UPS loss (kW) carrying ``it`` kW, rated at the design IT power ``it_d``: the rating times
+    c0 + c1 x + c2 x^2 at load fraction x = it / it_d (no-load, proportional, square-law losses)."""
+    if it_d <= 0.0:
+        return 0.0
+    x = it / it_d
+    return it_d * (p[P_UPS0] + x * (p[P_UPS1] + x * p[P_UPS2]))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def transformer_loss(p, load, rated):
+    """Transformer / distribution loss (kW) serving ``load`` kW, rated ``rated`` kW: no-load loss plus load
+    loss x (load / rated)^2, both from the nameplate efficiency at per-unit load ``transformer_nameplate_pul``
+    with the maximum efficiency there (no-load loss = load loss at that load; EnergyPlus's
+    ElectricLoadCenter:Transformer nominal-efficiency method)."""
+    if rated <= 0.0:
+        return 0.0
+    pul = p[P_TR_PUL]
+    half = 0.5 * pul * rated * (1.0 / p[P_TR_EFF] - 1.0)  # each of the two losses at the nameplate load
+    y = load / rated
+    return half + half * (y * y) / (pul * pul)
+
+
 @njit(cache=True, nogil=True)
 def design_point(p, cap_cores, cap_gpus, cap_mem):
     """Design (full-load) values: IT heat excl. fans, IT power, cooling load, heat rejected (kW)."""
@@ -627,16 +670,27 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     v_crac_run = max(v_crac, p[P_CRAC_MIN] * v_crac_d)
     crac = fan_power(p[P_CRAC_FRAC] * it_d, v_crac_run, v_crac_d)
 
-    # conservation: the cooling load is all electrical power dissipated in the white space
-    cool = it + crac
+    # conservation: the cooling load is all electrical power dissipated in the white space (IT, CRAC fans,
+    # lighting; the UPS and transformer losses are rejected outside it)
+    light = p[P_LIGHT] * it_d
+    cool = it + crac + light
 
     # the cooling plant: chiller, economizer, heat rejection, pumps, water (PLANT_OUT order)
     plant = facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d)
     for k in range(PLANT_SLOTS.shape[0]):
         out[PLANT_SLOTS[k]] = plant[k]
     total = it + crac + plant[PL_CHILLER] + plant[PL_TOWER] + plant[PL_CHW_PUMP] + plant[PL_CW_PUMP]
+    # the power chain: the UPS carries the IT, the transformer everything behind it (rated at the design
+    # facility load, IT + CRAC fans + chiller = rej_d); each term is exactly 0 when its parameters say none
+    ups = ups_loss(p, it, it_d)
+    behind = total + light + ups
+    tr = transformer_loss(p, behind, rej_d)
+    total = behind + tr
 
     out[O_CRAC] = crac
+    out[O_UPS] = ups
+    out[O_TR] = tr
+    out[O_LIGHT] = light
     out[O_TOTAL] = total
     out[O_COOL] = cool
     out[O_TIN] = t_in

@@ -6,15 +6,22 @@ Each run's result (metrics and per-step, per-DC series) is one Parquet object un
 (run key + metric + value, for SQL over sweeps) — never the only copy. Reads go to the object the
 index names and check its sha256, so a changed or truncated object is an error, not a wrong figure.
 
+The index is rebuilt from the objects: a run the index misses is looked up at its path under the results
+URL (published by another home, another machine, a Dask worker) and indexed from its object before anything
+is simulated (its timings and worker are then null: the object holds none); :meth:`WarehouseRunStore.rebuild`
+indexes every object under the URL at once. A run the index holds at another URL (an earlier sweep into a
+local folder, now one into a bucket) is copied, byte for byte, to the current URL when absent there, so the
+URL holds every run a sweep reports.
+
 ``WarehouseRunStore`` is the store ``sim_core.bench.compare(store=...)`` expects (``lookup``,
 ``series``, ``save``); ``index(record, ref)`` records a run whose object another process (a Dask
 worker) already published. It does not import sim_core: a record is any object with the attributes of
 ``sim_core.bench.sweep.RunRecord``. Every index write validates against the Pandera models first and
 writes the run and its metrics in one transaction (flock-serialized across processes).
 
-A warehouse written before results moved to Parquet (a ``benchmark_runs`` without ``result_url``, and
-a ``benchmark_series`` table) has its benchmark index dropped once: those runs are simulated again
-when next asked for.
+A warehouse written before the results format 2 (a ``benchmark_runs`` without ``result_url``, a
+``benchmark_series`` table, or timings declared NOT NULL) has its benchmark index dropped once: it is
+rebuilt from the objects of the current format, and runs with none are simulated again when next asked for.
 """
 
 from __future__ import annotations
@@ -25,11 +32,14 @@ from typing import Any
 
 import polars as pl
 
+from gridshift import objectstore
 from gridshift.errors import DataError
 from gridshift.home import Home
-from gridshift.results import ResultStore, RunRef, StoredRun
+from gridshift.results import ResultStore, RunRef, StoredRun, decode_run
 from warehouse.db import exclusive, open_read, open_write, query, read_connection
+from warehouse.ddl import create_table_sql
 from warehouse.load import drop_stale_layout, validate, write
+from warehouse.schemas import TABLES
 from warehouse.schemas.benchmark import RUN_KEY
 
 KEY_SCHEMA = {"bundle_id": pl.String, "policy": pl.String, "seed": pl.Int64, "gridshift_version": pl.String,
@@ -41,11 +51,18 @@ def _keys_frame(keys: Sequence[tuple]) -> pl.DataFrame:
 
 
 def _drop_pre_parquet_index(db_path: Path) -> None:
-    """Drop the benchmark index of a warehouse from before the results moved to Parquet (see module doc)."""
+    """Drop the benchmark index of a warehouse from before the results format 2 (see module doc)."""
     if not db_path.exists():
         return
     with exclusive(db_path), open_read(db_path) as con:
         tables = set(query(con, "SELECT table_name FROM information_schema.tables")["table_name"].to_list())
+        timed = query(con, "SELECT is_nullable FROM information_schema.columns WHERE table_name = 'benchmark_runs' "
+                           "AND column_name = 'started_at_utc'")["is_nullable"].to_list()
+    if timed == ["NO"]:  # format 1's index: its objects are another layout; rebuilt from the current ones
+        with exclusive(db_path), open_write(db_path) as con:
+            for name in ("benchmark_runs", "benchmark_metrics"):
+                con.execute(f"DROP TABLE IF EXISTS {name}")
+                con.execute(create_table_sql(TABLES[name]))
     if drop_stale_layout(db_path, "benchmark_runs") or "benchmark_series" in tables:
         with exclusive(db_path), open_write(db_path) as con:
             con.execute("DROP TABLE IF EXISTS benchmark_series")
@@ -87,25 +104,57 @@ class WarehouseRunStore:
 
     def read(self, key: tuple, ref: RunRef) -> StoredRun:
         """The run object the index names, checked against its sha256 and key."""
-        run = self.results.get(ref.url, sha256=ref.sha256)
+        return self._check(key, self.results.get(ref.url, sha256=ref.sha256))
+
+    @staticmethod
+    def _check(key: tuple, run: StoredRun) -> StoredRun:
         k = tuple(key)
         if run.key != (k[0], k[1], int(k[2]), k[3], k[4]):
-            raise DataError(f"result object holds run {run.key}, the index expects {k}", file=ref.url)
+            raise DataError(f"result object holds run {run.key}, the index expects {k}", file=run.ref.url)
         return run
 
     def lookup(self, keys: Sequence[tuple]) -> dict[tuple, dict[str, float]]:
-        """Metrics of every indexed run among ``keys``, read from their objects ({key: {metric: value}}).
+        """Metrics of every stored run among ``keys`` ({key: {metric: value}}), read from their objects.
 
+        A key the index misses is looked up under the results URL and, when its object is there, indexed
+        from it. An indexed run whose object is elsewhere is copied to the results URL when absent there.
         An indexed object that is missing raises ``gridshift.objectstore.ObjectNotFoundError`` (naming its
         URL): the index and the store disagree, and silently simulating again would hide it."""
         refs = self.refs(keys)
-        by_tuple = {tuple(k): k for k in keys}
-        return {by_tuple[t]: self.read(t, ref).metrics for t, ref in refs.items()}
+        out: dict[tuple, dict[str, float]] = {}
+        found: list[tuple[StoredRun, RunRef]] = []
+        for k in keys:
+            t = tuple(k)
+            ref = refs.get(t)
+            if ref is None:
+                run = self.results.find(t)
+                if run is not None:
+                    found.append((run, run.ref))
+                    out[k] = run.metrics
+                continue
+            data = objectstore.read_bytes(ref.url)
+            out[k] = self._check(t, decode_run(data, ref.url, sha256=ref.sha256)).metrics
+            here = self.results.url_for(t)
+            if ref.url != here and not objectstore.exists(here):
+                self.results.put_bytes(t, data)
+        self.index(found)
+        return out
 
     def series(self, key: tuple) -> pl.DataFrame | None:
-        """The per-step, per-DC series of one indexed run (DC order of the bundle), or None."""
+        """The per-step, per-DC series of one stored run (DC order of the bundle), or None."""
         ref = self.refs([key]).get(tuple(key))
-        return None if ref is None else self.read(tuple(key), ref).series
+        if ref is None:
+            run = self.results.find(key)
+            return None if run is None else run.series
+        return self.read(tuple(key), ref).series
+
+    def rebuild(self) -> int:
+        """Index every run object under the results URL that the index lacks; returns how many were added."""
+        keys = self.results.keys()
+        have = self.refs(keys)
+        runs = [self.results.find(k) for k in keys if k not in have]
+        self.index([(r, r.ref) for r in runs if r is not None])
+        return sum(r is not None for r in runs)
 
     def runs(self, bundle_id: str, *, options_sha256: str | None = None,
              gridshift_version: str | None = None) -> pl.DataFrame:
@@ -123,16 +172,20 @@ class WarehouseRunStore:
 
     # ------------------------------------------------------------------ writes
     def frames(self, record, ref: RunRef) -> dict[str, pl.DataFrame]:
-        """The validated index rows of one run record whose object is at ``ref``."""
+        """The validated index rows of one run record whose object is at ``ref`` (a record read back from its
+        object, a ``StoredRun``, has no timings nor worker: those are null)."""
         k = tuple(record.key)
         key_cols = dict(zip(RUN_KEY, (k[0], k[1], int(k[2]), k[3], k[4]), strict=True))
+        wall = getattr(record, "wall_time_s", None)
         runs = pl.DataFrame([{
             **key_cols, "options_json": record.options_json, "n_steps": int(record.n_steps),
-            "n_dc": int(record.n_dc), "started_at_utc": record.started_utc, "finished_at_utc": record.finished_utc,
-            "wall_time_s": float(record.wall_time_s), "result_url": ref.url, "result_sha256": ref.sha256,
-            "result_size_bytes": int(ref.size_bytes), "worker": str(record.worker),
+            "n_dc": int(record.n_dc), "started_at_utc": getattr(record, "started_utc", None),
+            "finished_at_utc": getattr(record, "finished_utc", None),
+            "wall_time_s": None if wall is None else float(wall), "result_url": ref.url, "result_sha256": ref.sha256,
+            "result_size_bytes": int(ref.size_bytes), "worker": getattr(record, "worker", None),
         }], schema_overrides={**KEY_SCHEMA, "started_at_utc": pl.Datetime("us", "UTC"),
-                              "finished_at_utc": pl.Datetime("us", "UTC")})
+                              "finished_at_utc": pl.Datetime("us", "UTC"), "wall_time_s": pl.Float64,
+                              "worker": pl.String})
         names = list(record.metrics)
         metrics = pl.DataFrame({"metric": names, "value": [float(record.metrics[m]) for m in names]},
                                schema={"metric": pl.String, "value": pl.Float64})

@@ -227,7 +227,7 @@ def read_datacenters(root: Path, header: Header) -> list[dict[str, Any]]:
         if not isinstance(d["physics"], dict):
             raise BundleError("must be an object", file=file, column="physics", rows=[i])
         try:
-            entry["physics"] = DatacenterParams.from_dict(d["physics"])
+            entry["physics"] = DatacenterParams.from_stored(d["physics"])
         except (TypeError, ValueError) as exc:
             raise BundleError(f"bad physics parameters ({exc})", file=file, column=physics_column(exc),
                               rows=[i]) from None

@@ -112,9 +112,11 @@ def site_power(p: np.ndarray, cap_cores: float, cap_gpus: float, cap_mem: float,
         h0 = ns * p0 + cap_gpus * gi + cap_mem * mstat
         h_ac = h_ag = 0.0
         h_bc = ns * (p1 - p0) / cap_cores if (ns > 0 and cap_cores > 0) else 0.0
-        # no servers (managed): the GPUs run the per-device curve; always on: the fleet-average log2 curve,
-        # chord over [0, 1]
-        h_bg = float(ph.gpu_power(p, ua)) - gi if managed else ((gmax - gi) if cap_gpus > 0 else 0.0)
+        # the per-device curve (managed without servers, and always on: one GPU model in both modes); only
+        # gridshift 0.1's preset (gpu_power_model "fleet_average") runs always_on on the fleet-average log2
+        # curve, bounded by its chord over [0, 1]
+        fleet = not managed and p[ph.P_GPU_FLEET] > 0.5
+        h_bg = ((gmax - gi) if cap_gpus > 0 else 0.0) if fleet else float(ph.gpu_power(p, ua)) - gi
         sleep_floor = 0.0
         n_c = n_g = spare_c = spare_g = 0.0
     # server fans: fan = a F max(rmin, h / a)^3 (h = heat / heat_d) is the perspective of a convex

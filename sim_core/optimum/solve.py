@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 import highspy
 import numpy as np
 
 from .. import engine as E
+from ..physics import P_SPARE_MIN
 from ..simulator import Prepared, as_scenario
 from .classes import SHAPE_TOL, SHAPE_TOL_CUMULATIVE, TIME_STEPS, WindowTasks, build_classes
 from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
@@ -41,6 +42,19 @@ FORMULATION = "cumulative"
 #: default steps between the cumulative curves' checkpoints (1 h): checking the curves at fewer steps is a
 #: relaxation; chosen for solve time (BENCHMARKS.md: 4x fewer curve variables), never on a policy's result
 CURVE_STEPS = 4
+
+
+@dataclass
+class LPProfile:
+    """What the rounding to a schedule (``optimum.upper``) reads of the LP's solution, per datacenter, window
+    step and resource (cores, GPUs, GB): the time-weighted busy resources ``busy`` of the LP's optimum, and
+    ``price``, the objective's marginal value of one more resource-step there (kg, USD or their weighted sum,
+    clipped at 0): the slope of the power bound's own terms at the LP's point, with the servers that hold the
+    resource (:func:`marginal_price`). Not the LP's duals: where the idle floor holds P, the dual is 0 (more
+    load is free to the LP up to the floor), which the engine's power is not."""
+
+    busy: np.ndarray  # (n_dc, n, 3)
+    price: np.ndarray  # (n_dc, n, 3)
 
 
 class OptimumError(ValueError):
@@ -88,6 +102,8 @@ class OptimumResult:
     shape_tol: float = SHAPE_TOL_CUMULATIVE
     formulation: str = FORMULATION  # the LP's task aggregation ("cumulative" or "classes")
     options: dict = field(default_factory=dict)  # the run options the window was prepared with
+    #: the LP's busy resources and their marginal prices (``optimum(..., profile=True)``; not in :meth:`to_dict`)
+    profile: LPProfile | None = field(default=None, repr=False)
 
     @property
     def days(self) -> float:
@@ -99,7 +115,7 @@ class OptimumResult:
                 f"{self.objective} = {self.value:,.3f}")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "profile"}
 
 
 def _weights(objective: str, carbon_weight: float, cost_weight: float) -> tuple[float, float]:
@@ -118,7 +134,8 @@ def _weights(objective: str, carbon_weight: float, cost_weight: float) -> tuple[
 def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
             carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | None = HORIZON_DAYS,
             shape_tol: float | None = None, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
-            formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, **options) -> OptimumResult:
+            formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, profile: bool = False,
+            idle_floor: bool = True, **options) -> OptimumResult:
     """The offline optimum's lower bound of a run window (same arguments as :func:`sim_core.run`: the
     window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
     a run does). ``objective``: ``carbon``, ``cost`` or ``weighted`` (``carbon_weight`` per kg CO2 +
@@ -129,7 +146,10 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     resolution (``optimum.classes``; ``shape_tol`` None: 3.0 for ``cumulative``, 1.0 for ``classes``;
     ``time_steps`` only for ``classes``).
     ``solver``: HiGHS's ``solver`` option (dual simplex by default: 5x faster than its interior point on
-    these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md)."""
+    these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md). ``profile``: keep the
+    LP's busy resources and their marginal prices (:class:`LPProfile`, what ``optimum.upper`` rounds to a schedule).
+    ``idle_floor``: P >= the engine's own power in the site's least state (:func:`idle_floor_kw`; False: the
+    earlier bound, to measure what the floor buys)."""
     t_build = time.perf_counter()
     if formulation not in FORMULATIONS:
         raise OptimumError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
@@ -158,6 +178,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     p_upper = np.full(w_kwh.shape, np.inf)
     if (w_kwh < 0).any():
         p_upper = _full_load_kw(sc, sl, managed)
+    p_floor = idle_floor_kw(sc, sl, managed, fac) if idle_floor else np.zeros(w_kwh.shape)
     # elastic tasks: at most speedup(max_scale) work per second; at least min_scale / speedup(min_scale)
     # resource-seconds per second of work (scale / speed-up rises with the scale for m <= 1)
     rate = np.maximum(1.0, 1.0 + T.mthr * (T.smax - 1.0))
@@ -173,6 +194,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     acc = dict(value=0.0, fac_kg=0.0, fac_usd=0.0, kwh=0.0, x_kg=0.0, x_usd=0.0, x_kwh=0.0, solve=0.0, build=build_s,
                tasks=0, classes=0, cols=0, rows=0, nnz=0, imp=0)
     statuses = []
+    prof = LPProfile(busy=np.zeros((sc.n_dc, n, 3)), price=np.zeros((sc.n_dc, n, 3))) if profile else None
     for h0 in range(0, n, h_steps):
         t_b = time.perf_counter()
         hn = min(h_steps, n - h0)
@@ -191,9 +213,12 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         lp = assemble(cc.cells, cc.resources, sites, fac_h, cap, np.ascontiguousarray(w_kwh[:, hs]),
                       np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due,
                       curve_steps=curve_steps)
+        _floor_p(lp, p_floor[:, hs])
         acc["build"] += time.perf_counter() - t_b
         x, obj, status, secs = _solve(lp, threads, solver)
         statuses.append(status)
+        if prof is not None:
+            _keep_profile(prof, hs, x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK], sites, fac_h, w_kwh[:, hs])
         acc["solve"] += secs
         acc["value"] += obj
         P = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
@@ -208,7 +233,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         for k, v in (("tasks", cc.n_tasks), ("classes", cc.n_classes), ("cols", lp.n_col), ("rows", lp.n_row),
                      ("nnz", lp.nnz), ("imp", cc.impossible)):
             acc[k] += v
-    base = baseline_kw(sites, fac)
+    base = np.maximum(baseline_kw(sites, fac), p_floor)
     b_kwh = STEP_H * base
     status = statuses[0] if len(set(statuses)) == 1 else ",".join(statuses)
     start_utc = (sc.start_utc + dt.timedelta(seconds=float(C.t0))).isoformat()
@@ -224,7 +249,44 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         n_classes=acc["classes"], n_cols=acc["cols"], n_rows=acc["rows"], nnz=acc["nnz"],
         unschedulable=_unschedulable(T, cap), impossible=acc["imp"], seed=int(prep.seed),
         weights={"per_kg": w_c, "per_usd": w_u}, shape_tol=float(shape_tol), formulation=formulation,
-        options=opts.public())
+        options=opts.public(), profile=prof)
+
+
+def _keep_profile(prof: LPProfile, hs: slice, dk_flat: np.ndarray, sites, fac, w_kwh: np.ndarray) -> None:
+    """Store one horizon's busy resources and their marginal prices in ``prof`` (its steps ``hs``)."""
+    dk = dk_flat.reshape(w_kwh.shape[0], w_kwh.shape[1], N_DK)
+    prof.busy[:, hs] = dk[:, :, V_BC:V_BM + 1]
+    prof.price[:, hs] = marginal_price(sites, fac, dk, w_kwh)
+
+
+def _floor_p(lp, floor: np.ndarray) -> None:
+    """P[d, j] >= floor[d, j] (the idle floor, (n_dc, n) kW): the lower bounds of the LP's P columns."""
+    n_dk = floor.size
+    lp.col_lower[lp.dk_base + np.arange(n_dk) * N_DK + V_P] = floor.ravel()
+
+
+def marginal_price(sites, fac, dk: np.ndarray, w_kwh: np.ndarray) -> np.ndarray:
+    """(n_dc, n, 3) the objective's marginal value of one more busy core, GPU or GB for one step at the LP's
+    point ``dk`` (n_dc, n, N_DK): the slope of the power bound's terms (:func:`power.bound_at`, without the
+    idle floor) over 0.1 % of the site's capacity, with managed power the servers that hold it switched on
+    too, x 0.25 h x the objective's weight per kWh; clipped at 0."""
+    out = np.zeros(dk.shape[:2] + (3,))
+    for d, s in enumerate(sites):
+        b = [dk[d, :, v] for v in (V_BC, V_BG, V_BM)]
+        a = [dk[d, :, V_AC], dk[d, :, V_AG]]
+        p0 = bound_at(s, fac.slope[d], fac.icpt[d], *b, *a)[3]
+        per = (s.cps, s.gps, s.mps)
+        for r in range(3):
+            delta = max(1e-3 * s.cap[r], 1e-6)
+            b1 = list(b)
+            b1[r] = b[r] + delta
+            a1 = list(a)
+            if s.managed and s.hosted and per[r] > 0:
+                k = 1 if r == 1 else 0  # GPUs sit on GPU servers; cores and memory on CPU-only ones
+                a1[k] = a[k] + delta / per[r]
+            p1 = bound_at(s, fac.slope[d], fac.icpt[d], *b1, *a1)[3]
+            out[d, :, r] = np.maximum(w_kwh[d] * STEP_H * (p1 - p0) / delta, 0.0)
+    return out
 
 
 def _unschedulable(T, cap) -> int:
@@ -243,19 +305,44 @@ def baseline_kw(sites, fac) -> np.ndarray:
     return out
 
 
+def _servers_on(sc, n: int, managed: bool, spare_only: bool) -> np.ndarray | None:
+    """(4, n_dc, n) server states for ``physics.compute`` (on, on, waking, waking: CPU-only and GPU servers):
+    every server on, or only the spare pool (``spare_only``); None with ``power="always_on"``."""
+    from ..physics import server_layout
+
+    if not managed:
+        return None
+    srv = np.zeros((4, sc.n_dc, n))
+    for d in range(sc.n_dc):
+        ns, ng, _, _ = server_layout(sc.params[d], float(sc.cap_cores[d]), float(sc.cap_gpus[d]),
+                                     float(sc.cap_mem_gb[d]))
+        spare = float(sc.params[d][P_SPARE_MIN]) if spare_only else np.inf
+        srv[0, d], srv[1, d] = min(spare, ns - ng), min(spare, ng)
+    return srv
+
+
+def idle_floor_kw(sc, sl, managed: bool, fac) -> np.ndarray:
+    """(n_dc, n) the engine's own total power (``physics.compute``) in the least state a datacenter can be in
+    at a step: nothing busy and, with managed power, only the spare pool on (the engine never switches it
+    off), every other server asleep; every server on with ``power="always_on"``. The engine's power is
+    non-decreasing in the busy resources and the servers on or waking (docs/optimum.md "The idle floor"),
+    so every state of that step draws at least this; a step whose facility tail is not non-decreasing on
+    the bound's grid (``fac.fallback``) gets no floor. x (1 - 1e-9): a hair below, for rounding."""
+    from ..physics import compute
+
+    n = sl.stop - sl.start
+    zero = np.zeros((sc.n_dc, n))
+    out = compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, zero, zero, zero, sc.temp_c[:, sl],
+                  sc.wetbulb_c[:, sl], servers=_servers_on(sc, n, managed, spare_only=True))
+    return np.where(fac.fallback, 0.0, (1.0 - 1e-9) * out["total_kw"])
+
+
 def _full_load_kw(sc, sl, managed: bool) -> np.ndarray:
     """(n_dc, n) the engine's total power with every resource busy and every server on, x 1.05: the P
     upper bound where an objective weight is negative (negative prices)."""
-    from ..physics import compute, server_layout
+    from ..physics import compute
 
-    n = sl.stop - sl.start
-    srv = None
-    if managed:
-        srv = np.zeros((4, sc.n_dc, n))
-        for d in range(sc.n_dc):
-            ns, ng, _, _ = server_layout(sc.params[d], float(sc.cap_cores[d]), float(sc.cap_gpus[d]),
-                                         float(sc.cap_mem_gb[d]))
-            srv[0, d], srv[1, d] = ns - ng, ng
+    srv = _servers_on(sc, sl.stop - sl.start, managed, spare_only=False)
     out = compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, sc.cap_cores[:, None] + 0 * sc.temp_c[:, sl],
                   sc.cap_gpus[:, None], sc.cap_mem_gb[:, None], sc.temp_c[:, sl], sc.wetbulb_c[:, sl], servers=srv)
     return 1.05 * out["total_kw"]
@@ -285,5 +372,5 @@ def _solve(lp, threads: int, solver: str = "choose"):
     return x, float(h.getInfo().objective_function_value), status, secs
 
 
-__all__ = ["OptimumResult", "OptimumError", "optimum", "OBJECTIVES", "baseline_kw",
+__all__ = ["LPProfile", "OptimumResult", "OptimumError", "optimum", "OBJECTIVES", "baseline_kw",
            "V_BC", "V_BG", "V_BM", "V_AC", "V_AG"]

@@ -92,7 +92,8 @@ def test_sites_bundle_runs_conserving_energy_and_tasks(sites_bundle, policy):
     res = sim_core.run(path, policy, seed=0, days=7)
     t, s = res.totals, res.steps
     assert set(s["location"].cast(pl.String).to_list()) == {"DE-LU.a", "DE-LU.b", "aws-fra", "in-mumbai", "az-pune"}
-    np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(), (s["it_kw"] + s["crac_fan_kw"]).to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(),
+                               (s["it_kw"] + s["crac_fan_kw"] + s["lighting_kw"]).to_numpy(), rtol=1e-12)
     assert t["total_kwh"] == pytest.approx(s["total_kwh"].sum(), rel=1e-12)
     assert t["tasks_started"] + t["tasks_pending_at_end"] + t["tasks_queued_at_end"] + t["tasks_in_transit_at_end"] \
         + t["tasks_unschedulable"] == t["tasks"] == res.tasks.height > 10_000

@@ -54,7 +54,7 @@ def run_or_refuse(path) -> None:
                 assert math.isfinite(v), (policy, k, v)
         s = r.steps
         np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(),
-                                   (s["it_kw"] + s["crac_fan_kw"]).to_numpy(), rtol=1e-12, atol=1e-9)
+                                   (s["it_kw"] + s["crac_fan_kw"] + s["lighting_kw"]).to_numpy(), rtol=1e-12, atol=1e-9)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -22,7 +22,7 @@ KEY = ("0123456789abcdef", "lowest_carbon", 3, "0.1.0", "a" * 64)
 @dataclass
 class Record:
     key: tuple = KEY
-    options_json: str = '{"days":null,"start_step":0,"steps":2}'
+    options_json: str = '{"days":null,"forecast":"calibrated","start_step":0,"steps":2}'
     metrics: dict = field(default_factory=lambda: {"carbon_kg": 1.25, "pue": float("nan"), "cost_usd": 0.1 + 0.2})
     series: pl.DataFrame = field(default_factory=lambda: pl.DataFrame({
         "location": ["DE-LU", "DE-LU"], "step": [0, 1], "total_kwh": [1.5, 2.0],
@@ -51,7 +51,7 @@ def test_url_forms():
     assert objectstore.parse("s3://bkt").root == "bkt"
     assert objectstore.parse("file:///tmp/x").root == "/tmp/x"
     assert objectstore.parse("rel/dir").root == os.path.abspath("rel/dir")
-    assert run_relpath(KEY) == f"runs/0123456789abcdef/0.1.0/{'a' * 64}/lowest_carbon/seed-3.parquet"
+    assert run_relpath(KEY) == f"bundle=0123456789abcdef/version=0.1.0/options={'a' * 64}/lowest_carbon.seed-3.parquet"
     with pytest.raises(ValueError, match="cannot name an object"):
         run_relpath(("../x", "p", 0, "v", "s"))
 
@@ -69,6 +69,18 @@ def test_encoding_is_deterministic_and_exact():
         decode_run(a, "mem://x", sha256="0" * 64)
     with pytest.raises(DataError, match="not a readable Parquet"):
         decode_run(b"not parquet", "mem://x")
+    import io
+
+    import pyarrow.parquet as pq
+    table = pq.read_table(io.BytesIO(a))
+    for bad, msg in [(table.drop_columns(["seed"]), "one row with columns"), (pl.concat(
+            [pl.from_arrow(table)] * 2).to_arrow().replace_schema_metadata(table.schema.metadata), "2 row"),
+            (table.replace_schema_metadata({b"gridshift.run": b'{"format": 1}'}), "result format 1 is not 2"),
+            (table.replace_schema_metadata(None), "no 'gridshift.run' footer")]:
+        sink = io.BytesIO()
+        pq.write_table(bad, sink)
+        with pytest.raises(DataError, match=msg):
+            decode_run(sink.getvalue(), "mem://bad")
     other = Record(metrics={"carbon_kg": 1.2500000000000002, "pue": float("nan"), "cost_usd": 0.1 + 0.2})
     assert encode_run(other) != a  # one ulp in a metric changes the bytes
 
@@ -85,6 +97,30 @@ def test_local_round_trip_and_missing_object(tmp_path):
     assert store.series(KEY).equals(Record().series)
     with pytest.raises(ObjectNotFoundError, match=f"no object at {tmp_path}/res/runs/nope"):
         store.get(str(tmp_path / "res" / "runs" / "nope"))
+    assert store.keys() == [KEY]
+
+
+def test_reading_the_url_gives_labelled_rows(tmp_path):
+    """polars (Hive), pyarrow and Dask read the URL as one dataset: one row per run, labelled by its key."""
+    import dask.dataframe as dd
+
+    url = str(tmp_path / "res")
+    store = ResultStore(url)
+    keys = [(KEY[0], p, s, *KEY[3:]) for p in ("lowest_carbon", "local_only") for s in (0, 7)]
+    for i, k in enumerate(keys):
+        store.put(Record(key=k, metrics={"carbon_kg": float(i), "pue": 1.5, "cost_usd": 2.0}))
+    (tmp_path / "res" / "README.txt").write_text("not a run")  # other files under the URL are no runs
+    assert store.keys() == sorted(keys)
+    cols = ["bundle_id", "policy", "seed", "gridshift_version", "options_sha256", "forecast", "carbon_kg"]
+    want = pl.DataFrame([(*k, "calibrated", float(i)) for i, k in enumerate(keys)], schema=cols, orient="row")
+    scanned = pl.scan_parquet(f"{url}/**/*.parquet", hive_partitioning=True)
+    assert {"bundle", "version", "options"} <= set(scanned.collect_schema())  # the Hive keys of the path
+    assert scanned.select(cols).sort("policy", "seed").collect().equals(want.sort("policy", "seed"))
+    got = dd.read_parquet(url, columns=cols).compute().sort_values(["policy", "seed"]).reset_index(drop=True)
+    assert got.to_dict("list") == want.sort("policy", "seed").to_pandas().to_dict("list")
+    # the series rides along as a list of structs: exploded, it is the run's per-step, per-DC frame
+    one = scanned.filter(pl.col("policy") == "local_only", pl.col("seed") == 7).select("series").collect()
+    assert one.explode("series").unnest("series").equals(Record().series)
 
 
 def test_s3_round_trip_through_a_loopback_server(tmp_path):
@@ -99,7 +135,9 @@ def test_s3_round_trip_through_a_loopback_server(tmp_path):
         assert objectstore.read_bytes(ref.url) == encode_run(Record())  # the bytes that were put
         run = store.get(ref.url, sha256=ref.sha256)
         assert run.key == KEY and run.series.equals(Record().series) and run.metrics["carbon_kg"] == 1.25
-        assert store.lookup([KEY, (*KEY[:2], 4, *KEY[3:])]) == {KEY: run.metrics}  # seed 4: absent
+        # seed 4: absent (repr: NaN == NaN, floats exact)
+        assert repr(store.lookup([KEY, (*KEY[:2], 4, *KEY[3:])])) == repr({KEY: run.metrics})
+        assert store.keys() == [KEY]
         # a missing object and a missing bucket are clear errors naming the URL
         with pytest.raises(ObjectNotFoundError, match="no object at s3://gridshift-results/sweeps/a/runs/x"):
             store.get("s3://gridshift-results/sweeps/a/runs/x")

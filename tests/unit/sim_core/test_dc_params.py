@@ -28,10 +28,16 @@ def test_bad_values_rejected():
         DatacenterParams(cpu_server_idle_w=500.0)
 
 
+def v_fleet(p):
+    return param_vector(p)[PARAM_NAMES.index("gpu_fleet_average")]
+
+
 def test_param_vector_covers_every_numeric_field():
     numeric = set(DatacenterParams.numeric_fields())
     assert numeric == set(PARAM_NAMES) - set(DERIVED_PARAMS)
-    assert set(DERIVED_PARAMS) == {"condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on"}
+    assert set(DERIVED_PARAMS) == {"condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on",
+                                   "gpu_fleet_average"}
+    assert v_fleet(DatacenterParams()) == 0.0 and v_fleet(DatacenterParams(gpu_power_model="fleet_average")) == 1.0
     v = param_vector(DatacenterParams(cpu_server_max_w=410.0))
     assert v[PARAM_NAMES.index("cpu_server_max_w")] == 410.0
     assert v[PARAM_NAMES.index("condenser_is_water")] == 0.0  # the default is the hybrid dry cooler
@@ -104,3 +110,21 @@ def test_compatibility_preset_keeps_the_wet_tower():
     legacy = DatacenterParams(**FACILITY_PRESETS["gridshift-0.1"])
     assert legacy.condenser == "water" and legacy.economizer == "none"
     assert DatacenterParams(**FACILITY_PRESETS["default"]) == DatacenterParams()
+
+
+def test_a_bundle_written_before_a_field_keeps_its_model():
+    """A physics object stored without the fields added since (electrical losses, lighting, GPU model) is read with
+    the values that reproduce it (the model then), not today's defaults; one that has them keeps them."""
+    from gridshift.dc_params import ABSENT_MEANS, FACILITY_PRESETS
+
+    for preset in FACILITY_PRESETS.values():
+        stored = {k: v for k, v in DatacenterParams(**preset).to_dict().items() if k not in ABSENT_MEANS}
+        old = DatacenterParams.from_stored(stored)
+        assert old.ups_loss_c0 == old.ups_loss_c1 == old.ups_loss_c2 == old.lighting_frac == 0.0
+        assert old.transformer_nameplate_eff == 1.0 and old.gpu_power_model == "fleet_average"
+        assert old.condenser == DatacenterParams(**preset).condenser
+    today = DatacenterParams().to_dict()
+    assert DatacenterParams.from_stored(today) == DatacenterParams()
+    assert DatacenterParams.from_stored({**today, "lighting_frac": 0.02}).lighting_frac == 0.02
+    with pytest.raises(ValueError, match="unknown"):
+        DatacenterParams.from_stored({"no_such_field": 1.0})

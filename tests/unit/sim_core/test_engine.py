@@ -24,7 +24,7 @@ def two_dc(tmp_path, tasks, **kw):
 def test_remote_assignment_delay_cost_energy_emissions(tmp_path):
     p = two_dc(tmp_path, {"arrival_ts_utc": [0.0], "duration_s": [1800.0], "bandwidth_gb": [1.0]})
     for basis, ci in (("origin", 500.0), ("mean", 300.0)):
-        r = sim_core.run(p, "lowest_carbon", transfer_emissions=basis)
+        r = sim_core.run(p, "lowest_carbon", transfer_emissions=basis, transfer_kwh_per_gb="aslan2018-2015")
         t = r.tasks.row(0, named=True)
         assert t["origin"] == "A" and t["dest"] == "B"
         assert t["transit_delay_s"] == pytest.approx(1.0 * 8000 / 80 + 0.1, abs=1e-12)  # 100.1 s

@@ -416,7 +416,8 @@ def test_random_controls_conserve_busy_time_capacity_and_energy(tmp_path, power,
         assert b.max() <= cap + 1e-9 and b.min() >= 0.0
         np.testing.assert_allclose(b, ledger.busy(2, n_steps, col), rtol=1e-9, atol=1e-9)
     # the white-space energy balance holds every step
-    np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(), (s["it_kw"] + s["crac_fan_kw"]).to_numpy(),
+    np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(),
+                               (s["it_kw"] + s["crac_fan_kw"] + s["lighting_kw"]).to_numpy(),
                                rtol=1e-12)
     # every task is accounted for
     assert T["tasks_started"] + T["tasks_pending_at_end"] + T["tasks_queued_at_end"] + T["tasks_in_transit_at_end"] \

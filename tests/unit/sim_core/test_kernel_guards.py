@@ -35,7 +35,8 @@ def _check_physics(r) -> None:
     s = r.steps
     for k in ("it_kwh", "total_kwh", "cost_usd", "carbon_kg", "water_l"):
         assert math.isfinite(r.totals[k]), k
-    np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(), (s["it_kw"] + s["crac_fan_kw"]).to_numpy(),
+    np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(),
+                               (s["it_kw"] + s["crac_fan_kw"] + s["lighting_kw"]).to_numpy(),
                                rtol=1e-12)
 
 

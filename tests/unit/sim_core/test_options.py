@@ -39,7 +39,8 @@ def check_result(r, n_tasks: int) -> None:
         if isinstance(v, float):
             assert math.isfinite(v), (k, v)
     s = r.steps
-    np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(), (s["it_kw"] + s["crac_fan_kw"]).to_numpy(),
+    np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(),
+                               (s["it_kw"] + s["crac_fan_kw"] + s["lighting_kw"]).to_numpy(),
                                rtol=1e-12)
     assert t["total_kwh"] == pytest.approx(s["total_kwh"].sum(), rel=1e-12)
     assert (s["it_kwh"] <= s["total_kwh"]).all()
@@ -93,6 +94,7 @@ def check_result(r, n_tasks: int) -> None:
      ("activity is 0 at every local hour",)),
     ({"transfer_kwh_per_gb": math.nan}, ("transfer_kwh_per_gb", "nan")),
     ({"transfer_kwh_per_gb": -0.06}, ("transfer_kwh_per_gb", "-0.06")),
+    ({"transfer_kwh_per_gb": "aslan2018"}, ("transfer_kwh_per_gb", "'aslan2018'", "aslan2018-2015", "none")),
     # (1e308 ran with exit 0 to infinite carbon: refused with its declared range, sim_core.options.OPTION_RANGES)
     ({"transfer_kwh_per_gb": 1e308}, ("transfer_kwh_per_gb", "1e+308", "its range [0, 100]")),
     ({"sla_multiplier": 1e300}, ("sla_multiplier", "1e+300", "its range (0, 1e+06]")),
@@ -229,6 +231,18 @@ def test_check_actions_unit():
     with pytest.raises(RunOptionsError, match=r"actions\[1\]"):
         check_actions(np.array([1, 2**40], dtype=object), 2, 2, True)
     assert check_actions([], 0, 2, False).tolist() == []
+
+
+def test_transfer_energy_by_name():
+    """The default network energy is Aslan et al.'s 2015 figure halved every two years to 2023 (0.06 / 2^4); each
+    named figure is stored as its number, the 2015 one for comparisons with SustainCluster."""
+    from sim_core.options import TRANSFER_KWH_PER_GB, TRANSFER_KWH_PER_GB_PRESETS, Options
+
+    assert TRANSFER_KWH_PER_GB == 0.00375 == Options().transfer_kwh_per_gb
+    assert Options(transfer_kwh_per_gb="aslan2018-2015").transfer_kwh_per_gb == 0.06
+    assert Options(transfer_kwh_per_gb="none").transfer_kwh_per_gb == 0.0
+    assert all(Options(transfer_kwh_per_gb=k).transfer_kwh_per_gb == v for k, v in TRANSFER_KWH_PER_GB_PRESETS.items())
+    assert isinstance(Options(transfer_kwh_per_gb="aslan2018-2023").transfer_kwh_per_gb, float)
 
 
 # ---------------------------------------------------------------------------- properties (Hypothesis)

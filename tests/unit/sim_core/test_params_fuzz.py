@@ -34,7 +34,7 @@ NON_NEGATIVE = ("it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw", "cr
                 "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "total_kw", "cooling_load_kw", "unmet_cooling_kw",
                 "heat_rejected_kw", "water_evap_l", "water_drift_l", "water_blowdown_l", "water_l", "econ_kw",
                 "chiller_load_kw", "it_idle_kw", "it_sleep_kw", "it_wake_kw", "server_airflow_m3_s",
-                "crac_airflow_m3_s")
+                "crac_airflow_m3_s", "ups_loss_kw", "transformer_loss_kw", "lighting_kw")
 
 
 def build(name: str, value, condenser: str) -> DatacenterParams | ParamError:
@@ -65,10 +65,11 @@ def assert_conserved(p: DatacenterParams, r: dict[str, np.ndarray], where: str) 
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * (1.0 + float(np.max(np.abs(b)))),
                                    err_msg=f"{where}: {what}")
 
-    close(r["cooling_load_kw"], r["it_kw"] + r["crac_fan_kw"], "cooling load = IT + CRAC fans")
+    close(r["cooling_load_kw"], r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"],
+          "cooling load = IT + CRAC fans + lighting")
     close(r["it_kw"], r["it_cpu_kw"] + r["it_gpu_kw"] + r["it_mem_kw"] + r["it_fan_kw"], "IT = its parts")
     close(r["total_kw"], r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"]
-          + r["cw_pump_kw"], "total = its parts")
+          + r["cw_pump_kw"] + r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"], "total = its parts")
     close(r["cooling_load_kw"], r["econ_kw"] + r["chiller_load_kw"], "cooling = economizer + chiller load")
     met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
     close(r["heat_rejected_kw"], met + r["chiller_kw"], "heat rejected = met load + chiller work")

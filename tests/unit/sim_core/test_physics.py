@@ -10,6 +10,9 @@ from gridshift.wetbulb import stull_wetbulb
 from sim_core import physics as ph
 
 CAPS = [(50000, 1000, 80000), (110000, 300, 60000), (6400, 0, 1000)]
+#: no UPS / transformer losses and no lighting: the hand-computed plant operating points below check the cooling
+#: plant alone; the electrical losses have their own hand-computed test
+PLANT_ONLY = dict(ups_loss_c0=0.0, ups_loss_c1=0.0, ups_loss_c2=0.0, transformer_nameplate_eff=1.0, lighting_frac=0.0)
 
 
 def run(p, caps, u, t_db, t_wb, ug=None, um=None):
@@ -30,11 +33,27 @@ def grid():
                     yield p, caps, u, t, wb
 
 
+def _gpu_w(n_gpu, u):
+    """GPU power (W) of ``n_gpu`` V100s with u x n_gpu allocated, per device: floor(b) devices at log2(1 + 0.52)
+    (gpu_alloc_util), one device allocated f = b - floor(b) at log2(1 + 0.52 f), the others idle at 35 W."""
+    b = u * n_gpu
+    full, f = math.floor(b), b - math.floor(b)
+    w = full * (35 + 215 * math.log2(1.52)) + (35 + 215 * math.log2(1 + f * 0.52) if f else 0.0)
+    return w + (n_gpu - full - (1 if f else 0)) * 35
+
+
+def _parts(r):
+    """Every power the facility draws: IT, the cooling (CRAC fans, chiller, heat-rejection fans, pumps), the
+    electrical losses (UPS, transformer / distribution) and the lighting."""
+    return (r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"] + r["cw_pump_kw"]
+            + r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"])
+
+
 def test_conservation_every_point():
     for p, caps, u, t, wb in grid():
         r = run(p, caps, u, t, wb)
         # the cooling load is the electrical power dissipated in the white space
-        assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+        assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"], rel=1e-12)
         assert r["it_kw"] == pytest.approx(r["it_cpu_kw"] + r["it_gpu_kw"] + r["it_mem_kw"] + r["it_fan_kw"],
                                            rel=1e-12)
         # air-side energy balance: the CRAC airflow carries the IT heat across return - supply
@@ -44,8 +63,9 @@ def test_conservation_every_point():
         rack = rho_cp * r["server_airflow_m3_s"] * (r["t_outlet_c"] - r["t_inlet_c"]) / 1000.0
         assert rack == pytest.approx(r["it_kw"], rel=1e-12)
         # total is the sum of its parts (nothing left out)
-        parts = r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"] + r["cw_pump_kw"]
-        assert r["total_kw"] == pytest.approx(parts, rel=1e-12)
+        # energy in = IT + cooling + electrical losses (+ lighting): the total is the sum of its parts
+        assert r["total_kw"] == pytest.approx(_parts(r), rel=1e-12)
+        assert r["ups_loss_kw"] > 0 and r["transformer_loss_kw"] > 0 and r["lighting_kw"] > 0
         # the default chiller (sized for a tower) is short with a hybrid at 40 degC dry-bulb (reported as
         # unmet cooling, docs/validation.md); everywhere else in the grid it covers the load
         if p.condenser != "hybrid" or t <= 30.0:
@@ -172,9 +192,11 @@ def test_cpu_never_above_nameplate_and_gpu_count_as_configured():
     assert ph.cpu_server_power(pv, 0.0, 16.0) == pytest.approx(120.0)
     # +2 % of P_max across 16 -> 28 degC
     assert ph.cpu_server_power(pv, 0.5, 28.0) - ph.cpu_server_power(pv, 0.5, 16.0) == pytest.approx(0.02 * 400)
+    # every configured GPU is counted, per device: half of them allocated (at gpu_alloc_util, 3.5 of 7: three
+    # devices fully and one half allocated), the others idle
     for n_gpu in (0, 7, 1000):
         r = run(p, (6400, n_gpu, 1000), 0.5, 20.0, 15.0)
-        assert r["it_gpu_kw"] == pytest.approx(n_gpu * (35 + 215 * math.log2(1.5)) / 1000.0, rel=1e-12)
+        assert r["it_gpu_kw"] == pytest.approx(_gpu_w(n_gpu, 0.5) / 1000.0, rel=1e-12)
 
 
 def test_tower_fan_rated_at_design_and_small():
@@ -206,15 +228,15 @@ def test_water_scales_with_load_and_size():
 
 def test_hand_computed_operating_point():
     """100 CPU servers (6400 cores), 10 V100, 1000 GB; half busy; 25 degC dry / 20 degC wet bulb."""
-    r = run(DatacenterParams(condenser="water"), (6400, 10, 1000), 0.5, 25.0, 20.0, um=0.4)
+    r = run(DatacenterParams(condenser="water", **PLANT_ONLY), (6400, 10, 1000), 0.5, 25.0, 20.0, um=0.4)
     # IT, written out
     t_in = 18.0 + 2.0
     leak = 0.02 * 400 * (t_in - 16) / 12  # 2.6667 W
     cpu = 100 * (120 + 280 * 0.5 + leak) / 1000  # 26.266667 kW
-    gpu = 10 * (35 + 215 * math.log2(1.5)) / 1000  # 10 x (35 + 215 x 0.5849625007) W = 1.6076694 kW
+    gpu = (5 * (35 + 215 * math.log2(1.52)) + 5 * 35) / 1000  # 5 of 10 allocated, per device: 0.9993767 kW
     mem = (1000 * 0.1 + 400 * 0.2) / 1000  # 0.18 kW
     assert r["it_cpu_kw"] == pytest.approx(26.266666666666666, abs=1e-9)
-    assert r["it_gpu_kw"] == pytest.approx(1.6076693765504861, abs=1e-9)
+    assert r["it_gpu_kw"] == pytest.approx(0.9993766729440254, abs=1e-9)
     assert r["it_mem_kw"] == pytest.approx(0.18, abs=1e-9)
     heat = cpu + gpu + mem
     heat_d = (100 * (400 + leak) + 10 * 250 + 1000 * 0.3) / 1000
@@ -288,7 +310,7 @@ def _by_hand_it(caps, u, um):
     t_in = 18.0 + 2.0
     leak = 0.02 * 400 * (t_in - 16) / 12
     cpu = n_srv * (120 + 280 * u + leak) / 1000
-    gpu = caps[1] * (35 + 215 * math.log2(1 + u)) / 1000
+    gpu = _gpu_w(caps[1], u) / 1000
     mem = (caps[2] * 0.1 + um * caps[2] * 0.2) / 1000
     heat = cpu + gpu + mem
     heat_d = (n_srv * (400 + leak) + caps[1] * 250 + caps[2] * 0.3) / 1000
@@ -322,7 +344,7 @@ def test_partial_free_cooling_operating_point():
     """Wet tower, 4 degC dry / 2 degC wet bulb, half busy: the economizer pre-cools the chilled-water
     return, the chiller (at its 12.8 degC minimum condenser temperature) carries the rest."""
     caps = (6400, 10, 1000)
-    r = run(DatacenterParams(condenser="water"), caps, 0.5, 4.0, 2.0, um=0.4)
+    r = run(DatacenterParams(condenser="water", **PLANT_ONLY), caps, 0.5, 4.0, 2.0, um=0.4)
     it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
     cool = it + crac
     rej_d = cool_d * (1 + 1 / 6.1)
@@ -356,7 +378,7 @@ def test_dry_cooler_operating_point():
     """Dry cooler: condenser water = dry-bulb + 10 K, water-cooled chiller (COP 6.1), fans at
     0.0105 x design heat x ratio^3, no water at all."""
     caps = (6400, 10, 1000)
-    r = run(DatacenterParams(condenser="dry"), caps, 0.5, 30.0, 20.0, um=0.4)
+    r = run(DatacenterParams(condenser="dry", **PLANT_ONLY), caps, 0.5, 30.0, 20.0, um=0.4)
     it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
     cool = it + crac
     rej_d = cool_d * (1 + 1 / 6.1)
@@ -383,7 +405,8 @@ def test_dry_cooler_uses_no_water_and_conserves_energy():
                 r = run(p, caps, u, t, float(stull_wetbulb(t, 50.0)))
                 assert r["water_l"] == 0.0 and r["water_evap_l"] == 0.0 and r["water_blowdown_l"] == 0.0
                 assert r["water_drift_l"] == 0.0
-                assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+                white = r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"]  # all heat dissipated in the white space
+                assert r["cooling_load_kw"] == pytest.approx(white, rel=1e-12)
                 assert r["cooling_load_kw"] == pytest.approx(r["econ_kw"] + r["chiller_load_kw"], rel=1e-12)
                 met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
                 assert r["heat_rejected_kw"] == pytest.approx(met + r["chiller_kw"], rel=1e-12)
@@ -578,7 +601,7 @@ def test_hybrid_above_switchover_evaporates_and_cools_the_condenser_water():
 def test_hybrid_operating_point_by_hand():
     """(6400, 10, 1000) half busy, 32 degC dry / 20 degC wet bulb, written out."""
     caps = (6400, 10, 1000)
-    r = run(DatacenterParams(), caps, 0.5, 32.0, 20.0, um=0.4)
+    r = run(DatacenterParams(**PLANT_ONLY), caps, 0.5, 32.0, 20.0, um=0.4)
     it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
     cool = it + crac
     rej_d = cool_d * (1 + 1 / 6.1)
@@ -611,13 +634,12 @@ def test_hybrid_conserves_energy_and_is_monotone_on_each_side_of_the_switchover(
         for u in (0.0, 0.3, 1.0):
             for t in (-10.0, 5.0, 18.33, 18.5, 26.0, 35.0):
                 r = run(p, caps, u, t, float(stull_wetbulb(t, 40.0)))
-                assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+                white = r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"]  # all heat dissipated in the white space
+                assert r["cooling_load_kw"] == pytest.approx(white, rel=1e-12)
                 assert r["cooling_load_kw"] == pytest.approx(r["econ_kw"] + r["chiller_load_kw"], rel=1e-12)
                 met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
                 assert r["heat_rejected_kw"] == pytest.approx(met + r["chiller_kw"], rel=1e-12)
-                parts = (r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"]
-                         + r["cw_pump_kw"])
-                assert r["total_kw"] == pytest.approx(parts, rel=1e-12)
+                assert r["total_kw"] == pytest.approx(_parts(r), rel=1e-12)
     # total power never falls as it gets warmer, within each mode (pads off / pads on, RH fixed)
     sw = p.hybrid_switchover_c
     for u in (0.0, 0.5, 1.0):
@@ -636,3 +658,57 @@ def test_hybrid_conserves_energy_and_is_monotone_on_each_side_of_the_switchover(
     # water grows with the heat rejected (fan airflow) and is zero-floored by the fans' minimum airflow
     ws = [run(p, CAPS[0], u, 30.0, 20.0)["water_l"] for u in np.linspace(0, 1, 11)]
     assert np.all(np.diff(ws) >= -1e-12) and ws[0] > 0
+
+
+def test_electrical_losses_by_hand():
+    """UPS (no-load + proportional + square-law, rated at the design IT power), transformer (no-load + load
+    loss from a nameplate efficiency at 35 % load, rated at the design facility load) and lighting (a
+    fraction of the design IT power, in the cooling load), written out; the same point without them differs
+    by exactly their power plus the plant's response to the lighting heat."""
+    caps = (6400, 10, 1000)
+    p = DatacenterParams(condenser="water")
+    r = run(p, caps, 0.5, 25.0, 20.0, um=0.4)
+    leak = 0.02 * 400 * (20.0 - 16) / 12
+    heat_d = (100 * (400 + leak) + 10 * 250 + 1000 * 0.3) / 1000
+    it_d = 1.05 * heat_d
+    cool_d = it_d * 1.04
+    rej_d = cool_d * (1 + 1 / 6.1)
+    x = r["it_kw"] / it_d
+    ups = it_d * (0.01333 + 0.0064 * x + 0.01081 * x * x)
+    assert r["ups_loss_kw"] == pytest.approx(ups, rel=1e-12)
+    light = 0.01 * it_d
+    assert r["lighting_kw"] == pytest.approx(light, rel=1e-12)
+    assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"] + light, rel=1e-12)
+    behind = (r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"] + r["cw_pump_kw"]
+              + light + ups)
+    half = 0.5 * 0.35 * rej_d * (1 / 0.985 - 1)  # no-load loss = load loss at 35 % load
+    tr = half + half * (behind / rej_d) ** 2 / 0.35**2
+    assert r["transformer_loss_kw"] == pytest.approx(tr, rel=1e-12)
+    assert r["total_kw"] == pytest.approx(behind + tr, rel=1e-12)
+    # the UPS curve: 94.1 % / 96.3 % / 97.0 % efficient at 25 / 50 / 100 % load
+    pv = ph.param_vector(p)
+    eff = [xx / (xx + ph.ups_loss(pv, xx, 1.0)) for xx in (0.25, 0.5, 1.0)]
+    np.testing.assert_allclose(eff, [0.9410, 0.9630, 0.9704], atol=5e-4)
+    # the transformer is 98.5 % efficient at 35 % load and most efficient there
+    ld = np.linspace(0.05, 1.0, 96)
+    teff = ld / (ld + np.array([ph.transformer_loss(pv, y, 1.0) for y in ld]))
+    assert ph.transformer_loss(pv, 0.35, 1.0) == pytest.approx(0.35 * (1 / 0.985 - 1), rel=1e-12)
+    assert ld[int(np.argmax(teff))] == pytest.approx(0.35, abs=0.006)
+    # without them: the same IT, no loss outputs, a lower total
+    q = run(DatacenterParams(condenser="water", **PLANT_ONLY), caps, 0.5, 25.0, 20.0, um=0.4)
+    assert q["it_kw"] == r["it_kw"] and q["ups_loss_kw"] == q["transformer_loss_kw"] == q["lighting_kw"] == 0.0
+    assert q["total_kw"] == pytest.approx(_parts(q), rel=1e-12) and q["total_kw"] < r["total_kw"]
+
+
+def test_electrical_losses_raise_pue_into_the_operators_range_and_fall_with_load():
+    """PUE with the electrical losses: the UPS's and transformer's no-load losses make the PUE at 10 % load
+    higher than at full load, and the losses add at least 2 % of IT at every point of the grid."""
+    for p, caps, u, t, wb in grid():
+        r = run(p, caps, u, t, wb)
+        losses = r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"]
+        assert losses >= 0.02 * r["it_kw"]
+    p = DatacenterParams()
+    lo = run(p, CAPS[0], 0.1, 10.0, float(stull_wetbulb(10.0, 50.0)))
+    hi = run(p, CAPS[0], 1.0, 10.0, float(stull_wetbulb(10.0, 50.0)))
+    elec = [(r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"]) / r["it_kw"] for r in (lo, hi)]
+    assert elec[0] > elec[1]

@@ -177,8 +177,8 @@ def test_managed_runs_hold_capacity_conservation_and_determinism(tmp_path):
                 order = np.lexsort((ev_v, ev_t))
                 assert np.cumsum(ev_v[order]).max() <= cap + 1e-9, (pol, loc, col)
             # conservation of energy still holds with power states
-            np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(), (s["it_kw"] + s["crac_fan_kw"]).to_numpy(),
-                                       rtol=1e-12)
+            np.testing.assert_allclose(s["cooling_load_kw"].to_numpy(),
+                                       (s["it_kw"] + s["crac_fan_kw"] + s["lighting_kw"]).to_numpy(), rtol=1e-12)
         # determinism
         r2 = sim_core.run(p, pol, seed=2)
         assert r2.steps.equals(r.steps) and r2.tasks.equals(r.tasks) and r2.totals == r.totals
@@ -248,6 +248,40 @@ OLD_MODEL = {
 }
 
 
+# Recorded on main at a12e90a (before issue 24: network energy, electrical losses, cooling design, GPU model) with
+# this bundle (physics = the gridshift-0.1 preset, as ``--physics gridshift-0.1`` exports it), seed 3 and
+# transfer_kwh_per_gb=0.06 (that version's default), totals printed with repr(): the preset must keep giving
+# them bit for bit, in both power modes.
+PRESET_0_1 = {
+    ("managed", "lowest_carbon"): dict(
+        it_kwh=186.84558773492205, total_kwh=229.05411719570733, cost_usd=18.32432937565659,
+        carbon_kg=66.24918376068828, water_l=406.4957971322527, transfer_kwh=30.830572774670102,
+        transfer_carbon_kg=9.19000001262334),
+    ("managed", "round_robin"): dict(
+        it_kwh=190.4254883440602, total_kwh=232.90023258129656, cost_usd=18.632018606503724,
+        carbon_kg=69.91498222649126, water_l=413.75953469137414, transfer_kwh=32.143621688883655,
+        transfer_carbon_kg=8.814173515916206),
+    ("always_on", "lowest_carbon"): dict(
+        it_kwh=275.38188577134827, total_kwh=330.4207419644626, cost_usd=26.43365935715701,
+        carbon_kg=95.89324650970035, water_l=596.419017593186, transfer_kwh=30.830572774670102,
+        transfer_carbon_kg=9.19000001262334),
+    ("always_on", "round_robin"): dict(
+        it_kwh=276.83046546135955, total_kwh=331.16187879078865, cost_usd=26.49295030326309,
+        carbon_kg=99.32433532452256, water_l=598.2072330754808, transfer_kwh=32.143621688883655,
+        transfer_carbon_kg=8.814173515916206),
+}
+
+
+@pytest.mark.parametrize(("power", "policy"), sorted(PRESET_0_1))
+def test_gridshift_0_1_preset_reproduces_its_totals_bit_for_bit(tmp_path, power, policy):
+    r = sim_core.run(always_on_bundle(tmp_path), policy, seed=3, power=power, transfer_kwh_per_gb="aslan2018-2015")
+    for k, v in PRESET_0_1[(power, policy)].items():
+        assert r.totals[k] == v, (k, r.totals[k], v)
+    s = r.steps
+    for k in ("ups_loss_kw", "transformer_loss_kw", "lighting_kw"):
+        assert (s[k] == 0.0).all(), k
+
+
 @pytest.mark.parametrize("policy", sorted(OLD_MODEL))
 def test_always_on_reproduces_the_old_engine(tmp_path, policy):
     ref = OLD_MODEL[policy]
@@ -293,10 +327,11 @@ def test_one_busy_gpu_in_a_large_site_draws_at_most_one_busy_gpu():
                                    rel=1e-9)
     assert busy_w <= p.gpu_max_w
     assert full["it_gpu_kw"] / 1000.0 * 1000.0 == pytest.approx(busy_w * 1000 / 1000.0, rel=1e-9)  # 1000 alike
-    # the reference defect, kept in always_on only: log2 of the fleet-average allocation makes one
-    # allocated GPU of 1000 add 215 x 1000 x log2(1.001) = 310 W, more than a fully busy V100 (250 W)
-    r0 = ph.compute(ph.param_vector(p), *caps, 0.0, 0.0, 0.0, 25.0, 20.0)
-    r1 = ph.compute(ph.param_vector(p), *caps, 0.0, 1.0, 0.0, 25.0, 20.0)
+    # the reference defect, kept only in gridshift 0.1's preset (always_on): log2 of the fleet-average allocation
+    # makes one allocated GPU of 1000 add 215 x 1000 x log2(1.001) = 310 W, more than a fully busy V100 (250 W)
+    fleet = ph.param_vector(DatacenterParams(gpu_power_model="fleet_average"))
+    r0 = ph.compute(fleet, *caps, 0.0, 0.0, 0.0, 25.0, 20.0)
+    r1 = ph.compute(fleet, *caps, 0.0, 1.0, 0.0, 25.0, 20.0)
     legacy_w = float(r1["it_gpu_kw"][0, 0] - r0["it_gpu_kw"][0, 0]) * 1000.0
     assert legacy_w == pytest.approx(215.0 * 1000 * math.log2(1.001), rel=1e-9) and legacy_w > p.gpu_max_w
     # an allocated GPU is not a busy GPU: it runs at gpu_alloc_util
@@ -373,7 +408,8 @@ def test_managed_physics_conservation_and_monotone_in_utilisation():
                         b[which] = u * (cores_on, gpus_on, mem_on)[which]
                         r = managed(p, caps, tuple(b), st, t, wb)
                         tot.append(r["total_kw"])
-                        assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+                        assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"],
+                                                                     rel=1e-12)
                         assert r["it_kw"] == pytest.approx(r["it_cpu_kw"] + r["it_gpu_kw"] + r["it_mem_kw"]
                                                            + r["it_fan_kw"], rel=1e-12)
                         assert 0.0 <= r["it_idle_kw"] + r["it_sleep_kw"] + r["it_wake_kw"] <= r["it_kw"] + 1e-12
@@ -390,7 +426,7 @@ def test_every_server_asleep_draws_only_the_sleep_floor():
     r = managed(p, (6400.0, 16.0, 1000.0), (0.0, 0.0, 0.0), [0.0, 0.0, 0.0, 0.0])
     assert r["it_kw"] == pytest.approx((100 * 6.0 + 16 * 2.0) / 1000.0, rel=1e-12)
     assert r["it_fan_kw"] == 0.0 and r["server_airflow_m3_s"] == 0.0 and r["it_idle_kw"] == 0.0
-    assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"], rel=1e-12)
+    assert r["cooling_load_kw"] == pytest.approx(r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"], rel=1e-12)
 
 
 def test_servers_on_always_hold_the_running_work(tmp_path):
@@ -419,3 +455,35 @@ def test_servers_on_always_hold_the_running_work(tmp_path):
             assert np.all(running <= np.array(on_cap) + 1e-9), (j, d, running, on_cap)
             checked += running[0] > 0
     assert checked > 50
+
+
+def test_one_gpu_model_in_both_power_modes():
+    """The same busy GPUs draw the same GPU power per device under managed (every server on) and always_on: the
+    allocated devices on the log2 curve at gpu_alloc_util (a fractional one at its share), every other GPU at idle
+    power, by hand; gridshift 0.1's fleet-average curve (its preset only) is another model, and it makes one busy
+    GPU in a large site draw more than that GPU and 999 idle ones."""
+    caps = (64000.0, 1000.0, 100000.0)  # 1000 servers: 875 CPU-only, 125 GPU servers of 8
+    p = DatacenterParams(condenser="water")
+    pv = ph.param_vector(p)
+    u = p.gpu_alloc_util
+    for bg in (0.0, 0.5, 1.0, 3.5, 37.0, 500.0, 999.25, 1000.0):
+        busy = (3200.0, bg, 5000.0)
+        on = managed(p, caps, busy, [875.0, 125.0, 0.0, 0.0])
+        r = ph.compute(pv, *caps, *busy, 25.0, 20.0)  # servers=None: always_on
+        ao = {k: float(v[0, 0]) for k, v in r.items()}
+        n, f = math.floor(bg), bg - math.floor(bg)
+        dev = n + (1 if f > 0 else 0)
+        w = n * float(ph.gpu_power(pv, u)) + (float(ph.gpu_power(pv, f * u)) if f > 0 else 0.0) + (1000 - dev) * 35.0
+        assert ao["it_gpu_kw"] == pytest.approx(w / 1000.0, rel=1e-12), bg
+        assert on["it_gpu_kw"] == pytest.approx(ao["it_gpu_kw"], rel=1e-12), bg
+        # always_on's idle power counts the GPUs that hold no allocation, at idle power, like managed's
+        assert ao["it_idle_kw"] >= (1000 - dev) * 35.0 / 1000.0 - 1e-12
+    # the fleet-average curve of gridshift 0.1 (only through its preset)
+    legacy = ph.param_vector(DatacenterParams(condenser="water", gpu_power_model="fleet_average"))
+    one = {k: float(v[0, 0]) for k, v in ph.compute(legacy, *caps, 3200.0, 1.0, 5000.0, 25.0, 20.0).items()}
+    per = {k: float(v[0, 0]) for k, v in ph.compute(pv, *caps, 3200.0, 1.0, 5000.0, 25.0, 20.0).items()}
+    assert one["it_gpu_kw"] == pytest.approx(1000 * (35.0 + 215.0 * math.log2(1.001)) / 1000.0, rel=1e-12)
+    assert one["it_gpu_kw"] > per["it_gpu_kw"]
+    assert DatacenterParams(**FACILITY_PRESETS["gridshift-0.1"]).gpu_power_model == "fleet_average"
+    with pytest.raises(ValueError, match="gpu_power_model"):
+        DatacenterParams(gpu_power_model="average")

@@ -108,9 +108,9 @@ def test_printed_table_fits_120_columns_and_names_its_assumptions(bundle, tmp_pa
     table = [ln for ln in lines if ln.strip().startswith(tuple(POLICY_CODES))]
     assert {ln.split()[0] for ln in table} >= set(POLICY_CODES)
     text = _text(res.output)
-    assert "assumptions: forecast:" in text and "transfer energy: 0.06 kWh/GB" in text
+    assert "assumptions: forecast:" in text and "transfer energy: 0.00375 kWh/GB" in text
     saved = json.loads((tmp_path / "o" / "compare.json").read_text())["assumptions"]
-    assert saved["transfer energy"].startswith("0.06 kWh/GB") and saved["power"] == "managed"
+    assert saved["transfer energy"].startswith("0.00375 kWh/GB") and saved["power"] == "managed"
     md = (tmp_path / "o" / "summary.md").read_text()
     assert "water L" in md and "gap to optimum %" in md  # every headline column stays in the files
 

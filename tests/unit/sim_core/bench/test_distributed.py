@@ -86,15 +86,18 @@ def test_distributed_sweep_to_s3(bundle, client, in_process, s3, tmp_path):
     cmp = compare(bundle, POLS, SEEDS, days=1, store=store, executor=client, results_url=store.results.url)
     assert cmp.runs.equals(ref.runs)
     keys = bucket_keys(s3, "sweeps")
-    assert len(keys) == 6 and all(k.startswith(f"team-a/runs/{ref.bundle_id}/") for k in keys)
+    assert len(keys) == 6 and all(k.startswith(f"team-a/bundle={ref.bundle_id}/") for k in keys)
     for k in cmp.runs.select("bundle_id", "policy", "seed", "gridshift_version", "options_sha256").rows():
         rel = run_relpath(k)
         assert read_bytes(f"s3://sweeps/team-a/{rel}") == (Path(ref_store.results.url) / rel).read_bytes()
-    assert _index(store)["result_url"].str.starts_with("s3://sweeps/team-a/runs/").all()
+    assert _index(store)["result_url"].str.starts_with(f"s3://sweeps/team-a/bundle={ref.bundle_id}/").all()
     # the summary path (what benchmark_summary does) reads the runs back from S3
     summary = compare(bundle, POLS, SEEDS, days=1, store=WarehouseRunStore(store.db_path, "s3://sweeps/other"),
                       missing="skip")
     assert summary.runs.equals(ref.runs) and summary.computed == []
+    # ... and publishes them under its own URL too: every run a sweep reports is at its URL, byte for byte
+    assert bucket_keys(s3, "sweeps") == sorted([*keys, *(k.replace("team-a/", "other/", 1) for k in keys)])
+    assert read_bytes(f"s3://sweeps/other/{rel}") == read_bytes(f"s3://sweeps/team-a/{rel}")
     # an indexed object that disappeared is a clear error naming it, not a silent re-run
     import boto3
 

@@ -51,12 +51,15 @@ def test_round_trip(tmp_path, scenario):
     # the index names each run's Parquet object under <home>/results, and its sha256
     for row in runs.iter_rows(named=True):
         url = row["result_url"]
-        assert url.startswith(str(tmp_path / "home" / "results" / "runs" / scenario.bundle_id))
-        assert url.endswith(f"/{row['policy']}/seed-{row['seed']}.parquet")
+        assert url.startswith(str(tmp_path / "home" / "results" / f"bundle={scenario.bundle_id}"))
+        assert url.endswith(f"/options={row['options_sha256']}/{row['policy']}.seed-{row['seed']}.parquet")
         data = Path(url).read_bytes()
         assert sha256_bytes(data) == row["result_sha256"] and len(data) == row["result_size_bytes"]
         assert row["worker"] == worker_name()
-        assert pl.read_parquet(url).height == 96 * 3  # the series: steps x DCs
+        obj = pl.read_parquet(url)  # one labelled row; the series (steps x DCs) as a list of structs
+        assert obj.select("bundle_id", "policy", "seed", "forecast").row(0) == (
+            scenario.bundle_id, row["policy"], row["seed"], cmp.options["forecast"])
+        assert obj.height == 1 and obj["series"].list.len()[0] == 96 * 3
 
 
 def test_second_compare_simulates_nothing(tmp_path, scenario, run_counter):
@@ -156,3 +159,33 @@ def test_pre_parquet_warehouse_index_is_dropped_once(tmp_path):
                           "ORDER BY ordinal_position")["column_name"].to_list()
     assert cols == TABLES["benchmark_runs"].columns and "result_sha256" in cols
     assert read_table(db, "SELECT count(*) n FROM benchmark_runs")["n"][0] == 0
+
+
+def test_index_is_rebuilt_from_the_objects(tmp_path, scenario, run_counter):
+    """A warehouse that lost its index (or a format-1 one, with NOT NULL timings) finds the runs under its URL:
+    nothing is simulated again, and the rebuilt rows hold the objects' URLs and hashes, timings null."""
+    store = _store(tmp_path)
+    first = compare(scenario, POLS, [0, 1], days=1, store=store)
+    before = read_table(store.db_path, "SELECT * FROM benchmark_runs ORDER BY policy, seed")
+    fresh = WarehouseRunStore(tmp_path / "other.duckdb", store.results.url)
+    assert fresh.rebuild() == 4 and fresh.rebuild() == 0
+    after = read_table(fresh.db_path, "SELECT * FROM benchmark_runs ORDER BY policy, seed")
+    same = ["bundle_id", "policy", "seed", "options_json", "result_url", "result_sha256", "result_size_bytes"]
+    assert after.select(same).equals(before.select(same))
+    assert after["started_at_utc"].is_null().all() and after["worker"].is_null().all()
+    # a format-1 index (timings NOT NULL, objects of another layout) is dropped once, then rebuilt on lookup
+    import duckdb
+
+    db = tmp_path / "old.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE benchmark_runs (" + ", ".join(
+            f'"{c}" VARCHAR' + (" NOT NULL" if c == "started_at_utc" else "")
+            for c in before.columns) + ")")
+        from warehouse.ddl import create_table_sql
+        from warehouse.schemas import TABLES
+
+        con.execute(create_table_sql(TABLES["benchmark_metrics"]))
+    old = WarehouseRunStore(db, store.results.url)
+    again = compare(scenario, POLS, [0, 1], days=1, store=old)
+    assert len(run_counter.calls) == 4 and again.computed == [] and again.runs.equals(first.runs)
+    assert read_table(db, "SELECT count(*) n FROM benchmark_runs")["n"][0] == 4

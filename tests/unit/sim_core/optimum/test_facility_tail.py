@@ -42,7 +42,9 @@ def _engine_states(p: np.ndarray, n: int = 6000, seed: int = 3):
 @pytest.mark.parametrize("economizer", ["integrated", "none"])
 @pytest.mark.parametrize("condenser", CONDENSER_TYPES)
 def test_facility_tail_is_dc_steps_cooling_plant(condenser, economizer):
-    p = ph.param_vector(DatacenterParams(condenser=condenser, economizer=economizer))
+    # (allocated GPUs at full utilisation: with per-device GPU power the states then reach the design load, and
+    # with the hot days the chiller's capacity limit)
+    p = ph.param_vector(DatacenterParams(condenser=condenser, economizer=economizer, gpu_alloc_util=1.0))
     o, t, wb = _engine_states(p)
     design = tuple(float(x) for x in ph.design_point(p, *CAPS)[1:])
     plant, unmet = facility_tail(p, o["cooling_load_kw"], t, wb, design)
@@ -54,9 +56,11 @@ def test_facility_tail_is_dc_steps_cooling_plant(condenser, economizer):
         vals = ph.facility_from_cooling(p, o["cooling_load_kw"][i], t[i], wb[i], design[2], design[3])
         assert len(vals) == len(ph.PLANT_OUT)
         assert [o[name][i] for name in ph.PLANT_OUT] == list(vals)
-    # and the engine's total is the IT + CRAC fans + that plant (its own sum)
-    assert np.array_equal(o["total_kw"], o["it_kw"] + o["crac_fan_kw"] + o["chiller_kw"] + o["tower_fan_kw"]
-                          + o["chw_pump_kw"] + o["cw_pump_kw"])
+    # and the engine's total is the IT + CRAC fans + that plant (its own sum) + lighting and the power chain's
+    # losses, added in that order
+    behind = (o["it_kw"] + o["crac_fan_kw"] + o["chiller_kw"] + o["tower_fan_kw"] + o["chw_pump_kw"] + o["cw_pump_kw"]
+              + o["lighting_kw"] + o["ups_loss_kw"])
+    assert np.array_equal(o["total_kw"], behind + o["transformer_loss_kw"])
     # the states reach every regime of the plant (else the equality would prove little)
     plr = o["chiller_plr"]
     assert (unmet > 0).sum() > 10 and (unmet == 0).sum() > 5000

@@ -1,5 +1,7 @@
 """The offline optimum: values known by hand, the power bound below the engine's physics, relaxation
-orderings (coarser classes and rolling horizons never raise the bound), failure paths."""
+orderings (coarser classes and rolling horizons never raise the bound), failure paths. The by-hand values
+are the power bound's own terms, so those tests solve without the idle floor (``idle_floor=False``; the floor
+is tested in test_bracket.py)."""
 
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ def test_one_task_runs_in_the_clean_hour(tmp_path, clean_at):
     """1 task (1 h, deadline at the end of the day), 2 identical sites, one clean hour at one of them and no
     transfer cost: the optimum is the baseline + the task's energy at the clean intensity, exactly."""
     sc = sim_core.load(_two_sites(tmp_path, clean_at=clean_at))
-    r = optimum(sc, seed=0, power="always_on", workload="origins")
+    r = optimum(sc, seed=0, power="always_on", workload="origins", idle_floor=False)
     assert r.status == "Optimal" and r.kind == "relaxation" and not r.rolling
     extra = _marginal_kwh(sc, clean_at, CLEAN, 32.0, 64.0)
     assert extra.sum() > 0.05  # the task's load-dependent energy is not negligible
@@ -60,19 +62,22 @@ def test_one_task_runs_in_the_clean_hour(tmp_path, clean_at):
 
 
 def test_transfer_emissions_decide_between_sites(tmp_path):
-    """The clean hour is at the remote site; moving the task's data costs bw x 0.06 kWh/GB at the origin's
+    """The clean hour is at the remote site; moving the task's data costs bw x 0.06 kWh/GB (the
+    ``aslan2018-2015`` figure) at the origin's
     500 g/kWh. A big dataset stays home, where every hour is alike: the fluid task then runs at 1/24 of its
     load in each of the day's 96 steps (the power bound is convex, so spreading is cheapest), exactly that by
     hand. A small one moves to the clean hour (some of it at least): below moving it whole, above staying."""
     sc = sim_core.load(_two_sites(tmp_path, clean_at=1, bw_gb=400.0, name="big", mem_gb=0.0))
-    r = optimum(sc, seed=0, power="always_on", workload="origins")
+    r = optimum(sc, seed=0, power="always_on", workload="origins", idle_floor=False,
+                transfer_kwh_per_gb="aslan2018-2015")
     spread = _marginal_kwh(sc, 0, slice(0, DAY), 32.0 * 4 / DAY, 0.0).sum() * 500.0 / 1000.0
     away = _marginal_kwh(sc, 1, CLEAN, 32.0, 0.0).sum() * 50.0 / 1000.0 + 400.0 * 0.06 * 500.0 / 1000.0
     assert spread < away
     assert r.value == pytest.approx(r.baseline_carbon_kg + spread, rel=1e-7)
     assert r.transfer_carbon_kg == pytest.approx(0.0, abs=1e-9)
     sc = sim_core.load(_two_sites(tmp_path, clean_at=1, bw_gb=1.0, name="small", mem_gb=0.0))
-    r = optimum(sc, seed=0, power="always_on", workload="origins")
+    r = optimum(sc, seed=0, power="always_on", workload="origins", idle_floor=False,
+                transfer_kwh_per_gb="aslan2018-2015")
     spread = _marginal_kwh(sc, 0, slice(0, DAY), 32.0 * 4 / DAY, 0.0).sum() * 500.0 / 1000.0
     away = _marginal_kwh(sc, 1, CLEAN, 32.0, 0.0).sum() * 50.0 / 1000.0 + 1.0 * 0.06 * 500.0 / 1000.0
     assert away < spread
@@ -84,7 +89,8 @@ def test_resources_may_split_between_sites(tmp_path):
     """With cores and memory, the relaxation may move one and not the other: never above the by-hand value of
     moving the task whole or keeping it whole."""
     sc = sim_core.load(_two_sites(tmp_path, clean_at=1, bw_gb=20.0, name="split"))
-    r = optimum(sc, seed=0, power="always_on", workload="origins")
+    r = optimum(sc, seed=0, power="always_on", workload="origins", idle_floor=False,
+                transfer_kwh_per_gb="aslan2018-2015")
     home = _marginal_kwh(sc, 0, CLEAN, 32.0, 64.0).sum() * 0.5
     away = _marginal_kwh(sc, 1, CLEAN, 32.0, 64.0).sum() * 0.05 + 20.0 * 0.06 * 0.5
     assert r.baseline_carbon_kg < r.value <= r.baseline_carbon_kg + min(home, away) + 1e-9
@@ -92,13 +98,13 @@ def test_resources_may_split_between_sites(tmp_path):
 
 def test_cost_objective_and_weights(tmp_path):
     sc = sim_core.load(_two_sites(tmp_path, clean_at=1, mem_gb=0.0))
-    c = optimum(sc, seed=0, objective="cost", power="always_on", workload="origins")
+    c = optimum(sc, seed=0, objective="cost", power="always_on", workload="origins", idle_floor=False)
     assert c.value == pytest.approx(c.cost_usd, rel=1e-9)
     # flat 80 USD/MWh everywhere and no data to move: spread evenly over both sites and the whole day
     even = sum(_marginal_kwh(sc, d, slice(0, DAY), 32.0 * 4 / (2 * DAY), 0.0).sum() for d in range(2))
     assert c.value == pytest.approx(c.baseline_cost_usd + even * 80 / 1000, rel=1e-7)
     w = optimum(sc, seed=0, objective="weighted", carbon_weight=1.0, cost_weight=2.0, power="always_on",
-                workload="origins")
+                workload="origins", idle_floor=False)
     assert w.value == pytest.approx(w.carbon_kg + 2.0 * w.cost_usd, rel=1e-9)
     with pytest.raises(OptimumError, match="objective"):
         optimum(sc, objective="water")

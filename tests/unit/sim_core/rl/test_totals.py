@@ -8,6 +8,7 @@ import pytest
 
 import sim_core
 from sim_core.gym import TaskSchedulingEnv
+from sim_core.options import TRANSFER_KWH_PER_GB
 from sim_core.rl.reward import Reward
 from sim_core.transfer import transfer_one
 
@@ -113,8 +114,8 @@ def test_transfer_rule_matches_result_rows(busy):
                  - int(busy.start_utc.timestamp())) // 900)
         for r, row in enumerate(tr.iter_rows(named=True)):
             o, d, k = loc[row["src_location"]], loc[row["dst_location"]], int(step[r])
-            want = transfer_one(row["bandwidth_gb"], busy.usd_per_gb[o, d], 0.06, busy.carbon_g_per_kwh[o, k],
-                                busy.carbon_g_per_kwh[d, k], basis == "mean")
+            want = transfer_one(row["bandwidth_gb"], busy.usd_per_gb[o, d], TRANSFER_KWH_PER_GB,
+                                busy.carbon_g_per_kwh[o, k], busy.carbon_g_per_kwh[d, k], basis == "mean")
             assert (row["cost_usd"], row["energy_kwh"], row["carbon_kg"]) == want
         remote = res.tasks["remote"].to_numpy()
         np.testing.assert_array_equal(res.tasks["transfer_cost_usd"].to_numpy()[remote], tr["cost_usd"].to_numpy())
@@ -142,6 +143,7 @@ def test_step_physics_breakdown_matches_outcome(busy):
     ph = sim.step_physics()
     np.testing.assert_array_equal(ph["total_kw"] * 0.25, o.per_dc("total_kwh"))
     np.testing.assert_array_equal(ph["water_l"], o.per_dc("water_l"))
-    parts = sum(ph[k] for k in ("it_kw", "crac_fan_kw", "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw"))
+    parts = sum(ph[k] for k in ("it_kw", "crac_fan_kw", "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw",
+                                "lighting_kw", "ups_loss_kw", "transformer_loss_kw"))
     np.testing.assert_allclose(parts, ph["total_kw"], rtol=1e-12)
     assert o.step == 29 and o["busy_cores"] > 0
