@@ -2,8 +2,9 @@
 # gridshift's one entry point on a fresh machine that has only python3:
 #   ./run.sh test                      set up everything, then run the test suite
 #   ./run.sh lint                      ruff + import-linter (the import direction) + `dg check defs`
-#   ./run.sh ui [--home DIR] [ARGS]    the Dagster UI (`dg dev`) on the gridshift home's instance
-#   ./run.sh scenario_builder ...      set up everything, then run any project command
+#   ./run.sh ui [--home DIR] [ARGS]    the Dagster UI (`dg dev`) on the gridshift home's instance (= gridshift ui)
+#   ./run.sh gridshift ...             set up everything, then run a gridshift command (gridshift --help lists them)
+#   ./run.sh python ...                or any program in the environment
 # It installs uv (into .tools/ if not on PATH) and the locked environment (uv sync --locked).
 # Project commands run in the directory you call from, so relative paths (--out, --home) are yours.
 set -euo pipefail
@@ -48,7 +49,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
   "$UV" sync --locked --quiet --compile-bytecode --project "$ROOT" ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"}
   echo "$WANT" > "$STAMP"
 fi
-(cd "$ROOT" && uvrun python -m compileall -q -j 0 gridshift pipelines warehouse scenario_builder sim_core \
+(cd "$ROOT" && uvrun python -m compileall -q -j 0 gridshift gridshift_cli pipelines warehouse scenario_builder sim_core \
   dagster_project benchmarks >/dev/null)
 
 case "${1:-}" in
@@ -65,10 +66,10 @@ case "${1:-}" in
     ;;
   ui)
     shift
-    exec "$UV" run --frozen --project "$ROOT" python -m dagster_project.ui "$@"
+    exec "$UV" run --frozen --project "$ROOT" gridshift ui "$@"
     ;;
   "")
-    echo "usage: ./run.sh test | lint | ui | <command> [args...]" >&2
+    echo "usage: ./run.sh test | lint | ui | gridshift <command> [args...] | <program> [args...]" >&2
     exit 2
     ;;
   *)

@@ -1,4 +1,4 @@
-"""Benchmark ``scenario_builder export``: 5 regions x 1 year with the full synthetic workload.
+"""Benchmark ``gridshift export``: 5 regions x 1 year with the full synthetic workload.
 
 Two figures: from scratch (empty home: the grid partitions, the neighbouring years, the reference
 tables and the ~1.3 M-task synthetic workload are ingested first) and from a populated warehouse
@@ -27,7 +27,7 @@ GOAL_S = 5.0
 
 
 def _export(home: Path, out: Path, mirror: Path, year: int, max_gap: float) -> tuple[float, str]:
-    cmd = ["uv", "run", "--quiet", "scenario_builder", "export", "--regions", REGIONS, "--year", str(year),
+    cmd = ["uv", "run", "--quiet", "gridshift", "export", "--regions", REGIONS, "--year", str(year),
            "--workload", "synthetic", "--max-gap-hours", f"{max_gap:g}", "--home", str(home), "--out", str(out),
            "--mirror", str(mirror)]
     t = time.perf_counter()

@@ -7,7 +7,7 @@ Builds a mirror in a temporary folder whose Electricity Maps DE-LU 2023 file is 
 the shared data folder, ``GRIDSHIFT_SHARED_DATA``, default ``../shared/data``) followed by one data row whose
 estimation-method field is padded with text to ``--gib`` GiB (``--sparse``: a sparse file of zeros
 instead, no disk written), every other file linking the real one. It then runs the real command,
-``scenario_builder ingest`` (the Dagster assets, the warehouse, the CLI's report), in a subprocess, and
+``gridshift ingest`` (the Dagster assets, the warehouse, the CLI's report), in a subprocess, and
 prints the command, its exit status, the line of its refusal naming the file, and the child's peak
 resident memory (``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``). The temporary folder — the padded
 file with it — is deleted afterwards. A benchmark, not a CI test: CI checks the same limit on sparse
@@ -72,7 +72,7 @@ def main() -> None:
     size = int(args.gib * (1 << 30))
     with tempfile.TemporaryDirectory(prefix="gridshift-hostile-") as tmp:
         mirror = build_mirror(shared_data(), Path(tmp), size, sparse=args.sparse)
-        cmd = [sys.executable, "-m", "scenario_builder", "ingest", "--regions", "DE-LU", "--year", "2023",
+        cmd = [sys.executable, "-m", "gridshift_cli", "ingest", "--regions", "DE-LU", "--year", "2023",
                "--sources", "carbon", "--mirror", str(mirror), "--home", str(Path(tmp) / "home")]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -87,7 +87,7 @@ def main() -> None:
         "## Hostile input: a padded mirror file", "",
         f"`{cli}` — {machine()}, load average {os.getloadavg()[0]:.1f} at the end (a shared machine). The real "
         "Electricity Maps DE-LU 2023 file padded to the size below, ingested by the real command in a subprocess "
-        f"(`{shlex.join(['scenario_builder', *cmd[3:7], *cmd[7:9]])} ...`); peak resident memory of that process "
+        f"(`{shlex.join(['gridshift', *cmd[3:7], *cmd[7:9]])} ...`); peak resident memory of that process "
         "(`resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`).", "",
         "| padded file | on disk | exit status | wall s | peak RSS | refusal |",
         "|---|---:|---:|---:|---:|---|",

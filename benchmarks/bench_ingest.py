@@ -69,6 +69,7 @@ def _cpu(who: int) -> float:
 
 def _cli(mirror: Path, home: str, profile: str | None = None, tree: Path | None = None) -> tuple[float, float]:
     """(wall s, CPU s user+sys) of one CLI run in a fresh process (the CLI of ``tree``, default this one)."""
+    # `-m scenario_builder`, the command's older name, so that an older tree (--tree) runs the same way
     cmd = [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else []), "-m", "scenario_builder",
            "ingest", "--regions", "all", "--year", ",".join(map(str, YEARS)), "--mirror", str(mirror), "--home", home]
     c0, t0 = _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
@@ -194,7 +195,7 @@ def _phases(mirror: Path) -> dict[str, float]:
         out[name] = time.process_time() - t[0]
         t[0] = time.process_time()
 
-    import scenario_builder.cli  # noqa: F401 - the CLI's own imports
+    import gridshift_cli  # noqa: F401 - the CLI's own imports
     from dagster_project import runner
     from dagster_project.assets import grid
     from gridshift.home import Home

@@ -6,7 +6,7 @@ it: every run that is not indexed yet becomes one Dask task on a worker
 (``sim_core.bench.remote.run_and_publish``: load the bundle, simulate, publish the Parquet object
 under the results URL) and only a small receipt travels back. The op is the single warehouse writer:
 it indexes the receipts in one transaction and records each run as a ``benchmark_run`` partition
-materialization, so the UI shows them and ``benchmark_summary`` (or ``python -m sim_core compare``)
+materialization, so the UI shows them and ``benchmark_summary`` (or ``gridshift compare``)
 reads them without simulating.
 
 Why not Dagster's Dask executor (``dagster-dask``): its executor submits the steps of the execution plan

@@ -1,9 +1,8 @@
-"""``./run.sh ui``: the Dagster UI (``dg dev``) on the gridshift home's instance.
+"""The Dagster UI (``dg dev``) on the gridshift home's instance: what ``gridshift ui`` (``./run.sh ui``) runs.
 
 Prepares ``<home>/dagster`` (the instance every CLI run is recorded in), points ``DAGSTER_HOME`` at
 it and replaces this process with ``dg dev`` (extra arguments pass through, e.g. ``-p 3001``), so
-Ctrl-C / SIGTERM reach Dagster directly and it shuts down cleanly. The home is ``--home DIR``, else
-``$GRIDSHIFT_HOME``, else ``./.gridshift``.
+Ctrl-C / SIGTERM reach Dagster directly and it shuts down cleanly.
 """
 
 from __future__ import annotations
@@ -19,19 +18,16 @@ from gridshift.home import Home
 REPO = Path(__file__).resolve().parents[1]
 
 
-def main(argv: list[str]) -> None:
-    home = None
-    if len(argv) >= 2 and argv[0] == "--home":
-        home, argv = argv[1], argv[2:]
+def launch(home: Path | None, dg_args: list[str], mirror: Path | None = None) -> None:
+    """Replace this process with ``dg dev *dg_args`` on ``home``'s instance (``None``: ``$GRIDSHIFT_HOME``,
+    else ``./.gridshift``); ``mirror`` (else ``$GRIDSHIFT_MIRROR``) is the mirror the UI's runs read."""
     h = Home.resolve(home).ensure()
     prepare_instance(h)  # creates or updates <home>/dagster/dagster.yaml
     os.environ["DAGSTER_HOME"] = str(h.dagster_dir)
     os.environ["GRIDSHIFT_HOME"] = str(h.root)
+    if mirror is not None:
+        os.environ["GRIDSHIFT_MIRROR"] = str(mirror)
     dg = shutil.which("dg") or os.path.join(os.path.dirname(sys.executable), "dg")
     print(f"gridshift home {h.root}; Dagster instance {h.dagster_dir}", file=sys.stderr, flush=True)
     os.chdir(REPO)  # dg finds the project (pyproject.toml) from the working directory
-    os.execv(dg, [dg, "dev", *argv])
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])
+    os.execv(dg, [dg, "dev", *dg_args])

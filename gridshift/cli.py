@@ -2,8 +2,8 @@
 
 What failed, the root cause's own message (file, column, rows and values where the error knows
 them), the next step, and where the full report is: the traceback goes to a log file under the
-home (``<home>/logs``), or to the terminal with ``--debug``. Both CLIs (``scenario_builder`` and
-``python -m sim_core``) use it.
+home (``<home>/logs``), or to the terminal with ``--debug``. The ``gridshift`` command line
+(``gridshift_cli``) uses it.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ MAX_CAUSE_LINES = 8
 HINTS: dict[str, str] = {
     "SourceUnavailableError": "pass --live to fetch it from the publisher (tokens: docs/sources.md), or --mirror DIR "
                               "pointing at a folder that holds the file",
-    "BundleError": "this bundle cannot be used as it is: rebuild it (scenario_builder export) or check its origin",
+    "BundleError": "this bundle cannot be used as it is: rebuild it (gridshift export) or check its origin",
     "GapError": "raise --max-gap-hours / --max-edge-fill-hours, or ingest the neighbouring year",
-    "MissingInputs": "run scenario_builder export, which ingests them first",
-    "UnknownLocationError": "scenario_builder ingest --help lists the options; locations are in "
+    "MissingInputs": "run gridshift export, which ingests them first",
+    "UnknownLocationError": "gridshift ingest --help lists the options; locations are in "
                             "gridshift/data/locations.csv",
-    "RunOptionsError": "python -m sim_core run --help lists the options and their ranges",
+    "RunOptionsError": "gridshift run --help lists the options and their ranges",
     "DataError": "fix or replace the file named above; nothing was written",
     "MissingRateError": "add the year's rate to pipelines' FX table (docs/sources.md)",
     "StorageError": "free space on that disk, raise the file-size limit (ulimit -f) or make the folder writable "

@@ -125,7 +125,7 @@ _TABLE: dict[str, PolicySpec] = {}
 def register(spec: PolicySpec) -> PolicySpec:
     """Add a policy to the table (for policies defined outside ``sim_core/policies``: an example, a test, a
     user's project). Its name and code must be new and its kind ``rule`` or ``baseline``; returns ``spec``.
-    The command lines list it (``sim_core.cli.make_app``) and ``sim_core.run`` runs it by name."""
+    The command lines list it (``gridshift_cli.make_app``) and ``sim_core.run`` runs it by name."""
     if not isinstance(spec, PolicySpec):
         raise TypeError(f"register takes a PolicySpec, got {type(spec).__name__}")
     if spec.kind not in ("rule", "baseline"):

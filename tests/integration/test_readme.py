@@ -8,12 +8,13 @@ import shlex
 from typer.testing import CliRunner
 
 from benchmarks._report import ROOT
-from scenario_builder.cli import app
+from gridshift_cli import app
 
 
 def _main_job() -> tuple[list[str], str]:
     text = (ROOT / "README.md").read_text()
-    command = re.search(r"# the main job[^\n]*\n(\./run\.sh scenario_builder export [^\n]+)\n", text).group(1)
+    main_job = r"# the main job[^\n]*\n(\./run\.sh (?:gridshift|scenario_builder) export [^\n]+)\n"
+    command = re.search(main_job, text).group(1)
     cited = re.search(r"The main job writes bundle \*\*`([0-9a-f]{16})`\*\*", text).group(1)
     return shlex.split(command)[2:], cited
 

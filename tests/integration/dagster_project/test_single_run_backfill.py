@@ -187,7 +187,7 @@ def test_a_failed_database_write_writes_nothing_for_any_partition(tmp_path, shar
 def test_cli_names_the_bad_partition_and_exits_1(tmp_path, bad_mirror):
     from typer.testing import CliRunner
 
-    from scenario_builder.cli import app
+    from gridshift_cli import app
 
     res = CliRunner().invoke(app, ["ingest", "--regions", ",".join(REGIONS), "--year", "2022,2023", "--sources",
                                    "carbon", "--mirror", str(bad_mirror), "--home", str(tmp_path)])

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from scenario_builder.cli import app
+from gridshift_cli import app
 
 runner = CliRunner()
 
@@ -53,7 +53,7 @@ def test_the_ui_shows_the_whole_chain_and_what_the_cli_built(exported):
     home, output = exported
     port = _free_port()
     env = {**os.environ, "GRIDSHIFT_HOME": str(home)}
-    proc = subprocess.Popen([sys.executable, "-m", "dagster_project.ui", "--home", str(home), "-p", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "gridshift_cli", "ui", "-p", str(port), "--home", str(home)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         # dg dev starts a webserver, a daemon and a code server: ~20 s on a quiet 2-core machine, but over

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from gridshift.home import Home
-from scenario_builder.cli import app
+from gridshift_cli import app
 from tests.integration.helpers import mirror_with, replace_line, tree_digest
 from warehouse.db import read_table
 

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gridshift.limits import FILE_BYTES
-from scenario_builder.cli import app
+from gridshift_cli import app
 from tests.integration.helpers import mirror_with, replace_line
 
 runner = CliRunner()

@@ -30,7 +30,7 @@ limit = int(sys.argv[1])
 if limit:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 sys.argv = ["scenario_builder", *sys.argv[2:]]
-from scenario_builder.cli import main
+from gridshift_cli import main
 main()
 """
 

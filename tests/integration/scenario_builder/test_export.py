@@ -18,9 +18,9 @@ from gridshift.errors import GridshiftError
 from gridshift.hashing import compute_bundle_id
 from gridshift.home import UnsafePathError
 from gridshift.locations import UnknownLocationError
+from gridshift_cli import app
 from scenario_builder import bundle as bundle_mod
 from scenario_builder.bundle import BuildParams
-from scenario_builder.cli import app
 from scenario_builder.export import plan
 from scenario_builder.resample import GapError
 from tests.integration.scenario_builder.conftest import REGIONS, YEAR

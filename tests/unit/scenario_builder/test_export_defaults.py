@@ -10,8 +10,8 @@ import typer
 from dagster_project.assets.bundle import BundleConfig
 from gridshift import export_defaults as D
 from gridshift.quality import MAX_EDGE_FILL, MAX_GAP
+from gridshift_cli import app
 from scenario_builder.bundle import BuildParams
-from scenario_builder.cli import app
 
 #: export option name -> BuildParams field, where they differ
 OPTION_TO_FIELD = {"carbon": "carbon_basis"}

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gridshift.bundle import BundleError
-from scenario_builder.cli import app
+from gridshift_cli import app
 from scenario_builder.inspect import plot, summary
 from tests.unit.gridshift.bundle_hostile import rewrite_parquet, set_value, valid_bundle
 

@@ -484,7 +484,7 @@ def test_forecast_model_is_in_the_run_key_and_the_outputs(noisy, tmp_path):
 
 
 def test_cli_defaults_are_the_forecast_defaults():
-    from sim_core import cli
+    from gridshift_cli import options as cli
 
     assert cli.FORECAST_DEFAULT == F.DEFAULT_MODEL and cli.HORIZON_DEFAULT == F.DEFAULT_HORIZON_H
     assert cli.ISSUE_EVERY_DEFAULT == F.DEFAULT_ISSUE_EVERY_MIN

@@ -17,7 +17,7 @@ from numba.core.registry import CPUDispatcher
 from typer.testing import CliRunner
 
 import sim_core
-from sim_core.cli import make_app
+from gridshift_cli import make_app
 from sim_core.options import make_options
 from sim_core.policies import PolicySpec, register, registry, unregister
 from sim_core.testing import tiny_bundle

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
+from gridshift_cli import app
 from pipelines.workload import alibaba2020
 from pipelines.workload.derive import DeriveParams
-from scenario_builder.cli import app
 from tests.integration.pipelines.workload.workload_fixture import (
     EXPECTED_DROPPED,
     JOB_ROWS,

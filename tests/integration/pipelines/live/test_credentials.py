@@ -13,7 +13,7 @@ import logging
 from typer.testing import CliRunner
 
 from gridshift.home import Home
-from scenario_builder.cli import app
+from gridshift_cli import app
 from warehouse.db import read_table
 
 USER, PASSWORD = "gs-user-7c1", "pw-5ecr3t-9f8e7d"

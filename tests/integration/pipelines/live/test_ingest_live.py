@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
+from gridshift_cli import app
 from pipelines.core import http
 from pipelines.core.http import DownloadError, Expect, download, make_session
-from scenario_builder.cli import app
 from tests.integration.pipelines.live.conftest import FakeIsoAdapter
 from warehouse.db import read_table
 from warehouse.ingest import ingest_grid

@@ -1,4 +1,4 @@
-"""``python -m sim_core compare`` and ``run``: exit codes, clear errors, byte-identical outputs, warehouse reuse."""
+"""``gridshift compare`` and ``run``: exit codes, clear errors, byte-identical outputs, warehouse reuse."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from gridshift_cli import app
 from sim_core.bench.metrics import METRIC_NAMES
-from sim_core.cli import app
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FILES = ["compare.json", "runs.parquet", "summary.md", "summary.parquet", "timeseries.png", "tradeoff.png",

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from gridshift.objectstore import ObjectNotFoundError, read_bytes
 from gridshift.results import run_relpath
+from gridshift_cli import app
 from sim_core.bench.sweep import compare, worker_name
-from sim_core.cli import app
 from tests.loopback import bucket_keys, loopback_only, make_bucket, s3_server
 from warehouse.benchmark_store import WarehouseRunStore
 from warehouse.db import read_table

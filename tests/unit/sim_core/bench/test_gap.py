@@ -8,10 +8,10 @@ import pytest
 from typer.testing import CliRunner
 
 import sim_core
+from gridshift_cli import app
 from sim_core.bench import compare
 from sim_core.bench.gap import delay_sweep, with_allowed_delay
 from sim_core.bench.report import summary_markdown
-from sim_core.cli import app
 from sim_core.optimum import optimum
 
 

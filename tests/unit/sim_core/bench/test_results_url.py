@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gridshift.results import run_relpath
-from sim_core.cli import app
+from gridshift_cli import app
 from tests.loopback import S3_ENV, bucket_keys, loopback_only, make_bucket, s3_server
 
 POLS = ["local_only", "lowest_carbon"]

@@ -124,7 +124,7 @@ def test_missing_or_changed_object_is_a_clear_error(tmp_path, scenario, bundle):
     from typer.testing import CliRunner
 
     from gridshift.objectstore import ObjectNotFoundError
-    from sim_core.cli import app
+    from gridshift_cli import app
 
     store = _store(tmp_path)
     compare(scenario, ["local_only"], [0], days=1, store=store)

@@ -1,0 +1,173 @@
+"""``gridshift export``, ``verify``, ``inspect`` and ``list``: scenario bundles, built through the Dagster
+assets and read back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from gridshift import export_defaults as D
+from gridshift import locations
+from gridshift.home import Home
+from gridshift_cli.common import absolute, console, err_console, failures, progress_bar, quiet_dagster, resolve_mirror
+from gridshift_cli.options import BundleDirArg, HomeOpt, LiveOpt, MirrorOpt, PartialOpt, RegionsOpt, SeedOpt, YearOpt
+
+
+def _fmt_pct(x) -> str:
+    return "" if x is None else f"{x:.2%}"
+
+
+def _quality_table(rows: list[dict], title: str) -> Table:
+    table = Table(title=title)
+    for col in ("region", "signal", "coverage", "estimated", "filled", "gaps", "max gap h"):
+        table.add_column(col, justify="left" if col in ("region", "signal") else "right")
+    for r in rows:
+        table.add_row(
+            r["location"], r["signal"], _fmt_pct(r["coverage"]), _fmt_pct(r["estimated_share"]),
+            str(r["filled_count"]), str(r["gap_count"]), f"{r['max_gap_hours']:g}",
+        )
+    return table
+
+
+def _quality_rows(manifest: dict) -> list[dict]:
+    return [{"location": loc, "signal": sig, **q}
+            for loc in manifest.get("locations", []) for sig, q in (manifest.get("quality") or {}).get(loc, {}).items()]
+
+
+def export(
+    ctx: typer.Context,
+    regions: RegionsOpt,
+    year: YearOpt,
+    workload: Annotated[str, typer.Option(help="synthetic | alibaba-2020 | alibaba-2023 | none")] = D.WORKLOAD,
+    datacenters: Annotated[str, typer.Option(
+        help="capacities: 'sized' from the workload for --target-utilization (default), 'reference' "
+             "(SustainCluster's cluster), an override file (JSON or CSV) applied to the reference values, "
+             "or a sites file (a 'site' column: several datacenters per location, cloud regions; "
+             "docs/bundles.md)")
+    ] = D.DATACENTERS,
+    target_utilization: Annotated[float, typer.Option(
+        help="with --datacenters sized: the mean share of each site's capacity its local demand uses")
+    ] = D.TARGET_UTILIZATION,
+    physics: Annotated[str, typer.Option(
+        help="facility model of every site: 'default' (hybrid dry cooler with adiabatic pre-cooling above "
+             "18.3 degC, water-side economizer; docs/simulation.md), or 'gridshift-0.1' (the facility before "
+             "the climate-sensitive revision, wet cooling tower; with --datacenters reference and "
+             "power=always_on it reproduces that version's numbers)")] = D.PHYSICS,
+    provider: Annotated[str, typer.Option(help="cloud provider for egress prices and paths: aws|gcp|azure")
+                        ] = D.PROVIDER,
+    carbon: Annotated[str, typer.Option(help="carbon intensity basis: direct | lca")] = D.CARBON_BASIS,
+    seed: SeedOpt = D.SEED,
+    flexibility: Annotated[str, typer.Option(
+        help="task flexibility (allowed delay, suspend-resume, elastic scaling; docs/workload.md): 'default' "
+             "(the cited model) or 'none'")] = D.FLEXIBILITY,
+    max_gap_hours: Annotated[float, typer.Option(help="longest gap filled (flagged) before the build fails")
+                             ] = D.MAX_GAP_HOURS,
+    max_edge_fill_hours: Annotated[
+        float, typer.Option(help="longest year-edge span with no neighbouring-year data held (flagged)")
+    ] = D.MAX_EDGE_FILL_HOURS,
+    out: Annotated[Path | None, typer.Option(help="output folder (default <home>/bundles)")] = None,
+    mirror: MirrorOpt = None,
+    home: HomeOpt = None,
+    live: LiveOpt = False,
+    allow_partial: PartialOpt = False,
+) -> None:
+    """Build a versioned, content-addressed 15-minute bundle (ingesting missing inputs first).
+
+    Every step runs as a Dagster asset on the home's instance: ./run.sh ui shows the runs and the
+    lineage from the raw files to the bundle.
+    """
+    from dagster_project import runner
+    from gridshift.bundle import check_integrity
+    from scenario_builder.bundle import BuildParams
+    from warehouse.ingest import writable_home
+
+    quiet_dagster()
+    with failures(ctx, home):
+        params = BuildParams(
+            regions=tuple(locations.parse_codes(regions)), year=year, workload=workload, provider=provider,
+            carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
+            datacenters=datacenters if datacenters in ("sized", "reference") else str(absolute(Path(datacenters))),
+            target_utilization=target_utilization, physics=physics, flexibility=flexibility,
+        )
+        h = writable_home(Home.resolve(home))
+        with progress_bar("ingest") as progress:
+            task = progress.add_task("", total=None, visible=False)
+            done = runner.export_bundle(
+                params, home=h, mirror=resolve_mirror(mirror), out=absolute(out), live=live,
+                allow_partial=allow_partial,
+                on_plan=lambda p: progress.update(task, total=p.steps, visible=p.steps > 0),
+                on_progress=lambda d: progress.update(task, advance=1, description=d),
+            )
+        manifest = check_integrity(done.path)
+    console.print(_quality_table(_quality_rows(manifest), "data quality"))
+    console.print(f"bundle {'(already present) ' if done.reused else ''}[bold]{done.path}[/]")
+    console.print(f"id {done.bundle_id}")
+
+
+def verify(bundle: BundleDirArg) -> None:
+    """Check a bundle as sim_core.load does: only the format's files, no links, every sha256 and the id,
+    then every value against the contract; exit 1 naming each problem (file, column, rows, values)."""
+    from gridshift.bundle import verify_bundle
+
+    res = verify_bundle(bundle)
+    if not res.ok:
+        for p in res.problems:
+            err_console.print(f"[red]FAILED[/] {p}", soft_wrap=True)
+        raise typer.Exit(1)
+    console.print(f"ok {res.bundle_id}: files intact and every value within the bundle contract")
+
+
+def inspect_cmd(
+    ctx: typer.Context,
+    bundle: BundleDirArg,
+    plot: Annotated[bool, typer.Option("--plot", help="write PNGs of the signals per region and the workload")] = False,
+    plot_dir: Annotated[Path | None, typer.Option(help="where to write the PNGs (default ./<bundle_id>-plots)")] = None,
+) -> None:
+    """Summarize a bundle (and optionally plot it)."""
+    from scenario_builder.inspect import plot as do_plot
+    from scenario_builder.inspect import read_manifest, summary
+
+    with failures(ctx, None):
+        s = summary(absolute(bundle))
+    p = s["parameters"] or {}
+    console.print(f"[bold]bundle {s['bundle_id']}[/] ({s['bytes'] / 1e6:.1f} MB, gridshift {s['gridshift_version']})")
+    console.print(f"year {s['year']}, {s['n_steps']} steps; locations {', '.join(s['locations'])}")
+    console.print("parameters: " + ", ".join(f"{k}={v}" for k, v in sorted(p.items())))
+    t = s["tasks"]
+    console.print(f"tasks: {t['n_tasks']:,}" + (
+        f" (mean duration {t['mean_duration_s'] / 3600:.2f} h, {t['mean_cpu_cores']:.2f} cores, "
+        f"{t['mean_gpus']:.2f} GPUs, {t['mean_mem_gb']:.1f} GB, input {t['mean_bandwidth_gb']:.2f} GB)"
+        if t["n_tasks"] else ""))
+    st = Table(title="signals")
+    for col in ("region", "carbon mean", "price mean", "price min", "price max", "temp mean", "wet-bulb max"):
+        st.add_column(col, justify="left" if col == "region" else "right")
+    for r in s["signal_stats"]:
+        st.add_row(r["location"], f"{r['carbon_mean']:.1f}", f"{r['price_mean']:.1f}", f"{r['price_min']:.1f}",
+                   f"{r['price_max']:.1f}", f"{r['temp_mean']:.1f}", f"{r['wetbulb_max']:.1f}")
+    console.print(st)
+    console.print(_quality_table(_quality_rows(read_manifest(bundle)), "data quality"))
+    if plot:
+        target = plot_dir or Path.cwd() / f"{s['bundle_id']}-plots"
+        for path in do_plot(bundle, target):
+            console.print(f"wrote {path}")
+
+
+def list_cmd(home: HomeOpt = None) -> None:
+    """List the bundles in the gridshift home."""
+    from scenario_builder.inspect import list_bundles
+
+    h = Home.resolve(home)
+    rows = list_bundles(h.bundles_dir)
+    table = Table(title=f"bundles in {h.bundles_dir}")
+    for col in ("id", "year", "locations", "workload", "tasks", "MB"):
+        table.add_column(col, justify="right" if col in ("tasks", "MB") else "left")
+    for r in rows:
+        if "error" in r:
+            table.add_row(r["bundle_id"], "", "[red]unreadable manifest[/]", "", "", "")
+            continue
+        table.add_row(r["bundle_id"], str(r["year"]), ",".join(r["locations"]), str(r["workload"]),
+                      f"{r['n_tasks']:,}" if r["n_tasks"] is not None else "", f"{r['bytes'] / 1e6:.1f}")
+    console.print(table)

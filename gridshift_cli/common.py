@@ -1,0 +1,109 @@
+"""What every command shares: the consoles, path and year parsing, the failure report, the progress bar."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gridshift.cli import reporting
+from gridshift.home import Home
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def absolute(path: Path | None) -> Path | None:
+    """Relative paths are the caller's: resolved from the directory the command was run in."""
+    return path.expanduser().absolute() if path is not None else None
+
+
+def parse_years(text: str) -> list[int]:
+    """``2023``, ``2022,2023`` or ``2022-2023`` as a list of years (1990..2100)."""
+    years = []
+    try:
+        for part in text.split(","):
+            part = part.strip()
+            if "-" in part:
+                lo, hi = part.split("-", 1)
+                years += list(range(int(lo), int(hi) + 1))
+            elif part:
+                years.append(int(part))
+    except ValueError:
+        raise typer.BadParameter(f"invalid year(s) {text!r}") from None
+    if not years or any(y < 1990 or y > 2100 for y in years):
+        raise typer.BadParameter(f"invalid year(s) {text!r}")
+    return years
+
+
+def resolve_mirror(mirror: Path | None) -> Path | None:
+    """--mirror, else $GRIDSHIFT_MIRROR, else none."""
+    if mirror is not None:
+        return absolute(mirror)
+    env = os.environ.get("GRIDSHIFT_MIRROR")
+    return Path(env).expanduser().absolute() if env else None
+
+
+def quiet_dagster() -> None:
+    for name in ("dagster", "dagster.builtin"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def failures(ctx: typer.Context, home: Path | None):
+    """Failures print one short block; the full report goes to <home>/logs (or the terminal with --debug)."""
+    h = Home.resolve(home)
+    debug = bool((ctx.obj or {}).get("debug"))
+    return reporting(err_console, h.logs_dir, "gridshift", debug=debug, home=h.root)
+
+
+def progress_bar(label: str) -> Progress:
+    return Progress(TextColumn(f"[bold]{label}[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("{task.description}"), console=err_console, transient=True)
+
+
+def optional_home(home: Path | None, no_store: bool = False) -> Home | None:
+    """For the simulation commands, which need no warehouse: --home, else $GRIDSHIFT_HOME, else ./.gridshift
+    if it exists; None: no home (a bundle is then a directory, and no run is stored)."""
+    if no_store:
+        return None
+    if home is not None:
+        return Home.resolve(home)
+    if os.environ.get("GRIDSHIFT_HOME"):
+        return Home.resolve()
+    default = Home.resolve(".gridshift")
+    return default if default.root.is_dir() else None
+
+
+def bundle_path(bundle: str, h: Home | None) -> Path:
+    """A bundle directory, or a bundle id under the home's bundles folder (never outside it)."""
+    from gridshift.home import UnsafePathError, safe_join
+
+    path = Path(bundle)
+    if not path.is_dir() and h is not None:
+        try:
+            path = safe_join(h.bundles_dir, bundle)
+        except UnsafePathError as err:
+            raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
+    if not path.is_dir():
+        raise typer.BadParameter(f"no bundle directory {bundle!r}" + (f" (nor under {h.bundles_dir})" if h else ""),
+                                 param_hint="BUNDLE")
+    return path
+
+
+def load_bundle(path: Path):
+    """``sim_core.load``, its refusal shown as a bad BUNDLE argument."""
+    import sim_core
+
+    try:
+        return sim_core.load(path)
+    except sim_core.BundleError as err:
+        raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
+
+
+def start_arg(start: str | None) -> int | str | None:
+    """--start as a step index (digits) or an ISO time."""
+    return int(start) if start is not None and start.isdigit() else start

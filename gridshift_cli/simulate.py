@@ -1,0 +1,229 @@
+"""``gridshift run``, ``compare`` and ``optimum``: the cluster simulation on a bundle (``sim_core``), its
+runs stored in and reused from the home's warehouse and results URL."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from gridshift_cli.common import bundle_path, load_bundle, optional_home, start_arg
+from gridshift_cli.options import (
+    FORECAST_DEFAULT,
+    HORIZON_DEFAULT,
+    ISSUE_EVERY_DEFAULT,
+    BundleArg,
+    DaysOpt,
+    ForecastOpt,
+    HomeOpt,
+    HorizonOpt,
+    IssueEveryOpt,
+    NoDeferOpt,
+    PowerOpt,
+    SeedOpt,
+    SlaOpt,
+    StartOpt,
+)
+
+DEFAULT_POLICIES = ("local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener")
+
+
+def run(
+    bundle: BundleArg,
+    policy: Annotated[str, typer.Option(help="policy (the list below)")] = "lowest_carbon",
+    seed: SeedOpt = 0,
+    days: DaysOpt = None,
+    start: StartOpt = None,
+    out: Annotated[Path | None, typer.Option(help="write steps/tasks/transfers Parquet and run.json here")] = None,
+    no_defer: NoDeferOpt = False,
+    sla_multiplier: SlaOpt = 1.5,
+    power: PowerOpt = "managed",
+    forecast: ForecastOpt = FORECAST_DEFAULT,
+    forecast_horizon_h: HorizonOpt = HORIZON_DEFAULT,
+    forecast_issue_every_min: IssueEveryOpt = ISSUE_EVERY_DEFAULT,
+    home: HomeOpt = None,
+) -> None:
+    """Run one policy on a bundle and print the totals."""
+    import sim_core
+    from sim_core.forecast import caption
+
+    console = Console()
+    path = bundle_path(bundle, optional_home(home))
+    t = time.perf_counter()
+    scenario = load_bundle(path)
+    t_load = time.perf_counter() - t
+    t = time.perf_counter()
+    try:
+        res = sim_core.run(scenario, policy, seed=seed, days=days, start=start_arg(start),
+                           allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
+                           forecast=forecast, forecast_horizon_h=forecast_horizon_h,
+                           forecast_issue_every_min=forecast_issue_every_min)
+    except sim_core.RunOptionsError as err:  # an unknown policy, a window outside the bundle...
+        raise typer.BadParameter(str(err)) from err
+    t_run = time.perf_counter() - t
+    table = Table(title=f"{policy} on {res.bundle_id} (seed {seed}, gridshift {res.gridshift_version})\n"
+                        f"forecast: {caption(res.options)}")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for k, v in res.totals.items():
+        table.add_row(k, f"{v:,.4f}" if isinstance(v, float) else f"{v:,}")
+    console.print(table)
+    console.print(f"load {t_load:.2f} s, run {t_run:.2f} s")
+    if out is not None:
+        res.to_parquet(out)
+        console.print(f"wrote {out}")
+
+
+def _split_list(raw: str) -> list[str]:
+    return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+def _parse_policies(raw: str) -> list[str]:
+    from sim_core.bench.sweep import check_policies
+
+    try:
+        return check_policies(_split_list(raw))
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--policies") from err
+
+
+def _parse_seeds(raw: str) -> list[int]:
+    from sim_core.bench.sweep import check_seeds
+
+    seeds = []
+    for p in _split_list(raw):
+        try:
+            seeds.append(int(p))
+        except ValueError:
+            raise typer.BadParameter(f"seed {p!r} is not an integer", param_hint="--seeds") from None
+    try:
+        return check_seeds(seeds)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--seeds") from err
+
+
+def summary_table(cmp) -> Table:
+    """The summary as a rich table that fits 120 columns: one row per policy, mean ± 95 % CI over seeds
+    (every headline metric is in the output files: summary.md, summary.parquet)."""
+    from rich import box
+
+    from sim_core.bench.report import compact_rows, summary_caption
+
+    header, rows = compact_rows(cmp)
+    table = Table(caption=summary_caption(cmp), box=box.SIMPLE_HEAD, padding=(0, 1), caption_justify="left")
+    table.add_column(header[0], no_wrap=True)
+    for h in header[1:]:
+        table.add_column(h, justify="right", no_wrap=True)
+    for r in rows:
+        table.add_row(*r)
+    return table
+
+
+def _store(h, results: str | None):
+    """Where runs are stored and reused: the home's warehouse (indexing ``results``), else ``results`` alone."""
+    from gridshift.objectstore import StoreURLError
+
+    try:
+        if h is not None:
+            from warehouse.benchmark_store import WarehouseRunStore
+
+            return WarehouseRunStore.for_home(h, results_url=results)
+        if results is not None:
+            from gridshift.results import ResultStore
+
+            return ResultStore(results)
+    except StoreURLError as err:
+        raise typer.BadParameter(str(err), param_hint="--results") from err
+    return None
+
+
+def _dask_client(scheduler: str, console: Console):
+    from distributed import Client
+
+    try:
+        client = Client(scheduler, timeout="15s")
+    except (OSError, TimeoutError, ValueError) as err:
+        raise typer.BadParameter(f"cannot reach the Dask scheduler {scheduler}: {err}",
+                                 param_hint="--scheduler") from err
+    console.print(f"Dask scheduler {scheduler}: {len(client.scheduler_info()['workers'])} worker(s)")
+    return client
+
+
+def compare(
+    bundle: BundleArg,
+    policies: Annotated[str, typer.Option(help="comma-separated policies (the list below)")
+                        ] = ",".join(DEFAULT_POLICIES),
+    seeds: Annotated[str, typer.Option(help="comma-separated seeds")] = "0,1,2",
+    days: DaysOpt = None,
+    start: StartOpt = None,
+    out: Annotated[Path | None, typer.Option(help="write runs.parquet, summary.parquet, compare.json, PNGs here")
+                   ] = None,
+    home: HomeOpt = None,
+    no_store: Annotated[bool, typer.Option("--no-store", help="neither read nor write the warehouse")] = False,
+    recompute: Annotated[bool, typer.Option("--recompute", help="simulate every run even if stored")] = False,
+    no_figures: Annotated[bool, typer.Option("--no-figures", help="write no PNGs")] = False,
+    no_defer: NoDeferOpt = False,
+    sla_multiplier: SlaOpt = 1.5,
+    power: PowerOpt = "managed",
+    forecast: ForecastOpt = FORECAST_DEFAULT,
+    forecast_horizon_h: HorizonOpt = HORIZON_DEFAULT,
+    forecast_issue_every_min: IssueEveryOpt = ISSUE_EVERY_DEFAULT,
+    optimum: Annotated[bool, typer.Option("--optimum", help="also solve the offline optimum (a lower bound, HiGHS) "
+                                          "per seed and report each policy's gap to it")] = False,
+    results: Annotated[str | None, typer.Option(
+        help="where each run's Parquet object goes: a folder or s3://bucket/prefix (default <home>/results; S3 "
+             "credentials from AWS_* environment variables)")] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        help="run the simulations on this Dask scheduler (tcp://host:8786); workers need the bundle at the same "
+             "path and the --results URL (docs/distributed.md)")] = None,
+) -> None:
+    """Run every policy x seed on one bundle, print the summary, write outputs, store the runs.
+
+    Runs are stored in the home's warehouse (objects under --results) and reused by later calls."""
+    from gridshift.errors import GridshiftError
+    from sim_core.bench.report import assumptions_line, write_outputs
+    from sim_core.bench.sweep import compare as run_compare
+
+    pols = _parse_policies(policies)
+    sds = _parse_seeds(seeds)
+    h = optional_home(home, no_store)
+    path = bundle_path(bundle, h)
+    console = Console() if sys.stdout.isatty() else Console(width=120)  # logs and pipes: the table's width
+    scenario = load_bundle(path)
+    store = _store(h, results)
+    if scheduler is not None and store is None:
+        raise typer.BadParameter("a distributed sweep needs --results (or a home) for the workers' Parquet objects",
+                                 param_hint="--scheduler")
+
+    def progress(key, reused: bool) -> None:
+        console.print(f"  {key.policy:<20} seed {key.seed:<4} {'stored' if reused else 'simulated'}")
+        console.file.flush()  # a line per run as it ends, also into a pipe or a log (block-buffered there)
+
+    client = _dask_client(scheduler, console) if scheduler is not None else None
+    try:
+        cmp = run_compare(scenario, pols, sds, days=days, start=start_arg(start), store=store, recompute=recompute,
+                          on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
+                          forecast=forecast, forecast_horizon_h=forecast_horizon_h,
+                          forecast_issue_every_min=forecast_issue_every_min, optimum=optimum, executor=client,
+                          results_url=store.results.url if hasattr(store, "results") else getattr(store, "url", None))
+    except GridshiftError as err:  # a missing or changed result object, an unreachable store...
+        Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
+        raise typer.Exit(1) from err
+    except ValueError as err:  # a window outside the bundle, a start off the step grid...
+        raise typer.BadParameter(str(err)) from err
+    finally:
+        if client is not None:
+            client.close()
+    console.print(summary_table(cmp))
+    console.print(assumptions_line(cmp), highlight=False)
+    where = f"{h.warehouse_path}, objects under {store.results.url}" if h is not None else (
+        f"no warehouse, objects under {store.url}" if store is not None else "no warehouse")
+    console.print(f"{len(cmp.computed)} run(s) simulated, {len(cmp.reused)} reused ({where})")
+    if out is not None:
+        write_outputs(cmp, out, figures=not no_figures)
+        console.print(f"wrote {out}")
