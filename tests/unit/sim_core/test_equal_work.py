@@ -1,0 +1,127 @@
+"""Equal work (docs/simulation.md "How a run ends"): a run drains by default, so a policy cannot lower its
+totals by leaving work undone; ``drain=False`` keeps the old end at the window's edge."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import sim_core
+from sim_core.options import RunOptionsError
+from sim_core.testing import reference_bundle, synthetic_tasks
+
+N_STEPS = 6 * 96  # a three-day window and three days of bundle to drain into
+WINDOW_DAYS = 3
+N_TASKS = 2400
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    """The reference cluster at 2 % of its size, half the tasks allowed to wait 24 h (what wait_awhile defers)."""
+    t = synthetic_tasks(N_TASKS, N_STEPS, seed=3)
+    rng = np.random.default_rng(3)
+    t = t.with_columns(pl.Series("max_delay_s", np.where(rng.random(N_TASKS) < 0.5, 24 * 3600.0, 0.0)))
+    root = reference_bundle(tmp_path_factory.mktemp("eq"), n_tasks=N_TASKS, n_steps=N_STEPS, seed=3, tasks=t,
+                            capacity_scale=0.02, name="equal_work")
+    return sim_core.load(root)
+
+
+def _run(sc, policy, **kw):
+    return sim_core.run(sc, policy, seed=1, days=WINDOW_DAYS, **kw)
+
+
+def defer_everything(obs):
+    """A Python policy that never starts anything itself (only the deadlines do)."""
+    return np.zeros(obs["n_pending"], np.int64)
+
+
+def test_a_drained_run_finishes_every_task_that_arrived_and_flags_its_drain_steps(bundle):
+    r = _run(bundle, "local_only")
+    T = r.totals
+    assert 0 < T["drain_steps"] < N_STEPS - WINDOW_DAYS * 96  # it ended before the bundle did
+    assert T["steps"] == WINDOW_DAYS * 96 + T["drain_steps"]
+    assert T["work_left_core_hours"] == 0.0 and T["work_left_gpu_hours"] == 0.0
+    assert T["tasks_completed"] == T["tasks"] - T["tasks_unschedulable"]
+    assert T["tasks_pending_at_end"] == T["tasks_queued_at_end"] == T["tasks_in_transit_at_end"] == 0
+    # the per-step frame covers the drain, flagged, with no arrival in it; its carbon sums to the totals'
+    s = r.steps
+    assert s.height == T["steps"] * T["n_dc"]
+    assert int(s["draining"].sum()) == T["drain_steps"] * T["n_dc"]
+    assert int(s.filter(pl.col("draining"))["arrived"].sum()) == 0
+    assert float(s["carbon_kg"].sum()) == pytest.approx(T["carbon_kg"], rel=1e-12)
+    # the per-unit rates divide the totals by the work done
+    assert T["work_gpu_hours"] > 0
+    assert T["carbon_kg_per_gpu_hour"] == T["carbon_kg"] / T["work_gpu_hours"]
+    assert T["charged_carbon_kg"] == 0.0 and T["carbon_kg_equal_work"] == T["carbon_kg"]
+    assert r.options["window_steps"] == WINDOW_DAYS * 96
+
+
+def test_drain_false_stops_at_the_window_and_leaves_work_undone(bundle):
+    r = _run(bundle, "wait_awhile", drain=False)
+    assert r.totals["steps"] == WINDOW_DAYS * 96 and "draining" not in r.steps.columns
+    assert r.totals["work_left_gpu_hours"] > 0 and r.totals["charged_carbon_kg"] == 0.0
+
+
+def test_wait_awhile_completes_the_same_gpu_hours_as_local_only(bundle):
+    """The issue's finding (wait_awhile doing fewer GPU-hours than local_only) holds with drain=False and is
+    gone with the default drain."""
+    old = {p: _run(bundle, p, drain=False).totals for p in ("local_only", "wait_awhile")}
+    assert old["wait_awhile"]["work_gpu_hours"] < old["local_only"]["work_gpu_hours"] * 0.99
+    new = {p: _run(bundle, p).totals for p in ("local_only", "wait_awhile")}
+    assert new["wait_awhile"]["work_gpu_hours"] == pytest.approx(new["local_only"]["work_gpu_hours"], rel=1e-12)
+    assert new["wait_awhile"]["work_left_gpu_hours"] == 0.0
+
+
+def test_a_policy_that_defers_everything_does_worse_than_local_only(bundle):
+    local = _run(bundle, "local_only").totals
+    lazy = _run(bundle, defer_everything).totals
+    assert lazy["tasks_forced"] > 0.9 * lazy["tasks"]  # the deadlines started nearly everything
+    assert lazy["work_gpu_hours"] == pytest.approx(local["work_gpu_hours"], rel=1e-12)
+    assert lazy["carbon_kg_equal_work"] > local["carbon_kg_equal_work"]
+    assert lazy["carbon_kg_per_gpu_hour"] > local["carbon_kg_per_gpu_hour"]
+    # ... where stopping at the window's end made it look better
+    lazy_old = _run(bundle, defer_everything, drain=False).totals
+    assert lazy_old["carbon_kg"] < _run(bundle, "local_only", drain=False).totals["carbon_kg"]
+
+
+def test_the_step_api_ends_a_drained_run_where_the_whole_run_does(bundle):
+    whole = _run(bundle, "lowest_carbon")
+    sim = sim_core.Simulator(bundle, 1, days=WINDOW_DAYS)
+    sim.reset()
+    while not sim.done:
+        sim.step(sim.builtin_actions("lowest_carbon"))
+    with pytest.raises(RuntimeError, match="done"):
+        sim.step(0)
+    stepped = sim.result().totals
+    assert stepped["steps"] == whole.totals["steps"] > WINDOW_DAYS * 96
+    assert stepped["carbon_kg"] == whole.totals["carbon_kg"]
+    assert stepped["work_gpu_hours"] == whole.totals["work_gpu_hours"]
+
+
+def test_work_left_at_the_cap_is_charged_at_the_runs_own_rate(bundle):
+    r = _run(bundle, "wait_awhile", drain_max_days=0.25)
+    T = r.totals
+    assert T["drain_steps"] == 24
+    assert T["work_left_core_hours"] > 0
+    share = T["work_left_core_hours"] / T["work_core_hours"]
+    assert T["charged_carbon_kg"] == pytest.approx(T["carbon_kg"] * share, rel=1e-12)
+    assert T["carbon_kg_equal_work"] == T["carbon_kg"] + T["charged_carbon_kg"]
+    assert T["total_kwh_equal_work"] > T["total_kwh"] and T["cost_usd_equal_work"] > T["cost_usd"]
+
+
+def test_drained_runs_are_reproducible(bundle):
+    a, b = _run(bundle, "carbonscaler"), _run(bundle, "carbonscaler")
+    assert a.totals == b.totals
+    assert a.steps.equals(b.steps)
+
+
+@pytest.mark.parametrize("bad", [-1.0, 400.0, float("nan")])
+def test_a_bad_drain_cap_is_refused(bundle, bad):
+    with pytest.raises(RunOptionsError, match="drain_max_days"):
+        _run(bundle, "local_only", drain_max_days=bad)
+
+
+def test_drain_must_be_a_bool(bundle):
+    with pytest.raises(RunOptionsError, match="drain"):
+        _run(bundle, "local_only", drain=1)
