@@ -41,7 +41,9 @@ def work_left_now(S) -> bool:
     j = int(S.sc[E.SC_STEP])
     if S.sc[E.SC_PEND_N] or S.q_len.any() or S.transit_n.any() or S.n_paused.any():
         return True
-    return bool((S.acc_run + S.run_diff[:, j]).any())
+    # running in step j: those running on (the accumulated count and step j's change) and those that finish in
+    # step j (booked straight into its column when they started)
+    return j < S.run_part.shape[1] and bool((S.acc_run + S.run_diff[:, j] + S.run_part[:, j]).any())
 
 
 def drain_end(S, lo: int, hi: int) -> int:
