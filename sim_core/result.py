@@ -259,7 +259,7 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     return RunResult(steps=steps, task_frames=task_frames if lazy_tasks else task_frames(), totals=totals,
                      sites=site_summary(sc.locations, ph),
                      seed=prep.seed, bundle_id=sc.bundle_id, gridshift_version=gridshift_version(), policy=policy,
-                     options={**prep.options.public(), "start_step": s0, "steps": n, "window_steps": prep.n_window})
+                     options={**prep.options.public(), "start_step": s0, "steps": prep.n_window})
 
 
 def _steps_frame(prep, ph: dict, busy: tuple, cnt, flow) -> pl.DataFrame:
@@ -429,7 +429,9 @@ def _totals(prep, ph: dict, steps: pl.DataFrame, finish, xfer) -> dict:
     }
     # share of the IT energy drawn by capacity that was on but unused (server fans excluded)
     totals["idle_share_of_it"] = totals["it_idle_kwh"] / it_tot if it_tot else float("nan")
-    totals["carbon_incl_transfer_kg"] = totals["carbon_kg"] + totals["transfer_carbon_kg"]
-    totals["cost_incl_transfer_usd"] = totals["cost_usd"] + totals["transfer_cost_usd"]
     totals.update(work_totals(prep, n, finish, totals))
+    # over all the work that arrived: the work left at a drain's cap is charged in (0.0 with drain=False, where
+    # these are carbon_kg + transfer_carbon_kg exactly as before; sim_core.drain)
+    totals["carbon_incl_transfer_kg"] = totals["carbon_kg_equal_work"] + totals["transfer_carbon_kg"]
+    totals["cost_incl_transfer_usd"] = totals["cost_usd_equal_work"] + totals["transfer_cost_usd"]
     return totals

@@ -54,7 +54,7 @@ def test_a_drained_run_finishes_every_task_that_arrived_and_flags_its_drain_step
     assert T["work_gpu_hours"] > 0
     assert T["carbon_kg_per_gpu_hour"] == T["carbon_kg"] / T["work_gpu_hours"]
     assert T["charged_carbon_kg"] == 0.0 and T["carbon_kg_equal_work"] == T["carbon_kg"]
-    assert r.options["window_steps"] == WINDOW_DAYS * 96
+    assert r.options["steps"] == WINDOW_DAYS * 96  # (the options name the window: the run's identity)
 
 
 def test_drain_false_stops_at_the_window_and_leaves_work_undone(bundle):
@@ -79,6 +79,7 @@ def test_a_policy_that_defers_everything_does_worse_than_local_only(bundle):
     assert lazy["tasks_forced"] > 0.9 * lazy["tasks"]  # the deadlines started nearly everything
     assert lazy["work_gpu_hours"] == pytest.approx(local["work_gpu_hours"], rel=1e-12)
     assert lazy["carbon_kg_equal_work"] > local["carbon_kg_equal_work"]
+    assert lazy["carbon_incl_transfer_kg"] > local["carbon_incl_transfer_kg"]  # (compare's headline metric)
     assert lazy["carbon_kg_per_gpu_hour"] > local["carbon_kg_per_gpu_hour"]
     # ... where stopping at the window's end made it look better
     lazy_old = _run(bundle, defer_everything, drain=False).totals
@@ -125,3 +126,25 @@ def test_a_bad_drain_cap_is_refused(bundle, bad):
 def test_drain_must_be_a_bool(bundle):
     with pytest.raises(RunOptionsError, match="drain"):
         _run(bundle, "local_only", drain=1)
+
+
+def test_compare_compares_over_the_same_work(bundle):
+    """compare's runs drain: wait_awhile's GPU-hours equal local_only's, shown beside the carbon; with
+    drain=False the gap the issue measured comes back."""
+    from sim_core.bench.report import compact_rows
+    from sim_core.bench.sweep import compare
+
+    def by(cmp, metric):
+        s = cmp.summary.filter(pl.col("metric") == metric)
+        return dict(zip(s["policy"], s["mean"], strict=True))
+
+    cmp = compare(bundle, ["local_only", "wait_awhile"], [1], days=WINDOW_DAYS)
+    gpu = by(cmp, "work_gpu_hours")
+    assert gpu["wait_awhile"] == pytest.approx(gpu["local_only"], rel=1e-12)
+    assert by(cmp, "work_left_gpu_hours") == {"local_only": 0.0, "wait_awhile": 0.0}
+    assert min(by(cmp, "drain_steps").values()) > 0
+    header, rows = compact_rows(cmp)
+    assert "GPU-h done" in header
+    old = compare(bundle, ["local_only", "wait_awhile"], [1], days=WINDOW_DAYS, drain=False)
+    gpu_old = by(old, "work_gpu_hours")
+    assert gpu_old["wait_awhile"] < gpu_old["local_only"] * 0.99
