@@ -36,14 +36,9 @@ def drain_steps(opts, s0: int, n: int, bundle_steps: int, step_s: float, n_tasks
 
 
 def work_left_now(S) -> bool:
-    """Whether any task is pending, in transit, queued, paused or will run in the next step (the run's
-    current state, O(datacenters))."""
-    j = int(S.sc[E.SC_STEP])
-    if S.sc[E.SC_PEND_N] or S.q_len.any() or S.transit_n.any() or S.n_paused.any():
-        return True
-    # running in step j: those running on (the accumulated count and step j's change) and those that finish in
-    # step j (booked straight into its column when they started)
-    return j < S.run_part.shape[1] and bool((S.acc_run + S.run_diff[:, j] + S.run_part[:, j]).any())
+    """Whether any task is pending, in transit, queued, paused or runs in the next step (``engine.work_left``
+    on the run's current state)."""
+    return bool(E.work_left(S, int(S.sc[E.SC_STEP])))
 
 
 def drain_end(S, lo: int, hi: int) -> int:

@@ -130,6 +130,7 @@ from .servers import (
 )
 from .step import (
     begin_step,
+    work_left,
     end_step,
     policy_view,
     run_custom,
@@ -212,6 +213,7 @@ __all__ = [
     "WK_A",
     "WK_B",
     "begin_step",
+    "work_left",
     "end_step",
     "fallback_dc",
     "fits",

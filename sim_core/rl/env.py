@@ -377,7 +377,7 @@ class TaskSchedulingEnv(gym.Env):
         self._c_scale = CARBON_SCALE
         self._p_scale = PRICE_SCALE
         n_tasks = int(T.arrival.shape[0])
-        self._n_ref = max(n_tasks / p.n, 1.0)
+        self._n_ref = max(n_tasks / p.n_window, 1.0)  # (arrivals per step of the window, not of its drain)
         self._t_scale = np.array([max(float(a.max()) if n_tasks else 0.0, 1e-9)
                                   for a in (T.cores, T.gpus, T.mem, T.bw, T.duration)])
         self._cap_tot = C.cap.sum(axis=0).astype(np.float64)

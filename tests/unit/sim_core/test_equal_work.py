@@ -148,3 +148,47 @@ def test_compare_compares_over_the_same_work(bundle):
     old = compare(bundle, ["local_only", "wait_awhile"], [1], days=WINDOW_DAYS, drain=False)
     gpu_old = by(old, "work_gpu_hours")
     assert gpu_old["wait_awhile"] < gpu_old["local_only"] * 0.99
+
+
+def _episode(env, act):
+    """(return, steps, the episode's result) of one episode with ``act(env, obs)``."""
+    obs, _ = env.reset(seed=1)
+    ret, n, done = 0.0, 0, False
+    while not done:
+        obs, r, done, trunc, _ = env.step(act(env, obs))
+        ret += r
+        n += 1
+        assert not trunc
+    return ret, n, env.result()
+
+
+def test_an_agent_that_defers_everything_gets_a_worse_return_than_local_only(bundle):
+    """The Gymnasium environment's episodes drain with the agent acting: leaving work undone earns nothing."""
+    from sim_core.rl.env import TaskSchedulingEnv
+
+    env = TaskSchedulingEnv(bundle, days=WINDOW_DAYS, seed=1)
+    local, n_local, r_local = _episode(env, lambda e, o: e.baseline_action("local_only"))
+    lazy, n_lazy, r_lazy = _episode(env, lambda e, o: np.zeros(e.n_pending, np.int64))
+    assert n_lazy > WINDOW_DAYS * 96 and n_local > WINDOW_DAYS * 96
+    assert r_lazy.totals["work_left_gpu_hours"] == r_local.totals["work_left_gpu_hours"] == 0.0
+    assert lazy < local
+
+
+def test_the_vector_env_ends_a_drained_episode_where_the_single_env_does(bundle):
+    from sim_core.rl.env import TaskSchedulingEnv
+    from sim_core.rl.vector import TaskSchedulingVectorEnv
+
+    single = TaskSchedulingEnv(bundle, single_action=True, days=WINDOW_DAYS, seed=1)
+    ret, n, res = _episode(single, lambda e, o: 0)
+    assert n > WINDOW_DAYS * 96 and res.totals["work_left_core_hours"] == 0.0
+    vec = TaskSchedulingVectorEnv(bundle, num_envs=1, days=WINDOW_DAYS, seed=1)
+    vec.reset(seed=1)
+    vret, steps = 0.0, 0
+    while True:
+        _, rew, term, trunc, _ = vec.step(np.zeros(1, np.int64))
+        vret += float(rew[0])
+        steps += 1
+        if term[0] or trunc[0]:
+            break
+    assert steps == n
+    assert vret == ret
