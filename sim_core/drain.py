@@ -3,8 +3,9 @@
 With ``drain=True`` (the default) arrivals stop at the window's end, the policy keeps acting (deadlines still
 apply) and the run goes on step by step until every task that arrived in the window has finished: the first
 step after which nothing is pending, in transit, queued, paused or running. The drain is capped at the
-earlier of the bundle's end and ``drain_max_days`` (default 7) past the window's end; work still left at the cap is *charged*: its core-hours at the
-run's own carbon, energy and cost per core-hour (``charged_*`` in the totals), so that leaving work undone never
+earlier of the bundle's end and ``drain_max_days`` (default 7) past the window's end; work still left at the
+cap is *charged*: its core-hours at the run's own carbon, energy and cost per core-hour (``charged_*`` in the
+totals, and in ``carbon_incl_transfer_kg``/``cost_incl_transfer_usd``), so that leaving work undone never
 lowers the equal-work totals. ``drain=False`` stops at the window's end as before (nothing charged).
 """
 

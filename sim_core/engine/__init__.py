@@ -130,10 +130,10 @@ from .servers import (
 )
 from .step import (
     begin_step,
-    work_left,
     end_step,
     policy_view,
     run_custom,
+    work_left,
 )
 
 __all__ = [

@@ -177,10 +177,10 @@ def work_left(S, j):
             return True
     if j >= S.run_part.shape[1]:
         return False
-    for d in range(n_dc):
-        if S.acc_run[d] + S.run_diff[d, j] + S.run_part[d, j] != 0:
-            return True
-    return False
+    running = 0
+    for d in range(n_dc):  # (a loop, not any() over a generator: a jitted kernel)
+        running += abs(S.acc_run[d] + S.run_diff[d, j] + S.run_part[d, j])
+    return running > 0
 
 
 @njit(cache=True, nogil=True)
