@@ -100,6 +100,14 @@ def work_totals(prep, n: int, finish: np.ndarray, totals: dict) -> dict:
         out[f"charged_{name}"] = totals[key] * share
         out[f"{key}_equal_work"] = totals[key] + out[f"charged_{name}"]
     for name, key in (("carbon_kg", "carbon_kg"), ("kwh", "total_kwh"), ("cost_usd", "cost_usd")):
-        out[f"{name}_per_core_hour"] = totals[key] / done_c if done_c > 0 else float("nan")
-        out[f"{name}_per_gpu_hour"] = totals[key] / done_g if done_g > 0 else float("nan")
+        out[f"{name}_per_core_hour"] = _per(totals[key], done_c)
+        out[f"{name}_per_gpu_hour"] = _per(totals[key], done_g)
     return out
+
+
+def _per(x: float, work: float) -> float:
+    """``x`` per unit of work; without such work 0.0 when nothing was spent, +inf otherwise (never NaN: totals
+    compare equal run to run, as ``result.effectiveness`` does for PUE)."""
+    if work > 0:
+        return x / work
+    return 0.0 if x == 0 else math.inf
