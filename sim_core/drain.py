@@ -6,7 +6,8 @@ step after which nothing is pending, in transit, queued, paused or running. The 
 earlier of the bundle's end and ``drain_max_days`` (default 7) past the window's end; work still left at the
 cap is *charged*: its core-hours at the run's own carbon, energy and cost per core-hour (``charged_*`` in the
 totals, and in ``carbon_incl_transfer_kg``/``cost_incl_transfer_usd``), so that leaving work undone never
-lowers the equal-work totals. ``drain=False`` stops at the window's end as before (nothing charged).
+lowers the equal-work totals. (A run that did no work at all by its cap has no rate to charge at: nothing is
+charged and ``work_left_*`` reports the work.) ``drain=False`` stops at the window's end as before (nothing charged).
 """
 
 from __future__ import annotations
@@ -106,8 +107,6 @@ def work_totals(prep, n: int, finish: np.ndarray, totals: dict) -> dict:
 
 
 def _per(x: float, work: float) -> float:
-    """``x`` per unit of work; without such work 0.0 when nothing was spent, +inf otherwise (never NaN: totals
-    compare equal run to run, as ``result.effectiveness`` does for PUE)."""
-    if work > 0:
-        return x / work
-    return 0.0 if x == 0 else math.inf
+    """``x`` per unit of work; 0.0 when the run did no such work (totals stay finite and compare equal run to
+    run; ``work_*_hours`` says there was none)."""
+    return x / work if work > 0 else 0.0
