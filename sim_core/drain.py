@@ -90,9 +90,15 @@ def work_totals(prep, n: int, finish: np.ndarray, totals: dict) -> dict:
     with np.errstate(invalid="ignore"):
         rem = np.where(~started, T.duration,
                        np.where(paused, rem_p, np.clip(np.nan_to_num(finish, nan=t_end) - t_end, 0.0, None)))
-    rem = np.minimum(np.where(ok, rem, 0.0), T.duration)
-    all_c, all_g = float((T.cores * T.duration)[ok].sum()) / 3600, float((T.gpus * T.duration)[ok].sum()) / 3600
-    left_c, left_g = float((T.cores * rem).sum()) / 3600, float((T.gpus * rem).sum()) / 3600
+    with np.errstate(invalid="ignore", over="ignore"):
+        rem = np.minimum(np.where(ok, rem, 0.0), T.duration)
+        # (a task whose size is not a finite number, hostile data, counts no work: totals stay comparable)
+        sized = ok & np.isfinite(T.duration) & (T.duration >= 0)
+        hours = []
+        for r in (T.cores, T.gpus):
+            use = sized & np.isfinite(r) & (r >= 0)
+            hours.append((float((r * T.duration)[use].sum()) / 3600, float((r * rem)[use].sum()) / 3600))
+    (all_c, left_c), (all_g, left_g) = hours
     done_c, done_g = all_c - left_c, all_g - left_g
     out = {"drain_steps": int(n - prep.n_window), "work_core_hours": done_c, "work_gpu_hours": done_g,
            "work_left_core_hours": left_c, "work_left_gpu_hours": left_g}
