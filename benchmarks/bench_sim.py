@@ -42,7 +42,8 @@ t_prep, t_step = [], []
 for _ in range(3):
     prep = None
     t = time.perf_counter()
-    prep = Prepared(sc, 0, days=days, policy_code=registry.code(policy))
+    # (drain=False: the window's steps only, as the recorded timings; sim_core.drain)
+    prep = Prepared(sc, 0, days=days, policy_code=registry.code(policy), drain=False)
     t_prep.append(time.perf_counter() - t)
     t = time.perf_counter(); rules.run(prep.tasks, prep.state, prep.ctx, prep.info, None, registry.code(policy), prep.n)
     t_step.append(time.perf_counter() - t)

@@ -80,6 +80,8 @@ OPTION_RANGES: dict[str, Bound] = {
     "activity_on": Bound(0.0, 1e6, "a relative weight of task origins (only ratios matter; >= 0)"),
     "activity_off": Bound(0.0, 1e6, "a relative weight of task origins (only ratios matter; >= 0)"),
     "defer_quantile": Bound(0.0, 1.0, "a quantile"),
+    "drain_max_days": Bound(0.0, 366.0, "the longest a run drains past its window (docs/simulation.md \"How a run "
+                                        "ends\"): >= 0 days, at most a year"),
 }
 #: server power management (docs/simulation.md, "Server power states"): "managed" = servers are
 #: switched off when idle beyond a spare pool and woken (with a latency) when work needs them, GPUs
@@ -210,10 +212,19 @@ class Options:
     forecast_horizon_h: int = F.DEFAULT_HORIZON_H
     #: how often a forecast is issued (minutes, a whole number of 15-min steps; sim_core.forecast)
     forecast_issue_every_min: int = F.DEFAULT_ISSUE_EVERY_MIN
+    #: how a run ends (docs/simulation.md "How a run ends"): True = arrivals stop at the window's end and the
+    #: run goes on until every task that arrived has finished (or a cap, the rest charged); False = it stops at
+    #: the window's end with work left undone (the behaviour before equal work, for comparisons)
+    drain: bool = True
+    #: the cap on draining, in days past the window's end (also capped by the bundle's end); the work left
+    #: there is charged at the run's own rates per core-hour (sim_core.drain)
+    drain_max_days: float = 7.0
 
     def __post_init__(self) -> None:
         self.single_action = check_bool("single_action", self.single_action)
         self.allow_defer = check_bool("allow_defer", self.allow_defer)
+        self.drain = check_bool("drain", self.drain)
+        self.drain_max_days = check_option("drain_max_days", self.drain_max_days)
         self.sla_multiplier = _check_sla_multiplier(self.sla_multiplier)
         if self.carbon_basis is not None and not isinstance(self.carbon_basis, str):
             raise RunOptionsError(f"carbon_basis must be None or a string, got {self.carbon_basis!r}")

@@ -12,6 +12,7 @@ import polars as pl
 from numba import njit
 
 from . import engine as E
+from .drain import work_totals
 from .physics import OUT_NAMES, STEP_HOURS
 from .physics import compute as physics_compute
 from .transfer import transfer_one
@@ -230,12 +231,13 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     access; only for a ``prep`` that will not step any further (their arrays are read then)."""
     sc = prep.scenario
     T, S, C = prep.tasks, prep.state, prep.ctx
-    n, s0 = prep.n, prep.s0
+    n, s0 = prep.n_out, prep.s0
     ks = slice(s0, s0 + n)
 
     # ---------------------------------------------------------------- physics per (dc, step)
-    # (the engine stores per-step arrays step-major, engine.steps_major: C-ordered copies for the physics)
-    busy = tuple(np.ascontiguousarray(np.maximum(S.part[r], 0.0)) for r in range(3))
+    # (the engine stores per-step arrays step-major, engine.steps_major: C-ordered copies for the physics;
+    # a drained run's arrays are cut where its work ended, sim_core.drain)
+    busy = tuple(np.ascontiguousarray(np.maximum(S.part[r][:, :n], 0.0)) for r in range(3))
     srv = prep.servers()
     ph = physics_compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, *busy,
                          sc.temp_c[:, ks], sc.wetbulb_c[:, ks],
@@ -246,7 +248,7 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
         T.origin, S.dest, S.status, S.forced, T.arrival, S.decision, S.start, S.fin, T.bw,
         sc.usd_per_gb, sc.carbon_g_per_kwh, float(prep.options.transfer_kwh_per_gb),
         prep.options.transfer_emissions == "mean", float(C.t0), s0, n)
-    cnt[5] = S.m_viol  # violations decided in each step, net (a pause withdraws one decided at the start)
+    cnt[5] = S.m_viol[:, :n]  # violations decided in each step, net (a pause withdraws one decided at the start)
     xfer = (xfer_cost, xfer_kwh, xfer_kg)
     steps = _steps_frame(prep, ph, busy, cnt, flow)
 
@@ -257,13 +259,13 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     return RunResult(steps=steps, task_frames=task_frames if lazy_tasks else task_frames(), totals=totals,
                      sites=site_summary(sc.locations, ph),
                      seed=prep.seed, bundle_id=sc.bundle_id, gridshift_version=gridshift_version(), policy=policy,
-                     options={**prep.options.public(), "start_step": s0, "steps": n})
+                     options={**prep.options.public(), "start_step": s0, "steps": prep.n_window})
 
 
 def _steps_frame(prep, ph: dict, busy: tuple, cnt, flow) -> pl.DataFrame:
     """The per-step frame: one row per (datacenter, step), datacenter-major."""
     sc, S = prep.scenario, prep.state
-    n_dc, n, s0 = sc.n_dc, prep.n, prep.s0
+    n_dc, n, s0 = sc.n_dc, prep.n_out, prep.s0
     ks = slice(s0, s0 + n)
     busy_c, busy_g, busy_m = busy
     carbon = sc.carbon_g_per_kwh[:, ks]
@@ -305,14 +307,16 @@ def _steps_frame(prep, ph: dict, busy: tuple, cnt, flow) -> pl.DataFrame:
     counters = dict(zip(COUNTERS, cnt, strict=True))
     ints = {
         **{k: counters[k] for k in ("arrived", "unschedulable", "assigned", "forced", "started", "finished")},
-        "running": S.run_part, "queue_len": S.m_queue, "in_transit": S.m_transit, "deferred": S.m_pending,
-        "paused": S.m_paused,
+        "running": S.run_part[:, :n], "queue_len": S.m_queue[:, :n], "in_transit": S.m_transit[:, :n],
+        "deferred": S.m_pending[:, :n], "paused": S.m_paused[:, :n],
         "sla_violations": counters["sla_violations"], "transfers_out": counters["transfers_out"],
     }
     for k, v in ints.items():
         cols[k] = flat(v).astype(np.int64)
     for k, v in zip(FLOWS, flow, strict=True):
         cols[k] = flat(v)
+    if prep.options.drain:  # the steps past the window's end (no arrivals; sim_core.drain)
+        cols["draining"] = np.tile(np.arange(n) >= prep.n_window, n_dc)
     return pl.DataFrame(cols)
 
 
@@ -380,7 +384,7 @@ def _task_frames(prep, finish, xfer) -> tuple[pl.DataFrame, pl.DataFrame]:
 def _totals(prep, ph: dict, steps: pl.DataFrame, finish, xfer) -> dict:
     """The run's totals (``RunResult.totals``)."""
     T, S, C = prep.tasks, prep.state, prep.ctx
-    n, n_dc = prep.n, prep.scenario.n_dc
+    n, n_dc = prep.n_out, prep.scenario.n_dc
     step_s = float(prep.scenario.step_s)
     status, dest = S.status, S.dest
     xfer_cost, xfer_kwh, xfer_kg = xfer
@@ -425,6 +429,9 @@ def _totals(prep, ph: dict, steps: pl.DataFrame, finish, xfer) -> dict:
     }
     # share of the IT energy drawn by capacity that was on but unused (server fans excluded)
     totals["idle_share_of_it"] = totals["it_idle_kwh"] / it_tot if it_tot else float("nan")
-    totals["carbon_incl_transfer_kg"] = totals["carbon_kg"] + totals["transfer_carbon_kg"]
-    totals["cost_incl_transfer_usd"] = totals["cost_usd"] + totals["transfer_cost_usd"]
+    totals.update(work_totals(prep, n, finish, totals))
+    # over all the work that arrived: the work left at a drain's cap is charged in (0.0 with drain=False, where
+    # these are carbon_kg + transfer_carbon_kg exactly as before; sim_core.drain)
+    totals["carbon_incl_transfer_kg"] = totals["carbon_kg_equal_work"] + totals["transfer_carbon_kg"]
+    totals["cost_incl_transfer_usd"] = totals["cost_usd_equal_work"] + totals["transfer_cost_usd"]
     return totals

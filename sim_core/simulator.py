@@ -18,6 +18,7 @@ from numba.core.registry import CPUDispatcher
 from . import engine as E
 from . import forecast as F
 from . import origin as O
+from .drain import drain_steps, run_drained, work_left_now
 from .options import RunOptionsError, check_actions, check_controls, check_seed, make_options, resolve_window
 from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
 from .physics import compute as physics_compute
@@ -82,6 +83,11 @@ class Prepared:
         delay_w = sc.max_delay_s[rows]
         with np.errstate(over="ignore", invalid="ignore"):  # (a huge duration: an infinite deadline, never missed)
             deadline = task_deadline(arr_w, dur_w, delay_w, mult)
+        #: the window's steps (arrivals) and the steps a run may take, its drain included (sim_core.drain)
+        self.n_window = n
+        n = self.n = n + drain_steps(opts, s0, n, sc.n_steps, float(sc.step_s), arr_w.shape[0])
+        #: the step count at which the run ended (set when it has; None before)
+        self.n_end = None
         intr, smin, smax = sc.interruptible[rows], sc.min_scale[rows], sc.max_scale[rows]
         flexible = intr | (smin < 1.0) | (smax > 1.0)
         self.tasks = E.Tasks(
@@ -128,11 +134,24 @@ class Prepared:
         """The time-weighted server states of the window, (4, n_dc, n) [CPU-only on, GPU servers on,
         CPU-only waking, GPU waking] (``physics.compute``'s ``servers``), or None when every server is
         always on."""
-        return self.state.srv[:, :, :self.n] if self.managed else None
+        n = self.n_out
+        return self.state.srv[:, :, :n] if self.managed else None
+
+    @property
+    def n_out(self) -> int:
+        """The steps the results cover: where the run ended (its drain included), else the whole run."""
+        return self.n if self.n_end is None else self.n_end
 
     @property
     def done(self) -> bool:
-        return int(self.state.sc[E.SC_STEP]) >= self.n
+        """Whether the run has ended: all its steps run, or (draining) past the window with no work left."""
+        if self.n_end is not None:
+            return True
+        j = int(self.state.sc[E.SC_STEP])
+        if j >= self.n or (j >= self.n_window and self.n > self.n_window and not work_left_now(self.state)):
+            self.n_end = j
+            return True
+        return False
 
 
 def origin_probabilities(sc: Scenario, opts) -> np.ndarray:
@@ -233,10 +252,12 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps,
                         policy_code=spec.code, controls=spec.stateful, **options)
         # the policy's own jitted loop (a stateful one keeps its plan in prep.plan and controls flexible tasks)
-        spec.kernel()(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code, prep.n)
+        kern = spec.kernel()
+        run_drained(prep, lambda j_end: kern(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code,
+                                             j_end))
     elif isinstance(policy, CPUDispatcher):
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, **options)
-        E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, prep.n)
+        run_drained(prep, lambda j_end: E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, j_end))
     elif callable(policy):
         sim = Simulator(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)
         obs = sim.reset()
@@ -402,7 +423,7 @@ class Simulator:
             raise RuntimeError("call reset() first")
         S = p.state
         j = int(S.sc[E.SC_STEP])
-        if j >= p.n:
+        if p.done:
             raise RuntimeError("simulation is done")
         pn = int(S.sc[E.SC_PEND_N])
         a = check_actions(actions, pn, self.scenario.n_dc, p.options.single_action, self._pending_task)

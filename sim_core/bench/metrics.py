@@ -1,6 +1,7 @@
 """What a benchmark run measures: the metric table (name, unit, meaning) and its per-run values.
 
-Metric values are the run's ``RunResult.totals`` unchanged, plus three utilisation means computed
+Metric values are the run's ``RunResult.totals`` unchanged (a drained run's: every policy over the same work,
+docs/simulation.md "How a run ends"), plus three utilisation means computed
 from ``RunResult.steps`` (:func:`run_metrics`). :func:`run_series` keeps the per-step, per-DC columns
 the time-series figure needs (stored with a run so that a figure never needs a re-run).
 """
@@ -45,14 +46,24 @@ METRICS: tuple[Metric, ...] = (
     Metric("transfer_cost_usd", "USD", "egress cost of remote assignments"),
     Metric("transfer_kwh", "kWh", "network energy of remote assignments"),
     Metric("transfer_carbon_kg", "kg CO2eq", "emissions of that network energy"),
-    Metric("cost_incl_transfer_usd", "USD", "cost_usd + transfer_cost_usd"),
-    Metric("carbon_incl_transfer_kg", "kg CO2eq", "carbon_kg + transfer_carbon_kg"),
+    Metric("cost_incl_transfer_usd", "USD", "cost_usd + charged_cost_usd + transfer_cost_usd (all arrived work)"),
+    Metric("carbon_incl_transfer_kg", "kg CO2eq",
+           "carbon_kg + charged_carbon_kg + transfer_carbon_kg (all arrived work)"),
+    Metric("work_gpu_hours", "GPU-h", "GPU-hours of work done (nominal: GPUs x duration)"),
+    Metric("work_core_hours", "core-h", "core-hours of work done (nominal: cores x duration)"),
+    Metric("work_left_gpu_hours", "GPU-h", "GPU-hours left undone at the run's end (drain cap or window end)"),
+    Metric("drain_steps", "count", "steps run past the window's end until the work finished (or the cap)"),
+    Metric("charged_carbon_kg", "kg CO2eq", "carbon charged for the work left at the drain cap (run's own rate)"),
+    Metric("carbon_kg_per_gpu_hour", "kg CO2eq/GPU-h", "carbon_kg / work_gpu_hours"),
+    Metric("carbon_kg_per_core_hour", "kg CO2eq/core-h", "carbon_kg / work_core_hours"),
+    Metric("kwh_per_gpu_hour", "kWh/GPU-h", "total_kwh / work_gpu_hours"),
+    Metric("cost_usd_per_gpu_hour", "USD/GPU-h", "cost_usd / work_gpu_hours"),
     Metric("sla_violation_rate", "fraction", "SLA violations / tasks started"),
     Metric("sla_violations", "count", "tasks started after their deadline"),
     Metric("mean_wait_s", "s", "mean arrival → start time of started tasks"),
     Metric("tasks", "count", "tasks arriving in the window"),
     Metric("tasks_started", "count", "tasks started in the window"),
-    Metric("tasks_completed", "count", "tasks finished by the end of the window"),
+    Metric("tasks_completed", "count", "tasks finished by the end of the run (its drain included)"),
     Metric("tasks_remote", "count", "tasks assigned to a DC other than their origin"),
     Metric("tasks_unschedulable", "count", "tasks that fit no DC"),
     Metric("tasks_forced", "count", "tasks assigned by force at the deferral limit"),

@@ -134,7 +134,7 @@ def summary_markdown(cmp: Comparison) -> str:
 #: The printed table's columns (everything else is in the output files): metric, label, decimals, scale.
 #: Chosen so that a sweep's table fits 120 columns.
 COMPACT = (("carbon_incl_transfer_kg", "carbon kg", 0, 1.0), ("total_kwh", "energy kWh", 0, 1.0),
-           ("sla_violation_rate", "SLA viol %", 1, 100.0))
+           ("work_gpu_hours", "GPU-h done", 0, 1.0), ("sla_violation_rate", "SLA viol %", 1, 100.0))
 
 
 def compact_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:

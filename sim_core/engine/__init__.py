@@ -133,6 +133,7 @@ from .step import (
     end_step,
     policy_view,
     run_custom,
+    work_left,
 )
 
 __all__ = [
@@ -212,6 +213,7 @@ __all__ = [
     "WK_A",
     "WK_B",
     "begin_step",
+    "work_left",
     "end_step",
     "fallback_dc",
     "fits",

@@ -163,6 +163,27 @@ def end_step(T, S, C, j, actions):
 
 
 @njit(cache=True, nogil=True)
+def work_left(S, j):
+    """Whether, at the start of step j, any task that arrived is pending, in transit, queued, paused or runs in
+    step j (those running on: the accumulated count and step j's change; those that finish in step j: booked
+    straight into its column when they started). A drained run ends at the first step past its window where
+    none is (sim_core.drain)."""
+    sc = S.sc
+    if sc[SC_PEND_N] > 0:
+        return True
+    n_dc = S.q_len.shape[0]
+    for d in range(n_dc):
+        if S.q_len[d] > 0 or S.transit_n[d] > 0 or S.n_paused[d] > 0:
+            return True
+    if j >= S.run_part.shape[1]:
+        return False
+    running = 0
+    for d in range(n_dc):  # (a loop, not any() over a generator: a jitted kernel)
+        running += abs(S.acc_run[d] + S.run_diff[d, j] + S.run_part[d, j])
+    return running > 0
+
+
+@njit(cache=True, nogil=True)
 def policy_view(T, S, C, info, j):
     """What a jitted policy receives at run step j (:data:`PolicyView`): the latest issued forecast (into
     ``info.fc``), the history buffer (no column after now is filled), the pending tasks and the

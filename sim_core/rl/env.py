@@ -377,7 +377,7 @@ class TaskSchedulingEnv(gym.Env):
         self._c_scale = CARBON_SCALE
         self._p_scale = PRICE_SCALE
         n_tasks = int(T.arrival.shape[0])
-        self._n_ref = max(n_tasks / p.n, 1.0)
+        self._n_ref = max(n_tasks / p.n_window, 1.0)  # (arrivals per step of the window, not of its drain)
         self._t_scale = np.array([max(float(a.max()) if n_tasks else 0.0, 1e-9)
                                   for a in (T.cores, T.gpus, T.mem, T.bw, T.duration)])
         self._cap_tot = C.cap.sum(axis=0).astype(np.float64)
@@ -520,7 +520,8 @@ class TaskSchedulingEnv(gym.Env):
         j = min(int(S.sc[E.SC_STEP]), p.n - 1)
         k = p.s0 + j
         when = self.scenario.start_utc + timedelta(seconds=E.STEP_S * k)
-        lines = [f"step {j}/{p.n} ({when:%Y-%m-%d %H:%M} UTC), {self.n_pending} pending",
+        drain = " draining" if j >= p.n_window else ""  # (past the window: sim_core.drain)
+        lines = [f"step {j}/{p.n_window}{drain} ({when:%Y-%m-%d %H:%M} UTC), {self.n_pending} pending",
                  f"{'site':<16}{'free cores':>12}{'free GPUs':>11}{'gCO2/kWh':>10}{'USD/MWh':>9}"]
         for d, loc in enumerate(self.locations):
             free = C.cap[d] - S.commit[d]

@@ -71,6 +71,7 @@ Slot = namedtuple("Slot", [
     "dc", "dc_sum",  # physics -> outcome
     "usd_per_gb", "kwh_per_gb", "mean", "wm", "cand", "xfer",  # transfers -> outcome
     "obs_args", "obs64",  # observation
+    "n_window",  # the window's steps: past them the episode drains until no work is left (sim_core.drain)
 ])
 
 # reward terms (rows of the ``terms`` array): kind, source, index, coefficient, MASAC parameters
@@ -176,7 +177,8 @@ def step_one(e, a):
     if j + 1 < n:
         E.begin_step(T, S, C, j + 1)
         E.publish(info.act, info.hist, j + 1, s0)
-    return j + 1 >= n
+    # the end of the episode: Prepared.done's rule (its window run and, when draining, no work left)
+    return j + 1 >= n or (j + 1 >= e.n_window and n > e.n_window and not E.work_left(S, j + 1))
 
 
 @njit(cache=True, nogil=True)
@@ -296,7 +298,7 @@ def _slot(env: TaskSchedulingEnv) -> Slot:
                 params=params, cap_cores=cc, cap_gpus=cg, cap_mem=cm, managed=bool(managed), temp_c=temp,
                 wetbulb_c=wet, carbon=carbon, price=price, buf=sim._phys_buf, dc=o.dc, dc_sum=o.dc_sum,
                 usd_per_gb=usd, kwh_per_gb=float(kwh), mean=bool(mean), wm=sim._wm, cand=sim._cand, xfer=o.xfer,
-                obs_args=env._sargs, obs64=env._feat64)
+                obs_args=env._sargs, obs64=env._feat64, n_window=int(p.n_window))
 
 
 class TaskSchedulingVectorEnv(VectorEnv):

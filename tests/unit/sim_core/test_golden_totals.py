@@ -17,6 +17,7 @@ import polars as pl
 import pytest
 
 import sim_core
+from sim_core.drain import WORK_KEYS
 from sim_core.testing import reference_bundle, synthetic_tasks
 
 DIGESTS = Path(__file__).with_name("golden_totals.json")
@@ -69,8 +70,11 @@ def _totals_digest(totals: dict) -> str:
 
 
 def digests(scenario, policy: str, power: str) -> dict[str, str]:
-    r = sim_core.run(scenario, policy, seed=5, power=power)
-    return {"totals": _totals_digest(r.totals), "steps": _frame_digest(r.steps), "tasks": _frame_digest(r.tasks)}
+    """The digests of a run that stops at its window's end (``drain=False``, the behaviour they were recorded
+    with), over the totals it had then (the equal-work keys, sim_core.drain.WORK_KEYS, came later)."""
+    r = sim_core.run(scenario, policy, seed=5, power=power, drain=False)
+    old = {k: v for k, v in r.totals.items() if k not in WORK_KEYS}
+    return {"totals": _totals_digest(old), "steps": _frame_digest(r.steps), "tasks": _frame_digest(r.tasks)}
 
 
 @pytest.fixture(scope="module")
@@ -98,11 +102,37 @@ def test_every_policy_has_a_recorded_digest():
     assert recorded == {f"{p}/{w}" for p in sim_core.POLICIES for w in POWERS}
 
 
+DRAINED = Path(__file__).with_name("golden_drained.json")
+DRAIN_DAYS = 3  # a three-day window that drains into the bundle's fourth day (sim_core.drain)
+
+
+def drained_digests(scenario, policy: str) -> dict[str, str]:
+    """The digests of a drained run (the default): every totals key, the steps frame with its drain steps."""
+    r = sim_core.run(scenario, policy, seed=5, days=DRAIN_DAYS)
+    return {"totals": _totals_digest(r.totals), "steps": _frame_digest(r.steps), "tasks": _frame_digest(r.tasks)}
+
+
+@pytest.mark.parametrize("policy", sim_core.POLICIES)
+def test_every_policy_reproduces_its_recorded_drained_digests(golden, policy):
+    assert drained_digests(golden, policy) == json.loads(DRAINED.read_text())[policy]
+
+
+def test_the_drained_runs_drain_to_the_bundles_end_and_charge_the_rest(golden):
+    """The drained digests cover the drain and the charge: the loaded golden cluster drains to the bundle's
+    end with work left, charged at the run's own rate."""
+    assert set(json.loads(DRAINED.read_text())) == set(sim_core.POLICIES)
+    t = sim_core.run(golden, "local_only", seed=5, days=DRAIN_DAYS).totals
+    assert t["drain_steps"] == N_STEPS - DRAIN_DAYS * 96
+    assert t["work_left_core_hours"] > 0 and t["charged_carbon_kg"] > 0
+
+
 if __name__ == "__main__":  # record the digests (a deliberate behaviour change only)
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
         sc = sim_core.load(golden_bundle(Path(d)))
         out = {f"{p}/{w}": digests(sc, p, w) for p in sim_core.POLICIES for w in POWERS}
+        drained = {p: drained_digests(sc, p) for p in sim_core.POLICIES}
     DIGESTS.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
-    print(f"wrote {DIGESTS} ({len(out)} runs)")
+    DRAINED.write_text(json.dumps(drained, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {DIGESTS} ({len(out)} runs) and {DRAINED} ({len(drained)} runs)")

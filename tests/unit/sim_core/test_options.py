@@ -158,7 +158,8 @@ def test_valid_options_are_normalized_not_changed(scenario):
     r = sim_core.run(scenario, "defer_to_greener", defer_window_steps=10**6, start=90)
     check_result(r, r.totals["tasks"])
     # a NumPy integer is an integer
-    assert sim_core.run(scenario, "local_only", start=np.int64(4), days=0.5).totals["steps"] == 48
+    t = sim_core.run(scenario, "local_only", start=np.int64(4), days=0.5).totals
+    assert t["steps"] - t["drain_steps"] == 48  # (the window; the run drains past it, sim_core.drain)
 
 
 # ---------------------------------------------------------------------------- Python-policy actions
@@ -271,6 +272,9 @@ OPTION_STRATEGIES = {
     "activity_off": _ACTIVITY,
     "allow_defer": (st.booleans(), st.one_of(st.integers(), st.text(max_size=2), st.none())),
     "single_action": (st.booleans(), st.one_of(st.integers(), st.floats())),
+    "drain": (st.booleans(), st.one_of(st.integers(), st.text(max_size=2), st.none())),
+    "drain_max_days": (st.floats(0.0, 2.0), st.one_of(st.floats(max_value=-1e-9), st.floats(366.01, 1e300),
+                                                        _NONFINITE, st.text(max_size=2))),
     "days": (st.one_of(st.floats(0.25, 1.0), st.none()),  # (None: the whole bundle)
              st.one_of(st.floats(max_value=0.0), _NONFINITE, st.floats(1.01, 1e300), st.booleans(),
                        st.text(max_size=2), st.just([1.0]))),
@@ -291,7 +295,9 @@ def test_hostile_option_sets_refuse_cleanly_or_run_conserving_energy(scenario, d
     else:
         r = sim_core.run(scenario, policy, seed=seed, **opts)
         check_result(r, r.totals["tasks"])
-        assert r.totals["steps"] == round((opts.get("days") or 1.0) * 86400.0 / 900)
+        t = r.totals
+        assert t["steps"] - t["drain_steps"] == round((opts.get("days") or 1.0) * 86400.0 / 900)
+        assert t["drain_steps"] == 0 or (opts.get("drain", True) and t["drain_steps"] <= 96)
 
 
 _HOSTILE_ACTION = st.one_of(

@@ -102,7 +102,8 @@ def rollout_no_seed(env):
 
 
 def test_episode_terminates_at_window_end(busy):
-    env = TaskSchedulingEnv(busy, single_action=True, start=10, steps=25)
+    """With drain=False; by default it drains past the window until the work has finished."""
+    env = TaskSchedulingEnv(busy, single_action=True, start=10, steps=25, drain=False)
     env.reset()
     for k in range(25):
         _, _, term, trunc, info = env.step(1)
@@ -110,6 +111,13 @@ def test_episode_terminates_at_window_end(busy):
         assert info["step"] == 10 + k
     with pytest.raises(RuntimeError, match="reset"):
         env.step(1)
+    env = TaskSchedulingEnv(busy, single_action=True, start=10, steps=25)
+    env.reset()
+    k, term = 0, False
+    while not term:
+        _, _, term, _, _ = env.step(1)
+        k += 1
+    assert k > 25 and env.result().totals["work_left_core_hours"] == 0.0
 
 
 def test_multi_action_empty_list_when_nothing_pending(tmp_path):

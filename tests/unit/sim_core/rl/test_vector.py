@@ -43,7 +43,7 @@ def single_rollout(scenario, window, seeds, actions, reward, **kw):
 
 @pytest.mark.parametrize("parallel", [False, True])
 def test_trajectories_equal_single_envs(busy, parallel):
-    n, n_steps = len(WINDOWS), 75
+    n, n_steps = len(WINDOWS), 200  # (episodes drain past their windows: sim_core.drain)
     reward = Reward(ALL_COMPONENTS)
     venv = TaskSchedulingVectorEnv(busy, n, reward=reward, windows=WINDOWS, parallel=parallel)
     rng = np.random.default_rng(4)
@@ -103,7 +103,8 @@ def test_python_reward_equals_single_env(busy):
 
 
 def test_autoreset_next_step(busy):
-    venv = TaskSchedulingVectorEnv(busy, 2, windows=[dict(steps=3), dict(steps=5)], seed=7)
+    """(Episodes that end at their windows, drain=False, so that their lengths are known.)"""
+    venv = TaskSchedulingVectorEnv(busy, 2, windows=[dict(steps=3), dict(steps=5)], seed=7, drain=False)
     assert venv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     venv.reset()
     for _ in range(2):
@@ -114,13 +115,14 @@ def test_autoreset_next_step(busy):
     # env 0 resets now, whatever its action; its first observation is that of seed 7 + 2
     obs, rew, term, _, info = venv.step([2, 1])
     assert rew[0] == 0.0 and not term[0] and info["autoreset"].tolist() == [True, False]
-    ref = TaskSchedulingEnv(busy, single_action=True, steps=3)
+    ref = TaskSchedulingEnv(busy, single_action=True, steps=3, drain=False)
     np.testing.assert_array_equal(obs[0], ref.reset(seed=9)[0])
     assert venv.envs[0].sim.step_index == 0 and venv.envs[1].sim.step_index == 4
 
 
 def test_episode_results_equal_single_run(busy):
-    venv = TaskSchedulingVectorEnv(busy, 3, steps=30, reward={"energy_cost": 1.0})
+    # (episodes that end at their windows, drain=False; a drained episode's end: tests/unit/sim_core/test_equal_work.py)
+    venv = TaskSchedulingVectorEnv(busy, 3, steps=30, reward={"energy_cost": 1.0}, drain=False)
     venv.reset(seed=[5, 6, 7])
     tot = np.zeros(3)
     for _ in range(30):
@@ -128,7 +130,7 @@ def test_episode_results_equal_single_run(busy):
         tot += info["components"]["energy_cost"]
     assert term.all()
     for i, a in enumerate([0, 1, 3]):
-        env = TaskSchedulingEnv(busy, single_action=True, steps=30)
+        env = TaskSchedulingEnv(busy, single_action=True, steps=30, drain=False)
         env.reset(seed=5 + i)
         while not env.step(a)[2]:
             pass
@@ -186,7 +188,7 @@ def test_gymnasium_vector_wrappers(busy):
     from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
     venv = RecordEpisodeStatistics(TaskSchedulingVectorEnv(busy, 2, windows=[dict(steps=5), dict(steps=8)],
-                                                           reward={"energy_cost": 1.0}))
+                                                           reward={"energy_cost": 1.0}, drain=False))
     venv.reset(seed=0)
     returns = np.zeros(2)
     episodes = []

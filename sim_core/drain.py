@@ -1,0 +1,118 @@
+"""How a run ends (docs/simulation.md "How a run ends"): equal work.
+
+With ``drain=True`` (the default) arrivals stop at the window's end, the policy keeps acting (deadlines still
+apply) and the run goes on step by step until every task that arrived in the window has finished: the first
+step after which nothing is pending, in transit, queued, paused or running. The drain is capped at the
+earlier of the bundle's end and ``drain_max_days`` (default 7) past the window's end; work still left at the
+cap is *charged*: its core-hours at the run's own carbon, energy and cost per core-hour (``charged_*`` in the
+totals, and in ``carbon_incl_transfer_kg``/``cost_incl_transfer_usd``), so that leaving work undone never
+lowers the equal-work totals. (A run that did no work at all by its cap has no rate to charge at: nothing is
+charged and ``work_left_*`` reports the work.) ``drain=False`` stops at the window's end as before (nothing charged).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import engine as E
+
+#: the totals keys this module adds (a run's work done and left, and carbon, energy and cost per unit of work)
+WORK_KEYS = ("drain_steps", "work_core_hours", "work_gpu_hours", "work_left_core_hours", "work_left_gpu_hours",
+             "charged_kwh", "charged_carbon_kg", "charged_cost_usd", "total_kwh_equal_work",
+             "carbon_kg_equal_work", "cost_usd_equal_work", "carbon_kg_per_core_hour", "carbon_kg_per_gpu_hour",
+             "kwh_per_core_hour", "kwh_per_gpu_hour", "cost_usd_per_core_hour", "cost_usd_per_gpu_hour")
+
+#: the drain is run (by the whole-run path) in chunks of this many steps, then trimmed to the step the work ended
+CHUNK_STEPS = 96
+
+
+def drain_steps(opts, s0: int, n: int, bundle_steps: int, step_s: float, n_tasks: int) -> int:
+    """The most steps a run of window ``[s0, s0 + n)`` may drain past its end: ``drain_max_days`` or to the
+    bundle's end, whichever comes first (0 with ``drain=False`` or no task). (Not the tasks' deadline slack:
+    in a loaded cluster work queues well past its deadline.)"""
+    if not opts.drain or n_tasks == 0:
+        return 0
+    return int(max(0, min(bundle_steps - (s0 + n), math.ceil(opts.drain_max_days * 86400.0 / step_s))))
+
+
+def work_left_now(S) -> bool:
+    """Whether any task is pending, in transit, queued, paused or runs in the next step (``engine.work_left``
+    on the run's current state)."""
+    return bool(E.work_left(S, int(S.sc[E.SC_STEP])))
+
+
+def drain_end(S, lo: int, hi: int) -> int:
+    """The step count at which the drain ended: the first ``j + 1`` (j in ``[lo, hi - 1)``, steps that have
+    run) after whose step j nothing is pending, in transit, queued or paused and nothing runs in step j + 1;
+    -1 if the work has not ended by then (the same rule as :func:`work_left_now`, on the recorded columns)."""
+    if hi - 1 <= lo:
+        return -1
+    c = slice(lo, hi - 1)
+    w = (S.m_pending[:, c].sum(axis=0) + S.m_queue[:, c].sum(axis=0) + S.m_transit[:, c].sum(axis=0)
+         + S.m_paused[:, c].sum(axis=0) + S.run_part[:, lo + 1:hi].sum(axis=0))
+    z = np.flatnonzero(w == 0)
+    return lo + int(z[0]) + 1 if z.size else -1
+
+
+def run_drained(prep, advance) -> None:
+    """Run a prepared run's window (``advance(j_end)`` runs the policy's loop to step ``j_end``) and then its
+    drain in chunks of :data:`CHUNK_STEPS` until the work has ended or the cap is reached; sets ``prep.n_end``.
+    (The steps run past the end are dropped: no step reads a later one, so the kept steps are exact.)"""
+    advance(prep.n_window)
+    if prep.n == prep.n_window:
+        prep.n_end = prep.n
+        return
+    lo = prep.n_window - 1
+    j = prep.n_window
+    while True:
+        j = min(j + CHUNK_STEPS, prep.n)
+        advance(j)
+        end = drain_end(prep.state, lo, j)
+        if end >= 0:
+            prep.n_end = end
+            return
+        if j >= prep.n:
+            prep.n_end = prep.n
+            return
+
+
+def work_totals(prep, n: int, finish: np.ndarray, totals: dict) -> dict:
+    """The work done and left at the run's end (nominal: cores or GPUs x duration, at scale 1), the work left
+    charged at the run's own rates per core-hour (only with ``drain=True``), and the per-unit rates."""
+    T, S, C = prep.tasks, prep.state, prep.ctx
+    t_end = C.t0 + n * E.STEP_S
+    ok = S.status != E.ST_UNSCHEDULABLE
+    started = ~np.isnan(S.start)
+    paused = (S.status == E.ST_PAUSED) | ((S.status == E.ST_QUEUED) & started)
+    rem_p = S.rem if S.rem.shape == T.duration.shape else T.duration  # (S.rem is per task only with controls)
+    with np.errstate(invalid="ignore"):
+        rem = np.where(~started, T.duration,
+                       np.where(paused, rem_p, np.clip(np.nan_to_num(finish, nan=t_end) - t_end, 0.0, None)))
+    with np.errstate(invalid="ignore", over="ignore"):
+        rem = np.minimum(np.where(ok, rem, 0.0), T.duration)
+        # (a task whose size is not a finite number, hostile data, counts no work: totals stay comparable)
+        sized = ok & np.isfinite(T.duration) & (T.duration >= 0)
+        hours = []
+        for r in (T.cores, T.gpus):
+            use = sized & np.isfinite(r) & (r >= 0)
+            hours.append((float((r * T.duration)[use].sum()) / 3600, float((r * rem)[use].sum()) / 3600))
+    (all_c, left_c), (all_g, left_g) = hours
+    done_c, done_g = all_c - left_c, all_g - left_g
+    out = {"drain_steps": int(n - prep.n_window), "work_core_hours": done_c, "work_gpu_hours": done_g,
+           "work_left_core_hours": left_c, "work_left_gpu_hours": left_g}
+    share = left_c / done_c if (prep.options.drain and done_c > 0) else 0.0
+    for name, key in (("kwh", "total_kwh"), ("carbon_kg", "carbon_kg"), ("cost_usd", "cost_usd")):
+        out[f"charged_{name}"] = totals[key] * share
+        out[f"{key}_equal_work"] = totals[key] + out[f"charged_{name}"]
+    for name, key in (("carbon_kg", "carbon_kg"), ("kwh", "total_kwh"), ("cost_usd", "cost_usd")):
+        out[f"{name}_per_core_hour"] = _per(totals[key], done_c)
+        out[f"{name}_per_gpu_hour"] = _per(totals[key], done_g)
+    return out
+
+
+def _per(x: float, work: float) -> float:
+    """``x`` per unit of work; 0.0 when the run did no such work (totals stay finite and compare equal run to
+    run; ``work_*_hours`` says there was none)."""
+    return x / work if work > 0 else 0.0
