@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import polars as pl
 import pytest
@@ -107,6 +108,14 @@ def test_printed_table_fits_120_columns_and_names_its_assumptions(bundle, tmp_pa
     assert sum(" seed " in ln and ln.endswith("simulated") for ln in lines) == 2 * len(POLICY_CODES)
     table = [ln for ln in lines if ln.strip().startswith(tuple(POLICY_CODES))]
     assert {ln.split()[0] for ln in table} >= set(POLICY_CODES)
+    summary = pl.read_parquet(tmp_path / "o" / "summary.parquet")
+    head = re.split(r"\s{2,}", next(ln for ln in lines if ln.strip().startswith("policy")).strip())
+    for ln in (ln for ln in table if " seed " not in ln):  # each savings column shows its own metric's saving
+        cells = re.split(r"\s{2,}", ln.strip())
+        for metric, label in (("cost_incl_transfer_usd", "cost Δ %"), ("carbon_incl_transfer_kg", "carbon Δ %")):
+            row = summary.filter((pl.col("policy") == cells[0]) & (pl.col("metric") == metric))
+            shown = float(cells[head.index(label)].split(" ± ")[0])
+            assert shown == pytest.approx(round(row["savings_vs_local_only_pct"][0], 1), abs=0.051), (ln, metric)
     text = _text(res.output)
     assert "assumptions: forecast:" in text and "transfer energy: 0.00375 kWh/GB" in text
     saved = json.loads((tmp_path / "o" / "compare.json").read_text())["assumptions"]
