@@ -9,7 +9,7 @@ outside its range, or breaking a joint rule (``DatacenterParams._check_joint``),
 reject unknown keys.
 
 The model that uses these numbers is described in ``docs/simulation.md`` (section Simulation) and
-specified in SIMULATION.md §4.
+specified in docs/model.md §4.
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ class DatacenterParams:
     cpu_leakage_span_k: float = 12.0
 
     # ---------------------------------------------------------------- GPUs
-    # Reference GPU: NVIDIA V100 (SIMULATION.md §4); see GPU_PRESETS for A100/H100.
+    # Reference GPU: NVIDIA V100 (docs/model.md §4); see GPU_PRESETS for A100/H100.
     gpu_model: str = "V100"
     gpu_idle_w: float = GPU_PRESETS["V100"][0]
     gpu_max_w: float = GPU_PRESETS["V100"][1]
@@ -417,7 +417,7 @@ class DatacenterParams:
     crac_min_airflow_ratio: float = 0.6
 
     # ---------------------------------------------------------------- chiller (EnergyPlus
-    # Chiller:Electric curves, coefficients as SIMULATION.md §4)
+    # Chiller:Electric curves, coefficients as docs/model.md §4)
     # Heat rejection (CONDENSER_TYPES): "hybrid" (default: dry cooler with adiabatic pre-cooling above
     # hybrid_switchover_c, below), "water" (wet cooling tower), "dry" (dry cooler on the condenser-water
     # loop, no water use) or "air" (air-cooled chiller, no tower, no water). The hybrid is the default
@@ -443,7 +443,7 @@ class DatacenterParams:
     chw_design_c: float = 6.67
     cond_design_water_c: float = 29.44
     cond_design_air_c: float = 35.0
-    # Curves (SIMULATION.md §4): CapRatio(dT), PowRatio(CapRatio), FullLoadFrac(PLR).
+    # Curves (docs/model.md §4): CapRatio(dT), PowRatio(CapRatio), FullLoadFrac(PLR).
     chiller_cap_c0: float = 0.94483600
     chiller_cap_c1: float = -0.05700880
     chiller_cap_c2: float = 0.00185486
@@ -465,7 +465,7 @@ class DatacenterParams:
     # Upper input limit of dT (the CapRatio quadratic has its minimum at dT = 15.4; beyond 10 it is
     # outside any rating data: 57.2 degC condenser water, 62.8 degC air).
     chiller_dt_max: float = 10.0
-    # Below this part-load ratio the chiller cycles: 0.05, the value of SIMULATION.md §4 and of
+    # Below this part-load ratio the chiller cycles: 0.05, the value of docs/model.md §4 and of
     # SustainCluster's chiller model (envs/sustaindc/datacenter_model.py, min_plr = 0.05, commit
     # 293fbd1). Not EnergyPlus's default: Chiller:Electric:EIR's "Minimum Part Load Ratio" defaults
     # to 0.1 (idd/Energy+.idd.in).
@@ -561,7 +561,7 @@ class DatacenterParams:
     cw_pump_design_frac: float = 0.02
     # Minimum flow 70 % of design (chilled- and condenser-water pumps alike): OUR CHOICE, no source
     # gives 0.7. With the spec's chiller curves part load is otherwise more efficient than full load,
-    # and the spec requires PUE at idle above PUE at full load (SIMULATION.md, "Properties to test";
+    # and the spec requires PUE at idle above PUE at full load (docs/model.md §4, "Properties the tests hold";
     # docs/simulation.md): this floor is the fixed loss that gives it. The code's floor (0.5, below) does
     # not: idle PUE falls below full-load PUE from -10 to 35 degC for one of the test grid's two
     # clusters and from 25 degC for the other (measured with the operating points of
@@ -589,7 +589,7 @@ class DatacenterParams:
     pump_curve_c3: float = -0.0998
 
     # ---------------------------------------------------------------- water
-    # A wet tower rejects its heat by evaporation (SIMULATION.md §4: evaporation = heat rejected /
+    # A wet tower rejects its heat by evaporation (docs/model.md §4: evaporation = heat rejected /
     # latent heat), in economizer hours as well: it still rejects the whole cooling load. A dry cooler
     # or an air-cooled condenser evaporates nothing (no drift, no blowdown). A hybrid evaporates, with its
     # pads on, the sensible heat the pads take out of the air stream / latent heat (no drift, and pad
@@ -604,7 +604,7 @@ class DatacenterParams:
     # Condenser-water range 5.56 K (10 degF): sets the circulating flow.
     cw_range_k: float = 5.56
     water_cp_kj_per_kg_k: float = 4.186
-    # Cycles of concentration: 5 (SIMULATION.md §4 default); blowdown = evap / (cycles - 1). EnergyPlus:
+    # Cycles of concentration: 5 (docs/model.md §4 default); blowdown = evap / (cycles - 1). EnergyPlus:
     # "Blowdown Concentration Ratio ... Typical values for tower operation are 3 to 5. The default
     # value is 3" (CoolingTower:TwoSpeed, idd/Energy+.idd.in): 5 is the water-saving end.
     cycles_of_concentration: float = 5.0
