@@ -1,18 +1,13 @@
 """Per-datacenter power, heat and water (docs/model.md §4, §4a, §4b) as Numba kernels.
 
-One call of :func:`dc_step` turns one datacenter's time-weighted busy resources, its server power
-states (servers on / waking / asleep, from the engine; :func:`it_power`) and the outdoor
-conditions of one step into every power component: the IT equipment (:func:`it_power`), the air
-side, and the cooling plant from the cooling load on (:func:`facility_from_cooling`, also what the
-offline optimum's power bound samples, through :func:`facility_kernel`). The facility total also carries the
-power chain's losses (:func:`ups_loss`, :func:`transformer_loss`) and the lighting, so that total / IT is a
-PUE comparable with operators' figures. :func:`physics_kernel`
-applies dc_step to a whole (datacenter x step) grid. All helpers live in this module (Numba's cache
-is keyed per file).
-
-Parameters come as a flat float64 vector per datacenter built by :func:`param_vector` from
-:class:`gridshift.dc_params.DatacenterParams`; the order is fixed by ``PARAM_NAMES`` below (a test
-checks it covers every numeric field).
+:func:`dc_step` turns one datacenter's busy resources, server power states (from the engine) and one step's
+outdoor conditions into every power component: the IT equipment (:func:`it_power`), the air side, the
+cooling plant (:func:`facility_from_cooling`, also sampled by the optimum's power bound through
+:func:`facility_kernel`), the power chain's losses (:func:`ups_loss`, :func:`transformer_loss`) and the
+lighting, so total / IT is a PUE comparable with operators' figures. :func:`physics_kernel` applies it to a
+(datacenter x step) grid. All helpers live in this module (Numba's cache is keyed per file). Parameters: a
+float64 vector per datacenter (:func:`param_vector`, ``PARAM_NAMES`` order; a test checks it covers every
+numeric field of :class:`gridshift.dc_params.DatacenterParams`).
 """
 
 from __future__ import annotations

@@ -157,8 +157,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         shape_tol = SHAPE_TOL_CUMULATIVE if formulation == "cumulative" else SHAPE_TOL
     sc = as_scenario(scenario)
     w_c, w_u = _weights(objective, carbon_weight, cost_weight)
-    # the bound covers the window's steps only (drain=False), as before equal work; a drained run's drain steps
-    # come on top of it (sim_core.drain; a bound over the same work as a drained run is still to do)
+    # the window's steps only (drain=False): a drained run's drain steps come on top (sim_core.drain)
     prep = Prepared(sc, seed, start=start, days=days, steps=steps, **{**options, "drain": False})
     T, C = prep.tasks, prep.ctx
     s0, n = prep.s0, prep.n
