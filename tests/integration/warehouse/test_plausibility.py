@@ -133,7 +133,7 @@ def test_fahrenheit_stated_in_hourly_units_is_converted(tmp_path, shared_data):
 
 
 @pytest.mark.parametrize(("unit", "fragment"), [("K", "unit 'K' of hourly.temperature_2m is not one of"),
-                                                ("°C", "less_than_or_equal_to(60)")])
+                                                ("°C", "less_than_or_equal_to(60.0)")])
 def test_an_unknown_unit_or_fahrenheit_labelled_celsius_is_refused(tmp_path, shared_data, unit, fragment):
     def relabel(body):
         body["hourly_units"]["temperature_2m"] = unit
