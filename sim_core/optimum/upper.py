@@ -132,6 +132,7 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
     from ..simulator import run
 
     sc = as_scenario(scenario)
+    options = {**options, "drain": False}  # the lower bound's window and work (solve.optimum: drain=False)
     prep = Prepared(sc, lower.seed, start=start, days=days, steps=steps, **options)
     plan = plan_schedule(prep, lower)
     t = time.perf_counter()

@@ -40,7 +40,8 @@ def test_round_trip(tmp_path, scenario):
         assert s.equals(cmp.series[pol])
         assert s["location"].unique(maintain_order=True).to_list() == scenario.locations
     runs = read_table(store.db_path, "SELECT * FROM benchmark_runs ORDER BY policy, seed")
-    assert runs.height == 4 and runs["n_steps"].to_list() == [96] * 4 and runs["n_dc"].to_list() == [3] * 4
+    drained = (96 + cmp.runs.sort("policy", "seed")["drain_steps"]).cast(pl.Int64).to_list()  # window + drain
+    assert runs.height == 4 and runs["n_steps"].to_list() == drained and runs["n_dc"].to_list() == [3] * 4
     opts = json.loads(runs["options_json"][0])
     assert opts == cmp.options and opts["steps"] == 96
     assert runs["options_sha256"][0] == options_sha256(opts)
@@ -59,7 +60,9 @@ def test_round_trip(tmp_path, scenario):
         obj = pl.read_parquet(url)  # one labelled row; the series (steps x DCs) as a list of structs
         assert obj.select("bundle_id", "policy", "seed", "forecast").row(0) == (
             scenario.bundle_id, row["policy"], row["seed"], cmp.options["forecast"])
-        assert obj.height == 1 and obj["series"].list.len()[0] == 96 * 3
+        drained = int(cmp.runs.filter((pl.col("policy") == row["policy"]) & (pl.col("seed") == row["seed"]))
+                      ["drain_steps"][0])
+        assert obj.height == 1 and obj["series"].list.len()[0] == (96 + drained) * 3  # window + drain, per DC
 
 
 def test_second_compare_simulates_nothing(tmp_path, scenario, run_counter):

@@ -68,7 +68,7 @@ def test_the_rounded_schedule_is_feasible(three_sites, one_day):
     assert tot["invalid_actions"] == 0
     assert u.tasks_started + u.tasks_not_started + tot["tasks_unschedulable"] == tot["tasks"]
     assert u.tasks_not_started == u.planned_past_window  # exactly the tasks planned after the window's end
-    prep = Prepared(three_sites, 0, days=1)
+    prep = Prepared(three_sites, 0, days=1, drain=False)
     plan = plan_schedule(prep, one_day.lower)
     T = prep.tasks
     past = plan.step >= prep.n
@@ -81,9 +81,9 @@ def test_the_rounded_schedule_is_feasible(three_sites, one_day):
 def test_upper_value_is_the_engines(three_sites, one_day):
     """The upper bound is the engine's own total of the plan-following run: running the plan again through
     sim_core.run gives the same totals, bit for bit (and a second bracket the same values)."""
-    prep = Prepared(three_sites, 0, days=1)
+    prep = Prepared(three_sites, 0, days=1, drain=False)
     plan = plan_schedule(prep, one_day.lower)
-    res = sim_core.run(three_sites, PlanPolicy(plan, prep.s0), seed=0, days=1)
+    res = sim_core.run(three_sites, PlanPolicy(plan, prep.s0), seed=0, days=1, drain=False)
     # the run's task rows are in the plan's (the engine's) task order: what the repair of late tasks reads
     assert res.tasks["task_id"].to_list() == prep.task_id.tolist()
     assert one_day.upper.repairs == 0
@@ -110,7 +110,7 @@ def test_forced_instance_width_is_the_power_bounds_error(tmp_path):
     sc = sim_core.load(path)
     kw = dict(power="always_on", workload="origins", sla_multiplier=1.0)
     b = bracket(sc, seed=0, **kw)
-    prep = Prepared(sc, 0, **kw)
+    prep = Prepared(sc, 0, drain=False, **kw)
     plan = plan_schedule(prep, b.lower)
     assert plan.site.tolist() == [0] and plan.step.tolist() == [2]  # arrival step, origin
     # the engine's run: 32 cores / 64 GB busy from t = 1800 s to 5400 s (steps 2-5)
