@@ -8,6 +8,7 @@ import json
 from dataclasses import asdict
 
 import numpy as np
+import polars as pl
 import pytest
 
 import sim_core
@@ -162,3 +163,24 @@ def test_bad_locality_options_are_refused(mixed, kw):
     sc, _, _ = mixed
     with pytest.raises(RunOptionsError, match=next(iter(kw))):
         sim_core.run(sc, "local_only", seed=0, days=1, **kw)
+
+
+def test_datasets_match_the_derivation(tmp_path):
+    """Sizes drawn by the workload derivation itself (pipelines.workload.derive.assign_bandwidth, `ai` model)
+    are matched back to the very entry it chose, for every task (GPU tasks of every size: every entry feasible
+    for some)."""
+    n = 3000
+    rng = np.random.default_rng(7)
+    gpus = rng.choice([1.0, 2.0, 8.0, 64.0, 256.0], n)
+    tasks = pl.DataFrame({"source_line": np.arange(n), "gpus": gpus, "gpu_mem_gb": gpus * 80.0,
+                          "duration_s": rng.choice([3600.0, 36000.0, 360000.0], n), "mem_gb": np.full(n, 64.0)})
+    out = wd.assign_bandwidth(tasks, P, None, np.random.default_rng(5))
+    g = np.random.default_rng(5)
+    g.standard_normal(n)  # (assign_bandwidth draws the reference model's noise first)
+    choice = wd.ai_workload_choice(tasks, P, g.random(n))
+    assert (choice >= 0).all() and len(set(choice.tolist())) == len(P.ai_workloads)
+    bw = out.sort("source_line")["bandwidth_gb"].to_numpy()
+    sc = _bundle(tmp_path, bw, np.arange(n) * 50.0)
+    ds, ds_gb = task_datasets(sc)
+    np.testing.assert_array_equal(ds, choice)
+    np.testing.assert_array_equal(ds_gb, np.array([d for _, d, _ in P.ai_workloads])[choice])
