@@ -12,8 +12,9 @@ refused. The rules:
   once, each with its reason): ``sla_multiplier`` (a scalar, or one value per bundle task),
   ``transfer_kwh_per_gb`` (or a name of ``TRANSFER_KWH_PER_GB_PRESETS``),
   ``activity_on``/``activity_off`` (not zero at every local hour),
-  ``defer_quantile``; ``days`` > 0 (at least one step); business hours in 0..24; ``defer_window_steps`` ≥ 1;
-* **flags** (``single_action``, ``allow_defer``) are ``bool``; ``transfer_emissions`` is
+  ``defer_quantile``, ``locality_retention_days``, ``drain_max_days``; ``days`` > 0 (at least one step);
+  business hours in 0..24; ``defer_window_steps`` ≥ 1;
+* **flags** (``single_action``, ``allow_defer``, ``drain``, ``locality``) are ``bool``; ``transfer_emissions`` is
   ``"origin"`` or ``"mean"``; ``power`` is ``"managed"`` or ``"always_on"``; ``carbon_basis`` is
   ``None`` or the bundle's basis; ``forecast`` is a model of ``sim_core.forecast.MODELS`` and
   ``forecast_horizon_h`` an integer number of hours in 24..336; ``forecast_issue_every_min`` an integer
@@ -70,6 +71,11 @@ TRANSFER_KWH_PER_GB_PRESETS: dict[str, float] = {
 DEFAULT_TRANSFER_PRESET = "aslan2018-2023"
 TRANSFER_KWH_PER_GB = TRANSFER_KWH_PER_GB_PRESETS[DEFAULT_TRANSFER_PRESET]
 DEFAULT_SLA_MULTIPLIER = 1.5
+#: How long a site keeps a replica of a dataset after the last task that used it (days; docs/simulation.md "Data
+#: locality"): AWS S3 Intelligent-Tiering treats an object not accessed for 30 consecutive days as no longer in
+#: use and moves it out of its frequent-access tier (AWS, "Amazon S3 Intelligent-Tiering storage class", S3 user
+#: guide); we read the same 30 days as the time a site keeps a dataset no job has read.
+LOCALITY_RETENTION_DAYS = 30.0
 #: The valid range of every numeric run option, with its reason (docs/bundle_format.md lists them).
 OPTION_RANGES: dict[str, Bound] = {
     "sla_multiplier": Bound(0.0, 1e6, "deadline = arrival + multiplier x duration: > 0; a million durations is "
@@ -80,6 +86,9 @@ OPTION_RANGES: dict[str, Bound] = {
     "activity_on": Bound(0.0, 1e6, "a relative weight of task origins (only ratios matter; >= 0)"),
     "activity_off": Bound(0.0, 1e6, "a relative weight of task origins (only ratios matter; >= 0)"),
     "defer_quantile": Bound(0.0, 1.0, "a quantile"),
+    "locality_retention_days": Bound(0.0, 3660.0, "how long a site keeps a dataset replica after its last use: "
+                                                  ">= 0 days (0: only tasks decided at the same instant share it), "
+                                                  "at most ten years"),
     "drain_max_days": Bound(0.0, 366.0, "the longest a run drains past its window (docs/simulation.md \"How a run "
                                         "ends\"): >= 0 days, at most a year"),
 }
@@ -216,6 +225,12 @@ class Options:
     #: run goes on until every task that arrived has finished (or a cap, the rest charged); False = it stops at
     #: the window's end with work left undone (the behaviour before equal work, for comparisons)
     drain: bool = True
+    #: data locality (docs/simulation.md "Data locality"): True = a task's shared dataset moves only to a site
+    #: that holds no replica of it (replicas kept ``locality_retention_days`` after their last use; the task's
+    #: origin holds it); checkpoints and outputs always move. False = every remote task moves its whole size
+    #: (the behaviour before data locality, for comparisons)
+    locality: bool = True
+    locality_retention_days: float = LOCALITY_RETENTION_DAYS
     #: the cap on draining, in days past the window's end (also capped by the bundle's end); the work left
     #: there is charged at the run's own rates per core-hour (sim_core.drain)
     drain_max_days: float = 7.0
@@ -225,6 +240,8 @@ class Options:
         self.allow_defer = check_bool("allow_defer", self.allow_defer)
         self.drain = check_bool("drain", self.drain)
         self.drain_max_days = check_option("drain_max_days", self.drain_max_days)
+        self.locality = check_bool("locality", self.locality)
+        self.locality_retention_days = check_option("locality_retention_days", self.locality_retention_days)
         self.sla_multiplier = _check_sla_multiplier(self.sla_multiplier)
         if self.carbon_basis is not None and not isinstance(self.carbon_basis, str):
             raise RunOptionsError(f"carbon_basis must be None or a string, got {self.carbon_basis!r}")

@@ -245,7 +245,7 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
 
     # ---------------------------------------------------------------- per-task events and transfers
     cnt, flow, xfer_cost, xfer_kwh, xfer_kg, finish = _task_counters(
-        T.origin, S.dest, S.status, S.forced, T.arrival, S.decision, S.start, S.fin, T.bw,
+        T.origin, S.dest, S.status, S.forced, T.arrival, S.decision, S.start, S.fin, S.gb,
         sc.usd_per_gb, sc.carbon_g_per_kwh, float(prep.options.transfer_kwh_per_gb),
         prep.options.transfer_emissions == "mean", float(C.t0), s0, n)
     cnt[5] = S.m_viol[:, :n]  # violations decided in each step, net (a pause withdraws one decided at the start)
@@ -371,7 +371,7 @@ def _task_frames(prep, finish, xfer) -> tuple[pl.DataFrame, pl.DataFrame]:
         "src_location": _enum(origin[rm], loc_enum),
         "dst_location": _enum(dest[rm], loc_enum),
         "decision_ts_utc": _ts(t0_us, S.decision[rm]),
-        "bandwidth_gb": T.bw[rm],
+        "bandwidth_gb": S.gb[rm],  # GB moved: the task's size less a dataset the destination held
         "delay_s": S.delay[rm],
         "cost_usd": xfer_cost[rm],
         "energy_kwh": xfer_kwh[rm],

@@ -19,6 +19,7 @@ from . import engine as E
 from . import forecast as F
 from . import origin as O
 from .drain import drain_steps, run_drained, work_left_now
+from .locality import catalogue, task_datasets
 from .options import RunOptionsError, check_actions, check_controls, check_seed, make_options, resolve_window
 from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
 from .physics import compute as physics_compute
@@ -90,13 +91,15 @@ class Prepared:
         self.n_end = None
         intr, smin, smax = sc.interruptible[rows], sc.min_scale[rows], sc.max_scale[rows]
         flexible = intr | (smin < 1.0) | (smax > 1.0)
+        ds_all, ds_gb_all = task_datasets(sc)  # (sim_core.locality)
         self.tasks = E.Tasks(
             arrival=arr_w, duration=dur_w, cores=sc.cpu_cores[rows],
             gpus=sc.gpus[rows], mem=sc.mem_gb[rows], bw=sc.bandwidth_gb[rows],
             deadline=np.ascontiguousarray(deadline, dtype=np.float64),
             origin=origin_w, u_rand=u_w,
             max_delay=delay_w, interruptible=intr, ckpt=sc.checkpoint_s[rows], smin=smin, smax=smax,
-            mthr=sc.marginal_throughput[rows], flexible=np.ascontiguousarray(flexible))
+            mthr=sc.marginal_throughput[rows], flexible=np.ascontiguousarray(flexible),
+            ds=ds_all[rows], ds_gb=ds_gb_all[rows])
         cap = np.ascontiguousarray(np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1))
         with np.errstate(divide="ignore", over="ignore"):  # (no or negative throughput: never arrives)
             delay_per_gb = np.where(sc.throughput_mbps > 0, 8000.0 / sc.throughput_mbps, np.inf)
@@ -115,7 +118,8 @@ class Prepared:
         self.controls = bool(controls)
         self.n_flexible = int(flexible.sum())
         n_w = rows.shape[0]
-        self.state = E.new_state(n_w, sc.n_dc, n, n_flex=n_w if (controls and self.n_flexible) else 1)
+        self.state = E.new_state(n_w, sc.n_dc, n, n_flex=n_w if (controls and self.n_flexible) else 1,
+                                 n_ds=len(catalogue(sc)[0]))
         #: a stateful policy's plan (``sim_core.policies.plan.Plan``), None for the rule policies
         self.plan = new_plan(n_w, sc.n_dc, n, self.info.fc.shape[2]) \
             if policy_code >= 0 and registry.by_code(policy_code).stateful else None
@@ -176,6 +180,8 @@ def _ctx_opts(opts, controls: bool = False) -> np.ndarray:
     o[E.OPT_ALLOW_DEFER] = float(opts.allow_defer)
     o[E.OPT_SINGLE_ACTION] = float(opts.single_action)
     o[E.OPT_MANAGED] = float(opts.power == "managed")
+    o[E.OPT_LOCALITY] = float(opts.locality)
+    o[E.OPT_RETAIN_S] = opts.locality_retention_days * 86400.0
     o[E.OPT_CONTROLS] = float(controls)
     return o
 
@@ -400,7 +406,7 @@ class Simulator:
         self._phys = entry(step_energy, *self._phys_args, 0, *self._phys_sig, 0, self._phys_buf, o.dc, o.dc_sum)
         self._wm = np.zeros(X.N_WM, np.int64)
         self._cand = np.zeros_like(S.pend)
-        self._xfer_pre = (T.origin, T.bw, S.dest, S.decision, S.m_viol, S.pend)
+        self._xfer_pre = (T.origin, S.gb, S.dest, S.decision, S.m_viol, S.pend)
         usd = np.ascontiguousarray(sc.usd_per_gb, dtype=np.float64)
         self._xfer_net = (usd, sc.carbon_g_per_kwh, float(p.options.transfer_kwh_per_gb),
                           p.options.transfer_emissions == "mean")

@@ -27,7 +27,9 @@ OPT_ALLOW_DEFER = 0
 OPT_SINGLE_ACTION = 1
 OPT_MANAGED = 2  # 1: servers have power states (run option power="managed"); 0: always on
 OPT_CONTROLS = 3  # 1: a policy may pause / resume / rescale flexible tasks (never for the built-in policies)
-N_OPTS = 4
+OPT_LOCALITY = 4  # 1: a task's dataset moves only to a site that holds no replica of it (run option ``locality``)
+OPT_RETAIN_S = 5  # how long a site keeps a dataset replica after its last use (s; ``locality_retention_days``)
+N_OPTS = 6
 
 # per-DC server layout in Ctx.srv_cfg (n_dc, N_SRV_CFG), from physics.server_layout and the parameters
 CFG_N_C = 0  # CPU-only servers
@@ -73,7 +75,10 @@ Tasks = namedtuple("Tasks", ["arrival", "duration", "cores", "gpus", "mem", "bw"
                              # flexibility (bundle format 2): allowed delay (s, folded into ``deadline``),
                              # interruptible, checkpoint overhead per resume/rescale (s), scale range,
                              # marginal throughput of the scaling curve, and whether any of it applies (``flexible``)
-                             "max_delay", "interruptible", "ckpt", "smin", "smax", "mthr", "flexible"])
+                             "max_delay", "interruptible", "ckpt", "smin", "smax", "mthr", "flexible",
+                             # data locality (sim_core.locality): the task's input dataset (-1: none shared,
+                             # its whole ``bw`` always moves) and that dataset's GB (part of ``bw``)
+                             "ds", "ds_gb"])
 #: ``carbon``/``price``: the window's actual signals (never handed to a policy: what a policy may see is
 #: in :data:`Info`)
 Ctx = namedtuple("Ctx", ["cap", "carbon", "price", "delay_s_per_gb", "rtt_s", "t0",
@@ -103,6 +108,9 @@ State = namedtuple("State", [
     "flex", "ctl_task", "ctl_val",
     # per dc: tasks paused; per step: SLA violations decided (net), tasks paused at the end
     "n_paused", "m_viol", "m_paused",
+    # per task: GB moved by its transfer (``bw``, less its dataset when the destination holds a replica; 0 when
+    # it runs at its origin or is undecided); per (dc, dataset): last use of the site's replica (s; -inf: none)
+    "gb", "rep",
 ])
 # ---------------------------------------------------------------------------- information
 # What a policy may know at run step j (bundle step k = s0 + j), docs/simulation.md "Information":
@@ -188,9 +196,10 @@ def steps_major(shape, dtype=np.float64, fill=0) -> np.ndarray:
     return np.swapaxes(np.full((*lead, n_steps, n_dc), fill, dtype), -1, -2)
 
 
-def new_state(n_tasks: int, n_dc: int, n_steps: int, n_flex: int = 1) -> State:
+def new_state(n_tasks: int, n_dc: int, n_steps: int, n_flex: int = 1, n_ds: int = 0) -> State:
     """Zeroed state; ``n_flex``: the size of the flexible-task arrays (the task count when the run has
-    flexible tasks and controls, else 1). The per-step arrays are step-major (:func:`steps_major`)."""
+    flexible tasks and controls, else 1); ``n_ds``: the datasets of the run (no site holds a replica yet).
+    The per-step arrays are step-major (:func:`steps_major`)."""
     f = np.float64
     k = max(n_flex, 1)
     return State(
@@ -218,4 +227,5 @@ def new_state(n_tasks: int, n_dc: int, n_steps: int, n_flex: int = 1) -> State:
         flex=np.zeros(k, np.int32), ctl_task=np.zeros(k, np.int32), ctl_val=np.zeros(k),
         n_paused=np.zeros(n_dc, np.int64), m_viol=steps_major((n_dc, n_steps), np.int64),
         m_paused=steps_major((n_dc, n_steps), np.int64),
+        gb=np.zeros(n_tasks), rep=np.full((n_dc, max(n_ds, 1)), -np.inf),
     )

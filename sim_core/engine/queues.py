@@ -14,10 +14,28 @@ from .layout import EPS, SC_FLEX_N, SC_PEND_N, SC_SEQ, SC_STARTED, ST_QUEUED, ST
 from .servers import _caps_on, _start_after_wake, _wake_now
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _moved_gb(i, o, d, t, T_bw, T_ds, T_ds_gb, rep, locality, retain_s):
+    """GB task ``i`` (decided at ``t``, origin ``o``) moves to ``d``, and the replica sets it updates
+    (docs/simulation.md "Data locality"): without locality, or without a shared dataset, its whole ``bw``;
+    with locality its origin holds its dataset, and the dataset moves only when ``d`` has no replica used
+    within ``retain_s`` (else only the rest: checkpoint and outputs); both sites then hold it, last used at ``t``."""
+    k = T_ds[i]
+    if not locality or k < 0:
+        return 0.0 if d == o else T_bw[i]
+    g = 0.0
+    if d != o:
+        g = T_bw[i] if rep[d, k] < t - retain_s else T_bw[i] - T_ds_gb[i]
+        rep[d, k] = max(rep[d, k], t)
+    rep[o, k] = max(rep[o, k], t)
+    return g
+
+
 @njit(cache=True, nogil=True)
-def _route_decided(j, T_origin, T_bw, delay_s_per_gb, rtt_s, t0, n_steps, pend, status, dest, decision,
-                   delay, ready, nxt, transit_n, bucket_head, bucket_tail, sc):
-    """Send the pending tasks just decided on their way and drop them from the pending list.
+def _route_decided(j, T_origin, T_bw, T_ds, T_ds_gb, delay_s_per_gb, rtt_s, t0, n_steps, pend, status, dest,
+                   decision, delay, ready, gb, rep, locality, retain_s, nxt, transit_n, bucket_head, bucket_tail, sc):
+    """Send the pending tasks just decided on their way and drop them from the pending list; record the
+    GB each moves (``gb``, :func:`_moved_gb`) and the replicas it leaves (``rep``).
 
     Each is appended, in pending order, to the arrival bucket of the step in which it is ready:
     this step's bucket (drained right after) when local or the transfer ends within the step.
@@ -33,7 +51,9 @@ def _route_decided(j, T_origin, T_bw, delay_s_per_gb, rtt_s, t0, n_steps, pend, 
             k += 1
             continue
         o = T_origin[i]
-        dl = 0.0 if d == o else T_bw[i] * delay_s_per_gb[o, d] + rtt_s[o, d]
+        g = _moved_gb(i, o, d, decision[i], T_bw, T_ds, T_ds_gb, rep, locality, retain_s)
+        gb[i] = g
+        dl = 0.0 if d == o else g * delay_s_per_gb[o, d] + rtt_s[o, d]
         delay[i] = dl
         rdy = decision[i] + dl
         ready[i] = rdy

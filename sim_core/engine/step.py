@@ -20,7 +20,9 @@ from .layout import (
     IO_S0,
     OPT_ALLOW_DEFER,
     OPT_CONTROLS,
+    OPT_LOCALITY,
     OPT_MANAGED,
+    OPT_RETAIN_S,
     OPT_SINGLE_ACTION,
     SC_CTL_N,
     SC_FLEX_N,
@@ -88,8 +90,9 @@ def begin_step(T, S, C, j):
             n_forced += 1
     if n_forced:
         sc[SC_FORCED] += n_forced
-        _route_decided(j, T_origin, T.bw, C.delay_s_per_gb, C.rtt_s, t0, C.n_steps, pend, status, dest, decision,
-                       S.delay, S.ready, nxt, transit_n, bucket_head, bucket_tail, sc)
+        _route_decided(j, T_origin, T.bw, T.ds, T.ds_gb, C.delay_s_per_gb, C.rtt_s, t0, C.n_steps, pend, status,
+                       dest, decision, S.delay, S.ready, S.gb, S.rep, C.opts[OPT_LOCALITY] > 0.5, C.opts[OPT_RETAIN_S],
+                       nxt, transit_n, bucket_head, bucket_tail, sc)
         _drain_bucket(j, T_cores, T_gpus, T_mem, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n,
                       qdem, bucket_head, bucket_tail, sc)
     return sc[SC_PEND_N]
@@ -136,8 +139,9 @@ def end_step(T, S, C, j, actions):
         _book(i, d, max(t, T_arrival[i]), 0, c, g, m, dest, decision, forced, commit)
         any_assigned = True
     if any_assigned:
-        _route_decided(j, T_origin, T.bw, C.delay_s_per_gb, C.rtt_s, t0, n_steps, pend, status, dest, decision,
-                       S.delay, S.ready, nxt, transit_n, bucket_head, bucket_tail, sc)
+        _route_decided(j, T_origin, T.bw, T.ds, T.ds_gb, C.delay_s_per_gb, C.rtt_s, t0, n_steps, pend, status,
+                       dest, decision, S.delay, S.ready, S.gb, S.rep, C.opts[OPT_LOCALITY] > 0.5, C.opts[OPT_RETAIN_S],
+                       nxt, transit_n, bucket_head, bucket_tail, sc)
         _drain_bucket(j, T_cores, T_gpus, T_mem, status, dest, nxt, seq, q_head, q_tail, q_len, transit_n,
                       qdem, bucket_head, bucket_tail, sc)
     schedule(T, S, C, j, managed, ctl_on)

@@ -197,7 +197,7 @@ class SiteSchedulingParallelEnv(ParallelEnv):
         remote = dst != org
         idx, org, dst = idx[remote], org[remote], dst[remote]
         k = min(max(j + p.s0, 0), carbon.shape[1] - 1)
-        gb = T.bw[idx]
+        gb = S.gb[idx]  # GB moved (data locality: less a dataset the destination held)
         cost = gb * usd[org, dst]
         ekwh = gb * kwh_per_gb
         ci = 0.5 * (carbon[org, k] + carbon[dst, k]) if mean else carbon[org, k]

@@ -171,7 +171,7 @@ def step_one(e, a):
     k = s0 + j
     PH.step_energy(e.params, e.cap_cores, e.cap_gpus, e.cap_mem, S.part, S.srv, e.managed, j, e.temp_c, e.wetbulb_c,
                    e.carbon, e.price, k, e.buf, e.dc, e.dc_sum)
-    X.step_transfers_sla(T.origin, T.bw, S.dest, S.decision, S.m_viol, S.pend, sc[E.SC_PEND_N],
+    X.step_transfers_sla(T.origin, S.gb, S.dest, S.decision, S.m_viol, S.pend, sc[E.SC_PEND_N],
                          sc[E.SC_NEXT_ARRIVAL], sc[E.SC_STARTED], e.wm, e.cand, C.t0, E.STEP_S, j, s0,
                          e.usd_per_gb, e.carbon, e.kwh_per_gb, e.mean, e.xfer)
     if j + 1 < n:
