@@ -61,10 +61,12 @@ MASAC = Preset(
              ("CA-ON", "exact"), ("PL", "named:DE-LU"), ("SG", "exact")),
     year=2022, days=2.0, start="2022-06-06",
     export={"workload": "synthetic", "target_utilization": 0.5, "datacenters": "sized"},
-    run={"forecast": "oracle"},
+    # its transfer emissions: epsilon s (I_i + I_j) / 2 with epsilon from Aslan et al. 2018 (its ref. [14])
+    run={"forecast": "oracle", "transfer_emissions": "mean", "transfer_kwh_per_gb": "aslan2018-2015"},
     notes=("Table I's GPU numbers, PUEs and job-amount coefficients are not carried: the sites are sized to 50 % "
            "utilisation and their PUE is the facility model's (the utility's eta is the step's PUE)",
-           "no MASAC or MADQN agent is trained here: S0 (local), S1 (price greedy) and S2 (carbon greedy) are run"))
+           "no MASAC or MADQN agent is trained here: S0 (local), S1 (price greedy) and S2 (carbon greedy) are run, "
+           "S1 and S2 as the paper describes them (local first, overflow to the cheapest or greenest site)"))
 #: SustainGym DatacenterEnv: one datacenter, hourly steps, a month-long episode (May), VCC set once a day.
 SUSTAINGYM = Preset(
     name="sustaingym-vcc", paper="SustainGym DatacenterEnv",

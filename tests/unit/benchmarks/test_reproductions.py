@@ -62,3 +62,23 @@ def test_queues_and_a_preset_run(tmp_path):
     job, fac = rows[R.BASE]["carbon_kg"], facility[R.BASE]["carbon_kg"]
     assert 0.0 < job < fac  # busy IT energy is a part of the facility's
     assert R.savings(rows)[R.BASE] == 0.0
+
+
+def test_masac_run_utility_conserves_gpu_hours(tmp_path):
+    """The run-level MASAC utility: revenue over every job's GPU-hours (slack unbounded) equals the revenue over
+    the GPU-hours the steps ran (a drained run does all the work); a slack of 0 drops the jobs that waited."""
+    n = 12
+    sc = sim_core.load(tiny_bundle(tmp_path, tasks={"arrival_ts_utc": np.full(n, 600.0),
+                                                   "duration_s": np.full(n, 3600.0), "cpu_cores": np.full(n, 4.0),
+                                                   "gpus": np.full(n, 1.0)}))
+    p = dataclasses.replace(RP.MASAC, start=None, days=1.0)
+    res = R.run_policies(sc, [R.BASE], p, 0, accounting="facility")[R.BASE]["res"]
+    every = R.masac_utility(res, sc, slack_share=None)
+    jobs = R.masac_utility(res, sc, slack_share=1e9)
+    gpu_h = float(res.steps["busy_gpus"].sum()) * 0.25
+    assert gpu_h == pytest.approx(12.0, rel=1e-9)  # 12 one-GPU one-hour jobs
+    assert every["revenue"] == pytest.approx(0.05 * gpu_h, rel=1e-9) == jobs["revenue"]
+    waited = res.tasks.filter(pl.col("wait_s") > 0).height
+    assert waited > 0  # 12 GPUs asked of 4 per site: some wait
+    assert R.masac_utility(res, sc, slack_share=0.0)["revenue"] == pytest.approx(0.05 * (n - waited), rel=1e-9)
+    assert every["migration_cost"] == every["retrieval_cost"] == 0.0  # local_only moves nothing
