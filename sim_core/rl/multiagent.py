@@ -22,20 +22,20 @@ same function, so what is added there appears here), then the agent's own block:
 of the pending tasks), ``own_{cores,gpus,mem}`` (its pending demand / total capacity, clipped to 1) and
 ``own_min_slack`` (1 when it has no pending task).
 
-Reward of agent ``d`` (USD / ``norm``): the MASAC utility of its site,
+Reward of agent ``d`` (USD / ``norm``): the MASAC utility (the paper's Eqs. 2-7,
+:func:`~sim_core.rl.reward.masac_terms`) of its site,
 
-    u_d = revenue_usd_per_gpu_h x busy GPU-h at d - electricity cost at d - idle_usd_per_gpu_h x idle GPU-h
-          at d - carbon_usd_per_t x (emissions at d + emissions of the transfers d sent) / 1000
-          - migration cost of the transfers d sent (egress USD, or GB x migration_usd_per_gb)
+    u_d = U1_d - U2_d - U3_d - U4_d - U5_d
+    U1_d = (alpha - eta_d rho P_d) x busy GPU-h at d          U2_d = eta_d beta rho P_d x idle GPU-h at d
+    U3_d = mu eta_d rho ((1 - beta) busy + beta installed) GPU-h at d x I_d
+    U4_d = egress USD (or GB x migration_usd_per_gb) + mu x emissions of the transfers d sent
+    U5_d = transfers d sent x result_gb x (the step's USD + mu x kg per GB of transfer)
 
-with the parameters of :data:`sim_core.rl.reward.MASAC_DEFAULTS` (overridable: ``masac_params``). The
-terms are the paper's (its system utility: GPU revenue less energy, carbon and migration costs, per data
-center and agent); its equations were not at hand when this was written (only its abstract and
-introduction), so the split between agents is this project's choice, stated here: the work a site runs
-counts at that site (revenue, energy, idle GPUs, emissions), a transfer counts at the site that sent it
-(its egress and emissions). The agents' utilities add up to the system utility of
-:func:`~sim_core.rl.reward.masac_terms` (tested); ``shared=True`` gives every agent that system utility
-(the fully cooperative variant). ``infos[agent]["utility_terms"]`` holds the agent's terms in USD.
+with the parameters of :data:`sim_core.rl.reward.MASAC_DEFAULTS` (the paper's Table I; overridable:
+``masac_params``). The paper gives every agent the same reward, the system utility's increment
+(``shared=True``); the split between agents is this project's choice, stated here: the work a site runs counts
+at that site (U1-U3), a transfer counts at the site that sent it (U4, U5). The agents' utilities add up to the
+system utility (tested). ``infos[agent]["utility_terms"]`` holds the agent's terms in USD.
 """
 
 from __future__ import annotations
@@ -46,9 +46,8 @@ from pettingzoo import ParallelEnv
 
 from .. import engine as E
 from .. import transfer as X
-from ..physics import STEP_HOURS
 from .env import TaskSchedulingEnv
-from .reward import MASAC_DEFAULTS, REGISTRY, TERM_RANGES, check_masac_params
+from .reward import MASAC_DEFAULTS, REGISTRY, TERM_RANGES, check_masac_params, masac_site_terms, masac_transfer_terms
 
 OWN_FEATURES = ("own_share", "own_cores", "own_gpus", "own_mem", "own_min_slack")
 
@@ -204,15 +203,23 @@ class SiteSchedulingParallelEnv(ParallelEnv):
         x_kg = np.bincount(org, weights=ekwh * ci / 1000.0, minlength=n)
         x_usd = np.bincount(org, weights=cost, minlength=n)
         x_gb = np.bincount(org, weights=gb, minlength=n)
+        n_x = np.bincount(org, minlength=n).astype(np.float64)
         m = self.masac
-        revenue = m["revenue_usd_per_gpu_h"] * o.per_dc("busy_gpus") * STEP_HOURS
-        energy = o.per_dc("cost_usd").copy()
-        idle = m["idle_usd_per_gpu_h"] * o.per_dc("idle_gpus") * STEP_HOURS
-        kg = o.per_dc("carbon_kg") + (x_kg if m["include_transfer_carbon"] else 0.0)
-        carbon_cost = m["carbon_usd_per_t"] * kg / 1000.0
-        migration = x_usd if m["migration_usd_per_gb"] is None else m["migration_usd_per_gb"] * x_gb
-        return {"revenue": revenue, "energy_cost": energy, "idle_cost": idle, "carbon_cost": carbon_cost,
-                "migration_cost": migration, "utility": revenue - energy - idle - carbon_cost - migration}
+        out = masac_site_terms(o.per_dc("busy_gpus"), o.per_dc("idle_gpus"), o.per_dc("it_kwh"),
+                               o.per_dc("total_kwh"), o.per_dc("cost_usd"), o.per_dc("carbon_kg"),
+                               m["revenue_usd_per_gpu_h"], m["carbon_usd_per_t"], m["idle_power_ratio"], m["gpu_kw"],
+                               m["pue"])
+        # U5 at the step's mean rates over all its transfers (as the system utility charges it), split by sender
+        rate = masac_transfer_terms(x_usd.sum(), x_kg.sum(), x_gb.sum(), 1.0, m["carbon_usd_per_t"], m["result_gb"],
+                                    m["migration_usd_per_gb"], m["include_transfer_carbon"])["retrieval_cost"]
+        out["migration_cost"] = masac_transfer_terms(x_usd, x_kg, x_gb, n_x, m["carbon_usd_per_t"], m["result_gb"],
+                                                     m["migration_usd_per_gb"],
+                                                     m["include_transfer_carbon"])["migration_cost"]
+        out["retrieval_cost"] = n_x * rate
+        out["gpu_profit"] = out["revenue"] - out["energy_cost"]
+        out["utility"] = (out["gpu_profit"] - out["idle_cost"] - out["carbon_cost"] - out["migration_cost"]
+                          - out["retrieval_cost"])
+        return out
 
     def render(self) -> str | None:
         """``render_mode="ansi"``: the underlying environment's text summary of the step."""

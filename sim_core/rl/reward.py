@@ -27,7 +27,7 @@ Configuration (a dict, a YAML string or a YAML file)::
     components:                 # (or the mapping itself, or under a top-level ``reward:`` key)
       energy_cost: 1.0          # weight only: the component's default norm
       carbon_emissions: {weight: 0.5, norm: 50.0}
-      masac_utility: {weight: 1.0, norm: 100.0, params: {carbon_usd_per_t: 100.0}}
+      masac_utility: {weight: 1.0, norm: 1.0, params: {carbon_usd_per_t: 100.0}}
 
 Custom components::
 
@@ -41,10 +41,13 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from gridshift import bounds
 from gridshift.bounds import Bound
@@ -196,23 +199,28 @@ for _name, (_metric, _unit, _norm, _doc) in STEP_TOTAL_COMPONENTS.items():
     register_component(_name, unit=_unit, norm=_norm)(_step_total(_metric, _doc))
 
 
-#: MASAC system-utility parameters. These are **assumptions** of this project, not numbers taken
-#: from the MASAC paper (Zhang, Xu, Lim, Niyato 2023, "Sustainable AIGC Workload Scheduling of
-#: Geo-Distributed Data Centers: A Multi-Agent Reinforcement Learning Approach", arXiv:2304.07948),
-#: which defines the utility as GPU revenue minus energy, idle-GPU, carbon and migration costs:
-#: revenue 2.0 USD/GPU-h ~ the order of public on-demand cloud prices per datacenter GPU-hour
-#: (V100 class, 2023); idle 0.5 USD/GPU-h ~ amortised capital + fixed operating cost of a GPU that
-#: earns nothing; carbon 85 USD/t ~ the 2023 EU ETS allowance price (~ 85 EUR/t); migration: None
-#: = the bundle's own egress prices (the ``transfer_cost`` USD), a number = that flat USD/GB.
-MASAC_DEFAULTS = {"revenue_usd_per_gpu_h": 2.0, "idle_usd_per_gpu_h": 0.5, "carbon_usd_per_t": 85.0,
-                  "migration_usd_per_gb": None, "include_transfer_carbon": True}
+#: MASAC system-utility parameters, from the MASAC paper (Zhang, Xu, Lim, Niyato 2023, "Sustainable AIGC Workload
+#: Scheduling of Geo-Distributed Data Centers: A Multi-Agent Reinforcement Learning Approach", arXiv:2304.07948),
+#: Eqs. 2-7 and Table I: hourly GPU revenue alpha 0.05 USD, carbon price mu 100 USD/t, GPU idle power ratio beta
+#: 10 %. The paper gives no number for the power of a unit of GPU time rho, nor for the result size s' its U5
+#: retrieves: ``gpu_kw`` 0.3 = the NVIDIA V100 SXM2's 300 W TDP (NVIDIA V100 datasheet; the paper sizes its
+#: workloads in V100 days), ``result_gb`` 4.27 = the Stable Diffusion v1-4 checkpoint (CompVis model card,
+#: sd-v1-4.ckpt), the model of its text-to-image task. ``pue``: None = each site's facility PUE of the step
+#: (total / IT energy) in place of Table I's per-site constants; a number = that PUE at every site.
+#: ``migration_usd_per_gb``: None = the bundle's own egress prices, a number = that flat USD/GB.
+MASAC_DEFAULTS = {"revenue_usd_per_gpu_h": 0.05, "carbon_usd_per_t": 100.0, "idle_power_ratio": 0.10,
+                  "gpu_kw": 0.3, "pue": None, "result_gb": 4.27, "migration_usd_per_gb": None,
+                  "include_transfer_carbon": True}
 #: Their valid ranges (None: a flag), checked wherever they are set (a Reward configuration, ``masac_params``).
 MASAC_RANGES: dict[str, Bound | None] = {
     "revenue_usd_per_gpu_h": Bound(0.0, 1000.0, "a price per GPU-hour: on-demand cloud prices are a few USD; "
                                                 "1,000 is beyond any"),
-    "idle_usd_per_gpu_h": Bound(0.0, 1000.0, "a cost per GPU-hour, on the scale of the revenue"),
     "carbon_usd_per_t": Bound(0.0, 10_000.0, "a carbon price (EU ETS ~85 EUR/t in 2023); 10,000 USD/t is beyond "
                                              "any price or social-cost estimate"),
+    "idle_power_ratio": Bound(0.0, 1.0, "an idle GPU draws a share of its full-load power (0 to all of it)"),
+    "gpu_kw": Bound(0.0, 10.0, "full-load power of one GPU: datacenter GPUs draw 0.3-1.2 kW; 10 kW is beyond any"),
+    "pue": Bound(1.0, 5.0, "a power usage effectiveness: at least 1 (no overhead); 5 is beyond any datacenter"),
+    "result_gb": Bound(0.0, 1e6, "size of a job's result (its trained model): 1 PB is beyond any"),
     "migration_usd_per_gb": bounds.get("usd_per_gb"),
     "include_transfer_carbon": None,
 }
@@ -228,42 +236,99 @@ def check_masac_params(params: Mapping[str, Any]) -> dict[str, Any]:
     return check_params("masac_utility", params, MASAC_RANGES)
 
 
+def _ratio(num, den):
+    """num / den elementwise, 0 where den is 0 (a site that drew no energy has no price or intensity to read)."""
+    num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0.0)
+
+
+def masac_site_terms(busy_gpus, idle_gpus, it_kwh, total_kwh, cost_usd, carbon_kg,
+                     revenue_usd_per_gpu_h: float, carbon_usd_per_t: float, idle_power_ratio: float,
+                     gpu_kw: float, pue: float | None) -> dict[str, np.ndarray]:
+    """The per-site terms of the paper's Eqs. 2-4 for one step (USD, arrays over the sites), with the site's
+    price P_n = cost / energy and carbon intensity I_n = emissions / energy of the step (the engine's own
+    signals: it computes cost and emissions as energy x signal), eta_n = ``pue`` or the step's total / IT energy::
+
+        revenue     = alpha x busy GPU-h                              (U1, revenue)
+        energy_cost = eta rho P x busy GPU-h                          (U1, energy of the busy GPUs)
+        idle_cost   = eta beta rho P x idle GPU-h                     (U2)
+        carbon_cost = mu eta rho ((1 - beta) busy + beta installed) GPU-h x I  (U3)
+    """
+    h = STEP_HOURS
+    busy, idle = np.asarray(busy_gpus, dtype=np.float64), np.asarray(idle_gpus, dtype=np.float64)
+    eta = _ratio(total_kwh, it_kwh) if pue is None else np.full(busy.shape, float(pue))
+    eta = np.where(np.asarray(it_kwh) > 0.0, eta, 1.0) if pue is None else eta
+    price = _ratio(cost_usd, total_kwh)  # USD/kWh
+    kg_per_kwh = _ratio(carbon_kg, total_kwh)
+    beta = idle_power_ratio
+    return {"revenue": revenue_usd_per_gpu_h * busy * h,
+            "energy_cost": eta * gpu_kw * price * busy * h,
+            "idle_cost": eta * beta * gpu_kw * idle * price * h,
+            "carbon_cost": carbon_usd_per_t * eta * gpu_kw * (busy + beta * idle) * h * kg_per_kwh / 1000.0}
+
+
+def masac_transfer_terms(transfer_cost_usd, transfer_carbon_kg, transfer_gb, transfers,
+                         carbon_usd_per_t: float, result_gb: float, migration_usd_per_gb: float | None,
+                         include_transfer_carbon: bool) -> dict[str, Any]:
+    """The paper's Eqs. 5-6 for the remote assignments decided in one step (USD; scalars or arrays)::
+
+        migration_cost = c(s + s') + mu o(s + s')       (U4: egress USD, or GB x migration_usd_per_gb,
+                                                        + mu x transfer emissions when include_transfer_carbon)
+        retrieval_cost = transfers x (c(s') + mu o(s')) (U5: result_gb per remote job, at the step's mean
+                                                        USD and kg per GB of its transfers)
+
+    U5 is charged when the job is sent, not when its result comes back (this engine has no return transfer).
+    """
+    usd = transfer_cost_usd if migration_usd_per_gb is None else migration_usd_per_gb * transfer_gb
+    kg = transfer_carbon_kg if include_transfer_carbon else 0.0 * transfer_carbon_kg
+    usd_per_gb = _ratio(transfer_cost_usd, transfer_gb) if migration_usd_per_gb is None else migration_usd_per_gb
+    kg_per_gb = _ratio(kg, transfer_gb)
+    retrieval = transfers * result_gb * (usd_per_gb + carbon_usd_per_t * kg_per_gb / 1000.0)
+    return {"migration_cost": usd + carbon_usd_per_t * kg / 1000.0, "retrieval_cost": retrieval}
+
+
 def masac_terms(o, revenue_usd_per_gpu_h: float = MASAC_DEFAULTS["revenue_usd_per_gpu_h"],
-                idle_usd_per_gpu_h: float = MASAC_DEFAULTS["idle_usd_per_gpu_h"],
                 carbon_usd_per_t: float = MASAC_DEFAULTS["carbon_usd_per_t"],
+                idle_power_ratio: float = MASAC_DEFAULTS["idle_power_ratio"],
+                gpu_kw: float = MASAC_DEFAULTS["gpu_kw"],
+                pue: float | None = MASAC_DEFAULTS["pue"],
+                result_gb: float = MASAC_DEFAULTS["result_gb"],
                 migration_usd_per_gb: float | None = MASAC_DEFAULTS["migration_usd_per_gb"],
                 include_transfer_carbon: bool = MASAC_DEFAULTS["include_transfer_carbon"]) -> dict[str, float]:
-    """The MASAC system utility of one step and its terms (USD)::
+    """The MASAC system utility of one step and its terms (USD), the paper's Eq. 7a::
 
-        revenue   = revenue_usd_per_gpu_h x busy GPU-hours        (busy GPUs time-weighted x 0.25 h)
-        energy    = electricity cost of the datacenters            (o["cost_usd"])
-        idle      = idle_usd_per_gpu_h x idle GPU-hours            (installed - busy GPUs, x 0.25 h)
-        carbon    = carbon_usd_per_t x (DC + transfer emissions) / 1000
-        migration = GB moved x migration_usd_per_gb, or the egress USD when None
-        utility   = revenue - energy - idle - carbon - migration
+        utility = U1 - U2 - U3 - U4 - U5
+                = (revenue - energy_cost) - idle_cost - carbon_cost - migration_cost - retrieval_cost
 
-    Defaults: :data:`MASAC_DEFAULTS` (assumptions; see there).
+    (:func:`masac_site_terms` summed over the sites, :func:`masac_transfer_terms`). Defaults:
+    :data:`MASAC_DEFAULTS` (the paper's Table I; see there).
     """
-    revenue = revenue_usd_per_gpu_h * o["busy_gpus"] * STEP_HOURS
-    energy_usd = o["cost_usd"]
-    idle = idle_usd_per_gpu_h * o["idle_gpus"] * STEP_HOURS
-    kg = o["carbon_kg"] + (o["transfer_carbon_kg"] if include_transfer_carbon else 0.0)
-    carbon = carbon_usd_per_t * kg / 1000.0
-    migration = o["transfer_cost_usd"] if migration_usd_per_gb is None else migration_usd_per_gb * o["transfer_gb"]
-    return {"revenue": revenue, "energy_cost": energy_usd, "idle_cost": idle, "carbon_cost": carbon,
-            "migration_cost": migration,
-            "utility": revenue - energy_usd - idle - carbon - migration}
+    site = masac_site_terms(o.per_dc("busy_gpus"), o.per_dc("idle_gpus"), o.per_dc("it_kwh"), o.per_dc("total_kwh"),
+                            o.per_dc("cost_usd"), o.per_dc("carbon_kg"), revenue_usd_per_gpu_h, carbon_usd_per_t,
+                            idle_power_ratio, gpu_kw, pue)
+    out = {k: functools.reduce(operator.add, v.tolist(), 0.0) for k, v in site.items()}  # (in order: the jitted
+    # vector environment sums the same way and must agree bit for bit)
+    xfer = masac_transfer_terms(o["transfer_cost_usd"], o["transfer_carbon_kg"], o["transfer_gb"], o["transfers"],
+                                carbon_usd_per_t, result_gb, migration_usd_per_gb, include_transfer_carbon)
+    out.update({k: float(v) for k, v in xfer.items()})
+    out["gpu_profit"] = out["revenue"] - out["energy_cost"]
+    out["utility"] = (out["gpu_profit"] - out["idle_cost"] - out["carbon_cost"] - out["migration_cost"]
+                      - out["retrieval_cost"])
+    return out
 
 
-@register_component("masac_utility", kind="benefit", unit="USD", norm=100.0, ranges=MASAC_RANGES)
+@register_component("masac_utility", kind="benefit", unit="USD", norm=1.0, ranges=MASAC_RANGES)
 def masac_utility(o, revenue_usd_per_gpu_h: float = MASAC_DEFAULTS["revenue_usd_per_gpu_h"],
-                  idle_usd_per_gpu_h: float = MASAC_DEFAULTS["idle_usd_per_gpu_h"],
                   carbon_usd_per_t: float = MASAC_DEFAULTS["carbon_usd_per_t"],
+                  idle_power_ratio: float = MASAC_DEFAULTS["idle_power_ratio"],
+                  gpu_kw: float = MASAC_DEFAULTS["gpu_kw"],
+                  pue: float | None = MASAC_DEFAULTS["pue"],
+                  result_gb: float = MASAC_DEFAULTS["result_gb"],
                   migration_usd_per_gb: float | None = MASAC_DEFAULTS["migration_usd_per_gb"],
                   include_transfer_carbon: bool = MASAC_DEFAULTS["include_transfer_carbon"]) -> float:
-    """MASAC system utility: GPU revenue - energy - idle-GPU - carbon - migration cost (USD)."""
-    return masac_terms(o, revenue_usd_per_gpu_h, idle_usd_per_gpu_h, carbon_usd_per_t, migration_usd_per_gb,
-                       include_transfer_carbon)["utility"]
+    """MASAC system utility (the paper's Eq. 7a): GPU profit - idle, carbon, migration and retrieval costs (USD)."""
+    return masac_terms(o, revenue_usd_per_gpu_h, carbon_usd_per_t, idle_power_ratio, gpu_kw, pue, result_gb,
+                       migration_usd_per_gb, include_transfer_carbon)["utility"]
 
 
 masac_utility.jit_term = ("masac",)  # (sim_core.rl.vector evaluates it inside its jitted step, same arithmetic)
@@ -395,5 +460,6 @@ class Reward:
 DEFAULT_REWARD = {"energy_cost": 1.0, "carbon_emissions": 1.0, "sla_penalty": 1.0}
 
 __all__ = ["Reward", "RewardConfigError", "ComponentSpec", "REGISTRY", "register_component",
-           "unregister_component", "get_component", "masac_terms", "MASAC_DEFAULTS", "MASAC_RANGES", "DEFAULT_REWARD",
+           "unregister_component", "get_component", "masac_terms", "masac_site_terms", "masac_transfer_terms",
+           "MASAC_DEFAULTS", "MASAC_RANGES", "DEFAULT_REWARD",
            "TERM_RANGES", "check_masac_params", "check_params"]

@@ -77,25 +77,31 @@ Slot = namedtuple("Slot", [
 # reward terms (rows of the ``terms`` array): kind, source, index, coefficient, MASAC parameters
 TERM_TOTAL = 0.0  # the value of one outcome slot
 TERM_MASAC = 1.0  # the MASAC system utility
-N_TERM = 9
 SRC_DC = 0.0  # outcome.dc_sum
 SRC_XFER = 1.0  # outcome.xfer
+
+
+#: outcome slots the MASAC utility reads
+_M_BUSY_GPUS = PH.STEP_DC_NAMES.index("busy_gpus")
+_M_IDLE_GPUS = PH.STEP_DC_NAMES.index("idle_gpus")
+_M_IT = PH.STEP_DC_NAMES.index("it_kwh")
+_M_TOTAL = PH.STEP_DC_NAMES.index("total_kwh")
+_M_COST = PH.STEP_DC_NAMES.index("cost_usd")
+_M_CARBON = PH.STEP_DC_NAMES.index("carbon_kg")
+_M_X_CARBON = X.STEP_XFER_NAMES.index("transfer_carbon_kg")
+_M_X_COST = X.STEP_XFER_NAMES.index("transfer_cost_usd")
+_M_X_GB = X.STEP_XFER_NAMES.index("transfer_gb")
+_M_X_N = X.STEP_XFER_NAMES.index("transfers")
+#: the MASAC parameters in a term row, from column 4 on (None -> NaN, flags -> 0/1)
+_MASAC_COLS = ("revenue_usd_per_gpu_h", "carbon_usd_per_t", "idle_power_ratio", "gpu_kw", "pue", "result_gb",
+               "migration_usd_per_gb", "include_transfer_carbon")
+N_TERM = 4 + len(_MASAC_COLS)
 
 
 def _slot_index(name: str) -> tuple[float, int]:
     if name in StepOutcome.DC_NAMES:
         return SRC_DC, StepOutcome.DC_NAMES.index(name)
     return SRC_XFER, StepOutcome.STEP_NAMES.index(name)
-
-
-#: outcome slots the MASAC utility reads
-_M_BUSY_GPUS = PH.STEP_DC_NAMES.index("busy_gpus")
-_M_COST = PH.STEP_DC_NAMES.index("cost_usd")
-_M_IDLE_GPUS = PH.STEP_DC_NAMES.index("idle_gpus")
-_M_CARBON = PH.STEP_DC_NAMES.index("carbon_kg")
-_M_X_CARBON = X.STEP_XFER_NAMES.index("transfer_carbon_kg")
-_M_X_COST = X.STEP_XFER_NAMES.index("transfer_cost_usd")
-_M_X_GB = X.STEP_XFER_NAMES.index("transfer_gb")
 
 
 def compile_reward(reward) -> np.ndarray | None:
@@ -115,16 +121,12 @@ def compile_reward(reward) -> np.ndarray | None:
         elif tag is not None and tag[0] == "masac":
             p = {**spec.params, **term.params}
             row[0] = TERM_MASAC
-            row[4] = p["revenue_usd_per_gpu_h"]
-            row[5] = p["idle_usd_per_gpu_h"]
-            row[6] = p["carbon_usd_per_t"]
-            row[7] = np.nan if p["migration_usd_per_gb"] is None else p["migration_usd_per_gb"]
-            row[8] = 1.0 if p["include_transfer_carbon"] else 0.0
-            nums = [p["revenue_usd_per_gpu_h"], p["idle_usd_per_gpu_h"], p["carbon_usd_per_t"]]
-            if p["migration_usd_per_gb"] is not None:
-                nums.append(p["migration_usd_per_gb"])
-            if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in nums):
-                return None  # (Python evaluates whatever these are; the kernel takes floats)
+            for c, name in enumerate(_MASAC_COLS):
+                v = p[name]
+                flag = name == "include_transfer_carbon"
+                if v is not None and not flag and (not isinstance(v, int | float) or isinstance(v, bool)):
+                    return None  # (Python evaluates whatever these are; the kernel takes floats)
+                row[4 + c] = np.nan if v is None else float(v)
         else:
             return None
         rows.append(row)
@@ -132,26 +134,44 @@ def compile_reward(reward) -> np.ndarray | None:
 
 
 @njit(cache=True, nogil=True)
-def _masac(dc_sum, xfer, rev, idle_p, c_usd_t, mig, include):
-    """``reward.masac_terms(...)["utility"]``, with the same operations in the same order."""
-    revenue = rev * dc_sum[_M_BUSY_GPUS] * PH.STEP_HOURS
-    energy = dc_sum[_M_COST]
-    idle = idle_p * dc_sum[_M_IDLE_GPUS] * PH.STEP_HOURS
-    kg = dc_sum[_M_CARBON] + (xfer[_M_X_CARBON] if include else 0.0)
-    carbon = c_usd_t * kg / 1000.0
-    migration = xfer[_M_X_COST] if mig != mig else mig * xfer[_M_X_GB]
-    return revenue - energy - idle - carbon - migration
+def _div(a, b):
+    return a / b if b != 0.0 else 0.0
 
 
 @njit(cache=True, nogil=True)
-def _reward(terms, dc_sum, xfer, raw):
+def _masac(dc, xfer, p):
+    """``reward.masac_terms(...)["utility"]`` (the paper's Eq. 7a) for the parameters ``p`` (``_MASAC_COLS``)."""
+    rev, c_usd_t, beta, kw, pue, res_gb, mig, include = p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] > 0.5
+    h = PH.STEP_HOURS
+    revenue = energy = idle_c = carbon = 0.0  # summed over the sites in order, as masac_terms sums them
+    for d in range(dc.shape[1]):
+        busy, idle, it, tot = dc[_M_BUSY_GPUS, d], dc[_M_IDLE_GPUS, d], dc[_M_IT, d], dc[_M_TOTAL, d]
+        eta = pue
+        if pue != pue:
+            eta = _div(tot, it) if it > 0.0 else 1.0
+        price = _div(dc[_M_COST, d], tot)
+        kg_kwh = _div(dc[_M_CARBON, d], tot)
+        revenue += rev * busy * h
+        energy += eta * kw * price * busy * h
+        idle_c += eta * beta * kw * idle * price * h
+        carbon += c_usd_t * eta * kw * (busy + beta * idle) * h * kg_kwh / 1000.0
+    gb = xfer[_M_X_GB]
+    kg = xfer[_M_X_CARBON] if include else 0.0
+    usd = xfer[_M_X_COST] if mig != mig else mig * gb
+    usd_gb = _div(xfer[_M_X_COST], gb) if mig != mig else mig
+    retrieval = xfer[_M_X_N] * res_gb * (usd_gb + c_usd_t * _div(kg, gb) / 1000.0)
+    return (revenue - energy) - idle_c - carbon - (usd + c_usd_t * kg / 1000.0) - retrieval
+
+
+@njit(cache=True, nogil=True)
+def _reward(terms, dc, dc_sum, xfer, raw):
     """The reward (``Reward.evaluate``'s arithmetic) and the raw value of every component into ``raw``."""
     r = 0.0
     for m in range(terms.shape[0]):
         if terms[m, 0] == TERM_TOTAL:
             v = dc_sum[int(terms[m, 2])] if terms[m, 1] == SRC_DC else xfer[int(terms[m, 2])]
         else:
-            v = _masac(dc_sum, xfer, terms[m, 4], terms[m, 5], terms[m, 6], terms[m, 7], terms[m, 8] > 0.5)
+            v = _masac(dc, xfer, terms[m, 4:])
         raw[m] = v
         r += terms[m, 3] * v
     return r
@@ -204,7 +224,7 @@ def _step_env(e, a, terms, obs, raw):
     done = step_one(e, a)
     r = 0.0
     if terms is not None:
-        r = _reward(terms, e.dc_sum, e.xfer, raw)
+        r = _reward(terms, e.dc, e.dc_sum, e.xfer, raw)
     observe_one(e, obs)
     return r, done
 

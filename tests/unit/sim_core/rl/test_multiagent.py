@@ -60,10 +60,11 @@ def test_utilities_add_up_to_system_utility(busy):
         obs, rew, term, trunc, info = env.step({a: int(rng.integers(env.n_actions)) for a in env.agents})
         o = env.env.outcome
         system = masac_terms(o, carbon_usd_per_t=150.0)
-        for k in ("revenue", "energy_cost", "idle_cost", "carbon_cost", "migration_cost", "utility"):
+        for k in ("revenue", "energy_cost", "gpu_profit", "idle_cost", "carbon_cost", "migration_cost",
+                  "retrieval_cost", "utility"):
             tot = sum(i["utility_terms"][k] for i in info.values())
             assert tot == pytest.approx(system[k], rel=1e-9, abs=1e-9), k
-        assert sum(rew.values()) == pytest.approx(system["utility"] / 100.0, rel=1e-9, abs=1e-9)
+        assert sum(rew.values()) == pytest.approx(system["utility"], rel=1e-9, abs=1e-9)  # norm 1 USD
         n_transfer_steps += o["transfers"] > 0
         for a, ob in obs.items():
             assert env.observation_space(a).contains(ob)
@@ -91,7 +92,7 @@ def test_shared_reward_and_errors(busy):
 @pytest.mark.parametrize("params, name", [
     ({"carbon_usd_per_t": float("nan")}, "carbon_usd_per_t"), ({"revenue_usd_per_gpu_h": float("inf")},
                                                                 "revenue_usd_per_gpu_h"),
-    ({"idle_usd_per_gpu_h": "yes"}, "idle_usd_per_gpu_h"), ({"include_transfer_carbon": "yes"},
+    ({"idle_power_ratio": "yes"}, "idle_power_ratio"), ({"include_transfer_carbon": "yes"},
                                                              "include_transfer_carbon"),
     ({"migration_usd_per_gb": float("-inf")}, "migration_usd_per_gb"), ({"carbon_usd_per_t": True},
                                                                          "carbon_usd_per_t"),

@@ -160,23 +160,55 @@ def test_outcome_names():
 
 
 def test_masac_utility_hand_computed():
-    o = outcome()
-    # busy GPUs 16 -> 4 GPU-h; idle GPUs 8 -> 2 GPU-h; cost 4 USD; DC carbon 40 kg + transfer 0.25 kg
+    """Every term of the paper's Eqs. 2-7 by hand, with Table I's alpha 0.05 USD/GPU-h, mu 100 USD/t, beta 10 %."""
+    o = outcome(it_kwh=[80.0, 20.0], transfers=2)
+    # site 0: eta 100/80 = 1.25, P 1.5/100 = 0.015 USD/kWh, I 10/100 = 0.1 kg/kWh; busy 10, idle 6 GPUs
+    # site 1: eta 28/20 = 1.4,  P 2.5/28 USD/kWh,          I 30/28 kg/kWh;         busy 6, idle 2 GPUs
     t = masac_terms(o)
-    assert t["revenue"] == 2.0 * 4.0
-    assert t["idle_cost"] == 0.5 * 2.0
-    assert t["energy_cost"] == 4.0
-    assert t["carbon_cost"] == pytest.approx(85.0 * 40.25 / 1000.0, rel=1e-15)
-    assert t["migration_cost"] == 0.5  # the bundle's egress USD by default
-    assert t["utility"] == pytest.approx(8.0 - 4.0 - 1.0 - 3.42125 - 0.5, rel=1e-14)
-    p = dict(revenue_usd_per_gpu_h=10.0, idle_usd_per_gpu_h=1.0, carbon_usd_per_t=100.0, migration_usd_per_gb=0.2,
-             include_transfer_carbon=False)
-    u = masac_terms(o, **p)["utility"]
-    assert u == pytest.approx(40.0 - 4.0 - 2.0 - 4.0 - 1.0, rel=1e-14)  # 29
+    assert t["revenue"] == pytest.approx(0.05 * 16 * 0.25, rel=1e-14)  # 0.2
+    assert t["energy_cost"] == pytest.approx(1.25 * 0.3 * 0.015 * 10 * 0.25 + 1.4 * 0.3 * 2.5 / 28 * 6 * 0.25,
+                                             rel=1e-14)  # 0.0140625 + 0.05625
+    assert t["gpu_profit"] == pytest.approx(0.2 - 0.0703125, rel=1e-14)  # U1
+    assert t["idle_cost"] == pytest.approx(0.00084375 + 0.001875, rel=1e-13)  # U2 = eta beta rho idle P h
+    assert t["carbon_cost"] == pytest.approx(0.0099375 + 0.06975, rel=1e-13)  # U3 = mu eta rho (busy + beta idle) h I
+    assert t["migration_cost"] == pytest.approx(0.5 + 100 * 0.25 / 1000, rel=1e-14)  # U4: egress + mu o
+    # U5: 2 remote jobs x 4.27 GB x (0.5 USD / 5 GB + 100 USD/t x 0.25 kg / 5 GB)
+    assert t["retrieval_cost"] == pytest.approx(2 * 4.27 * (0.1 + 0.005), rel=1e-14)
+    u = 0.1296875 - 0.00271875 - 0.0796875 - 0.525 - 0.8967
+    assert t["utility"] == pytest.approx(u, rel=1e-12)
+    p = dict(revenue_usd_per_gpu_h=2.0, carbon_usd_per_t=50.0, idle_power_ratio=0.5, gpu_kw=1.0, pue=1.5,
+             result_gb=1.0, migration_usd_per_gb=0.2, include_transfer_carbon=False)
+    t2 = masac_terms(o, **p)
+    assert t2["idle_cost"] == pytest.approx(1.5 * 0.5 * 1.0 * 0.25 * (6 * 0.015 + 2 * 2.5 / 28), rel=1e-13)
+    assert t2["carbon_cost"] == pytest.approx(50 * 1.5 * 0.25 * ((10 + 3) * 0.1 + (6 + 1) * 30 / 28) / 1000,
+                                              rel=1e-13)
+    assert t2["migration_cost"] == pytest.approx(0.2 * 5.0, rel=1e-14)  # no transfer carbon
+    assert t2["retrieval_cost"] == pytest.approx(2 * 1.0 * 0.2, rel=1e-14)
     # as a benefit term of a Reward: + w * U / norm
     r = Reward({"masac_utility": {"weight": 2.0, "norm": 10.0, "params": p}})
-    assert r(o) == pytest.approx(2.0 * 29.0 / 10.0, rel=1e-14)
-    assert r.evaluate(o)[1]["masac_utility"] == pytest.approx(29.0, rel=1e-14)
+    assert r(o) == pytest.approx(2.0 * t2["utility"] / 10.0, rel=1e-14)
+    assert r.evaluate(o)[1]["masac_utility"] == pytest.approx(t2["utility"], rel=1e-14)
+
+
+def test_masac_utility_without_energy_or_transfers():
+    """A site that drew no energy has no price or intensity to read (its energy terms are 0, not NaN); a step
+    without transfers has no migration or retrieval cost; more revenue per GPU-hour raises the utility exactly."""
+    o = outcome(it_kwh=[0.0, 20.0], total_kwh=[0.0, 28.0], cost_usd=[0.0, 2.5], carbon_kg=[0.0, 30.0],
+                transfer_cost_usd=0.0, transfer_carbon_kg=0.0, transfer_gb=0.0, transfers=0)
+    t = masac_terms(o)
+    assert all(np.isfinite(v) for v in t.values())
+    assert t["migration_cost"] == 0.0 and t["retrieval_cost"] == 0.0
+    assert t["energy_cost"] == pytest.approx(1.4 * 0.3 * 2.5 / 28 * 6 * 0.25, rel=1e-14)  # site 0 adds nothing
+    assert masac_terms(o, revenue_usd_per_gpu_h=1.05)["utility"] - t["utility"] == pytest.approx(16 * 0.25,
+                                                                                                 rel=1e-12)
+
+
+@pytest.mark.parametrize("params, name", [({"idle_power_ratio": 1.5}, "idle_power_ratio"),
+                                          ({"gpu_kw": -0.3}, "gpu_kw"), ({"pue": 0.9}, "pue"),
+                                          ({"result_gb": float("nan")}, "result_gb")])
+def test_masac_paper_parameters_are_range_checked(params, name):
+    with pytest.raises(RewardConfigError, match=name):
+        Reward({"masac_utility": {"params": params}})
 
 
 def test_masac_defaults_are_the_documented_ones():

@@ -8,13 +8,14 @@ from gymnasium.vector import AutoresetMode
 
 from sim_core.gym import TaskSchedulingEnv, TaskSchedulingVectorEnv
 from sim_core.rl import vector as V
-from sim_core.rl.reward import Reward
+from sim_core.rl.reward import Reward, masac_terms
 
 #: every built-in component, the MASAC utility with non-default parameters
 ALL_COMPONENTS = {"energy_cost": 1.0, "carbon_emissions": 0.5, "energy": {"weight": 0.2, "norm": 50.0},
                   "transfer_cost": 2.0, "transfer_emissions": 1.0, "sla_penalty": 3.0, "water": 0.1,
                   "masac_utility": {"weight": 1.0, "norm": 10.0,
-                                    "params": {"carbon_usd_per_t": 120, "migration_usd_per_gb": 0.02,
+                                    "params": {"carbon_usd_per_t": 120, "migration_usd_per_gb": 0.02, "pue": 1.3,
+                                               "result_gb": 2.0,
                                                "include_transfer_carbon": False}}}
 WINDOWS = [dict(steps=17), dict(start=20, steps=23), dict(start=50, steps=11), dict(start=3, steps=29)]
 
@@ -80,10 +81,9 @@ def test_rewards_are_real_numbers(busy):
         _, rew, _, _, info = venv.step(np.array([1, 2]))
         costs.append(info["components"]["energy_cost"].copy())
         o = venv.envs[1].outcome
-        util = (2.0 * o["busy_gpus"] * 0.25 - o["cost_usd"] - 0.5 * o["idle_gpus"] * 0.25
-                - 85.0 * (o["carbon_kg"] + o["transfer_carbon_kg"]) / 1000.0 - o["transfer_cost_usd"])
+        util = masac_terms(o)["utility"]
         assert info["components"]["masac_utility"][1] == pytest.approx(util, rel=1e-12)
-        assert rew[1] == pytest.approx(util / 100.0 - o["cost_usd"] / 20.0, rel=1e-12)
+        assert rew[1] == pytest.approx(util - o["cost_usd"] / 20.0, rel=1e-12)
     costs = np.array(costs)
     assert (costs > 0).all() and np.ptp(costs[:, 0]) > 0
 

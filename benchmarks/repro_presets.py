@@ -1,0 +1,157 @@
+"""The seed papers' setups as named presets (docs/reproductions.md): bundle export options, run options, and the
+zone picked for each of a paper's regions by the mean and daily coefficient of variation of its carbon intensity.
+
+A preset is data: :data:`PRESETS` maps its name to a :class:`Preset`. :func:`zone_stats` computes every mirror
+zone's statistics from the Electricity Maps files (hourly, ``Carbon Intensity gCO₂eq/kWh (direct)``; daily CoV =
+the mean over UTC days of the day's standard deviation / mean, the measure of CarbonFlex's Figure 5);
+:func:`pick_zone` keeps a paper's zone when the mirror holds it and otherwise applies the preset's stated rule.
+:func:`with_queues` gives a scenario the CarbonFlex paper's three queues by job length.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+CI_COLUMN = "Carbon Intensity gCO₂eq/kWh (direct)"
+H = 3600.0
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One paper's setup. ``regions``: (the paper's zone, the rule that picks a mirror zone when the mirror lacks
+    it); ``export``: ``gridshift export`` options; ``run``: ``sim_core.run`` options; ``queues``: (longest job
+    length h, allowed delay h) classes, or None for the bundle's own; ``notes``: what the preset cannot carry."""
+
+    name: str
+    paper: str
+    regions: tuple[tuple[str, str], ...]
+    year: int
+    days: float
+    start: str
+    export: dict = field(default_factory=dict)
+    run: dict = field(default_factory=dict)
+    queues: tuple[tuple[float, float], ...] | None = None
+    accounting: str = "facility"  # "facility" (gridshift: total energy x CI) or "job" (busy IT energy x CI)
+    notes: tuple[str, ...] = ()
+
+
+#: CarbonFlex (Hanafy et al. 2025) §5-6: Electricity Maps Dec 2021-Dec 2022, hour slots, day-ahead carbon known,
+#: ~50 % utilisation, queues d = 6/24/48 h for l <= 2 h, 2 < l <= 12 h, l > 12 h, capacity provisioned per hour,
+#: job energy x carbon intensity. Week-long evaluation traces (§5: "the evaluation trace is a week-long trace").
+CARBONFLEX = Preset(
+    name="carbonflex-alibaba", paper="CarbonFlex",
+    regions=(("AUS-SA", "highest-cov"),), year=2022, days=7.0, start="2022-06-06",
+    export={"workload": "synthetic", "target_utilization": 0.5, "datacenters": "sized"},
+    run={"forecast": "oracle", "power": "managed"},
+    queues=((2.0, 6.0), (12.0, 24.0), (float("inf"), 48.0)), accounting="job",
+    notes=("the Alibaba-PAI trace's task table is not in the mirror: gridshift's synthetic workload (its model of "
+           "that trace, docs/workload.md) stands in",
+           "the paper's elasticity profiles (its Table 3) are not the bundle's: the bundle's flexibility model "
+           "(suspend-resume, elastic scaling) applies",
+           "capacity is provisioned by the engine's server power management (power=managed), not hour by hour"))
+#: MASAC (Zhang et al. 2023) Table I: five sites, 1-minute slots (gridshift: 15 min), 2-day episodes.
+MASAC = Preset(
+    name="masac-5dc", paper="MASAC",
+    regions=(("AUS-SA", "same-market-highest-cov:AU-"), ("AUS-WA", "same-market-lowest-cov:AU-"),
+             ("CA-ON", "exact"), ("PL", "named:DE-LU"), ("SG", "exact")),
+    year=2022, days=2.0, start="2022-06-06",
+    export={"workload": "synthetic", "target_utilization": 0.5, "datacenters": "sized"},
+    # its transfer emissions: epsilon s (I_i + I_j) / 2 with epsilon from Aslan et al. 2018 (its ref. [14])
+    run={"forecast": "oracle", "transfer_emissions": "mean", "transfer_kwh_per_gb": "aslan2018-2015"},
+    notes=("Table I's GPU numbers, PUEs and job-amount coefficients are not carried: the sites are sized to 50 % "
+           "utilisation and their PUE is the facility model's (the utility's eta is the step's PUE)",
+           "no MASAC or MADQN agent is trained here: S0 (local), S1 (price greedy) and S2 (carbon greedy) are run, "
+           "S1 and S2 as the paper describes them (local first, overflow to the cheapest or greenest site)"))
+#: SustainGym DatacenterEnv: one datacenter, hourly steps, a month-long episode (May), VCC set once a day.
+SUSTAINGYM = Preset(
+    name="sustaingym-vcc", paper="SustainGym DatacenterEnv",
+    regions=(("US-CAL-CISO", "exact"),), year=2022, days=30.0, start="2022-05-01",
+    export={"workload": "synthetic", "target_utilization": 0.5, "datacenters": "sized"},
+    run={"forecast": "oracle"},
+    notes=("the Google cluster trace of May 2019 is not in the mirror: the synthetic workload stands in",
+           "the MOER (marginal) signal is replaced by the average (direct) intensity of the same grid"))
+
+PRESETS = {p.name: p for p in (CARBONFLEX, MASAC, SUSTAINGYM)}
+
+
+def zone_stats(mirror: Path, year: int) -> pl.DataFrame:
+    """Every mirror zone's mean carbon intensity (g/kWh) and mean daily CoV over ``year`` (direct basis)."""
+    rows = []
+    for f in sorted((Path(mirror) / "electricitymaps").glob(f"*/*_{year}_hourly.csv")):
+        d = pl.read_csv(f, columns=["Datetime (UTC)", CI_COLUMN])
+        day = d.with_columns(pl.col("Datetime (UTC)").str.slice(0, 10).alias("day")).group_by("day").agg(
+            (pl.col(CI_COLUMN).std() / pl.col(CI_COLUMN).mean()).alias("cov"))
+        rows.append({"zone": f.parent.name, "mean_g_per_kwh": float(d[CI_COLUMN].mean()),
+                     "daily_cov": float(day["cov"].mean())})
+    if not rows:
+        raise FileNotFoundError(f"{mirror}/electricitymaps: no *_{year}_hourly.csv file")
+    return pl.DataFrame(rows).sort("daily_cov", descending=True)
+
+
+def pick_zone(zone: str, rule: str, stats: pl.DataFrame, taken: set[str] = frozenset()) -> tuple[str, str]:
+    """(mirror zone, why) for a paper's ``zone``: itself when the mirror holds it, else by ``rule``:
+    ``highest-cov`` (the zone of largest daily CoV: CarbonFlex §6.5, savings are "strictly a function of the
+    carbon intensity variability"), ``same-market-{highest,lowest}-cov:<prefix>`` (among zones named
+    ``<prefix>*``), ``named:<zone>`` (a neighbouring grid, stated)."""
+    have = [z for z in stats["zone"].to_list() if z not in taken]
+    if zone in have:
+        return zone, "in the mirror"
+    if rule == "highest-cov":
+        z = stats.filter(pl.col("zone").is_in(have))["zone"][0]
+        return z, f"{zone} not in the mirror; the mirror zone of highest daily CoV"
+    if rule.startswith("same-market-"):
+        kind, prefix = rule.removeprefix("same-market-").split(":")
+        s = stats.filter(pl.col("zone").str.starts_with(prefix) & pl.col("zone").is_in(have))
+        if s.is_empty():
+            raise ValueError(f"no mirror zone {prefix}* left for {zone}")
+        z = s["zone"][0] if kind == "highest-cov" else s["zone"][-1]
+        return z, f"{zone} not in the mirror; the {prefix}* mirror zone of {kind.replace('-', ' ')}"
+    if rule.startswith("named:"):
+        z = rule.removeprefix("named:")
+        if z not in have:
+            raise ValueError(f"{zone}: the named stand-in {z} is not in the mirror")
+        return z, f"{zone} not in the mirror; its neighbouring grid {z}"
+    raise ValueError(f"{zone}: unknown zone rule {rule!r}")
+
+
+def pick_zones(preset: Preset, stats: pl.DataFrame) -> list[tuple[str, str, str]]:
+    """(paper zone, mirror zone, why) for every region of ``preset``, each mirror zone used once."""
+    taken: set[str] = {z for z, r in preset.regions if r == "exact"}
+    out = []
+    for zone, rule in preset.regions:
+        z, why = pick_zone(zone, rule, stats, set() if rule == "exact" else taken)
+        taken.add(z)
+        out.append((zone, z, why))
+    return out
+
+
+def with_queues(sc, queues):
+    """A shallow copy of scenario ``sc`` whose tasks' allowed delay follows ``queues`` ((longest job length h,
+    allowed delay h), ascending): the first class whose length bound the task's duration does not exceed."""
+    if queues is None:
+        return sc
+    out = copy.copy(sc)
+    dur_h = np.asarray(sc.duration_s, dtype=np.float64) / H
+    delay = np.full(dur_h.shape, queues[-1][1] * H)
+    for bound, d in reversed(queues):
+        delay = np.where(dur_h <= bound, d * H, delay)
+    out.max_delay_s = delay
+    return out
+
+
+def carbon_kg(res, accounting: str) -> float:
+    """A run's carbon by the preset's accounting basis: ``facility`` = the engine's total energy x CI (plus
+    transfers); ``job`` = the IT energy of busy capacity (IT less idle, sleeping and waking) x CI."""
+    s = res.steps
+    if accounting == "facility":
+        return float(res.totals["carbon_incl_transfer_kg"])
+    busy = s["it_kwh"] - s["it_idle_kwh"] - s["it_sleep_kwh"] - s["it_wake_kwh"]
+    return float((busy * s["carbon_g_per_kwh"]).sum() / 1000.0)
+
+
+__all__ = ["Preset", "PRESETS", "zone_stats", "pick_zone", "pick_zones", "with_queues", "carbon_kg"]

@@ -1,0 +1,84 @@
+"""The reproduction presets' machinery (benchmarks/repro_presets.py) on hand-made inputs: zone statistics by
+hand, the zone rules and their refusals, the CarbonFlex queues, the accounting bases and one preset run."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+import sim_core
+from benchmarks import repro_presets as RP
+from benchmarks import reproductions as R
+from sim_core.testing import tiny_bundle
+
+
+def _zone(mirror, zone, values):
+    d = mirror / "electricitymaps" / zone
+    d.mkdir(parents=True)
+    ts = pl.datetime_range(pl.datetime(2022, 1, 1), pl.datetime(2022, 1, 2, 23), "1h", eager=True)
+    pl.DataFrame({"Datetime (UTC)": ts.dt.strftime("%Y-%m-%d %H:%M:%S"), RP.CI_COLUMN: values}).write_csv(
+        d / f"{zone}_2022_hourly.csv")
+
+
+def test_zone_stats_by_hand(tmp_path):
+    _zone(tmp_path, "AU-FLAT", [100.0] * 48)
+    _zone(tmp_path, "AU-SWING", ([100.0] * 12 + [300.0] * 12) * 2)  # each day: mean 200, sample std 100 sqrt(24/23)
+    _zone(tmp_path, "XX", [50.0] * 24 + [150.0] * 24)  # flat days at different levels: daily CoV 0
+    s = RP.zone_stats(tmp_path, 2022)
+    assert s["zone"].to_list()[0] == "AU-SWING"
+    row = s.filter(pl.col("zone") == "AU-SWING").row(0, named=True)
+    assert row["mean_g_per_kwh"] == 200.0
+    assert row["daily_cov"] == pytest.approx(0.5 * math.sqrt(24 / 23), rel=1e-12)
+    assert s.filter(pl.col("zone") == "XX")["daily_cov"][0] == 0.0
+    assert RP.pick_zone("XX", "exact", s) == ("XX", "in the mirror")
+    assert RP.pick_zone("AUS-SA", "highest-cov", s)[0] == "AU-SWING"
+    assert RP.pick_zone("AUS-WA", "same-market-lowest-cov:AU-", s)[0] == "AU-FLAT"
+    assert RP.pick_zone("AUS-WA", "same-market-lowest-cov:AU-", s, {"AU-FLAT"})[0] == "AU-SWING"
+    assert RP.pick_zone("PL", "named:XX", s)[0] == "XX"
+    with pytest.raises(ValueError, match="named stand-in YY"):
+        RP.pick_zone("PL", "named:YY", s)
+    with pytest.raises(ValueError, match="unknown zone rule"):
+        RP.pick_zone("PL", "nearest", s)
+    with pytest.raises(FileNotFoundError, match="2021"):
+        RP.zone_stats(tmp_path, 2021)
+
+
+def test_queues_and_a_preset_run(tmp_path):
+    n = 6
+    path = tiny_bundle(tmp_path, tasks={"arrival_ts_utc": np.linspace(0, 3600 * 6, n),
+                                        "duration_s": np.array([1.0, 2.0, 3.0, 12.0, 13.0, 0.5]) * 3600,
+                                        "cpu_cores": np.full(n, 4.0), "gpus": np.full(n, 0.5)})
+    sc = sim_core.load(path)
+    q = RP.with_queues(sc, RP.CARBONFLEX.queues)
+    assert (q.max_delay_s / 3600).tolist() == [6.0, 6.0, 24.0, 24.0, 48.0, 6.0]  # l <= 2 h, <= 12 h, longer
+    assert sc.max_delay_s is not q.max_delay_s and RP.with_queues(sc, None) is sc
+    p = dataclasses.replace(RP.CARBONFLEX, start=None, days=1.0, run={"forecast": "oracle"})
+    rows = R.run_policies(q, [R.BASE], p, 0)
+    facility = R.run_policies(q, [R.BASE], p, 0, accounting="facility")
+    job, fac = rows[R.BASE]["carbon_kg"], facility[R.BASE]["carbon_kg"]
+    assert 0.0 < job < fac  # busy IT energy is a part of the facility's
+    assert R.savings(rows)[R.BASE] == 0.0
+
+
+def test_masac_run_utility_conserves_gpu_hours(tmp_path):
+    """The run-level MASAC utility: revenue over every job's GPU-hours (slack unbounded) equals the revenue over
+    the GPU-hours the steps ran (a drained run does all the work); a slack of 0 drops the jobs that waited."""
+    n = 12
+    sc = sim_core.load(tiny_bundle(tmp_path, tasks={"arrival_ts_utc": np.full(n, 600.0),
+                                                   "duration_s": np.full(n, 3600.0), "cpu_cores": np.full(n, 4.0),
+                                                   "gpus": np.full(n, 1.0)}))
+    p = dataclasses.replace(RP.MASAC, start=None, days=1.0)
+    res = R.run_policies(sc, [R.BASE], p, 0, accounting="facility")[R.BASE]["res"]
+    every = R.masac_utility(res, sc, slack_share=None)
+    jobs = R.masac_utility(res, sc, slack_share=1e9)
+    gpu_h = float(res.steps["busy_gpus"].sum()) * 0.25
+    assert gpu_h == pytest.approx(12.0, rel=1e-9)  # 12 one-GPU one-hour jobs
+    assert every["revenue"] == pytest.approx(0.05 * gpu_h, rel=1e-9) == jobs["revenue"]
+    waited = res.tasks.filter(pl.col("wait_s") > 0).height
+    assert waited > 0  # 12 GPUs asked of 4 per site: some wait
+    assert R.masac_utility(res, sc, slack_share=0.0)["revenue"] == pytest.approx(0.05 * (n - waited), rel=1e-9)
+    assert every["migration_cost"] == every["retrieval_cost"] == 0.0  # local_only moves nothing
