@@ -30,7 +30,6 @@ from gridshift.sources import SIGNAL_TABLES
 if TYPE_CHECKING:  # the bundle and workload assets are imported when used: the grid ingest needs neither
     from dagster_project.assets.bundle import BundleConfig
     from scenario_builder.bundle import BuildParams
-    from scenario_builder.export import IngestPlan
 
 #: CLI source names -> the assets that materialize them
 SOURCE_ASSETS: dict[str, list[str]] = {
@@ -415,63 +414,83 @@ class Exported:
     outcomes: list[Outcome]
 
 
-def export_bundle(
-    params: BuildParams, *, home: Home, mirror: Path | None = None, out: Path | None = None, live: bool = False,
-    allow_partial: bool = False, on_plan: Callable[[IngestPlan], None] | None = None,
+def export_bundle(params: BuildParams, **kwargs) -> Exported:
+    """``gridshift export`` of one bundle: :func:`export_bundles` of ``[params]``."""
+    return export_bundles([params], **kwargs)[0]
+
+
+def export_bundles(
+    params: Sequence[BuildParams], *, home: Home, mirror: Path | None = None, out: Path | None = None,
+    live: bool = False, allow_partial: bool = False, on_plan: Callable[[int], None] | None = None,
     on_progress: Callable[[str], None] | None = None,
-) -> Exported:
-    """``scenario_builder export``: materialize what the warehouse lacks (``scenario_builder.export.plan``),
-    then the ``scenario_bundle`` asset — every run on the home's instance, so the UI shows the lineage.
-    A required input that fails raises :class:`RunFailed` with its root cause; an optional neighbouring
-    year that fails is skipped (the edge is then held, flagged, within the gap limit)."""
-    with open_instance(home.ensure()) as inst:
-        return _export(params, home, mirror, out, inst, live=live, allow_partial=allow_partial, on_plan=on_plan,
-                       on_progress=on_progress)
-
-
-def _export(params: BuildParams, home: Home, mirror: Path | None, out: Path | None, instance: dg.DagsterInstance, *,
-            live: bool, allow_partial: bool, on_plan: Callable[[IngestPlan], None] | None,
-            on_progress: Callable[[str], None] | None) -> Exported:
-    from dagster_project.assets.bundle import BundleConfig
+) -> list[Exported]:
+    """``gridshift export``: materialize what the warehouse lacks for every bundle of ``params``
+    (``scenario_builder.export.plan``), then each ``scenario_bundle`` — every run on the home's instance, so
+    the UI shows the lineage. The grid partitions of all the bundles (their years and neighbouring years)
+    are ingested together, in the fewest runs :func:`plan_runs` allows (one per region for consecutive
+    years). A required input that fails raises :class:`RunFailed` with its root cause; an optional
+    neighbouring year that fails is skipped (the edge is then held, flagged, within the gap limit).
+    ``on_plan`` gets the number of progress steps (``on_progress`` calls) to come."""
     from scenario_builder.export import plan
 
-    p = plan(params, home, mirror)
-    if on_plan:
-        on_plan(p)
-    tick = on_progress or (lambda _d: None)
-    outcomes: list[Outcome] = []
-    for optional, items in ((False, p.required), (True, p.optional)):  # the year itself first: fail fast
-        if not items:
-            continue
-        cells = [(k, region, year) for region, year, kinds in items for k in kinds]
-        kinds_of = {(region, int(year)): ",".join(kinds) for region, year, kinds in items}
-        done = materialize_grid(cells, home=home, mirror=mirror, live=live and not optional,
-                                allow_partial=allow_partial, instance=instance,
-                                on_run=_cell_ticker(cells, tick, lambda r, y, k=kinds_of: f"{r} {y} {k[(r, y)]}"))
-        got = list(done.values())
-        outcomes += got if not optional else [o for o in got if o.ok]
-        bad = failed(outcomes)
-        if bad:
-            more = f" and {len(bad) - 1} more ({', '.join(o.label for o in bad[1:4])})" if len(bad) > 1 else ""
-            raise RunFailed(f"ingesting {bad[0].label}{more} failed", bad[0], bad)
-    if p.reference:
-        outcomes += materialize_sources(regions=[], years=[], sources=["network"], home=home, mirror=mirror,
-                                        instance=instance)
-        tick("reference tables")
-        bad = failed(outcomes)
-        if bad:
-            raise RunFailed(f"ingesting {bad[0].label} failed", bad[0], bad)
-    if p.workload:
-        got = materialize_workload(workload=params.workload, years=[params.year], home=home, mirror=mirror,
-                                   seed=params.seed, live=live, instance=instance)
-        outcomes += got
-        if failed(got):
-            raise RunFailed(f"deriving {got[0].label} failed", got[0], got)
-        tick(f"workload {params.workload} {params.year}")
+    with open_instance(home.ensure()) as inst:
+        plans = [plan(p, home, mirror) for p in params]
+        required = {(k, r, y) for pl in plans for r, y, kinds in pl.required for k in kinds}
+        optional = {(k, r, y) for pl in plans for r, y, kinds in pl.optional for k in kinds} - required
+        cells = sorted(required | optional, key=lambda c: (c[2], c[1], c[0]))
+        workloads = [p for p, pl in zip(params, plans, strict=True) if pl.workload]
+        reference = any(pl.reference for pl in plans)
+        if on_plan:
+            on_plan(len({(r, y) for _k, r, y in cells}) + int(reference) + len(workloads) + len(params))
+        tick = on_progress or (lambda _d: None)
+        outcomes = _ingest_inputs(cells, required, home, mirror, inst, live=live, allow_partial=allow_partial,
+                                  tick=tick)
+        if reference:
+            outcomes += materialize_sources(regions=[], years=[], sources=["network"], home=home, mirror=mirror,
+                                            instance=inst)
+            tick("reference tables")
+            bad = failed(outcomes)
+            if bad:
+                raise RunFailed(f"ingesting {bad[0].label} failed", bad[0], bad)
+        for p in workloads:
+            got = materialize_workload(workload=p.workload, years=[p.year], home=home, mirror=mirror, seed=p.seed,
+                                       live=live, instance=inst)
+            outcomes += got
+            if failed(got):
+                raise RunFailed(f"deriving {got[0].label} failed", got[0], got)
+            tick(f"workload {p.workload} {p.year}")
+        return [_build(p, home, mirror, out, inst, outcomes, tick) for p in params]
+
+
+def _ingest_inputs(cells: Sequence[tuple[str, str, int]], required: set, home: Home, mirror: Path | None,
+                   instance: dg.DagsterInstance, *, live: bool, allow_partial: bool,
+                   tick: Callable[[str], None]) -> list[Outcome]:
+    """Materialize the grid ``cells`` (required and optional together, one batch); raise :class:`RunFailed` if
+    a required one failed, drop the optional ones that failed."""
+    if not cells:
+        return []
+    kinds_of: dict[tuple[str, int], list[str]] = {}
+    for k, r, y in cells:
+        kinds_of.setdefault((r, y), []).append(k)
+    done = materialize_grid(cells, home=home, mirror=mirror, live=live, allow_partial=allow_partial,
+                            instance=instance, on_run=_cell_ticker(
+                                cells, tick, lambda r, y: f"{r} {y} {','.join(kinds_of[(r, y)])}"))
+    bad = [o for c, o in done.items() if c in required and not o.ok]
+    if bad:
+        more = f" and {len(bad) - 1} more ({', '.join(o.label for o in bad[1:4])})" if len(bad) > 1 else ""
+        raise RunFailed(f"ingesting {bad[0].label}{more} failed", bad[0], bad)
+    return [o for c, o in done.items() if c in required or o.ok]
+
+
+def _build(params: BuildParams, home: Home, mirror: Path | None, out: Path | None, instance: dg.DagsterInstance,
+           outcomes: list[Outcome], tick: Callable[[str], None]) -> Exported:
+    from dagster_project.assets.bundle import BundleConfig
+
     meta = materialize_bundle(BundleConfig.from_params(params, out), home, mirror, instance)
+    tick(f"bundle {params.year}")
     return Exported(str(meta["bundle_id"]), Path(str(meta["path"])), bool(meta["reused"]), outcomes)
 
 
-__all__ = ["Block", "Exported", "Outcome", "RunFailed", "export_bundle", "failed", "materialize_bundle",
-           "materialize_grid", "materialize_sources", "materialize_workload", "open_instance", "plan_runs",
-           "prepare_instance", "resources", "root_causes"]
+__all__ = ["Block", "Exported", "Outcome", "RunFailed", "export_bundle", "export_bundles", "failed",
+           "materialize_bundle", "materialize_grid", "materialize_sources", "materialize_workload", "open_instance",
+           "plan_runs", "prepare_instance", "resources", "root_causes"]

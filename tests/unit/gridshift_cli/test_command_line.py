@@ -52,7 +52,7 @@ def test_a_shared_option_reads_the_same_in_every_command_that_takes_it():
               "--no-defer", "--sla-multiplier", "--live", "--allow-partial"}
     for opt in shared:
         assert len(seen[opt]) == 1, f"{opt} is declared more than once: {seen[opt]}"
-    assert len(seen["--year"]) == 2  # a range (ingest) or one year (export, plot-workload): two declarations
+    assert len(seen["--year"]) == 2  # a range (ingest, export) or one year (plot-workload): two declarations
 
 
 def _help(argv: list[str]) -> str:
