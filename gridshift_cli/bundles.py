@@ -15,6 +15,7 @@ from gridshift.home import Home
 from gridshift_cli.common import (
     absolute,
     bundle_path,
+    command_tags,
     console,
     err_console,
     failures,
@@ -118,10 +119,10 @@ def export(
         with progress_bar("export") as progress:
             task = progress.add_task("", total=None, visible=False)
             built = runner.export_bundles(
-                [BuildParams(year=y, **base) for y in years], home=h, mirror=resolve_mirror(mirror),
+                [BuildParams(year=y, **base) for y in years], home=h, mirror=resolve_mirror(mirror, home),
                 out=absolute(out), live=live, allow_partial=allow_partial,
                 on_plan=lambda steps: progress.update(task, total=steps, visible=True),
-                on_progress=lambda d: progress.update(task, advance=1, description=d),
+                on_progress=lambda d: progress.update(task, advance=1, description=d), tags=command_tags(ctx),
             )
         for done in built:
             manifest = check_integrity(done.path)

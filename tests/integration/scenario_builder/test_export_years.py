@@ -8,6 +8,7 @@ import json
 import dagster as dg
 from typer.testing import CliRunner
 
+from dagster_project.jobs import ARGUMENTS_TAG, COMMAND_TAG
 from dagster_project.runner import PARTITION_RANGE_END, PARTITION_RANGE_START, open_instance
 from gridshift.home import Home
 from gridshift_cli import app
@@ -32,4 +33,10 @@ def test_export_takes_a_year_range_and_ingests_it_in_one_run(shared_data, tmp_pa
     assert len(grid) == 1
     assert sorted(grid[0].step_keys_to_execute) == ["grid_carbon", "grid_price", "weather"]
     start, end = grid[0].tags[PARTITION_RANGE_START], grid[0].tags[PARTITION_RANGE_END]
+    # every run is a named job, tagged with the command and its arguments (not __ephemeral_asset_job__)
+    assert sorted(run.job_name for run in runs) == ["build_bundle", "build_bundle", "ingest_grid", "ingest_reference"]
+    for run in runs:
+        assert run.tags[COMMAND_TAG] == "gridshift export"
+        args = json.loads(run.tags[ARGUMENTS_TAG])
+        assert (args["regions"], args["year"], args["workload"]) == ("DE-LU", "2022-2023", "none")
     assert ("2022" in start and "DE-LU" in start, "2023" in end and "DE-LU" in end) == (True, True)
