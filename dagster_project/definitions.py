@@ -1,17 +1,23 @@
-"""Dagster definitions: wiring only. ``build_defs`` lets tests and the CLI build the same project."""
+"""Dagster definitions: wiring only. ``build_defs`` lets tests and the CLI build the same project.
+
+The code location's ``defs`` is the project's own definitions merged with those of the ``dg`` defs folder
+(``dagster_project/defs``: ``dg scaffold defs dagster.asset my_asset.py`` writes there, ``dg check defs``
+loads both)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
 
 from dagster_project import distributed
-from dagster_project.assets import bundle, grid, reference, sweep, workload
+from dagster_project.assets import bundle, grid, raw, reference, sweep, workload
+from dagster_project.jobs import JOB_OF_GROUP
 from dagster_project.resources import GridshiftResource
 
-ALL_ASSETS = [*reference.ASSETS, *grid.ASSETS, *workload.ASSETS, *bundle.ASSETS, *sweep.ASSETS]
+ALL_ASSETS = [*raw.ASSETS, *reference.ASSETS, *grid.ASSETS, *workload.ASSETS, *bundle.ASSETS, *sweep.ASSETS]
 
 
 def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Definitions:
@@ -21,12 +27,14 @@ def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Defini
         assets=ALL_ASSETS,
         resources=resources,
         jobs=[
-            dg.define_asset_job("ingest_grid", selection=dg.AssetSelection.groups("grid")),
+            # the named jobs the command line's runs are recorded under (dagster_project.jobs)
+            *(dg.define_asset_job(job, selection=dg.AssetSelection.groups(group))
+              for group, job in JOB_OF_GROUP.items()),
             sweep.benchmark_sweep,
             *distributed.JOBS,
         ],
     )
 
 
-defs = build_defs()
+defs = dg.Definitions.merge(build_defs(), dg.load_from_defs_folder(path_within_project=Path(__file__).parent))
 

@@ -20,7 +20,7 @@ class GridshiftResource(dg.ConfigurableResource):
     ingest switches the CLI exposes as ``--live``, ``--allow-partial`` and ``--allow-implausible``."""
 
     home: str = ""  # empty: GRIDSHIFT_HOME, else ./.gridshift
-    mirror: str = ""  # empty: GRIDSHIFT_MIRROR, else no mirror
+    mirror: str = ""  # empty: GRIDSHIFT_MIRROR, else the home's configured mirror (Home.configured_mirror), else none
     live: bool = False  # fetch from the publishers when the mirror lacks a file (docs/sources.md)
     allow_partial: bool = False  # accept (and record) a partition covering less than MIN_COVERAGE of its year
     allow_implausible: bool = False  # accept (and record) a partition failing an overridable plausibility check
@@ -30,4 +30,6 @@ class GridshiftResource(dg.ConfigurableResource):
 
     def mirror_path(self) -> Path | None:
         raw = self.mirror or os.environ.get("GRIDSHIFT_MIRROR", "")
-        return Path(raw).expanduser().absolute() if raw else None
+        if raw:
+            return Path(raw).expanduser().absolute()
+        return Home.resolve(self.home or None).configured_mirror()

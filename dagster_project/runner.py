@@ -10,7 +10,7 @@ to the bundle — shows in ``./run.sh ui`` (``dg dev``) afterwards. A failed run
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +20,7 @@ import dagster as dg
 
 from dagster_project import plan
 from dagster_project.assets import grid, reference
+from dagster_project.jobs import ARGUMENTS_TAG, COMMAND_TAG, JOB_OF_GROUP
 from dagster_project.partitions import YEARS, key, region_year
 from dagster_project.resources import GridshiftResource
 from gridshift.atomic import atomic_write_bytes
@@ -30,7 +31,6 @@ from gridshift.sources import SIGNAL_TABLES
 if TYPE_CHECKING:  # the bundle and workload assets are imported when used: the grid ingest needs neither
     from dagster_project.assets.bundle import BundleConfig
     from scenario_builder.bundle import BuildParams
-    from scenario_builder.export import IngestPlan
 
 #: CLI source names -> the assets that materialize them
 SOURCE_ASSETS: dict[str, list[str]] = {
@@ -158,10 +158,16 @@ def root_causes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[str, str]]
 
 
 def _run(names: Sequence[str], instance: dg.DagsterInstance, res: dict, *, partition_key=None,
-         tags: dict | None = None, run_config: dict | None = None) -> dg.ExecuteInProcessResult:
-    return dg.materialize(
-        [_asset(n) for n in names], partition_key=partition_key, resources=res, raise_on_error=False,
-        run_config={**QUIET, **(run_config or {})}, instance=instance, tags=tags,
+         tags: Mapping[str, str] | None = None, run_config: dict | None = None) -> dg.ExecuteInProcessResult:
+    """One run of the named job of ``names``' group (:data:`JOB_OF_GROUP`), restricted to ``names``, with ``res``
+    bound: the run is listed under that job, with its tags, in the UI (not as an anonymous asset job)."""
+    assets = [_asset(n) for n in names]
+    job_name = JOB_OF_GROUP[assets[0].group_names_by_key[assets[0].key]]
+    job = dg.define_asset_job(job_name, selection=[a.key for a in assets])
+    defs = dg.Definitions(assets=assets, jobs=[job], resources=res)
+    return defs.resolve_job_def(job_name).execute_in_process(
+        run_config={**QUIET, **(run_config or {})}, instance=instance, partition_key=partition_key,
+        tags=dict(tags or {}), raise_on_error=False,
     )
 
 
@@ -277,11 +283,12 @@ def _unknown_years(years: Sequence[int]) -> list[int]:
 def materialize_grid(
     requests: Sequence[tuple[str, str, int]], *, home: Home, mirror: Path | None, live: bool = False,
     allow_partial: bool = False, on_run: Callable[[Block], None] | None = None, allow_implausible: bool = False,
-    instance: dg.DagsterInstance | None = None,
+    instance: dg.DagsterInstance | None = None, tags: Mapping[str, str] | None = None,
 ) -> dict[tuple[str, str, int], Outcome]:
     """Materialize the requested ``(kind, region, year)`` grid partitions in as few runs as
     :func:`plan_runs` allows (each run one step per asset, all its partitions checked, written and
-    recorded per partition: ``dagster_project.assets.grid``). Returns the outcome of each request."""
+    recorded per partition: ``dagster_project.assets.grid``), each run tagged with ``tags`` (the command that asked
+    for it: :data:`COMMAND_TAG`, :data:`ARGUMENTS_TAG`). Returns the outcome of each request."""
     res = resources(home, mirror, live=live, allow_partial=allow_partial, allow_implausible=allow_implausible)
     out: dict[tuple[str, str, int], Outcome] = {}
     todo = []
@@ -297,7 +304,7 @@ def materialize_grid(
         for block in plan_runs(todo):
             _check_range(block)
             result = _run(block.assets, inst, res, partition_key=block.keys[0] if block.tags() is None else None,
-                          tags=block.tags())
+                          tags={**(tags or {}), **(block.tags() or {})})
             out.update(_block_outcomes(result, block))
             if on_run:
                 on_run(block)
@@ -329,7 +336,7 @@ def materialize_sources(
     *, regions: Sequence[str], years: Sequence[int], sources: Sequence[str], home: Home, mirror: Path | None,
     live: bool = False, allow_partial: bool = False, skip: Callable[[str, str, int], bool] | None = None,
     on_progress: Callable[[str], None] | None = None, allow_implausible: bool = False,
-    instance: dg.DagsterInstance | None = None,
+    instance: dg.DagsterInstance | None = None, tags: Mapping[str, str] | None = None,
 ) -> list[Outcome]:
     """Materialize the selected sources: reference tables once (one run), grid signals for every
     region × year in as few runs as :func:`plan_runs` allows (one for any consecutive rectangle).
@@ -338,17 +345,18 @@ def materialize_sources(
     (default: the home's, opened for the call)."""
     with _using(home, instance) as inst:
         return _sources(regions, years, sources, home, mirror, inst, live=live, allow_partial=allow_partial,
-                        skip=skip, on_progress=on_progress, allow_implausible=allow_implausible)
+                        skip=skip, on_progress=on_progress, allow_implausible=allow_implausible, tags=tags)
 
 
 def _sources(regions: Sequence[str], years: Sequence[int], sources: Sequence[str], home: Home, mirror: Path | None,
              instance: dg.DagsterInstance, *, live: bool, allow_partial: bool, allow_implausible: bool,
-             skip: Callable[[str, str, int], bool] | None, on_progress: Callable[[str], None] | None) -> list[Outcome]:
+             skip: Callable[[str, str, int], bool] | None, on_progress: Callable[[str], None] | None,
+             tags: Mapping[str, str] | None) -> list[Outcome]:
     res = resources(home, mirror, live=live, allow_partial=allow_partial, allow_implausible=allow_implausible)
     outcomes: list[Outcome] = []
     reference = [n for s in sources if s not in SIGNAL_TABLES for n in SOURCE_ASSETS[s]]
     if reference:
-        outcomes += _outcomes(_run(reference, instance, res), reference, None, None)
+        outcomes += _outcomes(_run(reference, instance, res, tags=tags), reference, None, None)
         if on_progress:
             on_progress("reference tables")
     kinds = [s for s in sources if s in SIGNAL_TABLES]
@@ -361,7 +369,8 @@ def _sources(regions: Sequence[str], years: Sequence[int], sources: Sequence[str
                 on_progress(f"{region} {year} (skipped)")
     done = materialize_grid(todo, home=home, mirror=mirror, live=live, allow_partial=allow_partial,
                             allow_implausible=allow_implausible,
-                            on_run=_cell_ticker(todo, on_progress, lambda r, y: f"{r} {y}"), instance=instance)
+                            on_run=_cell_ticker(todo, on_progress, lambda r, y: f"{r} {y}"), instance=instance,
+                            tags=tags)
     for region in regions:
         for year in years:  # per region and year: the skipped sources first, then the others (as listed before)
             cell = [(kind, region, year) for kind in kinds]
@@ -373,7 +382,7 @@ def _sources(regions: Sequence[str], years: Sequence[int], sources: Sequence[str
 def materialize_workload(
     *, workload: str, years: Sequence[int], home: Home, mirror: Path | None, trace_dir: Path | None = None,
     seed: int = 0, load_factor: float = 1.0, bandwidth_model: str = "ai", live: bool = False,
-    instance: dg.DagsterInstance | None = None,
+    instance: dg.DagsterInstance | None = None, tags: Mapping[str, str] | None = None,
 ) -> list[Outcome]:
     """Materialize ``workload_tasks`` for each year (one run per partition; ``instance`` as
     :func:`materialize_sources`)."""
@@ -385,17 +394,18 @@ def materialize_workload(
     outcomes = []
     with _using(home, instance) as inst:
         for year in years:
-            result = _run(["workload_tasks"], inst, res, partition_key=workload_key(workload, year),
+            result = _run(["workload_tasks"], inst, res, partition_key=workload_key(workload, year), tags=tags,
                           run_config={"ops": {"workload_tasks": {"config": config}}})
             outcomes += _outcomes(result, ["workload_tasks"], workload, year)
     return outcomes
 
 
 def materialize_bundle(config: BundleConfig, home: Home, mirror: Path | None,
-                       instance: dg.DagsterInstance | None = None) -> dict[str, Any]:
+                       instance: dg.DagsterInstance | None = None, tags: Mapping[str, str] | None = None
+                       ) -> dict[str, Any]:
     """Materialize ``scenario_bundle`` with ``config``; returns its metadata (bundle id, path, ...)."""
     with _using(home, instance) as inst:
-        result = _run(["scenario_bundle"], inst, resources(home, mirror),
+        result = _run(["scenario_bundle"], inst, resources(home, mirror), tags=tags,
                       run_config={"ops": {"scenario_bundle": {"config": config.model_dump()}}})
     out = _outcomes(result, ["scenario_bundle"], None, None)[0]
     if not out.ok:
@@ -415,63 +425,83 @@ class Exported:
     outcomes: list[Outcome]
 
 
-def export_bundle(
-    params: BuildParams, *, home: Home, mirror: Path | None = None, out: Path | None = None, live: bool = False,
-    allow_partial: bool = False, on_plan: Callable[[IngestPlan], None] | None = None,
-    on_progress: Callable[[str], None] | None = None,
-) -> Exported:
-    """``scenario_builder export``: materialize what the warehouse lacks (``scenario_builder.export.plan``),
-    then the ``scenario_bundle`` asset — every run on the home's instance, so the UI shows the lineage.
-    A required input that fails raises :class:`RunFailed` with its root cause; an optional neighbouring
-    year that fails is skipped (the edge is then held, flagged, within the gap limit)."""
-    with open_instance(home.ensure()) as inst:
-        return _export(params, home, mirror, out, inst, live=live, allow_partial=allow_partial, on_plan=on_plan,
-                       on_progress=on_progress)
+def export_bundle(params: BuildParams, **kwargs) -> Exported:
+    """``gridshift export`` of one bundle: :func:`export_bundles` of ``[params]``."""
+    return export_bundles([params], **kwargs)[0]
 
 
-def _export(params: BuildParams, home: Home, mirror: Path | None, out: Path | None, instance: dg.DagsterInstance, *,
-            live: bool, allow_partial: bool, on_plan: Callable[[IngestPlan], None] | None,
-            on_progress: Callable[[str], None] | None) -> Exported:
-    from dagster_project.assets.bundle import BundleConfig
+def export_bundles(
+    params: Sequence[BuildParams], *, home: Home, mirror: Path | None = None, out: Path | None = None,
+    live: bool = False, allow_partial: bool = False, on_plan: Callable[[int], None] | None = None,
+    on_progress: Callable[[str], None] | None = None, tags: Mapping[str, str] | None = None,
+) -> list[Exported]:
+    """``gridshift export``: materialize what the warehouse lacks for every bundle of ``params``
+    (``scenario_builder.export.plan``), then each ``scenario_bundle`` — every run on the home's instance, so
+    the UI shows the lineage. The grid partitions of all the bundles (their years and neighbouring years)
+    are ingested together, in the fewest runs :func:`plan_runs` allows (one per region for consecutive
+    years). A required input that fails raises :class:`RunFailed` with its root cause; an optional
+    neighbouring year that fails is skipped (the edge is then held, flagged, within the gap limit).
+    ``on_plan`` gets the number of progress steps (``on_progress`` calls) to come; every run is tagged ``tags``."""
     from scenario_builder.export import plan
 
-    p = plan(params, home, mirror)
-    if on_plan:
-        on_plan(p)
-    tick = on_progress or (lambda _d: None)
-    outcomes: list[Outcome] = []
-    for optional, items in ((False, p.required), (True, p.optional)):  # the year itself first: fail fast
-        if not items:
-            continue
-        cells = [(k, region, year) for region, year, kinds in items for k in kinds]
-        kinds_of = {(region, int(year)): ",".join(kinds) for region, year, kinds in items}
-        done = materialize_grid(cells, home=home, mirror=mirror, live=live and not optional,
-                                allow_partial=allow_partial, instance=instance,
-                                on_run=_cell_ticker(cells, tick, lambda r, y, k=kinds_of: f"{r} {y} {k[(r, y)]}"))
-        got = list(done.values())
-        outcomes += got if not optional else [o for o in got if o.ok]
-        bad = failed(outcomes)
-        if bad:
-            more = f" and {len(bad) - 1} more ({', '.join(o.label for o in bad[1:4])})" if len(bad) > 1 else ""
-            raise RunFailed(f"ingesting {bad[0].label}{more} failed", bad[0], bad)
-    if p.reference:
-        outcomes += materialize_sources(regions=[], years=[], sources=["network"], home=home, mirror=mirror,
-                                        instance=instance)
-        tick("reference tables")
-        bad = failed(outcomes)
-        if bad:
-            raise RunFailed(f"ingesting {bad[0].label} failed", bad[0], bad)
-    if p.workload:
-        got = materialize_workload(workload=params.workload, years=[params.year], home=home, mirror=mirror,
-                                   seed=params.seed, live=live, instance=instance)
-        outcomes += got
-        if failed(got):
-            raise RunFailed(f"deriving {got[0].label} failed", got[0], got)
-        tick(f"workload {params.workload} {params.year}")
-    meta = materialize_bundle(BundleConfig.from_params(params, out), home, mirror, instance)
+    with open_instance(home.ensure()) as inst:
+        plans = [plan(p, home, mirror) for p in params]
+        required = {(k, r, y) for pl in plans for r, y, kinds in pl.required for k in kinds}
+        optional = {(k, r, y) for pl in plans for r, y, kinds in pl.optional for k in kinds} - required
+        cells = sorted(required | optional, key=lambda c: (c[2], c[1], c[0]))
+        workloads = [p for p, pl in zip(params, plans, strict=True) if pl.workload]
+        reference = any(pl.reference for pl in plans)
+        if on_plan:
+            on_plan(len({(r, y) for _k, r, y in cells}) + int(reference) + len(workloads) + len(params))
+        tick = on_progress or (lambda _d: None)
+        outcomes = _ingest_inputs(cells, required, home, mirror, inst, live=live, allow_partial=allow_partial,
+                                  tick=tick, tags=tags)
+        if reference:
+            outcomes += materialize_sources(regions=[], years=[], sources=["network"], home=home, mirror=mirror,
+                                            instance=inst, tags=tags)
+            tick("reference tables")
+            bad = failed(outcomes)
+            if bad:
+                raise RunFailed(f"ingesting {bad[0].label} failed", bad[0], bad)
+        for p in workloads:
+            got = materialize_workload(workload=p.workload, years=[p.year], home=home, mirror=mirror, seed=p.seed,
+                                       live=live, instance=inst, tags=tags)
+            outcomes += got
+            if failed(got):
+                raise RunFailed(f"deriving {got[0].label} failed", got[0], got)
+            tick(f"workload {p.workload} {p.year}")
+        return [_build(p, home, mirror, out, inst, outcomes, tick, tags) for p in params]
+
+
+def _ingest_inputs(cells: Sequence[tuple[str, str, int]], required: set, home: Home, mirror: Path | None,
+                   instance: dg.DagsterInstance, *, live: bool, allow_partial: bool,
+                   tick: Callable[[str], None], tags: Mapping[str, str] | None) -> list[Outcome]:
+    """Materialize the grid ``cells`` (required and optional together, one batch); raise :class:`RunFailed` if
+    a required one failed, drop the optional ones that failed."""
+    if not cells:
+        return []
+    kinds_of: dict[tuple[str, int], list[str]] = {}
+    for k, r, y in cells:
+        kinds_of.setdefault((r, y), []).append(k)
+    done = materialize_grid(cells, home=home, mirror=mirror, live=live, allow_partial=allow_partial,
+                            instance=instance, tags=tags, on_run=_cell_ticker(
+                                cells, tick, lambda r, y: f"{r} {y} {','.join(kinds_of[(r, y)])}"))
+    bad = [o for c, o in done.items() if c in required and not o.ok]
+    if bad:
+        more = f" and {len(bad) - 1} more ({', '.join(o.label for o in bad[1:4])})" if len(bad) > 1 else ""
+        raise RunFailed(f"ingesting {bad[0].label}{more} failed", bad[0], bad)
+    return [o for c, o in done.items() if c in required or o.ok]
+
+
+def _build(params: BuildParams, home: Home, mirror: Path | None, out: Path | None, instance: dg.DagsterInstance,
+           outcomes: list[Outcome], tick: Callable[[str], None], tags: Mapping[str, str] | None) -> Exported:
+    from dagster_project.assets.bundle import BundleConfig
+
+    meta = materialize_bundle(BundleConfig.from_params(params, out), home, mirror, instance, tags)
+    tick(f"bundle {params.year}")
     return Exported(str(meta["bundle_id"]), Path(str(meta["path"])), bool(meta["reused"]), outcomes)
 
 
-__all__ = ["Block", "Exported", "Outcome", "RunFailed", "export_bundle", "failed", "materialize_bundle",
-           "materialize_grid", "materialize_sources", "materialize_workload", "open_instance", "plan_runs",
-           "prepare_instance", "resources", "root_causes"]
+__all__ = ["ARGUMENTS_TAG", "COMMAND_TAG", "Block", "Exported", "Outcome", "RunFailed", "export_bundle",
+           "export_bundles", "failed", "materialize_bundle", "materialize_grid", "materialize_sources",
+           "materialize_workload", "open_instance", "plan_runs", "prepare_instance", "resources", "root_causes"]

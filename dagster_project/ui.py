@@ -1,8 +1,9 @@
 """The Dagster UI (``dg dev``) on the gridshift home's instance: what ``gridshift ui`` (``./run.sh ui``) runs.
 
-Prepares ``<home>/dagster`` (the instance every CLI run is recorded in), points ``DAGSTER_HOME`` at
-it and replaces this process with ``dg dev`` (extra arguments pass through, e.g. ``-p 3001``), so
-Ctrl-C / SIGTERM reach Dagster directly and it shuts down cleanly.
+Prepares ``<home>/dagster`` (the instance every CLI run is recorded in), records a given mirror in the home's
+configuration (``gridshift.json``: the UI's runs read it from there, so a backfill needs no environment
+variable), points ``DAGSTER_HOME`` at it and replaces this process with ``dg dev`` (extra arguments pass
+through, e.g. ``-p 3001``), so Ctrl-C / SIGTERM reach Dagster directly and it shuts down cleanly.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 def launch(home: Path | None, dg_args: list[str], mirror: Path | None = None) -> None:
     """Replace this process with ``dg dev *dg_args`` on ``home``'s instance (``None``: ``$GRIDSHIFT_HOME``,
-    else ``./.gridshift``); ``mirror`` (else ``$GRIDSHIFT_MIRROR``) is the mirror the UI's runs read."""
+    else ``./.gridshift``); ``mirror``, if given, becomes the home's configured mirror, which the UI's runs read
+    (``$GRIDSHIFT_MIRROR`` still overrides it)."""
     h = Home.resolve(home).ensure()
     prepare_instance(h)  # creates or updates <home>/dagster/dagster.yaml
     os.environ["DAGSTER_HOME"] = str(h.dagster_dir)
     os.environ["GRIDSHIFT_HOME"] = str(h.root)
     if mirror is not None:
-        os.environ["GRIDSHIFT_MIRROR"] = str(mirror)
+        h.configure(mirror=str(mirror))
     dg = shutil.which("dg") or os.path.join(os.path.dirname(sys.executable), "dg")
     print(f"gridshift home {h.root}; Dagster instance {h.dagster_dir}", file=sys.stderr, flush=True)
     os.chdir(REPO)  # dg finds the project (pyproject.toml) from the working directory

@@ -1,10 +1,13 @@
 """The gridshift home: one folder holding the warehouse, raw landings, HTTP cache and bundles.
 
-Resolved from an explicit argument, else ``GRIDSHIFT_HOME``, else ``./.gridshift``.
+Resolved from an explicit argument, else ``GRIDSHIFT_HOME``, else ``./.gridshift``. Its configuration
+(``gridshift.json``: the mirror its runs read when none is given) lets the Dagster UI launched on it run
+ingests and backfills with no environment variable.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +73,36 @@ class Home:
     def logs_dir(self) -> Path:
         """Full tracebacks of failed command-line runs (the CLI prints a short block and names the file)."""
         return self.root / "logs"
+
+    @property
+    def config_path(self) -> Path:
+        """The home's configuration (JSON): ``mirror``, the local mirror folder its runs read by default."""
+        return self.root / "gridshift.json"
+
+    def config(self) -> dict[str, str]:
+        """The home's configuration; empty when it has none. A file that is not a JSON object is refused, naming it."""
+        try:
+            data = json.loads(self.config_path.read_text())
+        except FileNotFoundError:
+            return {}
+        except ValueError as err:
+            raise ValueError(f"{self.config_path}: not valid JSON ({err})") from err
+        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+            raise ValueError(f"{self.config_path}: expected a JSON object of strings, got {data!r}")
+        return data
+
+    def configure(self, **values: str) -> None:
+        """Set configuration values (written atomically, the others kept)."""
+        from gridshift.atomic import atomic_write_bytes
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        text = json.dumps({**self.config(), **values}, indent=2, sort_keys=True) + "\n"
+        atomic_write_bytes(self.config_path, text.encode())
+
+    def configured_mirror(self) -> Path | None:
+        """The mirror set in the home's configuration (``gridshift ui --mirror DIR`` sets it), if any."""
+        raw = self.config().get("mirror", "")
+        return Path(raw) if raw else None
 
     def ensure(self) -> Home:
         for d in (self.root, self.raw_dir, self.bundles_dir):

@@ -12,8 +12,30 @@ from rich.table import Table
 from gridshift import export_defaults as D
 from gridshift import locations
 from gridshift.home import Home
-from gridshift_cli.common import absolute, console, err_console, failures, progress_bar, quiet_dagster, resolve_mirror
-from gridshift_cli.options import BundleDirArg, HomeOpt, LiveOpt, MirrorOpt, PartialOpt, RegionsOpt, SeedOpt, YearOpt
+from gridshift_cli.common import (
+    absolute,
+    bundle_path,
+    command_tags,
+    console,
+    err_console,
+    failures,
+    optional_home,
+    parse_years,
+    progress_bar,
+    quiet_dagster,
+    resolve_mirror,
+)
+from gridshift_cli.options import (
+    BundleArg,
+    BundleDirArg,
+    HomeOpt,
+    LiveOpt,
+    MirrorOpt,
+    PartialOpt,
+    RegionsOpt,
+    SeedOpt,
+    YearsOpt,
+)
 
 
 def _fmt_pct(x) -> str:
@@ -22,7 +44,7 @@ def _fmt_pct(x) -> str:
 
 def _quality_table(rows: list[dict], title: str) -> Table:
     table = Table(title=title)
-    for col in ("region", "signal", "coverage", "estimated", "filled", "gaps", "max gap h"):
+    for col in ("region", "signal", "coverage", "estimated", "filled", "gaps", "max gap (h)"):
         table.add_column(col, justify="left" if col in ("region", "signal") else "right")
     for r in rows:
         table.add_row(
@@ -40,7 +62,7 @@ def _quality_rows(manifest: dict) -> list[dict]:
 def export(
     ctx: typer.Context,
     regions: RegionsOpt,
-    year: YearOpt,
+    year: YearsOpt,
     workload: Annotated[str, typer.Option(help="synthetic | alibaba-2020 | alibaba-2023 | none")] = D.WORKLOAD,
     datacenters: Annotated[str, typer.Option(
         help="capacities: 'sized' from the workload for --target-utilization (default), 'reference' "
@@ -74,10 +96,10 @@ def export(
     live: LiveOpt = False,
     allow_partial: PartialOpt = False,
 ) -> None:
-    """Build a versioned, content-addressed 15-minute bundle (ingesting missing inputs first).
+    """Build a versioned, content-addressed 15-minute bundle per year (ingesting missing inputs first).
 
     Every step runs as a Dagster asset on the home's instance: ./run.sh ui shows the runs and the
-    lineage from the raw files to the bundle.
+    lineage from the raw files to the bundle. --year takes a range (2022-2023): one bundle per year.
     """
     from dagster_project import runner
     from gridshift.bundle import check_integrity
@@ -86,25 +108,27 @@ def export(
 
     quiet_dagster()
     with failures(ctx, home):
-        params = BuildParams(
-            regions=tuple(locations.parse_codes(regions)), year=year, workload=workload, provider=provider,
+        years = parse_years(year)
+        base = dict(
+            regions=tuple(locations.parse_codes(regions)), workload=workload, provider=provider,
             carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
             datacenters=datacenters if datacenters in ("sized", "reference") else str(absolute(Path(datacenters))),
             target_utilization=target_utilization, physics=physics, flexibility=flexibility,
         )
         h = writable_home(Home.resolve(home))
-        with progress_bar("ingest") as progress:
+        with progress_bar("export") as progress:
             task = progress.add_task("", total=None, visible=False)
-            done = runner.export_bundle(
-                params, home=h, mirror=resolve_mirror(mirror), out=absolute(out), live=live,
-                allow_partial=allow_partial,
-                on_plan=lambda p: progress.update(task, total=p.steps, visible=p.steps > 0),
-                on_progress=lambda d: progress.update(task, advance=1, description=d),
+            built = runner.export_bundles(
+                [BuildParams(year=y, **base) for y in years], home=h, mirror=resolve_mirror(mirror, home),
+                out=absolute(out), live=live, allow_partial=allow_partial,
+                on_plan=lambda steps: progress.update(task, total=steps, visible=True),
+                on_progress=lambda d: progress.update(task, advance=1, description=d), tags=command_tags(ctx),
             )
-        manifest = check_integrity(done.path)
-    console.print(_quality_table(_quality_rows(manifest), "data quality"))
-    console.print(f"bundle {'(already present) ' if done.reused else ''}[bold]{done.path}[/]")
-    console.print(f"id {done.bundle_id}")
+        for done in built:
+            manifest = check_integrity(done.path)
+            console.print(_quality_table(_quality_rows(manifest), f"data quality {manifest['year']}"))
+            console.print(f"bundle {'(already present) ' if done.reused else ''}[bold]{done.path}[/]")
+            console.print(f"id {done.bundle_id}")
 
 
 def verify(bundle: BundleDirArg) -> None:
@@ -120,39 +144,87 @@ def verify(bundle: BundleDirArg) -> None:
     console.print(f"ok {res.bundle_id}: files intact and every value within the bundle contract")
 
 
+#: the signals table of ``inspect``: header (with its unit), summary key, format
+SIGNAL_COLUMNS = (
+    ("carbon mean (gCO2eq/kWh)", "carbon_mean", "{:.1f}"),
+    ("price mean (USD/MWh)", "price_mean", "{:.1f}"),
+    ("price min (USD/MWh)", "price_min", "{:.1f}"),
+    ("price max (USD/MWh)", "price_max", "{:.1f}"),
+    ("temp mean (°C)", "temp_mean", "{:.1f}"),
+    ("wet-bulb max (°C)", "wetbulb_max", "{:.1f}"),
+)
+#: the task rows of ``inspect``: label, summary key, scale from the column's unit, format with the unit
+TASK_ROWS = (
+    ("mean duration", "mean_duration_s", 1 / 3600, "{:.2f} h"),
+    ("mean CPU", "mean_cpu_cores", 1.0, "{:.2f} cores"),
+    ("mean GPUs", "mean_gpus", 1.0, "{:.2f} GPUs"),
+    ("mean memory", "mean_mem_gb", 1.0, "{:.1f} GB"),
+    ("mean input data", "mean_bandwidth_gb", 1.0, "{:.2f} GB"),
+)
+
+
+def _value(v) -> str:
+    """A manifest parameter as text: lists comma-separated, mappings as ``key: value`` lines."""
+    if isinstance(v, dict):
+        return "\n".join(f"{k}: {_value(x)}" for k, x in v.items()) or "-"
+    if isinstance(v, list | tuple):
+        return ", ".join(_value(x) for x in v) or "-"
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def summary_tables(s: dict) -> list:
+    """``inspect``'s summary of a bundle (``scenario_builder.inspect.summary``): what it is, its parameters,
+    its tasks and its signals per region, each quantity with its unit."""
+    head = Table(title=f"bundle {s['bundle_id']}", show_header=False)
+    head.add_column("", style="bold")
+    head.add_column("")
+    head.add_row("path", str(s["path"]))
+    head.add_row("size", f"{s['bytes']:,} bytes ({s['bytes'] / 1e6:.1f} MB)")
+    head.add_row("gridshift", str(s["gridshift_version"]))
+    head.add_row("year (UTC)", f"{s['year']}: {s['n_steps']:,} steps of 15 min")
+    head.add_row("locations", ", ".join(s["locations"]))
+    params = Table(title="parameters")
+    params.add_column("parameter")
+    params.add_column("value")
+    for k, v in sorted((s["parameters"] or {}).items()):
+        params.add_row(k, _value(v))
+    t = s["tasks"]
+    tasks = Table(title="tasks")
+    tasks.add_column("quantity")
+    tasks.add_column("value", justify="right")
+    tasks.add_row("tasks", f"{t['n_tasks']:,}")
+    for label, k, scale, fmt in TASK_ROWS if t["n_tasks"] else ():
+        tasks.add_row(label, fmt.format(t[k] * scale))
+    sig = Table(title="signals (mean, min, max over the year)")
+    sig.add_column("region")
+    for header, _k, _f in SIGNAL_COLUMNS:
+        sig.add_column(header, justify="right")
+    for r in s["signal_stats"]:
+        sig.add_row(r["location"], *("" if r[k] is None else f.format(r[k]) for _h, k, f in SIGNAL_COLUMNS))
+    return [head, params, tasks, sig]
+
+
 def inspect_cmd(
     ctx: typer.Context,
-    bundle: BundleDirArg,
+    bundle: BundleArg,
     plot: Annotated[bool, typer.Option("--plot", help="write PNGs of the signals per region and the workload")] = False,
     plot_dir: Annotated[Path | None, typer.Option(help="where to write the PNGs (default ./<bundle_id>-plots)")] = None,
+    home: HomeOpt = None,
 ) -> None:
-    """Summarize a bundle (and optionally plot it)."""
+    """Summarize a bundle (a directory, or a bundle id under <home>/bundles), and optionally plot it."""
     from scenario_builder.inspect import plot as do_plot
     from scenario_builder.inspect import read_manifest, summary
 
+    path = bundle_path(bundle, optional_home(absolute(home)))
     with failures(ctx, None):
-        s = summary(absolute(bundle))
-    p = s["parameters"] or {}
-    console.print(f"[bold]bundle {s['bundle_id']}[/] ({s['bytes'] / 1e6:.1f} MB, gridshift {s['gridshift_version']})")
-    console.print(f"year {s['year']}, {s['n_steps']} steps; locations {', '.join(s['locations'])}")
-    console.print("parameters: " + ", ".join(f"{k}={v}" for k, v in sorted(p.items())))
-    t = s["tasks"]
-    console.print(f"tasks: {t['n_tasks']:,}" + (
-        f" (mean duration {t['mean_duration_s'] / 3600:.2f} h, {t['mean_cpu_cores']:.2f} cores, "
-        f"{t['mean_gpus']:.2f} GPUs, {t['mean_mem_gb']:.1f} GB, input {t['mean_bandwidth_gb']:.2f} GB)"
-        if t["n_tasks"] else ""))
-    st = Table(title="signals")
-    for col in ("region", "carbon mean", "price mean", "price min", "price max", "temp mean", "wet-bulb max"):
-        st.add_column(col, justify="left" if col == "region" else "right")
-    for r in s["signal_stats"]:
-        st.add_row(r["location"], f"{r['carbon_mean']:.1f}", f"{r['price_mean']:.1f}", f"{r['price_min']:.1f}",
-                   f"{r['price_max']:.1f}", f"{r['temp_mean']:.1f}", f"{r['wetbulb_max']:.1f}")
-    console.print(st)
-    console.print(_quality_table(_quality_rows(read_manifest(bundle)), "data quality"))
+        s = summary(path.absolute())
+    for table in summary_tables(s):
+        console.print(table)
+    console.print(_quality_table(_quality_rows(read_manifest(path)), "data quality"))
     if plot:
         target = plot_dir or Path.cwd() / f"{s['bundle_id']}-plots"
-        for path in do_plot(bundle, target):
-            console.print(f"wrote {path}")
+        for p in do_plot(path, target):
+            console.print(f"wrote {p}")
 
 
 def list_cmd(home: HomeOpt = None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from pathlib import Path
@@ -40,12 +41,22 @@ def parse_years(text: str) -> list[int]:
     return years
 
 
-def resolve_mirror(mirror: Path | None) -> Path | None:
-    """--mirror, else $GRIDSHIFT_MIRROR, else none."""
+def resolve_mirror(mirror: Path | None, home: Path | None = None) -> Path | None:
+    """--mirror, else $GRIDSHIFT_MIRROR, else the home's configured mirror (``gridshift ui --mirror`` sets it),
+    else none."""
     if mirror is not None:
         return absolute(mirror)
     env = os.environ.get("GRIDSHIFT_MIRROR")
-    return Path(env).expanduser().absolute() if env else None
+    return Path(env).expanduser().absolute() if env else Home.resolve(home).configured_mirror()
+
+
+def command_tags(ctx: typer.Context) -> dict[str, str]:
+    """The run tags naming this command-line call (``dagster_project.jobs``): the
+    command and its arguments as parsed (JSON; secrets never are arguments: tokens come from the environment)."""
+    from dagster_project.jobs import ARGUMENTS_TAG, COMMAND_TAG
+
+    args = {k: str(v) if isinstance(v, Path) else v for k, v in ctx.params.items() if v is not None}
+    return {COMMAND_TAG: f"gridshift {ctx.info_name}", ARGUMENTS_TAG: json.dumps(args, sort_keys=True)}
 
 
 def quiet_dagster() -> None:

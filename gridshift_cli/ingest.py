@@ -17,6 +17,7 @@ from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift_cli.common import (
     absolute,
+    command_tags,
     console,
     err_console,
     failures,
@@ -86,12 +87,13 @@ def ingest(
             if bandwidth_model not in BANDWIDTH_MODELS:
                 raise typer.BadParameter(f"unknown bandwidth model {bandwidth_model!r}; choose from {BANDWIDTH_MODELS}")
         h = writable_home(Home.resolve(home))
-        m = resolve_mirror(mirror)
+        m = resolve_mirror(mirror, home)
         with runner.open_instance(h) as instance:  # one instance for every run of the command
             if "workload" in srcs:
                 workload_outcomes = runner.materialize_workload(
                     workload=workload, years=years, home=h, mirror=m, trace_dir=absolute(trace_dir), seed=seed,
                     load_factor=load_factor, bandwidth_model=bandwidth_model, live=live, instance=instance,
+                    tags=command_tags(ctx),
                 )
                 _print_workload(workload_outcomes)
             if grid_srcs:
@@ -102,7 +104,7 @@ def ingest(
                         regions=codes, years=years, sources=grid_srcs, home=h, mirror=m, live=live,
                         allow_partial=allow_partial, allow_implausible=allow_implausible, instance=instance,
                         skip=(lambda k, r, y: not in_mirror(k, r, y, m)) if skip_absent else None,
-                        on_progress=lambda d: progress.update(task, advance=1, description=d),
+                        on_progress=lambda d: progress.update(task, advance=1, description=d), tags=command_tags(ctx),
                     )
                 _print_outcomes(outcomes, h)
     if runner.failed(outcomes + workload_outcomes):

@@ -24,7 +24,7 @@ HomeOpt = Annotated[Path | None, typer.Option(
     "--home", help="gridshift home (default $GRIDSHIFT_HOME, else ./.gridshift): its warehouse, bundles/, "
     "results and Dagster instance")]
 MirrorOpt = Annotated[Path | None, typer.Option(
-    "--mirror", help="local mirror of upstream files (default $GRIDSHIFT_MIRROR)")]
+    "--mirror", help="local mirror of upstream files (default $GRIDSHIFT_MIRROR, else the home's configured mirror)")]
 RegionsOpt = Annotated[str, typer.Option(
     "--regions", help="comma-separated location codes (datacenter order; ingest also takes 'all')")]
 YearsOpt = Annotated[str, typer.Option("--year", help="year(s): 2023, 2022,2023 or 2022-2023")]

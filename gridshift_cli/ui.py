@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from gridshift_cli.common import absolute, resolve_mirror
+from gridshift_cli.common import absolute
 from gridshift_cli.options import HomeOpt, MirrorOpt
 
 #: ``dg dev``'s own options (``-p 3001``, ``--host ...``) pass through, before or after gridshift's
@@ -14,7 +14,9 @@ CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 def ui(ctx: typer.Context, home: HomeOpt = None, mirror: MirrorOpt = None) -> None:
     """Open the Dagster UI (dg dev) on the home's instance, where every command's runs are recorded.
 
-    Other arguments go to dg dev (e.g. -p 3001), before or after --home and --mirror."""
+    --mirror is recorded in the home's configuration (gridshift.json): the UI's runs, and later commands given
+    no mirror, read it from there. Other arguments go to dg dev (e.g. -p 3001), before or after --home and
+    --mirror."""
     from dagster_project.ui import launch
 
-    launch(absolute(home), list(ctx.args), mirror=resolve_mirror(mirror))
+    launch(absolute(home), list(ctx.args), mirror=absolute(mirror))

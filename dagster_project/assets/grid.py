@@ -28,6 +28,7 @@ from collections.abc import Iterator
 import dagster as dg
 
 from dagster_project import checks
+from dagster_project.assets.raw import feeding
 from dagster_project.partitions import dimension_tags, region_year, run_keys
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
@@ -70,6 +71,7 @@ def _grid_asset(kind: str) -> dg.AssetsDefinition:
             name=table,
             group_name="grid",
             partitions_def=region_year,
+            deps=feeding(table),  # the raw files of its sources: the head of the lineage
             check_specs=checks.check_specs(table, region_year),
             kinds={"duckdb", "polars"},
             description=f"Canonical `{table}` rows for one region and year (sources, in order: "

@@ -3,17 +3,18 @@
 
 import dagster as dg
 
+from dagster_project.assets.raw import LOCATION_REGISTRY, feeding
 from dagster_project.resources import GridshiftResource
 from warehouse.ingest import ingest_egress, ingest_locations, ingest_network
 
 
-@dg.asset(group_name="reference", kinds={"duckdb"}, pool="warehouse_write",
+@dg.asset(group_name="reference", kinds={"duckdb"}, pool="warehouse_write", deps=[LOCATION_REGISTRY],
           description="The location registry (gridshift/data/locations.csv) as a table.")
 def locations(gridshift: GridshiftResource) -> dg.MaterializeResult:
     return dg.MaterializeResult(metadata={"rows": ingest_locations(home=gridshift.home_obj())})
 
 
-@dg.asset(group_name="reference", kinds={"duckdb"}, pool="warehouse_write",
+@dg.asset(group_name="reference", kinds={"duckdb"}, pool="warehouse_write", deps=feeding("egress_price"),
           description="Cloud inter-region egress prices (USD/GB) for AWS, GCP and Azure.")
 def egress_price(gridshift: GridshiftResource) -> dg.MaterializeResult:
     reports = ingest_egress(home=gridshift.home_obj(), mirror=gridshift.mirror_path())
@@ -22,7 +23,7 @@ def egress_price(gridshift: GridshiftResource) -> dg.MaterializeResult:
     )
 
 
-@dg.asset(group_name="reference", kinds={"duckdb"}, pool="warehouse_write",
+@dg.asset(group_name="reference", kinds={"duckdb"}, pool="warehouse_write", deps=feeding("network_path"),
           description="Throughput/RTT between every pair of registry locations: Persico et al. 2016 between "
                       "macro-regions; inside one, RTT from distance (fit to Azure's P50 RTTs) and throughput "
                       "from Persico's fitted TCP window.")

@@ -25,9 +25,19 @@ from dagster_project.resources import GridshiftResource
 from gridshift.home import Home, safe_join
 
 
+def newest_bundle(home: Home) -> Path:
+    """The bundle of ``home`` whose manifest was written last (a bundle is written whole, manifest included)."""
+    manifests = sorted(home.bundles_dir.glob("*/manifest.json"), key=lambda p: (p.stat().st_mtime_ns, p.parent.name))
+    if not manifests:
+        raise dg.Failure(f"no bundle in {home.bundles_dir}: materialize scenario_bundle first, or give bundle_id "
+                         "or bundle_path in the run config")
+    return manifests[-1].parent
+
+
 class SweepConfig(dg.Config):
     """Which bundle and which run options. Give ``bundle_id`` (a folder under <home>/bundles) or
-    ``bundle_path`` (a bundle directory anywhere). Use the same values for the runs and the summary."""
+    ``bundle_path`` (a bundle directory anywhere), or neither: the home's newest bundle. Use the same values
+    for the runs and the summary."""
 
     bundle_id: str = ""
     bundle_path: str = ""
@@ -41,8 +51,12 @@ class SweepConfig(dg.Config):
     results_url: str = ""  # where run objects go: a folder or s3://bucket/prefix; default <home>/results
 
     def bundle_dir(self, home: Home) -> Path:
-        if bool(self.bundle_id) == bool(self.bundle_path):
-            raise dg.Failure("give exactly one of bundle_id (under <home>/bundles) and bundle_path")
+        """The configured bundle; with neither ``bundle_id`` nor ``bundle_path``, the home's newest bundle (so a
+        backfill launched from the UI with no config runs on the bundle last built)."""
+        if self.bundle_id and self.bundle_path:
+            raise dg.Failure("give at most one of bundle_id (under <home>/bundles) and bundle_path")
+        if not (self.bundle_id or self.bundle_path):
+            return newest_bundle(home)
         path = safe_join(home.bundles_dir, self.bundle_id) if self.bundle_id else Path(self.bundle_path).expanduser()
         if not path.is_dir():
             raise dg.Failure(f"no bundle directory at {path}")

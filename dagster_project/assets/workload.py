@@ -13,6 +13,7 @@ from pathlib import Path
 import dagster as dg
 
 from dagster_project import checks
+from dagster_project.assets.raw import feeding
 from dagster_project.partitions import YEARS, dimensions
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
@@ -63,6 +64,7 @@ def report_metadata(report: WorkloadReport) -> dict:
     name="workload_tasks",
     group_name="workload",
     partitions_def=workload_year,
+    deps=feeding("trace_tasks", "workload_tasks"),  # the traces and the reference shapes it derives from
     check_specs=[dg.AssetCheckSpec(
         checks.SCHEMA_CHECK, asset="workload_tasks", blocking=True,
         description="Pandera models TraceTasks / WorkloadTasks / WorkloadRuns, validated before the write; "

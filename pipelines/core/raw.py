@@ -54,7 +54,7 @@ def read_mirror(mirror: Path | None, relpath: str, source: str) -> RawFile:
     if mirror is None:
         raise SourceUnavailableError(
             f"{source}: no local mirror configured for {relpath} "
-            "(pass --mirror DIR or set GRIDSHIFT_MIRROR, e.g. ../shared/data)"
+            "(pass --mirror DIR, set GRIDSHIFT_MIRROR, or set the home's mirror once with `gridshift ui --mirror DIR`)"
         )
     path = safe_join(Path(mirror), *relpath.split("/"))
     if not path.is_file():

@@ -145,7 +145,8 @@ def fetch(kind: str, location: Location, year: int, *, mirror: Path | None, live
     mirrored = mirror_files(kind, location, year)
     if mirror is None:
         tried.append(f"no local mirror configured for {' or '.join(rel for _, rel in mirrored)} "
-                     "(pass --mirror DIR or set GRIDSHIFT_MIRROR, e.g. ../shared/data)")
+                     "(pass --mirror DIR, set GRIDSHIFT_MIRROR, or set the home's mirror once with "
+                     "`gridshift ui --mirror DIR`)")
     else:
         for src, rel in mirrored:
             try:

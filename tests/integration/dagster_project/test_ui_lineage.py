@@ -6,37 +6,18 @@ home's instance) started as a user would, queried over its GraphQL API, and stop
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from gridshift_cli import app
+from tests.integration.dagster_project.ui import free_port, graphql, stop, wait_up
 
 runner = CliRunner()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _graphql(port: int, query: str) -> dict:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/graphql", data=json.dumps({"query": query}).encode(),
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        body = json.loads(r.read())
-    assert "errors" not in body, body
-    return body["data"]
 
 
 @pytest.fixture(scope="module")
@@ -51,24 +32,14 @@ def exported(tmp_path_factory, shared_data):
 
 def test_the_ui_shows_the_whole_chain_and_what_the_cli_built(exported):
     home, output = exported
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GRIDSHIFT_HOME": str(home)}
     proc = subprocess.Popen([sys.executable, "-m", "gridshift_cli", "ui", "-p", str(port), "--home", str(home)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        # dg dev starts a webserver, a daemon and a code server: ~20 s on a quiet 2-core machine, but over
-        # 4 min was seen at a load average of 15; this bounds a hang, it is not a performance check
-        deadline = time.time() + 480
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=5)
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stdout.read().decode()
-                assert time.time() < deadline, "the UI did not come up"
-                time.sleep(1)
-        nodes = _graphql(port, "{ assetNodes { assetKey { path } dependencyKeys { path } } }")["assetNodes"]
-        deps = {n["assetKey"]["path"][0]: {k["path"][0] for k in n["dependencyKeys"]} for n in nodes}
+        wait_up(proc, port)
+        nodes = graphql(port, "{ assetNodes { assetKey { path } dependencyKeys { path } } }")["assetNodes"]
+        deps = {"/".join(n["assetKey"]["path"]): {"/".join(k["path"]) for k in n["dependencyKeys"]} for n in nodes}
         assert deps["scenario_bundle"] == {"grid_carbon", "grid_price", "weather", "workload_tasks", "locations",
                                            "egress_price", "network_path"}
         assert deps["benchmark_run"] == {"scenario_bundle"} and deps["benchmark_summary"] == {"benchmark_run"}
@@ -76,7 +47,7 @@ def test_the_ui_shows_the_whole_chain_and_what_the_cli_built(exported):
         def mats(asset: str) -> list[dict]:
             q = ('{ assetOrError(assetKey: {path: ["ASSET"]}) { ... on Asset { assetMaterializations(limit: 20) '
                  "{ runId partition } } } }").replace("ASSET", asset)
-            return _graphql(port, q)["assetOrError"]["assetMaterializations"]
+            return graphql(port, q)["assetOrError"]["assetMaterializations"]
 
         bundle_mats = mats("scenario_bundle")
         assert len(bundle_mats) == 1
@@ -84,25 +55,10 @@ def test_the_ui_shows_the_whole_chain_and_what_the_cli_built(exported):
         assert {m["partition"] for m in mats("grid_carbon")} >= {"DE-LU|2023"}
         assert {m["partition"] for m in mats("weather")} >= {"DE-LU|2022", "DE-LU|2023"}  # the neighbour year too
         q = '{ runOrError(runId: "RUN") { ... on Run { status } } }'.replace("RUN", bundle_mats[0]["runId"])
-        meta = _graphql(port, q)
+        meta = graphql(port, q)
         assert meta["runOrError"]["status"] == "SUCCESS" and len(bid) == 16
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            pytest.fail("dg dev did not stop within 60 s of SIGTERM")
-    assert proc.returncode in (0, -signal.SIGTERM), proc.returncode
-    deadline = time.time() + 30  # its webserver, daemon and code server exit with it
-    while _children(proc.pid):
-        assert time.time() < deadline, f"dg dev left processes behind: {_children(proc.pid)}"
-        time.sleep(0.5)
-
-
-def _children(pid: int) -> list[int]:
-    out = subprocess.run(["pgrep", "-g", str(pid)], capture_output=True, text=True).stdout.split()
-    return [int(x) for x in out]
+        stop(proc)
 
 
 def test_a_year_the_mirror_lacks_fails_in_a_short_block_with_the_remedy(shared_data, tmp_path):

@@ -15,6 +15,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from dagster_project.resources import GridshiftResource
+from gridshift.home import Home
 from gridshift_cli import make_app
 from sim_core.optimum import optimum
 from sim_core.policies import PolicySpec, register, unregister
@@ -52,7 +54,7 @@ def test_a_shared_option_reads_the_same_in_every_command_that_takes_it():
               "--no-defer", "--sla-multiplier", "--live", "--allow-partial"}
     for opt in shared:
         assert len(seen[opt]) == 1, f"{opt} is declared more than once: {seen[opt]}"
-    assert len(seen["--year"]) == 2  # a range (ingest) or one year (export, plot-workload): two declarations
+    assert len(seen["--year"]) == 2  # a range (ingest, export) or one year (plot-workload): two declarations
 
 
 def _help(argv: list[str]) -> str:
@@ -107,8 +109,11 @@ def test_ui_takes_home_mirror_and_dg_options_in_any_order(tmp_path, order):
                          env=env, timeout=120, check=False, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     got = out.read_text().splitlines()
-    assert got == ["dev -p 3125 --host 127.0.0.1", str(home / "dagster"), str(home), str(mirror)]
+    # the mirror is the home's configuration, read by the UI's runs (no environment variable passed on)
+    assert got == ["dev -p 3125 --host 127.0.0.1", str(home / "dagster"), str(home), ""]
     assert (home / "dagster" / "dagster.yaml").is_file()
+    assert Home.resolve(home).configured_mirror() == mirror
+    assert GridshiftResource(home=str(home)).mirror_path() == mirror
 
 
 def test_the_command_line_sits_above_every_layer_with_no_exemption():

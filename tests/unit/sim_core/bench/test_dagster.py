@@ -75,8 +75,8 @@ def test_two_partitions_then_summary(tmp_path, bundle, run_counter):
 
 @pytest.mark.parametrize(("cfg", "msg"), [
     ({"bundle_id": "../escape"}, "unsafe path component"),
-    ({"bundle_id": "x", "bundle_path": "/tmp"}, "exactly one of bundle_id"),
-    ({}, "exactly one of bundle_id"),
+    ({"bundle_id": "x", "bundle_path": "/tmp"}, "at most one of bundle_id"),
+    ({}, "no bundle in"),  # no config: the home's newest bundle, and this home has none
     ({"bundle_id": "not-there"}, "no bundle directory"),
 ])
 def test_bad_bundle_config_fails(tmp_path, cfg, msg):
