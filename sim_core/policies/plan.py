@@ -23,8 +23,10 @@ from . import registry
 
 #: days of daily flexible demand a plan keeps (VCC's forecast reads them; ``Plan.dem``)
 HISTORY_DAYS = registry.param("vcc", "history_days")
-#: bins of CarbonFlex's carbon-rank feature (``Plan.table``)
-CF_BINS = registry.param("carbonflex", "bins")
+#: rows of CarbonFlex's knowledge base per site (``Plan.table``): one per hour of its window
+CF_ROWS = registry.param("carbonflex", "window_days") * 24
+#: columns of a knowledge-base row: the 7 state features of the paper's Table 2, then servers and rho
+CF_COLS = 9
 
 # integer slots in Plan.isc
 PI_DAYS = 0  # complete days of demand recorded (VCC / CarbonFlex), at most HISTORY_DAYS
@@ -37,8 +39,8 @@ N_PI = 2
 #: ``load`` (2, n_dc) shares booked now, ``curve`` (n_dc, 24) flexible capacity share per hour of the
 #: current day (VCC; CarbonFlex: the provisioned share), ``dem`` (n_dc, HISTORY_DAYS + 1) daily
 #: flexible demand (share x steps; the last column is today's), ``infl`` (2, n_dc, 96) inflexible share per
-#: step of yesterday / today, ``table`` (n_dc, CF_BINS) CarbonFlex's learned provision per carbon-rank bin
-#: (a multiple of the mean demand), ``rate`` (n_dc) its mean flexible demand per step (share), ``cb``
+#: step of yesterday / today, ``table`` (n_dc, CF_ROWS, CF_COLS) CarbonFlex's knowledge base (state ->
+#: servers, rho), ``rate`` (n_dc, 3) its rows per site, this hour's servers and rho, ``cb``
 #: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the latest issued forecast; +inf where unknown),
 #: ``isc`` integer slots (``PI_*``).
 Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
@@ -50,7 +52,8 @@ def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
     return Plan(start=np.full(max(n_tasks, 1), np.nan), tgt=np.full(max(n_tasks, 1), np.nan), cls=np.zeros((2, 2)),
                 book=np.zeros((2, n_dc, n_steps + 1)), load=np.zeros((2, n_dc)), curve=np.full((n_dc, 24), np.inf),
                 dem=np.zeros((n_dc, HISTORY_DAYS + 1)), infl=np.zeros((2, n_dc, STEPS_PER_DAY)),
-                table=np.ones((n_dc, CF_BINS)), rate=np.zeros(n_dc), cb=np.full((n_dc, horizon_steps + 1), np.inf),
+                table=np.zeros((n_dc, CF_ROWS, CF_COLS)), rate=np.zeros((n_dc, 3)),
+                cb=np.full((n_dc, horizon_steps + 1), np.inf),
                 isc=np.array([0, -1], np.int64))
 
 
