@@ -27,7 +27,7 @@ from ...engine.layout import (
 )
 from ...engine.step import begin_step, end_step
 from .. import registry
-from ..plan import available, ctl, know_carbon, work_left
+from ..plan import available, ctl, know_carbon, release_load, steps_of, work_left
 from .oracle import (
     D_M,
     D_RHO,
@@ -39,6 +39,7 @@ from .oracle import (
     SLOT_STEPS,
     carbon_state,
     carbonflex_learn,
+    in_queues,
     queue_of,
     task_servers,
 )
@@ -120,7 +121,7 @@ def schedule_alg3(r, smin, smax, mthr, budget, m_avail, rho):
 
 
 @njit(cache=True, nogil=True)
-def site_state(cb_d, d, T, S, pn, t, state):
+def site_state(cb_d, P_load, d, T, S, pn, t, state):
     """The state of Table 2 at site d now: CI_t, CI^G_t, CI^R_t from the hourly means of the carbon known now
     (the actual of this step, then the forecast), the flexible jobs in the system there (waiting, running or
     suspended) per queue, and their mean marginal throughput (elasticity)."""
@@ -137,9 +138,11 @@ def site_state(cb_d, d, T, S, pn, t, state):
     el = 0.0
     for q in range(pn):
         i = S.pend[q]
-        if T.origin[i] == d and T.flexible[i]:
+        if T.origin[i] == d and in_queues(T, i):
             state[F_Q0 + queue_of(T.max_delay[i])] += 1.0
             el += T.mthr[i]
+    for x in range(3):  # running jobs it cannot control (their marginal throughput: 0, never scaled)
+        state[F_Q0 + x] += P_load[2 + x, d]
     for q in range(S.sc[SC_FLEX_N]):
         i = S.flex[q]
         if S.dest[i] == d and ((S.status[i] == ST_STARTED and S.fin[i] > t) or S.status[i] == ST_PAUSED):
@@ -157,7 +160,7 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
     completion), then Algorithm 3 over the rest; the chosen scale of each job goes to ``P.tgt``."""
     cfg = C.srv_cfg
     state = np.empty(N_FEAT)
-    site_state(P.cb[d], d, T, S, pn, t, state)
+    site_state(P.cb[d], P.load, d, T, S, pn, t, state)
     m_t, rho = knn_provision(P.table[d], int(P.rate[d, R_ROWS]), state, K_NN)
     P.rate[d, R_M] = m_t
     P.rate[d, R_RHO] = rho
@@ -169,7 +172,7 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
     forced = 0.0
     for q in range(pn):
         i = S.pend[q]
-        if T.origin[i] != d or not T.flexible[i]:
+        if T.origin[i] != d or not in_queues(T, i):
             continue
         ri = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
         if not (allow_defer and t1 + T.duration[i] <= T.deadline[i]):
@@ -192,15 +195,17 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
         ids[n], r[n], budget[n] = i, ri, T.deadline[i] - t - w
         n += 1
     ids = ids[:n]
+    forced += P.load[0, d]  # servers held by running jobs it cannot control
     x = schedule_alg3(r[:n], T.smin[ids], T.smax[ids], T.mthr[ids], budget[:n], m_t - forced, rho)
     for q in range(n):
         P.tgt[ids[q]] = x[q]
 
 
 @njit(cache=True, nogil=True)
-def flex_in_use(T, S, C, t, used):
-    """Servers the running flexible tasks hold now at each site (their scale x their servers at scale 1)."""
-    used[:] = 0.0
+def flex_in_use(T, S, C, P_load, t, used):
+    """Servers CarbonFlex's running jobs hold now at each site: those booked for the jobs it cannot control,
+    and each controllable one's scale x its servers at scale 1."""
+    used[:] = P_load[0]
     for q in range(S.sc[SC_FLEX_N]):
         i = S.flex[q]
         if S.status[i] == ST_STARTED and S.fin[i] > t:
@@ -224,6 +229,7 @@ def decide(T, S, C, info, P, code, j, actions):
     pend = S.pend
     allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
     P_tgt, P_rate = P.tgt, P.rate
+    release_load(P.load, P.book, j)
     day_start = k % STEPS_PER_DAY == 0
     hour_start = k % SLOT_STEPS == 0 or j == 0
     if day_start:
@@ -234,12 +240,12 @@ def decide(T, S, C, info, P, code, j, actions):
             if P_rate[d, R_ROWS] >= K_NN:
                 plan_hour(T, S, C, P, d, pn, t, t1, allow_defer)
     used = np.empty(n_dc)
-    flex_in_use(T, S, C, t, used)
+    flex_in_use(T, S, C, P.load, t, used)
     avail = available(cap, S.commit)
     for q in range(pn):
         i = pend[q]
         o = T.origin[i]
-        if T.flexible[i] and P_rate[o, R_ROWS] >= K_NN:
+        if in_queues(T, i) and P_rate[o, R_ROWS] >= K_NN:
             can_wait = allow_defer and t1 + T.duration[i] <= T.deadline[i]
             ri = task_servers(T.cores[i], T.gpus[i], T.mem[i], C.srv_cfg, o)
             if hour_start:
@@ -251,6 +257,8 @@ def decide(T, S, C, info, P, code, j, actions):
                 actions[q] = 0
                 continue
             used[o] += ri
+            if not T.flexible[i]:  # (not controllable: its servers and its queue are booked until it ends)
+                book(P.load, P.book, o, j + steps_of(T.duration[i]), ri, queue_of(T.max_delay[i]))
         best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
         if not fits(T.cores[i], T.gpus[i], T.mem[i], cap, o):
             best = fallback_dc(T.cores[i], T.gpus[i], T.mem[i], cap, avail)
@@ -262,6 +270,16 @@ def decide(T, S, C, info, P, code, j, actions):
         actions[q] = best + 1
     if S.sc[SC_FLEX_N] > 0:
         S.sc[SC_CTL_N] = controls(T, S, P_tgt, P_rate, t, t1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def book(P_load, P_book, d, jr, ri, qi):
+    """Book ri servers and one job of queue qi at site d until run step jr."""
+    P_load[0, d] += ri
+    P_load[2 + qi, d] += 1.0
+    if jr < P_book.shape[2]:
+        P_book[0, d, jr] += ri
+        P_book[2 + qi, d, jr] += 1.0
 
 
 @njit(cache=True, nogil=True)

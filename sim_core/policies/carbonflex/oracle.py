@@ -55,6 +55,13 @@ def site_servers(cfg, cap, d):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def in_queues(T, i):
+    """Whether task i is one of CarbonFlex's jobs: it may wait (an allowed delay) or be suspended or scaled;
+    the others run at once outside its provisioning, as under every policy."""
+    return T.max_delay[i] > 0.0 or T.flexible[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def queue_of(max_delay):
     """Queue index (0, 1, 2) of a job by its allowed delay (§6.1's 6 / 24 / 48 h queues)."""
     if max_delay <= Q_BOUNDS_S[0]:
@@ -152,7 +159,7 @@ def carbon_state(ch, q, row):
 def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
     """The learning phase (§4.2, run at the start of each day): replay Algorithm 1 (:func:`oracle_alg1`) per
     site over the CF_WINDOW_DAYS days before bundle step k (clipped at the bundle's start) with the actual
-    past carbon (history only) and the flexible jobs that arrived there at that site (their true lengths),
+    past carbon (history only) and the jobs (:func:`in_queues`) that arrived there at that site (their true lengths),
     and store one knowledge-base row per slot whose day-ahead lies in the window: the state of Table 2 (the
     jobs in the oracle's system at the slot, arrived and not finished, per queue; their mean marginal
     throughput as the elasticity) and the decisions (m_t = the servers the oracle used, rounded up to whole
@@ -178,7 +185,7 @@ def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
         idx = np.empty(hi - lo, np.int64)
         n = 0
         for i in range(lo, hi):
-            if T.origin[i] == d and T.flexible[i] and T.duration[i] < 1e12:
+            if T.origin[i] == d and in_queues(T, i) and T.duration[i] < 1e12:
                 idx[n] = i
                 n += 1
         idx = idx[:n]
