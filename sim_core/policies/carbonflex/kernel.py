@@ -152,6 +152,20 @@ def site_state(cb_d, P_load, d, T, S, pn, t, state):
     state[F_ELAST] = el / nj if nj > 0.0 else 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def max_scale(T, i, cap, d):
+    """k_max of task i at site d: its max_scale, but never a request larger than the site (§3: a job's
+    servers lie in [k_min, k_max] within the cluster's M; a larger one could never start again)."""
+    x = T.smax[i]
+    if T.cores[i] > 0.0:
+        x = min(x, cap[d, 0] / T.cores[i])
+    if T.gpus[i] > 0.0:
+        x = min(x, cap[d, 1] / T.gpus[i])
+    if T.mem[i] > 0.0:
+        x = min(x, cap[d, 2] / T.mem[i])
+    return max(x, T.smin[i])
+
+
 @njit(cache=True, nogil=True)
 def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
     """The start of a slot at site d (§4.3): provision m_t and rho by k-NN (:func:`knn_provision`), give the
@@ -188,15 +202,19 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
             continue
         ri = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
         w = work_left(i, t, S.status, S.fin, S.segs, S.rem, S.nseg, S.scale, T.ckpt, T.mthr)
-        if t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(T.smax[i], T.mthr[i]) > T.deadline[i]:
-            P.tgt[i] = T.smax[i]
-            forced += T.smax[i] * ri
+        xm = max_scale(T, i, C.cap, d)
+        if t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(xm, T.mthr[i]) > T.deadline[i]:
+            P.tgt[i] = xm
+            forced += xm * ri
             continue
         ids[n], r[n], budget[n] = i, ri, T.deadline[i] - t - w
         n += 1
     ids = ids[:n]
     forced += P.load[0, d]  # servers held by running jobs it cannot control
-    x = schedule_alg3(r[:n], T.smin[ids], T.smax[ids], T.mthr[ids], budget[:n], m_t - forced, rho)
+    xmax = np.empty(n)
+    for q in range(n):
+        xmax[q] = max_scale(T, ids[q], C.cap, d)
+    x = schedule_alg3(r[:n], T.smin[ids], xmax, T.mthr[ids], budget[:n], m_t - forced, rho)
     for q in range(n):
         P.tgt[ids[q]] = x[q]
 
