@@ -169,3 +169,14 @@ def test_carbonflex_provisions_what_the_oracle_did_in_similar_states(tmp_path):
     assert start_h[2 * per:].tolist() == [9.0] * per + [11.0] * per
     assert r.totals["sla_violations"] == 0
     assert run(one_dc(tmp_path / "b", tasks, c), "local_only").totals["carbon_kg"] > r.totals["carbon_kg"]
+
+
+def test_k_max_never_exceeds_the_site():
+    """A job is never scaled to a request larger than its site (it could never start again): 10 cores at
+    max_scale 7 on a 40-core site scale to 4 at most; max_scale 2 stays 2; never below min_scale."""
+    from sim_core.policies.carbonflex.kernel import max_scale
+
+    T = _tasks(np.zeros(1), 1, HOUR, 10.0, HOUR)._replace(smax=np.array([7.0]))
+    assert max_scale(T, 0, np.array([[40.0, 8.0, 1000.0]]), 0) == 4.0
+    assert max_scale(T._replace(smax=np.array([2.0])), 0, np.array([[40.0, 8.0, 1000.0]]), 0) == 2.0
+    assert max_scale(T, 0, np.array([[5.0, 8.0, 1000.0]]), 0) == 1.0
