@@ -23,8 +23,10 @@ from . import registry
 
 #: days of daily flexible demand a plan keeps (VCC's forecast reads them; ``Plan.dem``)
 HISTORY_DAYS = registry.param("vcc", "history_days")
-#: bins of CarbonFlex's carbon-rank feature (``Plan.table``)
-CF_BINS = registry.param("carbonflex", "bins")
+#: rows of CarbonFlex's knowledge base per site (``Plan.table``): one per hour of its window
+CF_ROWS = registry.param("carbonflex", "window_days") * 24
+#: columns of a knowledge-base row: the 7 state features of the paper's Table 2, then servers and rho
+CF_COLS = 9
 
 # integer slots in Plan.isc
 PI_DAYS = 0  # complete days of demand recorded (VCC / CarbonFlex), at most HISTORY_DAYS
@@ -33,12 +35,13 @@ N_PI = 2
 
 #: A baseline's state between steps: ``start`` per task (planned start, bundle step; NaN = not planned),
 #: ``tgt`` per task (CarbonScaler's target scale), ``cls`` GAIA's running sum / count of durations per
-#: queue, ``book`` (2, n_dc, n + 1) shares booked to be released at a run step (0 flexible, 1 inflexible),
-#: ``load`` (2, n_dc) shares booked now, ``curve`` (n_dc, 24) flexible capacity share per hour of the
+#: queue, ``book`` (5, n_dc, n + 1) shares booked to be released at a run step (0 flexible, 1 inflexible;
+#: CarbonFlex: 0 servers, 2-4 jobs per queue, of the tasks it cannot control), ``load`` (5, n_dc) booked
+#: now, ``curve`` (n_dc, 24) flexible capacity share per hour of the
 #: current day (VCC; CarbonFlex: the provisioned share), ``dem`` (n_dc, HISTORY_DAYS + 1) daily
 #: flexible demand (share x steps; the last column is today's), ``infl`` (2, n_dc, 96) inflexible share per
-#: step of yesterday / today, ``table`` (n_dc, CF_BINS) CarbonFlex's learned provision per carbon-rank bin
-#: (a multiple of the mean demand), ``rate`` (n_dc) its mean flexible demand per step (share), ``cb``
+#: step of yesterday / today, ``table`` (n_dc, CF_ROWS, CF_COLS) CarbonFlex's knowledge base (state ->
+#: servers, rho), ``rate`` (n_dc, 3) its rows per site, this hour's servers and rho, ``cb``
 #: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the latest issued forecast; +inf where unknown),
 #: ``isc`` integer slots (``PI_*``).
 Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
@@ -48,9 +51,10 @@ Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem"
 def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
     """An empty plan (no task planned, no curve, nothing learned)."""
     return Plan(start=np.full(max(n_tasks, 1), np.nan), tgt=np.full(max(n_tasks, 1), np.nan), cls=np.zeros((2, 2)),
-                book=np.zeros((2, n_dc, n_steps + 1)), load=np.zeros((2, n_dc)), curve=np.full((n_dc, 24), np.inf),
+                book=np.zeros((5, n_dc, n_steps + 1)), load=np.zeros((5, n_dc)), curve=np.full((n_dc, 24), np.inf),
                 dem=np.zeros((n_dc, HISTORY_DAYS + 1)), infl=np.zeros((2, n_dc, STEPS_PER_DAY)),
-                table=np.ones((n_dc, CF_BINS)), rate=np.zeros(n_dc), cb=np.full((n_dc, horizon_steps + 1), np.inf),
+                table=np.zeros((n_dc, CF_ROWS, CF_COLS)), rate=np.zeros((n_dc, 3)),
+                cb=np.full((n_dc, horizon_steps + 1), np.inf),
                 isc=np.array([0, -1], np.int64))
 
 
@@ -100,7 +104,7 @@ def available(cap, commit):
 
 @njit(cache=True, nogil=True, inline="always")
 def share(c, g, m, cap, d):
-    """Dominant share of datacenter d's capacity a request takes (VCC and CarbonFlex measure load in it)."""
+    """Dominant share of datacenter d's capacity a request takes (VCC measures load in it)."""
     s = 0.0
     if cap[d, 0] > 0.0:
         s = max(s, c / cap[d, 0])
@@ -134,9 +138,9 @@ def ctl(S, n_ctl, i, x):
 # ---------------------------------------------------------------------------- load booking (VCC, CarbonFlex)
 @njit(cache=True, nogil=True, inline="always")
 def release_load(P_load, P_book, j):
-    """Take the shares whose tasks end at run step j off the booked load."""
+    """Take the shares (and, CarbonFlex, the servers and jobs) whose tasks end at run step j off the booked load."""
     for d in range(P_load.shape[1]):
-        for r in range(2):
+        for r in range(P_load.shape[0]):
             P_load[r, d] -= P_book[r, d, j]
             if P_load[r, d] < 1e-12:
                 P_load[r, d] = 0.0

@@ -112,11 +112,12 @@ BUILTIN: tuple[PolicySpec, ...] = (
                (_SLOT, Param("history_days", 7, "days", "the daily flexible demand forecast is the largest of "
                              "this many past days (our stand-in for the paper's risk-aware quantile forecast)"))),
     PolicySpec("carbonflex", 16, "sim_core.policies.carbonflex", "baseline",
-               "learns per-slot provisioning from an oracle run over the past week's actual carbon, then "
-               "provisions and scales on the forecast", _CF,
-               (_SLOT, Param("window_days", 7, "days", "past window the oracle learns from"),
-                Param("bins", 24, "", "bins of the carbon-rank feature (one per hourly rank in 24 h)"),
-                Param("rank_steps", 96, "steps", "lookahead of the carbon-rank feature (24 h)"))),
+               "each day replays its oracle (Algorithm 1) over the past week; each hour provisions each site's "
+               "servers as the k nearest past states' oracle did, and scales jobs by marginal throughput above "
+               "the learned threshold rho (Algorithm 3)", _CF,
+               (_SLOT, Param("window_days", 7, "days", "past window T the oracle replays (§4.2: a week)"),
+                Param("k", 5, "", "nearest past states whose provisioning and rho are averaged (§5: k = 5, "
+                      "Euclidean distance)"))),
 )
 
 _TABLE: dict[str, PolicySpec] = {}

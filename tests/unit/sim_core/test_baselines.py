@@ -11,7 +11,6 @@ import pytest
 
 import sim_core
 from sim_core.options import RunOptionsError
-from sim_core.policies import carbonflex as CF
 from sim_core.policies import carbonscaler as CS
 from sim_core.policies import registry
 from sim_core.policies import vcc as VCC
@@ -232,67 +231,6 @@ def test_vcc_caps_flexible_load_under_its_daily_curve(tmp_path):
     b = r.steps["busy_cores"].to_numpy()
     assert b[96 + 40:96 + 44].max() == pytest.approx(80.0) and b[96 + 8:96 + 40].max() == 0.0
     assert r.totals["sla_violations"] == 0
-
-
-# ------------------------------------------------------------------------------------------ CarbonFlex
-def _daily(n_days):
-    k = np.arange(n_days * 96)
-    return 300.0 - 200.0 * np.cos(2 * np.pi * (k / 96.0 - 0.5))  # trough (100) at 12:00 every day
-
-
-def _ranks(ch):
-    """Bin (24 bins) of each slot with a full 24-h lookahead: how many of the 23 slots after it are greener."""
-    return [min(int(sum(ch[q2] < ch[q] for q2 in range(q + 1, q + 24)) / 23 * 24), 23) for q in range(len(ch) - 23)]
-
-
-def test_carbonflex_learns_the_oracles_provisioning_from_history():
-    """Two days of history; each day 4 flexible 1-h tasks of 0.1 share arrive at 02:00 with a 21-h window. The
-    oracle (the actual past carbon) runs each day's in that day's greenest slot (12:00-13:00): 0.4 there,
-    nothing elsewhere; mean demand 0.8 / 48 per slot. Of the slots with a whole lookahead in the past (0-24),
-    only day 0's 12:00 is in the greenest bin: table[0] = 0.4 / (0.8 / 48) = 24; every other bin that holds
-    slots learns 0 (provision nothing)."""
-    c = _daily(3)
-    hist = np.full((4, 1, c.shape[0]), np.nan)
-    hist[0, 0, :192] = c[:192]  # (only the past is known at step 192)
-    n = 8
-    arr = np.r_[np.full(4, 8 * STEP), np.full(4, (96 + 8) * STEP)]
-    cap = np.array([[100.0, 8.0, 1000.0]])
-    args = (np.full(n, HOUR), arr + 21 * HOUR, np.zeros(n, np.int32), np.full(n, 10.0), np.zeros(n), np.ones(n),
-            np.full(n, 20 * HOUR), cap)
-    table, rate = np.ones((1, CF.CF_BINS)), np.zeros(1)
-    CF.carbonflex_learn(hist, 192, arr, *args, 192 * STEP, table, rate)
-    assert rate[0] == pytest.approx(0.8 / 48)
-    assert table[0, 0] == pytest.approx(24.0)
-    ch = c[:192].reshape(48, 4).mean(axis=1)
-    bins = _ranks(ch)
-    assert bins.count(0) == 1 and bins[12] == 0
-    assert all(table[0, b] == 0.0 for b in set(bins) - {0})
-    # one day of history only: nothing learned
-    t2, r2 = np.ones((1, CF.CF_BINS)), np.zeros(1)
-    CF.carbonflex_learn(hist, 96, arr, *args, 96 * STEP, t2, r2)
-    assert r2[0] == 0.0 and (t2 == 1.0).all()
-
-
-def test_carbonflex_provisioning_follows_what_it_learned(tmp_path):
-    """Days 0-1: nothing learned yet (less than two days of history): the tasks start at once (02:00). From
-    day 2 on it has learned that the oracle provisions flexible work only in the greenest hour: its tasks,
-    arriving at 02:00, are held until the trough (they start between 11:00 and 13:00) and none is late."""
-    n_days = 5
-    c = _daily(n_days)
-    per = 4
-    arr = np.concatenate([np.full(per, d * 96 * STEP + 8 * STEP) for d in range(n_days - 1)])
-    n = arr.shape[0]
-    tasks = {"arrival_ts_utc": arr, "duration_s": np.full(n, HOUR), "cpu_cores": np.full(n, 10.0),
-             "mem_gb": np.full(n, 1.0), "max_delay_s": np.full(n, 20 * HOUR)}
-    r = run(one_dc(tmp_path, tasks, c), "carbonflex")
-    t = r.tasks
-    t0 = t["arrival_ts_utc"][0] - _td(8 * STEP)
-    start_h = np.array([(s - t0).total_seconds() % 86400 for s in t["start_ts_utc"]]) / HOUR
-    assert (start_h[:2 * per] == 2.0).all()
-    assert ((start_h[2 * per:] >= 11.0) & (start_h[2 * per:] <= 13.0)).all(), start_h
-    assert r.totals["sla_violations"] == 0
-    # the same tasks under the carbon-agnostic rule start at 02:00 every day
-    assert run(one_dc(tmp_path / "b", tasks, c), "local_only").totals["carbon_kg"] > r.totals["carbon_kg"]
 
 
 def test_baselines_are_refused_step_by_step(tmp_path):

@@ -1,0 +1,336 @@
+"""CarbonFlex's execution phase (Hanafy, Wu, Irwin, Shenoy, arXiv:2505.18357, §4.3 and §5): at the start of
+each one-hour slot it provisions each site with the mean of the k = 5 nearest past states' oracle
+provisioning (Algorithm 2, in whole servers) and threshold rho, and schedules the flexible jobs on those
+servers by marginal throughput (Algorithm 3): a job is scaled up only by servers whose marginal throughput is
+at least rho; jobs that get no server wait (or are suspended)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ...engine.capacity import fallback_dc, fits, speedup
+from ...engine.information import publish
+from ...engine.layout import (
+    IO_S0,
+    OPT_ALLOW_DEFER,
+    SC_CTL_N,
+    SC_FLEX_N,
+    SC_PEND_N,
+    SC_STEP,
+    ST_PAUSED,
+    ST_STARTED,
+    STEP_S,
+    STEPS_PER_DAY,
+)
+from ...engine.step import begin_step, end_step
+from .. import registry
+from ..plan import available, ctl, know_carbon, release_load, steps_of, work_left
+from .oracle import (
+    D_M,
+    D_RHO,
+    DAY_SLOTS,
+    F_ELAST,
+    F_Q0,
+    K_NN,
+    N_FEAT,
+    SLOT_STEPS,
+    carbon_state,
+    carbonflex_learn,
+    in_queues,
+    queue_of,
+    task_servers,
+)
+
+CARBONFLEX = registry.code("carbonflex")
+# slots of Plan.rate[d]: knowledge-base rows, this slot's provisioning m_t (servers), this slot's rho
+R_ROWS, R_M, R_RHO = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def knn_provision(tab, n_rows, state, k):
+    """Algorithm 2's match and mean (§4.3; §5: k nearest by Euclidean distance over the raw state of Table 2,
+    as scikit-learn's KNN): the k rows of ``tab[:n_rows]`` nearest to ``state`` (ties: the earlier row);
+    returns (m_t = their mean provisioning rounded up to whole servers, rho = their mean threshold)."""
+    dist = np.empty(n_rows)
+    for q in range(n_rows):
+        s = 0.0
+        for f in range(N_FEAT):
+            x = tab[q, f] - state[f]
+            s += x * x
+        dist[q] = s
+    order = np.argsort(dist, kind="mergesort")
+    kk = min(k, n_rows)
+    m = 0.0
+    rho = 0.0
+    for x in range(kk):
+        m += tab[order[x], D_M]
+        rho += tab[order[x], D_RHO]
+    return math.ceil(m / kk - 1e-9), rho / kk
+
+
+@njit(cache=True, nogil=True)
+def schedule_alg3(r, smin, smax, mthr, budget, m_avail, rho):
+    """Algorithm 3 (§4.3) for the jobs that may wait: each job offers its base k_min = smin x r servers
+    (p_j(k_min) = 1) and then one server at a time up to smax x r (p_j(k) = mthr[j], gridshift's linear
+    curve; the last may be partial); the units with p_j(k) >= rho (rho is the least marginal throughput the
+    oracle used, §4.2, so a unit at rho is one it used) are sorted by p_j(k) descending, then by the delay
+    budget ascending, and taken while fewer than ``m_avail`` servers are allocated (a unit is taken only on
+    top of the job's previous one). Returns each job's scale: 0 (no server) or in [smin, smax]."""
+    n = r.shape[0]
+    nu = np.empty(n, np.int64)
+    n_ent = 0
+    for j in range(n):
+        nu[j] = 1
+        if mthr[j] >= rho and mthr[j] > 0.0 and r[j] > 0.0:
+            nu[j] += int(math.ceil((smax[j] - smin[j]) * r[j] - 1e-9))
+        n_ent += nu[j]
+    ej = np.empty(n_ent, np.int64)
+    eu = np.empty(n_ent, np.int64)
+    p = np.empty(n_ent)
+    b = np.empty(n_ent)
+    e = 0
+    for j in range(n):
+        for u in range(nu[j]):
+            ej[e], eu[e] = j, u
+            p[e] = 1.0 if u == 0 else mthr[j]
+            b[e] = budget[j]
+            e += 1
+    o1 = np.argsort(b, kind="mergesort")
+    order = o1[np.argsort(-p[o1], kind="mergesort")]
+    units = np.zeros(n, np.int64)
+    x = np.zeros(n)
+    used = 0.0
+    for e in order:
+        if used >= m_avail - 1e-9:
+            break
+        j, u = ej[e], eu[e]
+        if units[j] != u:
+            continue
+        if u == 0:
+            x[j] = smin[j]
+            used += smin[j] * r[j]
+        else:
+            z = min(1.0, (smax[j] - smin[j]) * r[j] - (u - 1))
+            x[j] = min(x[j] + z / r[j], smax[j])
+            used += z
+        units[j] += 1
+    return x
+
+
+@njit(cache=True, nogil=True)
+def site_state(cb_d, P_load, d, T, S, pn, t, state):
+    """The state of Table 2 at site d now: CI_t, CI^G_t, CI^R_t from the hourly means of the carbon known now
+    (the actual of this step, then the forecast), the flexible jobs in the system there (waiting, running or
+    suspended) per queue, and their mean marginal throughput (elasticity)."""
+    ch = np.empty(DAY_SLOTS)
+    for q in range(DAY_SLOTS):
+        c = 0.0
+        for s in range(SLOT_STEPS):
+            h = q * SLOT_STEPS + s
+            c += cb_d[h] if h < cb_d.shape[0] else np.inf
+        ch[q] = c / SLOT_STEPS
+    carbon_state(ch, 0, state)
+    for x in range(3):
+        state[F_Q0 + x] = 0.0
+    el = 0.0
+    for q in range(pn):
+        i = S.pend[q]
+        if T.origin[i] == d and in_queues(T, i):
+            state[F_Q0 + queue_of(T.max_delay[i])] += 1.0
+            el += T.mthr[i]
+    for x in range(3):  # running jobs it cannot control (their marginal throughput: 0, never scaled)
+        state[F_Q0 + x] += P_load[2 + x, d]
+    for q in range(S.sc[SC_FLEX_N]):
+        i = S.flex[q]
+        if S.dest[i] == d and ((S.status[i] == ST_STARTED and S.fin[i] > t) or S.status[i] == ST_PAUSED):
+            state[F_Q0 + queue_of(T.max_delay[i])] += 1.0
+            el += T.mthr[i]
+    nj = state[F_Q0] + state[F_Q0 + 1] + state[F_Q0 + 2]
+    state[F_ELAST] = el / nj if nj > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def max_scale(T, i, cap, d):
+    """k_max of task i at site d: its max_scale, but never a request larger than the site (§3: a job's
+    servers lie in [k_min, k_max] within the cluster's M; a larger one could never start again)."""
+    x = T.smax[i]
+    if T.cores[i] > 0.0:
+        x = min(x, cap[d, 0] / T.cores[i])
+    if T.gpus[i] > 0.0:
+        x = min(x, cap[d, 1] / T.gpus[i])
+    if T.mem[i] > 0.0:
+        x = min(x, cap[d, 2] / T.mem[i])
+    return max(x, T.smin[i])
+
+
+@njit(cache=True, nogil=True)
+def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
+    """The start of a slot at site d (§4.3): provision m_t and rho by k-NN (:func:`knn_provision`), give the
+    jobs that can no longer wait what they need first (a waiting job its request; a started one its
+    maximum scale when a slot without servers would make it late: §6.1, a job past its allowed delay runs to
+    completion), then Algorithm 3 over the rest; the chosen scale of each job goes to ``P.tgt``."""
+    cfg = C.srv_cfg
+    state = np.empty(N_FEAT)
+    site_state(P.cb[d], P.load, d, T, S, pn, t, state)
+    m_t, rho = knn_provision(P.table[d], int(P.rate[d, R_ROWS]), state, K_NN)
+    P.rate[d, R_M] = m_t
+    P.rate[d, R_RHO] = rho
+    n_max = pn + S.sc[SC_FLEX_N]
+    ids = np.empty(n_max, np.int64)
+    r = np.empty(n_max)
+    budget = np.empty(n_max)
+    n = 0
+    forced = 0.0
+    for q in range(pn):
+        i = S.pend[q]
+        if T.origin[i] != d or not in_queues(T, i):
+            continue
+        ri = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
+        if not (allow_defer and t1 + T.duration[i] <= T.deadline[i]):
+            P.tgt[i] = np.nan  # runs now at its request
+            forced += ri
+            continue
+        ids[n], r[n], budget[n] = i, ri, T.deadline[i] - t - T.duration[i]
+        n += 1
+    for q in range(S.sc[SC_FLEX_N]):
+        i = S.flex[q]
+        running = S.status[i] == ST_STARTED and S.fin[i] > t
+        if S.dest[i] != d or not (running or S.status[i] == ST_PAUSED) or (running and S.fin[i] <= t1):
+            continue
+        ri = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
+        w = work_left(i, t, S.status, S.fin, S.segs, S.rem, S.nseg, S.scale, T.ckpt, T.mthr)
+        xm = max_scale(T, i, C.cap, d)
+        if t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(xm, T.mthr[i]) > T.deadline[i]:
+            P.tgt[i] = xm
+            forced += xm * ri
+            continue
+        ids[n], r[n], budget[n] = i, ri, T.deadline[i] - t - w
+        n += 1
+    ids = ids[:n]
+    forced += P.load[0, d]  # servers held by running jobs it cannot control
+    xmax = np.empty(n)
+    for q in range(n):
+        xmax[q] = max_scale(T, ids[q], C.cap, d)
+    x = schedule_alg3(r[:n], T.smin[ids], xmax, T.mthr[ids], budget[:n], m_t - forced, rho)
+    for q in range(n):
+        P.tgt[ids[q]] = x[q]
+
+
+@njit(cache=True, nogil=True)
+def flex_in_use(T, S, C, P_load, t, used):
+    """Servers CarbonFlex's running jobs hold now at each site: those booked for the jobs it cannot control,
+    and each controllable one's scale x its servers at scale 1."""
+    used[:] = P_load[0]
+    for q in range(S.sc[SC_FLEX_N]):
+        i = S.flex[q]
+        if S.status[i] == ST_STARTED and S.fin[i] > t:
+            d = S.dest[i]
+            used[d] += S.scale[i] * task_servers(T.cores[i], T.gpus[i], T.mem[i], C.srv_cfg, d)
+
+
+@njit(cache=True, nogil=True)
+def decide(T, S, C, info, P, code, j, actions):
+    """One step. At the start of a day: the learning phase. At the start of each slot (and of the run): the
+    provisioning and Algorithm 3 at every site that has learned (:func:`plan_hour`); a waiting flexible job
+    runs when Algorithm 3 gave it servers, or (between slot starts, Algorithm 3 running when a job arrives)
+    when its request fits in the servers provisioned and not in use, or when it can wait no longer. A site
+    with nothing learned yet is carbon-agnostic (every job runs at once, §4.3's fallback to M)."""
+    cap = C.cap
+    n_dc = cap.shape[0]
+    k = info.iopt[IO_S0] + j
+    t = C.t0 + STEP_S * j
+    t1 = t + STEP_S
+    pn = S.sc[SC_PEND_N]
+    pend = S.pend
+    allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
+    P_tgt, P_rate = P.tgt, P.rate
+    release_load(P.load, P.book, j)
+    day_start = k % STEPS_PER_DAY == 0
+    hour_start = k % SLOT_STEPS == 0 or j == 0
+    if day_start:
+        carbonflex_learn(info.hist, k, T, cap, C.srv_cfg, t, P.table, P_rate)
+    if hour_start:
+        know_carbon(info, j, k, P.cb)
+        for d in range(n_dc):
+            if P_rate[d, R_ROWS] >= K_NN:
+                plan_hour(T, S, C, P, d, pn, t, t1, allow_defer)
+    used = np.empty(n_dc)
+    flex_in_use(T, S, C, P.load, t, used)
+    avail = available(cap, S.commit)
+    for q in range(pn):
+        i = pend[q]
+        o = T.origin[i]
+        if in_queues(T, i) and P_rate[o, R_ROWS] >= K_NN:
+            can_wait = allow_defer and t1 + T.duration[i] <= T.deadline[i]
+            ri = task_servers(T.cores[i], T.gpus[i], T.mem[i], C.srv_cfg, o)
+            if hour_start:
+                run = P_tgt[i] > 0.0
+            else:
+                run = used[o] + ri <= P_rate[o, R_M] + 1e-9
+                P_tgt[i] = np.nan
+            if can_wait and not run:
+                actions[q] = 0
+                continue
+            used[o] += ri
+            if not T.flexible[i]:  # (not controllable: its servers and its queue are booked until it ends)
+                book(P.load, P.book, o, j + steps_of(T.duration[i]), ri, queue_of(T.max_delay[i]))
+        best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
+        if not fits(T.cores[i], T.gpus[i], T.mem[i], cap, o):
+            best = fallback_dc(T.cores[i], T.gpus[i], T.mem[i], cap, avail)
+            if best < 0:
+                best = o
+        avail[best, 0] -= T.cores[i]
+        avail[best, 1] -= T.gpus[i]
+        avail[best, 2] -= T.mem[i]
+        actions[q] = best + 1
+    if S.sc[SC_FLEX_N] > 0:
+        S.sc[SC_CTL_N] = controls(T, S, P_tgt, P_rate, t, t1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def book(P_load, P_book, d, jr, ri, qi):
+    """Book ri servers and one job of queue qi at site d until run step jr."""
+    P_load[0, d] += ri
+    P_load[2 + qi, d] += 1.0
+    if jr < P_book.shape[2]:
+        P_book[0, d, jr] += ri
+        P_book[2 + qi, d, jr] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def controls(T, S, P_tgt, P_rate, t, t1):
+    """The started flexible tasks at sites that have learned take the scale Algorithm 3 chose (``P.tgt``): 0
+    suspends an interruptible one (a task that cannot be suspended keeps its minimum scale), a positive one
+    resumes or rescales it; NaN leaves it as it is. Returns the count of controls."""
+    n_ctl = 0
+    for q in range(S.sc[SC_FLEX_N]):
+        i = S.flex[q]
+        if P_rate[S.dest[i], R_ROWS] < K_NN:
+            continue
+        running = S.status[i] == ST_STARTED and S.fin[i] > t
+        paused = S.status[i] == ST_PAUSED
+        if (running and S.fin[i] <= t1) or not (running or paused):
+            continue
+        x = P_tgt[i]
+        if x != x:
+            continue
+        if x <= 0.0 and not T.interruptible[i]:
+            x = T.smin[i]
+        if (running and x != S.scale[i]) or (paused and x > 0.0):
+            n_ctl = ctl(S, n_ctl, i, x)
+    return n_ctl
+
+
+@njit(cache=True, nogil=True)
+def run(T, S, C, info, P, code, j_end):
+    """Run steps S.sc[SC_STEP] .. j_end - 1 with CarbonFlex (its plan in ``P``)."""
+    actions = np.zeros(S.pend.shape[0], np.int32)
+    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
+    for j in range(S.sc[SC_STEP], j_end):
+        begin_step(T, S, C, j)
+        publish(act, hist, j, s0)
+        decide(T, S, C, info, P, code, j, actions)
+        end_step(T, S, C, j, actions)

@@ -1,0 +1,229 @@
+"""CarbonFlex's learning phase (Hanafy, Wu, Irwin, Shenoy, arXiv:2505.18357, §4.2): the oracle of its
+Algorithm 1 replayed over the past window, and the knowledge base of (state of Table 2 -> provisioning
+m_t in servers, threshold rho) it leaves, one row per one-hour slot."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ...engine.capacity import speedup
+from ...engine.layout import CFG_CPS, CFG_GPS, CFG_MPS, CFG_N_C, CFG_N_G, SIG_CARBON, STEP_S
+from .. import registry
+
+#: k of the k-nearest-neighbour lookup (§5 "Runtime Provisioning": "select the nearest five instances")
+K_NN = registry.param("carbonflex", "k")
+#: one-hour slots (§5 "Runtime Provisioning": "At the start of each slot, which we set as 1 hour")
+SLOT_STEPS = registry.param("carbonflex", "slot_steps")
+#: the past window T the oracle replays (§4.2 and §4.1 Algorithm 1: "e.g., a week")
+CF_WINDOW_DAYS = registry.param("carbonflex", "window_days")
+#: slots of the day-ahead carbon rank CI^R (Table 2: "rank of slot t compared to day-ahead CI")
+DAY_SLOTS = 24
+#: queues by allowed delay (§6.1: three queues of 6, 24 and 48 h): upper bounds of the first two
+Q_BOUNDS_S = (6.0 * 3600.0, 24.0 * 3600.0)
+# columns of a knowledge-base row: the state of Table 2 (CI_t, CI^G_t, CI^R_t, jobs per queue (3),
+# mean elasticity), then the oracle's decisions (m_t in servers, rho)
+F_CI, F_GRAD, F_RANK, F_Q0, F_ELAST = 0, 1, 2, 3, 6
+N_FEAT = 7
+D_M, D_RHO = 7, 8
+N_COLS = 9
+#: knowledge-base rows per site: one per slot of the window with its whole day-ahead in the window
+KB_ROWS = CF_WINDOW_DAYS * 24 - (DAY_SLOTS - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def task_servers(c, g, m, cfg, d):
+    """Servers (fractional) a request of c cores, g GPUs and m GB takes at datacenter d: its dominant
+    share of one server (§3: a job is allocated k servers; gridshift's tasks request cores, GPUs, GB)."""
+    r = c / cfg[d, CFG_CPS] if cfg[d, CFG_CPS] > 0.0 else 0.0
+    if g > 0.0 and cfg[d, CFG_GPS] > 0.0:
+        r = max(r, g / cfg[d, CFG_GPS])
+    if m > 0.0 and cfg[d, CFG_MPS] > 0.0:
+        r = max(r, m / cfg[d, CFG_MPS])
+    return r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def site_servers(cfg, cap, d):
+    """M, the maximum cluster capacity of site d in servers (§3): its CPU-only and GPU servers."""
+    n = cfg[d, CFG_N_C] + cfg[d, CFG_N_G]
+    if n <= 0.0 and cfg[d, CFG_CPS] > 0.0:
+        n = math.floor(cap[d, 0] / cfg[d, CFG_CPS])
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def in_queues(T, i):
+    """Whether task i is one of CarbonFlex's jobs: it may wait (an allowed delay) or be suspended or scaled;
+    the others run at once outside its provisioning, as under every policy."""
+    return T.max_delay[i] > 0.0 or T.flexible[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def queue_of(max_delay):
+    """Queue index (0, 1, 2) of a job by its allowed delay (§6.1's 6 / 24 / 48 h queues)."""
+    if max_delay <= Q_BOUNDS_S[0]:
+        return 0
+    return 1 if max_delay <= Q_BOUNDS_S[1] else 2
+
+
+@njit(cache=True, nogil=True)
+def oracle_alg1(a, dl, work, r, smin, smax, mthr, ci, M):
+    """Algorithm 1 (§4.2, CarbonFlex_Oracle_Algorithm) over one site's past window of n_slot one-hour slots.
+
+    Job j (times in seconds from the window's start): arrival a[j], deadline dl[j] (a + l + d), work[j]
+    (seconds at scale 1), r[j] servers at scale 1, scales [smin, smax], marginal throughput mthr[j]. Its
+    allocation units: the base k_min = smin x r servers (p_j(k_min) = 1, throughput speedup(smin)), then one
+    server at a time up to smax x r (p_j(k) = mthr: gridshift's scaling curve is linear, the last unit may
+    be partial). Lines 2-6: one entry per (job, slot in [a, dl], unit), sorted by p_j(k) / CI_t descending,
+    ties by deadline. Lines 7-11: pop entries best first; skip one whose slot would exceed M servers (the
+    paper writes >= M; gridshift lets the slot fill to exactly M) or whose job is done; a unit is taken
+    only on top of the job's previous unit in that slot. A slot the job covers only in part gives that
+    fraction of its throughput. Returns (alloc (n_job, n_slot) servers, used (n_slot) servers, rho (n_slot):
+    the least p_j(k) used in each slot (1 where nothing ran), done (n_job) work done: below work[j] where
+    the window (clipped at now) could not finish the job, Lines 13-15)."""
+    n_job = a.shape[0]
+    n_slot = ci.shape[0]
+    slot_s = SLOT_STEPS * STEP_S
+    q0 = np.empty(n_job, np.int64)
+    q1 = np.empty(n_job, np.int64)
+    nu = np.empty(n_job, np.int64)
+    n_ent = 0
+    for j in range(n_job):
+        q0[j] = max(int(math.floor(a[j] / slot_s)), 0)
+        x = dl[j] / slot_s
+        q1[j] = min(int(math.ceil(x)), n_slot) if x < n_slot else n_slot
+        nu[j] = 1 + (int(math.ceil((smax[j] - smin[j]) * r[j] - 1e-9)) if mthr[j] > 0.0 else 0)
+        n_ent += max(q1[j] - q0[j], 0) * nu[j]
+    ej = np.empty(n_ent, np.int64)
+    eq = np.empty(n_ent, np.int64)
+    eu = np.empty(n_ent, np.int64)
+    val = np.empty(n_ent)
+    ddl = np.empty(n_ent)
+    e = 0
+    for j in range(n_job):  # Lines 2-5
+        for q in range(q0[j], q1[j]):
+            for u in range(nu[j]):
+                ej[e], eq[e], eu[e] = j, q, u
+                p = 1.0 if u == 0 else mthr[j]
+                val[e] = p / ci[q] if ci[q] > 0.0 else np.inf
+                ddl[e] = dl[j]
+                e += 1
+    o1 = np.argsort(ddl, kind="mergesort")  # Line 6: by value descending, then deadline (stable passes)
+    o2 = np.argsort(-val[o1], kind="mergesort")
+    order = o1[o2]
+    alloc = np.zeros((n_job, n_slot))
+    units = np.zeros((n_job, n_slot), np.int64)
+    used = np.zeros(n_slot)
+    rho = np.full(n_slot, np.inf)
+    done = np.zeros(n_job)
+    for e in order:  # Lines 7-11
+        j, q, u = ej[e], eq[e], eu[e]
+        if done[j] >= work[j] - 1e-9 or units[j, q] != u:
+            continue
+        z = smin[j] * r[j] if u == 0 else min(1.0, (smax[j] - smin[j]) * r[j] - (u - 1))
+        if used[q] + z > M + 1e-9:
+            continue
+        f = (min((q + 1) * slot_s, dl[j]) - max(q * slot_s, a[j])) / slot_s
+        if f <= 0.0:
+            continue
+        alloc[j, q] += z
+        units[j, q] += 1
+        used[q] += z
+        p = 1.0 if u == 0 else mthr[j]
+        done[j] += (speedup(smin[j], mthr[j]) if u == 0 else mthr[j] * z / r[j]) * f * slot_s
+        rho[q] = min(rho[q], p)
+    for q in range(n_slot):
+        if rho[q] == np.inf:
+            rho[q] = 1.0
+    return alloc, used, rho, done
+
+
+@njit(cache=True, nogil=True, inline="always")
+def carbon_state(ch, q, row):
+    """CI_t, CI^G_t and CI^R_t of Table 2 for slot q of the hourly carbon ``ch`` (q + 23 within it): the
+    slot's intensity, the gradient to the next slot, and the fraction of the day-ahead's other 23 slots
+    greener than it (0 = the greenest hour of the day ahead)."""
+    row[F_CI] = ch[q]
+    row[F_GRAD] = ch[q + 1] - ch[q]
+    g = 0
+    for q2 in range(q + 1, q + DAY_SLOTS):
+        if ch[q2] < ch[q]:
+            g += 1
+    row[F_RANK] = g / (DAY_SLOTS - 1.0)
+
+
+@njit(cache=True, nogil=True)
+def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
+    """The learning phase (§4.2, run at the start of each day): replay Algorithm 1 (:func:`oracle_alg1`) per
+    site over the CF_WINDOW_DAYS days before bundle step k (clipped at the bundle's start) with the actual
+    past carbon (history only) and the jobs (:func:`in_queues`) that arrived there at that site (their true lengths),
+    and store one knowledge-base row per slot whose day-ahead lies in the window: the state of Table 2 (the
+    jobs in the oracle's system at the slot, arrived and not finished, per queue; their mean marginal
+    throughput as the elasticity) and the decisions (m_t = the servers the oracle used, rounded up to whole
+    servers; rho). ``table[d, :rate[d, 0]]`` holds the rows; with fewer than k-NN's K rows nothing is learned."""
+    n_slot = CF_WINDOW_DAYS * 24
+    k_lo = k - n_slot * SLOT_STEPS
+    if k_lo < 0:
+        n_slot = k // SLOT_STEPS
+        k_lo = k - n_slot * SLOT_STEPS
+    n_rows = n_slot - (DAY_SLOTS - 1)
+    if n_rows < K_NN:
+        return
+    t_lo = t0k - (k - k_lo) * STEP_S
+    lo = np.searchsorted(T.arrival, t_lo)
+    hi = np.searchsorted(T.arrival, t0k)
+    for d in range(cap.shape[0]):
+        ch = np.empty(n_slot)
+        for q in range(n_slot):
+            c = 0.0
+            for s in range(SLOT_STEPS):
+                c += hist[SIG_CARBON, d, k_lo + q * SLOT_STEPS + s]
+            ch[q] = c / SLOT_STEPS
+        idx = np.empty(hi - lo, np.int64)
+        n = 0
+        for i in range(lo, hi):
+            if T.origin[i] == d and in_queues(T, i) and T.duration[i] < 1e12:
+                idx[n] = i
+                n += 1
+        idx = idx[:n]
+        a = T.arrival[idx] - t_lo
+        dl = np.minimum(T.deadline[idx] - t_lo, n_slot * SLOT_STEPS * STEP_S)
+        r = np.empty(n)
+        for x in range(n):
+            i = idx[x]
+            r[x] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
+        mthr = T.mthr[idx]
+        alloc, used, rho, done = oracle_alg1(a, dl, T.duration[idx], r, T.smin[idx], T.smax[idx], mthr, ch,
+                                             site_servers(cfg, cap, d))
+        kb_rows(ch, alloc, used, rho, done, T.duration[idx], a, T.max_delay[idx], mthr, n_rows, table[d])
+        rate[d, 0] = n_rows
+
+
+@njit(cache=True, nogil=True)
+def kb_rows(ch, alloc, used, rho, done, work, a, max_delay, mthr, n_rows, tab):
+    """Knowledge-base rows (Table 2) of the first n_rows slots of one site's oracle replay into ``tab``."""
+    n_job, n_slot = alloc.shape
+    slot_s = SLOT_STEPS * STEP_S
+    last = np.full(n_job, n_slot)  # the slot a job finished in (n_slot: not by the window's end)
+    for j in range(n_job):
+        if done[j] >= work[j] - 1e-9:
+            for q in range(n_slot - 1, -1, -1):
+                if alloc[j, q] > 0.0:
+                    last[j] = q
+                    break
+    for q in range(n_rows):
+        row = tab[q]
+        carbon_state(ch, q, row)
+        row[F_Q0] = row[F_Q0 + 1] = row[F_Q0 + 2] = 0.0
+        el = 0.0
+        for j in range(n_job):
+            if a[j] < (q + 1) * slot_s and last[j] >= q:
+                row[F_Q0 + queue_of(max_delay[j])] += 1.0
+                el += mthr[j]
+        nj = row[F_Q0] + row[F_Q0 + 1] + row[F_Q0 + 2]
+        row[F_ELAST] = el / nj if nj > 0.0 else 0.0
+        row[D_M] = math.ceil(used[q] - 1e-9)
+        row[D_RHO] = rho[q]

@@ -1,0 +1,182 @@
+"""CarbonFlex as its paper describes it (Hanafy et al., arXiv:2505.18357): the oracle of Algorithm 1 on a
+hand-made case against brute force, the knowledge base of Table 2 in whole servers per hour, the k = 5
+nearest-neighbour provisioning of Algorithm 2, and the threshold rho of Algorithm 3."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+
+import numpy as np
+import pytest
+
+from sim_core.policies import carbonflex as CF
+from sim_core.policies.carbonflex import oracle as O
+from tests.unit.sim_core.test_baselines import HOUR, STEP, one_dc, run
+
+
+def _oracle_case():
+    """Two jobs over four one-hour slots of carbon 300, 100, 200, 400; M = 2 servers. A: 2 h of work at scale
+    1 on 1 server, elastic to 2 servers at marginal throughput 0.5; B: 1 h on 1 server, not elastic."""
+    a = np.zeros(2)
+    dl = np.full(2, 4 * HOUR)
+    work = np.array([2 * HOUR, HOUR])
+    r = np.ones(2)
+    smin, smax, mthr = np.ones(2), np.array([2.0, 1.0]), np.array([0.5, 0.0])
+    return a, dl, work, r, smin, smax, mthr, np.array([300.0, 100.0, 200.0, 400.0])
+
+
+def _brute_force(ci, M):
+    """Least carbon (server-hours x intensity) over every whole-server allocation of the case that finishes
+    both jobs within M servers a slot."""
+    best = np.inf
+    for xa in itertools.product((0, 1, 2), repeat=4):
+        for xb in itertools.product((0, 1), repeat=4):
+            if any(xa[q] + xb[q] > M for q in range(4)):
+                continue
+            done_a = sum(0.0 if x == 0 else 1.0 + 0.5 * (x - 1) for x in xa)
+            if done_a < 2.0 or sum(xb) < 1:
+                continue
+            best = min(best, sum((xa[q] + xb[q]) * ci[q] for q in range(4)))
+    return best
+
+
+def test_oracle_of_algorithm_1_equals_brute_force_on_a_hand_made_case():
+    """Sorted by p_j(k) / CI_t: A's and B's base servers in the 100 slot first, then A's second server there
+    (0.5 / 100) ties with A's base in the 200 slot but finds the slot full; A's base at 200 finishes it. Carbon
+    100 + 100 + 200 = 400 server-g, the brute-force least; rho is 1 where only base servers ran."""
+    a, dl, work, r, smin, smax, mthr, ci = _oracle_case()
+    alloc, used, rho, done = CF.oracle_alg1(a, dl, work, r, smin, smax, mthr, ci, 2.0)
+    assert alloc.tolist() == [[0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0]]
+    assert used.tolist() == [0.0, 2.0, 1.0, 0.0]
+    assert (done >= work).all()
+    assert float((used * ci).sum()) == _brute_force(ci, 2) == 400.0
+    assert rho.tolist() == [1.0, 1.0, 1.0, 1.0]
+    # three servers: A's second server fits in the 100 slot (the least marginal throughput used there: 0.5)
+    alloc3, used3, rho3, _ = CF.oracle_alg1(a, dl, work, r, smin, smax, mthr, ci, 3.0)
+    assert alloc3[0].tolist() == [0.0, 2.0, 1.0, 0.0] and used3.tolist() == [0.0, 3.0, 1.0, 0.0]
+    assert rho3.tolist() == [1.0, 0.5, 1.0, 1.0]
+    # a job that arrives in the third slot is never placed before it
+    a2 = np.array([0.0, 2 * HOUR])
+    alloc2, *_ = CF.oracle_alg1(a2, dl, work, r, smin, smax, mthr, ci, 2.0)
+    assert alloc2[1].tolist() == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_threshold_rho_scales_only_jobs_whose_marginal_throughput_reaches_it():
+    """Algorithm 3 with room for everything: the job whose marginal throughput (0.3) is below rho = 0.5 gets
+    only its base servers; the one above (0.8) is scaled to its maximum; rho = 0.2 scales both."""
+    r = np.array([2.0, 2.0])
+    smin, smax, mthr = np.ones(2), np.full(2, 3.0), np.array([0.3, 0.8])
+    budget = np.array([HOUR, HOUR])
+    assert CF.schedule_alg3(r, smin, smax, mthr, budget, 100.0, 0.5).tolist() == [1.0, 3.0]
+    assert CF.schedule_alg3(r, smin, smax, mthr, budget, 100.0, 0.2).tolist() == [3.0, 3.0]
+    assert CF.schedule_alg3(r, smin, smax, mthr, budget, 100.0, 0.9).tolist() == [1.0, 1.0]
+    # 5 servers: both bases (4), then one server to the more elastic job; 3 servers: the bases only, the job
+    # with the smaller delay budget first (the other gets nothing: it waits)
+    assert CF.schedule_alg3(r, smin, smax, mthr, budget, 5.0, 0.2).tolist() == [1.0, 1.5]
+    assert CF.schedule_alg3(r, smin, smax, mthr, np.array([2 * HOUR, HOUR]), 2.0, 0.2).tolist() == [0.0, 1.0]
+
+
+def _kb(n_rows):
+    tab = np.zeros((n_rows, O.N_COLS))
+    tab[:, O.F_CI] = np.arange(n_rows) * 100.0  # state: carbon 0, 100, 200, ...; everything else 0
+    tab[:, O.D_M] = np.arange(n_rows) + 0.0  # the oracle used as many servers as the row's index
+    tab[:, O.D_RHO] = np.linspace(1.0, 0.0, n_rows)
+    return tab
+
+
+def test_provisioning_is_the_mean_of_the_five_nearest_past_states_in_whole_servers():
+    """k = 5 (the paper's): a state at carbon 1010 is nearest to the rows at 1000, 900, 1100, 800, 1200
+    (servers 10, 9, 11, 8, 12: mean 10); rho is their mean; a fractional mean is rounded up to whole servers."""
+    assert CF.K_NN == 5
+    tab = _kb(30)
+    state = np.zeros(O.N_FEAT)
+    state[O.F_CI] = 1010.0
+    m, rho = CF.knn_provision(tab, 30, state, CF.K_NN)
+    assert m == 10.0 and rho == pytest.approx(tab[8:13, O.D_RHO].mean())
+    state[O.F_CI] = 1240.0  # rows 10..14 (servers 10..14): 12 exactly
+    assert CF.knn_provision(tab, 30, state, CF.K_NN)[0] == 12.0
+    tab[:, O.D_M] += 0.2  # a mean of 12.2 servers provisions 13 whole servers
+    assert CF.knn_provision(tab, 30, state, CF.K_NN)[0] == 13.0
+    # only the first n_rows rows are the knowledge base
+    assert CF.knn_provision(tab, 6, state, CF.K_NN)[0] == pytest.approx(np.ceil(tab[1:6, O.D_M].mean()))
+
+
+def _daily(n_days):
+    k = np.arange(n_days * 96)
+    return 300.0 - 200.0 * np.cos(2 * np.pi * (k / 96.0 - 0.5))  # trough (100) at 12:00 every day
+
+
+def _tasks(arr, n, dur, cores, max_delay):
+    from sim_core.engine.layout import Tasks
+
+    f = np.full
+    return Tasks(arrival=arr, duration=f(n, dur), cores=f(n, cores), gpus=np.zeros(n), mem=f(n, 1.0),
+                 bw=np.zeros(n), deadline=arr + max_delay + dur, origin=np.zeros(n, np.int32), u_rand=np.zeros(n),
+                 max_delay=f(n, max_delay), interruptible=np.zeros(n, np.bool_), ckpt=np.zeros(n), smin=np.ones(n),
+                 smax=np.ones(n), mthr=np.zeros(n), flexible=np.ones(n, np.bool_))
+
+
+def test_learning_phase_stores_table_2_states_and_whole_servers_per_hour():
+    """Two days of history; each day 4 flexible 1-h jobs of 10 cores (32-core servers: 0.3125 server each)
+    arrive at 02:00 with 20 h of allowed delay. The oracle runs day 0's in its greenest hour (12:00): 1.25
+    servers, provisioned as 2 whole servers; every other slot with a whole day ahead in the window gets 0.
+    The state counts the 4 jobs in the 24-h queue from 02:00 until 12:00 and carries the slot's carbon and
+    its day-ahead rank (12:00 is the greenest: rank 0)."""
+    from sim_core.engine.layout import CFG_CPS, CFG_MPS, CFG_N_C, N_SRV_CFG
+
+    c = _daily(3)
+    hist = np.full((4, 1, c.shape[0]), np.nan)
+    hist[0, 0, :192] = c[:192]
+    arr = np.r_[np.full(4, 8 * STEP), np.full(4, (96 + 8) * STEP)]
+    T = _tasks(arr, 8, HOUR, 10.0, 20 * HOUR)
+    cfg = np.zeros((1, N_SRV_CFG))
+    cfg[0, CFG_N_C], cfg[0, CFG_CPS], cfg[0, CFG_MPS] = 10, 32.0, 256.0
+    table, rate = np.zeros((1, 7 * 24, O.N_COLS)), np.zeros((1, 3))
+    CF.carbonflex_learn(hist, 192, T, np.array([[320.0, 0.0, 2560.0]]), cfg, 192 * STEP, table, rate)
+    rows = int(rate[0, 0])
+    assert rows == 48 - 23
+    tab = table[0, :rows]
+    assert tab[:, O.D_M].tolist() == [2.0 if q == 12 else 0.0 for q in range(rows)]
+    assert tab[12, O.D_RHO] == 1.0 and tab[12, O.F_RANK] == 0.0
+    assert tab[:, O.F_CI] == pytest.approx(c[:rows * 4].reshape(rows, 4).mean(axis=1))
+    assert tab[:, O.F_Q0 + 1].tolist() == [4.0 if 2 <= q <= 12 else 0.0 for q in range(rows)]
+    assert (tab[:, O.F_Q0] == 0).all() and (tab[:, O.F_Q0 + 2] == 0).all()
+    # a day of history (24 slots: one with a whole day ahead) is fewer rows than k = 5: nothing is learned
+    t2, r2 = np.zeros((1, 7 * 24, O.N_COLS)), np.zeros((1, 3))
+    CF.carbonflex_learn(hist, 96, T, np.array([[320.0, 0.0, 2560.0]]), cfg, 96 * STEP, t2, r2)
+    assert r2[0, 0] == 0.0
+
+
+def test_carbonflex_provisions_what_the_oracle_did_in_similar_states(tmp_path):
+    """Days 0-1: nothing learned yet: the jobs start at once (02:00). From day 2 on, the five nearest past states
+    of 02:00 had no servers provisioned: the jobs wait. On day 2 the knowledge base holds one provisioned slot
+    (day 0's 12:00, 2 servers): from 09:00 the nearest five include it, a mean of 0.4 servers that provisions 1
+    whole server, and the jobs start then; on day 3 it has learned day 1's trough too and they start at 11:00
+    (rows nearer the trough). None is late, and the carbon is below the carbon-agnostic rule's."""
+    n_days = 5
+    c = _daily(n_days)
+    per = 4
+    arr = np.concatenate([np.full(per, d * 96 * STEP + 8 * STEP) for d in range(n_days - 1)])
+    n = arr.shape[0]
+    tasks = {"arrival_ts_utc": arr, "duration_s": np.full(n, HOUR), "cpu_cores": np.full(n, 10.0),
+             "mem_gb": np.full(n, 1.0), "max_delay_s": np.full(n, 20 * HOUR)}
+    r = run(one_dc(tmp_path, tasks, c), "carbonflex")
+    t = r.tasks
+    t0 = t["arrival_ts_utc"][0] - dt.timedelta(seconds=8 * STEP)
+    start_h = np.array([(s - t0).total_seconds() % 86400 for s in t["start_ts_utc"]]) / HOUR
+    assert (start_h[:2 * per] == 2.0).all()
+    assert start_h[2 * per:].tolist() == [9.0] * per + [11.0] * per
+    assert r.totals["sla_violations"] == 0
+    assert run(one_dc(tmp_path / "b", tasks, c), "local_only").totals["carbon_kg"] > r.totals["carbon_kg"]
+
+
+def test_k_max_never_exceeds_the_site():
+    """A job is never scaled to a request larger than its site (it could never start again): 10 cores at
+    max_scale 7 on a 40-core site scale to 4 at most; max_scale 2 stays 2; never below min_scale."""
+    from sim_core.policies.carbonflex.kernel import max_scale
+
+    T = _tasks(np.zeros(1), 1, HOUR, 10.0, HOUR)._replace(smax=np.array([7.0]))
+    assert max_scale(T, 0, np.array([[40.0, 8.0, 1000.0]]), 0) == 4.0
+    assert max_scale(T._replace(smax=np.array([2.0])), 0, np.array([[40.0, 8.0, 1000.0]]), 0) == 2.0
+    assert max_scale(T, 0, np.array([[5.0, 8.0, 1000.0]]), 0) == 1.0
