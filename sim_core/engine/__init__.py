@@ -27,6 +27,7 @@ from .capacity import (
     fallback_dc,
     fits,
     fits_any,
+    site_max_scale,
     speedup,
 )
 from .flexible import (
@@ -222,6 +223,7 @@ __all__ = [
     "fallback_dc",
     "fits",
     "fits_any",
+    "site_max_scale",
     "flex_controls",
     "flex_forget_finished",
     "greener_threshold",

@@ -20,6 +20,21 @@ def fits(c, g, m, a, d):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def site_max_scale(c, g, m, smin, smax, a, d):
+    """The largest scale of an elastic request (c cores, g GPUs, m GB at scale 1) that row d of the capacity
+    array a can ever hold: its smax, but never more than the site (a larger request could never start again),
+    and never below smin."""
+    x = smax
+    if c > 0.0:
+        x = min(x, a[d, 0] / c)
+    if g > 0.0:
+        x = min(x, a[d, 1] / g)
+    if m > 0.0:
+        x = min(x, a[d, 2] / m)
+    return max(x, smin)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def fits_any(c, g, m, a):
     for d in range(a.shape[0]):  # noqa: SIM110 - generators are slow in Numba
         if fits(c, g, m, a, d):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..engine.capacity import fallback_dc, fits, speedup
+from ..engine.capacity import fallback_dc, fits, site_max_scale, speedup
 from ..engine.information import publish
 from ..engine.layout import (
     IO_S0,
@@ -112,7 +112,8 @@ def decide(T, S, C, info, P, code, j, actions):
         o = T_o[i]
         run = True
         if T_flex[i]:
-            x = carbonscaler_scale(cb[o], t, k, T_dl[i], T_dur[i], T_smin[i], T_smax[i], T_mthr[i], T_intr[i])
+            xm = site_max_scale(T_c[i], T_g[i], T_m[i], T_smin[i], T_smax[i], cap, o)
+            x = carbonscaler_scale(cb[o], t, k, T_dl[i], T_dur[i], T_smin[i], xm, T_mthr[i], T_intr[i])
             P_tgt[i] = x
             run = x > 0.0
         if not run and allow_defer and t1 + T_dur[i] <= T_dl[i]:
@@ -144,7 +145,9 @@ def decide(T, S, C, info, P, code, j, actions):
         x = P_tgt[i]
         if hour_start or x != x:
             w = work_left(i, t, status, fin, S_segs, S_rem, S_nseg, scale, T_ckpt, T_mthr)
-            x = carbonscaler_scale(cb[S_dest[i]], t, k, T_dl[i], w, T_smin[i], T_smax[i], T_mthr[i], T_intr[i])
+            d = S_dest[i]
+            xm = site_max_scale(T_c[i], T_g[i], T_m[i], T_smin[i], T_smax[i], cap, d)
+            x = carbonscaler_scale(cb[d], t, k, T_dl[i], w, T_smin[i], xm, T_mthr[i], T_intr[i])
             P_tgt[i] = x
         if st == 1 and x != scale[i]:
             n_ctl = ctl(S, n_ctl, i, x if (x > 0.0 or T_intr[i]) else T_smin[i])

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ...engine.capacity import fallback_dc, fits, speedup
+from ...engine.capacity import fallback_dc, fits, site_max_scale, speedup
 from ...engine.information import publish
 from ...engine.layout import (
     IO_S0,
@@ -156,14 +156,7 @@ def site_state(cb_d, P_load, d, T, S, pn, t, state):
 def max_scale(T, i, cap, d):
     """k_max of task i at site d: its max_scale, but never a request larger than the site (§3: a job's
     servers lie in [k_min, k_max] within the cluster's M; a larger one could never start again)."""
-    x = T.smax[i]
-    if T.cores[i] > 0.0:
-        x = min(x, cap[d, 0] / T.cores[i])
-    if T.gpus[i] > 0.0:
-        x = min(x, cap[d, 1] / T.gpus[i])
-    if T.mem[i] > 0.0:
-        x = min(x, cap[d, 2] / T.mem[i])
-    return max(x, T.smin[i])
+    return site_max_scale(T.cores[i], T.gpus[i], T.mem[i], T.smin[i], T.smax[i], cap, d)
 
 
 @njit(cache=True, nogil=True)
