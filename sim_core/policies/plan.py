@@ -43,9 +43,12 @@ N_PI = 2
 #: step of yesterday / today, ``table`` (n_dc, CF_ROWS, CF_COLS) CarbonFlex's knowledge base (state ->
 #: servers, rho), ``rate`` (n_dc, 3) its rows per site, this hour's servers and rho, ``cb``
 #: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the latest issued forecast; +inf where unknown),
-#: ``isc`` integer slots (``PI_*``).
+#: ``isc`` integer slots (``PI_*``); VCC's load per resource (its curve caps cores, GPUs and memory alike):
+#: ``vload`` (2, n_dc, 3) fractions of the site's cores / GPUs / memory booked now (0 flexible, 1
+#: inflexible), ``vbook`` (2, n_dc, 3, n + 1) the fractions to release at a run step, ``vdem`` (n_dc, 3)
+#: today's flexible demand per resource (fraction x steps).
 Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
-                           "isc"])
+                           "isc", "vload", "vbook", "vdem"])
 
 
 def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
@@ -55,7 +58,8 @@ def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
                 dem=np.zeros((n_dc, HISTORY_DAYS + 1)), infl=np.zeros((2, n_dc, STEPS_PER_DAY)),
                 table=np.zeros((n_dc, CF_ROWS, CF_COLS)), rate=np.zeros((n_dc, 3)),
                 cb=np.full((n_dc, horizon_steps + 1), np.inf),
-                isc=np.array([0, -1], np.int64))
+                isc=np.array([0, -1], np.int64), vload=np.zeros((2, n_dc, 3)),
+                vbook=np.zeros((2, n_dc, 3, n_steps + 1)), vdem=np.zeros((n_dc, 3)))
 
 
 @njit(cache=True, nogil=True)

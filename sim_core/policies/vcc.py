@@ -1,6 +1,16 @@
-"""VCC, virtual capacity curves (Radovanović et al., IEEE Trans. Power Systems 2023; docs/baselines.md): at the
-start of each day a curve per site, from the day-ahead carbon forecast, caps the flexible load of each hour;
-a delay-tolerant task waits while running it would exceed its hour's cap."""
+"""VCC, virtual capacity curves (Radovanović et al., "Carbon-Aware Computing for Datacenters", IEEE Trans.
+Power Systems 2023; docs/baselines.md): at the start of each day a curve per site, from the day-ahead carbon
+forecast, caps the flexible load of each hour; a delay-tolerant task waits while running it would exceed
+its hour's cap.
+
+The curve is a fraction of the site's capacity (SustainGym's DatacenterEnv, which reimplements VCC: "the
+fraction of the datacenter's maximum capacity allowed to be allocated"), applied to its cores, GPUs and
+memory alike, and it must hold the day's flexible work (CarbonFlex §2.2: VCC moves batch jobs to
+low-carbon periods "while ensuring the daily demand is met"; DatacenterEnv's reward charges a day whose
+curve sums to less than its work, ``max(0, 0.97 w_t - C sum_h a(t-h))``). Demand and capacity are
+therefore measured per resource, in fractions of that resource: the sum of the tasks' dominant shares is
+not a load (a cores-bound and a GPU-bound task share a site), and measured in it a site at half of every
+resource looked fully booked, so the curve came out flat."""
 
 from __future__ import annotations
 
@@ -12,17 +22,7 @@ from ..engine.information import publish
 from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_PEND_N, SC_STEP, STEP_S, STEPS_PER_DAY
 from ..engine.step import begin_step, end_step
 from . import registry
-from .plan import (
-    PI_DAYS,
-    available,
-    know_carbon,
-    needs_forecast,
-    record_inflexible,
-    release_load,
-    roll_day,
-    share,
-    steps_of,
-)
+from .plan import PI_DAYS, available, know_carbon, needs_forecast, roll_day, steps_of
 
 VCC = registry.code("vcc")
 #: one-hour slots: VCC's hourly capacity curve
@@ -31,14 +31,13 @@ SLOT_STEPS = registry.param("vcc", "slot_steps")
 
 @njit(cache=True, nogil=True)
 def vcc_curve(cb_d, dem_max, infl_prev, out):
-    """VCC (Radovanović et al., IEEE Trans. Power Systems 2023, day-ahead virtual capacity curves): the
-    day's virtual capacity curve of
-    one site, from the carbon forecast issued at the day's start: the flexible demand forecast
-    (``dem_max``, share x steps) is placed in the hours of lowest forecast carbon intensity, each hour
-    holding at most the capacity the inflexible load leaves (1 - yesterday's largest inflexible share in
-    that hour); out[h] is the flexible share allowed in hour h (0 in the hours that get nothing). When
-    the capacity left cannot hold the demand, every hour gets what is left (the curve then limits
-    nothing beyond the capacity)."""
+    """The day's virtual capacity curve of one site, from the carbon forecast issued at the day's start
+    (``cb_d``, per step): the day's flexible demand forecast (``dem_max``, fraction of the site's binding
+    resource x steps) is placed in the hours of lowest forecast carbon intensity, each hour holding at most
+    the capacity the inflexible load leaves (1 - yesterday's largest inflexible fraction in that hour);
+    out[h] is the flexible fraction allowed in hour h (0 in the hours that get nothing), and
+    sum(out) x SLOT_STEPS = dem_max: the day's demand is kept, only its hours move. When the capacity left
+    cannot hold the demand, every hour gets what is left (a capacity-bound day: nothing can move)."""
     n_h = out.shape[0]
     ch = np.empty(n_h)
     room = np.empty(n_h)
@@ -66,8 +65,9 @@ def vcc_curve(cb_d, dem_max, infl_prev, out):
 
 @njit(cache=True, nogil=True, inline="always")
 def new_curves(P, cb, day_start):
-    """Each site's curve for the day: from the largest daily flexible demand of the days recorded (none yet,
-    or a run that starts within a day: no cap)."""
+    """Each site's curve for the day: from the largest daily flexible demand of the days recorded (our
+    stand-in for the paper's high-quantile demand forecast; none yet, or a run that starts within a day: no
+    cap)."""
     P_curve, P_dem, P_isc, P_infl = P.curve, P.dem, P.isc, P.infl
     for d in range(P_curve.shape[0]):
         if P_isc[PI_DAYS] == 0 or not day_start:
@@ -78,6 +78,25 @@ def new_curves(P, cb, day_start):
             for x in range(P_isc[PI_DAYS]):
                 dmax = max(dmax, P_dem[d, x])
             vcc_curve(cb[d], dmax, P_infl[0, d], P_curve[d])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def release(P_vload, P_vbook, j):
+    """Take the fractions whose tasks end at run step j off the booked load."""
+    for r in range(2):
+        for d in range(P_vload.shape[1]):
+            for x in range(3):
+                P_vload[r, d, x] -= P_vbook[r, d, x, j]
+                if P_vload[r, d, x] < 1e-12:
+                    P_vload[r, d, x] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def new_day(P):
+    """A day has ended: roll the daily demand (today's, per site, is its binding resource's) and the
+    inflexible load; today's per-resource demand starts at 0."""
+    roll_day(P.dem, P.infl, P.isc)
+    P.vdem[:] = 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -93,40 +112,54 @@ def decide(T, S, C, info, P, code, j, actions):
     allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
     T_dur, T_dl, T_o, T_md = T.duration, T.deadline, T.origin, T.max_delay
     T_c, T_g, T_m = T.cores, T.gpus, T.mem
-    cb, P_start, P_load, P_book, P_dem, P_curve = P.cb, P.start, P.load, P.book, P.dem, P.curve
+    P_start, P_vload, P_vbook, P_vdem, P_dem, P_curve = P.start, P.vload, P.vbook, P.vdem, P.dem, P.curve
+    last = P_dem.shape[1] - 1
     day_start = k % STEPS_PER_DAY == 0
-    release_load(P_load, P_book, j)
+    release(P_vload, P_vbook, j)
     if day_start or j == 0:
-        if j > 0:  # a day has ended: roll the demand and the inflexible load
-            roll_day(P_dem, P.infl, P.isc)
-        know_carbon(info, j, k, cb)
-        new_curves(P, cb, day_start)
+        if j > 0:
+            new_day(P)
+        know_carbon(info, j, k, P.cb)
+        new_curves(P, P.cb, day_start)
     elif needs_forecast(T_md, T.flexible, pend, pn, False, False):
-        know_carbon(info, j, k, cb)
+        know_carbon(info, j, k, P.cb)
     avail = available(cap, S.commit)
     h_now = (k % STEPS_PER_DAY) // SLOT_STEPS
+    need = np.empty(3)
     for q in range(pn):
         i = pend[q]
         o = T_o[i]
         can_wait = allow_defer and t1 + T_dur[i] <= T_dl[i]
-        # a flexible task runs when the flexible load stays within the cap (or nothing flexible runs and the cap
-        # is positive); its share is booked until it ends when it runs or cannot wait
-        run = True
-        sh = share(T_c[i], T_g[i], T_m[i], cap, o)
+        for x in range(3):  # the fraction of each of the origin's resources the task takes
+            v = T_c[i] if x == 0 else (T_g[i] if x == 1 else T_m[i])
+            need[x] = v / cap[o, x] if cap[o, x] > 0.0 else 0.0
         flex = T_md[i] > 0.0
+        n_s = steps_of(T_dur[i])
         if P_start[i] != P_start[i]:  # (first seen: its demand joins today's)
             P_start[i] = k
             if flex:
-                P_dem[o, P_dem.shape[1] - 1] += sh * steps_of(T_dur[i])
+                dm = 0.0
+                for x in range(3):
+                    P_vdem[o, x] += need[x] * n_s
+                    dm = max(dm, P_vdem[o, x])
+                P_dem[o, last] = dm
+        # a flexible task runs when the flexible load of every resource stays within the cap (or nothing
+        # flexible runs and the cap is positive); it is booked until it ends when it runs or cannot wait
+        run = True
         if flex:
             lim = P_curve[o, h_now]
-            run = P_load[0, o] + sh <= lim + 1e-9 or (P_load[0, o] <= 1e-12 and lim > 0.0)
+            idle = True
+            for x in range(3):
+                run = run and P_vload[0, o, x] + need[x] <= lim + 1e-9
+                idle = idle and P_vload[0, o, x] <= 1e-12
+            run = run or (idle and lim > 0.0)
         if run or not can_wait:
             r = 0 if flex else 1
-            P_load[r, o] += sh
-            jr = j + steps_of(T_dur[i])
-            if jr < P_book.shape[2]:
-                P_book[r, o, jr] += sh
+            jr = j + n_s
+            for x in range(3):
+                P_vload[r, o, x] += need[x]
+                if jr < P_vbook.shape[3]:
+                    P_vbook[r, o, x, jr] += need[x]
         if not run and can_wait:
             actions[q] = 0
             continue
@@ -138,7 +171,8 @@ def decide(T, S, C, info, P, code, j, actions):
         for r in range(3):
             avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
         actions[q] = best + 1
-    record_inflexible(P.infl, P_load, k)
+    for d in range(P_vload.shape[1]):  # today's inflexible load at this step (tomorrow's curve reads it)
+        P.infl[1, d, k % STEPS_PER_DAY] = max(P_vload[1, d, 0], P_vload[1, d, 1], P_vload[1, d, 2])
 
 
 @njit(cache=True, nogil=True)

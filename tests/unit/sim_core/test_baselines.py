@@ -209,6 +209,27 @@ def test_vcc_curve_by_hand():
     np.testing.assert_allclose(out, expect, atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_vcc_curve_keeps_the_days_demand_in_its_greenest_hours(seed):
+    """Random forecast and inflexible load: the curve holds exactly the demand (sum x 4 steps), never more
+    than the room the inflexible load leaves, and no hour holds anything while a greener hour has room
+    left; a demand above the day's room gives every hour its room."""
+    rng = np.random.default_rng(seed)
+    cb = rng.uniform(50.0, 500.0, 97)
+    infl = rng.uniform(0.0, 0.6, 96)
+    room = 1.0 - infl.reshape(24, 4).max(axis=1)
+    ch = cb[:96].reshape(24, 4).sum(axis=1)
+    dem = rng.uniform(0.1, 0.9) * room.sum() * 4
+    out = np.empty(24)
+    VCC.vcc_curve(cb, dem, infl, out)
+    assert out.sum() * 4 == pytest.approx(dem, rel=1e-12)
+    assert np.all(out >= 0.0) and np.all(out <= room + 1e-12)
+    partial = out < room - 1e-12
+    assert ch[out > 0].max() <= ch[partial].min()
+    VCC.vcc_curve(cb, room.sum() * 4 + 1.0, infl, out)
+    np.testing.assert_allclose(out, room)
+
+
 def test_vcc_caps_flexible_load_under_its_daily_curve(tmp_path):
     """Day 0 (no history, no curve): 8 flexible 1-h tasks of 10 of 100 cores arrive at 02:00 and start at
     once. Their demand, 8 x 0.1 x 4 = 3.2 share-steps, is day 1's forecast: the curve gives hour 10 (the
@@ -230,6 +251,54 @@ def test_vcc_caps_flexible_load_under_its_daily_curve(tmp_path):
     assert starts == [8.0] * n0 + [96.0 + 40.0] * 8 + [96.0 + 88.0] * 2
     b = r.steps["busy_cores"].to_numpy()
     assert b[96 + 40:96 + 44].max() == pytest.approx(80.0) and b[96 + 8:96 + 40].max() == 0.0
+    assert r.totals["sla_violations"] == 0
+
+
+def _vcc_window_run(tmp_path, lo_h0):
+    """Three days at one site of 100 cores, 20 GPUs, 1000 GB; carbon 400 g/kWh but 50 in hours 12-23 of every
+    day, except day 1's low window, which starts at hour ``lo_h0`` (12 hours long). On days 0 and 1, at each
+    hour 0-11 two tasks of each of three kinds arrive (1 h, 20 h of delay): 50 cores, 10 GPUs, 500 GB, each
+    kind half of one resource and nothing of the others. Every resource is half used over a day, but the
+    tasks' dominant shares add up to 1.5 of the site: measured in them the day's demand (144 share-steps)
+    exceeds the 96 a day has and the curve comes out flat."""
+    c = np.full(3 * 96, 400.0)
+    for d, h0 in enumerate((12, lo_h0, 12)):
+        c[d * 96 + 4 * h0:d * 96 + 4 * h0 + 48] = 50.0
+    arr = np.repeat([d * 96 * STEP + h * HOUR for d in range(2) for h in range(12)], 6)
+    n = arr.shape[0]
+    kind = np.tile(np.repeat(np.arange(3), 2), n // 6)
+    tasks = {"arrival_ts_utc": arr, "duration_s": np.full(n, HOUR), "cpu_cores": np.where(kind == 0, 50.0, 0.0),
+             "gpus": np.where(kind == 1, 10.0, 0.0), "mem_gb": np.where(kind == 2, 500.0, 0.0),
+             "max_delay_s": np.full(n, 20 * HOUR)}
+    p = write_bundle(tmp_path / f"w{lo_h0}", locations=["A"], timezones=["UTC"], population_weight=[1.0],
+                     n_steps=len(c), total_cores=100, total_gpus=20, total_mem_gb=1000, tasks=tasks,
+                     signals={"carbon_g_per_kwh": c})
+    return run(p, "vcc")
+
+
+def _hourly(r, col, day):
+    x = r.steps[col].to_numpy()[day * 96:(day + 1) * 96]
+    return x.reshape(24, 4).mean(axis=1)
+
+
+@pytest.mark.parametrize("lo_h0", [12, 2])
+def test_vcc_moves_the_days_flexible_load_into_the_forecast_low_carbon_window(tmp_path, lo_h0):
+    """Day 0 (no curve) runs every task at arrival: 48 fraction-steps of each resource. Day 1's curve (the
+    oracle forecast's window: hours ``lo_h0`` .. ``lo_h0`` + 11) holds that demand, one whole site in each
+    of the window's 12 hours and 0 elsewhere, so day 1's tasks, arriving at hours 0-11, wait for the window
+    and then run two of each kind an hour, in arrival order: every resource is fully used in the window's 12
+    hours and idle in the others, and the day's work (48 fraction-steps a resource) is all done that day.
+    Moving day 1's window (a perturbed forecast: hours 2-13 instead of 12-23) moves the curve and the load
+    with it. (Measured in dominant shares the curve was flat and the same for both forecasts.)"""
+    r = _vcc_window_run(tmp_path, lo_h0)
+    expect = np.zeros(24)
+    expect[lo_h0:lo_h0 + 12] = 1.0
+    for col, cap in (("busy_cores", 100.0), ("busy_gpus", 20.0)):
+        np.testing.assert_allclose(_hourly(r, col, 0)[:12], 1.0 * cap)  # day 0: at arrival
+        np.testing.assert_allclose(_hourly(r, col, 1), expect * cap, atol=1e-9)  # day 1: in the window
+        assert _hourly(r, col, 1).sum() * 4 / cap == pytest.approx(48.0)  # the day's demand, kept
+    w = np.array(waits(r))[np.argsort(r.tasks["arrival_ts_utc"].to_numpy(), kind="stable")]
+    assert w[72:].tolist() == [lo_h0 * HOUR] * 72  # arrivals of hour h start at lo_h0 + h, two of a kind an hour
     assert r.totals["sla_violations"] == 0
 
 
