@@ -114,7 +114,8 @@ def _tasks(arr, n, dur, cores, max_delay):
     return Tasks(arrival=arr, duration=f(n, dur), cores=f(n, cores), gpus=np.zeros(n), mem=f(n, 1.0),
                  bw=np.zeros(n), deadline=arr + max_delay + dur, origin=np.zeros(n, np.int32), u_rand=np.zeros(n),
                  max_delay=f(n, max_delay), interruptible=np.zeros(n, np.bool_), ckpt=np.zeros(n), smin=np.ones(n),
-                 smax=np.ones(n), mthr=np.zeros(n), flexible=np.ones(n, np.bool_))
+                 smax=np.ones(n), mthr=np.zeros(n), flexible=np.ones(n, np.bool_),
+                 ds=np.full(n, -1, np.int32), ds_gb=np.zeros(n))
 
 
 def test_learning_phase_stores_table_2_states_and_whole_servers_per_hour():
