@@ -54,11 +54,12 @@ FACILITY_PARAMS = (
     "latent_heat_kj_per_kg", "drift_frac", "cw_range_k", "water_cp_kj_per_kg_k",
     "cycles_of_concentration",
     "ups_loss_c0", "ups_loss_c1", "ups_loss_c2", "transformer_nameplate_eff", "transformer_nameplate_pul",
-    "lighting_frac",
+    "lighting_frac", "inlet_dewpoint_min_c", "inlet_dewpoint_max_c", "inlet_rh_max",
 )
 # not dataclass fields: computed by param_vector from the ``condenser`` and ``economizer`` choices
 # (a hybrid is a dry cooler, condenser_is_dry, with adiabatic pre-cooling, adiabatic_on)
-DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on", "gpu_fleet_average")
+DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on", "gpu_fleet_average",
+                  "air_econ_on", "air_econ_evap")
 PARAM_NAMES = IT_PARAMS + FACILITY_PARAMS + DERIVED_PARAMS
 N_PARAMS = len(PARAM_NAMES)
 _P = {name: i for i, name in enumerate(PARAM_NAMES)}
@@ -129,6 +130,8 @@ P_CYCLES = _P["cycles_of_concentration"]
 P_UPS0, P_UPS1, P_UPS2 = _P["ups_loss_c0"], _P["ups_loss_c1"], _P["ups_loss_c2"]
 P_TR_EFF, P_TR_PUL = _P["transformer_nameplate_eff"], _P["transformer_nameplate_pul"]
 P_LIGHT = _P["lighting_frac"]
+P_DP_MIN, P_DP_MAX, P_RH_MAX = _P["inlet_dewpoint_min_c"], _P["inlet_dewpoint_max_c"], _P["inlet_rh_max"]
+P_AIR_ECON, P_AIR_EVAP = _P["air_econ_on"], _P["air_econ_evap"]  # air_economizer != "none", "direct_evaporative"
 P_COND_WATER = _P["condenser_is_water"]  # wet cooling tower
 P_COND_DRY = _P["condenser_is_dry"]  # dry cooler (condenser-water loop; "dry" or "hybrid")
 P_ECON = _P["economizer_on"]  # integrated water-side economizer (water, dry or hybrid)
@@ -152,6 +155,9 @@ FACILITY_OUT = (
     "adiabatic_on", "t_coil_air_c",
     # electrical losses (UPS, transformer / distribution) and lighting, all in total_kw
     "ups_loss_kw", "transformer_loss_kw", "lighting_kw",
+    # air-side economizer: the share of the cooling load outside air carries, and the water it evaporates
+    # (evaporative cooling and humidification; also in water_l)
+    "air_econ_kw", "air_econ_frac", "air_econ_water_l",
 )
 OUT_NAMES = IT_OUT + FACILITY_OUT
 N_OUT = len(OUT_NAMES)
@@ -170,6 +176,7 @@ O_ECON, O_ECON_FRAC, O_CH_LOAD, O_TCHWR = (_O[n] for n in ("econ_kw", "econ_frac
                                                            "t_chw_return_c"))
 O_ADIA, O_TCOIL = _O["adiabatic_on"], _O["t_coil_air_c"]
 O_UPS, O_TR, O_LIGHT = _O["ups_loss_kw"], _O["transformer_loss_kw"], _O["lighting_kw"]
+O_AIR_KW, O_AIR_F, O_AIR_W = _O["air_econ_kw"], _O["air_econ_frac"], _O["air_econ_water_l"]
 #: what :func:`facility_from_cooling` returns (the cooling plant's outputs), in this order (:func:`dc_step`
 #: writes them into their ``OUT_NAMES`` slots, ``PLANT_SLOTS``; a test checks the two agree)
 PLANT_OUT = ("chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_cooling_kw", "heat_rejected_kw",
@@ -180,6 +187,10 @@ PLANT_SLOTS = np.array([_O[n] for n in PLANT_OUT], dtype=np.int64)
 #: positions in :func:`facility_from_cooling`'s tuple of the plant's electrical loads and its unmet cooling
 PL_CHILLER, PL_TOWER, PL_CHW_PUMP, PL_CW_PUMP, PL_UNMET = (PLANT_OUT.index(n) for n in (
     "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_cooling_kw"))
+#: the plant's outputs that are 0 while outside air carries the whole load (the plant is off; its temperatures,
+#: capacity and the coil air stay as computed)
+PLANT_OFF = np.array([_O[n] for n in PLANT_OUT if n not in ("t_cond_in_c", "chiller_cap_kw", "t_chw_return_c",
+                                                            "t_coil_air_c")], dtype=np.int64)
 
 
 
@@ -192,6 +203,8 @@ def param_vector(p: DatacenterParams) -> np.ndarray:
         "economizer_on": 1.0 if p.economizer == "integrated" and p.condenser != "air" else 0.0,
         "adiabatic_on": 1.0 if p.condenser == "hybrid" else 0.0,
         "gpu_fleet_average": 1.0 if p.gpu_power_model == "fleet_average" else 0.0,
+        "air_econ_on": 0.0 if p.air_economizer == "none" else 1.0,
+        "air_econ_evap": 1.0 if p.air_economizer == "direct_evaporative" else 0.0,
     }
     vals = []
     for name in PARAM_NAMES:
@@ -545,6 +558,63 @@ def transformer_loss(p, load, rated):
     return half + half * (y * y) / (pul * pul)
 
 
+P_ATM_KPA = 101.325  # sea-level air pressure, as the air density (psychrometrics of the air-side economizer)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def vapour_ratio(pw_kpa):
+    """Humidity ratio (kg water / kg dry air) at vapour pressure ``pw_kpa`` (ASHRAE Fundamentals, ch. 1)."""
+    return 0.621945 * pw_kpa / (P_ATM_KPA - pw_kpa)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sat_pressure_kpa(t):
+    """Saturation vapour pressure over water (kPa), Magnus form (Alduchov & Eskridge 1996)."""
+    return 0.61094 * math.exp(17.625 * t / (t + 243.04))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def humidity_ratio(t_db, t_wb):
+    """Humidity ratio of outdoor air from its dry- and wet-bulb (ASHRAE Fundamentals, ch. 1), at least 0."""
+    ws = vapour_ratio(sat_pressure_kpa(t_wb))
+    w = ((2501.0 - 2.326 * t_wb) * ws - 1.006 * (t_db - t_wb)) / (2501.0 + 1.86 * t_db - 4.186 * t_wb)
+    return max(w, 0.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def air_economizer(p, t_db, t_wb, t_in, t_ret):
+    """(share of the cooling load outside air carries, water it takes per kg of supply air) for one step.
+
+    Outside air is admitted only with its humidity ratio at most the envelope's (inlet dew point at most
+    ``inlet_dewpoint_max_c`` and RH at the inlet at most ``inlet_rh_max``). At or below the supply set point it is
+    mixed with return air to the set point: the whole load; too dry (dew point below the minimum) it is humidified
+    ("direct_evaporative": the outside-air share of the supply, (T_ret - T_sup) / (T_ret - T_db), times the deficit)
+    or not used ("direct"). Warmer: 100 % outside air, evaporatively cooled toward the supply temperature, no
+    further than the pad's effectiveness and the humidity limit allow (c_p dT / h_fg kg of water per kg of air);
+    at the supply temperature it carries the whole load, below the return temperature the share
+    (T_ret - T_air) / (T_ret - T_sup), the chiller plant the rest."""
+    if p[P_AIR_ECON] < 0.5:
+        return 0.0, 0.0
+    t_sup = p[P_SUPPLY]
+    w_out = humidity_ratio(t_db, t_wb)
+    w_hi = min(vapour_ratio(sat_pressure_kpa(p[P_DP_MAX])), vapour_ratio(p[P_RH_MAX] * sat_pressure_kpa(t_in)))
+    w_lo = vapour_ratio(sat_pressure_kpa(p[P_DP_MIN]))
+    evap = p[P_AIR_EVAP] > 0.5
+    if w_out > w_hi or (w_out < w_lo and not evap):
+        return 0.0, 0.0
+    short = max(w_lo - w_out, 0.0)  # humidity-ratio deficit the evaporative media make up
+    if t_db <= t_sup:
+        return 1.0, short * min((t_ret - t_sup) / (t_ret - t_db), 1.0)
+    t_air = t_db
+    if evap:
+        c = p[P_CP] / 1000.0 / p[P_LATENT]  # kg of water per kg of air per K of evaporative cooling
+        t_air = max(t_sup, t_db - p[P_PAD_EFF] * max(t_db - t_wb, 0.0), t_db - (w_hi - w_out) / c)
+        short = max(short, c * (t_db - t_air))
+    if t_air >= t_ret:
+        return 0.0, 0.0
+    return (1.0 if t_air <= t_sup else (t_ret - t_air) / (t_ret - t_sup)), short
+
+
 @njit(cache=True, nogil=True)
 def design_point(p, cap_cores, cap_gpus, cap_mem):
     """Design (full-load) values: IT heat excl. fans, IT power, cooling load, heat rejected (kW)."""
@@ -670,11 +740,23 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     light = p[P_LIGHT] * it_d
     cool = it + crac + light
 
-    # the cooling plant: chiller, economizer, heat rejection, pumps, water (PLANT_OUT order)
-    plant = facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d)
+    # outside air carries f_air of it (exactly 0 without an air-side economizer); the chiller plant (chiller,
+    # water-side economizer, heat rejection, pumps, water: PLANT_OUT order) the rest, and is off when f_air = 1
+    f_air, dw = air_economizer(p, t_db, t_wb, t_in, t_ret)
+    air_kw = f_air * cool
+    plant = facility_from_cooling(p, cool - air_kw if f_air > 0.0 else cool, t_db, t_wb, cool_d, rej_d)
     for k in range(PLANT_SLOTS.shape[0]):
         out[PLANT_SLOTS[k]] = plant[k]
-    total = it + crac + plant[PL_CHILLER] + plant[PL_TOWER] + plant[PL_CHW_PUMP] + plant[PL_CW_PUMP]
+    if f_air >= 1.0:
+        for k in range(PLANT_OFF.shape[0]):
+            out[PLANT_OFF[k]] = 0.0
+    air_w = dw * p[P_RHO] * v_crac * STEP_S  # kg = L of water per step
+    out[O_AIR_KW] = air_kw
+    out[O_AIR_F] = f_air
+    out[O_AIR_W] = air_w
+    if air_w > 0.0:
+        out[O_WATER] += air_w
+    total = it + crac + out[O_CHILLER] + out[O_TOWER] + out[O_CHW_PUMP] + out[O_CW_PUMP]
     # the power chain: the UPS carries the IT, the transformer everything behind it (rated at the design
     # facility load, IT + CRAC fans + chiller = rej_d); each term is exactly 0 when its parameters say none
     ups = ups_loss(p, it, it_d)
