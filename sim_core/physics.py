@@ -59,7 +59,7 @@ FACILITY_PARAMS = (
 # not dataclass fields: computed by param_vector from the ``condenser`` and ``economizer`` choices
 # (a hybrid is a dry cooler, condenser_is_dry, with adiabatic pre-cooling, adiabatic_on)
 DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on", "gpu_fleet_average",
-                  "air_econ_on", "air_econ_evap")
+                  "air_econ_on", "air_econ_evap", "air_w_lo", "air_w_hi")
 PARAM_NAMES = IT_PARAMS + FACILITY_PARAMS + DERIVED_PARAMS
 N_PARAMS = len(PARAM_NAMES)
 _P = {name: i for i, name in enumerate(PARAM_NAMES)}
@@ -130,8 +130,8 @@ P_CYCLES = _P["cycles_of_concentration"]
 P_UPS0, P_UPS1, P_UPS2 = _P["ups_loss_c0"], _P["ups_loss_c1"], _P["ups_loss_c2"]
 P_TR_EFF, P_TR_PUL = _P["transformer_nameplate_eff"], _P["transformer_nameplate_pul"]
 P_LIGHT = _P["lighting_frac"]
-P_DP_MIN, P_DP_MAX, P_RH_MAX = _P["inlet_dewpoint_min_c"], _P["inlet_dewpoint_max_c"], _P["inlet_rh_max"]
 P_AIR_ECON, P_AIR_EVAP = _P["air_econ_on"], _P["air_econ_evap"]  # air_economizer != "none", "direct_evaporative"
+P_W_LO, P_W_HI = _P["air_w_lo"], _P["air_w_hi"]  # the inlet envelope's humidity ratios (envelope_ratios)
 P_COND_WATER = _P["condenser_is_water"]  # wet cooling tower
 P_COND_DRY = _P["condenser_is_dry"]  # dry cooler (condenser-water loop; "dry" or "hybrid")
 P_ECON = _P["economizer_on"]  # integrated water-side economizer (water, dry or hybrid)
@@ -194,9 +194,20 @@ PLANT_OFF = np.array([_O[n] for n in PLANT_OUT if n not in ("t_cond_in_c", "chil
 
 
 
+def envelope_ratios(p: DatacenterParams) -> tuple[float, float]:
+    """(lowest, highest) humidity ratio of air admitted to the inlet envelope: at the minimum dew point, and the
+    lower of the maximum dew point's and the maximum RH's at the rack inlet (supply + approach); per datacenter,
+    so the kernel does not recompute them every step (the same formulas as :func:`humidity_ratio`)."""
+    t_in = p.supply_air_c + p.supply_approach_k
+    hi = min(vapour_ratio(sat_pressure_kpa(p.inlet_dewpoint_max_c)),
+             vapour_ratio(p.inlet_rh_max * sat_pressure_kpa(t_in)))
+    return vapour_ratio(sat_pressure_kpa(p.inlet_dewpoint_min_c)), hi
+
+
 def param_vector(p: DatacenterParams) -> np.ndarray:
     """The float64 parameter vector of one datacenter, in ``PARAM_NAMES`` order."""
     d = p.to_dict()
+    w_lo, w_hi = envelope_ratios(p)
     derived = {
         "condenser_is_water": 1.0 if p.condenser == "water" else 0.0,
         "condenser_is_dry": 1.0 if p.condenser in ("dry", "hybrid") else 0.0,
@@ -205,6 +216,7 @@ def param_vector(p: DatacenterParams) -> np.ndarray:
         "gpu_fleet_average": 1.0 if p.gpu_power_model == "fleet_average" else 0.0,
         "air_econ_on": 0.0 if p.air_economizer == "none" else 1.0,
         "air_econ_evap": 1.0 if p.air_economizer == "direct_evaporative" else 0.0,
+        "air_w_lo": w_lo, "air_w_hi": w_hi,
     }
     vals = []
     for name in PARAM_NAMES:
@@ -582,23 +594,21 @@ def humidity_ratio(t_db, t_wb):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def air_economizer(p, t_db, t_wb, t_in, t_ret):
+def air_economizer(p, t_db, t_wb, t_ret):
     """(share of the cooling load outside air carries, water it takes per kg of supply air) for one step.
 
-    Outside air is admitted only with its humidity ratio at most the envelope's (inlet dew point at most
-    ``inlet_dewpoint_max_c`` and RH at the inlet at most ``inlet_rh_max``). At or below the supply set point it is
-    mixed with return air to the set point: the whole load; too dry (dew point below the minimum) it is humidified
-    ("direct_evaporative": the outside-air share of the supply, (T_ret - T_sup) / (T_ret - T_db), times the deficit)
-    or not used ("direct"). Warmer: 100 % outside air, evaporatively cooled toward the supply temperature, no
-    further than the pad's effectiveness and the humidity limit allow (c_p dT / h_fg kg of water per kg of air);
-    at the supply temperature it carries the whole load, below the return temperature the share
-    (T_ret - T_air) / (T_ret - T_sup), the chiller plant the rest."""
+    Outside air is admitted only with its humidity ratio at most the envelope's (:func:`envelope_ratios`). At
+    or below the supply set point it is mixed with return air to the set point (the whole load); too dry it is
+    humidified ("direct_evaporative": outside-air share of the supply (T_ret - T_sup) / (T_ret - T_db) times the
+    deficit) or refused ("direct"). Warmer: 100 % outside air, evaporatively cooled toward the supply temperature
+    as far as the pad's effectiveness and the humidity limit allow (c_p dT / h_fg kg of water per kg of air); it
+    carries the whole load at the supply temperature, (T_ret - T_air) / (T_ret - T_sup) below T_ret."""
     if p[P_AIR_ECON] < 0.5:
         return 0.0, 0.0
     t_sup = p[P_SUPPLY]
     w_out = humidity_ratio(t_db, t_wb)
-    w_hi = min(vapour_ratio(sat_pressure_kpa(p[P_DP_MAX])), vapour_ratio(p[P_RH_MAX] * sat_pressure_kpa(t_in)))
-    w_lo = vapour_ratio(sat_pressure_kpa(p[P_DP_MIN]))
+    w_lo = p[P_W_LO]
+    w_hi = p[P_W_HI]
     evap = p[P_AIR_EVAP] > 0.5
     if w_out > w_hi or (w_out < w_lo and not evap):
         return 0.0, 0.0
@@ -742,7 +752,7 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
 
     # outside air carries f_air of it (exactly 0 without an air-side economizer); the chiller plant (chiller,
     # water-side economizer, heat rejection, pumps, water: PLANT_OUT order) the rest, and is off when f_air = 1
-    f_air, dw = air_economizer(p, t_db, t_wb, t_in, t_ret)
+    f_air, dw = air_economizer(p, t_db, t_wb, t_ret)
     air_kw = f_air * cool
     plant = facility_from_cooling(p, cool - air_kw if f_air > 0.0 else cool, t_db, t_wb, cool_d, rej_d)
     for k in range(PLANT_SLOTS.shape[0]):

@@ -36,7 +36,7 @@ def test_param_vector_covers_every_numeric_field():
     numeric = set(DatacenterParams.numeric_fields())
     assert numeric == set(PARAM_NAMES) - set(DERIVED_PARAMS)
     assert set(DERIVED_PARAMS) == {"condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on",
-                                   "gpu_fleet_average", "air_econ_on", "air_econ_evap"}
+                                   "gpu_fleet_average", "air_econ_on", "air_econ_evap", "air_w_lo", "air_w_hi"}
     assert v_fleet(DatacenterParams()) == 0.0 and v_fleet(DatacenterParams(gpu_power_model="fleet_average")) == 1.0
     v = param_vector(DatacenterParams(cpu_server_max_w=410.0))
     assert v[PARAM_NAMES.index("cpu_server_max_w")] == 410.0
