@@ -1,13 +1,10 @@
 """Per-datacenter power, heat and water (docs/model.md §4, §4a, §4b) as Numba kernels.
 
-:func:`dc_step` turns one datacenter's busy resources, server power states (from the engine) and one step's
-outdoor conditions into every power component: the IT equipment (:func:`it_power`), the air side, the
-cooling plant (:func:`facility_from_cooling`, also sampled by the optimum's power bound through
-:func:`facility_kernel`), the power chain's losses (:func:`ups_loss`, :func:`transformer_loss`) and the
-lighting, so total / IT is a PUE comparable with operators' figures. :func:`physics_kernel` applies it to a
-(datacenter x step) grid. All helpers live in this module (Numba's cache is keyed per file). Parameters: a
-float64 vector per datacenter (:func:`param_vector`, ``PARAM_NAMES`` order; a test checks it covers every
-numeric field of :class:`gridshift.dc_params.DatacenterParams`).
+:func:`dc_step`: one datacenter and step, from busy resources, server states and weather to every power
+component: IT (:func:`it_power`), air side and air-side economizer (:func:`air_economizer`), cooling plant
+(:func:`facility_from_cooling`, also sampled by the optimum through :func:`facility_kernel`), power-chain losses and
+lighting. All helpers live in this module (Numba's cache is keyed per file). Parameters: a float64 vector per
+datacenter (:func:`param_vector`, ``PARAM_NAMES`` order).
 """
 
 from __future__ import annotations
@@ -22,10 +19,8 @@ from gridshift.timestep import STEP_H as STEP_HOURS
 from gridshift.timestep import STEP_S
 
 # ---------------------------------------------------------------- parameter vector layout
-# Two blocks, the IT equipment and the facility (air side, cooling plant, water), each with its index
-# constants below; a new parameter goes into its block's tuple and gets its constant there. Indices are
-# module-level ints computed in this file (Numba freezes globals at compile time, and its cache is
-# keyed on this file, so they can never go stale).
+# Two blocks (IT, facility), each with its index constants below; indices are computed in this file (Numba
+# freezes globals at compile time and keys its cache on this file, so they never go stale).
 IT_PARAMS = (
     "cores_per_server", "cpu_server_max_w", "cpu_server_idle_w", "cpu_server_nameplate_w",
     "cpu_leakage_frac", "cpu_leakage_ref_c", "cpu_leakage_span_k",
@@ -64,69 +59,34 @@ PARAM_NAMES = IT_PARAMS + FACILITY_PARAMS + DERIVED_PARAMS
 N_PARAMS = len(PARAM_NAMES)
 _P = {name: i for i, name in enumerate(PARAM_NAMES)}
 # IT equipment
-P_CORES_PER_SERVER = _P["cores_per_server"]
-P_CPU_MAX = _P["cpu_server_max_w"]
-P_CPU_IDLE = _P["cpu_server_idle_w"]
-P_CPU_NAMEPLATE = _P["cpu_server_nameplate_w"]
-P_LEAK_FRAC = _P["cpu_leakage_frac"]
-P_LEAK_REF = _P["cpu_leakage_ref_c"]
-P_LEAK_SPAN = _P["cpu_leakage_span_k"]
-P_GPU_IDLE = _P["gpu_idle_w"]
-P_GPU_MAX = _P["gpu_max_w"]
-P_GPU_ALLOC_U = _P["gpu_alloc_util"]
-P_GPUS_PER_SERVER = _P["gpus_per_server"]
-P_MEM_STATIC = _P["mem_static_w_per_gb"]
-P_MEM_DYN = _P["mem_dynamic_w_per_gb"]
-P_ITFAN_FRAC = _P["it_fan_design_frac"]
-P_ITFAN_MIN = _P["it_fan_min_airflow_ratio"]
-P_SERVER_DT = _P["server_delta_t_design_k"]
-P_SLEEP_W = _P["server_sleep_w"]
-P_GPU_SLEEP_W = _P["gpu_sleep_w"]
-P_WAKE_S = _P["server_wake_s"]
-P_WAKE_FRAC = _P["server_wake_power_frac"]
-P_SPARE_MIN = _P["server_spare_min"]
+P_CORES_PER_SERVER, P_CPU_MAX, P_CPU_IDLE = _P["cores_per_server"], _P["cpu_server_max_w"], _P["cpu_server_idle_w"]
+P_CPU_NAMEPLATE, P_LEAK_FRAC, P_LEAK_REF = _P["cpu_server_nameplate_w"], _P["cpu_leakage_frac"], _P["cpu_leakage_ref_c"]
+P_LEAK_SPAN, P_GPU_IDLE, P_GPU_MAX = _P["cpu_leakage_span_k"], _P["gpu_idle_w"], _P["gpu_max_w"]
+P_GPU_ALLOC_U, P_GPUS_PER_SERVER, P_MEM_STATIC = _P["gpu_alloc_util"], _P["gpus_per_server"], _P["mem_static_w_per_gb"]
+P_MEM_DYN, P_ITFAN_FRAC = _P["mem_dynamic_w_per_gb"], _P["it_fan_design_frac"]
+P_ITFAN_MIN, P_SERVER_DT = _P["it_fan_min_airflow_ratio"], _P["server_delta_t_design_k"]
+P_SLEEP_W, P_GPU_SLEEP_W, P_WAKE_S = _P["server_sleep_w"], _P["gpu_sleep_w"], _P["server_wake_s"]
+P_WAKE_FRAC, P_SPARE_MIN = _P["server_wake_power_frac"], _P["server_spare_min"]
 # facility: air side, chiller, tower, pumps, water
-P_SUPPLY = _P["supply_air_c"]
-P_SUPPLY_APP = _P["supply_approach_k"]
-P_RETURN_APP = _P["return_approach_k"]
-P_RHO = _P["air_density_kg_m3"]
-P_CP = _P["air_cp_j_per_kg_k"]
-P_CRAC_FRAC = _P["crac_fan_design_frac"]
-P_CRAC_MIN = _P["crac_min_airflow_ratio"]
-P_COP_WATER = _P["chiller_cop_water"]
-P_COP_AIR = _P["chiller_cop_air"]
-P_CAP_FACTOR = _P["chiller_capacity_factor"]
-P_CHW_SUPPLY = _P["chw_supply_c"]
-P_CHW_DESIGN = _P["chw_design_c"]
-P_COND_DESIGN_W = _P["cond_design_water_c"]
-P_COND_DESIGN_A = _P["cond_design_air_c"]
+P_SUPPLY, P_SUPPLY_APP, P_RETURN_APP = _P["supply_air_c"], _P["supply_approach_k"], _P["return_approach_k"]
+P_RHO, P_CP, P_CRAC_FRAC = _P["air_density_kg_m3"], _P["air_cp_j_per_kg_k"], _P["crac_fan_design_frac"]
+P_CRAC_MIN, P_COP_WATER, P_COP_AIR = _P["crac_min_airflow_ratio"], _P["chiller_cop_water"], _P["chiller_cop_air"]
+P_CAP_FACTOR, P_CHW_SUPPLY, P_CHW_DESIGN = _P["chiller_capacity_factor"], _P["chw_supply_c"], _P["chw_design_c"]
+P_COND_DESIGN_W, P_COND_DESIGN_A = _P["cond_design_water_c"], _P["cond_design_air_c"]
 P_CAP0, P_CAP1, P_CAP2 = _P["chiller_cap_c0"], _P["chiller_cap_c1"], _P["chiller_cap_c2"]
 P_POW0, P_POW1, P_POW2 = _P["chiller_pow_c0"], _P["chiller_pow_c1"], _P["chiller_pow_c2"]
 P_FLF0, P_FLF1, P_FLF2 = _P["chiller_flf_c0"], _P["chiller_flf_c1"], _P["chiller_flf_c2"]
-P_COND_MIN = _P["chiller_cond_min_c"]
-P_DT_MAX = _P["chiller_dt_max"]
-P_MIN_PLR = _P["chiller_min_plr"]
-P_CHW_RANGE = _P["chw_range_k"]
-P_HX_APP = _P["wse_hx_approach_k"]
-P_TOWER_WB = _P["tower_design_wetbulb_c"]
-P_TOWER_APP = _P["tower_approach_k"]
-P_TOWER_FRAC = _P["tower_fan_design_frac"]
-P_TOWER_SENS = _P["tower_wetbulb_sens_per_k"]
-P_TOWER_MIN = _P["tower_min_airflow_ratio"]
-P_DRY_APP = _P["dry_cooler_approach_k"]
-P_DRY_FRAC = _P["dry_cooler_fan_design_frac"]
-P_DRY_AIR_DT = _P["dry_cooler_air_dt_k"]
-P_SWITCHOVER = _P["hybrid_switchover_c"]
-P_PAD_EFF = _P["adiabatic_pad_effectiveness"]
-P_CHW_PUMP = _P["chw_pump_design_frac"]
-P_CW_PUMP = _P["cw_pump_design_frac"]
-P_PUMP_MIN = _P["pump_min_flow_ratio"]
+P_COND_MIN, P_DT_MAX, P_MIN_PLR = _P["chiller_cond_min_c"], _P["chiller_dt_max"], _P["chiller_min_plr"]
+P_CHW_RANGE, P_HX_APP, P_TOWER_WB = _P["chw_range_k"], _P["wse_hx_approach_k"], _P["tower_design_wetbulb_c"]
+P_TOWER_APP, P_TOWER_FRAC = _P["tower_approach_k"], _P["tower_fan_design_frac"]
+P_TOWER_SENS, P_TOWER_MIN = _P["tower_wetbulb_sens_per_k"], _P["tower_min_airflow_ratio"]
+P_DRY_APP, P_DRY_FRAC = _P["dry_cooler_approach_k"], _P["dry_cooler_fan_design_frac"]
+P_DRY_AIR_DT, P_SWITCHOVER = _P["dry_cooler_air_dt_k"], _P["hybrid_switchover_c"]
+P_PAD_EFF, P_CHW_PUMP = _P["adiabatic_pad_effectiveness"], _P["chw_pump_design_frac"]
+P_CW_PUMP, P_PUMP_MIN = _P["cw_pump_design_frac"], _P["pump_min_flow_ratio"]
 P_PC0, P_PC1, P_PC2, P_PC3 = (_P[f"pump_curve_c{i}"] for i in range(4))
-P_LATENT = _P["latent_heat_kj_per_kg"]
-P_DRIFT = _P["drift_frac"]
-P_CW_RANGE = _P["cw_range_k"]
-P_WATER_CP = _P["water_cp_kj_per_kg_k"]
-P_CYCLES = _P["cycles_of_concentration"]
+P_LATENT, P_DRIFT, P_CW_RANGE = _P["latent_heat_kj_per_kg"], _P["drift_frac"], _P["cw_range_k"]
+P_WATER_CP, P_CYCLES = _P["water_cp_kj_per_kg_k"], _P["cycles_of_concentration"]
 P_UPS0, P_UPS1, P_UPS2 = _P["ups_loss_c0"], _P["ups_loss_c1"], _P["ups_loss_c2"]
 P_TR_EFF, P_TR_PUL = _P["transformer_nameplate_eff"], _P["transformer_nameplate_pul"]
 P_LIGHT = _P["lighting_frac"]
@@ -195,9 +155,8 @@ PLANT_OFF = np.array([_O[n] for n in PLANT_OUT if n not in ("t_cond_in_c", "chil
 
 
 def envelope_ratios(p: DatacenterParams) -> tuple[float, float]:
-    """(lowest, highest) humidity ratio of air admitted to the inlet envelope: at the minimum dew point, and the
-    lower of the maximum dew point's and the maximum RH's at the rack inlet (supply + approach); per datacenter,
-    so the kernel does not recompute them every step (the same formulas as :func:`humidity_ratio`)."""
+    """(lowest, highest) humidity ratio admitted to the inlet envelope: at the minimum dew point; the lower of the
+    maximum dew point's and the maximum RH's at the rack inlet. Once per datacenter, not every step."""
     t_in = p.supply_air_c + p.supply_approach_k
     hi = min(vapour_ratio(sat_pressure_kpa(p.inlet_dewpoint_max_c)),
              vapour_ratio(p.inlet_rh_max * sat_pressure_kpa(t_in)))
@@ -248,12 +207,8 @@ def gpu_power(p, u):
 
 @njit(cache=True, nogil=True)
 def gpus_busy_power(p, b):
-    """(Power W, device count) of the GPUs that run tasks, per device: ``b`` allocated GPUs
-    (time-weighted, may be fractional: Alibaba-style 0.5-GPU requests share devices) are packed onto
-    floor(b) fully allocated devices plus one device allocated f = b - floor(b); a device allocated
-    a fraction f runs at utilisation f x gpu_alloc_util and draws gpu_power(f x gpu_alloc_util).
-    With the other devices at idle power the total is continuous and non-decreasing in b, and one
-    allocated GPU never draws more than gpu_power(gpu_alloc_util) <= gpu_max_w."""
+    """(Power W, device count) of ``b`` allocated GPUs (time-weighted, may be fractional), per device: floor(b)
+    devices at gpu_power(gpu_alloc_util), one at gpu_power(f x gpu_alloc_util), f = b - floor(b)."""
     if b <= 0.0:
         return 0.0, 0.0
     u = p[P_GPU_ALLOC_U]
@@ -266,15 +221,9 @@ def gpus_busy_power(p, b):
 
 @njit(cache=True, nogil=True)
 def server_layout(p, cap_cores, cap_gpus, cap_mem):
-    """How a datacenter's capacity is split into servers: (servers, GPU servers, GPUs per GPU server,
-    memory GB per server).
-
-    Servers = ceil(cores / cores_per_server), as the power model has always counted them, each with
-    the same share of the memory. The GPUs sit in ceil(GPUs / gpus_per_server) of them (the last may
-    hold fewer); when that exceeds the server count, every server is a GPU server holding
-    GPUs / servers. A datacenter without cores has no servers: its GPUs and memory then count as
-    always on (there is nothing to switch off).
-    """
+    """(servers, GPU servers, GPUs per GPU server, memory GB per server): ceil(cores / cores_per_server) servers
+    sharing the memory, the GPUs in ceil(GPUs / gpus_per_server) of them (all of them when that is more); no cores:
+    no servers, GPUs and memory always on."""
     # (np.ceil stays a float: no undefined float -> int conversion for a non-finite capacity)
     n = np.ceil(cap_cores / p[P_CORES_PER_SERVER]) if cap_cores > 0 else 0.0
     ng = 0.0
@@ -295,27 +244,14 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
     """The IT equipment of one datacenter and step: fills the ``IT_OUT`` slots of ``out`` and returns
     (IT power kW incl. server fans, server airflow m3/s).
 
-    ``managed`` False (run option ``power="always_on"``): every server on, the CPU load spread evenly
-    over all of them, the GPUs per device as below (the allocated devices on the log2 curve, the others
-    at idle power; ``gpu_power_model="fleet_average"``, gridshift 0.1's preset only: the curve at the
-    fleet-average allocation, kept bit for bit). ``managed`` True: servers have power states;
-    ``on_c``/``on_g`` CPU-only/GPU servers on and ``wk_c``/``wk_g`` waking (time-weighted counts over
-    the step, from the engine), the rest asleep:
-
-    * CPU: N_on servers at ``cpu_server_power`` of their own utilisation (busy cores / cores on),
-      N_wake at server_wake_power_frac x cpu_server_max_w, N_asleep at server_sleep_w;
-    * GPUs: per device (:func:`gpus_busy_power` for the devices holding allocations, gpu_idle_w for
-      the other GPUs of servers that are on or waking, gpu_sleep_w for those of sleeping servers);
-    * memory: static W/GB of the memory of servers that are on or waking, dynamic W/GB of memory in use;
-    * server fans: only those of servers that are on or waking (share a of the servers); each moves
-      the airflow its share of the heat needs, floor it_fan_min_airflow_ratio: airflow
-      a x r x V_design and power a x P_fan,design x r^3 with r = max(min, heat / (a x heat_design)).
-
-    Idle power (``it_idle_kw``): what capacity that is on but unused draws, i.e. the idle power of
-    the unused share of the cores on, the idle power of the GPUs on that no task holds and the
-    static power of unused memory on (always_on: the same with every server on; fleet_average GPUs: the
-    unused GPU share cap - busy). Sleep and wake power: the servers (and their GPUs and memory)
-    in those states. Server fans are in none of the three.
+    ``managed`` False (``power="always_on"``): every server on, the CPU load spread over all, GPUs per device
+    (``gpu_power_model="fleet_average"``, gridshift 0.1 only: the curve at the fleet-average allocation).
+    ``managed`` True: ``on_c``/``on_g`` CPU-only/GPU servers on, ``wk_c``/``wk_g`` waking (time-weighted), the
+    rest asleep: CPUs on at their own utilisation, waking at server_wake_power_frac x max, asleep at
+    server_sleep_w; GPUs per device (:func:`gpus_busy_power`), idle or asleep otherwise; memory static W/GB when
+    on or waking plus dynamic W/GB in use; fans of the servers on or waking (share a) move the airflow their heat
+    needs, floor it_fan_min_airflow_ratio, power a x P_fan,design x r^3. Idle power: the draw of capacity on but
+    unused; sleep and wake power: the servers in those states (fans in none of the three).
     """
     w_gidle = p[P_GPU_IDLE]
     w_mstat = p[P_MEM_STATIC]
@@ -428,11 +364,8 @@ def chiller_cop(p):
 
 @njit(cache=True, nogil=True)
 def chiller_condenser_temp(p, t_cond_in):
-    """(rating temperature, temperature the chiller runs at) for a condenser inlet temperature.
-
-    The chiller never sees condenser water colder than ``chiller_cond_min_c`` (tower bypass /
-    head-pressure control hold its minimum lift); an air-cooled condenser is held at the same lift
-    below its own rating point."""
+    """(rating temperature, temperature the chiller runs at): never below ``chiller_cond_min_c`` (tower bypass /
+    head-pressure control); an air-cooled condenser is held at the same lift below its rating point."""
     if air_cooled(p):
         t_design = p[P_COND_DESIGN_A]
         t_min = t_design + (p[P_COND_MIN] - p[P_COND_DESIGN_W])
@@ -444,10 +377,8 @@ def chiller_condenser_temp(p, t_cond_in):
 
 @njit(cache=True, nogil=True)
 def chiller_curves(p, t_cond_in):
-    """(CapRatio, PowRatio) at condenser inlet temperature (EnergyPlus Chiller:Electric).
-
-    dT = (T_cond - T_cond,design) / 2.778 - (T_chw - T_chw,design), with T_cond at least the
-    chiller's minimum condenser temperature; dT is capped at ``chiller_dt_max``."""
+    """(CapRatio, PowRatio) (EnergyPlus Chiller:Electric): dT = (T_cond - T_cond,design) / 2.778 - (T_chw -
+    T_chw,design), T_cond at least the chiller's minimum, dT capped at ``chiller_dt_max``."""
     t_design, t_run = chiller_condenser_temp(p, t_cond_in)
     dt = (t_run - t_design) / 2.778 - (p[P_CHW_SUPPLY] - p[P_CHW_DESIGN])
     dt = min(dt, p[P_DT_MAX])
@@ -483,11 +414,9 @@ def chiller_power(p, load_kw, rated_cap_kw, t_cond_in):
 
 @njit(cache=True, nogil=True)
 def economizer_fraction(p, t_cw, t_chw_return):
-    """Fraction of the cooling load the integrated water-side economizer carries (0..1).
-
-    The plate heat exchanger cools the chilled-water return toward the condenser water plus its
-    approach; the chiller downstream brings it to the supply set point. All the load is carried
-    when T_cw + approach <= T_chw,supply, none when T_cw + approach >= T_chw,return."""
+    """Fraction of the cooling load the integrated water-side economizer carries: its plate heat exchanger cools the
+    chilled-water return toward condenser water + approach, the chiller the rest (all when T_cw + approach <=
+    T_chw,supply, none when >= T_chw,return)."""
     if p[P_ECON] < 0.5:
         return 0.0
     t_hx = t_cw + p[P_HX_APP]
@@ -508,12 +437,8 @@ def dry_cooler_fan_power(p, q_rej_kw, q_rej_design_kw):
 
 @njit(cache=True, nogil=True)
 def coil_entering_air(p, t_db, t_wb):
-    """(air temperature entering the dry-cooler coil, pads on) for a dry cooler or a hybrid.
-
-    A hybrid wets its pads only above ``hybrid_switchover_c``; the pad then brings the air toward its
-    wet-bulb, T_db - eps (T_db - T_wb) (saturation effectiveness eps; a wet-bulb above the dry-bulb, a
-    rounding artefact of the weather, counts as saturated air: no cooling). At or below the switch-over,
-    and for a plain dry cooler, the coil sees the dry-bulb."""
+    """(air temperature entering the dry-cooler coil, pads on): a hybrid above ``hybrid_switchover_c`` brings it to
+    T_db - eps (T_db - T_wb) (a wet-bulb above the dry-bulb counts as saturated air); otherwise the dry-bulb."""
     if p[P_ADIABATIC] > 0.5 and t_db > p[P_SWITCHOVER]:
         return t_db - p[P_PAD_EFF] * max(t_db - t_wb, 0.0), True
     return t_db, False
@@ -521,10 +446,8 @@ def coil_entering_air(p, t_db, t_wb):
 
 @njit(cache=True, nogil=True)
 def adiabatic_evaporation_l(p, q_rej_kw, q_rej_design_kw, t_db, t_coil, seconds):
-    """Water the pads evaporate (L, = kg) in ``seconds``: the sensible heat they take out of the air
-    stream over the latent heat, m_air c_p (T_db - T_coil) / h_fg. The air mass flow is the one the coil
-    moves, m_air = r Q_rej,design / (c_p dT_air,design) with r the fans' airflow ratio (heat ratio clamped
-    to [min, 1], as their power): c_p cancels, water = r Q_rej,design (T_db - T_coil) / dT_air / h_fg."""
+    """Water the pads evaporate (L) in ``seconds``: m_air c_p (T_db - T_coil) / h_fg with the coil's air mass flow
+    m_air = r Q_rej,design / (c_p dT_air,design), r its fans' airflow ratio (clamped as their power)."""
     if q_rej_design_kw <= 0.0:
         return 0.0
     r = min(max(q_rej_kw / q_rej_design_kw, p[P_TOWER_MIN]), 1.0)
@@ -641,19 +564,13 @@ def design_point(p, cap_cores, cap_gpus, cap_mem):
     return n_servers, heat, it, cool, rej
 
 
-# inlined (Numba IR) and returning a tuple that dc_step writes itself: as a call, or writing into ``out``
-# passed as an argument, it made dc_step 5-11 % slower (argument passing, reference counts); this way
-# the same speed (benchmark in the commit message)
+# inlined, returning a tuple dc_step writes itself: as a call, or writing into ``out``, dc_step ran 5-11 % slower
 @njit(cache=True, nogil=True, inline="always")
 def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d):
-    """The cooling plant of one datacenter and step, from its cooling load ``cool`` (kW) on: returns the
-    ``PLANT_OUT`` values (chiller, tower or dry-cooler fans, both pumps, unmet cooling, heat rejected,
-    condenser and chilled-water temperatures, chiller PLR and capacity, water, economizer, hybrid pads).
-
-    ``t_db``/``t_wb``: outdoor dry/wet bulb (degC); ``cool_d``/``rej_d``: the design cooling load and heat
-    rejected (kW, :func:`design_point`). The one model of the plant: :func:`dc_step` calls it after the IT
-    equipment and the air side, and the offline optimum's power bound samples it through
-    :func:`facility_kernel` (``sim_core.optimum.power.facility_tail``)."""
+    """The cooling plant of one datacenter and step from its cooling load ``cool`` (kW): the ``PLANT_OUT`` values.
+    ``t_db``/``t_wb``: outdoor dry/wet bulb (degC); ``cool_d``/``rej_d``: design cooling load and heat rejected
+    (kW, :func:`design_point`). The one model of the plant: :func:`dc_step` calls it, the optimum's power bound
+    samples it through :func:`facility_kernel`."""
     # heat rejection: condenser-water temperature from the tower / dry cooler, or outdoor air
     rated_cap = p[P_CAP_FACTOR] * cool_d
     wet = p[P_COND_WATER] > 0.5
@@ -721,12 +638,8 @@ def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d):
 @njit(cache=True, nogil=True)
 def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_db, t_wb, on_c, on_g, wk_c, wk_g,
             managed, out):
-    """Fill ``out`` (length N_OUT) for one datacenter and one step.
-
-    busy_* are time-weighted averages over the step; t_db/t_wb the outdoor dry/wet bulb (degC);
-    on_*/wk_* and ``managed``: the server power states (see :func:`it_power`). The IT equipment
-    (:func:`it_power`), the air side (here) and the cooling plant (:func:`facility_from_cooling`).
-    """
+    """Fill ``out`` (N_OUT) for one datacenter and step: busy_* time-weighted over the step, t_db/t_wb outdoor dry /
+    wet bulb (degC), on_*/wk_* and ``managed`` the server power states (:func:`it_power`)."""
     n_servers, heat_d, it_d, cool_d, rej_d = design_point(p, cap_cores, cap_gpus, cap_mem)
     rho_cp = p[P_RHO] * p[P_CP]  # J/(m3 K)
     t_in = p[P_SUPPLY] + p[P_SUPPLY_APP]
@@ -789,11 +702,8 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
 
 @njit(cache=True, nogil=True)
 def facility_kernel(p, cool, t_db, t_wb, cool_d, rej_d, plant_kw, unmet_kw):
-    """:func:`facility_from_cooling` over 1-D arrays of cooling load and weather (same length): the plant's
-    power (chiller + tower or dry-cooler fans + both pumps, kW, summed in :func:`dc_step`'s order) into
-    ``plant_kw`` and the unmet cooling (kW) into ``unmet_kw``. Here, not in the optimum's module, because
-    Numba's cache is keyed on the caller's file: a jitted loop elsewhere would keep a stale copy of the
-    plant after an edit of this file."""
+    """:func:`facility_from_cooling` over 1-D arrays (same length): plant power (kW, :func:`dc_step`'s order) into
+    ``plant_kw``, unmet cooling into ``unmet_kw``. Here because Numba's cache is keyed on the caller's file."""
     for i in range(cool.shape[0]):
         plant = facility_from_cooling(p, cool[i], t_db[i], t_wb[i], cool_d, rej_d)
         plant_kw[i] = plant[PL_CHILLER] + plant[PL_TOWER] + plant[PL_CHW_PUMP] + plant[PL_CW_PUMP]
@@ -824,11 +734,9 @@ def physics_kernel(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, 
 
 def compute(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, temp_c, wetbulb_c,
             servers=None):
-    """Python wrapper: returns a dict name -> (n_dc, n) array of every OUT_NAMES metric.
-
-    ``servers``: None = every server always on (run option ``power="always_on"``); else the server
-    states (4, n_dc, n) [CPU-only on, GPU servers on, CPU-only waking, GPU waking], time-weighted
-    counts, broadcast like the busy arrays (managed power, :func:`it_power`)."""
+    """Python wrapper: a dict name -> (n_dc, n) array of every OUT_NAMES metric. ``servers``: None = every server
+    on (``power="always_on"``); else (4, n_dc, n) time-weighted [CPU-only on, GPU on, CPU-only waking, GPU
+    waking], broadcast like the busy arrays."""
     busy_cores = np.ascontiguousarray(np.atleast_2d(busy_cores), dtype=np.float64)
     shape = busy_cores.shape
     b = [np.ascontiguousarray(np.broadcast_to(np.atleast_2d(x), shape), dtype=np.float64)
@@ -857,11 +765,9 @@ N_STEP_DC = len(STEP_DC_NAMES)
 @njit(cache=True, nogil=True)
 def step_energy(params, cap_cores, cap_gpus, cap_mem, part, srv, managed, j, temp_c, wetbulb_c, carbon, price, k,
                 buf, out, tot):
-    """One step of every datacenter, exactly as the run results compute it (same ``dc_step`` on the
-    same inputs, same arithmetic): busy = max(part[:, d, j], 0) (time-weighted), server states
-    srv[:, d, j], signals at bundle step ``k``. Writes ``out`` (N_STEP_DC, n_dc) in ``STEP_DC_NAMES``
-    order and their sums over the datacenters into ``tot`` (N_STEP_DC,); ``buf`` is scratch of
-    length N_OUT."""
+    """One step of every datacenter exactly as the run results compute it (same ``dc_step``, same arithmetic): busy
+    = max(part[:, d, j], 0), servers srv[:, d, j], signals at bundle step ``k``; ``out`` (N_STEP_DC, n_dc) in
+    ``STEP_DC_NAMES`` order, their sums into ``tot``; ``buf`` is scratch (N_OUT)."""
     n_dc = cap_cores.shape[0]
     for r in range(N_STEP_DC):
         tot[r] = 0.0
