@@ -20,9 +20,14 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from gridshift.bounds import Bound
+from gridshift.param_ranges import PARAM_RANGES
 
-__all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES", "FACILITY_PRESETS",
+_DT_INPUTS = "chiller_cond_min_c, cond_design_water_c, chw_supply_c, chw_design_c, chiller_dt_max"
+_PUMP_INPUTS = ("chiller_cop_water (chiller_cop_air when air-cooled), chiller_capacity_factor, the chiller curves "
+                "and chiller_min_plr")
+
+__all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES", "AIR_ECONOMIZER_TYPES",
+           "CHILLER_2015", "FACILITY_PRESETS",
            "GPU_POWER_MODELS", "ABSENT_MEANS", "PARAM_RANGES", "ParamError", "physics_column"]
 
 #: GPU models: (idle W, max W). Max = board power:
@@ -58,6 +63,12 @@ CONDENSER_TYPES = ("hybrid", "water", "dry", "air")
 #: water-side economizer: "integrated" = plate heat exchanger upstream of the chiller (partial free cooling);
 #: "none" = chiller only.
 ECONOMIZER_TYPES = ("integrated", "none")
+#: air-side economizer: "direct_evaporative" = outside air into the hall (mixed with return air) whenever it is
+#: within the inlet envelope's humidity limits, cooled toward the supply set point by direct evaporation and
+#: humidified by the same media when too dry (Meta's design, as its Open Compute Project post describes it);
+#: "direct" = outside air without evaporation or humidification (only hours already inside the envelope);
+#: "none" = the chiller plant alone (with its water-side economizer).
+AIR_ECONOMIZER_TYPES = ("direct_evaporative", "direct", "none")
 #: how the log2 GPU curve is applied: "per_device" = to each allocated GPU at its own utilisation, the others
 #: at idle power, in both power modes (docs/model.md §4a); "fleet_average" = to the site's average allocation
 #: with every GPU at that point (gridshift 0.1's ``power="always_on"`` model, kept only for its preset: it makes
@@ -71,9 +82,16 @@ GPU_POWER_MODELS = ("per_device", "fleet_average")
 #: allocation in always_on — so that ``--datacenters reference --physics gridshift-0.1`` run with
 #: ``power="always_on"`` reproduces that version's numbers for comparisons with results of that era
 #: (SustainCluster's setup).
+#: ``chiller-2015``: the plant gridshift modelled before issue 24's cooling design (and the default until then):
+#: supply air 18 degC, chilled water 6.67 degC (AHRI 550/590's rating point), no air-side economizer; the rest
+#: (hybrid dry cooler, integrated water-side economizer, electrical losses) as the default.
+CHILLER_2015: dict[str, object] = {"supply_air_c": 18.0, "chw_supply_c": 6.67, "chw_design_c": 6.67,
+                                   "air_economizer": "none"}
 FACILITY_PRESETS: dict[str, dict[str, object]] = {
     "default": {},
-    "gridshift-0.1": {"condenser": "water", "economizer": "none", "chiller_cond_min_c": 29.44 - 4.5 * 2.778,
+    "chiller-2015": dict(CHILLER_2015),
+    "gridshift-0.1": {**CHILLER_2015, "condenser": "water", "economizer": "none",
+                      "chiller_cond_min_c": 29.44 - 4.5 * 2.778,
                       "tower_fan_design_frac": 0.01,
                       # no electrical losses or lighting in facility energy (the cooling-only PUE of that era)
                       "ups_loss_c0": 0.0, "ups_loss_c1": 0.0, "ups_loss_c2": 0.0,
@@ -87,101 +105,9 @@ FACILITY_PRESETS: dict[str, dict[str, object]] = {
 #: (what the model did then): no electrical losses or lighting, the fleet-average GPU curve in always_on.
 ABSENT_MEANS: dict[str, object] = {
     "ups_loss_c0": 0.0, "ups_loss_c1": 0.0, "ups_loss_c2": 0.0, "transformer_nameplate_eff": 1.0,
-    "lighting_frac": 0.0, "gpu_power_model": "fleet_average",
+    "lighting_frac": 0.0, "gpu_power_model": "fleet_average", "air_economizer": "none",
 }
 
-_FLOOR = ("a floor on flow as a fraction of design flow: at most design (1), and at least 1 %: below it a fan or "
-          "pump is stopped, not modulated (SustainCluster's lowest server airflow ratio is 0.01)")
-_CURVE = ("coefficient of a curve normalised to ~1 at its rating point (EnergyPlus's curve sets lie well inside "
-          "+-10); the curve itself is checked over its operating range (docs/bundle_format.md)")
-_FAN = "fan power per kW of heat rejected: 0.012-0.021 for towers on the market (Energies 2023, 16(9), 3661)"
-_DT_INPUTS = "chiller_cond_min_c, cond_design_water_c, chw_supply_c, chw_design_c, chiller_dt_max"
-_PUMP_INPUTS = ("chiller_cop_water (chiller_cop_air when air-cooled), chiller_capacity_factor, the chiller curves "
-                "and chiller_min_plr")
-_PUMP = "pump power per kW of design cooling: 0.015-0.025 (the sources above)"
-
-#: The valid range of every numeric DatacenterParams field with its physical reason: declared once, checked
-#: by DatacenterParams itself, so wherever parameters enter (a datacenters or sites file at export, a bundle at
-#: verify/load, the Python API) a value outside is refused by name, never clipped. Joint rules (idle <= max,
-#: curves positive over their operating range, ...) are checked after these: see ``DatacenterParams``.
-PARAM_RANGES: dict[str, Bound] = {
-    "cores_per_server": Bound(1.0, 4096.0, "a server has at least one core; the largest 2-socket servers hold "
-                                           "2 x 192 (AMD EPYC 9965)"),
-    "cpu_server_max_w": Bound(1.0, 10_000.0, "a server's CPU part draws watts to ~2 kW; 10 kW is no single server"),
-    "cpu_server_idle_w": Bound(0.0, 10_000.0, "a power (and idle <= max <= nameplate)"),
-    "cpu_server_nameplate_w": Bound(1.0, 10_000.0, "a server's rated maximum (and idle <= max <= nameplate)"),
-    "cpu_leakage_frac": Bound(0.0, 1.0, "a fraction of cpu_server_max_w (measured: under 0.5 %/K)"),
-    "cpu_leakage_ref_c": Bound(0.0, 50.0, "a rack-inlet temperature (ASHRAE allowable classes: 5-45 degC)"),
-    "cpu_leakage_span_k": Bound(1.0, 100.0, "a temperature span (it divides; the source's is 12 K)"),
-    "gpu_idle_w": Bound(0.0, 2000.0, "data-centre GPU board powers are at most ~1,200 W (and idle <= max)"),
-    "gpu_max_w": Bound(1.0, 2000.0, "data-centre GPU board powers are 250 W (V100) to ~1,200 W"),
-    "gpu_alloc_util": Bound(0.0, 1.0, "a busy-time fraction"),
-    "gpus_per_server": Bound(1.0, 64.0, "a GPU server holds at least one GPU; HGX/DGX boards hold 8"),
-    "server_sleep_w": Bound(0.0, 10_000.0, "a power, at most the idle power"),
-    "gpu_sleep_w": Bound(0.0, 2000.0, "a power, at most the GPU's idle power"),
-    "server_wake_s": Bound(0.0, 900.0, "the engine lets a wake span at most one 15-min step"),
-    "server_wake_power_frac": Bound(0.0, 1.0, "a booting server draws at most its full-load power (AutoScale: "
-                                              "peak power during setup)"),
-    "server_spare_min": Bound(0.0, 1e6, "a whole number of servers (a million is more than any site holds)"),
-    "mem_static_w_per_gb": Bound(0.0, 10.0, "DRAM draws 0.07-0.125 W/GB (sources above); 10 is ~100x"),
-    "mem_dynamic_w_per_gb": Bound(0.0, 10.0, "DRAM draws well under 1 W/GB in use; 10 is ~50x"),
-    "it_fan_design_frac": Bound(0.0, 1.0, "a fraction of the design IT heat (sources: 5-15 %)"),
-    "it_fan_min_airflow_ratio": Bound(0.01, 1.0, _FLOOR),
-    "server_delta_t_design_k": Bound(1.0, 50.0, "air temperature rise across a server (it divides; ~11-12 K)"),
-    "supply_air_c": Bound(5.0, 45.0, "a supply-air set point within ASHRAE's allowable inlet classes (5-45 degC)"),
-    "supply_approach_k": Bound(0.0, 20.0, "supply-to-inlet mixing, 0 (contained) to ~10 K (sources: 2-8 K)"),
-    "return_approach_k": Bound(0.0, 20.0, "outlet-to-return mixing (sources: 1-4 K)"),
-    "air_density_kg_m3": Bound(0.5, 1.5, "air at 0-5,000 m and -20..50 degC"),
-    "air_cp_j_per_kg_k": Bound(950.0, 1100.0, "dry air 1,005 J/(kg K), humid air a few % more"),
-    "crac_fan_design_frac": Bound(0.0, 1.0, "a fraction of the design IT power"),
-    "crac_min_airflow_ratio": Bound(0.01, 1.0, _FLOOR),
-    "chiller_cop_water": Bound(1.0, 12.3, "a chiller moves more heat than it uses (> 1) and less than a Carnot "
-                                          "machine at the rating point: 279.8 K / (29.44 - 6.67) K = 12.3"),
-    "chiller_cop_air": Bound(1.0, 9.9, "> 1, and below Carnot at the rating point: 279.8 K / (35 - 6.67) K = 9.9"),
-    "chiller_capacity_factor": Bound(0.1, 10.0, "rated capacity / design cooling load: a chiller of this site"),
-    "chw_supply_c": Bound(1.0, 25.0, "chilled water above freezing; high-temperature systems supply ~20 degC"),
-    "chw_design_c": Bound(1.0, 25.0, "a chilled-water rating temperature (AHRI 550/590: 6.67 degC)"),
-    "cond_design_water_c": Bound(10.0, 50.0, "a condenser-water rating temperature (AHRI 550/590: 29.44 degC)"),
-    "cond_design_air_c": Bound(10.0, 60.0, "a condenser-air rating temperature (AHRI: 35 degC)"),
-    **{f"chiller_{c}_c{i}": Bound(-10.0, 10.0, _CURVE) for c in ("cap", "pow", "flf") for i in range(3)},
-    "chiller_cond_min_c": Bound(0.0, 45.0, "an entering condenser-water temperature above freezing"),
-    "chiller_dt_max": Bound(0.0, 20.0, "the curves' upper input limit (default 10; CapRatio's vertex is 15.4)"),
-    "chiller_min_plr": Bound(0.0, 1.0, "a part-load ratio"),
-    "chw_range_k": Bound(0.5, 20.0, "chilled-water return - supply at design (AHRI 550/590: 5.56 K)"),
-    "wse_hx_approach_k": Bound(0.0, 10.0, "a plate heat exchanger's approach (1-3 K)"),
-    "tower_design_wetbulb_c": Bound(-20.0, 40.0, "a design wet-bulb (the hottest climates' are ~32 degC)"),
-    "tower_approach_k": Bound(0.5, 20.0, "a cooling tower's approach (market median 5 K)"),
-    "tower_fan_design_frac": Bound(0.0, 0.2, _FAN),
-    "tower_wetbulb_sens_per_k": Bound(0.0, 0.2, "relative airflow per K of wet-bulb (default 4 %/K)"),
-    "tower_min_airflow_ratio": Bound(0.01, 1.0, _FLOOR),
-    "dry_cooler_approach_k": Bound(0.5, 40.0, "a dry cooler's approach (market median 10 K)"),
-    "dry_cooler_fan_design_frac": Bound(0.0, 0.2, _FAN),
-    "dry_cooler_air_dt_k": Bound(0.5, 30.0, "the coil's air-side rise (it divides; default 5.56 K)"),
-    "hybrid_switchover_c": Bound(-50.0, 60.0, "an outdoor dry-bulb"),
-    "adiabatic_pad_effectiveness": Bound(0.0, 1.0, "above 1 the pad would cool the air below its wet-bulb",
-                                         low_inclusive=False),
-    "chw_pump_design_frac": Bound(0.0, 0.2, _PUMP),
-    "cw_pump_design_frac": Bound(0.0, 0.2, _PUMP),
-    "pump_min_flow_ratio": Bound(0.01, 1.0, _FLOOR),
-    **{f"pump_curve_c{i}": Bound(-10.0, 10.0, _CURVE) for i in range(4)},
-    "latent_heat_kj_per_kg": Bound(2200.0, 2550.0, "water's latent heat: 2,501 kJ/kg at 0 degC, 2,257 at 100 degC"),
-    "drift_frac": Bound(0.0, 0.01, "a fraction of circulating water (EnergyPlus: typically 0.002-0.2 %)"),
-    "cw_range_k": Bound(0.5, 20.0, "condenser-water range (the drift divides by it; default 5.56 K)"),
-    "water_cp_kj_per_kg_k": Bound(4.0, 4.3, "liquid water: 4.18-4.22 kJ/(kg K) from 0 to 100 degC"),
-    "cycles_of_concentration": Bound(1.5, 50.0, "blowdown = evaporation / (cycles - 1); towers run 3-5 "
-                                                "(EnergyPlus), 50 is near-zero blowdown"),
-    "ups_loss_c0": Bound(0.0, 0.2, "UPS no-load loss as a fraction of its rating: 1.3 % in the WP108 fit; a UPS "
-                                   "losing a fifth of its rating at no load is no UPS on the market"),
-    "ups_loss_c1": Bound(0.0, 0.2, "UPS proportional loss per unit load (0.64 % in the fit); double-conversion "
-                                   "units are 90-97 % efficient"),
-    "ups_loss_c2": Bound(0.0, 0.2, "UPS square-law loss at full load (1.1 % in the fit; 1-4 % quoted)"),
-    "transformer_nameplate_eff": Bound(0.5, 1.0, "an efficiency, 1 = no loss; distribution transformers are "
-                                                 "~97-99.5 % efficient at their rating load"),
-    "transformer_nameplate_pul": Bound(0.05, 1.0, "the per-unit load of the nameplate efficiency: 0.35 dry-type, "
-                                                  "0.5 liquid-filled (NEMA TP-1); it divides"),
-    "lighting_frac": Bound(0.0, 0.2, "lighting as a fraction of design IT power: ~1 % in a data hall; 20 % would "
-                                     "be an office, not a white space"),
-}
 
 
 class ParamError(ValueError):
@@ -385,8 +311,15 @@ class DatacenterParams:
     server_delta_t_design_k: float = 12.0
 
     # ---------------------------------------------------------------- air side
-    # CRAC supply-air set point: 18 degC, low end of ASHRAE A1 recommended (18-27 degC).
-    supply_air_c: float = 18.0
+    # Supply-air set point: 25 degC, so that the rack inlet (supply + supply_approach_k = 27 degC) sits at the top
+    # of ASHRAE TC 9.9's recommended envelope, "increasing the upper limit to 27 degC (80.6 degF)" (D. Beaty, first
+    # chair of TC 9.9, DatacenterPOST, "Data Center Temperature: ASHRAE's ..."; "all conditions are to be measured
+    # at the IT equipment inlet"), which is where the hyperscalers run: Google's Bill Weihl recommended "raising the
+    # thermostat to 27 degrees Celsius (80 degrees Fahrenheit)" (PC World / GoodGearGuide, "Google: Crank up the heat
+    # in your data center"); Meta's Prineville inlet goes to 80 degF, Forest City's to 85 degF (Open Compute Project,
+    # "Cooling an OCP data center in a hot and humid climate"). The old plant (18 degC) is the "chiller-2015"
+    # preset (FACILITY_PRESETS).
+    supply_air_c: float = 25.0
     # Rack inlet = supply + 2 K (mixing/recirculation); CRAC return = rack outlet + 1 K: the "supply approach
     # temperature" and "return approach temperature" of EnergyPlus's ITE object (Sun & Hong, LBNL, "Enhancements
     # to Improve Modeling of Data Centers", NREL/EnergyPlus design/FY2017/NFP_Enhancements to Improve Modeling
@@ -437,10 +370,18 @@ class DatacenterParams:
     # read): with the curves below a tower's 40 degC day leaves CapRatio ~0.78, and 1.35 x 0.78 = 1.05 still
     # covers the full load (our arithmetic); see docs/simulation.md "Deviations" for the dry cooler.
     chiller_capacity_factor: float = 1.35
-    # Design temperatures: chilled-water outlet 6.67 degC (44 degF), condenser inlet 29.44 degC
+    # Chilled-water outlet 20 degC: the high-temperature chilled water of Schneider Electric White Paper 227 (Lin,
+    # Avelar & Bean, "How Higher Chilled Water Temperature Can Improve Data Center Cooling System Efficiency"),
+    # whose coils are redesigned "to provide adequate cooling efforts when CHW ... exceeds 20C" (MSP Channel's
+    # summary); 5 K below the 25 degC supply air. The chiller is rated at its own leaving water
+    # (chw_design_c = chw_supply_c) with the rated COP below kept (a chiller at 20 degC leaving water is more
+    # efficient than at 6.67: conservative; no rating at 20 degC was read): the curves stay inside the range they
+    # were fitted for. The water-side economizer then carries the whole load with condenser water below
+    # 20 - 1.11 = 18.9 degC. "chiller-2015" (FACILITY_PRESETS) keeps 6.67 degC (44 degF, AHRI 550/590).
+    # Condenser inlet 29.44 degC
     # (85 degF, water-cooled, AHRI 550/590) or 35 degC (95 degF, air-cooled).
-    chw_supply_c: float = 6.67
-    chw_design_c: float = 6.67
+    chw_supply_c: float = 20.0
+    chw_design_c: float = 20.0
     cond_design_water_c: float = 29.44
     cond_design_air_c: float = 35.0
     # Curves (docs/model.md §4): CapRatio(dT), PowRatio(CapRatio), FullLoadFrac(PLR).
@@ -482,6 +423,25 @@ class DatacenterParams:
     # cooling even when additional mechanical cooling is required"); see S. T. Taylor, "How to
     # Design & Control Waterside Economizers", ASHRAE Journal, June 2014. Not used with "air".
     economizer: str = "integrated"
+    # AIR_ECONOMIZER_TYPES: outside air into the hall, "direct_evaporative" by default: Meta's data centers "draw
+    # the dry, desert air of Central Oregon into the penthouse ... and add water as needed to regulate humidity and
+    # temperature" instead of chillers (T. Furlong, Facebook, "Designing for the open data center", 7x24 Exchange,
+    # Fall 2014, p. 7); Microsoft uses outside air as its primary method of cooling for an average of nine months a
+    # year, with adiabatic cooling when needed (docs/validation.md). The chiller plant above stays as the trim and
+    # backup (Forest City installed DX coils "just in case": Open Compute Project, same post). Outside air is used
+    # when its humidity is within the inlet envelope below; when warmer than the supply set point the hall runs on
+    # 100 % outside air, cooled by evaporation (pad effectiveness adiabatic_pad_effectiveness, the same media) as far
+    # as the humidity limit allows, and the chiller plant carries what is left down to the supply temperature. The
+    # air handlers' fans are the CRAC fans above (same airflow and fan law; the extra pressure drop of the outside-air
+    # path is left out, no figure was read).
+    air_economizer: str = "direct_evaporative"
+    # Inlet humidity envelope: ASHRAE TC 9.9's recommended range, "moisture limits ... lowered to a 5.5 degC (41.9
+    # degF) dew point and increased to 60% RH & 15 degC (59 degF) dew point" (Beaty, DatacenterPOST, above; the 2008
+    # envelope, the one read). Below the minimum dew point "direct_evaporative" humidifies the outside air it admits
+    # (water = outside-air mass flow x humidity-ratio deficit); "direct" does not use outside air then.
+    inlet_dewpoint_min_c: float = 5.5
+    inlet_dewpoint_max_c: float = 15.0
+    inlet_rh_max: float = 0.60
     # Heat-exchanger approach (chilled water leaving the HX minus condenser water entering it):
     # 1.11 K (2 degF), "the minimum recommended temperature approach" of a plate-and-frame heat
     # exchanger (HPAC Engineering, "Plate and frame heat exchangers", Fall 2017; 90.1 requires AHRI
@@ -647,7 +607,7 @@ class DatacenterParams:
     def __post_init__(self) -> None:
         """Refuse, by name, a value of the wrong type or outside ``PARAM_RANGES``, then the joint rules."""
         for name, allowed in (("condenser", CONDENSER_TYPES), ("economizer", ECONOMIZER_TYPES),
-                              ("gpu_power_model", GPU_POWER_MODELS)):
+                              ("air_economizer", AIR_ECONOMIZER_TYPES), ("gpu_power_model", GPU_POWER_MODELS)):
             v = getattr(self, name)
             if not isinstance(v, str) or v not in allowed:
                 raise ParamError(name, f"{name} must be one of {allowed}, got {v!r}")
@@ -678,6 +638,9 @@ class DatacenterParams:
             # (the CRAC's air rise, return - supply, is at least their sum: the CRAC airflow divides by it)
             raise bad("supply_approach_k", f"supply_approach_k ({self.supply_approach_k!r}) + return_approach_k "
                                            f"({self.return_approach_k!r}) must be > 0 (the CRAC's air rise)")
+        if self.inlet_dewpoint_min_c >= self.inlet_dewpoint_max_c:
+            raise bad("inlet_dewpoint_min_c", f"need inlet_dewpoint_min_c ({self.inlet_dewpoint_min_c!r}) < "
+                                              f"inlet_dewpoint_max_c ({self.inlet_dewpoint_max_c!r})")
         self._check_curves()
 
     def _check_curves(self) -> None:

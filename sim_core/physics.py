@@ -1,13 +1,10 @@
 """Per-datacenter power, heat and water (docs/model.md §4, §4a, §4b) as Numba kernels.
 
-:func:`dc_step` turns one datacenter's busy resources, server power states (from the engine) and one step's
-outdoor conditions into every power component: the IT equipment (:func:`it_power`), the air side, the
-cooling plant (:func:`facility_from_cooling`, also sampled by the optimum's power bound through
-:func:`facility_kernel`), the power chain's losses (:func:`ups_loss`, :func:`transformer_loss`) and the
-lighting, so total / IT is a PUE comparable with operators' figures. :func:`physics_kernel` applies it to a
-(datacenter x step) grid. All helpers live in this module (Numba's cache is keyed per file). Parameters: a
-float64 vector per datacenter (:func:`param_vector`, ``PARAM_NAMES`` order; a test checks it covers every
-numeric field of :class:`gridshift.dc_params.DatacenterParams`).
+:func:`dc_step`: one datacenter and step, from busy resources, server states and weather to every power
+component: IT (:func:`it_power`), air side and air-side economizer (:func:`air_economizer`), cooling plant
+(:func:`facility_from_cooling`, also sampled by the optimum through :func:`facility_kernel`), power-chain losses and
+lighting. All helpers live in this module (Numba's cache is keyed per file). Parameters: a float64 vector per
+datacenter (:func:`param_vector`, ``PARAM_NAMES`` order).
 """
 
 from __future__ import annotations
@@ -22,10 +19,8 @@ from gridshift.timestep import STEP_H as STEP_HOURS
 from gridshift.timestep import STEP_S
 
 # ---------------------------------------------------------------- parameter vector layout
-# Two blocks, the IT equipment and the facility (air side, cooling plant, water), each with its index
-# constants below; a new parameter goes into its block's tuple and gets its constant there. Indices are
-# module-level ints computed in this file (Numba freezes globals at compile time, and its cache is
-# keyed on this file, so they can never go stale).
+# Two blocks (IT, facility), each with its index constants below; indices are computed in this file (Numba
+# freezes globals at compile time and keys its cache on this file, so they never go stale).
 IT_PARAMS = (
     "cores_per_server", "cpu_server_max_w", "cpu_server_idle_w", "cpu_server_nameplate_w",
     "cpu_leakage_frac", "cpu_leakage_ref_c", "cpu_leakage_span_k",
@@ -54,81 +49,49 @@ FACILITY_PARAMS = (
     "latent_heat_kj_per_kg", "drift_frac", "cw_range_k", "water_cp_kj_per_kg_k",
     "cycles_of_concentration",
     "ups_loss_c0", "ups_loss_c1", "ups_loss_c2", "transformer_nameplate_eff", "transformer_nameplate_pul",
-    "lighting_frac",
+    "lighting_frac", "inlet_dewpoint_min_c", "inlet_dewpoint_max_c", "inlet_rh_max",
 )
 # not dataclass fields: computed by param_vector from the ``condenser`` and ``economizer`` choices
 # (a hybrid is a dry cooler, condenser_is_dry, with adiabatic pre-cooling, adiabatic_on)
-DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on", "gpu_fleet_average")
+DERIVED_PARAMS = ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on", "gpu_fleet_average",
+                  "air_econ_on", "air_econ_evap", "air_w_lo", "air_w_hi")
 PARAM_NAMES = IT_PARAMS + FACILITY_PARAMS + DERIVED_PARAMS
 N_PARAMS = len(PARAM_NAMES)
 _P = {name: i for i, name in enumerate(PARAM_NAMES)}
 # IT equipment
-P_CORES_PER_SERVER = _P["cores_per_server"]
-P_CPU_MAX = _P["cpu_server_max_w"]
-P_CPU_IDLE = _P["cpu_server_idle_w"]
-P_CPU_NAMEPLATE = _P["cpu_server_nameplate_w"]
-P_LEAK_FRAC = _P["cpu_leakage_frac"]
-P_LEAK_REF = _P["cpu_leakage_ref_c"]
-P_LEAK_SPAN = _P["cpu_leakage_span_k"]
-P_GPU_IDLE = _P["gpu_idle_w"]
-P_GPU_MAX = _P["gpu_max_w"]
-P_GPU_ALLOC_U = _P["gpu_alloc_util"]
-P_GPUS_PER_SERVER = _P["gpus_per_server"]
-P_MEM_STATIC = _P["mem_static_w_per_gb"]
-P_MEM_DYN = _P["mem_dynamic_w_per_gb"]
-P_ITFAN_FRAC = _P["it_fan_design_frac"]
-P_ITFAN_MIN = _P["it_fan_min_airflow_ratio"]
-P_SERVER_DT = _P["server_delta_t_design_k"]
-P_SLEEP_W = _P["server_sleep_w"]
-P_GPU_SLEEP_W = _P["gpu_sleep_w"]
-P_WAKE_S = _P["server_wake_s"]
-P_WAKE_FRAC = _P["server_wake_power_frac"]
-P_SPARE_MIN = _P["server_spare_min"]
+P_CORES_PER_SERVER, P_CPU_MAX, P_CPU_IDLE = _P["cores_per_server"], _P["cpu_server_max_w"], _P["cpu_server_idle_w"]
+P_CPU_NAMEPLATE, P_LEAK_FRAC, P_LEAK_REF = _P["cpu_server_nameplate_w"], _P["cpu_leakage_frac"], _P["cpu_leakage_ref_c"]
+P_LEAK_SPAN, P_GPU_IDLE, P_GPU_MAX = _P["cpu_leakage_span_k"], _P["gpu_idle_w"], _P["gpu_max_w"]
+P_GPU_ALLOC_U, P_GPUS_PER_SERVER, P_MEM_STATIC = _P["gpu_alloc_util"], _P["gpus_per_server"], _P["mem_static_w_per_gb"]
+P_MEM_DYN, P_ITFAN_FRAC = _P["mem_dynamic_w_per_gb"], _P["it_fan_design_frac"]
+P_ITFAN_MIN, P_SERVER_DT = _P["it_fan_min_airflow_ratio"], _P["server_delta_t_design_k"]
+P_SLEEP_W, P_GPU_SLEEP_W, P_WAKE_S = _P["server_sleep_w"], _P["gpu_sleep_w"], _P["server_wake_s"]
+P_WAKE_FRAC, P_SPARE_MIN = _P["server_wake_power_frac"], _P["server_spare_min"]
 # facility: air side, chiller, tower, pumps, water
-P_SUPPLY = _P["supply_air_c"]
-P_SUPPLY_APP = _P["supply_approach_k"]
-P_RETURN_APP = _P["return_approach_k"]
-P_RHO = _P["air_density_kg_m3"]
-P_CP = _P["air_cp_j_per_kg_k"]
-P_CRAC_FRAC = _P["crac_fan_design_frac"]
-P_CRAC_MIN = _P["crac_min_airflow_ratio"]
-P_COP_WATER = _P["chiller_cop_water"]
-P_COP_AIR = _P["chiller_cop_air"]
-P_CAP_FACTOR = _P["chiller_capacity_factor"]
-P_CHW_SUPPLY = _P["chw_supply_c"]
-P_CHW_DESIGN = _P["chw_design_c"]
-P_COND_DESIGN_W = _P["cond_design_water_c"]
-P_COND_DESIGN_A = _P["cond_design_air_c"]
+P_SUPPLY, P_SUPPLY_APP, P_RETURN_APP = _P["supply_air_c"], _P["supply_approach_k"], _P["return_approach_k"]
+P_RHO, P_CP, P_CRAC_FRAC = _P["air_density_kg_m3"], _P["air_cp_j_per_kg_k"], _P["crac_fan_design_frac"]
+P_CRAC_MIN, P_COP_WATER, P_COP_AIR = _P["crac_min_airflow_ratio"], _P["chiller_cop_water"], _P["chiller_cop_air"]
+P_CAP_FACTOR, P_CHW_SUPPLY, P_CHW_DESIGN = _P["chiller_capacity_factor"], _P["chw_supply_c"], _P["chw_design_c"]
+P_COND_DESIGN_W, P_COND_DESIGN_A = _P["cond_design_water_c"], _P["cond_design_air_c"]
 P_CAP0, P_CAP1, P_CAP2 = _P["chiller_cap_c0"], _P["chiller_cap_c1"], _P["chiller_cap_c2"]
 P_POW0, P_POW1, P_POW2 = _P["chiller_pow_c0"], _P["chiller_pow_c1"], _P["chiller_pow_c2"]
 P_FLF0, P_FLF1, P_FLF2 = _P["chiller_flf_c0"], _P["chiller_flf_c1"], _P["chiller_flf_c2"]
-P_COND_MIN = _P["chiller_cond_min_c"]
-P_DT_MAX = _P["chiller_dt_max"]
-P_MIN_PLR = _P["chiller_min_plr"]
-P_CHW_RANGE = _P["chw_range_k"]
-P_HX_APP = _P["wse_hx_approach_k"]
-P_TOWER_WB = _P["tower_design_wetbulb_c"]
-P_TOWER_APP = _P["tower_approach_k"]
-P_TOWER_FRAC = _P["tower_fan_design_frac"]
-P_TOWER_SENS = _P["tower_wetbulb_sens_per_k"]
-P_TOWER_MIN = _P["tower_min_airflow_ratio"]
-P_DRY_APP = _P["dry_cooler_approach_k"]
-P_DRY_FRAC = _P["dry_cooler_fan_design_frac"]
-P_DRY_AIR_DT = _P["dry_cooler_air_dt_k"]
-P_SWITCHOVER = _P["hybrid_switchover_c"]
-P_PAD_EFF = _P["adiabatic_pad_effectiveness"]
-P_CHW_PUMP = _P["chw_pump_design_frac"]
-P_CW_PUMP = _P["cw_pump_design_frac"]
-P_PUMP_MIN = _P["pump_min_flow_ratio"]
+P_COND_MIN, P_DT_MAX, P_MIN_PLR = _P["chiller_cond_min_c"], _P["chiller_dt_max"], _P["chiller_min_plr"]
+P_CHW_RANGE, P_HX_APP, P_TOWER_WB = _P["chw_range_k"], _P["wse_hx_approach_k"], _P["tower_design_wetbulb_c"]
+P_TOWER_APP, P_TOWER_FRAC = _P["tower_approach_k"], _P["tower_fan_design_frac"]
+P_TOWER_SENS, P_TOWER_MIN = _P["tower_wetbulb_sens_per_k"], _P["tower_min_airflow_ratio"]
+P_DRY_APP, P_DRY_FRAC = _P["dry_cooler_approach_k"], _P["dry_cooler_fan_design_frac"]
+P_DRY_AIR_DT, P_SWITCHOVER = _P["dry_cooler_air_dt_k"], _P["hybrid_switchover_c"]
+P_PAD_EFF, P_CHW_PUMP = _P["adiabatic_pad_effectiveness"], _P["chw_pump_design_frac"]
+P_CW_PUMP, P_PUMP_MIN = _P["cw_pump_design_frac"], _P["pump_min_flow_ratio"]
 P_PC0, P_PC1, P_PC2, P_PC3 = (_P[f"pump_curve_c{i}"] for i in range(4))
-P_LATENT = _P["latent_heat_kj_per_kg"]
-P_DRIFT = _P["drift_frac"]
-P_CW_RANGE = _P["cw_range_k"]
-P_WATER_CP = _P["water_cp_kj_per_kg_k"]
-P_CYCLES = _P["cycles_of_concentration"]
+P_LATENT, P_DRIFT, P_CW_RANGE = _P["latent_heat_kj_per_kg"], _P["drift_frac"], _P["cw_range_k"]
+P_WATER_CP, P_CYCLES = _P["water_cp_kj_per_kg_k"], _P["cycles_of_concentration"]
 P_UPS0, P_UPS1, P_UPS2 = _P["ups_loss_c0"], _P["ups_loss_c1"], _P["ups_loss_c2"]
 P_TR_EFF, P_TR_PUL = _P["transformer_nameplate_eff"], _P["transformer_nameplate_pul"]
 P_LIGHT = _P["lighting_frac"]
+P_AIR_ECON, P_AIR_EVAP = _P["air_econ_on"], _P["air_econ_evap"]  # air_economizer != "none", "direct_evaporative"
+P_W_LO, P_W_HI = _P["air_w_lo"], _P["air_w_hi"]  # the inlet envelope's humidity ratios (envelope_ratios)
 P_COND_WATER = _P["condenser_is_water"]  # wet cooling tower
 P_COND_DRY = _P["condenser_is_dry"]  # dry cooler (condenser-water loop; "dry" or "hybrid")
 P_ECON = _P["economizer_on"]  # integrated water-side economizer (water, dry or hybrid)
@@ -152,6 +115,9 @@ FACILITY_OUT = (
     "adiabatic_on", "t_coil_air_c",
     # electrical losses (UPS, transformer / distribution) and lighting, all in total_kw
     "ups_loss_kw", "transformer_loss_kw", "lighting_kw",
+    # air-side economizer: the share of the cooling load outside air carries, and the water it evaporates
+    # (evaporative cooling and humidification; also in water_l)
+    "air_econ_kw", "air_econ_frac", "air_econ_water_l",
 )
 OUT_NAMES = IT_OUT + FACILITY_OUT
 N_OUT = len(OUT_NAMES)
@@ -170,6 +136,7 @@ O_ECON, O_ECON_FRAC, O_CH_LOAD, O_TCHWR = (_O[n] for n in ("econ_kw", "econ_frac
                                                            "t_chw_return_c"))
 O_ADIA, O_TCOIL = _O["adiabatic_on"], _O["t_coil_air_c"]
 O_UPS, O_TR, O_LIGHT = _O["ups_loss_kw"], _O["transformer_loss_kw"], _O["lighting_kw"]
+O_AIR_KW, O_AIR_F, O_AIR_W = _O["air_econ_kw"], _O["air_econ_frac"], _O["air_econ_water_l"]
 #: what :func:`facility_from_cooling` returns (the cooling plant's outputs), in this order (:func:`dc_step`
 #: writes them into their ``OUT_NAMES`` slots, ``PLANT_SLOTS``; a test checks the two agree)
 PLANT_OUT = ("chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_cooling_kw", "heat_rejected_kw",
@@ -180,18 +147,35 @@ PLANT_SLOTS = np.array([_O[n] for n in PLANT_OUT], dtype=np.int64)
 #: positions in :func:`facility_from_cooling`'s tuple of the plant's electrical loads and its unmet cooling
 PL_CHILLER, PL_TOWER, PL_CHW_PUMP, PL_CW_PUMP, PL_UNMET = (PLANT_OUT.index(n) for n in (
     "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "unmet_cooling_kw"))
+#: the plant's outputs that are 0 while outside air carries the whole load (the plant is off; its temperatures,
+#: capacity and the coil air stay as computed)
+PLANT_OFF = np.array([_O[n] for n in PLANT_OUT if n not in ("t_cond_in_c", "chiller_cap_kw", "t_chw_return_c",
+                                                            "t_coil_air_c")], dtype=np.int64)
 
+
+
+def envelope_ratios(p: DatacenterParams) -> tuple[float, float]:
+    """(lowest, highest) humidity ratio admitted to the inlet envelope: at the minimum dew point; the lower of the
+    maximum dew point's and the maximum RH's at the rack inlet. Once per datacenter, not every step."""
+    t_in = p.supply_air_c + p.supply_approach_k
+    hi = min(vapour_ratio(sat_pressure_kpa(p.inlet_dewpoint_max_c)),
+             vapour_ratio(p.inlet_rh_max * sat_pressure_kpa(t_in)))
+    return vapour_ratio(sat_pressure_kpa(p.inlet_dewpoint_min_c)), hi
 
 
 def param_vector(p: DatacenterParams) -> np.ndarray:
     """The float64 parameter vector of one datacenter, in ``PARAM_NAMES`` order."""
     d = p.to_dict()
+    w_lo, w_hi = envelope_ratios(p)
     derived = {
         "condenser_is_water": 1.0 if p.condenser == "water" else 0.0,
         "condenser_is_dry": 1.0 if p.condenser in ("dry", "hybrid") else 0.0,
         "economizer_on": 1.0 if p.economizer == "integrated" and p.condenser != "air" else 0.0,
         "adiabatic_on": 1.0 if p.condenser == "hybrid" else 0.0,
         "gpu_fleet_average": 1.0 if p.gpu_power_model == "fleet_average" else 0.0,
+        "air_econ_on": 0.0 if p.air_economizer == "none" else 1.0,
+        "air_econ_evap": 1.0 if p.air_economizer == "direct_evaporative" else 0.0,
+        "air_w_lo": w_lo, "air_w_hi": w_hi,
     }
     vals = []
     for name in PARAM_NAMES:
@@ -223,12 +207,8 @@ def gpu_power(p, u):
 
 @njit(cache=True, nogil=True)
 def gpus_busy_power(p, b):
-    """(Power W, device count) of the GPUs that run tasks, per device: ``b`` allocated GPUs
-    (time-weighted, may be fractional: Alibaba-style 0.5-GPU requests share devices) are packed onto
-    floor(b) fully allocated devices plus one device allocated f = b - floor(b); a device allocated
-    a fraction f runs at utilisation f x gpu_alloc_util and draws gpu_power(f x gpu_alloc_util).
-    With the other devices at idle power the total is continuous and non-decreasing in b, and one
-    allocated GPU never draws more than gpu_power(gpu_alloc_util) <= gpu_max_w."""
+    """(Power W, device count) of ``b`` allocated GPUs (time-weighted, may be fractional), per device: floor(b)
+    devices at gpu_power(gpu_alloc_util), one at gpu_power(f x gpu_alloc_util), f = b - floor(b)."""
     if b <= 0.0:
         return 0.0, 0.0
     u = p[P_GPU_ALLOC_U]
@@ -241,15 +221,9 @@ def gpus_busy_power(p, b):
 
 @njit(cache=True, nogil=True)
 def server_layout(p, cap_cores, cap_gpus, cap_mem):
-    """How a datacenter's capacity is split into servers: (servers, GPU servers, GPUs per GPU server,
-    memory GB per server).
-
-    Servers = ceil(cores / cores_per_server), as the power model has always counted them, each with
-    the same share of the memory. The GPUs sit in ceil(GPUs / gpus_per_server) of them (the last may
-    hold fewer); when that exceeds the server count, every server is a GPU server holding
-    GPUs / servers. A datacenter without cores has no servers: its GPUs and memory then count as
-    always on (there is nothing to switch off).
-    """
+    """(servers, GPU servers, GPUs per GPU server, memory GB per server): ceil(cores / cores_per_server) servers
+    sharing the memory, the GPUs in ceil(GPUs / gpus_per_server) of them (all of them when that is more); no cores:
+    no servers, GPUs and memory always on."""
     # (np.ceil stays a float: no undefined float -> int conversion for a non-finite capacity)
     n = np.ceil(cap_cores / p[P_CORES_PER_SERVER]) if cap_cores > 0 else 0.0
     ng = 0.0
@@ -270,27 +244,14 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
     """The IT equipment of one datacenter and step: fills the ``IT_OUT`` slots of ``out`` and returns
     (IT power kW incl. server fans, server airflow m3/s).
 
-    ``managed`` False (run option ``power="always_on"``): every server on, the CPU load spread evenly
-    over all of them, the GPUs per device as below (the allocated devices on the log2 curve, the others
-    at idle power; ``gpu_power_model="fleet_average"``, gridshift 0.1's preset only: the curve at the
-    fleet-average allocation, kept bit for bit). ``managed`` True: servers have power states;
-    ``on_c``/``on_g`` CPU-only/GPU servers on and ``wk_c``/``wk_g`` waking (time-weighted counts over
-    the step, from the engine), the rest asleep:
-
-    * CPU: N_on servers at ``cpu_server_power`` of their own utilisation (busy cores / cores on),
-      N_wake at server_wake_power_frac x cpu_server_max_w, N_asleep at server_sleep_w;
-    * GPUs: per device (:func:`gpus_busy_power` for the devices holding allocations, gpu_idle_w for
-      the other GPUs of servers that are on or waking, gpu_sleep_w for those of sleeping servers);
-    * memory: static W/GB of the memory of servers that are on or waking, dynamic W/GB of memory in use;
-    * server fans: only those of servers that are on or waking (share a of the servers); each moves
-      the airflow its share of the heat needs, floor it_fan_min_airflow_ratio: airflow
-      a x r x V_design and power a x P_fan,design x r^3 with r = max(min, heat / (a x heat_design)).
-
-    Idle power (``it_idle_kw``): what capacity that is on but unused draws, i.e. the idle power of
-    the unused share of the cores on, the idle power of the GPUs on that no task holds and the
-    static power of unused memory on (always_on: the same with every server on; fleet_average GPUs: the
-    unused GPU share cap - busy). Sleep and wake power: the servers (and their GPUs and memory)
-    in those states. Server fans are in none of the three.
+    ``managed`` False (``power="always_on"``): every server on, the CPU load spread over all, GPUs per device
+    (``gpu_power_model="fleet_average"``, gridshift 0.1 only: the curve at the fleet-average allocation).
+    ``managed`` True: ``on_c``/``on_g`` CPU-only/GPU servers on, ``wk_c``/``wk_g`` waking (time-weighted), the
+    rest asleep: CPUs on at their own utilisation, waking at server_wake_power_frac x max, asleep at
+    server_sleep_w; GPUs per device (:func:`gpus_busy_power`), idle or asleep otherwise; memory static W/GB when
+    on or waking plus dynamic W/GB in use; fans of the servers on or waking (share a) move the airflow their heat
+    needs, floor it_fan_min_airflow_ratio, power a x P_fan,design x r^3. Idle power: the draw of capacity on but
+    unused; sleep and wake power: the servers in those states (fans in none of the three).
     """
     w_gidle = p[P_GPU_IDLE]
     w_mstat = p[P_MEM_STATIC]
@@ -403,11 +364,8 @@ def chiller_cop(p):
 
 @njit(cache=True, nogil=True)
 def chiller_condenser_temp(p, t_cond_in):
-    """(rating temperature, temperature the chiller runs at) for a condenser inlet temperature.
-
-    The chiller never sees condenser water colder than ``chiller_cond_min_c`` (tower bypass /
-    head-pressure control hold its minimum lift); an air-cooled condenser is held at the same lift
-    below its own rating point."""
+    """(rating temperature, temperature the chiller runs at): never below ``chiller_cond_min_c`` (tower bypass /
+    head-pressure control); an air-cooled condenser is held at the same lift below its rating point."""
     if air_cooled(p):
         t_design = p[P_COND_DESIGN_A]
         t_min = t_design + (p[P_COND_MIN] - p[P_COND_DESIGN_W])
@@ -419,10 +377,8 @@ def chiller_condenser_temp(p, t_cond_in):
 
 @njit(cache=True, nogil=True)
 def chiller_curves(p, t_cond_in):
-    """(CapRatio, PowRatio) at condenser inlet temperature (EnergyPlus Chiller:Electric).
-
-    dT = (T_cond - T_cond,design) / 2.778 - (T_chw - T_chw,design), with T_cond at least the
-    chiller's minimum condenser temperature; dT is capped at ``chiller_dt_max``."""
+    """(CapRatio, PowRatio) (EnergyPlus Chiller:Electric): dT = (T_cond - T_cond,design) / 2.778 - (T_chw -
+    T_chw,design), T_cond at least the chiller's minimum, dT capped at ``chiller_dt_max``."""
     t_design, t_run = chiller_condenser_temp(p, t_cond_in)
     dt = (t_run - t_design) / 2.778 - (p[P_CHW_SUPPLY] - p[P_CHW_DESIGN])
     dt = min(dt, p[P_DT_MAX])
@@ -458,11 +414,9 @@ def chiller_power(p, load_kw, rated_cap_kw, t_cond_in):
 
 @njit(cache=True, nogil=True)
 def economizer_fraction(p, t_cw, t_chw_return):
-    """Fraction of the cooling load the integrated water-side economizer carries (0..1).
-
-    The plate heat exchanger cools the chilled-water return toward the condenser water plus its
-    approach; the chiller downstream brings it to the supply set point. All the load is carried
-    when T_cw + approach <= T_chw,supply, none when T_cw + approach >= T_chw,return."""
+    """Fraction of the cooling load the integrated water-side economizer carries: its plate heat exchanger cools the
+    chilled-water return toward condenser water + approach, the chiller the rest (all when T_cw + approach <=
+    T_chw,supply, none when >= T_chw,return)."""
     if p[P_ECON] < 0.5:
         return 0.0
     t_hx = t_cw + p[P_HX_APP]
@@ -483,12 +437,8 @@ def dry_cooler_fan_power(p, q_rej_kw, q_rej_design_kw):
 
 @njit(cache=True, nogil=True)
 def coil_entering_air(p, t_db, t_wb):
-    """(air temperature entering the dry-cooler coil, pads on) for a dry cooler or a hybrid.
-
-    A hybrid wets its pads only above ``hybrid_switchover_c``; the pad then brings the air toward its
-    wet-bulb, T_db - eps (T_db - T_wb) (saturation effectiveness eps; a wet-bulb above the dry-bulb, a
-    rounding artefact of the weather, counts as saturated air: no cooling). At or below the switch-over,
-    and for a plain dry cooler, the coil sees the dry-bulb."""
+    """(air temperature entering the dry-cooler coil, pads on): a hybrid above ``hybrid_switchover_c`` brings it to
+    T_db - eps (T_db - T_wb) (a wet-bulb above the dry-bulb counts as saturated air); otherwise the dry-bulb."""
     if p[P_ADIABATIC] > 0.5 and t_db > p[P_SWITCHOVER]:
         return t_db - p[P_PAD_EFF] * max(t_db - t_wb, 0.0), True
     return t_db, False
@@ -496,10 +446,8 @@ def coil_entering_air(p, t_db, t_wb):
 
 @njit(cache=True, nogil=True)
 def adiabatic_evaporation_l(p, q_rej_kw, q_rej_design_kw, t_db, t_coil, seconds):
-    """Water the pads evaporate (L, = kg) in ``seconds``: the sensible heat they take out of the air
-    stream over the latent heat, m_air c_p (T_db - T_coil) / h_fg. The air mass flow is the one the coil
-    moves, m_air = r Q_rej,design / (c_p dT_air,design) with r the fans' airflow ratio (heat ratio clamped
-    to [min, 1], as their power): c_p cancels, water = r Q_rej,design (T_db - T_coil) / dT_air / h_fg."""
+    """Water the pads evaporate (L) in ``seconds``: m_air c_p (T_db - T_coil) / h_fg with the coil's air mass flow
+    m_air = r Q_rej,design / (c_p dT_air,design), r its fans' airflow ratio (clamped as their power)."""
     if q_rej_design_kw <= 0.0:
         return 0.0
     r = min(max(q_rej_kw / q_rej_design_kw, p[P_TOWER_MIN]), 1.0)
@@ -545,6 +493,61 @@ def transformer_loss(p, load, rated):
     return half + half * (y * y) / (pul * pul)
 
 
+P_ATM_KPA = 101.325  # sea-level air pressure, as the air density (psychrometrics of the air-side economizer)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def vapour_ratio(pw_kpa):
+    """Humidity ratio (kg water / kg dry air) at vapour pressure ``pw_kpa`` (ASHRAE Fundamentals, ch. 1)."""
+    return 0.621945 * pw_kpa / (P_ATM_KPA - pw_kpa)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sat_pressure_kpa(t):
+    """Saturation vapour pressure over water (kPa), Magnus form (Alduchov & Eskridge 1996)."""
+    return 0.61094 * math.exp(17.625 * t / (t + 243.04))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def humidity_ratio(t_db, t_wb):
+    """Humidity ratio of outdoor air from its dry- and wet-bulb (ASHRAE Fundamentals, ch. 1), at least 0."""
+    ws = vapour_ratio(sat_pressure_kpa(t_wb))
+    w = ((2501.0 - 2.326 * t_wb) * ws - 1.006 * (t_db - t_wb)) / (2501.0 + 1.86 * t_db - 4.186 * t_wb)
+    return max(w, 0.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def air_economizer(p, t_db, t_wb, t_ret):
+    """(share of the cooling load outside air carries, water it takes per kg of supply air) for one step.
+
+    Outside air is admitted only with its humidity ratio at most the envelope's (:func:`envelope_ratios`). At
+    or below the supply set point it is mixed with return air to the set point (the whole load); too dry it is
+    humidified ("direct_evaporative": outside-air share of the supply (T_ret - T_sup) / (T_ret - T_db) times the
+    deficit) or refused ("direct"). Warmer: 100 % outside air, evaporatively cooled toward the supply temperature
+    as far as the pad's effectiveness and the humidity limit allow (c_p dT / h_fg kg of water per kg of air); it
+    carries the whole load at the supply temperature, (T_ret - T_air) / (T_ret - T_sup) below T_ret."""
+    if p[P_AIR_ECON] < 0.5:
+        return 0.0, 0.0
+    t_sup = p[P_SUPPLY]
+    w_out = humidity_ratio(t_db, t_wb)
+    w_lo = p[P_W_LO]
+    w_hi = p[P_W_HI]
+    evap = p[P_AIR_EVAP] > 0.5
+    if w_out > w_hi or (w_out < w_lo and not evap):
+        return 0.0, 0.0
+    short = max(w_lo - w_out, 0.0)  # humidity-ratio deficit the evaporative media make up
+    if t_db <= t_sup:
+        return 1.0, short * min((t_ret - t_sup) / (t_ret - t_db), 1.0)
+    t_air = t_db
+    if evap:
+        c = p[P_CP] / 1000.0 / p[P_LATENT]  # kg of water per kg of air per K of evaporative cooling
+        t_air = max(t_sup, t_db - p[P_PAD_EFF] * max(t_db - t_wb, 0.0), t_db - (w_hi - w_out) / c)
+        short = max(short, c * (t_db - t_air))
+    if t_air >= t_ret:
+        return 0.0, 0.0
+    return (1.0 if t_air <= t_sup else (t_ret - t_air) / (t_ret - t_sup)), short
+
+
 @njit(cache=True, nogil=True)
 def design_point(p, cap_cores, cap_gpus, cap_mem):
     """Design (full-load) values: IT heat excl. fans, IT power, cooling load, heat rejected (kW)."""
@@ -561,19 +564,13 @@ def design_point(p, cap_cores, cap_gpus, cap_mem):
     return n_servers, heat, it, cool, rej
 
 
-# inlined (Numba IR) and returning a tuple that dc_step writes itself: as a call, or writing into ``out``
-# passed as an argument, it made dc_step 5-11 % slower (argument passing, reference counts); this way
-# the same speed (benchmark in the commit message)
+# inlined, returning a tuple dc_step writes itself: as a call, or writing into ``out``, dc_step ran 5-11 % slower
 @njit(cache=True, nogil=True, inline="always")
 def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d):
-    """The cooling plant of one datacenter and step, from its cooling load ``cool`` (kW) on: returns the
-    ``PLANT_OUT`` values (chiller, tower or dry-cooler fans, both pumps, unmet cooling, heat rejected,
-    condenser and chilled-water temperatures, chiller PLR and capacity, water, economizer, hybrid pads).
-
-    ``t_db``/``t_wb``: outdoor dry/wet bulb (degC); ``cool_d``/``rej_d``: the design cooling load and heat
-    rejected (kW, :func:`design_point`). The one model of the plant: :func:`dc_step` calls it after the IT
-    equipment and the air side, and the offline optimum's power bound samples it through
-    :func:`facility_kernel` (``sim_core.optimum.power.facility_tail``)."""
+    """The cooling plant of one datacenter and step from its cooling load ``cool`` (kW): the ``PLANT_OUT`` values.
+    ``t_db``/``t_wb``: outdoor dry/wet bulb (degC); ``cool_d``/``rej_d``: design cooling load and heat rejected
+    (kW, :func:`design_point`). The one model of the plant: :func:`dc_step` calls it, the optimum's power bound
+    samples it through :func:`facility_kernel`."""
     # heat rejection: condenser-water temperature from the tower / dry cooler, or outdoor air
     rated_cap = p[P_CAP_FACTOR] * cool_d
     wet = p[P_COND_WATER] > 0.5
@@ -641,12 +638,8 @@ def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d):
 @njit(cache=True, nogil=True)
 def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_db, t_wb, on_c, on_g, wk_c, wk_g,
             managed, out):
-    """Fill ``out`` (length N_OUT) for one datacenter and one step.
-
-    busy_* are time-weighted averages over the step; t_db/t_wb the outdoor dry/wet bulb (degC);
-    on_*/wk_* and ``managed``: the server power states (see :func:`it_power`). The IT equipment
-    (:func:`it_power`), the air side (here) and the cooling plant (:func:`facility_from_cooling`).
-    """
+    """Fill ``out`` (N_OUT) for one datacenter and step: busy_* time-weighted over the step, t_db/t_wb outdoor dry /
+    wet bulb (degC), on_*/wk_* and ``managed`` the server power states (:func:`it_power`)."""
     n_servers, heat_d, it_d, cool_d, rej_d = design_point(p, cap_cores, cap_gpus, cap_mem)
     rho_cp = p[P_RHO] * p[P_CP]  # J/(m3 K)
     t_in = p[P_SUPPLY] + p[P_SUPPLY_APP]
@@ -670,11 +663,23 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
     light = p[P_LIGHT] * it_d
     cool = it + crac + light
 
-    # the cooling plant: chiller, economizer, heat rejection, pumps, water (PLANT_OUT order)
-    plant = facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d)
+    # outside air carries f_air of it (exactly 0 without an air-side economizer); the chiller plant (chiller,
+    # water-side economizer, heat rejection, pumps, water: PLANT_OUT order) the rest, and is off when f_air = 1
+    f_air, dw = air_economizer(p, t_db, t_wb, t_ret)
+    air_kw = f_air * cool
+    plant = facility_from_cooling(p, cool - air_kw if f_air > 0.0 else cool, t_db, t_wb, cool_d, rej_d)
     for k in range(PLANT_SLOTS.shape[0]):
         out[PLANT_SLOTS[k]] = plant[k]
-    total = it + crac + plant[PL_CHILLER] + plant[PL_TOWER] + plant[PL_CHW_PUMP] + plant[PL_CW_PUMP]
+    if f_air >= 1.0:
+        for k in range(PLANT_OFF.shape[0]):
+            out[PLANT_OFF[k]] = 0.0
+    air_w = dw * p[P_RHO] * v_crac * STEP_S  # kg = L of water per step
+    out[O_AIR_KW] = air_kw
+    out[O_AIR_F] = f_air
+    out[O_AIR_W] = air_w
+    if air_w > 0.0:
+        out[O_WATER] += air_w
+    total = it + crac + out[O_CHILLER] + out[O_TOWER] + out[O_CHW_PUMP] + out[O_CW_PUMP]
     # the power chain: the UPS carries the IT, the transformer everything behind it (rated at the design
     # facility load, IT + CRAC fans + chiller = rej_d); each term is exactly 0 when its parameters say none
     ups = ups_loss(p, it, it_d)
@@ -697,11 +702,8 @@ def dc_step(p, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, t_
 
 @njit(cache=True, nogil=True)
 def facility_kernel(p, cool, t_db, t_wb, cool_d, rej_d, plant_kw, unmet_kw):
-    """:func:`facility_from_cooling` over 1-D arrays of cooling load and weather (same length): the plant's
-    power (chiller + tower or dry-cooler fans + both pumps, kW, summed in :func:`dc_step`'s order) into
-    ``plant_kw`` and the unmet cooling (kW) into ``unmet_kw``. Here, not in the optimum's module, because
-    Numba's cache is keyed on the caller's file: a jitted loop elsewhere would keep a stale copy of the
-    plant after an edit of this file."""
+    """:func:`facility_from_cooling` over 1-D arrays (same length): plant power (kW, :func:`dc_step`'s order) into
+    ``plant_kw``, unmet cooling into ``unmet_kw``. Here because Numba's cache is keyed on the caller's file."""
     for i in range(cool.shape[0]):
         plant = facility_from_cooling(p, cool[i], t_db[i], t_wb[i], cool_d, rej_d)
         plant_kw[i] = plant[PL_CHILLER] + plant[PL_TOWER] + plant[PL_CHW_PUMP] + plant[PL_CW_PUMP]
@@ -732,11 +734,9 @@ def physics_kernel(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, 
 
 def compute(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_mem, temp_c, wetbulb_c,
             servers=None):
-    """Python wrapper: returns a dict name -> (n_dc, n) array of every OUT_NAMES metric.
-
-    ``servers``: None = every server always on (run option ``power="always_on"``); else the server
-    states (4, n_dc, n) [CPU-only on, GPU servers on, CPU-only waking, GPU waking], time-weighted
-    counts, broadcast like the busy arrays (managed power, :func:`it_power`)."""
+    """Python wrapper: a dict name -> (n_dc, n) array of every OUT_NAMES metric. ``servers``: None = every server
+    on (``power="always_on"``); else (4, n_dc, n) time-weighted [CPU-only on, GPU on, CPU-only waking, GPU
+    waking], broadcast like the busy arrays."""
     busy_cores = np.ascontiguousarray(np.atleast_2d(busy_cores), dtype=np.float64)
     shape = busy_cores.shape
     b = [np.ascontiguousarray(np.broadcast_to(np.atleast_2d(x), shape), dtype=np.float64)
@@ -765,11 +765,9 @@ N_STEP_DC = len(STEP_DC_NAMES)
 @njit(cache=True, nogil=True)
 def step_energy(params, cap_cores, cap_gpus, cap_mem, part, srv, managed, j, temp_c, wetbulb_c, carbon, price, k,
                 buf, out, tot):
-    """One step of every datacenter, exactly as the run results compute it (same ``dc_step`` on the
-    same inputs, same arithmetic): busy = max(part[:, d, j], 0) (time-weighted), server states
-    srv[:, d, j], signals at bundle step ``k``. Writes ``out`` (N_STEP_DC, n_dc) in ``STEP_DC_NAMES``
-    order and their sums over the datacenters into ``tot`` (N_STEP_DC,); ``buf`` is scratch of
-    length N_OUT."""
+    """One step of every datacenter exactly as the run results compute it (same ``dc_step``, same arithmetic): busy
+    = max(part[:, d, j], 0), servers srv[:, d, j], signals at bundle step ``k``; ``out`` (N_STEP_DC, n_dc) in
+    ``STEP_DC_NAMES`` order, their sums into ``tot``; ``buf`` is scratch (N_OUT)."""
     n_dc = cap_cores.shape[0]
     for r in range(N_STEP_DC):
         tot[r] = 0.0

@@ -209,19 +209,22 @@ def flex_task_state(prep, finish: np.ndarray) -> dict[str, np.ndarray]:
 def site_summary(locations, ph: dict) -> pl.DataFrame:
     """One row per site over the window, from the physics outputs (``physics.compute``'s dict of
     (n_dc, n) arrays): IT and total kWh, water, PUE and WUE (IT-energy weighted: sums, then the ratio),
-    the hours the water-side economizer carried all (``free_cooling_h``) or part
-    (``partial_free_cooling_h``) of the cooling load, and the hours a hybrid cooler's adiabatic pads were
-    wetted (``adiabatic_h``, 0 for any other heat rejection)."""
+    the hours with the chiller off, outside air or the water-side economizer carrying all of the cooling load
+    (``free_cooling_h``), an economizer carrying part of it (``partial_free_cooling_h``), outside air carrying
+    some or all (``outside_air_h``), and the hours a hybrid cooler's adiabatic pads were wetted
+    (``adiabatic_h``, 0 for any other heat rejection)."""
     it = ph["it_kw"].sum(axis=1) * STEP_HOURS
     total = ph["total_kw"].sum(axis=1) * STEP_HOURS
     water = ph["water_l"].sum(axis=1)
-    f = ph["econ_frac"]
+    f, a = ph["econ_frac"], ph["air_econ_frac"]
+    full = (f >= 1.0) | (a >= 1.0)
     return pl.DataFrame({
         "location": [str(loc) for loc in locations],
         "it_kwh": it, "total_kwh": total, "water_l": water,
         "pue": effectiveness(total, it, 1.0), "wue_l_per_kwh": effectiveness(water, it, 0.0),
-        "free_cooling_h": (f >= 1.0).sum(axis=1) * STEP_HOURS,
-        "partial_free_cooling_h": ((f > 0.0) & (f < 1.0)).sum(axis=1) * STEP_HOURS,
+        "free_cooling_h": full.sum(axis=1) * STEP_HOURS,
+        "partial_free_cooling_h": (~full & ((f > 0.0) | (a > 0.0))).sum(axis=1) * STEP_HOURS,
+        "outside_air_h": (a > 0.0).sum(axis=1) * STEP_HOURS,
         "adiabatic_h": (ph["adiabatic_on"] > 0.5).sum(axis=1) * STEP_HOURS,
     })
 

@@ -304,7 +304,8 @@ def facility_pieces(params: np.ndarray, sites: list[SitePower], temp_c: np.ndarr
     temperature, and the heat the fans and pumps move, all rise with it; once the chiller is at its
     capacity its power is constant while the tower and pumps still rise, unless the condenser water
     warms with the load). That is checked on the grid: a step where a sampled value falls falls back
-    to the tail's constant floor (both pumps at minimum flow, the fans at minimum airflow)."""
+    to the tail's constant floor (both pumps at minimum flow, the fans at minimum airflow). With an air-side
+    economizer, a step whose weather the inlet envelope admits gets a tail of 0 (the plant may be off)."""
     n_dc, n = temp_c.shape
     k = N_FAC_PIECES
     slope = np.zeros((n_dc, n, k))
@@ -326,6 +327,14 @@ def facility_pieces(params: np.ndarray, sites: list[SitePower], temp_c: np.ndarr
         sl[bad] = 0.0
         ic[bad] = floor
         ct[bad] = 1
+        if p[ph.P_AIR_ECON] > 0.5:
+            # where the envelope admits outside air it may carry the whole load with the plant off
+            # (physics.air_economizer): there the tail's minorant is 0
+            w = np.array([ph.humidity_ratio(a, b) for a, b in zip(temp_c[d], wetbulb_c[d], strict=True)])
+            free = (w <= p[ph.P_W_HI]) & ((w >= p[ph.P_W_LO]) | (p[ph.P_AIR_EVAP] > 0.5))
+            sl[free] = 0.0
+            ic[free] = 0.0
+            ct[free] = 1
         slope[d], icpt[d], count[d] = sl, ic, ct
         short[d] = (unmet > 0.0).any(axis=1)
         fallback[d] = bad

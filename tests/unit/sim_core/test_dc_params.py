@@ -36,12 +36,17 @@ def test_param_vector_covers_every_numeric_field():
     numeric = set(DatacenterParams.numeric_fields())
     assert numeric == set(PARAM_NAMES) - set(DERIVED_PARAMS)
     assert set(DERIVED_PARAMS) == {"condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on",
-                                   "gpu_fleet_average"}
+                                   "gpu_fleet_average", "air_econ_on", "air_econ_evap", "air_w_lo", "air_w_hi"}
     assert v_fleet(DatacenterParams()) == 0.0 and v_fleet(DatacenterParams(gpu_power_model="fleet_average")) == 1.0
     v = param_vector(DatacenterParams(cpu_server_max_w=410.0))
     assert v[PARAM_NAMES.index("cpu_server_max_w")] == 410.0
     assert v[PARAM_NAMES.index("condenser_is_water")] == 0.0  # the default is the hybrid dry cooler
     assert v[PARAM_NAMES.index("adiabatic_on")] == 1.0
+    # the default air-side economizer is direct outside air with evaporative assist; "direct" has no evaporation
+    assert v[PARAM_NAMES.index("air_econ_on")] == 1.0 and v[PARAM_NAMES.index("air_econ_evap")] == 1.0
+    d = param_vector(DatacenterParams(air_economizer="direct"))
+    assert d[PARAM_NAMES.index("air_econ_on")] == 1.0 and d[PARAM_NAMES.index("air_econ_evap")] == 0.0
+    assert param_vector(DatacenterParams(air_economizer="none"))[PARAM_NAMES.index("air_econ_on")] == 0.0
     assert len(v) == len(PARAM_NAMES)
 
 

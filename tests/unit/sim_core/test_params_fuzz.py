@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sim_core
-from gridshift.dc_params import CONDENSER_TYPES, PARAM_RANGES, DatacenterParams, ParamError
+from gridshift.dc_params import AIR_ECONOMIZER_TYPES, CONDENSER_TYPES, PARAM_RANGES, DatacenterParams, ParamError
 from gridshift.wetbulb import stull_wetbulb
 from sim_core import physics as ph
 from sim_core.testing import tiny_bundle
@@ -28,18 +28,19 @@ NUMERIC = DatacenterParams.numeric_fields()
 #: (cores, GPUs, GB): a GPU site, a CPU site, a small site without GPUs
 CAPS = np.array([[50000.0, 1000.0, 80000.0], [110000.0, 300.0, 60000.0], [6400.0, 0.0, 1000.0]])
 UTIL = (0.0, 0.37, 1.0)
-TEMPS = (-10.0, 18.0, 40.0)
+TEMPS = (-10.0, 18.0, 30.0, 40.0)  # (30: outside air evaporatively cooled, the plant trimming)
 #: every power output (kW) and water output (L) must be >= 0
 NON_NEGATIVE = ("it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw", "crac_fan_kw", "chiller_kw",
                 "tower_fan_kw", "chw_pump_kw", "cw_pump_kw", "total_kw", "cooling_load_kw", "unmet_cooling_kw",
                 "heat_rejected_kw", "water_evap_l", "water_drift_l", "water_blowdown_l", "water_l", "econ_kw",
                 "chiller_load_kw", "it_idle_kw", "it_sleep_kw", "it_wake_kw", "server_airflow_m3_s",
-                "crac_airflow_m3_s", "ups_loss_kw", "transformer_loss_kw", "lighting_kw")
+                "crac_airflow_m3_s", "ups_loss_kw", "transformer_loss_kw", "lighting_kw", "air_econ_kw",
+                "air_econ_frac", "air_econ_water_l")
 
 
-def build(name: str, value, condenser: str) -> DatacenterParams | ParamError:
-    """The parameters with one field set (and the heat rejection), or the refusal."""
-    kw = {"condenser": condenser} if name != "condenser" else {}
+def build(name: str, value, condenser: str, air: str) -> DatacenterParams | ParamError:
+    """The parameters with one field set (and the heat rejection and air-side economizer), or the refusal."""
+    kw = {k: v for k, v in (("condenser", condenser), ("air_economizer", air)) if k != name}
     try:
         return DatacenterParams(**kw, **{name: value})
     except ParamError as exc:
@@ -70,8 +71,11 @@ def assert_conserved(p: DatacenterParams, r: dict[str, np.ndarray], where: str) 
     close(r["it_kw"], r["it_cpu_kw"] + r["it_gpu_kw"] + r["it_mem_kw"] + r["it_fan_kw"], "IT = its parts")
     close(r["total_kw"], r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"]
           + r["cw_pump_kw"] + r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"], "total = its parts")
-    close(r["cooling_load_kw"], r["econ_kw"] + r["chiller_load_kw"], "cooling = economizer + chiller load")
-    met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
+    close(r["cooling_load_kw"], r["air_econ_kw"] + r["econ_kw"] + r["chiller_load_kw"],
+          "cooling = outside air + water-side economizer + chiller load")
+    close(r["water_l"], r["water_evap_l"] + r["water_drift_l"] + r["water_blowdown_l"] + r["air_econ_water_l"],
+          "water = tower / pads + outside-air evaporation and humidification")
+    met = r["cooling_load_kw"] - r["air_econ_kw"] - r["unmet_cooling_kw"]
     close(r["heat_rejected_kw"], met + r["chiller_kw"], "heat rejected = met load + chiller work")
     rho_cp = p.air_density_kg_m3 * p.air_cp_j_per_kg_k
     close(rho_cp * r["crac_airflow_m3_s"] * (r["t_return_c"] - p.supply_air_c) / 1000.0, r["it_kw"],
@@ -110,17 +114,18 @@ def test_every_field_has_a_declared_range():
         assert b.admits(default), (name, default, b.describe())
 
 
+@pytest.mark.parametrize("air", ("direct_evaporative", "none"))
 @pytest.mark.parametrize("condenser", CONDENSER_TYPES)
-def test_hostile_value_in_every_field_is_refused_by_name_or_conserved(condenser):
+def test_hostile_value_in_every_field_is_refused_by_name_or_conserved(condenser, air):
     """The issue's fuzz: 25 of 284 such pairs used to pass validation and then divide by zero or give NaN,
     -inf or negative totals (chw_pump_design_frac = -1: -26,428 kWh, PUE -674)."""
     admitted = 0
     for name in FIELDS:
         for value in HOSTILE:
-            got = build(name, value, condenser)
+            got = build(name, value, condenser, air)
             if isinstance(got, ParamError):
                 assert_named_refusal(got, [name])
-                assert f"{value!r}" in str(got) or name in ("condenser", "economizer"), str(got)
+                assert f"{value!r}" in str(got) or name in ("condenser", "economizer", "air_economizer"), str(got)
                 outside = isinstance(value, str) or not (math.isfinite(value) and PARAM_RANGES[name].admits(value)) \
                     if name in PARAM_RANGES else False
                 if outside:  # (a value inside its range is refused by a joint rule, which names the fields)
@@ -128,7 +133,7 @@ def test_hostile_value_in_every_field_is_refused_by_name_or_conserved(condenser)
                 continue
             admitted += 1
             for label, r in run_kernel(got):
-                assert_conserved(got, r, f"{name}={value!r} {condenser} {label}")
+                assert_conserved(got, r, f"{name}={value!r} {condenser} {air} {label}")
     # 0 and tiny are valid for fractions, powers and some coefficients; nothing else gets through
     assert 30 < admitted < 2 * len(NUMERIC)
 
@@ -159,18 +164,19 @@ def _in_range(name: str):
 
 @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(pairs=st.lists(st.sampled_from(NUMERIC).flatmap(_in_range), min_size=1, max_size=8),
-       condenser=st.sampled_from(CONDENSER_TYPES), economizer=st.sampled_from(("integrated", "none")))
-def test_values_inside_their_ranges_combined(pairs, condenser, economizer):
+       condenser=st.sampled_from(CONDENSER_TYPES), economizer=st.sampled_from(("integrated", "none")),
+       air=st.sampled_from(AIR_ECONOMIZER_TYPES))
+def test_values_inside_their_ranges_combined(pairs, condenser, economizer, air):
     """Several fields at once anywhere inside their ranges (ends included): a joint rule refuses by naming one
     of them, or the physics is finite, non-negative and conserved."""
     kw = dict(pairs)
     try:
-        p = DatacenterParams(condenser=condenser, economizer=economizer, **kw)
+        p = DatacenterParams(condenser=condenser, economizer=economizer, air_economizer=air, **kw)
     except ParamError as exc:
         assert_named_refusal(exc, list(kw))
         return
     for label, r in run_kernel(p):
-        assert_conserved(p, r, f"{kw} {condenser} {economizer} {label}")
+        assert_conserved(p, r, f"{kw} {condenser} {economizer} {air} {label}")
 
 
 #: admitted extremes, one per datacenter of a full run: (field, value)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from gridshift.dc_params import DatacenterParams
+from gridshift.dc_params import CHILLER_2015, DatacenterParams
 from gridshift.wetbulb import stull_wetbulb
 from sim_core import physics as ph
 
@@ -13,6 +13,13 @@ CAPS = [(50000, 1000, 80000), (110000, 300, 60000), (6400, 0, 1000)]
 #: no UPS / transformer losses and no lighting: the hand-computed plant operating points below check the cooling
 #: plant alone; the electrical losses have their own hand-computed test
 PLANT_ONLY = dict(ups_loss_c0=0.0, ups_loss_c1=0.0, ups_loss_c2=0.0, transformer_nameplate_eff=1.0, lighting_frac=0.0)
+
+
+def plant_2015(**kw) -> DatacenterParams:
+    """The "chiller-2015" design (18 degC supply air, 6.67 degC chilled water, no air-side economizer) with ``kw``:
+    the chiller plant's tests below pin its operating points by hand; the default design's outside air has its
+    own tests (test_air_economizer.py)."""
+    return DatacenterParams(**{**CHILLER_2015, **kw})
 
 
 def run(p, caps, u, t_db, t_wb, ug=None, um=None):
@@ -24,8 +31,8 @@ def run(p, caps, u, t_db, t_wb, ug=None, um=None):
 
 
 def grid():
-    for cond in ("water", "air", "hybrid"):
-        p = DatacenterParams(condenser=cond)
+    for cond, design in ((c, d) for c in ("water", "air", "hybrid") for d in (plant_2015, DatacenterParams)):
+        p = design(condenser=cond)
         for caps in CAPS:
             for u in (0.0, 0.1, 0.37, 0.8, 1.0):
                 for t in (-10.0, 0.0, 18.0, 30.0, 40.0):
@@ -47,6 +54,11 @@ def _parts(r):
     electrical losses (UPS, transformer / distribution) and the lighting."""
     return (r["it_kw"] + r["crac_fan_kw"] + r["chiller_kw"] + r["tower_fan_kw"] + r["chw_pump_kw"] + r["cw_pump_kw"]
             + r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"])
+
+
+def _carried(r):
+    """The cooling load as the three carry it: outside air, the water-side economizer and the chiller."""
+    return r["air_econ_kw"] + r["econ_kw"] + r["chiller_load_kw"]
 
 
 def test_conservation_every_point():
@@ -71,13 +83,13 @@ def test_conservation_every_point():
         if p.condenser != "hybrid" or t <= 30.0:
             assert r["unmet_cooling_kw"] == 0.0
         # heat rejected = met cooling load + chiller work
-        met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
+        met = r["cooling_load_kw"] - r["air_econ_kw"] - r["unmet_cooling_kw"]
         assert r["heat_rejected_kw"] == pytest.approx(met + r["chiller_kw"], rel=1e-12)
 
 
 def test_pue_range_and_idle_above_full():
     # the plant without free cooling: PUE 1.1-1.7 everywhere (docs/model.md §4)
-    p = DatacenterParams(economizer="none")
+    p = plant_2015(economizer="none")
     for caps in CAPS[:2]:
         for t in np.linspace(-10, 40, 11):
             wb = float(stull_wetbulb(t, 50.0))
@@ -88,7 +100,7 @@ def test_pue_range_and_idle_above_full():
                 full = run(p, caps, 1.0, t, wb)
                 assert idle["total_kw"] / idle["it_kw"] > full["total_kw"] / full["it_kw"]
     # air-cooled defaults stay in range too
-    pa = DatacenterParams(condenser="air")
+    pa = plant_2015(condenser="air")
     for t in (-10.0, 20.0, 40.0):
         for u in (0.1, 1.0):
             r = run(pa, CAPS[0], u, t, float(stull_wetbulb(t, 50.0)))
@@ -97,7 +109,7 @@ def test_pue_range_and_idle_above_full():
 
 def test_total_monotone_in_each_utilisation_and_ambient():
     for cond in ("water", "air"):
-        p = DatacenterParams(condenser=cond)
+        p = plant_2015(condenser=cond)
         caps = CAPS[0]
         us = np.linspace(0, 1, 21)
         for t in (-10.0, 20.0, 38.0):
@@ -127,7 +139,7 @@ def test_total_monotone_in_each_utilisation_and_ambient():
 
 def test_chiller_monotone_in_condenser_temperature_and_load():
     for cond in ("water", "air", "dry"):
-        pv = ph.param_vector(DatacenterParams(condenser=cond))
+        pv = ph.param_vector(plant_2015(condenser=cond))
         rated = 1000.0
         for load in (0.0, 10.0, 30.0, 49.0, 51.0, 200.0, 600.0, 900.0, 1200.0):
             out = np.array([ph.chiller_power(pv, load, rated, tc) for tc in np.linspace(-30, 60, 181)])
@@ -139,12 +151,12 @@ def test_chiller_monotone_in_condenser_temperature_and_load():
             pw = [ph.chiller_power(pv, ld, rated, tc)[0] for ld in np.linspace(0, 1300, 261)]
             assert np.all(np.diff(pw) >= -1e-12), (cond, tc)
     # the reference defect: a wrong dT reference made the chiller cheaper when hotter outside
-    pv = ph.param_vector(DatacenterParams())
+    pv = ph.param_vector(plant_2015())
     assert ph.chiller_power(pv, 700.0, 1000.0, 35.0)[0] > ph.chiller_power(pv, 700.0, 1000.0, 25.0)[0]
 
 
 def test_chiller_curves_match_energyplus_coefficients():
-    pv = ph.param_vector(DatacenterParams())
+    pv = ph.param_vector(plant_2015())
     # at 29.44 + 2.778 degC (dT = 1) with design chilled water
     cap, pw = ph.chiller_curves(pv, 29.44 + 2.778)
     assert cap == pytest.approx(0.94483600 - 0.05700880 + 0.00185486, abs=1e-12)
@@ -164,7 +176,7 @@ def test_fan_laws_cubic():
     assert ph.fan_power(3.0, 2.0, 1.0) == pytest.approx(8 * ph.fan_power(3.0, 1.0, 1.0), rel=1e-15)
     assert ph.fan_power(5.0, 0.8, 0.4) == pytest.approx(8 * ph.fan_power(5.0, 0.4, 0.4), rel=1e-15)
     # server and CRAC fans in the datacenter: double the heat above the minimum -> 8x the fan power
-    p = DatacenterParams(it_fan_min_airflow_ratio=0.01, crac_min_airflow_ratio=0.01)
+    p = plant_2015(it_fan_min_airflow_ratio=0.01, crac_min_airflow_ratio=0.01)
     caps = (64000, 0, 1000)
     a = run(p, caps, 0.0, 20.0, 15.0)  # idle heat
     pv = ph.param_vector(p)
@@ -184,7 +196,7 @@ def test_fan_laws_cubic():
 
 
 def test_cpu_never_above_nameplate_and_gpu_count_as_configured():
-    p = DatacenterParams()
+    p = plant_2015()
     pv = ph.param_vector(p)
     for u in (0.0, 0.5, 1.0):
         for tin in (10.0, 20.0, 28.0, 45.0):
@@ -200,7 +212,7 @@ def test_cpu_never_above_nameplate_and_gpu_count_as_configured():
 
 
 def test_tower_fan_rated_at_design_and_small():
-    p = DatacenterParams()
+    p = plant_2015()
     pv = ph.param_vector(p)
     q_d = 1000.0
     assert ph.tower_fan_power(pv, q_d, q_d, p.tower_design_wetbulb_c) == pytest.approx(p.tower_fan_design_frac * q_d)
@@ -213,7 +225,7 @@ def test_tower_fan_rated_at_design_and_small():
 
 
 def test_water_scales_with_load_and_size():
-    p = DatacenterParams(condenser="water")
+    p = plant_2015(condenser="water")
     r = run(p, CAPS[0], 0.5, 25.0, 20.0)
     rej_kwh = r["heat_rejected_kw"] * 0.25
     assert r["water_evap_l"] / rej_kwh == pytest.approx(1.5, rel=1e-12)
@@ -223,12 +235,12 @@ def test_water_scales_with_load_and_size():
     assert hi["water_l"] > lo["water_l"] * 1.5
     big = run(p, (2 * 50000, 2000, 160000), 0.5, 25.0, 20.0)
     assert big["water_l"] == pytest.approx(2 * r["water_l"], rel=0.01)
-    assert run(DatacenterParams(condenser="air"), CAPS[0], 0.5, 25.0, 20.0)["water_l"] == 0.0
+    assert run(plant_2015(condenser="air"), CAPS[0], 0.5, 25.0, 20.0)["water_l"] == 0.0
 
 
 def test_hand_computed_operating_point():
     """100 CPU servers (6400 cores), 10 V100, 1000 GB; half busy; 25 degC dry / 20 degC wet bulb."""
-    r = run(DatacenterParams(condenser="water", **PLANT_ONLY), (6400, 10, 1000), 0.5, 25.0, 20.0, um=0.4)
+    r = run(plant_2015(condenser="water", **PLANT_ONLY), (6400, 10, 1000), 0.5, 25.0, 20.0, um=0.4)
     # IT, written out
     t_in = 18.0 + 2.0
     leak = 0.02 * 400 * (t_in - 16) / 12  # 2.6667 W
@@ -286,8 +298,8 @@ def test_hand_computed_operating_point():
 
 def test_air_cooled_operating_point():
     """Air-cooled condenser: condenser inlet = dry bulb, design 35 degC, COP 2.9, no tower."""
-    r = run(DatacenterParams(condenser="air"), (6400, 0, 1000), 1.0, 35.0, 20.0)
-    pv = ph.param_vector(DatacenterParams(condenser="air"))
+    r = run(plant_2015(condenser="air"), (6400, 0, 1000), 1.0, 35.0, 20.0)
+    pv = ph.param_vector(plant_2015(condenser="air"))
     _, _, it_d, cool_d, _ = ph.design_point(pv, 6400, 0, 1000)
     assert r["t_cond_in_c"] == 35.0 and r["tower_fan_kw"] == 0.0 and r["cw_pump_kw"] == 0.0
     cap = 0.944836
@@ -344,7 +356,7 @@ def test_partial_free_cooling_operating_point():
     """Wet tower, 4 degC dry / 2 degC wet bulb, half busy: the economizer pre-cools the chilled-water
     return, the chiller (at its 12.8 degC minimum condenser temperature) carries the rest."""
     caps = (6400, 10, 1000)
-    r = run(DatacenterParams(condenser="water", **PLANT_ONLY), caps, 0.5, 4.0, 2.0, um=0.4)
+    r = run(plant_2015(condenser="water", **PLANT_ONLY), caps, 0.5, 4.0, 2.0, um=0.4)
     it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
     cool = it + crac
     rej_d = cool_d * (1 + 1 / 6.1)
@@ -378,7 +390,7 @@ def test_dry_cooler_operating_point():
     """Dry cooler: condenser water = dry-bulb + 10 K, water-cooled chiller (COP 6.1), fans at
     0.0105 x design heat x ratio^3, no water at all."""
     caps = (6400, 10, 1000)
-    r = run(DatacenterParams(condenser="dry", **PLANT_ONLY), caps, 0.5, 30.0, 20.0, um=0.4)
+    r = run(plant_2015(condenser="dry", **PLANT_ONLY), caps, 0.5, 30.0, 20.0, um=0.4)
     it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
     cool = it + crac
     rej_d = cool_d * (1 + 1 / 6.1)
@@ -398,7 +410,7 @@ def test_dry_cooler_operating_point():
 
 
 def test_dry_cooler_uses_no_water_and_conserves_energy():
-    p = DatacenterParams(condenser="dry")
+    p = plant_2015(condenser="dry")
     for caps in CAPS:
         for u in (0.0, 0.3, 1.0):
             for t in (-10.0, 5.0, 20.0, 35.0):
@@ -407,8 +419,8 @@ def test_dry_cooler_uses_no_water_and_conserves_energy():
                 assert r["water_drift_l"] == 0.0
                 white = r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"]  # all heat dissipated in the white space
                 assert r["cooling_load_kw"] == pytest.approx(white, rel=1e-12)
-                assert r["cooling_load_kw"] == pytest.approx(r["econ_kw"] + r["chiller_load_kw"], rel=1e-12)
-                met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
+                assert r["cooling_load_kw"] == pytest.approx(_carried(r), rel=1e-12)
+                met = r["cooling_load_kw"] - r["air_econ_kw"] - r["unmet_cooling_kw"]
                 assert r["heat_rejected_kw"] == pytest.approx(met + r["chiller_kw"], rel=1e-12)
                 assert r["tower_fan_kw"] <= 0.0105 * r["heat_rejected_kw"] * 1.35 * (1 + 1 / 6.1) + 1e-12
     # total power never falls as it gets warmer or busier (where cooling is met)
@@ -429,7 +441,7 @@ def test_dry_cooler_uses_no_water_and_conserves_energy():
 
 def test_economizer_only_hours_have_chiller_power_exactly_zero():
     for cond in ("water", "dry"):
-        p = DatacenterParams(condenser=cond)
+        p = plant_2015(condenser=cond)
         for caps in CAPS:
             for u in (0.0, 0.2, 0.6, 1.0):
                 for t in (-20.0, -12.0, -6.0):
@@ -444,22 +456,22 @@ def test_economizer_only_hours_have_chiller_power_exactly_zero():
                         assert r["water_evap_l"] == pytest.approx(r["heat_rejected_kw"] * 900 / 2400, rel=1e-12)
                     else:
                         assert r["water_l"] == 0.0
-                    off = run(DatacenterParams(condenser=cond, economizer="none"), caps, u, t,
+                    off = run(plant_2015(condenser=cond, economizer="none"), caps, u, t,
                               float(stull_wetbulb(t, 60.0)))
                     assert off["chiller_kw"] > 0 and r["total_kw"] < off["total_kw"]
 
 
 def test_economizer_fraction_and_changeover():
-    pv = ph.param_vector(DatacenterParams())
+    pv = ph.param_vector(plant_2015())
     # all of the load when T_cw + 1.11 <= 6.67, none from T_cw + 1.11 >= T_chw,return, linear between
     assert ph.economizer_fraction(pv, 6.67 - 1.11, 12.23) == 1.0
     assert ph.economizer_fraction(pv, 12.23 - 1.11, 12.23) == 0.0
     assert ph.economizer_fraction(pv, 20.0, 12.23) == 0.0
     assert ph.economizer_fraction(pv, 8.0, 12.23) == pytest.approx((12.23 - 9.11) / (12.23 - 6.67), abs=1e-12)
-    assert ph.economizer_fraction(ph.param_vector(DatacenterParams(economizer="none")), -20.0, 12.23) == 0.0
-    assert ph.economizer_fraction(ph.param_vector(DatacenterParams(condenser="air")), -20.0, 12.23) == 0.0
+    assert ph.economizer_fraction(ph.param_vector(plant_2015(economizer="none")), -20.0, 12.23) == 0.0
+    assert ph.economizer_fraction(ph.param_vector(plant_2015(condenser="air")), -20.0, 12.23) == 0.0
     # across the changeovers the total moves continuously (no jump at either end)
-    p = DatacenterParams(condenser="water")
+    p = plant_2015(condenser="water")
     wbs = np.linspace(-4.0, 9.0, 2601)
     rs = [run(p, CAPS[0], 0.5, wb + 2.0, wb) for wb in wbs]
     tot = np.array([r["total_kw"] for r in rs])
@@ -474,8 +486,8 @@ def test_pue_range_with_free_cooling():
     hours (docs/model.md §4a), never under the lowest published annual PUE of a campus (1.04, Google
     Central Ohio trailing twelve months, Data Centre Magazine Feb 2026) and never above the same
     plant without an economizer."""
-    p = DatacenterParams()
-    off = DatacenterParams(economizer="none")
+    p = plant_2015()
+    off = plant_2015(economizer="none")
     n_fc = 0
     for caps in CAPS[:2]:
         for t in np.linspace(-10, 40, 11):
@@ -499,7 +511,7 @@ def test_chiller_power_has_no_flat_zone_above_its_minimum_condenser_temperature(
     """Hotter condenser water costs strictly more above 12.8 degC (no clamp flattens the curve); below
     it the chiller runs at its minimum lift (tower bypass / head pressure control) and, with a
     condenser-water loop, the economizer takes over the load."""
-    p = DatacenterParams()
+    p = plant_2015()
     pv = ph.param_vector(p)
     raw = pv.copy()  # no minimum at all: a kernel probe below the declared range (0-45 degC), so set in the vector
     raw[ph.P_COND_MIN] = -100.0
@@ -521,7 +533,7 @@ def test_chiller_power_has_no_flat_zone_above_its_minimum_condenser_temperature(
     low = np.array([ph.chiller_power(raw, 100.0, 1000.0, tc)[0] for tc in np.linspace(-5.0, 11.0, 161)])
     assert np.any(np.diff(low) < 0)
     # an air-cooled chiller is held at the same lift below its rating point (18.36 degC air)
-    pa = ph.param_vector(DatacenterParams(condenser="air"))
+    pa = ph.param_vector(plant_2015(condenser="air"))
     assert ph.chiller_condenser_temp(pa, 0.0) == (35.0, pytest.approx(35.0 - (29.44 - 12.8)))
 
 
@@ -538,23 +550,23 @@ def _annual_pue(p, mean_c, caps=CAPS[0], u=0.5):
 def test_annual_pue_rises_with_wetbulb_climate_without_a_flat_zone():
     means = np.arange(-5.0, 30.1, 2.5)
     for cond in ("hybrid", "water", "dry"):
-        pues = np.array([_annual_pue(DatacenterParams(condenser=cond), m) for m in means])
+        pues = np.array([_annual_pue(plant_2015(condenser=cond), m) for m in means])
         # strictly rising, and at least 0.002 of PUE per 2.5 K everywhere: no flat zone
         assert np.all(np.diff(pues) > 0.002), (cond, np.round(pues, 4))
     # without an economizer the cold climates are where it flattens (the reason for free cooling)
-    flat = np.array([_annual_pue(DatacenterParams(condenser="water", economizer="none"), m) for m in means[:4]])
+    flat = np.array([_annual_pue(plant_2015(condenser="water", economizer="none"), m) for m in means[:4]])
     assert np.all(np.diff(flat) < 0.002)
 
 
 # ---------------------------------------------------------------- hybrid (adiabatic) dry cooler, the default
 def test_default_heat_rejection_is_the_hybrid():
-    assert DatacenterParams().condenser == "hybrid"
+    assert plant_2015().condenser == "hybrid"
 
 
 def test_hybrid_is_the_dry_cooler_at_or_below_its_switchover():
     """No water at or below the switch-over dry-bulb (18.33 degC): every output equals the plain dry
     cooler's, bit for bit, whatever the humidity and load."""
-    hyb, dry = DatacenterParams(), DatacenterParams(condenser="dry")
+    hyb, dry = plant_2015(), plant_2015(condenser="dry")
     assert hyb.hybrid_switchover_c == 18.33
     for caps in CAPS:
         for u in (0.0, 0.3, 1.0):
@@ -569,7 +581,7 @@ def test_hybrid_is_the_dry_cooler_at_or_below_its_switchover():
 def test_hybrid_above_switchover_evaporates_and_cools_the_condenser_water():
     """Above the switch-over the pads are on: water > 0, the coil sees T_db - eps (T_db - T_wb), so the
     condenser water is colder than the plain dry cooler's and the plant never draws more."""
-    hyb, dry, wet = DatacenterParams(), DatacenterParams(condenser="dry"), DatacenterParams(condenser="water")
+    hyb, dry, wet = plant_2015(), plant_2015(condenser="dry"), plant_2015(condenser="water")
     for caps in CAPS:
         for u in (0.0, 0.3, 1.0):
             for t in (18.4, 22.0, 30.0, 38.0):
@@ -601,7 +613,7 @@ def test_hybrid_above_switchover_evaporates_and_cools_the_condenser_water():
 def test_hybrid_operating_point_by_hand():
     """(6400, 10, 1000) half busy, 32 degC dry / 20 degC wet bulb, written out."""
     caps = (6400, 10, 1000)
-    r = run(DatacenterParams(**PLANT_ONLY), caps, 0.5, 32.0, 20.0, um=0.4)
+    r = run(plant_2015(**PLANT_ONLY), caps, 0.5, 32.0, 20.0, um=0.4)
     it, crac, cool_d = _by_hand_it(caps, 0.5, 0.4)
     cool = it + crac
     rej_d = cool_d * (1 + 1 / 6.1)
@@ -629,15 +641,15 @@ def test_hybrid_operating_point_by_hand():
 
 
 def test_hybrid_conserves_energy_and_is_monotone_on_each_side_of_the_switchover():
-    p = DatacenterParams()
+    p = plant_2015()
     for caps in CAPS:
         for u in (0.0, 0.3, 1.0):
             for t in (-10.0, 5.0, 18.33, 18.5, 26.0, 35.0):
                 r = run(p, caps, u, t, float(stull_wetbulb(t, 40.0)))
                 white = r["it_kw"] + r["crac_fan_kw"] + r["lighting_kw"]  # all heat dissipated in the white space
                 assert r["cooling_load_kw"] == pytest.approx(white, rel=1e-12)
-                assert r["cooling_load_kw"] == pytest.approx(r["econ_kw"] + r["chiller_load_kw"], rel=1e-12)
-                met = r["cooling_load_kw"] - r["unmet_cooling_kw"]
+                assert r["cooling_load_kw"] == pytest.approx(_carried(r), rel=1e-12)
+                met = r["cooling_load_kw"] - r["air_econ_kw"] - r["unmet_cooling_kw"]
                 assert r["heat_rejected_kw"] == pytest.approx(met + r["chiller_kw"], rel=1e-12)
                 assert r["total_kw"] == pytest.approx(_parts(r), rel=1e-12)
     # total power never falls as it gets warmer, within each mode (pads off / pads on, RH fixed)
@@ -666,7 +678,7 @@ def test_electrical_losses_by_hand():
     fraction of the design IT power, in the cooling load), written out; the same point without them differs
     by exactly their power plus the plant's response to the lighting heat."""
     caps = (6400, 10, 1000)
-    p = DatacenterParams(condenser="water")
+    p = plant_2015(condenser="water")
     r = run(p, caps, 0.5, 25.0, 20.0, um=0.4)
     leak = 0.02 * 400 * (20.0 - 16) / 12
     heat_d = (100 * (400 + leak) + 10 * 250 + 1000 * 0.3) / 1000
@@ -695,7 +707,7 @@ def test_electrical_losses_by_hand():
     assert ph.transformer_loss(pv, 0.35, 1.0) == pytest.approx(0.35 * (1 / 0.985 - 1), rel=1e-12)
     assert ld[int(np.argmax(teff))] == pytest.approx(0.35, abs=0.006)
     # without them: the same IT, no loss outputs, a lower total
-    q = run(DatacenterParams(condenser="water", **PLANT_ONLY), caps, 0.5, 25.0, 20.0, um=0.4)
+    q = run(plant_2015(condenser="water", **PLANT_ONLY), caps, 0.5, 25.0, 20.0, um=0.4)
     assert q["it_kw"] == r["it_kw"] and q["ups_loss_kw"] == q["transformer_loss_kw"] == q["lighting_kw"] == 0.0
     assert q["total_kw"] == pytest.approx(_parts(q), rel=1e-12) and q["total_kw"] < r["total_kw"]
 
@@ -707,7 +719,7 @@ def test_electrical_losses_raise_pue_into_the_operators_range_and_fall_with_load
         r = run(p, caps, u, t, wb)
         losses = r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"]
         assert losses >= 0.02 * r["it_kw"]
-    p = DatacenterParams()
+    p = plant_2015()
     lo = run(p, CAPS[0], 0.1, 10.0, float(stull_wetbulb(10.0, 50.0)))
     hi = run(p, CAPS[0], 1.0, 10.0, float(stull_wetbulb(10.0, 50.0)))
     elec = [(r["ups_loss_kw"] + r["transformer_loss_kw"] + r["lighting_kw"]) / r["it_kw"] for r in (lo, hi)]

@@ -12,7 +12,7 @@ from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams
 from sim_core import physics as ph
 from sim_core.testing import write_bundle
 
-T_IN = 18.0 + 2.0  # default rack inlet
+T_IN = 25.0 + 2.0  # default rack inlet (supply air 25 degC + 2 K)
 IDLE_W = 120.0 + 0.02 * 400.0 * (T_IN - 16.0) / 12.0  # one idle server at the default inlet, W
 
 

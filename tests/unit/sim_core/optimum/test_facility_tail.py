@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gridshift.dc_params import CONDENSER_TYPES, DatacenterParams
+from gridshift.dc_params import CHILLER_2015, CONDENSER_TYPES, DatacenterParams
 from sim_core import physics as ph
 from sim_core.optimum.power import facility_tail, tail_floor
 
@@ -44,7 +44,10 @@ def _engine_states(p: np.ndarray, n: int = 6000, seed: int = 3):
 def test_facility_tail_is_dc_steps_cooling_plant(condenser, economizer):
     # (allocated GPUs at full utilisation: with per-device GPU power the states then reach the design load, and
     # with the hot days the chiller's capacity limit)
-    p = ph.param_vector(DatacenterParams(condenser=condenser, economizer=economizer, gpu_alloc_util=1.0))
+    # (the plant alone: the chiller-2015 design, no air-side economizer in front of it, whose load the plant
+    # would otherwise not see in full; the optimum's bound with outside air: test_optimum.py)
+    p = ph.param_vector(DatacenterParams(**{**CHILLER_2015, "condenser": condenser, "economizer": economizer,
+                                            "gpu_alloc_util": 1.0}))
     o, t, wb = _engine_states(p)
     design = tuple(float(x) for x in ph.design_point(p, *CAPS)[1:])
     plant, unmet = facility_tail(p, o["cooling_load_kw"], t, wb, design)
