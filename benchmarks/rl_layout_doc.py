@@ -1,8 +1,10 @@
-"""Render the observation layouts of the Gymnasium environment into docs/rl.md (three example sites).
+"""Render the observation layouts of the Gymnasium environment (three example sites) and the default reward
+into docs/rl.md.
 
     ./run.sh python benchmarks/rl_layout_doc.py
 
-The tables come from ``sim_core.rl.env.feature_layout`` and ``FEATURE_MEANINGS``;
+The tables come from ``sim_core.rl.env.feature_layout``, ``FEATURE_MEANINGS`` and
+``sim_core.rl.reward.DEFAULT_REWARD``;
 tests/unit/sim_core/rl/test_registration.py fails when docs/rl.md differs from what this writes.
 """
 
@@ -17,10 +19,12 @@ EXAMPLE_SITES = ("US-CAL-CISO", "DE-LU", "SG")
 def sections() -> dict[str, str]:
     """Marker name -> the Markdown table it holds."""
     from sim_core.rl.env import feature_layout, layout_table
+    from sim_core.rl.reward import default_reward_table
 
     single, task = feature_layout(EXAMPLE_SITES)
     return {"rl_layout_single": layout_table(single, EXAMPLE_SITES),
-            "rl_layout_task": layout_table(task, EXAMPLE_SITES)}
+            "rl_layout_task": layout_table(task, EXAMPLE_SITES),
+            "rl_default_reward": default_reward_table()}
 
 
 def main() -> None:

@@ -13,6 +13,14 @@ mode)::
 Actions: with deferral (default) ``0`` = defer, ``j`` (1..n_dc) = run at datacenter ``j - 1``
 (manifest order); with ``allow_defer=False`` the action is the 0-based datacenter index.
 
+Padded multi-action mode (``max_tasks=M``, multi-action only; what Gymnasium's and stable-baselines3's
+``check_env`` and MaskablePPO-style agents need: fixed shapes): the action is ``MultiDiscrete([n_actions] * M)``,
+slot q for the q-th pending task; the observation is a dict, ``tasks`` (M rows of the per-task features, zero
+rows after the pending ones, flattened row by row: a 1-D vector, as stable-baselines3's policies take) and
+``mask`` (1 on the slots in use); ``env.action_masks()`` gives MaskablePPO's
+flat mask. Actions of unused slots are ignored; pending tasks past the first M get 0 (deferred, or their
+origin without deferral) and come back in the next step's slots.
+
 Observation, single-action mode: a float32 vector, layout in ``env.feature_names``
 (``9 + 14 n_dc`` features). Multi-action mode: a list with one float32 vector per pending task
 (``10 + 14 n_dc`` features, ``env.task_feature_names``), in pending order; ``[]`` when nothing is
@@ -289,6 +297,17 @@ class _ListSequence(spaces.Sequence):
         return super().contains(x)
 
 
+def _check_max_tasks(max_tasks, single_action: bool) -> int | None:
+    """``max_tasks`` (the padded multi-action mode's slot count): None or a positive int, multi-action only."""
+    if max_tasks is None:
+        return None
+    if isinstance(max_tasks, bool) or not isinstance(max_tasks, int | np.integer) or max_tasks < 1:
+        raise ValueError(f"max_tasks must be None or a positive integer, got {max_tasks!r}")
+    if single_action:
+        raise ValueError("max_tasks pads the multi-action mode's per-task actions: pass single_action=False")
+    return int(max_tasks)
+
+
 def _as_reward(reward) -> Callable:
     if reward is None:
         return Reward()
@@ -309,14 +328,15 @@ class TaskSchedulingEnv(gym.Env):
     ``single_action``; ``allow_defer``; the window ``start``/``days``/``steps``; the default
     ``seed``; any other run option of :func:`sim_core.run` (``sla_multiplier``,
     ``transfer_emissions``, ...); ``render_mode="ansi"``: :meth:`render` returns a text summary of the
-    step. Registered as ``gridshift/TaskScheduling-v0`` (:mod:`sim_core.gym`).
+    step; ``max_tasks``: the padded multi-action mode (module docstring). Registered as
+    ``gridshift/TaskScheduling-v0`` (:mod:`sim_core.gym`).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, bundle: str | Path | Scenario, reward=None, single_action: bool = False,
                  allow_defer: bool = True, days=None, start=None, seed: int = 0, steps=None,
-                 render_mode: str | None = None, **sim_options):
+                 render_mode: str | None = None, max_tasks: int | None = None, **sim_options):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
@@ -327,6 +347,7 @@ class TaskSchedulingEnv(gym.Env):
         self.allow_defer = check_bool("allow_defer", allow_defer)
         for k in ("single_action", "allow_defer"):
             sim_options.pop(k, None)
+        self.max_tasks = _check_max_tasks(max_tasks, self.single_action)
         self._window = dict(start=start, days=days, steps=steps)
         self._sim_options = dict(sim_options, single_action=self.single_action, allow_defer=self.allow_defer)
         self._seed = check_seed(seed)
@@ -348,6 +369,12 @@ class TaskSchedulingEnv(gym.Env):
         if self.single_action:
             self.observation_space = spaces.Box(lo_s, hi_s, dtype=np.float32)
             self.action_space = spaces.Discrete(self.n_actions)
+        elif self.max_tasks is not None:  # padded: fixed-length action, the slots in use in the observation's mask
+            m = self.max_tasks
+            self.observation_space = spaces.Dict({
+                "tasks": spaces.Box(np.tile(lo_t, m), np.tile(hi_t, m), dtype=np.float32),  # (flat: SB3's policies)
+                "mask": spaces.MultiBinary(m)})
+            self.action_space = spaces.MultiDiscrete(np.full(m, self.n_actions, np.int64))
         else:
             self.observation_space = _ListSequence(self.task_space)
             self.action_space = spaces.Sequence(spaces.Discrete(self.n_actions))
@@ -424,12 +451,38 @@ class TaskSchedulingEnv(gym.Env):
             self.sim._issue(*self.sim._issue_args, j)  # the latest issued forecast (one jitted call)
             self._fk(a, pn, k, t, self._feat64)
             return self._feat64.astype(np.float32)
+        if self.max_tasks is not None:
+            return self._padded_obs(a, pn, k, t, j)
         if pn == 0:
             return []
         self.sim._issue(*self.sim._issue_args, j)
         out = np.empty((pn, len(self.task_feature_names)))
         self._fk(a[0], pn, *a[2:14], k, t, *a[16:21], out)
         return list(out.astype(np.float32))
+
+    def _padded_obs(self, a, pn, k, t, j) -> dict:
+        """Padded multi-action observation: the first ``max_tasks`` pending tasks' rows (the same rows as the
+        list observation's), zero rows after them, flattened; and ``mask`` = 1 on the rows in use."""
+        m = self.max_tasks
+        used = min(pn, m)
+        out = np.zeros((m, len(self.task_feature_names)))
+        if used:
+            self.sim._issue(*self.sim._issue_args, j)
+            self._fk(a[0], used, *a[2:14], k, t, *a[16:21], out)
+        mask = np.zeros(m, np.int8)
+        mask[:used] = 1
+        return {"tasks": out.astype(np.float32).ravel(), "mask": mask}
+
+    def action_masks(self) -> np.ndarray:
+        """Padded multi-action mode (MaskablePPO's convention for ``MultiDiscrete``): for each of the
+        ``max_tasks`` slots, which of its ``n_actions`` choices are valid, flattened: every choice for a slot
+        that holds a pending task, only 0 for an empty slot (its action is ignored)."""
+        if self.max_tasks is None:
+            raise ValueError("action_masks() is for the padded multi-action mode (max_tasks=...)")
+        masks = np.zeros((self.max_tasks, self.n_actions), np.bool_)
+        masks[: min(self.n_pending, self.max_tasks)] = True
+        masks[:, 0] = True
+        return masks.ravel()
 
     def summary_observation(self) -> np.ndarray:
         """The single-action observation (``feature_names``) now, in either mode (a fresh float32 array):
@@ -476,6 +529,8 @@ class TaskSchedulingEnv(gym.Env):
                                                                           if self.allow_defer else " (DC index)"))
             return a if self.allow_defer else a + 1
         pn = self.n_pending
+        if self.max_tasks is not None:
+            return self._padded_actions(action, pn)
         a = np.asarray(action if not isinstance(action, tuple) else list(action))
         if a.ndim != 1:
             raise ValueError(f"multi-action mode takes a sequence of {pn} ints (one per pending task), got shape "
@@ -495,6 +550,25 @@ class TaskSchedulingEnv(gym.Env):
             raise ValueError(f"action {int(bad)} out of range 0..{n - 1}"
                              + (" (0 = defer, j = DC j - 1)" if self.allow_defer else " (DC index)"))
         return a if self.allow_defer else a + 1
+
+    def _padded_actions(self, action, pn: int) -> np.ndarray:
+        """The engine actions of the padded mode: slot q's action for pending task q < max_tasks; the pending
+        tasks past ``max_tasks`` get 0 (deferred, or their origin with ``allow_defer=False``)."""
+        m, n = self.max_tasks, self.n_actions
+        a = np.asarray(action)
+        if a.shape != (m,):
+            raise ValueError(f"padded multi-action mode takes {m} ints (one per slot, max_tasks), got shape "
+                             f"{a.shape}")
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integers, got dtype {a.dtype}")
+        used = min(pn, m)
+        bad = np.flatnonzero((a[:used] < 0) | (a[:used] >= n))
+        if bad.size:
+            raise ValueError(f"slot {int(bad[0])}: action {int(a[bad[0]])} out of range 0..{n - 1}"
+                             + (" (0 = defer, j = DC j - 1)" if self.allow_defer else " (DC index)"))
+        acts = np.zeros(pn, np.int64)
+        acts[:used] = a[:used] if self.allow_defer else a[:used] + 1
+        return acts
 
     def step(self, action):
         if not self._started:
@@ -537,6 +611,10 @@ class TaskSchedulingEnv(gym.Env):
             acts = np.maximum(acts - 1, 0)
         if self.single_action:
             return int(acts[0]) if acts.size else 0
+        if self.max_tasks is not None:
+            padded = np.zeros(self.max_tasks, np.int64)
+            padded[: min(acts.size, self.max_tasks)] = acts[: self.max_tasks]
+            return padded
         return acts
 
     def result(self):

@@ -62,6 +62,9 @@ class SiteSchedulingParallelEnv(ParallelEnv):
     def __init__(self, bundle, masac_params: dict | None = None, norm: float | None = None,
                  shared: bool = False, **env_options):
         env_options.pop("single_action", None)
+        if "max_tasks" in env_options:
+            raise TypeError("the multi-agent environment answers one action per agent: max_tasks (the padded "
+                            "multi-action mode of TaskSchedulingEnv) does not apply")
         if "reward" in env_options:
             raise TypeError("the multi-agent environment's reward is the MASAC utility per agent (masac_params, "
                             "norm, shared)")

@@ -22,6 +22,13 @@ Built-in components (raw value, unit):
 Summed over a run, the first seven equal the run totals ``cost_usd``, ``carbon_kg``, ``total_kwh``,
 ``transfer_cost_usd``, ``transfer_carbon_kg``, ``sla_violations`` and ``water_l``.
 
+Default reward (:data:`DEFAULT_REWARD`, the environments' reward when none is given): every cost the run
+totals report, weight 1 each, with one norm per unit so that a USD of egress counts as a USD of electricity
+and a kg CO2eq of a transfer as a kg of a datacenter's emissions::
+
+    energy_cost 1/20 USD, transfer_cost 1/20 USD, carbon_emissions 1/100 kg, transfer_emissions 1/100 kg,
+    sla_penalty 1/1 violation, water 1/500 L          (facility energy: charged through its price and emissions)
+
 Configuration (a dict, a YAML string or a YAML file)::
 
     components:                 # (or the mapping itself, or under a top-level ``reward:`` key)
@@ -456,10 +463,37 @@ class Reward:
         return f"Reward({self.to_config()['components']})"
 
 
-#: The environment's default: electricity cost, carbon and SLA violations, equal weights.
-DEFAULT_REWARD = {"energy_cost": 1.0, "carbon_emissions": 1.0, "sla_penalty": 1.0}
+#: The default norm of the money and of the carbon terms: a USD of egress weighs what a USD of electricity
+#: weighs, a kg CO2eq of a transfer what a kg of a datacenter's emissions weighs.
+USD_NORM = STEP_TOTAL_COMPONENTS["energy_cost"][2]
+KG_NORM = STEP_TOTAL_COMPONENTS["carbon_emissions"][2]
+
+#: The environments' default reward: every cost the run totals report, weight 1 each, one norm per unit:
+#: electricity (``cost_usd``) and egress (``transfer_cost_usd``) per 20 USD, datacenter (``carbon_kg``) and
+#: transfer emissions (``transfer_carbon_kg``) per 100 kg, SLA violations per violation, cooling water
+#: (``water_l``) per 500 L. Facility energy (``total_kwh``) is left out: it is charged through its price and
+#: its emissions already. So an agent that moves work pays for the move as the totals do.
+DEFAULT_REWARD = {
+    "energy_cost": {"weight": 1.0, "norm": USD_NORM},
+    "transfer_cost": {"weight": 1.0, "norm": USD_NORM},
+    "carbon_emissions": {"weight": 1.0, "norm": KG_NORM},
+    "transfer_emissions": {"weight": 1.0, "norm": KG_NORM},
+    "sla_penalty": {"weight": 1.0, "norm": STEP_TOTAL_COMPONENTS["sla_penalty"][2]},
+    "water": {"weight": 1.0, "norm": STEP_TOTAL_COMPONENTS["water"][2]},
+}
+
+
+def default_reward_table() -> str:
+    """:data:`DEFAULT_REWARD` as a Markdown table (docs/rl.md is generated from it): component, weight, norm,
+    unit and the run total its sum over a run equals."""
+    rows = ["| component | weight | norm | unit | run total it sums to |", "|---|---:|---:|---|---|"]
+    for t in Reward(DEFAULT_REWARD).terms:
+        metric, unit, _norm, _doc = STEP_TOTAL_COMPONENTS[t.name]
+        rows.append(f"| `{t.name}` | {t.weight:g} | {t.norm:g} | {unit} | `{metric}` |")
+    return "\n".join(rows)
+
 
 __all__ = ["Reward", "RewardConfigError", "ComponentSpec", "REGISTRY", "register_component",
            "unregister_component", "get_component", "masac_terms", "masac_site_terms", "masac_transfer_terms",
-           "MASAC_DEFAULTS", "MASAC_RANGES", "DEFAULT_REWARD",
-           "TERM_RANGES", "check_masac_params", "check_params"]
+           "MASAC_DEFAULTS", "MASAC_RANGES", "DEFAULT_REWARD", "TERM_RANGES", "check_masac_params", "check_params",
+           "USD_NORM", "KG_NORM", "default_reward_table"]

@@ -147,3 +147,35 @@ def test_step_physics_breakdown_matches_outcome(busy):
                                 "lighting_kw", "ups_loss_kw", "transformer_loss_kw"))
     np.testing.assert_allclose(parts, ph["total_kw"], rtol=1e-12)
     assert o.step == 29 and o["busy_cores"] > 0
+
+
+def test_default_reward_charges_a_policy_that_moves_data_for_the_move(busy):
+    """Every task sent to CC (most originate elsewhere): the default reward's episode sum is minus every cost
+    the totals report, egress and transfer emissions included, each at its stated weight and norm."""
+    from sim_core.rl.reward import DEFAULT_REWARD, KG_NORM, USD_NORM
+
+    env = TaskSchedulingEnv(busy, single_action=True, seed=2)
+    assert env.reward.to_config()["components"] == DEFAULT_REWARD
+    env.reset(seed=2)
+    total, raw_sum, terminated = 0.0, dict.fromkeys(DEFAULT_REWARD, 0.0), False
+    while not terminated:
+        _, r, terminated, _, info = env.step(3)
+        total += r
+        for k, v in info["components"].items():
+            raw_sum[k] += v
+    t = env.result().totals
+    assert t["transfer_cost_usd"] > 1.0 and t["transfer_carbon_kg"] > 0.1  # the policy moves data
+    moving = t["transfer_cost_usd"] / USD_NORM + t["transfer_carbon_kg"] / KG_NORM
+    want = -(t["cost_usd"] / USD_NORM + t["carbon_kg"] / KG_NORM + t["sla_violations"] + t["water_l"] / 500.0) - moving
+    np.testing.assert_allclose(total, want, rtol=RTOL)
+    np.testing.assert_allclose(raw_sum["transfer_cost"], t["transfer_cost_usd"], rtol=RTOL)
+    np.testing.assert_allclose(raw_sum["transfer_emissions"], t["transfer_carbon_kg"], rtol=RTOL)
+    # without the transfer terms the same episode would score better by exactly what the moves cost
+    no_move = Reward({k: v for k, v in DEFAULT_REWARD.items() if not k.startswith("transfer_")})
+    env2 = TaskSchedulingEnv(busy, single_action=True, seed=2, reward=no_move)
+    env2.reset(seed=2)
+    total2, terminated = 0.0, False
+    while not terminated:
+        _, r, terminated, _, _ = env2.step(3)
+        total2 += r
+    np.testing.assert_allclose(total2 - total, moving, rtol=1e-9)

@@ -31,7 +31,9 @@ def test_train_beats_random(ex, small):
     env = TaskSchedulingEnv(sim_core.load(small), single_action=True, days=1)
     W, hist = ex.train(env, episodes=24, seed=0, population=8)
     assert W.shape == (env.action_space.n, env.observation_space.shape[0] + 1)
-    assert len(hist) == 3 and hist[-1] >= hist[0]
+    # (each iteration's elite mean is on its own training seed, so the history need not rise: the learning check
+    # is the held-out comparison below)
+    assert len(hist) == 3 and np.all(np.isfinite(hist))
     seeds = [100, 101]
     trained = ex.evaluate(env, ex.linear_policy(W), seeds)
     rnd = ex.evaluate(env, ex.random_policy(env.action_space.n), seeds)
