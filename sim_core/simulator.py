@@ -65,7 +65,7 @@ class Prepared:
                              t0, t0 + n * sc.step_s)
         rows, arr_w, slot_w = win.rows
         self.lo, self.hi = win.first, win.first + rows.shape[0]
-        step_of_task = np.clip((arr_w // sc.step_s).astype(np.int64), 0, sc.n_steps - 1)
+        step_of_task = np.clip(floor_div(arr_w, float(sc.step_s)).astype(np.int64), 0, sc.n_steps - 1)
         probs = origin_probabilities(sc, opts)
         origin_w = O.sample_origins(g_origin, step_of_task, probs, first=self.lo)
         u_w = uniforms_from(g_policy, self.lo, rows.shape[0])
@@ -182,6 +182,16 @@ def _ctx_opts(opts, controls: bool = False) -> np.ndarray:
     o[E.OPT_MANAGED] = float(opts.power == "managed")
     o[E.OPT_CONTROLS] = float(controls)
     return o
+
+
+def floor_div(t: np.ndarray, step_s: float) -> np.ndarray:
+    """``t // step_s`` (``step_s`` > 0) exactly as numpy's floor division gives it, at the cost of a division
+    (numpy's goes through ``fmod``: 70 ms for a year's tasks on a loaded machine). ``floor(t / step_s)``
+    exceeds the exact floor only where the rounded quotient reaches the next integer; ``q * step_s`` is then
+    exact (an integer below 2**53) and larger than ``t``, and one is taken off."""
+    q = np.floor(t / step_s)
+    q -= q * step_s > t
+    return q
 
 
 def task_deadline(arrival, duration, max_delay, sla_multiplier):

@@ -10,6 +10,7 @@ import pytest
 from sim_core import engine as E
 from sim_core.drain import _work_terms
 from sim_core.result import TALLIES, _floor_div, _task_tallies
+from sim_core.simulator import floor_div
 
 STEP_S = E.STEP_S
 
@@ -27,6 +28,16 @@ def test_floor_div_is_python_floor_division_at_step_boundaries_and_beyond():
         assert got == want and np.copysign(1.0, got) == np.copysign(1.0, want), (v, got, want)
     for v in (np.nan, np.inf, -np.inf):  # non-finite in, non-finite out: never a step
         assert not np.isfinite(_floor_div(v, STEP_S))
+
+
+def test_the_set_ups_floor_div_is_numpys_floor_division():
+    rng = np.random.default_rng(1)
+    edges = rng.integers(0, 40_000, 50_000) * STEP_S
+    t = np.concatenate([rng.uniform(0, 3.2e7, 100_000), edges, np.nextafter(edges, -np.inf),
+                        np.nextafter(edges, np.inf), rng.uniform(-1e12, 1e12, 1000), [0.0, -0.0, 1e-300]])
+    got, want = floor_div(t, STEP_S), t // STEP_S
+    np.testing.assert_array_equal(got, want)
+    assert (np.signbit(got) == np.signbit(want)).all()
 
 
 def _hostile_tasks(m: int, seed: int):
