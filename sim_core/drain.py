@@ -87,8 +87,8 @@ def work_totals(prep, n: int, finish: np.ndarray, totals: dict) -> dict:
     charged at the run's own rates per core-hour (only with ``drain=True``), and the per-unit rates."""
     T, S, C = prep.tasks, prep.state, prep.ctx
     rem_p = S.rem if S.rem.shape == T.duration.shape else T.duration  # (S.rem is per task only with controls)
-    terms, counts = _work_terms(S.status, S.start, finish, rem_p, T.duration, T.cores, T.gpus, C.t0 + n * E.STEP_S)
-    hours = [(float(terms[2 * j, :counts[j]].sum()) / 3600, float(terms[2 * j + 1, :counts[j]].sum()) / 3600)
+    *terms, counts = _work_terms(S.status, S.start, finish, rem_p, T.duration, T.cores, T.gpus, C.t0 + n * E.STEP_S)
+    hours = [(float(terms[2 * j][:counts[j]].sum()) / 3600, float(terms[2 * j + 1][:counts[j]].sum()) / 3600)
              for j in range(2)]
     (all_c, left_c), (all_g, left_g) = hours
     done_c, done_g = all_c - left_c, all_g - left_g
@@ -107,14 +107,16 @@ def work_totals(prep, n: int, finish: np.ndarray, totals: dict) -> dict:
 @njit(cache=True, nogil=True)
 def _work_terms(status, start, finish, rem_p, duration, cores, gpus, t_end):
     """Per resource (cores, GPUs), the terms of the work all and left, ``r x duration`` and ``r x remaining``,
-    of the tasks that count (schedulable, with a finite size >= 0), in task order: rows 2j and 2j + 1 of the
-    first array, ``counts[j]`` of them. The remaining seconds at ``t_end``: the whole duration if never
+    of the tasks that count (schedulable, with a finite size >= 0), in task order: arrays 2j and 2j + 1 of the
+    four returned before ``counts``, the first ``counts[j]`` of each (four task-sized arrays rather than one
+    block: an allocation under the allocator's mmap threshold is reused run after run, a larger one is fresh
+    pages every time). The remaining seconds at ``t_end``: the whole duration if never
     started, the recorded remainder if paused or waiting to resume, else the finish past ``t_end`` (a NaN
     finish as ``t_end``, infinities as the largest finite floats), at most the duration. The caller sums each
     row with numpy: the same terms in the same order as the numpy expressions this replaces, so the same
     pairwise sums, in one pass instead of thirty over a year's tasks."""
     m = status.shape[0]
-    terms = np.empty((4, m))
+    all_c, left_c, all_g, left_g = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
     counts = np.zeros(2, np.int64)
     for i in range(m):
         d = duration[i]
@@ -131,13 +133,17 @@ def _work_terms(status, start, finish, rem_p, duration, cores, gpus, t_end):
             rem = x if x > 0.0 else 0.0
         if not (rem != rem or rem <= d):  # np.minimum(rem, d): a NaN remainder stays
             rem = d
-        for j in range(2):
-            r = cores[i] if j == 0 else gpus[i]
-            if np.isfinite(r) and r >= 0:
-                terms[2 * j, counts[j]] = r * d
-                terms[2 * j + 1, counts[j]] = r * rem
-                counts[j] += 1
-    return terms, counts
+        r = cores[i]
+        if np.isfinite(r) and r >= 0:
+            all_c[counts[0]] = r * d
+            left_c[counts[0]] = r * rem
+            counts[0] += 1
+        r = gpus[i]
+        if np.isfinite(r) and r >= 0:
+            all_g[counts[1]] = r * d
+            left_g[counts[1]] = r * rem
+            counts[1] += 1
+    return all_c, left_c, all_g, left_g, counts
 
 
 def _per(x: float, work: float) -> float:

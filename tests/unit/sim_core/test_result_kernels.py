@@ -81,12 +81,12 @@ def test_work_terms_sum_to_the_numpy_work_totals(seed):
         for r in (cores, gpus):
             use = sized & np.isfinite(r) & (r >= 0)
             want.append(((r * duration)[use], (r * rem)[use]))
-        terms, counts = _work_terms(status, start, finish, rem_p, duration, cores, gpus, t_end)
+        *terms, counts = _work_terms(status, start, finish, rem_p, duration, cores, gpus, t_end)
     for j, (all_w, left_w) in enumerate(want):
         assert counts[j] == all_w.shape[0]
-        np.testing.assert_array_equal(terms[2 * j, :counts[j]], all_w)
-        np.testing.assert_array_equal(terms[2 * j + 1, :counts[j]], left_w)
-        assert terms[2 * j + 1, :counts[j]].sum().hex() == left_w.sum().hex() or np.isnan(left_w.sum())
+        np.testing.assert_array_equal(terms[2 * j][:counts[j]], all_w)
+        np.testing.assert_array_equal(terms[2 * j + 1][:counts[j]], left_w)
+        assert terms[2 * j + 1][:counts[j]].sum().hex() == left_w.sum().hex() or np.isnan(left_w.sum())
 
 
 @pytest.mark.parametrize("seed", [4, 5])
