@@ -185,9 +185,7 @@ def steps_major(shape, dtype=np.float64, fill=0) -> np.ndarray:
     are ~280 kB apart and every access would miss the cache and the TLB. Values, indexing and the
     order of every sum are unchanged; only where each value lives in memory differs."""
     *lead, n_dc, n_steps = shape
-    # (zeros: the operating system's zero pages, touched only where the run writes, not filled at set-up)
-    a = np.zeros((*lead, n_steps, n_dc), dtype) if fill == 0 else np.full((*lead, n_steps, n_dc), fill, dtype)
-    return np.swapaxes(a, -1, -2)
+    return np.swapaxes(np.full((*lead, n_steps, n_dc), fill, dtype), -1, -2)
 
 
 def new_state(n_tasks: int, n_dc: int, n_steps: int, n_flex: int = 1) -> State:
