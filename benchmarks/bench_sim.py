@@ -64,8 +64,9 @@ print(json.dumps(dict(n_tasks=int(prep.hi - prep.lo), n_dc=sc.n_dc, n_steps=prep
 """
 
 #: the phases of ``sim_core.run`` for a built-in policy (set-up, stepping with the drain, results), each the best
-#: of ``repeats`` full-year runs in one process after a 1-day warm-up; ``t_first_run``: the first full-year run
-#: of the process (it also builds the window's shared arrays). The phases are sim_core.run's own three calls; the
+#: of ``repeats`` full-year runs in one process after a 1-day warm-up, each run's arrays dropped before the next
+#: (as in a sweep); ``t_first_run``: the first full-year run of the process (it also builds the window's shared
+#: arrays and touches fresh memory). The phases are sim_core.run's own three calls; the
 #: child checks that they give sim_core.run's totals.
 PHASES = r"""
 import json, os, sys, time
@@ -90,9 +91,11 @@ for _ in range(repeats):
     t3 = time.perf_counter()
     for k, v in (("t_setup", t1 - t0), ("t_step", t2 - t1), ("t_result", t3 - t2), ("t_run", t3 - t0)):
         best[k].append(v)
-assert res.totals == ref.totals, "the phases must be sim_core.run's"
-print(json.dumps(dict({k: min(v) for k, v in best.items()}, t_first_run=t_first, n_tasks=int(prep.hi - prep.lo),
-                      n_dc=sc.n_dc, n_steps=prep.n_out, load_avg=os.getloadavg()[0])))
+    assert res.totals == ref.totals, "the phases must be sim_core.run's"
+    n_tasks, n_out = int(prep.hi - prep.lo), prep.n_out
+    del prep, res  # (a sweep keeps a run's totals, not its arrays: the next run reuses their memory)
+print(json.dumps(dict({k: min(v) for k, v in best.items()}, t_first_run=t_first, n_tasks=n_tasks,
+                      n_dc=sc.n_dc, n_steps=n_out, load_avg=os.getloadavg()[0])))
 """
 
 #: the README's main job (``gridshift export``), which writes this bundle into the home
@@ -131,8 +134,9 @@ def readme_bundle(arg: str | None) -> Path:
 def phase_rows(year: str, readme: Path, repeats: int) -> list[str]:
     """The table of a full-year run's phases on the reference cluster and on the README's bundle."""
     rows = ["", f"Phases of a full-year `sim_core.run` (`lowest_carbon`, seed 0, defaults: drained, calibrated "
-            f"forecast; best of {repeats} in one process after a 1-day warm-up; first run: the process's first "
-            "full-year run, which also builds the window's shared arrays):", "",
+            f"forecast; best of {repeats} in one process after a 1-day warm-up, each run's arrays dropped before "
+            "the next as in a sweep; first run: the process's first full-year run, which also builds the window's "
+            "shared arrays and touches fresh memory):", "",
             "| bundle | tasks | set-up s | stepping s | results s | whole run s | first run s | load avg |",
             "|---|---|---|---|---|---|---|---|"]
     runs = [("reference 5-DC cluster, synthetic", year)]
