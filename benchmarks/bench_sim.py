@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -98,9 +99,18 @@ print(json.dumps(dict({k: min(v) for k, v in best.items()}, t_first_run=t_first,
                       n_dc=sc.n_dc, n_steps=n_out, load_avg=os.getloadavg()[0])))
 """
 
-#: the README's main job (``gridshift export``), which writes this bundle into the home
-README_BUNDLE = "ae4d99dac00ab746"
-README_EXPORT = "./run.sh gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2023 --mirror ../shared/data"
+
+
+def readme_main_job() -> tuple[str, str]:
+    """The README's main-job command and the bundle id the README says it writes (read from README.md, as
+    ``tests/integration/test_readme.py`` reads them: the id follows the defaults)."""
+    text = (ROOT / "README.md").read_text()
+    command = re.search(r"# the main job[^\n]*\n(\./run\.sh (?:gridshift|scenario_builder) export [^\n]+)\n", text)
+    cited = re.search(r"The main job writes bundle \*\*`([0-9a-f]{16})`\*\*", text)
+    if command is None or cited is None:
+        raise SystemExit("README.md no longer states the main job's command and bundle id: pass --readme-bundle")
+    return command.group(1), cited.group(1)
+
 
 MAKE = r"""
 import sys
@@ -128,7 +138,7 @@ def readme_bundle(arg: str | None) -> Path:
     """The README's bundle: ``--readme-bundle``, else in the home (``$GRIDSHIFT_HOME`` or ``.gridshift``)."""
     if arg:
         return Path(arg)
-    return Path(os.environ.get("GRIDSHIFT_HOME", ROOT / ".gridshift")) / "bundles" / README_BUNDLE
+    return Path(os.environ.get("GRIDSHIFT_HOME", ROOT / ".gridshift")) / "bundles" / readme_main_job()[1]
 
 
 def phase_rows(year: str, readme: Path, repeats: int) -> list[str]:
@@ -141,9 +151,10 @@ def phase_rows(year: str, readme: Path, repeats: int) -> list[str]:
             "|---|---|---|---|---|---|---|---|"]
     runs = [("reference 5-DC cluster, synthetic", year)]
     if readme.is_dir():
-        runs.append((f"README bundle `{README_BUNDLE}` (US-CAL-CISO, DE-LU, SG × 2023)", str(readme)))
+        runs.append((f"README bundle `{readme.name}` (the main job's)", str(readme)))
     else:
-        print(f"README bundle not found at {readme}: write it with `{README_EXPORT}` (or pass --readme-bundle)")
+        print(f"README bundle not found at {readme}: write it with `{readme_main_job()[0]}` "
+              "(or pass --readme-bundle)")
     for name, path in runs:
         r = phases(path, repeats=repeats)
         print(name, json.dumps(r))
@@ -165,7 +176,7 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=1_300_000)
     ap.add_argument("--scaling-days", type=float, default=14.0)
     ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--readme-bundle", help=f"the README's bundle (default: {README_BUNDLE} in the home)")
+    ap.add_argument("--readme-bundle", help="the README's bundle (default: the id README.md cites, in the home)")
     ap.add_argument("--repeats", type=int, default=3, help="full-year runs per phase measurement (best kept)")
     args = ap.parse_args()
     cmd = "./run.sh python benchmarks/bench_sim.py" + (" --quick" if args.quick else "")
