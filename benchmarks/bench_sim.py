@@ -4,6 +4,9 @@
     ./run.sh python benchmarks/bench_sim.py            # headline + scaling, updates BENCHMARKS.md
     ./run.sh python benchmarks/bench_sim.py --quick    # headline only
 
+The headline includes the phases of a full-year ``sim_core.run`` (set-up, stepping, results) on the reference
+cluster and on the README's bundle (``--readme-bundle``; by default the main job's bundle in the home).
+
 Each measurement runs in a fresh subprocess so that peak RSS is the run's own. The bundles are
 written first (by another subprocess) into a temporary directory. The figures are printed and
 written between ``<!-- sim:start -->`` and ``<!-- sim:end -->`` in BENCHMARKS.md.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -60,6 +64,54 @@ print(json.dumps(dict(n_tasks=int(prep.hi - prep.lo), n_dc=sc.n_dc, n_steps=prep
     carbon_kg=res.totals["carbon_kg"], pue=res.totals["pue"])))
 """
 
+#: the phases of ``sim_core.run`` for a built-in policy (set-up, stepping with the drain, results), each the best
+#: of ``repeats`` full-year runs in one process after a 1-day warm-up, each run's arrays dropped before the next
+#: (as in a sweep); ``t_first_run``: the first full-year run of the process (it also builds the window's shared
+#: arrays and touches fresh memory). The phases are sim_core.run's own three calls; the
+#: child checks that they give sim_core.run's totals.
+PHASES = r"""
+import json, os, sys, time
+import sim_core
+from sim_core.drain import run_drained
+from sim_core.result import build_result
+from sim_core.simulator import Prepared, policy_spec
+path, policy, repeats = sys.argv[1], sys.argv[2], int(sys.argv[3])
+sc = sim_core.load(path)
+sim_core.run(sc, policy, days=1)
+t = time.perf_counter(); ref = sim_core.run(sc, policy); t_first = time.perf_counter() - t
+spec = policy_spec(policy)
+best = {"t_setup": [], "t_step": [], "t_result": [], "t_run": []}
+for _ in range(repeats):
+    t0 = time.perf_counter()
+    prep = Prepared(sc, 0, policy_code=spec.code, controls=spec.stateful)
+    t1 = time.perf_counter()
+    kern = spec.kernel()
+    run_drained(prep, lambda j: kern(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code, j))
+    t2 = time.perf_counter()
+    res = build_result(prep, policy, lazy_tasks=True)
+    t3 = time.perf_counter()
+    for k, v in (("t_setup", t1 - t0), ("t_step", t2 - t1), ("t_result", t3 - t2), ("t_run", t3 - t0)):
+        best[k].append(v)
+    assert res.totals == ref.totals, "the phases must be sim_core.run's"
+    n_tasks, n_out = int(prep.hi - prep.lo), prep.n_out
+    del prep, res  # (a sweep keeps a run's totals, not its arrays: the next run reuses their memory)
+print(json.dumps(dict({k: min(v) for k, v in best.items()}, t_first_run=t_first, n_tasks=n_tasks,
+                      n_dc=sc.n_dc, n_steps=n_out, load_avg=os.getloadavg()[0])))
+"""
+
+
+
+def readme_main_job() -> tuple[str, str]:
+    """The README's main-job command and the bundle id the README says it writes (read from README.md, as
+    ``tests/integration/test_readme.py`` reads them: the id follows the defaults)."""
+    text = (ROOT / "README.md").read_text()
+    command = re.search(r"# the main job[^\n]*\n(\./run\.sh (?:gridshift|scenario_builder) export [^\n]+)\n", text)
+    cited = re.search(r"The main job writes bundle \*\*`([0-9a-f]{16})`\*\*", text)
+    if command is None or cited is None:
+        raise SystemExit("README.md no longer states the main job's command and bundle id: pass --readme-bundle")
+    return command.group(1), cited.group(1)
+
+
 MAKE = r"""
 import sys
 from sim_core.testing import reference_bundle
@@ -77,6 +129,40 @@ def measure(path: str, policy: str = "lowest_carbon", days: float | None = None,
     return run_child_json(CHILD, path, policy, "-" if days is None else days, env=env)
 
 
+def phases(path: str, policy: str = "lowest_carbon", repeats: int = 3, env=None) -> dict:
+    """Set-up, stepping and result-building seconds of a full-year ``sim_core.run`` (:data:`PHASES`)."""
+    return run_child_json(PHASES, path, policy, repeats, env=env)
+
+
+def readme_bundle(arg: str | None) -> Path:
+    """The README's bundle: ``--readme-bundle``, else in the home (``$GRIDSHIFT_HOME`` or ``.gridshift``)."""
+    if arg:
+        return Path(arg)
+    return Path(os.environ.get("GRIDSHIFT_HOME", ROOT / ".gridshift")) / "bundles" / readme_main_job()[1]
+
+
+def phase_rows(year: str, readme: Path, repeats: int) -> list[str]:
+    """The table of a full-year run's phases on the reference cluster and on the README's bundle."""
+    rows = ["", f"Phases of a full-year `sim_core.run` (`lowest_carbon`, seed 0, defaults: drained, calibrated "
+            f"forecast; best of {repeats} in one process after a 1-day warm-up, each run's arrays dropped before "
+            "the next as in a sweep; first run: the process's first full-year run, which also builds the window's "
+            "shared arrays and touches fresh memory):", "",
+            "| bundle | tasks | set-up s | stepping s | results s | whole run s | first run s | load avg |",
+            "|---|---|---|---|---|---|---|---|"]
+    runs = [("reference 5-DC cluster, synthetic", year)]
+    if readme.is_dir():
+        runs.append((f"README bundle `{readme.name}` (the main job's)", str(readme)))
+    else:
+        print(f"README bundle not found at {readme}: write it with `{readme_main_job()[0]}` "
+              "(or pass --readme-bundle)")
+    for name, path in runs:
+        r = phases(path, repeats=repeats)
+        print(name, json.dumps(r))
+        rows.append(f"| {name} | {r['n_tasks']:,} | {r['t_setup']:.2f} | {r['t_step']:.2f} | {r['t_result']:.2f} "
+                    f"| {r['t_run']:.2f} | {r['t_first_run']:.2f} | {r['load_avg']:.1f} |")
+    return rows
+
+
 def cold_compile_s(path: str) -> float:
     """First-call time with an empty Numba cache (a fresh NUMBA_CACHE_DIR)."""
     with tempfile.TemporaryDirectory() as cache:
@@ -90,6 +176,8 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=1_300_000)
     ap.add_argument("--scaling-days", type=float, default=14.0)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--readme-bundle", help="the README's bundle (default: the id README.md cites, in the home)")
+    ap.add_argument("--repeats", type=int, default=3, help="full-year runs per phase measurement (best kept)")
     args = ap.parse_args()
     cmd = "./run.sh python benchmarks/bench_sim.py" + (" --quick" if args.quick else "")
     lines = []
@@ -132,6 +220,7 @@ def main() -> None:
             f"Speed-up of the stepping: ≈ {100.0 / m['t_step']:,.0f}×.",
         ]
         lines += head
+        lines += phase_rows(year, readme_bundle(args.readme_bundle), args.repeats)
         if not args.quick:
             days = args.scaling_days
             n_win = int(days * 96)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from . import engine as E
 
@@ -23,6 +24,9 @@ WORK_KEYS = ("drain_steps", "work_core_hours", "work_gpu_hours", "work_left_core
              "charged_kwh", "charged_carbon_kg", "charged_cost_usd", "total_kwh_equal_work",
              "carbon_kg_equal_work", "cost_usd_equal_work", "carbon_kg_per_core_hour", "carbon_kg_per_gpu_hour",
              "kwh_per_core_hour", "kwh_per_gpu_hour", "cost_usd_per_core_hour", "cost_usd_per_gpu_hour")
+
+#: what ``np.nan_to_num`` turns an infinite finish into (the largest finite float)
+_BIG = float(np.finfo(np.float64).max)
 
 #: the drain is run (by the whole-run path) in chunks of this many steps, then trimmed to the step the work ended
 CHUNK_STEPS = 96
@@ -82,22 +86,10 @@ def work_totals(prep, n: int, finish: np.ndarray, totals: dict) -> dict:
     """The work done and left at the run's end (nominal: cores or GPUs x duration, at scale 1), the work left
     charged at the run's own rates per core-hour (only with ``drain=True``), and the per-unit rates."""
     T, S, C = prep.tasks, prep.state, prep.ctx
-    t_end = C.t0 + n * E.STEP_S
-    ok = S.status != E.ST_UNSCHEDULABLE
-    started = ~np.isnan(S.start)
-    paused = (S.status == E.ST_PAUSED) | ((S.status == E.ST_QUEUED) & started)
     rem_p = S.rem if S.rem.shape == T.duration.shape else T.duration  # (S.rem is per task only with controls)
-    with np.errstate(invalid="ignore"):
-        rem = np.where(~started, T.duration,
-                       np.where(paused, rem_p, np.clip(np.nan_to_num(finish, nan=t_end) - t_end, 0.0, None)))
-    with np.errstate(invalid="ignore", over="ignore"):
-        rem = np.minimum(np.where(ok, rem, 0.0), T.duration)
-        # (a task whose size is not a finite number, hostile data, counts no work: totals stay comparable)
-        sized = ok & np.isfinite(T.duration) & (T.duration >= 0)
-        hours = []
-        for r in (T.cores, T.gpus):
-            use = sized & np.isfinite(r) & (r >= 0)
-            hours.append((float((r * T.duration)[use].sum()) / 3600, float((r * rem)[use].sum()) / 3600))
+    *terms, counts = _work_terms(S.status, S.start, finish, rem_p, T.duration, T.cores, T.gpus, C.t0 + n * E.STEP_S)
+    hours = [(float(terms[2 * j][:counts[j]].sum()) / 3600, float(terms[2 * j + 1][:counts[j]].sum()) / 3600)
+             for j in range(2)]
     (all_c, left_c), (all_g, left_g) = hours
     done_c, done_g = all_c - left_c, all_g - left_g
     out = {"drain_steps": int(n - prep.n_window), "work_core_hours": done_c, "work_gpu_hours": done_g,
@@ -110,6 +102,48 @@ def work_totals(prep, n: int, finish: np.ndarray, totals: dict) -> dict:
         out[f"{name}_per_core_hour"] = _per(totals[key], done_c)
         out[f"{name}_per_gpu_hour"] = _per(totals[key], done_g)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _work_terms(status, start, finish, rem_p, duration, cores, gpus, t_end):
+    """Per resource (cores, GPUs), the terms of the work all and left, ``r x duration`` and ``r x remaining``,
+    of the tasks that count (schedulable, with a finite size >= 0), in task order: arrays 2j and 2j + 1 of the
+    four returned before ``counts``, the first ``counts[j]`` of each (four task-sized arrays rather than one
+    block: an allocation under the allocator's mmap threshold is reused run after run, a larger one is fresh
+    pages every time). The remaining seconds at ``t_end``: the whole duration if never
+    started, the recorded remainder if paused or waiting to resume, else the finish past ``t_end`` (a NaN
+    finish as ``t_end``, infinities as the largest finite floats), at most the duration. The caller sums each
+    row with numpy: the same terms in the same order as the numpy expressions this replaces, so the same
+    pairwise sums, in one pass instead of thirty over a year's tasks."""
+    m = status.shape[0]
+    all_c, left_c, all_g, left_g = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
+    counts = np.zeros(2, np.int64)
+    for i in range(m):
+        d = duration[i]
+        if status[i] == E.ST_UNSCHEDULABLE or not (np.isfinite(d) and d >= 0):
+            continue
+        if start[i] != start[i]:
+            rem = d
+        elif status[i] == E.ST_PAUSED or status[i] == E.ST_QUEUED:
+            rem = rem_p[i]
+        else:
+            f = finish[i]
+            f = t_end if f != f else (_BIG if f == np.inf else (-_BIG if f == -np.inf else f))
+            x = f - t_end
+            rem = x if x > 0.0 else 0.0
+        if not (rem != rem or rem <= d):  # np.minimum(rem, d): a NaN remainder stays
+            rem = d
+        r = cores[i]
+        if np.isfinite(r) and r >= 0:
+            all_c[counts[0]] = r * d
+            left_c[counts[0]] = r * rem
+            counts[0] += 1
+        r = gpus[i]
+        if np.isfinite(r) and r >= 0:
+            all_g[counts[1]] = r * d
+            left_g[counts[1]] = r * rem
+            counts[1] += 1
+    return all_c, left_c, all_g, left_g, counts
 
 
 def _per(x: float, work: float) -> float:

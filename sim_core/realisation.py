@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 WEEK_S = 7 * 86400.0
 MODES = ("weeks", "origins")
@@ -71,20 +72,49 @@ def realise_window(arrival_s: np.ndarray, horizon_s: float, rng: np.random.Gener
     # time order; only the last slot can reach past the horizon, so every slot before k_lo is kept whole
     k_lo = min(int(max(t_lo, 0.0) // WEEK_S), n_slots - 1)
     k_hi = n_slots if t_hi >= horizon_s else max(int(np.ceil(t_hi / WEEK_S)), k_lo)
-    ks = np.arange(k_lo, k_hi)
-    src = np.concatenate([np.arange(bounds[drawn[k]], bounds[drawn[k] + 1]) for k in ks]) if ks.size \
-        else np.zeros(0, np.int64)
-    slot = np.repeat(ks, counts[k_lo:k_hi])
-    arr = arrival_s[src] + (slot - drawn[slot]) * WEEK_S
-    keep = arr < horizon_s
-    src, arr, slot = src[keep], arr[keep], slot[keep]
-    i0, i1 = (int(i) for i in np.searchsorted(arr, [t_lo, t_hi], side="left"))
+    src, arr, slot, n_before = _slot_rows(arrival_s, bounds, drawn, k_lo, k_hi, float(horizon_s), float(t_lo),
+                                          float(t_hi))
     # the year is the bundle unchanged when slot k draws week k throughout and nothing is cut at the horizon
     identity = bool(n_slots <= n_full and np.array_equal(drawn, np.arange(n_slots))
                     and bounds[0] == 0 and bounds[n_slots] == n
                     and (n == 0 or arrival_s[-1] < horizon_s))
-    return Window((src[i0:i1].astype(np.int64), arr[i0:i1], slot[i0:i1].astype(np.int64)),
-                  int(counts[:k_lo].sum()) + i0, identity)
+    return Window((src, arr, slot), int(counts[:k_lo].sum()) + n_before, identity)
+
+
+@njit(cache=True, nogil=True)
+def _slot_rows(arrival_s, bounds, drawn, k_lo, k_hi, horizon_s, t_lo, t_hi):
+    """The realised tasks of week slots ``k_lo .. k_hi - 1`` arriving in ``[t_lo, t_hi)``: (source row,
+    arrival, slot) of each, and how many of those slots' tasks arrive before ``t_lo``. Slot k holds the rows of
+    its drawn week shifted by the whole weeks between them, in time order (the year is the slots'
+    concatenation, sorted); a task shifted to the horizon or past it is not in the year. Two passes (count,
+    fill) over the slots' rows, without the year-sized temporaries of the numpy expressions they replace."""
+    n_before = 0
+    n_in = 0
+    for k in range(k_lo, k_hi):
+        w = drawn[k]
+        shift = float(k - w) * WEEK_S
+        for r in range(bounds[w], bounds[w + 1]):
+            a = arrival_s[r] + shift
+            if a < horizon_s:
+                if a < t_lo:
+                    n_before += 1
+                elif a < t_hi:
+                    n_in += 1
+    src = np.empty(n_in, np.int64)
+    arr = np.empty(n_in)
+    slot = np.empty(n_in, np.int64)
+    i = 0
+    for k in range(k_lo, k_hi):
+        w = drawn[k]
+        shift = float(k - w) * WEEK_S
+        for r in range(bounds[w], bounds[w + 1]):
+            a = arrival_s[r] + shift
+            if t_lo <= a < t_hi and a < horizon_s:
+                src[i] = r
+                arr[i] = a
+                slot[i] = k
+                i += 1
+    return src, arr, slot, n_before
 
 
 def uniforms_from(rng: np.random.Generator, first: int, count: int) -> np.ndarray:
