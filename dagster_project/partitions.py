@@ -11,7 +11,7 @@ The year dimension is dynamic (``years``, shared by region × year and workload 
 sources were asked for or can provide, not a fixed span most of which no source has. The instance stores its keys
 in the order they were added; ``gridshift ui`` adds the configured mirror's years, and every CLI run adds the years
 it requests (``add_years``), so a live year outside the mirror is a partition from its first ingest on.
-
+"""
 
 from collections.abc import Iterable
 
@@ -38,7 +38,8 @@ def add_years(instance: dg.DagsterInstance, wanted: Iterable[int]) -> list[int]:
     span = source_years()
     bad = sorted({int(y) for y in wanted} - set(span))
     if bad:
-        raise ValueError(f"{', '.join(map(str, bad))}: no source provides that year (they provide {span[0]}..{span[-1]})")
+        listed = ", ".join(map(str, bad))
+        raise ValueError(f"{listed}: no source provides that year (they provide {span[0]}..{span[-1]})")
     have = set(instance.get_dynamic_partitions(years.name))
     new = sorted({int(y) for y in wanted} - {int(y) for y in have})
     if new:

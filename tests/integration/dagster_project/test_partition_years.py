@@ -56,16 +56,20 @@ def test_years_are_added_once_in_ascending_order_and_a_year_no_source_has_is_ref
         assert instance.get_dynamic_partitions(years.name) == ["2022", "2023", "2019"]
 
 
-def test_a_year_added_after_its_neighbours_is_planned_as_its_own_run():
-    """The instance's key order is what a key range expands along: 2019, added after 2022 and 2023, is not
-    consecutive with 2022 there, so it gets its own run (still written first: earlier years first) and no range
-    spans keys outside the request."""
-    req = [("grid_carbon", "DE-LU", y) for y in (2019, 2022, 2023)]
-    blocks = runner.plan_runs(req, [2022, 2023, 2019])
-    assert [b.years for b in blocks] == [(2019,), (2022, 2023)]
+def test_key_ranges_follow_the_instances_year_order():
+    """A key range expands along the instance's key order, not numerically: with 2019 added after 2022 and
+    2023, the keys 2022, 2023, 2019 are neighbours (one run whose range expands to exactly them), while 2019 and
+    2022 are not (two runs, the earlier year first)."""
     with dg.instance_for_test() as instance:
         add_years(instance, [2022, 2023])
-        add_years(instance, [2019])
-        for b in blocks:
-            runner._check_range(b, instance)  # each range expands to exactly its keys
-        assert [b.years for b in runner.plan_runs(req, add_years(instance, []))] == [(2019,), (2022, 2023)]
+        order = add_years(instance, [2019])
+        assert order == [2022, 2023, 2019]
+        (one,) = runner.plan_runs([("grid_carbon", "DE-LU", y) for y in (2019, 2022, 2023)], order)
+        assert one.years == (2022, 2023, 2019) and one.tags() is not None
+        runner._check_range(one, instance)  # expands to exactly its three keys
+        two = runner.plan_runs([("grid_carbon", "DE-LU", y) for y in (2019, 2022)], order)
+        assert [b.years for b in two] == [(2019,), (2022,)] and all(b.tags() is None for b in two)
+        # numeric order would have wrongly planned 2022..2023..2019 as a range the instance expands differently
+        wrong = runner.Block(("grid_carbon",), ("DE-LU",), (2019, 2022, 2023))
+        with pytest.raises(runner.GridshiftError, match="expands to 0 partitions, not the 3 planned"):
+            runner._check_range(wrong, instance)
