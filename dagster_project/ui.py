@@ -3,8 +3,9 @@
 Prepares ``<home>/dagster`` (the instance every CLI run is recorded in), records a given mirror in the home's
 configuration (``gridshift.json``: the UI's runs read it from there, so a backfill needs no environment
 variable), adds the mirror's years to the instance's year partitions (those a CLI run requested are there
-already: ``dagster_project.partitions``), points ``DAGSTER_HOME`` at it and replaces this process with ``dg dev`` (extra arguments pass
-through, e.g. ``-p 3001``), so Ctrl-C / SIGTERM reach Dagster directly and it shuts down cleanly.
+already: ``dagster_project.partitions``), points ``DAGSTER_HOME`` at it and replaces this process with
+``dg dev`` (extra arguments pass through, e.g. ``-p 3001``), so Ctrl-C / SIGTERM reach Dagster directly and it
+shuts down cleanly.
 """
 
 from __future__ import annotations

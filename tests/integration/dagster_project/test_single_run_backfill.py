@@ -37,11 +37,11 @@ def _per_partition(home: Path, mirror: Path, kinds=KINDS) -> None:
     """One run per partition, region by region and year by year (what the CLI did before)."""
     assets = [a for a in grid.ASSETS if a.key.to_user_string() in {f"grid_{k}" if k != "weather" else k
                                                                    for k in kinds}]
-    instance = year_instance(*YEARS)
+    instance, res = year_instance(*YEARS), {"gridshift": GridshiftResource(home=str(home), mirror=str(mirror))}
     for region in REGIONS:
         for year in YEARS:
             dg.materialize(assets, partition_key=key(region, year), raise_on_error=False, run_config=QUIET,
-                           instance=instance, resources={"gridshift": GridshiftResource(home=str(home), mirror=str(mirror))})
+                           instance=instance, resources=res)
 
 
 def _single_run(home: Path, mirror: Path, kinds=KINDS) -> dict:
