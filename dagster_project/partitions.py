@@ -6,20 +6,45 @@ expands a range dimension by dimension — the product of each dimension's keys 
 the end key's, in the order each dimension declares them — so a range is a rectangle of consecutive
 regions (registry order) × consecutive years, never the keys between two strings. ``run_keys`` reads
 the keys of the running step; ``tests/integration/dagster_project`` pins the expansion.
+
+The year dimension is dynamic (``years``, shared by region × year and workload × year): it holds the years the
+sources were asked for or can provide, not a fixed span most of which no source has. The instance stores its keys
+in the order they were added; ``gridshift ui`` adds the configured mirror's years, and every CLI run adds the years
+it requests (``add_years``), so a live year outside the mirror is a partition from its first ingest on.
 """
 
+from collections.abc import Iterable
 
 import dagster as dg
 
-from dagster_project.plan import YEARS
+from dagster_project.plan import source_years
 from gridshift import locations
+
+#: The year dimension of every year-partitioned asset: its keys live in the instance (``add_years``).
+years = dg.DynamicPartitionsDefinition(name="year")
 
 region_year = dg.MultiPartitionsDefinition(
     {
         "region": dg.StaticPartitionsDefinition(locations.all_codes()),
-        "year": dg.StaticPartitionsDefinition(YEARS),
+        "year": years,
     }
 )
+
+
+def add_years(instance: dg.DagsterInstance, wanted: Iterable[int]) -> list[int]:
+    """Add the years of ``wanted`` the instance lacks (in ascending order, so consecutive years stay neighbours);
+    returns the instance's years in their key order, the order a key range expands them in. A year no source can
+    provide (outside :func:`dagster_project.plan.source_years`) is refused, never added."""
+    span = source_years()
+    bad = sorted({int(y) for y in wanted} - set(span))
+    if bad:
+        listed = ", ".join(map(str, bad))
+        raise ValueError(f"{listed}: no source provides that year (they provide {span[0]}..{span[-1]})")
+    have = set(instance.get_dynamic_partitions(years.name))
+    new = sorted({int(y) for y in wanted} - {int(y) for y in have})
+    if new:
+        instance.add_dynamic_partitions(years.name, [str(y) for y in new])
+    return [int(y) for y in instance.get_dynamic_partitions(years.name)]
 
 
 def key(region: str, year: int) -> dg.MultiPartitionKey:

@@ -1,6 +1,6 @@
 """Which runs materialize a set of grid partitions: plain Python over the partition keys.
 
-The partition years, and the cut of requested ``(asset, region, year)`` partitions into rectangles of
+The years the sources can provide, and the cut of requested ``(asset, region, year)`` partitions into rectangles of
 consecutive regions × consecutive years (one run each: ``dagster_project.runner.plan_runs``, whose
 docstring says why).
 """
@@ -9,11 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from gridshift import locations
+from gridshift.sources import SIGNAL_TABLES
+from warehouse.ingest import in_mirror
 
+#: The first year any grid source publishes; with the current UTC year, the span a requested year must lie in.
 FIRST_YEAR = 2015
-YEARS = [str(y) for y in range(FIRST_YEAR, datetime.now(UTC).year + 1)]
+
+
+def source_years() -> list[int]:
+    """The years the sources can provide: ``FIRST_YEAR`` to the current UTC year."""
+    return list(range(FIRST_YEAR, datetime.now(UTC).year + 1))
+
+
+def mirror_years(mirror: Path | None) -> list[int]:
+    """The years of :func:`source_years` for which ``mirror`` holds a file of any grid kind and region (checked
+    without reading one): the years the UI offers before any live ingest."""
+    codes = locations.all_codes()
+    return [y for y in source_years() if any(in_mirror(k, c, y, mirror) for k in SIGNAL_TABLES for c in codes)]
 
 
 def _consecutive(items: Sequence, order: Sequence) -> list[list]:
@@ -28,13 +43,14 @@ def _consecutive(items: Sequence, order: Sequence) -> list[list]:
     return runs
 
 
-def rectangles(requests: Sequence[tuple[str, str, int]]
+def rectangles(requests: Sequence[tuple[str, str, int]], years_order: Sequence[int]
                ) -> list[tuple[tuple[str, ...], tuple[str, ...], tuple[int, ...]]]:
-    """``(assets, regions, years)`` of each run :func:`dagster_project.runner.plan_runs` plans, in its order."""
+    """``(assets, regions, years)`` of each run :func:`dagster_project.runner.plan_runs` plans, in its order;
+    years are consecutive in ``years_order`` (the instance's year keys, every requested year among them)."""
     years_by: dict[str, dict[str, set[int]]] = {}
     for asset, region, year in requests:
         years_by.setdefault(asset, {}).setdefault(region, set()).add(int(year))
-    regions_order, years_order = locations.all_codes(), [int(y) for y in YEARS]
+    regions_order, years_order = locations.all_codes(), [int(y) for y in years_order]
     assets_by_rect: dict[tuple[tuple[str, ...], tuple[int, ...]], list[str]] = {}
     for asset, by_region in years_by.items():
         regions_by_years: dict[tuple[int, ...], list[str]] = {}
@@ -45,7 +61,7 @@ def rectangles(requests: Sequence[tuple[str, str, int]]
                 for yrun in _consecutive(ys, years_order):
                     assets_by_rect.setdefault((tuple(rrun), tuple(yrun)), []).append(asset)
     rects = [(tuple(sorted(assets)), regions, years) for (regions, years), assets in assets_by_rect.items()]
-    return sorted(rects, key=lambda b: (years_order.index(b[2][0]), regions_order.index(b[1][0]), b[0]))
+    return sorted(rects, key=lambda b: (b[2][0], regions_order.index(b[1][0]), b[0]))  # earlier years first
 
 
-__all__ = ["FIRST_YEAR", "YEARS", "rectangles"]
+__all__ = ["FIRST_YEAR", "mirror_years", "rectangles", "source_years"]

@@ -21,7 +21,7 @@ import dagster as dg
 from dagster_project import plan
 from dagster_project.assets import grid, reference
 from dagster_project.jobs import ARGUMENTS_TAG, COMMAND_TAG, JOB_OF_GROUP
-from dagster_project.partitions import YEARS, key, region_year
+from dagster_project.partitions import add_years, key, region_year
 from dagster_project.resources import GridshiftResource
 from gridshift.atomic import atomic_write_bytes
 from gridshift.errors import GridshiftError
@@ -212,9 +212,10 @@ class Block:
         return None if r is None else {PARTITION_RANGE_START: r.start, PARTITION_RANGE_END: r.end}
 
 
-def plan_runs(requests: Sequence[tuple[str, str, int]]) -> list[Block]:
+def plan_runs(requests: Sequence[tuple[str, str, int]], years_order: Sequence[int]) -> list[Block]:
     """Runs that materialize exactly the requested ``(asset, region, year)`` partitions, few of them
-    (the rectangles of :func:`dagster_project.plan.rectangles`).
+    (the rectangles of :func:`dagster_project.plan.rectangles`; ``years_order``: the instance's year keys,
+    :func:`dagster_project.partitions.add_years`).
 
     A run targets one key range, and a range over ``region_year`` is the rectangle of consecutive
     regions × consecutive years between its ends (``dagster_project.partitions``). Per asset, regions
@@ -226,7 +227,7 @@ def plan_runs(requests: Sequence[tuple[str, str, int]]) -> list[Block]:
     for FR…CH, price for GB) is 4. Runs are ordered by first year, so a location's earlier year is
     written before its later one.
     """
-    return [Block(assets, regions, years) for assets, regions, years in plan.rectangles(requests)]
+    return [Block(assets, regions, years) for assets, regions, years in plan.rectangles(requests, years_order)]
 
 
 def _partition_failures(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], tuple[str, str]]:
@@ -263,13 +264,14 @@ def _block_outcomes(result: dg.ExecuteInProcessResult, block: Block) -> dict[tup
     return out
 
 
-def _check_range(block: Block) -> None:
+def _check_range(block: Block, instance: dg.DagsterInstance) -> None:
     """Refuse to launch a run whose key range would not expand to exactly the block's partitions (the
-    range semantics ``plan_runs`` relies on; a Dagster upgrade that changed them fails here, loudly)."""
+    range semantics ``plan_runs`` relies on; a Dagster upgrade that changed them fails here, loudly).
+    ``instance`` holds the year keys (the dynamic dimension's store)."""
     r = block.key_range()
     if r is None:
         return
-    got = region_year.get_partition_keys_in_range(r)
+    got = region_year.get_partition_keys_in_range(r, dynamic_partitions_store=instance)
     if [str(k) for k in got] != [str(k) for k in block.keys]:
         raise GridshiftError(f"the key range {r.start}..{r.end} expands to "
                              f"{len(got)} partitions, not the {len(block.keys)} planned: Dagster's range semantics "
@@ -277,7 +279,9 @@ def _check_range(block: Block) -> None:
 
 
 def _unknown_years(years: Sequence[int]) -> list[int]:
-    return [y for y in years if str(y) not in YEARS]
+    """The years of ``years`` no source can provide (:func:`dagster_project.plan.source_years`)."""
+    known = plan.source_years()
+    return [y for y in years if int(y) not in known]
 
 
 def materialize_grid(
@@ -295,14 +299,16 @@ def materialize_grid(
     for kind, region, year in requests:
         table = SIGNAL_TABLES[kind]
         if _unknown_years([year]):
+            span = plan.source_years()
             out[(table, region, year)] = Outcome(
                 table, region, year, False, error_type="ValueError",
-                error=f"{year} is not a partition of {table}: its years are {YEARS[0]}..{YEARS[-1]}")
+                error=f"{year} is not a partition of {table}: its sources provide {span[0]}..{span[-1]}")
         else:
             todo.append((table, region, int(year)))
     with _using(home, instance) as inst:
-        for block in plan_runs(todo):
-            _check_range(block)
+        years_order = add_years(inst, [y for _t, _r, y in todo])
+        for block in plan_runs(todo, years_order):
+            _check_range(block, inst)
             result = _run(block.assets, inst, res, partition_key=block.keys[0] if block.tags() is None else None,
                           tags={**(tags or {}), **(block.tags() or {})})
             out.update(_block_outcomes(result, block))
@@ -393,6 +399,7 @@ def materialize_workload(
     res = resources(home, mirror, live=live)
     outcomes = []
     with _using(home, instance) as inst:
+        add_years(inst, years)
         for year in years:
             result = _run(["workload_tasks"], inst, res, partition_key=workload_key(workload, year), tags=tags,
                           run_config={"ops": {"workload_tasks": {"config": config}}})

@@ -14,13 +14,13 @@ import dagster as dg
 
 from dagster_project import checks
 from dagster_project.assets.raw import feeding
-from dagster_project.partitions import YEARS, dimensions
+from dagster_project.partitions import dimensions, years
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
 from warehouse.ingest_workload import WORKLOADS, WorkloadReport, ingest_workload
 
 workload_year = dg.MultiPartitionsDefinition(
-    {"workload": dg.StaticPartitionsDefinition(list(WORKLOADS)), "year": dg.StaticPartitionsDefinition(YEARS)}
+    {"workload": dg.StaticPartitionsDefinition(list(WORKLOADS)), "year": years}
 )
 
 

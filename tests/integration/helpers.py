@@ -55,3 +55,15 @@ def replace_line(lineno: int, new: Callable[[str], str]) -> Callable[[bytes], by
         return "\n".join(lines).encode("utf-8")
 
     return _mut
+
+
+def year_instance(*years: int):
+    """An in-memory Dagster instance holding ``years`` as year partitions (the dynamic dimension of the grid and
+    workload assets: ``dagster_project.partitions.add_years``), for materializing a partition outside the runner."""
+    import dagster as dg
+
+    from dagster_project.partitions import add_years
+
+    instance = dg.DagsterInstance.ephemeral()
+    add_years(instance, years)
+    return instance

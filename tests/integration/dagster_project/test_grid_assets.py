@@ -10,10 +10,10 @@ import dagster as dg
 from dagster_project import checks
 from dagster_project.assets import grid
 from dagster_project.definitions import build_defs
-from dagster_project.partitions import key
+from dagster_project.partitions import add_years, key
 from dagster_project.resources import GridshiftResource
 from gridshift.home import Home
-from tests.integration.helpers import mirror_with, replace_line
+from tests.integration.helpers import mirror_with, replace_line, year_instance
 from warehouse.db import read_table
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
@@ -34,7 +34,7 @@ def test_definitions_load_with_overrides(tmp_path):
 def test_partition_materializes_with_checks_and_metadata(tmp_path, shared_data):
     res = dg.materialize(
         grid.ASSETS, partition_key=key("AU-NSW", 2023), resources=_resources(tmp_path, shared_data),
-        run_config=QUIET,
+        run_config=QUIET, instance=year_instance(2023),
     )
     assert res.success
     meta = res.asset_materializations_for_node("grid_carbon")[0].metadata
@@ -51,7 +51,7 @@ def test_bad_file_fails_the_blocking_check_and_writes_nothing(tmp_path, shared_d
     home = tmp_path / "home"
     res = dg.materialize(
         [grid.grid_carbon], partition_key=key("DE-LU", 2023), resources=_resources(home, mirror),
-        raise_on_error=False, run_config=QUIET,
+        raise_on_error=False, run_config=QUIET, instance=year_instance(2023),
     )
     assert not res.success
     evals = res.get_asset_check_evaluations()
@@ -66,13 +66,13 @@ def test_partial_file_fails_the_partition_unless_allowed(tmp_path, shared_data):
     mirror = mirror_with(shared_data, tmp_path, relpath, lambda b: b"\n".join(b.split(b"\n")[:4001]) + b"\n")
     home = tmp_path / "home"
     res = dg.materialize([grid.grid_carbon], partition_key=key("DE-LU", 2023), resources=_resources(home, mirror),
-                         raise_on_error=False, run_config=QUIET)
+                         raise_on_error=False, run_config=QUIET, instance=year_instance(2023))
     assert not res.success
     (ev,) = res.get_asset_check_evaluations()
     assert not ev.passed and "covers 45.66% of the UTC year" in ev.metadata["error"].value
     assert read_table(Home(home).warehouse_path, "SELECT count(*) n FROM grid_carbon")["n"][0] == 0
     res = dg.materialize([grid.grid_carbon], partition_key=key("DE-LU", 2023), run_config=QUIET,
-                         resources=_resources(home, mirror, allow_partial=True))
+                         resources=_resources(home, mirror, allow_partial=True), instance=year_instance(2023))
     assert res.success
     cov = {e.check_name: e for e in res.get_asset_check_evaluations()}[checks.COVERAGE_CHECK]
     assert cov.passed and cov.severity == dg.AssetCheckSeverity.WARN
@@ -83,7 +83,7 @@ def test_partial_file_fails_the_partition_unless_allowed(tmp_path, shared_data):
 def _materialize_partition(args) -> bool:
     home, mirror, region, year = args
     res = dg.materialize(grid.ASSETS, partition_key=key(region, year), resources=_resources(Path(home), Path(mirror)),
-                         raise_on_error=False, run_config=QUIET)
+                         raise_on_error=False, run_config=QUIET, instance=year_instance(year))
     return res.success
 
 
@@ -104,6 +104,7 @@ def test_multiprocess_executor_runs_the_three_writers_in_parallel(tmp_path, shar
     defs = build_defs(_resources(tmp_path, shared_data))
     job = defs.resolve_job_def("ingest_grid")
     with dg.instance_for_test() as instance:
+        add_years(instance, [2023])
         result = dg.execute_job(
             dg.reconstructable(_ingest_job_factory), instance=instance,
             tags={"dagster/partition": str(key("JP-TK", 2023))},

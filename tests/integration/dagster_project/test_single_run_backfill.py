@@ -18,10 +18,10 @@ import pytest
 
 from dagster_project import checks, runner
 from dagster_project.assets import grid
-from dagster_project.partitions import key
+from dagster_project.partitions import add_years, key
 from dagster_project.resources import GridshiftResource
 from gridshift.home import Home
-from tests.integration.helpers import mirror_with, replace_line, tree_digest
+from tests.integration.helpers import mirror_with, replace_line, tree_digest, year_instance
 from warehouse.content import ipc_bytes, table_content
 from warehouse.db import read_table
 from warehouse.schemas import TABLES
@@ -37,10 +37,11 @@ def _per_partition(home: Path, mirror: Path, kinds=KINDS) -> None:
     """One run per partition, region by region and year by year (what the CLI did before)."""
     assets = [a for a in grid.ASSETS if a.key.to_user_string() in {f"grid_{k}" if k != "weather" else k
                                                                    for k in kinds}]
+    instance, res = year_instance(*YEARS), {"gridshift": GridshiftResource(home=str(home), mirror=str(mirror))}
     for region in REGIONS:
         for year in YEARS:
             dg.materialize(assets, partition_key=key(region, year), raise_on_error=False, run_config=QUIET,
-                           resources={"gridshift": GridshiftResource(home=str(home), mirror=str(mirror))})
+                           instance=instance, resources=res)
 
 
 def _single_run(home: Path, mirror: Path, kinds=KINDS) -> dict:
@@ -89,9 +90,9 @@ def test_single_run_equals_per_partition_runs_byte_for_byte(tmp_path, shared_dat
 def test_single_run_records_each_partition_as_its_own_run_would(tmp_path, shared_data):
     """Per partition: one materialization (its own metadata) and both checks, each judging that one."""
     home = Home(tmp_path / "home")
-    block = runner.plan_runs([("grid_carbon", r, y) for r in REGIONS for y in YEARS])
-    assert len(block) == 1 and block[0].tags() is not None  # a key range: what a UI single-run backfill sends
     with runner.open_instance(home) as instance:
+        block = runner.plan_runs([("grid_carbon", r, y) for r in REGIONS for y in YEARS], add_years(instance, YEARS))
+        assert len(block) == 1 and block[0].tags() is not None  # a key range: what a UI single-run backfill sends
         res = dg.materialize([grid.grid_carbon], tags=block[0].tags(), run_config=QUIET, instance=instance,
                              resources=runner.resources(home, shared_data))
         assert res.success
@@ -155,8 +156,9 @@ def test_one_bad_partition_is_named_and_the_good_ones_land_as_per_partition_runs
     assert len(raw) == 3  # the refused file is not landed
     # the run names the refused partition; its failed check belongs to that partition alone
     res = dg.materialize([grid.grid_carbon], tags=runner.plan_runs(
-        [("grid_carbon", r, y) for r in REGIONS for y in YEARS])[0].tags(), run_config=QUIET, raise_on_error=False,
-        resources=runner.resources(Home(tmp_path / "h2"), bad_mirror))
+        [("grid_carbon", r, y) for r in REGIONS for y in YEARS], YEARS)[0].tags(), run_config=QUIET,
+        raise_on_error=False, resources=runner.resources(Home(tmp_path / "h2"), bad_mirror),
+        instance=year_instance(*YEARS))
     assert not res.success
     failure = next(e for e in res.all_events if e.is_step_failure)
     assert "grid_carbon DE-LU 2023" in failure.step_failure_data.user_failure_data.description

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from gridshift import locations
 from gridshift_cli import app
 from tests.integration.dagster_project.ui import free_port, graphql, stop, wait_up
 
@@ -54,6 +55,10 @@ def test_the_ui_shows_the_whole_chain_and_what_the_cli_built(exported):
         bid = output.split("id ")[-1].split()[0]
         assert {m["partition"] for m in mats("grid_carbon")} >= {"DE-LU|2023"}
         assert {m["partition"] for m in mats("weather")} >= {"DE-LU|2022", "DE-LU|2023"}  # the neighbour year too
+        # the partitions offered: the mirror's years (2022, 2023; the export asked for those too) × every region
+        q = '{ assetNodeOrError(assetKey: {path: ["grid_carbon"]}) { ... on AssetNode { partitionKeys } } }'
+        offered = graphql(port, q)["assetNodeOrError"]["partitionKeys"]
+        assert sorted(offered) == sorted(f"{r}|{y}" for r in locations.all_codes() for y in (2022, 2023))
         q = '{ runOrError(runId: "RUN") { ... on Run { status } } }'.replace("RUN", bundle_mats[0]["runId"])
         meta = graphql(port, q)
         assert meta["runOrError"]["status"] == "SUCCESS" and len(bid) == 16

@@ -7,10 +7,11 @@ import itertools
 import dagster as dg
 
 from dagster_project import runner
-from dagster_project.partitions import region_year
+from dagster_project.partitions import add_years, region_year
 from gridshift import locations
 
 CODES = locations.all_codes()
+YEARS = list(range(2015, 2027))  # an instance's year keys in the order they were added
 
 
 def _covered(blocks) -> list[tuple[str, str, int]]:
@@ -19,11 +20,13 @@ def _covered(blocks) -> list[tuple[str, str, int]]:
 
 def test_a_rectangle_is_one_run_and_its_range_expands_to_exactly_its_keys():
     req = [(t, r, y) for t in ("grid_carbon", "weather") for r in CODES[2:6] for y in (2022, 2023)]
-    (block,) = runner.plan_runs(req)
+    (block,) = runner.plan_runs(req, YEARS)
     assert block.assets == ("grid_carbon", "weather") and block.regions == tuple(CODES[2:6])
     tags = block.tags()
-    keys = region_year.get_partition_keys_in_range(dg.PartitionKeyRange(tags[runner.PARTITION_RANGE_START],
-                                                                        tags[runner.PARTITION_RANGE_END]))
+    with dg.instance_for_test() as instance:
+        add_years(instance, YEARS)
+        keys = region_year.get_partition_keys_in_range(dg.PartitionKeyRange(
+            tags[runner.PARTITION_RANGE_START], tags[runner.PARTITION_RANGE_END]), dynamic_partitions_store=instance)
     assert [str(k) for k in keys] == [str(k) for k in block.keys] and len(keys) == 8
 
 
@@ -32,14 +35,14 @@ def test_the_whole_mirror_is_four_runs_and_nothing_outside_the_request():
     gap = set(CODES[CODES.index("FR"):CODES.index("CH") + 1])
     req = [(t, r, y) for r in CODES for y in (2022, 2023) for t in ("grid_carbon", "grid_price", "weather")
            if not (t != "grid_price" and r in gap) and not (t == "grid_price" and r == "GB")]
-    blocks = runner.plan_runs(req)
+    blocks = runner.plan_runs(req, YEARS)
     assert len(blocks) == 4 and _covered(blocks) == sorted(req)
 
 
 def test_scattered_requests_are_covered_exactly_once():
     req = [("grid_carbon", CODES[0], 2023), ("grid_carbon", CODES[2], 2023), ("grid_price", CODES[2], 2022),
            ("grid_carbon", CODES[3], 2022), ("grid_carbon", CODES[3], 2023)]
-    blocks = runner.plan_runs(req)
+    blocks = runner.plan_runs(req, YEARS)
     assert _covered(blocks) == sorted(req)
     assert all(b.tags() is None or len(b.keys) > 1 for b in blocks)
 

@@ -10,6 +10,7 @@ import time
 import pytest
 from typer.testing import CliRunner
 
+from dagster_project import plan, ui
 from gridshift.errors import SourceUnavailableError
 from gridshift.home import Home
 from gridshift_cli import app
@@ -163,3 +164,6 @@ def test_cli_ingest_live_two_regions(fake, tmp_path, shared_data):
                                                    "US-CAL-CISO": "gridstatus-iso-day-ahead"}
     for f in _files(home):
         assert fake.state.entsoe_token.encode() not in f.read_bytes()
+    # 2023 is no year of this mirror (it holds no grid file): the run added it to the year partitions, which the
+    # UI then offers with the mirror's own (none)
+    assert plan.mirror_years(mirror) == [] and ui.offer_mirror_years(h) == [2023]
