@@ -79,6 +79,7 @@ def test_ingest_records_its_runs_in_the_homes_instance_on_dagsters_own_storage(t
     gridshift class): its runs and per-partition records are there afterwards, and nothing is left running."""
     import multiprocessing
     import threading
+    import time
 
     import dagster as dg
 
@@ -86,6 +87,11 @@ def test_ingest_records_its_runs_in_the_homes_instance_on_dagsters_own_storage(t
     res = runner.invoke(app, ["ingest", "--regions", "SG,KR", "--year", "2023", "--mirror", str(shared_data),
                               "--home", str(tmp_path)])
     assert res.exit_code == 0, res.output
+    # rich's Live.stop() signals its refresh thread without joining it: a thread that ends within seconds is
+    # no leak, one still alive after them is
+    deadline = time.monotonic() + 10.0
+    while set(threading.enumerate()) - threads and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not multiprocessing.active_children() and set(threading.enumerate()) == threads
     d = Home(tmp_path).dagster_dir
     cfg = (d / "dagster.yaml").read_text()
