@@ -42,8 +42,9 @@ def _bundle_rows(sc, t: pl.DataFrame) -> np.ndarray:
 def oracle_busy(res, sc) -> dict:
     """Algorithm 1's plan for the jobs of run ``res`` (its window's tasks as the run realised them: origin,
     arrival, length, the engine's deadline a + l + d), per site: busy cores / GPUs / GB per step ((3, n_dc, n)
-    from the run's first step), the jobs whose deadline the plan had to extend and the work left undone
-    (seconds at scale 1; 0 unless the bundle ends first). Requests and scaling come from the bundle."""
+    from the run's first step), the jobs whose deadline the plan had to extend, the work left undone
+    (seconds at scale 1; 0 unless the bundle ends first), the jobs' server-hours at scale 1 and M summed over
+    sites. Requests and scaling come from the bundle."""
     from sim_core.policies.carbonflex.oracle import SLOT_STEPS, site_servers, task_servers
     from sim_core.simulator import server_config
 
@@ -62,7 +63,8 @@ def oracle_busy(res, sc) -> dict:
     cfg = server_config(sc)
     cap = np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1).astype(np.float64)
     busy = np.zeros((3, sc.n_dc, n))
-    out = {"k0": k0, "busy": busy, "jobs": int(t.height), "extended": 0, "undone_s": 0.0}
+    out = {"k0": k0, "busy": busy, "jobs": int(t.height), "extended": 0, "undone_s": 0.0, "server_h": 0.0,
+           "servers": 0.0}
     for d in range(sc.n_dc):
         sel = org == d
         i = row[sel]
@@ -78,6 +80,8 @@ def oracle_busy(res, sc) -> dict:
         busy[:, d], left = _execute(alloc, job, req, slot_s, step_s, SLOT_STEPS)
         out["extended"] += n_ext
         out["undone_s"] += float(left.sum())
+        out["server_h"] += float((job["r"] * job["work"]).sum() / H)  # the jobs' need at scale 1, in servers
+        out["servers"] += site_servers(cfg, cap, d)
     return out
 
 
@@ -130,10 +134,11 @@ def _execute(alloc, job: dict, req, slot_s, step_s, slot_steps):
     return busy, left
 
 
-def job_carbon_kg(sc, busy: np.ndarray, k0: int) -> tuple[float, float]:
-    """(job carbon kg, busy GPU-hours) of a busy profile (3, n_dc, n) from bundle step ``k0``: the engine's power
-    model (``sim_core.physics.compute``, every server on) gives the IT power, busy IT = IT less its idle, sleep
-    and wake parts (the preset's ``job`` accounting, ``repro_presets.carbon_kg``), times the step's intensity."""
+def job_carbon_kg(sc, busy: np.ndarray, k0: int) -> tuple[float, float, float]:
+    """(job carbon kg, busy GPU-hours, busy IT kWh) of a busy profile (3, n_dc, n) from bundle step ``k0``: the
+    engine's power model (``sim_core.physics.compute``, every server on) gives the IT power, busy IT = IT less
+    its idle, sleep and wake parts (the preset's ``job`` accounting, ``repro_presets.carbon_kg``), times the
+    step's intensity."""
     from sim_core.physics import compute
 
     used = np.flatnonzero(busy.sum(axis=(0, 1)) > 0.0)
@@ -144,7 +149,8 @@ def job_carbon_kg(sc, busy: np.ndarray, k0: int) -> tuple[float, float]:
                  sc.temp_c[:, ks], sc.wetbulb_c[:, ks])
     it = ph["it_kw"] - ph["it_idle_kw"] - ph["it_sleep_kw"] - ph["it_wake_kw"]
     h = sc.step_s / H
-    return float((it * h * sc.carbon_g_per_kwh[:, ks]).sum() / 1000.0), float(busy[1].sum() * h)
+    kg = float((it * h * sc.carbon_g_per_kwh[:, ks]).sum() / 1000.0)
+    return kg, float(busy[1].sum() * h), float(it.sum() * h)
 
 
 def run_busy(res) -> tuple[np.ndarray, int]:
