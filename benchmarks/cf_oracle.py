@@ -1,0 +1,161 @@
+"""CarbonFlex's oracle (docs/reproductions.md): Algorithm 1 (``sim_core.policies.carbonflex.oracle.oracle_alg1``)
+run once with perfect knowledge of the whole evaluation window — every job's arrival, length and deadline and
+the actual carbon intensity, per site, capacity M servers — as the paper defines its oracle (§4.2, §6).
+
+It is an offline reference that reads the future, so it is no policy and never runs through ``sim_core.run``:
+this module computes Algorithm 1's *planned* schedule and its job carbon. The plan is turned into each site's
+busy cores / GPUs / GB per 15-minute step (a job holds its allocated servers' share of its request from the
+slot's start, or its arrival, until the slot ends, its deadline, or its work is done) and those busy profiles
+go through the engine's own power model (``sim_core.physics.compute``) under the preset's job accounting (busy
+IT energy x carbon intensity). :func:`job_carbon_kg` evaluates any busy profile the same way, so a simulated
+run's profile can be put on the same footing (:func:`run_busy`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+H = 3600.0
+
+
+def _seconds(col, sc) -> np.ndarray:
+    """Seconds since the bundle's start of a tz-aware timestamp column."""
+    return (col.dt.epoch("us").to_numpy() - int(sc.start_utc.timestamp()) * 1_000_000) / 1e6
+
+
+def _bundle_rows(sc, t: pl.DataFrame) -> np.ndarray:
+    """The bundle row of each run task (a resampled year's ids are ``bundle id * ID_STRIDE + week slot``,
+    ``sim_core.simulator``); checked against the tasks' lengths."""
+    from sim_core.realisation import ID_STRIDE
+
+    tid = t["task_id"].to_numpy()
+    if tid.size and tid.max() > sc.task_id.max():
+        tid = tid // ID_STRIDE
+    order = np.argsort(sc.task_id, kind="stable")
+    row = order[np.clip(np.searchsorted(sc.task_id, tid, sorter=order), 0, order.size - 1)]
+    if not (np.array_equal(sc.task_id[row], tid) and np.array_equal(sc.duration_s[row], t["duration_s"].to_numpy())):
+        raise ValueError("run tasks do not map onto the bundle's tasks (task_id, duration_s)")
+    return row
+
+
+def oracle_busy(res, sc) -> dict:
+    """Algorithm 1's plan for the jobs of run ``res`` (its window's tasks as the run realised them: origin,
+    arrival, length, the engine's deadline a + l + d), per site: busy cores / GPUs / GB per step ((3, n_dc, n)
+    from the run's first step), the jobs whose deadline the plan had to extend, the work left undone
+    (seconds at scale 1; 0 unless the bundle ends first), the jobs' server-hours at scale 1 and M summed over
+    sites. Requests and scaling come from the bundle."""
+    from sim_core.policies.carbonflex.oracle import SLOT_STEPS, site_servers, task_servers
+    from sim_core.simulator import server_config
+
+    t = res.tasks.filter(pl.col("duration_s") < 1e12)
+    row = _bundle_rows(sc, t)
+    k0 = int(res.steps["step"].min())
+    step_s = float(sc.step_s)
+    slot_s = SLOT_STEPS * step_s
+    a = _seconds(t["arrival_ts_utc"], sc) - k0 * step_s
+    dl = _seconds(t["deadline_ts_utc"], sc) - k0 * step_s
+    # the horizon: the last deadline plus room for the extensions (EXTEND_ROUNDS days), within the bundle
+    last = float(dl.max()) if t.height else 0.0
+    n_slot = min(int(np.ceil(last / slot_s)) + EXTEND_ROUNDS * 24, (sc.n_steps - k0) // SLOT_STEPS)
+    n = n_slot * SLOT_STEPS
+    org = t["origin"].to_physical().to_numpy()
+    cfg = server_config(sc)
+    cap = np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1).astype(np.float64)
+    busy = np.zeros((3, sc.n_dc, n))
+    out = {"k0": k0, "busy": busy, "jobs": int(t.height), "extended": 0, "undone_s": 0.0, "server_h": 0.0,
+           "servers": 0.0}
+    for d in range(sc.n_dc):
+        sel = org == d
+        i = row[sel]
+        if not i.size:
+            continue
+        req = np.stack([sc.cpu_cores[i], sc.gpus[i], sc.mem_gb[i]]).astype(np.float64)
+        job = {"a": a[sel], "dl": np.minimum(dl[sel], n * step_s), "work": t["duration_s"].to_numpy()[sel],
+               "r": np.array([task_servers(c, g, m, cfg, d) for c, g, m in req.T]),
+               "smin": sc.min_scale[i].astype(np.float64), "smax": sc.max_scale[i].astype(np.float64),
+               "mthr": sc.marginal_throughput[i].astype(np.float64)}
+        ci = sc.carbon_g_per_kwh[d, k0:k0 + n].reshape(n_slot, SLOT_STEPS).mean(axis=1)
+        alloc, job["dl"], n_ext = _plan_site(job, ci, site_servers(cfg, cap, d), n * step_s)
+        busy[:, d], left = _execute(alloc, job, req, slot_s, step_s, SLOT_STEPS)
+        out["extended"] += n_ext
+        out["undone_s"] += float(left.sum())
+        out["server_h"] += float((job["r"] * job["work"]).sum() / H)  # the jobs' need at scale 1, in servers
+        out["servers"] += site_servers(cfg, cap, d)
+    return out
+
+
+#: CarbonFlex §6.5 ("Effect of Delay"): jobs the oracle's greedy schedule cannot finish by their deadline get
+#: their delay extended; gridshift extends it by a day at a time, at most this many times
+EXTEND_ROUNDS = 7
+
+
+def _plan_site(job: dict, ci: np.ndarray, M: float, horizon_s: float) -> tuple[np.ndarray, np.ndarray, int]:
+    """Algorithm 1 on one site; jobs it leaves unfinished get their deadline extended by a day and the
+    algorithm is rerun (the paper's fix for its oracle's infeasible jobs). Returns (alloc, deadlines, jobs
+    extended)."""
+    from sim_core.policies.carbonflex.oracle import oracle_alg1
+
+    dl = job["dl"].copy()
+    ext = np.zeros(dl.shape, dtype=bool)
+    for _ in range(EXTEND_ROUNDS + 1):
+        alloc, _used, _rho, done = oracle_alg1(job["a"], dl, job["work"], job["r"], job["smin"], job["smax"],
+                                               job["mthr"], ci, M)
+        late = done < job["work"] - 1e-6
+        if not late.any() or (dl[late] >= horizon_s).all():
+            break
+        ext |= late
+        dl = np.where(late, np.minimum(dl + 86400.0, horizon_s), dl)
+    return alloc, dl, int(ext.sum())
+
+
+def _execute(alloc, job: dict, req, slot_s, step_s, slot_steps):
+    """Per-step busy (3, n) resources of a plan ``alloc`` (n_job, n_slot) servers: in slot q job j runs from
+    max(q slot, a) for the slot's part before its deadline, shortened in the slot its work completes (its rate
+    is ``speedup(alloc / r, mthr)``, the engine's linear scaling curve). Returns (busy, work left per job)."""
+    a, dl, work, r, mthr = job["a"], job["dl"], job["work"], job["r"], job["mthr"]
+    n_job, n_slot = alloc.shape
+    q = np.arange(n_slot)
+    s0 = np.maximum(q[None, :] * slot_s, a[:, None])
+    avail = np.clip(np.minimum((q[None, :] + 1) * slot_s, dl[:, None]) - s0, 0.0, None)
+    avail = np.where(alloc > 0.0, avail, 0.0)
+    x = np.divide(alloc, r[:, None], out=np.zeros_like(alloc), where=r[:, None] > 0)
+    rate = np.where(alloc > 0.0, 1.0 + mthr[:, None] * (x - 1.0), 0.0)
+    before = np.cumsum(rate * avail, axis=1) - rate * avail  # work done before slot q
+    need = np.clip(work[:, None] - before, 0.0, None)
+    run = np.minimum(avail, np.divide(need, rate, out=np.zeros_like(need), where=rate > 0))
+    left = np.clip(work - (rate * run).sum(axis=1), 0.0, None)
+    busy = np.zeros((3, n_slot * slot_steps))
+    for s in range(slot_steps):
+        lo = q[None, :] * slot_s + s * step_s
+        ov = np.clip(np.minimum(s0 + run, lo + step_s) - np.maximum(s0, lo), 0.0, None) / step_s
+        w = (x * ov).T  # (n_slot, n_job): request multiples held over the step
+        busy[:, s::slot_steps] = (w @ req.T).T
+    return busy, left
+
+
+def job_carbon_kg(sc, busy: np.ndarray, k0: int) -> tuple[float, float, float]:
+    """(job carbon kg, busy GPU-hours, busy IT kWh) of a busy profile (3, n_dc, n) from bundle step ``k0``: the
+    engine's power model (``sim_core.physics.compute``, every server on) gives the IT power, busy IT = IT less
+    its idle, sleep and wake parts (the preset's ``job`` accounting, ``repro_presets.carbon_kg``), times the
+    step's intensity."""
+    from sim_core.physics import compute
+
+    used = np.flatnonzero(busy.sum(axis=(0, 1)) > 0.0)
+    n = int(used[-1]) + 1 if used.size else 0  # (steps after the last work: no job energy)
+    busy = busy[:, :, :n]
+    ks = slice(k0, k0 + n)
+    ph = compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, busy[0], busy[1], busy[2],
+                 sc.temp_c[:, ks], sc.wetbulb_c[:, ks])
+    it = ph["it_kw"] - ph["it_idle_kw"] - ph["it_sleep_kw"] - ph["it_wake_kw"]
+    h = sc.step_s / H
+    kg = float((it * h * sc.carbon_g_per_kwh[:, ks]).sum() / 1000.0)
+    return kg, float(busy[1].sum() * h), float(it.sum() * h)
+
+
+def run_busy(res) -> tuple[np.ndarray, int]:
+    """A simulated run's busy profile (3, n_dc, n) and its first bundle step, from its (dc-major) steps frame."""
+    s = res.steps.sort(["dc", "step"])
+    n_dc = s["dc"].n_unique()
+    busy = np.stack([s[c].to_numpy().reshape(n_dc, -1) for c in ("busy_cores", "busy_gpus", "busy_mem_gb")])
+    return busy, int(s["step"].min())

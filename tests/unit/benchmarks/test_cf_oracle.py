@@ -1,0 +1,69 @@
+"""CarbonFlex(Oracle) for docs/reproductions.md (benchmarks/cf_oracle.py): Algorithm 1's plan executed step by
+step equals the plan, and on a hand-made bundle with one low-carbon window the oracle's job carbon is no more
+than the carbon-agnostic run's or CarbonFlex's, evaluated the same way, for the same work."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sim_core
+from benchmarks import cf_oracle as CO
+from sim_core.policies import carbonflex as CF
+from tests.unit.sim_core.test_baselines import HOUR, STEP, one_dc, run
+from tests.unit.sim_core.test_carbonflex import _oracle_case
+
+
+def _job(a, dl, work, r, smin, smax, mthr):
+    return {"a": a, "dl": dl, "work": work, "r": r, "smin": smin, "smax": smax, "mthr": mthr}
+
+
+def test_plan_executed_equals_the_plan():
+    """The hand-made case of test_carbonflex (A: 2 h on 1 server in the 100 and 200 slots, B: 1 h in the 100
+    slot): each step of a slot holds the plan's servers x the request; no work is left."""
+    a, dl, work, r, smin, smax, mthr, ci = _oracle_case()
+    alloc, _, _, done = CF.oracle_alg1(a, dl, work, r, smin, smax, mthr, ci, 2.0)
+    req = np.array([[8.0, 4.0], [1.0, 0.0], [16.0, 2.0]])  # (cores, GPUs, GB) x job, at r = 1 server
+    busy, left = CO._execute(alloc, _job(a, dl, work, r, smin, smax, mthr), req, HOUR, STEP, 4)
+    assert left.tolist() == [0.0, 0.0]
+    per_slot = busy.reshape(3, 4, 4)  # (resource, slot, step in slot)
+    for s in range(4):
+        assert per_slot[:, :, s].T.tolist() == (alloc.T @ req.T).tolist()
+    # a job that needs half of its second slot holds its server for two of that slot's four steps
+    work2 = np.array([1.5 * HOUR, HOUR])
+    alloc2, _, _, _ = CF.oracle_alg1(a, dl, work2, r, smin, smax, mthr, ci, 2.0)
+    busy2, left2 = CO._execute(alloc2, _job(a, dl, work2, r, smin, smax, mthr), req, HOUR, STEP, 4)
+    assert alloc2[0].tolist() == [0.0, 1.0, 1.0, 0.0] and left2.tolist() == [0.0, 0.0]
+    assert busy2[0, 8:12].tolist() == [8.0, 8.0, 0.0, 0.0]
+    assert busy2[0].sum() * STEP / HOUR == pytest.approx(8.0 * 1.5 + 4.0 * 1.0)  # core-hours = work x request
+
+
+def test_infeasible_jobs_get_their_delay_extended():
+    """Two 1-server jobs of 1 h, both due within the first slot, M = 1: Algorithm 1 finishes one; the other's
+    deadline is extended a day and it runs in the next greenest slot in reach."""
+    ci = np.r_[100.0, np.full(30, 300.0)]
+    ci[5] = 200.0
+    job = _job(np.zeros(2), np.full(2, HOUR), np.full(2, HOUR), np.ones(2), np.ones(2), np.ones(2), np.zeros(2))
+    alloc, dl, n_ext = CO._plan_site(job, ci, 1.0, 31 * HOUR)
+    assert n_ext == 1 and sorted(dl.tolist()) == [HOUR, HOUR + 86400.0]
+    assert alloc.sum(axis=0)[[0, 5]].tolist() == [1.0, 1.0] and alloc.sum() == 2.0
+
+
+def test_oracle_carbon_not_above_local_only_or_carbonflex(tmp_path):
+    """One site, a 100 g/kWh trough from hour 6 to 10 in 500 g/kWh: flexible jobs (12 h allowed delay) arriving
+    in the first hours. The oracle puts them in the trough; its job carbon (same power model, same work) is at
+    most the carbon-agnostic run's and CarbonFlex's, and strictly below the carbon-agnostic run's."""
+    n = 12
+    carbon = np.full(96, 500.0)
+    carbon[24:40] = 100.0
+    tasks = {"arrival_ts_utc": np.linspace(0.0, 3 * HOUR, n), "duration_s": np.full(n, 2 * HOUR),
+             "cpu_cores": np.full(n, 8.0), "gpus": np.zeros(n), "max_delay_s": np.full(n, 12 * HOUR)}
+    sc = sim_core.load(one_dc(tmp_path, tasks, carbon))
+    res = {p: run(sc, p, days=1.0, power="managed") for p in ("local_only", "carbonflex")}
+    o = CO.oracle_busy(res["local_only"], sc)
+    assert o["undone_s"] == 0.0 and o["jobs"] == n
+    kg = {p: CO.job_carbon_kg(sc, *CO.run_busy(r)) for p, r in res.items()}
+    oracle_kg, oracle_busy_core_h = CO.job_carbon_kg(sc, o["busy"], o["k0"])[0], o["busy"][0].sum() * STEP / HOUR
+    assert oracle_busy_core_h == pytest.approx(n * 2 * 8.0)  # all the work, at its request
+    assert oracle_kg < kg["local_only"][0] and oracle_kg <= kg["carbonflex"][0] + 1e-9
+    assert float((o["busy"][0, 0] * (sc.carbon_g_per_kwh[0, :o["busy"].shape[2]] > 100.0)).sum()) == 0.0
