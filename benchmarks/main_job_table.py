@@ -37,8 +37,11 @@ COLUMNS = [  # (metric, header, with saving, decimals, scale)
 ]
 
 
-def _pm(mean: float, ci: float, decimals: int, scale: float = 1.0) -> str:
-    m, c = mean * scale, ci * scale
+def _pm(mean: float | None, ci: float | None, decimals: int, scale: float = 1.0) -> str:
+    """mean ± ci; "n/a" where the summary has none (a saving against a baseline that used none of it)."""
+    if mean is None:
+        return "n/a"
+    m, c = mean * scale, (ci or 0.0) * scale
     if decimals == 0:
         return f"{m:,.0f} ± {c:,.0f}" if abs(c) >= 0.5 else f"{m:,.0f}"
     return f"{m:,.{decimals}f} ± {c:,.{decimals}f}"
