@@ -49,7 +49,8 @@ def row(name: str, m: dict) -> str:
     lo, up = b.lower, b.upper
     free = lo.value - lo.baseline_carbon_kg
     lp_s = lo.solve_s + lo.build_s
-    return (f"| {name} | {lo.steps / 96:.2f} | {lo.n_tasks:,} | {lo.n_cols:,} | {lo.value:,.1f} | {lo.baseline_carbon_kg:,.1f} | "
+    return (f"| {name} | {lo.steps / 96:.2f} | {lo.n_tasks:,} | {lo.n_cols:,} | {lo.value:,.1f} | "
+            f"{lo.baseline_carbon_kg:,.1f} | "
             f"{up.value:,.1f} | {100 * b.width:.2f} | {100 * (up.value - lo.value) / free:.1f} | "
             f"{lp_s:.1f} ({lo.solve_s:.1f}) | {up.plan_s:.1f} | {up.sim_s:.1f} | {m['wall_s']:.1f} | "
             f"{m['cpu_s']:.1f} | {up.sla_violations} | {up.planned_past_window:,} |")
@@ -114,10 +115,12 @@ def main() -> None:
              f"formulation `{args.formulation}`, default class key, idle floor "
              f"{'off' if args.no_idle_floor else 'on'} (docs/optimum.md). "
              "Lower: the LP bound (kg CO2 incl. transfers); fixed: the part of it no schedule changes; upper: the "
-             "engine's carbon of the schedule rounded from the LP; bracket: (upper - lower) / lower, and as a share "
+             "engine's carbon of the schedule rounded from the LP (an upper bound of the optimum only where late "
+             "is 0); bracket: (upper - lower) / lower, and as a share "
              "of lower - fixed; LP s: set-up + assembly + HiGHS (HiGHS alone); late: the upper run's SLA "
              "violations; past window: tasks planned to start after the window (their deadline allows it).", "",
-             "| window | bound days | tasks | LP columns | lower kg | fixed kg | upper kg | bracket % | of changeable % | LP s "
+             "| window | bound days | tasks | LP columns | lower kg | fixed kg | upper kg | bracket % "
+             "| of changeable % | LP s "
              "| rounding s | engine s | total wall s | CPU s | late | past window |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [row(name, m) for name, m in rows]
