@@ -188,3 +188,24 @@ def test_failure_paths(three_sites, one_day):
         upper_bound(three_sites, no_profile, days=1)
     with pytest.raises(OptimumError, match="window"):
         upper_bound(three_sites, one_day.lower, days=2)
+
+
+def test_optimum_table_brackets_with_deadline_meeting_runs(three_sites, one_day):
+    """docs/optimum_table.md's generator: the bracket's upper end is the least value of a run with no SLA
+    violation over the same (drained) work — the plan's run only when it meets every deadline — and its lower
+    end the drained bound; every policy's row carries its distance range."""
+    from benchmarks.optimum_table import table
+
+    md = table(three_sites, 1, 0, "cmd", "three sites")
+    rows = {ln.split(" | ")[0].strip("| *"): ln.split(" | ") for ln in md.splitlines() if ln.startswith("| ")}
+    kg = {k: float(v[1].replace(",", "")) for k, v in rows.items() if k not in ("policy", "|---|---:|---:|---:|---:|")}
+    lo = kg["optimum: lower bound (LP)"]
+    assert lo == pytest.approx(one_day.lower.value, abs=0.06)
+    clean = [t["carbon_incl_transfer_kg"] for t in (sim_core.run(three_sites, p, seed=0, days=1).totals
+                                                    for p in sim_core.POLICIES) if t["sla_violations"] == 0]
+    if one_day.upper.sla_violations == 0:
+        clean.append(one_day.upper.value)
+    up_key = next(k for k in kg if k.startswith("optimum: upper bound"))
+    assert kg[up_key] == pytest.approx(min(clean), abs=0.06) and kg[up_key] >= lo
+    assert all(" to " in rows[p][3] for p in sim_core.POLICIES)
+    assert "Every figure covers the same work" in md and "h past the window's end" in md
