@@ -33,15 +33,35 @@ from benchmarks._report import machine, publish  # noqa: E402
 TASKS_PER_DAY = 3425
 
 
-def measure(sc, name: str, days: float, horizon_days: float | None, lp: dict) -> tuple[str, dict]:
-    """One bracket, timed; its row is printed at once (the year takes hours on a loaded 2-core machine)."""
+def measure(sc, name: str, days: float, horizon_days: float | None, lp: dict, clean: dict) -> tuple[str, dict]:
+    """One bracket, timed; its row is printed at once (the year takes hours on a loaded 2-core machine).
+    ``clean``: {days: (policy, kg)}, the least run with no SLA violation of the window (computed once)."""
     from sim_core.optimum import bracket
 
     c0, t0 = time.process_time(), time.perf_counter()
     b = bracket(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins", lp=lp)  # (drained: default)
     m = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "b": b}
+    if days not in clean:
+        clean[days] = least_clean_run(sc, days)
+    best = clean[days]
+    if b.upper.sla_violations == 0 and b.upper.value < best[1]:
+        best = ("optimum_plan", b.upper.value)
+    m["best"] = best
     print(row(name, m), flush=True)
     return name, m
+
+
+def least_clean_run(sc, days: float) -> tuple[str, float]:
+    """The least carbon of a registered policy's run (drained, the bound's work) with no SLA violation:
+    a schedule of the optimum's set, so an upper bound of it."""
+    import sim_core
+
+    best = ("none", float("inf"))
+    for p in sim_core.POLICIES:
+        tot = sim_core.run(sc, p, seed=0, days=days, workload="origins").totals
+        if tot["sla_violations"] == 0 and tot["carbon_incl_transfer_kg"] < best[1]:
+            best = (p, tot["carbon_incl_transfer_kg"])
+    return best
 
 
 def row(name: str, m: dict) -> str:
@@ -49,11 +69,12 @@ def row(name: str, m: dict) -> str:
     lo, up = b.lower, b.upper
     free = lo.value - lo.baseline_carbon_kg
     lp_s = lo.solve_s + lo.build_s
+    who, hi = m["best"]
     return (f"| {name} | {lo.steps / 96:.2f} | {lo.n_tasks:,} | {lo.n_cols:,} | {lo.value:,.1f} | "
-            f"{lo.baseline_carbon_kg:,.1f} | "
-            f"{up.value:,.1f} | {100 * b.width:.2f} | {100 * (up.value - lo.value) / free:.1f} | "
+            f"{lo.baseline_carbon_kg:,.1f} | {up.value:,.1f} | {up.sla_violations} | {hi:,.1f} ({who}) | "
+            f"{100 * (hi - lo.value) / lo.value:.2f} | {100 * (hi - lo.value) / free:.1f} | "
             f"{lp_s:.1f} ({lo.solve_s:.1f}) | {up.plan_s:.1f} | {up.sim_s:.1f} | {m['wall_s']:.1f} | "
-            f"{m['cpu_s']:.1f} | {up.sla_violations} | {up.planned_past_window:,} |")
+            f"{m['cpu_s']:.1f} |")
 
 
 def main() -> None:
@@ -79,6 +100,7 @@ def main() -> None:
     year = not (args.quick or args.no_year)
     days_total = args.year_days if year else 7
     rows = []
+    clean: dict = {}
     lp = {"formulation": args.formulation, "idle_floor": not args.no_idle_floor}
     with tempfile.TemporaryDirectory() as tmp:
         if args.bundle is None:
@@ -90,13 +112,13 @@ def main() -> None:
             path, what = args.bundle, f"Bundle {args.bundle.name}"
         sc = sim_core.load(path)
         if not args.year_only:
-            rows.append(measure(sc, "7 days, one LP", 7, None, lp))
+            rows.append(measure(sc, "7 days, one LP", 7, None, lp, clean))
         if not (args.quick or args.year_only):
             for h in args.week_horizons:
-                rows.append(measure(sc, f"7 days, rolling {h:g}-day horizons", 7, h, lp))
+                rows.append(measure(sc, f"7 days, rolling {h:g}-day horizons", 7, h, lp, clean))
         if year:
             for h in args.year_horizon_days:
-                rows.append(measure(sc, f"{days_total:g} days, rolling {h:g}-day horizons", days_total, h, lp))
+                rows.append(measure(sc, f"{days_total:g} days, rolling {h:g}-day horizons", days_total, h, lp, clean))
     load = os.getloadavg()[0]
     cmd = "./run.sh python benchmarks/bench_optimum.py" + (" --quick" if args.quick else "")
     cmd += f" --bundle <home>/bundles/{args.bundle.name}" if args.bundle is not None else ""
@@ -114,14 +136,15 @@ def main() -> None:
              f"seed 0, runs drained (equal work: the bound covers the window and the drain to the last deadline), "
              f"formulation `{args.formulation}`, default class key, idle floor "
              f"{'off' if args.no_idle_floor else 'on'} (docs/optimum.md). "
-             "Lower: the LP bound (kg CO2 incl. transfers); fixed: the part of it no schedule changes; upper: the "
-             "engine's carbon of the schedule rounded from the LP (an upper bound of the optimum only where late "
-             "is 0); bracket: (upper - lower) / lower, and as a share "
-             "of lower - fixed; LP s: set-up + assembly + HiGHS (HiGHS alone); late: the upper run's SLA "
-             "violations; past window: tasks planned to start after the window (their deadline allows it).", "",
-             "| window | bound days | tasks | LP columns | lower kg | fixed kg | upper kg | bracket % "
-             "| of changeable % | LP s "
-             "| rounding s | engine s | total wall s | CPU s | late | past window |",
+             "Lower: the LP bound (kg CO2 incl. transfers; bound days: the window and the drain to the last "
+             "deadline); fixed: the part of it no schedule changes (the window's idle); plan kg: the engine's carbon "
+             "of the schedule rounded from the LP, late: its SLA violations (a bound only where late is 0); upper: "
+             "the least run with no SLA violation (a registered policy's or the plan's), a schedule of the optimum's "
+             "set; bracket: (upper - lower) / lower, and as a share of lower - fixed; LP s: set-up + assembly + "
+             "HiGHS (HiGHS alone); total wall/CPU s: the bracket (LP, rounding, engine), the policies' runs not "
+             "included.", "",
+             "| window | bound days | tasks | LP columns | lower kg | fixed kg | plan kg | late | upper kg (run) "
+             "| bracket % | of changeable % | LP s | rounding s | engine s | total wall s | CPU s |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [row(name, m) for name, m in rows]
     publish("optimum", "\n".join(lines), write=not (args.no_write or args.quick))
