@@ -12,8 +12,12 @@ queues (FCFS with backfill) and server wake latency to per-step capacity, (3) th
 convex piecewise-linear minorant (``optimum.power``), (4) tasks to classes (``optimum.classes``) with
 cumulative work curves (``formulation="cumulative"``) or one work row each (``"classes"``), and
 with rolling horizons (5) each horizon's energy is bounded on its own steps with the work its tasks
-must do inside it. Schedules that miss deadlines are outside its scope (they may push work past the
-window's end): compare reports SLA violations next to the gap.
+must do inside it. Schedules that miss deadlines are outside its scope: compare reports SLA violations
+next to the gap. Work: the run's own. With ``drain=True`` (a run's default: arrivals stop at the window's
+end and the run goes on until its last task has finished, sim_core.drain) the bound covers the window's
+steps and the drain's up to the last deadline, so every task's whole work (the drained run's work); in the
+drain's steps it counts only the power above the least state's (a run stops paying when its work ends).
+With ``drain=False`` it covers the window's steps and the work that must run inside them.
 """
 
 from __future__ import annotations
@@ -86,7 +90,7 @@ class OptimumResult:
     build_s: float  # set-up and LP assembly
     start_utc: str
     start_step: int
-    steps: int
+    steps: int  # the bound's steps: the window's, and with drain the drain's to the last deadline
     horizon_steps: int
     rolling: bool  # solved as consecutive horizons (each bounded on its own steps)
     n_horizons: int
@@ -102,12 +106,14 @@ class OptimumResult:
     shape_tol: float = SHAPE_TOL_CUMULATIVE
     formulation: str = FORMULATION  # the LP's task aggregation ("cumulative" or "classes")
     options: dict = field(default_factory=dict)  # the run options the window was prepared with
+    window_steps: int = 0  # the window's steps (arrivals); steps - window_steps: the drain's
     #: the LP's busy resources and their marginal prices (``optimum(..., profile=True)``; not in :meth:`to_dict`)
     profile: LPProfile | None = field(default=None, repr=False)
 
     @property
     def days(self) -> float:
-        return self.steps * E.STEP_S / 86400.0
+        """The window's days (the drain's steps not included)."""
+        return (self.window_steps or self.steps) * E.STEP_S / 86400.0
 
     def describe(self) -> str:
         how = f"rolling {self.horizon_steps * E.STEP_S / 86400:g}-day horizons" if self.rolling else "one LP"
@@ -157,10 +163,11 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         shape_tol = SHAPE_TOL_CUMULATIVE if formulation == "cumulative" else SHAPE_TOL
     sc = as_scenario(scenario)
     w_c, w_u = _weights(objective, carbon_weight, cost_weight)
-    # the window's steps only (drain=False): a drained run's drain steps come on top (sim_core.drain)
-    prep = Prepared(sc, seed, start=start, days=days, steps=steps, **{**options, "drain": False})
+    # the run's own window and work: with drain (the default) the window's tasks, run to their end
+    prep = Prepared(sc, seed, start=start, days=days, steps=steps, **options)
     T, C = prep.tasks, prep.ctx
-    s0, n = prep.s0, prep.n
+    s0, n_win = prep.s0, prep.n_window
+    n = bound_steps(prep)
     opts = prep.options
     managed = prep.managed
     if horizon_days is None:
@@ -239,6 +246,17 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
             acc[k] += v
     base = np.maximum(baseline_kw(sites, fac), p_floor)
     b_kwh = STEP_H * base
+    # the drain's steps (a drained run's steps past the window): a run pays a step only while work is left,
+    # which every schedule has until the last task's earliest finish (``drain_paid``); past it the LP does not
+    # know when the run ends, so there the bound keeps only the power above the least state's (each step's LP
+    # power at no load, ``base``, is taken off: a valid bound whether the run still runs at that step or not)
+    k0 = max(n_win, drain_paid(T, cap, C.t0, n))
+    d_kwh = b_kwh[:, k0:]
+    acc["value"] -= float((np.maximum(w_kwh[:, k0:], 0.0) * d_kwh).sum())
+    acc["kwh"] -= float(d_kwh.sum())
+    acc["fac_kg"] -= float((d_kwh * carbon[:, k0:]).sum() / 1000.0)
+    acc["fac_usd"] -= float((d_kwh * price[:, k0:]).sum() / 1000.0)
+    b_kwh, carbon_w, price_w = b_kwh[:, :n_win], carbon[:, :n_win], price[:, :n_win]
     status = statuses[0] if len(set(statuses)) == 1 else ",".join(statuses)
     start_utc = (sc.start_utc + dt.timedelta(seconds=float(C.t0))).isoformat()
     return OptimumResult(
@@ -246,14 +264,45 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         cost_usd=acc["fac_usd"] + acc["x_usd"], energy_kwh=acc["kwh"], facility_carbon_kg=acc["fac_kg"],
         transfer_carbon_kg=acc["x_kg"], facility_cost_usd=acc["fac_usd"], transfer_cost_usd=acc["x_usd"],
         transfer_kwh=acc["x_kwh"], baseline_kwh=float(b_kwh.sum()),
-        baseline_carbon_kg=float((b_kwh * carbon).sum() / 1000.0),
-        baseline_cost_usd=float((b_kwh * price).sum() / 1000.0), status=status, kind="relaxation",
+        baseline_carbon_kg=float((b_kwh * carbon_w).sum() / 1000.0),
+        baseline_cost_usd=float((b_kwh * price_w).sum() / 1000.0), status=status, kind="relaxation",
         solve_s=acc["solve"], build_s=acc["build"], start_utc=start_utc, start_step=int(s0), steps=int(n),
+        window_steps=int(n_win),
         horizon_steps=int(min(h_steps, n)), rolling=h_steps < n, n_horizons=len(statuses), n_tasks=acc["tasks"],
         n_classes=acc["classes"], n_cols=acc["cols"], n_rows=acc["rows"], nnz=acc["nnz"],
         unschedulable=_unschedulable(T, cap), impossible=acc["imp"], seed=int(prep.seed),
         weights={"per_kg": w_c, "per_usd": w_u}, shape_tol=float(shape_tol), formulation=formulation,
         options=opts.public(), profile=prof)
+
+
+def bound_steps(prep: Prepared) -> int:
+    """The steps the bound covers: the window's, and with drain (``prep.n > prep.n_window``) the drain's up to
+    the last deadline of the window's tasks (every task's whole work is then inside the bound's steps), capped
+    where the run's drain is (``drain_max_days`` or the bundle's end)."""
+    n_win, n_cap = prep.n_window, prep.n
+    if n_cap == n_win:
+        return n_win
+    dl = prep.tasks.deadline
+    dl = dl[np.isfinite(dl)]
+    if dl.size < prep.tasks.deadline.size:
+        return n_cap
+    last = int(np.ceil((float(dl.max()) - prep.t0) / E.STEP_S)) if dl.size else n_win
+    return int(min(n_cap, max(n_win, last)))
+
+
+def drain_paid(T, cap, t0: float, n: int) -> int:
+    """The steps every schedule runs: up to the step in which the last task's earliest finish falls (arrival +
+    duration at its largest speed-up, no wait, no transfer), over the tasks that fit a datacenter; a step
+    with work running is paid whole by a drained run."""
+    fits = ((T.cores[:, None] <= cap[None, :, 0] + E.EPS) & (T.gpus[:, None] <= cap[None, :, 1] + E.EPS)
+            & (T.mem[:, None] <= cap[None, :, 2] + E.EPS)).any(axis=1)
+    rate = np.maximum(1.0, 1.0 + T.mthr * (T.smax - 1.0))
+    with np.errstate(invalid="ignore", over="ignore"):
+        fin = (T.arrival + T.duration / rate)[fits & (T.duration > 0)]
+    fin = fin[np.isfinite(fin)]
+    if fin.size == 0:
+        return 0
+    return int(min(n, np.ceil((float(fin.max()) - t0) / E.STEP_S)))
 
 
 def _keep_profile(prof: LPProfile, hs: slice, dk_flat: np.ndarray, sites, fac, w_kwh: np.ndarray) -> None:

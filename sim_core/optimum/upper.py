@@ -16,7 +16,7 @@ import numpy as np
 from ..physics import P_WAKE_S
 from ..simulator import Prepared, as_scenario
 from .rounding import plan_kernel
-from .solve import HORIZON_DAYS, OptimumError, OptimumResult, optimum
+from .solve import HORIZON_DAYS, OptimumError, OptimumResult, bound_steps, optimum
 
 #: wake latencies a plan keeps to spare before a task's deadline (managed power)
 WAKE_SPARE = 2.0
@@ -66,7 +66,7 @@ class UpperResult:
     tasks_started: int
     tasks_not_started: int  # pending, queued or in transit at the end (planned past the window's end)
     planned_late: int  # tasks no candidate could finish by their deadline (dispatched as early as possible)
-    planned_past_window: int  # tasks planned to start after the window (their deadline allows it)
+    planned_past_window: int  # tasks planned to start after the bound's steps (their deadline allows it)
     plan_s: float
     sim_s: float  # the engine's runs, repairs included
     repairs: int  # re-runs with the late tasks moved to their arrival step (0: the plan met every deadline)
@@ -95,12 +95,13 @@ def plan_schedule(prep: Prepared, lower: OptimumResult) -> Plan:
     seed and options) to one (datacenter, dispatch step) per task of ``prep``'s window."""
     if lower.profile is None:
         raise OptimumError("the lower bound has no LP profile: compute it with optimum(..., profile=True)")
-    if lower.steps != prep.n or lower.start_step != prep.s0 or lower.seed != prep.seed:
+    if lower.steps != bound_steps(prep) or lower.start_step != prep.s0 or lower.seed != prep.seed:
         raise OptimumError(f"the lower bound's window (step {lower.start_step}, {lower.steps} steps, seed "
-                           f"{lower.seed}) is not the run's (step {prep.s0}, {prep.n} steps, seed {prep.seed})")
+                           f"{lower.seed}) is not the run's (step {prep.s0}, {bound_steps(prep)} steps, seed "
+                           f"{prep.seed})")
     t = time.perf_counter()
     sc, T, C = prep.scenario, prep.tasks, prep.ctx
-    n, s0 = prep.n, prep.s0
+    n, s0 = lower.steps, prep.s0
     w_c, w_u = lower.weights["per_kg"], lower.weights["per_usd"]
     opts = prep.options
     carbon = sc.carbon_g_per_kwh[:, s0:s0 + n]
@@ -132,7 +133,6 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
     from ..simulator import run
 
     sc = as_scenario(scenario)
-    options = {**options, "drain": False}  # the lower bound's window and work (solve.optimum: drain=False)
     prep = Prepared(sc, lower.seed, start=start, days=days, steps=steps, **options)
     plan = plan_schedule(prep, lower)
     t = time.perf_counter()
@@ -159,7 +159,7 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
                        energy_kwh=float(tot["total_kwh"]), sla_violations=int(tot["sla_violations"]),
                        tasks_forced=int(tot["tasks_forced"]), tasks_started=int(tot["tasks_started"]),
                        tasks_not_started=int(not_started), planned_late=int(plan.late.sum()),
-                       planned_past_window=int((plan.step >= prep.n).sum()), plan_s=plan.plan_s, sim_s=sim_s,
+                       planned_past_window=int((plan.step >= lower.steps).sum()), plan_s=plan.plan_s, sim_s=sim_s,
                        repairs=repairs, totals=dict(tot))
 
 

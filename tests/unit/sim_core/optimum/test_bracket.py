@@ -57,6 +57,22 @@ def test_lower_below_upper_and_every_deadline_meeting_policy(three_sites, one_da
     assert checked >= 2
 
 
+def test_the_bracket_covers_the_drained_runs_work(three_sites, one_day):
+    """Equal work: the runs drain by default, and so do the bound and the plan's run. The bound covers the
+    window and the drain to the last deadline (more work than the window's alone, so a higher bound than
+    ``drain=False``'s), the plan's run does every task's whole work, as ``local_only``'s drained run does."""
+    lo, up = one_day.lower, one_day.upper
+    assert lo.window_steps == DAY and lo.steps > DAY
+    window_only = optimum(three_sites, seed=0, days=1, drain=False)
+    assert window_only.steps == window_only.window_steps == DAY
+    assert lo.value > window_only.value * 1.05
+    assert lo.baseline_carbon_kg == pytest.approx(window_only.baseline_carbon_kg, rel=1e-12)
+    ref = sim_core.run(three_sites, "local_only", seed=0, days=1).totals
+    assert up.totals["work_left_core_hours"] == 0.0 and ref["work_left_core_hours"] == 0.0
+    assert up.totals["work_core_hours"] == pytest.approx(ref["work_core_hours"], rel=1e-12)
+    assert up.totals["drain_steps"] > 0
+
+
 def test_the_rounded_schedule_is_feasible(three_sites, one_day):
     """Every task is started inside the window or planned past it (its deadline allowing); none misses its
     deadline, none is forced by the engine, the engine never needed a fallback site; the few tasks that no
@@ -67,12 +83,12 @@ def test_the_rounded_schedule_is_feasible(three_sites, one_day):
     assert u.planned_late < 0.1 * tot["tasks"]
     assert tot["invalid_actions"] == 0
     assert u.tasks_started + u.tasks_not_started + tot["tasks_unschedulable"] == tot["tasks"]
-    assert u.tasks_not_started == u.planned_past_window  # exactly the tasks planned after the window's end
-    prep = Prepared(three_sites, 0, days=1, drain=False)
+    assert u.tasks_not_started == 0 and u.planned_past_window == 0  # drained: every task placed and run
+    prep = Prepared(three_sites, 0, days=1)
     plan = plan_schedule(prep, one_day.lower)
     T = prep.tasks
-    past = plan.step >= prep.n
-    t_end = prep.t0 + 900.0 * prep.n
+    past = plan.step >= one_day.lower.steps
+    t_end = prep.t0 + 900.0 * one_day.lower.steps
     assert np.all(T.deadline[past] >= t_end + T.duration[past])  # they can still meet their deadline
     # per step and site, the requests the plan books never exceed the capacity
     assert np.all(plan.site[~past] >= 0)
@@ -81,9 +97,9 @@ def test_the_rounded_schedule_is_feasible(three_sites, one_day):
 def test_upper_value_is_the_engines(three_sites, one_day):
     """The upper bound is the engine's own total of the plan-following run: running the plan again through
     sim_core.run gives the same totals, bit for bit (and a second bracket the same values)."""
-    prep = Prepared(three_sites, 0, days=1, drain=False)
+    prep = Prepared(three_sites, 0, days=1)
     plan = plan_schedule(prep, one_day.lower)
-    res = sim_core.run(three_sites, PlanPolicy(plan, prep.s0), seed=0, days=1, drain=False)
+    res = sim_core.run(three_sites, PlanPolicy(plan, prep.s0), seed=0, days=1)
     # the run's task rows are in the plan's (the engine's) task order: what the repair of late tasks reads
     assert res.tasks["task_id"].to_list() == prep.task_id.tolist()
     assert one_day.upper.repairs == 0
@@ -172,3 +188,24 @@ def test_failure_paths(three_sites, one_day):
         upper_bound(three_sites, no_profile, days=1)
     with pytest.raises(OptimumError, match="window"):
         upper_bound(three_sites, one_day.lower, days=2)
+
+
+def test_optimum_table_brackets_with_deadline_meeting_runs(three_sites, one_day):
+    """docs/optimum_table.md's generator: the bracket's upper end is the least value of a run with no SLA
+    violation over the same (drained) work — the plan's run only when it meets every deadline — and its lower
+    end the drained bound; every policy's row carries its distance range."""
+    from benchmarks.optimum_table import table
+
+    md = table(three_sites, 1, 0, "cmd", "three sites")
+    rows = {ln.split(" | ")[0].strip("| *"): ln.split(" | ") for ln in md.splitlines() if ln.startswith("| ")}
+    kg = {k: float(v[1].replace(",", "")) for k, v in rows.items() if k not in ("policy", "|---|---:|---:|---:|---:|")}
+    lo = kg["optimum: lower bound (LP)"]
+    assert lo == pytest.approx(one_day.lower.value, abs=0.06)
+    clean = [t["carbon_incl_transfer_kg"] for t in (sim_core.run(three_sites, p, seed=0, days=1).totals
+                                                    for p in sim_core.POLICIES) if t["sla_violations"] == 0]
+    if one_day.upper.sla_violations == 0:
+        clean.append(one_day.upper.value)
+    up_key = next(k for k in kg if k.startswith("optimum: upper bound"))
+    assert kg[up_key] == pytest.approx(min(clean), abs=0.06) and kg[up_key] >= lo
+    assert all(" to " in rows[p][3] for p in sim_core.POLICIES)
+    assert "Every figure covers the same work" in md and "h past the window's end" in md
