@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import dagster as dg
@@ -80,20 +81,26 @@ def test_partial_file_fails_the_partition_unless_allowed(tmp_path, shared_data):
     assert read_table(Home(home).warehouse_path, "SELECT partial FROM partition_quality")["partial"].to_list() == [True]
 
 
-def _materialize_partition(args) -> bool:
+def _materialize_partition(args) -> str:
+    """One partition in its own process: "ok", or what went wrong (a BaseException included: a worker that
+    dies of one would leave a pool waiting for its result)."""
     home, mirror, region, year = args
-    res = dg.materialize(grid.ASSETS, partition_key=key(region, year), resources=_resources(Path(home), Path(mirror)),
-                         raise_on_error=False, run_config=QUIET, instance=year_instance(year))
-    return res.success
+    try:
+        res = dg.materialize(grid.ASSETS, partition_key=key(region, year),
+                             resources=_resources(Path(home), Path(mirror)), raise_on_error=False, run_config=QUIET,
+                             instance=year_instance(year))
+    except BaseException as e:  # noqa: BLE001 - reported to the parent, which fails the test with it
+        return f"{region}|{year}: {type(e).__name__}: {e}"
+    return "ok" if res.success else f"{region}|{year}: the run failed"
 
 
 def test_parallel_partitions_in_separate_processes_lose_no_rows(tmp_path, shared_data):
     """What a UI backfill does: one run (process) per partition, all writing the same warehouse."""
     parts = [("DE-LU", 2022), ("DE-LU", 2023), ("SG", 2023), ("KR", 2023)]
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(4) as pool:
-        ok = pool.map(_materialize_partition, [(str(tmp_path), str(shared_data), r, y) for r, y in parts])
-    assert all(ok)
+    # a process pool that fails (BrokenProcessPool) when a worker dies, where multiprocessing.Pool.map would wait
+    with ProcessPoolExecutor(4, mp_context=mp.get_context("spawn")) as pool:
+        outcomes = list(pool.map(_materialize_partition, [(str(tmp_path), str(shared_data), r, y) for r, y in parts]))
+    assert outcomes == ["ok"] * len(parts), outcomes
     counts = read_table(Home(tmp_path).warehouse_path,
                         "SELECT location, count(*) n FROM grid_carbon GROUP BY ALL ORDER BY ALL")
     assert counts.rows() == [("DE-LU", 17520), ("KR", 8760), ("SG", 8760)]
