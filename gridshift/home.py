@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gridshift.errors import GridshiftError, excerpt
+
 
 class UnsafePathError(ValueError):
     """A path built from user input would leave its base directory."""
@@ -86,9 +88,9 @@ class Home:
         except FileNotFoundError:
             return {}
         except ValueError as err:
-            raise ValueError(f"{self.config_path}: not valid JSON ({err})") from err
+            raise GridshiftError(f"{self.config_path}: not valid JSON ({err})") from err
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-            raise ValueError(f"{self.config_path}: expected a JSON object of strings, got {data!r}")
+            raise GridshiftError(f"{self.config_path}: expected a JSON object of strings, got {excerpt(data)!r}")
         return data
 
     def configure(self, **values: str) -> None:
