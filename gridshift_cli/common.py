@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gridshift.cli import reporting
+from gridshift.errors import excerpt
 from gridshift.home import Home
 
 console = Console()
@@ -30,14 +31,16 @@ def parse_years(text: str) -> list[int]:
         for part in text.split(","):
             part = part.strip()
             if "-" in part:
-                lo, hi = part.split("-", 1)
-                years += list(range(int(lo), int(hi) + 1))
+                lo, hi = int(part.split("-", 1)[0]), int(part.split("-", 1)[1])
+                if not 1990 <= lo <= hi <= 2100:  # checked before expanding: "2022-99999999" allocates nothing
+                    raise typer.BadParameter(f"invalid year(s) {excerpt(text)!r}")
+                years += list(range(lo, hi + 1))
             elif part:
                 years.append(int(part))
     except ValueError:
-        raise typer.BadParameter(f"invalid year(s) {text!r}") from None
+        raise typer.BadParameter(f"invalid year(s) {excerpt(text)!r}") from None
     if not years or any(y < 1990 or y > 2100 for y in years):
-        raise typer.BadParameter(f"invalid year(s) {text!r}")
+        raise typer.BadParameter(f"invalid year(s) {excerpt(text)!r}")
     return years
 
 
