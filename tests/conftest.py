@@ -16,6 +16,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+def load_example(name: str):
+    """``examples/<name>.py`` imported as a module (examples are scripts, not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "examples" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def shared_data_dir() -> Path:
     return Path(os.environ.get("GRIDSHIFT_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
 

@@ -2,24 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
 import sim_core
 from sim_core.gym import TaskSchedulingEnv
-from tests.conftest import REPO
-
-EXAMPLE = REPO / "examples" / "train_single_action.py"
+from tests.conftest import load_example
 
 
 @pytest.fixture(scope="module")
 def ex():
-    spec = importlib.util.spec_from_file_location("train_single_action", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_example("train_single_action")
 
 
 @pytest.fixture(scope="module")

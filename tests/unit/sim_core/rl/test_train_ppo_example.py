@@ -3,24 +3,17 @@ and the recipe runs end to end on a tiny budget (needs the rl extra)."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
 from sim_core.gym import TaskSchedulingEnv
 from sim_core.policies import registry
-from tests.conftest import REPO
-
-EXAMPLE = REPO / "examples" / "train_ppo.py"
+from tests.conftest import load_example
 
 
 @pytest.fixture(scope="module")
 def ex():
-    spec = importlib.util.spec_from_file_location("train_ppo", EXAMPLE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_example("train_ppo")
 
 
 @pytest.fixture(scope="module")
