@@ -10,7 +10,22 @@ from rich.console import Console
 from rich.table import Table
 
 from gridshift_cli.common import bundle_path, load_bundle, optional_home, start_arg
-from gridshift_cli.options import BundleArg, DaysOpt, HomeOpt, NoDeferOpt, PowerOpt, SeedOpt, SlaOpt, StartOpt
+from gridshift_cli.options import (
+    RETENTION_DEFAULT,
+    TRANSFER_DEFAULT,
+    BundleArg,
+    DaysOpt,
+    HomeOpt,
+    LocalityOpt,
+    NoDeferOpt,
+    PowerOpt,
+    RetentionOpt,
+    SeedOpt,
+    SlaOpt,
+    StartOpt,
+    TransferKwhOpt,
+    data_options,
+)
 
 #: the figures printed, in order, with their units (the fields of ``sim_core.optimum.OptimumResult``)
 FIGURES = (("carbon_kg", "carbon incl. transfers kg"), ("facility_carbon_kg", "facility carbon kg"),
@@ -29,6 +44,9 @@ def optimum(
     power: PowerOpt = "managed",
     no_defer: NoDeferOpt = False,
     sla_multiplier: SlaOpt = 1.5,
+    locality: LocalityOpt = True,
+    locality_retention_days: RetentionOpt = RETENTION_DEFAULT,
+    transfer_kwh_per_gb: TransferKwhOpt = TRANSFER_DEFAULT,
     home: HomeOpt = None,
 ) -> None:
     """Print the offline optimum's lower bound of a run window (HiGHS): no schedule does better.
@@ -36,19 +54,23 @@ def optimum(
     The window, tasks and deadlines are those a run with the same --days, --start and --seed simulates; the
     bound is a linear-programming relaxation over every schedule meeting the tasks' delay limits."""
     import sim_core
+    from sim_core.locality import caption as locality_caption
     from sim_core.optimum import OptimumError
     from sim_core.optimum import optimum as solve
 
     scenario = load_bundle(bundle_path(bundle, optional_home(home)))
     try:
         b = solve(scenario, seed=seed, start=start_arg(start), days=days, objective=objective,
-                  allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power)
+                  allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
+                  **data_options(locality, locality_retention_days, transfer_kwh_per_gb))
     except (OptimumError, sim_core.RunOptionsError) as err:
         raise typer.BadParameter(str(err)) from err
     console = Console()
     console.print(f"offline optimum on {scenario.bundle_id}: seed {seed}, {b.days:g} days from {b.start_utc}",
                   highlight=False)
     console.print(b.describe(), highlight=False)
+    console.print(f"data locality: {locality_caption(b.options)}; transfer energy: "
+                  f"{b.options['transfer_kwh_per_gb']} kWh/GB", highlight=False)
     table = Table()
     table.add_column("at the bound's solution")
     table.add_column("value", justify="right")

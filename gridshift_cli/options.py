@@ -18,6 +18,11 @@ from gridshift.quality import MIN_COVERAGE
 FORECAST_DEFAULT = "calibrated"
 HORIZON_DEFAULT = 24
 ISSUE_EVERY_DEFAULT = 60
+# (sim_core.options' defaults and transfer presets, repeated for the same reason;
+# tests/unit/gridshift_cli/test_run_options.py checks them)
+RETENTION_DEFAULT = 30.0
+TRANSFER_DEFAULT = "aslan2018-2023"
+TRANSFER_PRESETS = ("aslan2018-2023", "aslan2018-2015", "none")
 
 DebugOpt = Annotated[bool, typer.Option("--debug", help="on failure, show the full traceback")]
 HomeOpt = Annotated[Path | None, typer.Option(
@@ -51,3 +56,23 @@ HorizonOpt = Annotated[int, typer.Option("--forecast-horizon-h", help="forecast 
 IssueEveryOpt = Annotated[int, typer.Option(
     "--forecast-issue-every-min", help="minutes between forecast issues (15..1440, a multiple of 15): policies "
     "see the latest issued forecast between issues")]
+LocalityOpt = Annotated[bool, typer.Option(
+    "--locality/--no-locality", help="data locality: a task's shared dataset moves only to a site holding no "
+    "replica of it (--no-locality: every move ships the dataset, the model before data locality)")]
+RetentionOpt = Annotated[float, typer.Option(
+    "--locality-retention-days", help="days a site keeps a dataset replica after its last use (0: only tasks "
+    "decided at the same instant share it)")]
+TransferKwhOpt = Annotated[str, typer.Option(
+    "--transfer-kwh-per-gb", help="network energy per GB moved to another region: a number of kWh/GB, or a preset: "
+    f"{', '.join(TRANSFER_PRESETS)} (docs/model.md §4b)")]
+
+
+def data_options(locality: bool, locality_retention_days: float, transfer_kwh_per_gb: str) -> dict:
+    """The run options of the data-movement flags, as ``sim_core.run`` takes them: a number given to
+    --transfer-kwh-per-gb as a number, anything else as a preset name. Nothing is checked here: the run
+    options' own checks (``sim_core.options.OPTION_RANGES``) refuse a bad value, naming it and its range."""
+    try:
+        kwh: float | str = float(transfer_kwh_per_gb)
+    except ValueError:
+        kwh = transfer_kwh_per_gb
+    return {"locality": locality, "locality_retention_days": locality_retention_days, "transfer_kwh_per_gb": kwh}

@@ -17,17 +17,23 @@ from gridshift_cli.options import (
     FORECAST_DEFAULT,
     HORIZON_DEFAULT,
     ISSUE_EVERY_DEFAULT,
+    RETENTION_DEFAULT,
+    TRANSFER_DEFAULT,
     BundleArg,
     DaysOpt,
     ForecastOpt,
     HomeOpt,
     HorizonOpt,
     IssueEveryOpt,
+    LocalityOpt,
     NoDeferOpt,
     PowerOpt,
+    RetentionOpt,
     SeedOpt,
     SlaOpt,
     StartOpt,
+    TransferKwhOpt,
+    data_options,
 )
 
 DEFAULT_POLICIES = ("local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener")
@@ -46,11 +52,15 @@ def run(
     forecast: ForecastOpt = FORECAST_DEFAULT,
     forecast_horizon_h: HorizonOpt = HORIZON_DEFAULT,
     forecast_issue_every_min: IssueEveryOpt = ISSUE_EVERY_DEFAULT,
+    locality: LocalityOpt = True,
+    locality_retention_days: RetentionOpt = RETENTION_DEFAULT,
+    transfer_kwh_per_gb: TransferKwhOpt = TRANSFER_DEFAULT,
     home: HomeOpt = None,
 ) -> None:
     """Run one policy on a bundle and print the totals."""
     import sim_core
     from sim_core.forecast import caption
+    from sim_core.locality import caption as locality_caption
 
     console = Console()
     path = bundle_path(bundle, optional_home(home))
@@ -62,12 +72,15 @@ def run(
         res = sim_core.run(scenario, policy, seed=seed, days=days, start=start_arg(start),
                            allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
                            forecast=forecast, forecast_horizon_h=forecast_horizon_h,
-                           forecast_issue_every_min=forecast_issue_every_min)
+                           forecast_issue_every_min=forecast_issue_every_min,
+                           **data_options(locality, locality_retention_days, transfer_kwh_per_gb))
     except sim_core.RunOptionsError as err:  # an unknown policy, a window outside the bundle...
         raise typer.BadParameter(str(err)) from err
     t_run = time.perf_counter() - t
+    o = res.options
     table = Table(title=f"{policy} on {res.bundle_id} (seed {seed}, gridshift {res.gridshift_version})\n"
-                        f"forecast: {caption(res.options)}")
+                        f"forecast: {caption(o)}\ndata locality: {locality_caption(o)}; transfer energy: "
+                        f"{o['transfer_kwh_per_gb']} kWh/GB")
     table.add_column("metric")
     table.add_column("value", justify="right")
     for k, v in res.totals.items():
@@ -173,6 +186,9 @@ def compare(
     forecast: ForecastOpt = FORECAST_DEFAULT,
     forecast_horizon_h: HorizonOpt = HORIZON_DEFAULT,
     forecast_issue_every_min: IssueEveryOpt = ISSUE_EVERY_DEFAULT,
+    locality: LocalityOpt = True,
+    locality_retention_days: RetentionOpt = RETENTION_DEFAULT,
+    transfer_kwh_per_gb: TransferKwhOpt = TRANSFER_DEFAULT,
     optimum: Annotated[bool, typer.Option("--optimum", help="also solve the offline optimum (a lower bound, HiGHS) "
                                           "per seed and report each policy's gap to it")] = False,
     results: Annotated[str | None, typer.Option(
@@ -210,6 +226,7 @@ def compare(
                           on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
                           forecast=forecast, forecast_horizon_h=forecast_horizon_h,
                           forecast_issue_every_min=forecast_issue_every_min, optimum=optimum, executor=client,
+                          **data_options(locality, locality_retention_days, transfer_kwh_per_gb),
                           results_url=store.results.url if hasattr(store, "results") else getattr(store, "url", None))
     except GridshiftError as err:  # a missing or changed result object, an unreachable store...
         Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)

@@ -21,6 +21,14 @@ from .scenario import Scenario, shared
 NO_DATASET = -1
 
 
+def caption(options: dict) -> str:
+    """The data-locality model of a run's (or a sweep's) canonical options, in words (the assumptions a
+    sweep's table and compare.json name)."""
+    if not options.get("locality", True):
+        return "off, every move ships its dataset"
+    return f"on, replicas kept {options.get('locality_retention_days')} days after last use"
+
+
 def catalogue(sc: Scenario) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     """(names, data GB, moved GB) of the ``ai`` workload catalogue the bundle's tasks were sized from;
     empty when the bundle records none (another size model, or no derivation parameters)."""

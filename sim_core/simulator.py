@@ -524,7 +524,7 @@ class Simulator:
         if pn:
             # run on a copy of the round-robin counter so that asking does not change the run
             rr = int(p.state.sc[E.SC_RR])
-            decide(p.tasks, p.state, p.ctx, p.info, code, int(p.state.sc[E.SC_STEP]), acts)
+            decide(p.tasks, p.state, p.ctx, p.info, None, code, int(p.state.sc[E.SC_STEP]), acts)
             p.state.sc[E.SC_RR] = rr
         return acts[:pn]
 

@@ -13,6 +13,7 @@ from gridshift.parquet import parquet_bytes
 
 from ..forecast import caption as forecast_caption
 from ..forecast import is_oracle
+from ..locality import caption as locality_caption
 from .metrics import BASELINE
 from .sweep import Comparison
 
@@ -43,8 +44,8 @@ def write_outputs(cmp: Comparison, out_dir, *, figures: bool = True) -> list:
 def assumptions(cmp: Comparison) -> dict[str, str]:
     """The parameters that decide a sweep's conclusions, named next to its results: what the policies
     were told of the future, the carbon accounting basis, what a moved GB costs in energy and where its
-    emissions are counted, the datacenters and their cooling design, the workload, the power mode and
-    the deadlines."""
+    emissions are counted, which GB move (data locality), the datacenters and their cooling design, the
+    workload, the power mode and the deadlines."""
     o = cmp.options
     built = (cmp.scenario.manifest.get("parameters", {}) if cmp.scenario is not None else {})
     basis = o.get("carbon_basis") or built.get("carbon_basis") or "bundle default"
@@ -55,6 +56,7 @@ def assumptions(cmp: Comparison) -> dict[str, str]:
         "transfer energy": f"{o.get('transfer_kwh_per_gb')} kWh/GB, emissions at the {o.get('transfer_emissions')} "
                            "grid" if o.get("transfer_emissions") == "mean" else
                            f"{o.get('transfer_kwh_per_gb')} kWh/GB, emissions at the origin's grid",
+        "data locality": locality_caption(o),
         "datacenters": f"{built.get('datacenters', 'n/a')}, cooling physics {built.get('physics', 'n/a')}",
         "workload": f"{built.get('workload', 'n/a')} (realisation {o.get('workload')}), flexibility "
                     f"{built.get('flexibility', 'n/a')}",

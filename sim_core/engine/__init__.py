@@ -8,6 +8,7 @@
 * :mod:`.flexible` -- pause / resume / rescale controls of flexible tasks
 * :mod:`.information` -- publishing actuals and issuing forecasts
 * :mod:`.step` -- ``begin_step`` / ``end_step``, the jitted policy view and a user's jitted policy's loop
+* :mod:`.loop` -- ``policy_loop``: a policy module's run loop, the one loop bound to its ``decide``
 
 Times are seconds since the bundle's ``start_utc``; step j of the run covers
 [T0 + 900 j, T0 + 900 (j + 1)) with T0 = 900 x (first step of the run). State is a structure of arrays

@@ -3,8 +3,9 @@
 Numba keys a cached kernel on its own source file (its time stamp) only: a kernel that calls, or inlines, a
 kernel of another file (``end_step`` inlines ``queues.schedule``; a policy's run loop calls ``begin_step``)
 would keep its stale machine code after that other file changed. :func:`guard` hashes every source file of
-``sim_core/engine`` and ``sim_core/policies`` and drops all their cache entries when the hash differs from
-the one recorded with them (a cold compile, never a stale kernel).
+``sim_core/engine`` and ``sim_core/policies`` (their subpackages included: ``policies/carbonflex``) and drops all
+their cache entries when the hash differs from the one recorded with them (a cold compile, never a stale
+kernel).
 """
 
 from __future__ import annotations
@@ -22,15 +23,15 @@ STAMP = "kernels.sha256"
 
 
 def source_files() -> list[Path]:
-    """The source files of the engine and the policies, in a fixed order."""
-    return sorted(p for pkg in PACKAGES for p in (SIM_CORE / pkg).glob("*.py"))
+    """The source files of the engine and the policies, their subpackages included, in a fixed order."""
+    return sorted(p for pkg in PACKAGES for p in (SIM_CORE / pkg).rglob("*.py") if "__pycache__" not in p.parts)
 
 
 def digest(files: list[Path] | None = None) -> str:
-    """sha256 over the names and contents of ``files`` (default :func:`source_files`)."""
+    """sha256 over the paths (below ``sim_core``) and contents of ``files`` (default :func:`source_files`)."""
     h = hashlib.sha256()
     for p in source_files() if files is None else files:
-        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        h.update(p.relative_to(SIM_CORE).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -71,8 +72,7 @@ def guard() -> bool:
     written; True when something was dropped."""
     want = digest()
     dropped = False
-    for pkg in PACKAGES:
-        src = SIM_CORE / pkg
+    for src in sorted({p.parent for p in source_files()}):
         stems = sorted(p.stem for p in src.glob("*.py"))
         for d in cache_dirs(src):
             dropped |= drop_stale(d, stems, want)

@@ -2,7 +2,7 @@
 assignments) and at its end (the actions applied, the queues run, the step's counters, the server
 power states at the boundary), the view a jitted policy gets, and the run loop of a user's jitted policy.
 
-A policy's run loop (``sim_core/policies``) is, per step: :func:`begin_step`, ``information.publish``,
+A policy's run loop (``engine.loop.policy_loop``) is, per step: :func:`begin_step`, ``information.publish``,
 the policy's decision, :func:`end_step`.
 """
 

@@ -11,10 +11,9 @@ import numpy as np
 from numba import njit
 
 from ..engine.capacity import fallback_dc, fits
-from ..engine.information import publish
-from ..engine.layout import IO_S0, K_CPU, K_GPU, OPT_ALLOW_DEFER, OPT_MANAGED, SC_PEND_N, SC_STEP, STEP_S
+from ..engine.layout import IO_S0, K_CPU, K_GPU, OPT_ALLOW_DEFER, OPT_MANAGED, SC_PEND_N, STEP_S
+from ..engine.loop import policy_loop
 from ..engine.servers import _cap_of
-from ..engine.step import begin_step, end_step
 from . import registry
 from .plan import available, know_carbon, needs_forecast, steps_of
 
@@ -127,13 +126,5 @@ def decide(T, S, C, info, P, code, j, actions):
         actions[q] = best + 1
 
 
-@njit(cache=True, nogil=True)
-def run(T, S, C, info, P, code, j_end):
-    """Run steps S.sc[SC_STEP] .. j_end - 1 with GAIA variant ``code`` (its plan in ``P``)."""
-    actions = np.zeros(S.pend.shape[0], np.int32)
-    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
-    for j in range(S.sc[SC_STEP], j_end):
-        begin_step(T, S, C, j)
-        publish(act, hist, j, s0)
-        decide(T, S, C, info, P, code, j, actions)
-        end_step(T, S, C, j, actions)
+#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with GAIA variant ``code`` (its plan in ``P``).
+run = policy_loop(decide)

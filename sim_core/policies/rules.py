@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from ..engine.capacity import fallback_dc, fits
-from ..engine.information import greener_threshold, issue_forecast, publish
+from ..engine.information import greener_threshold, issue_forecast
 from ..engine.layout import (
     FO_DEFER_Q,
     IO_S0,
@@ -18,12 +18,11 @@ from ..engine.layout import (
     OPT_SINGLE_ACTION,
     SC_PEND_N,
     SC_RR,
-    SC_STEP,
     SIG_CARBON,
     SIG_PRICE,
     STEP_S,
 )
-from ..engine.step import begin_step, end_step
+from ..engine.loop import policy_loop
 from . import registry
 
 # the codes (registry.py), module-level ints that Numba freezes into the kernels at compile time
@@ -39,8 +38,9 @@ DEFER_TO_GREENER = registry.code("defer_to_greener")
 
 
 @njit(cache=True, nogil=True)
-def decide(T, S, C, info, code, j, actions):
-    """The actions of the pending tasks of run step j under rule policy ``code``. (One loop, no helper that
+def decide(T, S, C, info, P, code, j, actions):
+    """The actions of the pending tasks of run step j under rule policy ``code`` (``P``: unused, the rules keep
+    no plan; the argument makes the signature every policy's ``decide`` has). (One loop, no helper that
     takes arrays: an inlined helper with branches costs a reference count per array at every call.)"""
     T_arrival, T_cores, T_gpus, T_mem, T_deadline, T_origin = T.arrival, T.cores, T.gpus, T.mem, T.deadline, T.origin
     T_bw, T_duration, T_u = T.bw, T.duration, T.u_rand
@@ -171,14 +171,5 @@ def _sites_now(cap, commit, q_len, transit_n, hist, k):
     return avail, cnt, carbon, price
 
 
-@njit(cache=True, nogil=True)
-def run(T, S, C, info, P, code, j_end):
-    """Run steps S.sc[SC_STEP] .. j_end - 1 with rule policy ``code`` (``P``: unused, the rules keep no plan)."""
-    actions = np.zeros(S.pend.shape[0], np.int32)
-    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
-    for j in range(S.sc[SC_STEP], j_end):
-        pn = begin_step(T, S, C, j)
-        publish(act, hist, j, s0)
-        if pn > 0:
-            decide(T, S, C, info, code, j, actions)
-        end_step(T, S, C, j, actions)
+#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with rule policy ``code`` (``P``: unused, the rules keep no plan).
+run = policy_loop(decide, pending_only=True)

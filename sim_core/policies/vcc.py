@@ -18,9 +18,8 @@ import numpy as np
 from numba import njit
 
 from ..engine.capacity import fallback_dc, fits
-from ..engine.information import publish
-from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_PEND_N, SC_STEP, STEP_S, STEPS_PER_DAY
-from ..engine.step import begin_step, end_step
+from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_PEND_N, STEP_S, STEPS_PER_DAY
+from ..engine.loop import policy_loop
 from . import registry
 from .plan import PI_DAYS, available, know_carbon, needs_forecast, roll_day, steps_of
 
@@ -175,13 +174,5 @@ def decide(T, S, C, info, P, code, j, actions):
         P.infl[1, d, k % STEPS_PER_DAY] = max(P_vload[1, d, 0], P_vload[1, d, 1], P_vload[1, d, 2])
 
 
-@njit(cache=True, nogil=True)
-def run(T, S, C, info, P, code, j_end):
-    """Run steps S.sc[SC_STEP] .. j_end - 1 with VCC (its plan in ``P``)."""
-    actions = np.zeros(S.pend.shape[0], np.int32)
-    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
-    for j in range(S.sc[SC_STEP], j_end):
-        begin_step(T, S, C, j)
-        publish(act, hist, j, s0)
-        decide(T, S, C, info, P, code, j, actions)
-        end_step(T, S, C, j, actions)
+#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with VCC (its plan in ``P``).
+run = policy_loop(decide)

@@ -12,20 +12,18 @@ import numpy as np
 from numba import njit
 
 from ...engine.capacity import fallback_dc, fits, site_max_scale, speedup
-from ...engine.information import publish
 from ...engine.layout import (
     IO_S0,
     OPT_ALLOW_DEFER,
     SC_CTL_N,
     SC_FLEX_N,
     SC_PEND_N,
-    SC_STEP,
     ST_PAUSED,
     ST_STARTED,
     STEP_S,
     STEPS_PER_DAY,
 )
-from ...engine.step import begin_step, end_step
+from ...engine.loop import policy_loop
 from .. import registry
 from ..plan import available, ctl, know_carbon, release_load, steps_of, work_left
 from .oracle import (
@@ -317,13 +315,5 @@ def controls(T, S, P_tgt, P_rate, t, t1):
     return n_ctl
 
 
-@njit(cache=True, nogil=True)
-def run(T, S, C, info, P, code, j_end):
-    """Run steps S.sc[SC_STEP] .. j_end - 1 with CarbonFlex (its plan in ``P``)."""
-    actions = np.zeros(S.pend.shape[0], np.int32)
-    act, hist, s0 = info.act, info.hist, info.iopt[IO_S0]
-    for j in range(S.sc[SC_STEP], j_end):
-        begin_step(T, S, C, j)
-        publish(act, hist, j, s0)
-        decide(T, S, C, info, P, code, j, actions)
-        end_step(T, S, C, j, actions)
+#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with CarbonFlex (its plan in ``P``).
+run = policy_loop(decide)

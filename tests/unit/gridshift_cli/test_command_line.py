@@ -51,7 +51,8 @@ def test_a_shared_option_reads_the_same_in_every_command_that_takes_it():
                 if opt.startswith("--") and opt != "--help":
                     seen.setdefault(opt, set()).add(p.help)
     shared = {"--home", "--mirror", "--regions", "--seed", "--days", "--start", "--power", "--forecast",
-              "--no-defer", "--sla-multiplier", "--live", "--allow-partial"}
+              "--no-defer", "--sla-multiplier", "--live", "--allow-partial", "--locality",
+              "--locality-retention-days", "--transfer-kwh-per-gb"}
     for opt in shared:
         assert len(seen[opt]) == 1, f"{opt} is declared more than once: {seen[opt]}"
     assert len(seen["--year"]) == 2  # a range (ingest, export) or one year (plot-workload): two declarations

@@ -118,9 +118,8 @@ import numpy as np
 from numba import njit
 
 from sim_core.engine.capacity import fallback_dc, fits
-from sim_core.engine.information import publish
-from sim_core.engine.layout import IO_S0, SC_PEND_N, SC_STEP, SIG_CARBON
-from sim_core.engine.step import begin_step, end_step
+from sim_core.engine.layout import IO_S0, SC_PEND_N, SIG_CARBON
+from sim_core.engine.loop import policy_loop
 from sim_core.policies import registry
 
 LOCAL_OR_GREENEST = registry.code("local_or_greenest")
