@@ -1,11 +1,12 @@
 """CarbonFlex's oracle (docs/reproductions.md): Algorithm 1 (``sim_core.policies.carbonflex.oracle.oracle_alg1``)
 run once with perfect knowledge of the whole evaluation window — every job's arrival, length and deadline and
-the actual carbon intensity, per site, capacity M servers — as the paper defines its oracle (§4.2, §6).
+the actual carbon intensity, per site, within the site's capacity in every resource — as the paper defines its
+oracle (§4.2, §6). Its slots are the engine's 15-minute steps, as in the policy's learning phase.
 
 It is an offline reference that reads the future, so it is no policy and never runs through ``sim_core.run``:
 this module computes Algorithm 1's *planned* schedule and its job carbon. The plan is turned into each site's
-busy cores / GPUs / GB per 15-minute step (a job holds its allocated servers' share of its request from the
-slot's start, or its arrival, until the slot ends, its deadline, or its work is done) and those busy profiles
+busy cores / GPUs / GB per 15-minute step (a job holds its planned scale x its request from the step's start,
+or its arrival, until the step ends, its deadline, or its work is done) and those busy profiles
 go through the engine's own power model (``sim_core.physics.compute``) under the preset's job accounting (busy
 IT energy x carbon intensity). :func:`job_carbon_kg` evaluates any busy profile the same way, so a simulated
 run's profile can be put on the same footing (:func:`run_busy`).
@@ -43,28 +44,28 @@ def oracle_busy(res, sc) -> dict:
     """Algorithm 1's plan for the jobs of run ``res`` (its window's tasks as the run realised them: origin,
     arrival, length, the engine's deadline a + l + d), per site: busy cores / GPUs / GB per step ((3, n_dc, n)
     from the run's first step), the jobs whose deadline the plan had to extend, the work left undone
-    (seconds at scale 1; 0 unless the bundle ends first), the jobs' server-hours at scale 1 and M summed over
-    sites. Requests and scaling come from the bundle."""
-    from sim_core.policies.carbonflex.oracle import SLOT_STEPS, site_servers, task_servers
+    (seconds at scale 1; 0 unless the bundle ends first), the jobs' core-, GPU- and GB-hours at scale 1 and the
+    sites' cores, GPUs and GB (``need_h``, ``cap``: (3,) summed over sites). Requests and scaling come from the
+    bundle."""
+    from sim_core.policies.carbonflex.oracle import task_servers
     from sim_core.simulator import server_config
 
     t = res.tasks.filter(pl.col("duration_s") < 1e12)
     row = _bundle_rows(sc, t)
     k0 = int(res.steps["step"].min())
     step_s = float(sc.step_s)
-    slot_s = SLOT_STEPS * step_s
+    slot_s = step_s  # Algorithm 1 in the engine's steps (sim_core.policies.carbonflex.oracle.carbonflex_learn)
     a = _seconds(t["arrival_ts_utc"], sc) - k0 * step_s
     dl = _seconds(t["deadline_ts_utc"], sc) - k0 * step_s
     # the horizon: the last deadline plus room for the extensions (EXTEND_ROUNDS days), within the bundle
     last = float(dl.max()) if t.height else 0.0
-    n_slot = min(int(np.ceil(last / slot_s)) + EXTEND_ROUNDS * 24, (sc.n_steps - k0) // SLOT_STEPS)
-    n = n_slot * SLOT_STEPS
+    n = min(int(np.ceil(last / slot_s)) + EXTEND_ROUNDS * int(86400 / slot_s), sc.n_steps - k0)
     org = t["origin"].to_physical().to_numpy()
     cfg = server_config(sc)
     cap = np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1).astype(np.float64)
     busy = np.zeros((3, sc.n_dc, n))
-    out = {"k0": k0, "busy": busy, "jobs": int(t.height), "extended": 0, "undone_s": 0.0, "server_h": 0.0,
-           "servers": 0.0}
+    out = {"k0": k0, "busy": busy, "jobs": int(t.height), "extended": 0, "undone_s": 0.0,
+           "need_h": np.zeros(3), "cap": cap.sum(axis=0)}
     for d in range(sc.n_dc):
         sel = org == d
         i = row[sel]
@@ -73,15 +74,15 @@ def oracle_busy(res, sc) -> dict:
         req = np.stack([sc.cpu_cores[i], sc.gpus[i], sc.mem_gb[i]]).astype(np.float64)
         job = {"a": a[sel], "dl": np.minimum(dl[sel], n * step_s), "work": t["duration_s"].to_numpy()[sel],
                "r": np.array([task_servers(c, g, m, cfg, d) for c, g, m in req.T]),
+               "frac": np.ascontiguousarray(np.divide(req.T, cap[d], out=np.zeros(req.T.shape), where=cap[d] > 0)),
                "smin": sc.min_scale[i].astype(np.float64), "smax": sc.max_scale[i].astype(np.float64),
                "mthr": sc.marginal_throughput[i].astype(np.float64)}
-        ci = sc.carbon_g_per_kwh[d, k0:k0 + n].reshape(n_slot, SLOT_STEPS).mean(axis=1)
-        alloc, job["dl"], n_ext = _plan_site(job, ci, site_servers(cfg, cap, d), n * step_s)
-        busy[:, d], left = _execute(alloc, job, req, slot_s, step_s, SLOT_STEPS)
+        ci = sc.carbon_g_per_kwh[d, k0:k0 + n].astype(np.float64)
+        x, job["dl"], n_ext = _plan_site(job, ci, slot_s, n * step_s)
+        busy[:, d], left = _execute(x, job, req, slot_s, step_s, 1)
         out["extended"] += n_ext
         out["undone_s"] += float(left.sum())
-        out["server_h"] += float((job["r"] * job["work"]).sum() / H)  # the jobs' need at scale 1, in servers
-        out["servers"] += site_servers(cfg, cap, d)
+        out["need_h"] += req @ job["work"] / H  # the jobs' need at scale 1, per resource
     return out
 
 
@@ -90,17 +91,17 @@ def oracle_busy(res, sc) -> dict:
 EXTEND_ROUNDS = 7
 
 
-def _plan_site(job: dict, ci: np.ndarray, M: float, horizon_s: float) -> tuple[np.ndarray, np.ndarray, int]:
+def _plan_site(job: dict, ci: np.ndarray, slot_s: float, horizon_s: float) -> tuple[np.ndarray, np.ndarray, int]:
     """Algorithm 1 on one site; jobs it leaves unfinished get their deadline extended by a day and the
-    algorithm is rerun (the paper's fix for its oracle's infeasible jobs). Returns (alloc, deadlines, jobs
-    extended)."""
+    algorithm is rerun (the paper's fix for its oracle's infeasible jobs). Returns (scale per job and slot,
+    deadlines, jobs extended)."""
     from sim_core.policies.carbonflex.oracle import oracle_alg1
 
     dl = job["dl"].copy()
     ext = np.zeros(dl.shape, dtype=bool)
     for _ in range(EXTEND_ROUNDS + 1):
-        alloc, _used, _rho, done = oracle_alg1(job["a"], dl, job["work"], job["r"], job["smin"], job["smax"],
-                                               job["mthr"], ci, M)
+        alloc, _used, _rho, done = oracle_alg1(job["a"], dl, job["work"], job["r"], job["frac"], job["smin"],
+                                               job["smax"], job["mthr"], ci, slot_s)
         late = done < job["work"] - 1e-6
         if not late.any() or (dl[late] >= horizon_s).all():
             break
@@ -109,18 +110,18 @@ def _plan_site(job: dict, ci: np.ndarray, M: float, horizon_s: float) -> tuple[n
     return alloc, dl, int(ext.sum())
 
 
-def _execute(alloc, job: dict, req, slot_s, step_s, slot_steps):
-    """Per-step busy (3, n) resources of a plan ``alloc`` (n_job, n_slot) servers: in slot q job j runs from
-    max(q slot, a) for the slot's part before its deadline, shortened in the slot its work completes (its rate
-    is ``speedup(alloc / r, mthr)``, the engine's linear scaling curve). Returns (busy, work left per job)."""
-    a, dl, work, r, mthr = job["a"], job["dl"], job["work"], job["r"], job["mthr"]
-    n_job, n_slot = alloc.shape
+def _execute(x, job: dict, req, slot_s, step_s, slot_steps):
+    """Per-step busy (3, n) resources of a plan ``x`` (n_job, n_slot) of scales (request multiples): in slot q
+    job j runs from max(q slot, a) for the slot's part before its deadline, shortened in the slot its work
+    completes (its rate is ``speedup(x, mthr)``, the engine's linear scaling curve). Returns (busy, work left
+    per job)."""
+    a, dl, work, mthr = job["a"], job["dl"], job["work"], job["mthr"]
+    n_job, n_slot = x.shape
     q = np.arange(n_slot)
     s0 = np.maximum(q[None, :] * slot_s, a[:, None])
     avail = np.clip(np.minimum((q[None, :] + 1) * slot_s, dl[:, None]) - s0, 0.0, None)
-    avail = np.where(alloc > 0.0, avail, 0.0)
-    x = np.divide(alloc, r[:, None], out=np.zeros_like(alloc), where=r[:, None] > 0)
-    rate = np.where(alloc > 0.0, 1.0 + mthr[:, None] * (x - 1.0), 0.0)
+    avail = np.where(x > 0.0, avail, 0.0)
+    rate = np.where(x > 0.0, 1.0 + mthr[:, None] * (x - 1.0), 0.0)
     before = np.cumsum(rate * avail, axis=1) - rate * avail  # work done before slot q
     need = np.clip(work[:, None] - before, 0.0, None)
     run = np.minimum(avail, np.divide(need, rate, out=np.zeros_like(need), where=rate > 0))

@@ -22,7 +22,7 @@ from ..engine.information import publish
 from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_PEND_N, SC_STEP, STEP_S, STEPS_PER_DAY
 from ..engine.step import begin_step, end_step
 from . import registry
-from .plan import PI_DAYS, available, know_carbon, needs_forecast, roll_day, steps_of
+from .plan import PI_DAYS, available, know_carbon, needs_forecast, release_vload, roll_day, steps_of
 
 VCC = registry.code("vcc")
 #: one-hour slots: VCC's hourly capacity curve
@@ -81,17 +81,6 @@ def new_curves(P, cb, day_start):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def release(P_vload, P_vbook, j):
-    """Take the fractions whose tasks end at run step j off the booked load."""
-    for r in range(2):
-        for d in range(P_vload.shape[1]):
-            for x in range(3):
-                P_vload[r, d, x] -= P_vbook[r, d, x, j]
-                if P_vload[r, d, x] < 1e-12:
-                    P_vload[r, d, x] = 0.0
-
-
-@njit(cache=True, nogil=True, inline="always")
 def new_day(P):
     """A day has ended: roll the daily demand (today's, per site, is its binding resource's) and the
     inflexible load; today's per-resource demand starts at 0."""
@@ -115,7 +104,7 @@ def decide(T, S, C, info, P, code, j, actions):
     P_start, P_vload, P_vbook, P_vdem, P_dem, P_curve = P.start, P.vload, P.vbook, P.vdem, P.dem, P.curve
     last = P_dem.shape[1] - 1
     day_start = k % STEPS_PER_DAY == 0
-    release(P_vload, P_vbook, j)
+    release_vload(P_vload, P_vbook, j)
     if day_start or j == 0:
         if j > 0:
             new_day(P)
