@@ -241,8 +241,10 @@ def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
 def kb_rows(ch, x, used, rho, done, work, a, max_delay, mthr, M, n_rows, tab):
     """Knowledge-base rows (Table 2) of the first n_rows one-hour slots of one site's oracle replay (in steps:
     ``x``, ``used``, ``rho`` per step) into ``tab``: the state (the slot's carbon from the hourly means
-    ``ch``; the jobs in the oracle's system in the slot, arrived and not finished, per queue; their mean
-    marginal throughput as the elasticity) and the decisions: m_t = the servers of M the oracle's busiest step
+    ``ch``; the jobs in the oracle's system at the slot's start, per queue -- arrived by the end of the
+    slot's first step and not finished before it, the jobs the execution phase counts at that decision
+    (the engine's arrivals within a step are pending at its decision) -- and their mean marginal throughput
+    as the elasticity) and the decisions: m_t = the servers of M the oracle's busiest step
     in the slot used (:func:`binding_servers`, rounded up to whole servers), rho = the least marginal
     throughput it used in the slot."""
     n_job, n_step = x.shape
@@ -260,7 +262,7 @@ def kb_rows(ch, x, used, rho, done, work, a, max_delay, mthr, M, n_rows, tab):
         row[F_Q0] = row[F_Q0 + 1] = row[F_Q0 + 2] = 0.0
         el = 0.0
         for j in range(n_job):
-            if a[j] < (q + 1) * slot_s and last[j] >= q * SLOT_STEPS:
+            if a[j] < q * slot_s + STEP_S and last[j] >= q * SLOT_STEPS:  # (as the policy sees it, below)
                 row[F_Q0 + queue_of(max_delay[j])] += 1.0
                 el += mthr[j]
         nj = row[F_Q0] + row[F_Q0 + 1] + row[F_Q0 + 2]
