@@ -45,7 +45,8 @@ def oracle_busy(res, sc) -> dict:
     arrival, length, the engine's deadline a + l + d), per site: busy cores / GPUs / GB per step ((3, n_dc, n)
     from the run's first step), the jobs whose deadline the plan had to extend, the work left undone
     (seconds at scale 1; 0 unless the bundle ends first), the jobs' core-, GPU- and GB-hours at scale 1 and the
-    sites' cores, GPUs and GB (``need_h``, ``cap``: (3,) summed over sites). Requests and scaling come from the
+    sites' cores, GPUs and GB (``need_h``, ``cap``: (3,) summed over sites), and the jobs in the plan's system
+    per step (arrived, not finished: ``in_system`` (n,), summed over sites). Requests and scaling come from the
     bundle."""
     from sim_core.policies.carbonflex.oracle import task_servers
     from sim_core.simulator import server_config
@@ -65,7 +66,7 @@ def oracle_busy(res, sc) -> dict:
     cap = np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1).astype(np.float64)
     busy = np.zeros((3, sc.n_dc, n))
     out = {"k0": k0, "busy": busy, "jobs": int(t.height), "extended": 0, "undone_s": 0.0,
-           "need_h": np.zeros(3), "cap": cap.sum(axis=0)}
+           "need_h": np.zeros(3), "cap": cap.sum(axis=0), "in_system": np.zeros(n)}
     for d in range(sc.n_dc):
         sel = org == d
         i = row[sel]
@@ -83,6 +84,7 @@ def oracle_busy(res, sc) -> dict:
         out["extended"] += n_ext
         out["undone_s"] += float(left.sum())
         out["need_h"] += req @ job["work"] / H  # the jobs' need at scale 1, per resource
+        out["in_system"] += _in_system(x, job["a"], step_s)
     return out
 
 
@@ -108,6 +110,19 @@ def _plan_site(job: dict, ci: np.ndarray, slot_s: float, horizon_s: float) -> tu
         ext |= late
         dl = np.where(late, np.minimum(dl + 86400.0, horizon_s), dl)
     return alloc, dl, int(ext.sum())
+
+
+def _in_system(x, a, step_s) -> np.ndarray:
+    """Jobs arrived and not finished at each step of a plan ``x`` (n_job, n) of scales per step."""
+    n = x.shape[1]
+    ran = x > 0.0
+    last = np.where(ran.any(axis=1), n - 1 - np.argmax(ran[:, ::-1], axis=1), -1)
+    first = np.clip(np.floor(a / step_s).astype(np.int64), 0, n)
+    d = np.zeros(n + 1)
+    ok = last >= first
+    np.add.at(d, first[ok], 1.0)
+    np.add.at(d, last[ok] + 1, -1.0)
+    return np.cumsum(d)[:n]
 
 
 def _execute(x, job: dict, req, slot_s, step_s, slot_steps):
