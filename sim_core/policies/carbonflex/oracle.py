@@ -129,19 +129,15 @@ def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
     eq = np.empty(n_ent, np.int64)
     eu = np.empty(n_ent, np.int64)
     val = np.empty(n_ent)
-    ddl = np.empty(n_ent)
     e = 0
-    for j in range(n_job):  # Lines 2-5
+    for j in np.argsort(dl, kind="mergesort"):  # Lines 2-5, made in deadline order (ties: job order)
         for q in range(q0[j], q1[j]):
             for u in range(nu[j]):
                 ej[e], eq[e], eu[e] = j, q, u
                 p = 1.0 if u == 0 else mthr[j]
-                val[e] = p / ci[q] if ci[q] > 0.0 else np.inf
-                ddl[e] = dl[j]
+                val[e] = -p / ci[q] if ci[q] > 0.0 else -np.inf
                 e += 1
-    o1 = np.argsort(ddl, kind="mergesort")  # Line 6: by value descending, then deadline (stable passes)
-    o2 = np.argsort(-val[o1], kind="mergesort")
-    order = o1[o2]
+    order = np.argsort(val, kind="mergesort")  # Line 6: by value descending, then deadline (a stable sort)
     x = np.zeros((n_job, n_slot))
     units = np.zeros((n_job, n_slot), np.int64)
     used = np.zeros((n_slot, 3))
