@@ -121,6 +121,16 @@ def share(c, g, m, cap, d):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def site_fractions(c, g, m, cap, d, out):
+    """A request of c cores, g GPUs and m GB as fractions of datacenter d's cores, GPUs and GB, into ``out``
+    (3; returned): the per-resource load VCC's curve and CarbonFlex's provisioning check."""
+    out[0] = c / cap[d, 0] if cap[d, 0] > 0.0 else 0.0
+    out[1] = g / cap[d, 1] if cap[d, 1] > 0.0 else 0.0
+    out[2] = m / cap[d, 2] if cap[d, 2] > 0.0 else 0.0
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
 def steps_of(x):
     """Whole steps that x seconds of work occupy (at least 1; 2**40 for a duration beyond any bundle, also
     an infinite or NaN one: the float is compared before it is converted)."""

@@ -22,7 +22,16 @@ from ..engine.information import publish
 from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_PEND_N, SC_STEP, STEP_S, STEPS_PER_DAY
 from ..engine.step import begin_step, end_step
 from . import registry
-from .plan import PI_DAYS, available, know_carbon, needs_forecast, release_vload, roll_day, steps_of
+from .plan import (
+    PI_DAYS,
+    available,
+    know_carbon,
+    needs_forecast,
+    release_vload,
+    roll_day,
+    site_fractions,
+    steps_of,
+)
 
 VCC = registry.code("vcc")
 #: one-hour slots: VCC's hourly capacity curve
@@ -119,9 +128,7 @@ def decide(T, S, C, info, P, code, j, actions):
         i = pend[q]
         o = T_o[i]
         can_wait = allow_defer and t1 + T_dur[i] <= T_dl[i]
-        for x in range(3):  # the fraction of each of the origin's resources the task takes
-            v = T_c[i] if x == 0 else (T_g[i] if x == 1 else T_m[i])
-            need[x] = v / cap[o, x] if cap[o, x] > 0.0 else 0.0
+        site_fractions(T_c[i], T_g[i], T_m[i], cap, o, need)  # the fraction of each resource the task takes
         flex = T_md[i] > 0.0
         n_s = steps_of(T_dur[i])
         if P_start[i] != P_start[i]:  # (first seen: its demand joins today's)

@@ -29,7 +29,16 @@ from ...engine.layout import (
 )
 from ...engine.step import begin_step, end_step
 from .. import registry
-from ..plan import available, ctl, know_carbon, release_load, release_vload, steps_of, work_left
+from ..plan import (
+    available,
+    ctl,
+    know_carbon,
+    release_load,
+    release_vload,
+    site_fractions,
+    steps_of,
+    work_left,
+)
 from .oracle import (
     D_M,
     D_RHO,
@@ -44,7 +53,6 @@ from .oracle import (
     in_queues,
     provisioned_share,
     queue_of,
-    site_fractions,
     task_servers,
 )
 
@@ -189,7 +197,7 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
         i = S.pend[q]
         if T.origin[i] != d or not in_queues(T, i):
             continue
-        fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d)
+        fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, np.empty(3))
         if not (allow_defer and t1 + T.duration[i] <= T.deadline[i]):
             P.tgt[i] = np.nan  # runs now at its request
             forced += fi
@@ -202,7 +210,7 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
         running = S.status[i] == ST_STARTED and S.fin[i] > t
         if S.dest[i] != d or not (running or S.status[i] == ST_PAUSED) or (running and S.fin[i] <= t1):
             continue
-        fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d)
+        fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, np.empty(3))
         w = work_left(i, t, S.status, S.fin, S.segs, S.rem, S.nseg, S.scale, T.ckpt, T.mthr)
         xm = max_scale(T, i, C.cap, d)
         if t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(xm, T.mthr[i]) > T.deadline[i]:
@@ -231,7 +239,7 @@ def flex_in_use(T, S, C, P_vload, t, used):
         i = S.flex[q]
         if S.status[i] == ST_STARTED and S.fin[i] > t:
             d = S.dest[i]
-            used[d] += S.scale[i] * site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d)
+            used[d] += S.scale[i] * site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, np.empty(3))
 
 
 @njit(cache=True, nogil=True)
@@ -269,7 +277,7 @@ def decide(T, S, C, info, P, code, j, actions):
         o = T.origin[i]
         if in_queues(T, i) and P_rate[o, R_ROWS] >= K_NN:
             can_wait = allow_defer and t1 + T.duration[i] <= T.deadline[i]
-            fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, o)
+            fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, o, np.empty(3))
             if hour_start:
                 run = P_tgt[i] > 0.0
             else:  # its request fits in the provisioned share of every resource

@@ -12,6 +12,7 @@ from numba import njit
 from ...engine.capacity import speedup
 from ...engine.layout import CFG_CPS, CFG_GPS, CFG_MPS, CFG_N_C, CFG_N_G, SIG_CARBON, STEP_S
 from .. import registry
+from ..plan import site_fractions
 
 #: k of the k-nearest-neighbour lookup (§5 "Runtime Provisioning": "select the nearest five instances")
 K_NN = registry.param("carbonflex", "k")
@@ -67,18 +68,6 @@ def queue_of(max_delay):
     if max_delay <= Q_BOUNDS_S[0]:
         return 0
     return 1 if max_delay <= Q_BOUNDS_S[1] else 2
-
-
-@njit(cache=True, nogil=True, inline="always")
-def site_fractions(c, g, m, cap, d):
-    """A request of c cores, g GPUs and m GB as fractions of site d's cores, GPUs and GB (the units in which
-    CarbonFlex checks capacity: demand and capacity per resource, as the engine's capacity)."""
-    out = np.zeros(3)
-    req = (c, g, m)
-    for x in range(3):
-        if cap[d, x] > 0.0:
-            out[x] = req[x] / cap[d, x]
-    return out
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -224,7 +213,7 @@ def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
         for y in range(n):
             i = idx[y]
             r[y] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
-            frac[y] = site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, d)
+            site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, d, frac[y])
         mthr = T.mthr[idx]
         x, used, rho, done = oracle_alg1(a, dl, T.duration[idx], r, frac, T.smin[idx], T.smax[idx], mthr, cs,
                                          STEP_S)
