@@ -3,8 +3,10 @@ run once with perfect knowledge of the whole evaluation window — every job's a
 the actual carbon intensity, per site, within the site's capacity in every resource — as the paper defines its
 oracle (§4.2, §6). Its slots are the engine's 15-minute steps, as in the policy's learning phase.
 
-It is an offline reference that reads the future, so it is no policy and never runs through ``sim_core.run``:
-this module computes Algorithm 1's *planned* schedule and its job carbon. The plan is turned into each site's
+It is an offline reference that reads the future, so it is not one of ``sim_core.POLICIES`` (whose tests
+check that no policy reads the future): this module computes Algorithm 1's *planned* schedule and its job
+carbon, and :class:`PlanFollower` runs that plan through the engine as a Python policy that reads it (as the
+optimum's ``sim_core.optimum.upper.PlanPolicy`` follows its plan). The plan is turned into each site's
 busy cores / GPUs / GB per 15-minute step (a job holds its planned scale x its request from the step's start,
 or its arrival, until the step ends, its deadline, or its work is done) and those busy profiles
 go through the engine's own power model (``sim_core.physics.compute``) under the preset's job accounting (busy
@@ -67,6 +69,8 @@ def oracle_busy(res, sc) -> dict:
     busy = np.zeros((3, sc.n_dc, n))
     out = {"k0": k0, "busy": busy, "jobs": int(t.height), "extended": 0, "undone_s": 0.0,
            "need_h": np.zeros(3), "cap": cap.sum(axis=0), "in_system": np.zeros(n)}
+    tid = t["task_id"].to_numpy()
+    nz_tid, nz_step, nz_x = [], [], []
     for d in range(sc.n_dc):
         sel = org == d
         i = row[sel]
@@ -85,6 +89,12 @@ def oracle_busy(res, sc) -> dict:
         out["undone_s"] += float(left.sum())
         out["need_h"] += req @ job["work"] / H  # the jobs' need at scale 1, per resource
         out["in_system"] += _in_system(x, job["a"], step_s)
+        jj, ss = np.nonzero(x)
+        nz_tid.append(tid[sel][jj])
+        nz_step.append(ss)
+        nz_x.append(x[jj, ss])
+    out["plan"] = tuple(np.concatenate([np.zeros(0, dt), *v]).astype(dt)
+                        for v, dt in ((nz_tid, np.int64), (nz_step, np.int64), (nz_x, np.float64)))
     return out
 
 
@@ -110,6 +120,50 @@ def _plan_site(job: dict, ci: np.ndarray, slot_s: float, horizon_s: float) -> tu
         ext |= late
         dl = np.where(late, np.minimum(dl + 86400.0, horizon_s), dl)
     return alloc, dl, int(ext.sum())
+
+
+class PlanFollower:
+    """A Python policy (``sim_core.run``'s callable interface) that carries out Algorithm 1's plan
+    (:func:`oracle_busy`'s ``plan``: task ids, run steps and scales): a waiting task is sent to its origin at
+    the first step the plan gives it servers and deferred before; a started flexible task is rescaled to the
+    plan's scale each step, paused (if interruptible) where the plan gives it none, resumed where it gives it
+    some. It reads the future (the whole window's plan), so it is an offline reference, never a registered
+    policy. The engine still forces a task at its deadline and runs a non-interruptible one in one piece."""
+
+    __name__ = "carbonflex_oracle_plan"
+
+    def __init__(self, plan: tuple[np.ndarray, np.ndarray, np.ndarray], k0: int):
+        tid, step, x = plan
+        order = np.lexsort((tid, step))
+        self.tid, self.x = tid[order], x[order]
+        n = int(step.max()) + 2 if step.size else 1
+        self.ptr = np.searchsorted(step[order], np.arange(n + 1))
+        self.k0 = int(k0)
+
+    def scale(self, j: int, ids: np.ndarray) -> np.ndarray:
+        """The plan's scale of tasks ``ids`` at run step j (0 where it gives them nothing)."""
+        if j < 0 or j + 1 >= self.ptr.size or not ids.size:
+            return np.zeros(ids.shape)
+        seg = slice(self.ptr[j], self.ptr[j + 1])
+        have, xs = self.tid[seg], self.x[seg]
+        pos = np.clip(np.searchsorted(have, ids), 0, max(have.size - 1, 0))
+        hit = (pos < have.size) & (have[pos] == ids) if have.size else np.zeros(ids.shape, bool)
+        return np.where(hit, xs[pos] if have.size else 0.0, 0.0)
+
+    def __call__(self, obs: dict):
+        j = int(obs["step"]) - self.k0
+        go = self.scale(j, np.asarray(obs["pending_task_id"], np.int64)) > 0.0
+        actions = np.where(go, np.asarray(obs["origin"], np.int64) + 1, 0).astype(np.int64)
+        f = np.asarray(obs["flex_index"])
+        want = self.scale(j, np.asarray(obs["flex_task_id"], np.int64))
+        # (the plan's sum of units may overshoot max_scale by a rounding error)
+        want = np.where(want > 0.0, np.clip(want, obs["flex_min_scale"], obs["flex_max_scale"]), 0.0)
+        cur, state = np.asarray(obs["flex_scale"]), obs["flex_state"]
+        intr = np.asarray(obs["flex_interruptible"], bool)
+        run = np.array([s_ == "running" for s_ in state], bool)
+        paused = np.array([s_ == "paused" for s_ in state], bool)  # ("resuming": it takes no control)
+        change = (run & (want != cur) & ((want > 0.0) | intr)) | (paused & (want > 0.0))
+        return actions, {int(i): float(w) for i, w in zip(f[change], want[change], strict=True)}
 
 
 def _in_system(x, a, step_s) -> np.ndarray:
