@@ -42,27 +42,30 @@ def _bundle_rows(sc, t: pl.DataFrame) -> np.ndarray:
     return row
 
 
-def oracle_busy(res, sc) -> dict:
+def oracle_busy(res, sc, slot_steps: int = 1, dominant: bool = False) -> dict:
     """Algorithm 1's plan for the jobs of run ``res`` (its window's tasks as the run realised them: origin,
     arrival, length, the engine's deadline a + l + d), per site: busy cores / GPUs / GB per step ((3, n_dc, n)
     from the run's first step), the jobs whose deadline the plan had to extend, the work left undone
     (seconds at scale 1; 0 unless the bundle ends first), the jobs' core-, GPU- and GB-hours at scale 1 and the
     sites' cores, GPUs and GB (``need_h``, ``cap``: (3,) summed over sites), and the jobs in the plan's system
     per step (arrived, not finished: ``in_system`` (n,), summed over sites). Requests and scaling come from the
-    bundle."""
-    from sim_core.policies.carbonflex.oracle import task_servers
+    bundle. ``slot_steps`` and ``dominant`` give the models gridshift used before (docs/baselines.md): slots
+    of that many steps (a job charged its servers for every slot it touches), and capacity in servers, each job
+    charged its dominant share of one server against M = the site's servers."""
+    from sim_core.policies.carbonflex.oracle import site_servers, task_servers
     from sim_core.simulator import server_config
 
     t = res.tasks.filter(pl.col("duration_s") < 1e12)
     row = _bundle_rows(sc, t)
     k0 = int(res.steps["step"].min())
     step_s = float(sc.step_s)
-    slot_s = step_s  # Algorithm 1 in the engine's steps (sim_core.policies.carbonflex.oracle.carbonflex_learn)
+    slot_s = slot_steps * step_s  # (1: the engine's steps, as sim_core.policies.carbonflex.oracle.carbonflex_learn)
     a = _seconds(t["arrival_ts_utc"], sc) - k0 * step_s
     dl = _seconds(t["deadline_ts_utc"], sc) - k0 * step_s
     # the horizon: the last deadline plus room for the extensions (EXTEND_ROUNDS days), within the bundle
     last = float(dl.max()) if t.height else 0.0
-    n = min(int(np.ceil(last / slot_s)) + EXTEND_ROUNDS * int(86400 / slot_s), sc.n_steps - k0)
+    n_slot = min(int(np.ceil(last / slot_s)) + EXTEND_ROUNDS * int(86400 / slot_s), (sc.n_steps - k0) // slot_steps)
+    n = n_slot * slot_steps
     org = t["origin"].to_physical().to_numpy()
     cfg = server_config(sc)
     cap = np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1).astype(np.float64)
@@ -82,17 +85,20 @@ def oracle_busy(res, sc) -> dict:
                "frac": np.ascontiguousarray(np.divide(req.T, cap[d], out=np.zeros(req.T.shape), where=cap[d] > 0)),
                "smin": sc.min_scale[i].astype(np.float64), "smax": sc.max_scale[i].astype(np.float64),
                "mthr": sc.marginal_throughput[i].astype(np.float64)}
-        ci = sc.carbon_g_per_kwh[d, k0:k0 + n].astype(np.float64)
+        if dominant:
+            job["frac"] = np.zeros(req.T.shape)
+            job["frac"][:, 0] = job["r"] / site_servers(cfg, cap, d)
+        ci = sc.carbon_g_per_kwh[d, k0:k0 + n].astype(np.float64).reshape(n_slot, slot_steps).mean(axis=1)
         x, job["dl"], n_ext = _plan_site(job, ci, slot_s, n * step_s)
-        busy[:, d], left = _execute(x, job, req, slot_s, step_s, 1)
+        busy[:, d], left = _execute(x, job, req, slot_s, step_s, slot_steps)
         out["extended"] += n_ext
         out["undone_s"] += float(left.sum())
         out["need_h"] += req @ job["work"] / H  # the jobs' need at scale 1, per resource
-        out["in_system"] += _in_system(x, job["a"], step_s)
-        jj, ss = np.nonzero(x)
-        nz_tid.append(tid[sel][jj])
-        nz_step.append(ss)
-        nz_x.append(x[jj, ss])
+        out["in_system"] += np.repeat(_in_system(x, job["a"], slot_s), slot_steps)
+        jj, qq = np.nonzero(x)  # the plan per step (a slot's scale in each of its steps)
+        nz_tid.append(np.repeat(tid[sel][jj], slot_steps))
+        nz_step.append((qq[:, None] * slot_steps + np.arange(slot_steps)).ravel())
+        nz_x.append(np.repeat(x[jj, qq], slot_steps))
     out["plan"] = tuple(np.concatenate([np.zeros(0, dt), *v]).astype(dt)
                         for v, dt in ((nz_tid, np.int64), (nz_step, np.int64), (nz_x, np.float64)))
     return out

@@ -265,6 +265,27 @@ def oracle_block(sc, rows: dict[str, dict], pr: RP.Preset, seed: int) -> str:
               "state of Table 2 (§5), the five nearest past states are picked by their job counts far more than "
               "by their carbon, so the provisioning CarbonFlex copies is not the one the oracle chose at similar "
               "carbon."]
+    return "\n".join(lines) + "\n\n" + oracle_models(sc, rows[BASE]["res"], base, o, ev["oracle"])
+
+
+def oracle_models(sc, base_res, base_kg: float, o: dict, ev_o: tuple) -> str:
+    """Algorithm 1's plan under the slot and capacity models gridshift used before (``cf_oracle.oracle_busy``'s
+    ``slot_steps``, ``dominant``), one assumption at a time, on the same evaluation."""
+    from benchmarks import cf_oracle as CO
+    from sim_core.policies.carbonflex.oracle import SLOT_STEPS
+
+    lines = ["Algorithm 1's model, one assumption at a time (same jobs, carbon and evaluation; the first row is "
+             "the plan above):", "",
+             "| slots | capacity | jobs extended past their deadline | saving vs local_only % | g CO2 per busy kWh |",
+             "|---|---|---:|---:|---:|"]
+    for ss, dom in ((1, False), (SLOT_STEPS, False), (1, True), (SLOT_STEPS, True)):
+        ov, kg = o, ev_o
+        if (ss, dom) != (1, False):
+            ov = CO.oracle_busy(base_res, sc, slot_steps=ss, dominant=dom)
+            kg = CO.job_carbon_kg(sc, ov["busy"], ov["k0"])
+        lines.append(f"| {'15-minute steps' if ss == 1 else f'{ss * 15} minutes'} | "
+                     f"{'dominant share of a server vs M servers' if dom else 'per resource'} | {ov['extended']:,} "
+                     f"| {100.0 * (base_kg - kg[0]) / base_kg:.1f} | {1000.0 * kg[0] / kg[2]:.2f} |")
     return "\n".join(lines)
 
 

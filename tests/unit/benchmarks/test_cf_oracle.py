@@ -102,6 +102,10 @@ def test_oracle_puts_short_mixed_jobs_in_the_one_low_carbon_hour(tmp_path):
     kg0, _, kwh0 = CO.job_carbon_kg(sc, *CO.run_busy(base))
     # (the power model's busy IT energy trails the busy resources a little: not exactly the hour's 100 g)
     assert 1000.0 * kg / kwh < 110.0 < 450.0 < 1000.0 * kg0 / kwh0 and kg < 0.25 * kg0
+    # the models gridshift used before, each alone, leave work outside that hour
+    for slot_steps, dominant in ((4, False), (1, True), (4, True)):
+        b = CO.oracle_busy(base, sc, slot_steps=slot_steps, dominant=dominant)["busy"][:, 0]
+        assert b[0, :24].sum() + b[0, 28:].sum() > 0.0 and b[0].sum() == pytest.approx(busy[0].sum())
 
 
 def test_the_plan_run_through_the_engine_puts_the_work_in_the_low_carbon_hour(tmp_path):
