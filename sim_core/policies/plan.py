@@ -36,16 +36,17 @@ N_PI = 2
 #: A baseline's state between steps: ``start`` per task (planned start, bundle step; NaN = not planned),
 #: ``tgt`` per task (CarbonScaler's target scale), ``cls`` GAIA's running sum / count of durations per
 #: queue, ``book`` (5, n_dc, n + 1) shares booked to be released at a run step (0 flexible, 1 inflexible;
-#: CarbonFlex: 0 servers, 2-4 jobs per queue, of the tasks it cannot control), ``load`` (5, n_dc) booked
+#: CarbonFlex: 2-4 jobs per queue of the tasks it cannot control), ``load`` (5, n_dc) booked
 #: now, ``curve`` (n_dc, 24) flexible capacity share per hour of the
 #: current day (VCC; CarbonFlex: the provisioned share), ``dem`` (n_dc, HISTORY_DAYS + 1) daily
 #: flexible demand (share x steps; the last column is today's), ``infl`` (2, n_dc, 96) inflexible share per
 #: step of yesterday / today, ``table`` (n_dc, CF_ROWS, CF_COLS) CarbonFlex's knowledge base (state ->
 #: servers, rho), ``rate`` (n_dc, 3) its rows per site, this hour's servers and rho, ``cb``
 #: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the latest issued forecast; +inf where unknown),
-#: ``isc`` integer slots (``PI_*``); VCC's load per resource (its curve caps cores, GPUs and memory alike):
-#: ``vload`` (2, n_dc, 3) fractions of the site's cores / GPUs / memory booked now (0 flexible, 1
-#: inflexible), ``vbook`` (2, n_dc, 3, n + 1) the fractions to release at a run step, ``vdem`` (n_dc, 3)
+#: ``isc`` integer slots (``PI_*``); VCC's and CarbonFlex's load per resource (VCC's curve caps cores, GPUs
+#: and memory alike; CarbonFlex provisions the binding resource's servers): ``vload`` (2, n_dc, 3) fractions of
+#: the site's cores / GPUs / memory booked now (VCC: 0 flexible, 1 inflexible; CarbonFlex: 0 the tasks it
+#: cannot control), ``vbook`` (2, n_dc, 3, n + 1) the fractions to release at a run step, ``vdem`` (n_dc, 3)
 #: today's flexible demand per resource (fraction x steps).
 Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
                            "isc", "vload", "vbook", "vdem"])
@@ -120,6 +121,16 @@ def share(c, g, m, cap, d):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def site_fractions(c, g, m, cap, d, out):
+    """A request of c cores, g GPUs and m GB as fractions of datacenter d's cores, GPUs and GB, into ``out``
+    (3; returned): the per-resource load VCC's curve and CarbonFlex's provisioning check."""
+    out[0] = c / cap[d, 0] if cap[d, 0] > 0.0 else 0.0
+    out[1] = g / cap[d, 1] if cap[d, 1] > 0.0 else 0.0
+    out[2] = m / cap[d, 2] if cap[d, 2] > 0.0 else 0.0
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
 def steps_of(x):
     """Whole steps that x seconds of work occupy (at least 1; 2**40 for a duration beyond any bundle, also
     an infinite or NaN one: the float is compared before it is converted)."""
@@ -148,6 +159,17 @@ def release_load(P_load, P_book, j):
             P_load[r, d] -= P_book[r, d, j]
             if P_load[r, d] < 1e-12:
                 P_load[r, d] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def release_vload(P_vload, P_vbook, j):
+    """Take the per-resource fractions whose tasks end at run step j off the booked load (``vload``)."""
+    for r in range(2):
+        for d in range(P_vload.shape[1]):
+            for x in range(3):
+                P_vload[r, d, x] -= P_vbook[r, d, x, j]
+                if P_vload[r, d, x] < 1e-12:
+                    P_vload[r, d, x] = 0.0
 
 
 @njit(cache=True, nogil=True, inline="always")

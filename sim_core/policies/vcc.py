@@ -21,7 +21,16 @@ from ..engine.capacity import fallback_dc, fits
 from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_PEND_N, STEP_S, STEPS_PER_DAY
 from ..engine.loop import policy_loop
 from . import registry
-from .plan import PI_DAYS, available, know_carbon, needs_forecast, roll_day, steps_of
+from .plan import (
+    PI_DAYS,
+    available,
+    know_carbon,
+    needs_forecast,
+    release_vload,
+    roll_day,
+    site_fractions,
+    steps_of,
+)
 
 VCC = registry.code("vcc")
 #: one-hour slots: VCC's hourly capacity curve
@@ -80,17 +89,6 @@ def new_curves(P, cb, day_start):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def release(P_vload, P_vbook, j):
-    """Take the fractions whose tasks end at run step j off the booked load."""
-    for r in range(2):
-        for d in range(P_vload.shape[1]):
-            for x in range(3):
-                P_vload[r, d, x] -= P_vbook[r, d, x, j]
-                if P_vload[r, d, x] < 1e-12:
-                    P_vload[r, d, x] = 0.0
-
-
-@njit(cache=True, nogil=True, inline="always")
 def new_day(P):
     """A day has ended: roll the daily demand (today's, per site, is its binding resource's) and the
     inflexible load; today's per-resource demand starts at 0."""
@@ -114,7 +112,7 @@ def decide(T, S, C, info, P, code, j, actions):
     P_start, P_vload, P_vbook, P_vdem, P_dem, P_curve = P.start, P.vload, P.vbook, P.vdem, P.dem, P.curve
     last = P_dem.shape[1] - 1
     day_start = k % STEPS_PER_DAY == 0
-    release(P_vload, P_vbook, j)
+    release_vload(P_vload, P_vbook, j)
     if day_start or j == 0:
         if j > 0:
             new_day(P)
@@ -129,9 +127,7 @@ def decide(T, S, C, info, P, code, j, actions):
         i = pend[q]
         o = T_o[i]
         can_wait = allow_defer and t1 + T_dur[i] <= T_dl[i]
-        for x in range(3):  # the fraction of each of the origin's resources the task takes
-            v = T_c[i] if x == 0 else (T_g[i] if x == 1 else T_m[i])
-            need[x] = v / cap[o, x] if cap[o, x] > 0.0 else 0.0
+        site_fractions(T_c[i], T_g[i], T_m[i], cap, o, need)  # the fraction of each resource the task takes
         flex = T_md[i] > 0.0
         n_s = steps_of(T_dur[i])
         if P_start[i] != P_start[i]:  # (first seen: its demand joins today's)

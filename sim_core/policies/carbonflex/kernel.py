@@ -1,8 +1,10 @@
 """CarbonFlex's execution phase (Hanafy, Wu, Irwin, Shenoy, arXiv:2505.18357, §4.3 and §5): at the start of
 each one-hour slot it provisions each site with the mean of the k = 5 nearest past states' oracle
-provisioning (Algorithm 2, in whole servers) and threshold rho, and schedules the flexible jobs on those
-servers by marginal throughput (Algorithm 3): a job is scaled up only by servers whose marginal throughput is
-at least rho; jobs that get no server wait (or are suspended)."""
+provisioning (Algorithm 2, in whole servers of the site's M) and threshold rho, and schedules the flexible
+jobs on those servers by marginal throughput (Algorithm 3): a job is scaled up only by servers whose marginal
+throughput is at least rho; jobs that get no server wait (or are suspended). m_t servers of M provision that
+share of each of the site's resources (cores, GPUs, GB); jobs are fitted per resource, as the oracle did
+(``oracle.oracle_alg1``)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,16 @@ from ...engine.layout import (
 )
 from ...engine.loop import policy_loop
 from .. import registry
-from ..plan import available, ctl, know_carbon, release_load, steps_of, work_left
+from ..plan import (
+    available,
+    ctl,
+    know_carbon,
+    release_load,
+    release_vload,
+    site_fractions,
+    steps_of,
+    work_left,
+)
 from .oracle import (
     D_M,
     D_RHO,
@@ -38,6 +49,7 @@ from .oracle import (
     carbon_state,
     carbonflex_learn,
     in_queues,
+    provisioned_share,
     queue_of,
     task_servers,
 )
@@ -70,13 +82,15 @@ def knn_provision(tab, n_rows, state, k):
 
 
 @njit(cache=True, nogil=True)
-def schedule_alg3(r, smin, smax, mthr, budget, m_avail, rho):
-    """Algorithm 3 (§4.3) for the jobs that may wait: each job offers its base k_min = smin x r servers
-    (p_j(k_min) = 1) and then one server at a time up to smax x r (p_j(k) = mthr[j], gridshift's linear
-    curve; the last may be partial); the units with p_j(k) >= rho (rho is the least marginal throughput the
-    oracle used, §4.2, so a unit at rho is one it used) are sorted by p_j(k) descending, then by the delay
-    budget ascending, and taken while fewer than ``m_avail`` servers are allocated (a unit is taken only on
-    top of the job's previous one). Returns each job's scale: 0 (no server) or in [smin, smax]."""
+def schedule_alg3(r, frac, smin, smax, mthr, budget, room, rho):
+    """Algorithm 3 (§4.3) for the jobs that may wait: each job offers its base k_min = smin (p_j(k_min) = 1)
+    and then one server at a time (1 / r[j] request multiples, r[j] its servers at scale 1) up to smax (p_j(k)
+    = mthr[j], gridshift's linear curve; the last may be partial); the units with p_j(k) >= rho (rho is the
+    least marginal throughput the oracle used, §4.2, so a unit at rho is one it used) are sorted by p_j(k)
+    descending, then by the delay budget ascending, and taken while the provisioned servers are not all
+    allocated (the paper's sum S_j[t] < m_t), per resource: a unit is taken while every resource it uses
+    (``frac[j]``, its request at scale 1 as fractions of the site) is below the provisioned ``room`` (3), and
+    only on top of the job's previous one. Returns each job's scale: 0 (no server) or in [smin, smax]."""
     n = r.shape[0]
     nu = np.empty(n, np.int64)
     n_ent = 0
@@ -100,20 +114,21 @@ def schedule_alg3(r, smin, smax, mthr, budget, m_avail, rho):
     order = o1[np.argsort(-p[o1], kind="mergesort")]
     units = np.zeros(n, np.int64)
     x = np.zeros(n)
-    used = 0.0
+    used = np.zeros(3)
     for e in order:
-        if used >= m_avail - 1e-9:
-            break
         j, u = ej[e], eu[e]
         if units[j] != u:
             continue
-        if u == 0:
-            x[j] = smin[j]
-            used += smin[j] * r[j]
-        else:
-            z = min(1.0, (smax[j] - smin[j]) * r[j] - (u - 1))
-            x[j] = min(x[j] + z / r[j], smax[j])
-            used += z
+        full = False
+        for y in range(3):
+            if frac[j, y] > 0.0 and used[y] >= room[y] - 1e-9:
+                full = True
+        if full:
+            continue
+        dx = smin[j] if u == 0 else min(min(1.0, (smax[j] - smin[j]) * r[j] - (u - 1)) / r[j], smax[j] - x[j])
+        x[j] += dx
+        for y in range(3):
+            used[y] += dx * frac[j, y]
         units[j] += 1
     return x
 
@@ -172,54 +187,57 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
     n_max = pn + S.sc[SC_FLEX_N]
     ids = np.empty(n_max, np.int64)
     r = np.empty(n_max)
+    frac = np.empty((n_max, 3))
     budget = np.empty(n_max)
     n = 0
-    forced = 0.0
+    forced = P.vload[0, d].copy()  # held by running jobs it cannot control
     for q in range(pn):
         i = S.pend[q]
         if T.origin[i] != d or not in_queues(T, i):
             continue
-        ri = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
+        fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, np.empty(3))
         if not (allow_defer and t1 + T.duration[i] <= T.deadline[i]):
             P.tgt[i] = np.nan  # runs now at its request
-            forced += ri
+            forced += fi
             continue
-        ids[n], r[n], budget[n] = i, ri, T.deadline[i] - t - T.duration[i]
+        ids[n], frac[n], budget[n] = i, fi, T.deadline[i] - t - T.duration[i]
+        r[n] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
         n += 1
     for q in range(S.sc[SC_FLEX_N]):
         i = S.flex[q]
         running = S.status[i] == ST_STARTED and S.fin[i] > t
         if S.dest[i] != d or not (running or S.status[i] == ST_PAUSED) or (running and S.fin[i] <= t1):
             continue
-        ri = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
+        fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, np.empty(3))
         w = work_left(i, t, S.status, S.fin, S.segs, S.rem, S.nseg, S.scale, T.ckpt, T.mthr)
         xm = max_scale(T, i, C.cap, d)
         if t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(xm, T.mthr[i]) > T.deadline[i]:
             P.tgt[i] = xm
-            forced += xm * ri
+            forced += xm * fi
             continue
-        ids[n], r[n], budget[n] = i, ri, T.deadline[i] - t - w
+        ids[n], frac[n], budget[n] = i, fi, T.deadline[i] - t - w
+        r[n] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
         n += 1
     ids = ids[:n]
-    forced += P.load[0, d]  # servers held by running jobs it cannot control
     xmax = np.empty(n)
     for q in range(n):
         xmax[q] = max_scale(T, ids[q], C.cap, d)
-    x = schedule_alg3(r[:n], T.smin[ids], xmax, T.mthr[ids], budget[:n], m_t - forced, rho)
+    room = provisioned_share(m_t, cfg, C.cap, d) - forced  # the provisioned share of each resource left
+    x = schedule_alg3(r[:n], frac[:n], T.smin[ids], xmax, T.mthr[ids], budget[:n], room, rho)
     for q in range(n):
         P.tgt[ids[q]] = x[q]
 
 
 @njit(cache=True, nogil=True)
-def flex_in_use(T, S, C, P_load, t, used):
-    """Servers CarbonFlex's running jobs hold now at each site: those booked for the jobs it cannot control,
-    and each controllable one's scale x its servers at scale 1."""
-    used[:] = P_load[0]
+def flex_in_use(T, S, C, P_vload, t, used):
+    """Fractions of each site's cores, GPUs and GB (``used`` (n_dc, 3)) CarbonFlex's running jobs hold now:
+    those booked for the jobs it cannot control, and each controllable one's scale x its request."""
+    used[:] = P_vload[0]
     for q in range(S.sc[SC_FLEX_N]):
         i = S.flex[q]
         if S.status[i] == ST_STARTED and S.fin[i] > t:
             d = S.dest[i]
-            used[d] += S.scale[i] * task_servers(T.cores[i], T.gpus[i], T.mem[i], C.srv_cfg, d)
+            used[d] += S.scale[i] * site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, np.empty(3))
 
 
 @njit(cache=True, nogil=True)
@@ -239,6 +257,7 @@ def decide(T, S, C, info, P, code, j, actions):
     allow_defer = C.opts[OPT_ALLOW_DEFER] > 0.5
     P_tgt, P_rate = P.tgt, P.rate
     release_load(P.load, P.book, j)
+    release_vload(P.vload, P.vbook, j)
     day_start = k % STEPS_PER_DAY == 0
     hour_start = k % SLOT_STEPS == 0 or j == 0
     if day_start:
@@ -248,26 +267,29 @@ def decide(T, S, C, info, P, code, j, actions):
         for d in range(n_dc):
             if P_rate[d, R_ROWS] >= K_NN:
                 plan_hour(T, S, C, P, d, pn, t, t1, allow_defer)
-    used = np.empty(n_dc)
-    flex_in_use(T, S, C, P.load, t, used)
+    used = np.empty((n_dc, 3))
+    flex_in_use(T, S, C, P.vload, t, used)
     avail = available(cap, S.commit)
     for q in range(pn):
         i = pend[q]
         o = T.origin[i]
         if in_queues(T, i) and P_rate[o, R_ROWS] >= K_NN:
             can_wait = allow_defer and t1 + T.duration[i] <= T.deadline[i]
-            ri = task_servers(T.cores[i], T.gpus[i], T.mem[i], C.srv_cfg, o)
+            fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, o, np.empty(3))
             if hour_start:
                 run = P_tgt[i] > 0.0
-            else:
-                run = used[o] + ri <= P_rate[o, R_M] + 1e-9
+            else:  # its request fits in the provisioned share of every resource
+                lim = provisioned_share(P_rate[o, R_M], C.srv_cfg, cap, o)
+                run = True
+                for y in range(3):
+                    run = run and (fi[y] <= 0.0 or used[o, y] + fi[y] <= lim + 1e-9)
                 P_tgt[i] = np.nan
             if can_wait and not run:
                 actions[q] = 0
                 continue
-            used[o] += ri
-            if not T.flexible[i]:  # (not controllable: its servers and its queue are booked until it ends)
-                book(P.load, P.book, o, j + steps_of(T.duration[i]), ri, queue_of(T.max_delay[i]))
+            used[o] += fi
+            if not T.flexible[i]:  # (not controllable: its resources and its queue are booked until it ends)
+                book(P, o, j + steps_of(T.duration[i]), fi, queue_of(T.max_delay[i]))
         best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
         if not fits(T.cores[i], T.gpus[i], T.mem[i], cap, o):
             best = fallback_dc(T.cores[i], T.gpus[i], T.mem[i], cap, avail)
@@ -282,13 +304,15 @@ def decide(T, S, C, info, P, code, j, actions):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def book(P_load, P_book, d, jr, ri, qi):
-    """Book ri servers and one job of queue qi at site d until run step jr."""
-    P_load[0, d] += ri
-    P_load[2 + qi, d] += 1.0
-    if jr < P_book.shape[2]:
-        P_book[0, d, jr] += ri
-        P_book[2 + qi, d, jr] += 1.0
+def book(P, d, jr, fi, qi):
+    """Book the fractions ``fi`` (3) of site d's resources and one job of queue qi until run step jr."""
+    P.load[2 + qi, d] += 1.0
+    for y in range(3):
+        P.vload[0, d, y] += fi[y]
+    if jr < P.book.shape[2]:
+        P.book[2 + qi, d, jr] += 1.0
+        for y in range(3):
+            P.vbook[0, d, y, jr] += fi[y]
 
 
 @njit(cache=True, nogil=True)

@@ -12,6 +12,7 @@ from numba import njit
 from ...engine.capacity import speedup
 from ...engine.layout import CFG_CPS, CFG_GPS, CFG_MPS, CFG_N_C, CFG_N_G, SIG_CARBON, STEP_S
 from .. import registry
+from ..plan import site_fractions
 
 #: k of the k-nearest-neighbour lookup (§5 "Runtime Provisioning": "select the nearest five instances")
 K_NN = registry.param("carbonflex", "k")
@@ -69,76 +70,93 @@ def queue_of(max_delay):
     return 1 if max_delay <= Q_BOUNDS_S[1] else 2
 
 
+@njit(cache=True, nogil=True, inline="always")
+def binding_servers(frac, M):
+    """Servers of M a load of per-resource fractions ``frac`` of the site needs: its binding resource's share
+    of the site's servers (§3's provisioning in servers; the engine's capacity is per resource)."""
+    return M * max(frac[0], max(frac[1], frac[2]))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def provisioned_share(m_t, cfg, cap, d):
+    """The share of each of site d's resources m_t of its M servers provision (the whole site without M)."""
+    M = site_servers(cfg, cap, d)
+    return m_t / M if M > 0.0 else 1.0
+
+
 @njit(cache=True, nogil=True)
-def oracle_alg1(a, dl, work, r, smin, smax, mthr, ci, M):
-    """Algorithm 1 (§4.2, CarbonFlex_Oracle_Algorithm) over one site's past window of n_slot one-hour slots.
+def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
+    """Algorithm 1 (§4.2, CarbonFlex_Oracle_Algorithm) over one site's window of n_slot slots of ``slot_s`` s.
 
     Job j (times in seconds from the window's start): arrival a[j], deadline dl[j] (a + l + d), work[j]
-    (seconds at scale 1), r[j] servers at scale 1, scales [smin, smax], marginal throughput mthr[j]. Its
-    allocation units: the base k_min = smin x r servers (p_j(k_min) = 1, throughput speedup(smin)), then one
-    server at a time up to smax x r (p_j(k) = mthr: gridshift's scaling curve is linear, the last unit may
-    be partial). Lines 2-6: one entry per (job, slot in [a, dl], unit), sorted by p_j(k) / CI_t descending,
-    ties by deadline. Lines 7-11: pop entries best first; skip one whose slot would exceed M servers (the
-    paper writes >= M; gridshift lets the slot fill to exactly M) or whose job is done; a unit is taken
-    only on top of the job's previous unit in that slot. A slot the job covers only in part gives that
-    fraction of its throughput. Returns (alloc (n_job, n_slot) servers, used (n_slot) servers, rho (n_slot):
-    the least p_j(k) used in each slot (1 where nothing ran), done (n_job) work done: below work[j] where
-    the window (clipped at now) could not finish the job, Lines 13-15)."""
+    (seconds at scale 1), r[j] servers at scale 1 (its dominant share of one server: the size of a scaling
+    unit), frac[j] (3) its request at scale 1 as fractions of the site's cores, GPUs and GB, scales [smin,
+    smax], marginal throughput mthr[j]. Its allocation units: the base k_min = smin (p_j(k_min) = 1, throughput
+    speedup(smin)), then one server at a time (1 / r[j] request multiples) up to smax (p_j(k) = mthr:
+    gridshift's scaling curve is linear, the last unit may be partial). Lines 2-6: one entry per (job, slot in
+    [a, dl], unit), sorted by p_j(k) / CI_t descending, ties by deadline. Lines 7-11: pop entries best first;
+    skip one whose slot would exceed the site's capacity M in any resource (the paper writes >= M for its
+    homogeneous servers; gridshift checks each resource and lets it fill to exactly its capacity) or whose job
+    is done; a unit is taken only on top of the job's previous unit in that slot. A slot the job covers only
+    in part gives that fraction of its throughput. Returns (x (n_job, n_slot) scale of each job per slot,
+    used (n_slot, 3) fractions of the site's resources in use, rho (n_slot): the least p_j(k) used in each slot
+    (1 where nothing ran), done (n_job) work done: below work[j] where the window could not finish the job,
+    Lines 13-15)."""
     n_job = a.shape[0]
     n_slot = ci.shape[0]
-    slot_s = SLOT_STEPS * STEP_S
     q0 = np.empty(n_job, np.int64)
     q1 = np.empty(n_job, np.int64)
     nu = np.empty(n_job, np.int64)
     n_ent = 0
     for j in range(n_job):
         q0[j] = max(int(math.floor(a[j] / slot_s)), 0)
-        x = dl[j] / slot_s
-        q1[j] = min(int(math.ceil(x)), n_slot) if x < n_slot else n_slot
-        nu[j] = 1 + (int(math.ceil((smax[j] - smin[j]) * r[j] - 1e-9)) if mthr[j] > 0.0 else 0)
+        y = dl[j] / slot_s
+        q1[j] = min(int(math.ceil(y)), n_slot) if y < n_slot else n_slot
+        nu[j] = 1 + (int(math.ceil((smax[j] - smin[j]) * r[j] - 1e-9)) if mthr[j] > 0.0 and r[j] > 0.0 else 0)
         n_ent += max(q1[j] - q0[j], 0) * nu[j]
     ej = np.empty(n_ent, np.int64)
     eq = np.empty(n_ent, np.int64)
     eu = np.empty(n_ent, np.int64)
     val = np.empty(n_ent)
-    ddl = np.empty(n_ent)
     e = 0
-    for j in range(n_job):  # Lines 2-5
+    for j in np.argsort(dl, kind="mergesort"):  # Lines 2-5, made in deadline order (ties: job order)
         for q in range(q0[j], q1[j]):
             for u in range(nu[j]):
                 ej[e], eq[e], eu[e] = j, q, u
                 p = 1.0 if u == 0 else mthr[j]
-                val[e] = p / ci[q] if ci[q] > 0.0 else np.inf
-                ddl[e] = dl[j]
+                val[e] = -p / ci[q] if ci[q] > 0.0 else -np.inf
                 e += 1
-    o1 = np.argsort(ddl, kind="mergesort")  # Line 6: by value descending, then deadline (stable passes)
-    o2 = np.argsort(-val[o1], kind="mergesort")
-    order = o1[o2]
-    alloc = np.zeros((n_job, n_slot))
+    order = np.argsort(val, kind="mergesort")  # Line 6: by value descending, then deadline (a stable sort)
+    x = np.zeros((n_job, n_slot))
     units = np.zeros((n_job, n_slot), np.int64)
-    used = np.zeros(n_slot)
+    used = np.zeros((n_slot, 3))
     rho = np.full(n_slot, np.inf)
     done = np.zeros(n_job)
     for e in order:  # Lines 7-11
         j, q, u = ej[e], eq[e], eu[e]
         if done[j] >= work[j] - 1e-9 or units[j, q] != u:
             continue
-        z = smin[j] * r[j] if u == 0 else min(1.0, (smax[j] - smin[j]) * r[j] - (u - 1))
-        if used[q] + z > M + 1e-9:
+        dx = smin[j] if u == 0 else min(1.0, (smax[j] - smin[j]) * r[j] - (u - 1)) / r[j]
+        fits = True
+        for y in range(3):
+            if used[q, y] + dx * frac[j, y] > 1.0 + 1e-9:
+                fits = False
+        if not fits:
             continue
         f = (min((q + 1) * slot_s, dl[j]) - max(q * slot_s, a[j])) / slot_s
         if f <= 0.0:
             continue
-        alloc[j, q] += z
+        x[j, q] += dx
         units[j, q] += 1
-        used[q] += z
+        for y in range(3):
+            used[q, y] += dx * frac[j, y]
         p = 1.0 if u == 0 else mthr[j]
-        done[j] += (speedup(smin[j], mthr[j]) if u == 0 else mthr[j] * z / r[j]) * f * slot_s
+        done[j] += (speedup(smin[j], mthr[j]) if u == 0 else mthr[j] * dx) * f * slot_s
         rho[q] = min(rho[q], p)
     for q in range(n_slot):
         if rho[q] == np.inf:
             rho[q] = 1.0
-    return alloc, used, rho, done
+    return x, used, rho, done
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -159,11 +177,11 @@ def carbon_state(ch, q, row):
 def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
     """The learning phase (§4.2, run at the start of each day): replay Algorithm 1 (:func:`oracle_alg1`) per
     site over the CF_WINDOW_DAYS days before bundle step k (clipped at the bundle's start) with the actual
-    past carbon (history only) and the jobs (:func:`in_queues`) that arrived there at that site (their true lengths),
-    and store one knowledge-base row per slot whose day-ahead lies in the window: the state of Table 2 (the
-    jobs in the oracle's system at the slot, arrived and not finished, per queue; their mean marginal
-    throughput as the elasticity) and the decisions (m_t = the servers the oracle used, rounded up to whole
-    servers; rho). ``table[d, :rate[d, 0]]`` holds the rows; with fewer than k-NN's K rows nothing is learned."""
+    past carbon (history only) and the jobs (:func:`in_queues`) that arrived there at that site (their true
+    lengths), in the engine's steps (a job is charged the capacity of the steps it runs, not of a whole hour),
+    and store one knowledge-base row per one-hour slot whose day-ahead lies in the window
+    (:func:`kb_rows`). ``table[d, :rate[d, 0]]`` holds the rows; with fewer than k-NN's K rows nothing is
+    learned."""
     n_slot = CF_WINDOW_DAYS * 24
     k_lo = k - n_slot * SLOT_STEPS
     if k_lo < 0:
@@ -172,16 +190,15 @@ def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
     n_rows = n_slot - (DAY_SLOTS - 1)
     if n_rows < K_NN:
         return
+    n_step = n_slot * SLOT_STEPS
     t_lo = t0k - (k - k_lo) * STEP_S
     lo = np.searchsorted(T.arrival, t_lo)
     hi = np.searchsorted(T.arrival, t0k)
     for d in range(cap.shape[0]):
+        cs = hist[SIG_CARBON, d, k_lo:k_lo + n_step].copy()
         ch = np.empty(n_slot)
         for q in range(n_slot):
-            c = 0.0
-            for s in range(SLOT_STEPS):
-                c += hist[SIG_CARBON, d, k_lo + q * SLOT_STEPS + s]
-            ch[q] = c / SLOT_STEPS
+            ch[q] = cs[q * SLOT_STEPS:(q + 1) * SLOT_STEPS].mean()
         idx = np.empty(hi - lo, np.int64)
         n = 0
         for i in range(lo, hi):
@@ -190,29 +207,39 @@ def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
                 n += 1
         idx = idx[:n]
         a = T.arrival[idx] - t_lo
-        dl = np.minimum(T.deadline[idx] - t_lo, n_slot * SLOT_STEPS * STEP_S)
+        dl = np.minimum(T.deadline[idx] - t_lo, n_step * STEP_S)
         r = np.empty(n)
-        for x in range(n):
-            i = idx[x]
-            r[x] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
+        frac = np.empty((n, 3))
+        for y in range(n):
+            i = idx[y]
+            r[y] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
+            site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, d, frac[y])
         mthr = T.mthr[idx]
-        alloc, used, rho, done = oracle_alg1(a, dl, T.duration[idx], r, T.smin[idx], T.smax[idx], mthr, ch,
-                                             site_servers(cfg, cap, d))
-        kb_rows(ch, alloc, used, rho, done, T.duration[idx], a, T.max_delay[idx], mthr, n_rows, table[d])
+        x, used, rho, done = oracle_alg1(a, dl, T.duration[idx], r, frac, T.smin[idx], T.smax[idx], mthr, cs,
+                                         STEP_S)
+        kb_rows(ch, x, used, rho, done, T.duration[idx], a, T.max_delay[idx], mthr, site_servers(cfg, cap, d),
+                n_rows, table[d])
         rate[d, 0] = n_rows
 
 
 @njit(cache=True, nogil=True)
-def kb_rows(ch, alloc, used, rho, done, work, a, max_delay, mthr, n_rows, tab):
-    """Knowledge-base rows (Table 2) of the first n_rows slots of one site's oracle replay into ``tab``."""
-    n_job, n_slot = alloc.shape
+def kb_rows(ch, x, used, rho, done, work, a, max_delay, mthr, M, n_rows, tab):
+    """Knowledge-base rows (Table 2) of the first n_rows one-hour slots of one site's oracle replay (in steps:
+    ``x``, ``used``, ``rho`` per step) into ``tab``: the state (the slot's carbon from the hourly means
+    ``ch``; the jobs in the oracle's system at the slot's start, per queue -- arrived by the end of the
+    slot's first step and not finished before it, the jobs the execution phase counts at that decision
+    (the engine's arrivals within a step are pending at its decision) -- and their mean marginal throughput
+    as the elasticity) and the decisions: m_t = the servers of M the oracle's busiest step
+    in the slot used (:func:`binding_servers`, rounded up to whole servers), rho = the least marginal
+    throughput it used in the slot."""
+    n_job, n_step = x.shape
     slot_s = SLOT_STEPS * STEP_S
-    last = np.full(n_job, n_slot)  # the slot a job finished in (n_slot: not by the window's end)
+    last = np.full(n_job, n_step)  # the step a job finished in (n_step: not by the window's end)
     for j in range(n_job):
         if done[j] >= work[j] - 1e-9:
-            for q in range(n_slot - 1, -1, -1):
-                if alloc[j, q] > 0.0:
-                    last[j] = q
+            for s in range(n_step - 1, -1, -1):
+                if x[j, s] > 0.0:
+                    last[j] = s
                     break
     for q in range(n_rows):
         row = tab[q]
@@ -220,10 +247,15 @@ def kb_rows(ch, alloc, used, rho, done, work, a, max_delay, mthr, n_rows, tab):
         row[F_Q0] = row[F_Q0 + 1] = row[F_Q0 + 2] = 0.0
         el = 0.0
         for j in range(n_job):
-            if a[j] < (q + 1) * slot_s and last[j] >= q:
+            if a[j] < q * slot_s + STEP_S and last[j] >= q * SLOT_STEPS:  # (as the policy sees it, below)
                 row[F_Q0 + queue_of(max_delay[j])] += 1.0
                 el += mthr[j]
         nj = row[F_Q0] + row[F_Q0 + 1] + row[F_Q0 + 2]
         row[F_ELAST] = el / nj if nj > 0.0 else 0.0
-        row[D_M] = math.ceil(used[q] - 1e-9)
-        row[D_RHO] = rho[q]
+        m = 0.0
+        rh = 1.0
+        for s in range(q * SLOT_STEPS, (q + 1) * SLOT_STEPS):
+            m = max(m, binding_servers(used[s], M))
+            rh = min(rh, rho[s])
+        row[D_M] = math.ceil(m - 1e-9)
+        row[D_RHO] = rh

@@ -16,14 +16,25 @@ from tests.unit.sim_core.test_baselines import HOUR, STEP, one_dc, run
 
 
 def _oracle_case():
-    """Two jobs over four one-hour slots of carbon 300, 100, 200, 400; M = 2 servers. A: 2 h of work at scale
-    1 on 1 server, elastic to 2 servers at marginal throughput 0.5; B: 1 h on 1 server, not elastic."""
+    """Two jobs over four one-hour slots of carbon 300, 100, 200, 400. A: 2 h of work at scale 1 on 1 server,
+    elastic to 2 servers at marginal throughput 0.5; B: 1 h on 1 server, not elastic."""
     a = np.zeros(2)
     dl = np.full(2, 4 * HOUR)
     work = np.array([2 * HOUR, HOUR])
     r = np.ones(2)
     smin, smax, mthr = np.ones(2), np.array([2.0, 1.0]), np.array([0.5, 0.0])
     return a, dl, work, r, smin, smax, mthr, np.array([300.0, 100.0, 200.0, 400.0])
+
+
+def _frac(r, M):
+    """Each job's request at scale 1 as fractions of a site of M one-core servers (cores only)."""
+    return np.stack([r / M, np.zeros_like(r), np.zeros_like(r)], axis=1)
+
+
+def _alg1(a, dl, work, r, smin, smax, mthr, ci, M):
+    """Algorithm 1 in one-hour slots on a site of M servers; (scale per slot, servers used per slot, rho, done)."""
+    x, used, rho, done = CF.oracle_alg1(a, dl, work, r, _frac(r, M), smin, smax, mthr, ci, HOUR)
+    return x, used[:, 0] * M, rho, done
 
 
 def _brute_force(ci, M):
@@ -46,20 +57,37 @@ def test_oracle_of_algorithm_1_equals_brute_force_on_a_hand_made_case():
     (0.5 / 100) ties with A's base in the 200 slot but finds the slot full; A's base at 200 finishes it. Carbon
     100 + 100 + 200 = 400 server-g, the brute-force least; rho is 1 where only base servers ran."""
     a, dl, work, r, smin, smax, mthr, ci = _oracle_case()
-    alloc, used, rho, done = CF.oracle_alg1(a, dl, work, r, smin, smax, mthr, ci, 2.0)
+    alloc, used, rho, done = _alg1(a, dl, work, r, smin, smax, mthr, ci, 2.0)
     assert alloc.tolist() == [[0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0]]
     assert used.tolist() == [0.0, 2.0, 1.0, 0.0]
     assert (done >= work).all()
     assert float((used * ci).sum()) == _brute_force(ci, 2) == 400.0
     assert rho.tolist() == [1.0, 1.0, 1.0, 1.0]
     # three servers: A's second server fits in the 100 slot (the least marginal throughput used there: 0.5)
-    alloc3, used3, rho3, _ = CF.oracle_alg1(a, dl, work, r, smin, smax, mthr, ci, 3.0)
-    assert alloc3[0].tolist() == [0.0, 2.0, 1.0, 0.0] and used3.tolist() == [0.0, 3.0, 1.0, 0.0]
+    alloc3, used3, rho3, _ = _alg1(a, dl, work, r, smin, smax, mthr, ci, 3.0)
+    assert alloc3[0].tolist() == [0.0, 2.0, 1.0, 0.0] and used3 == pytest.approx([0.0, 3.0, 1.0, 0.0])
     assert rho3.tolist() == [1.0, 0.5, 1.0, 1.0]
     # a job that arrives in the third slot is never placed before it
     a2 = np.array([0.0, 2 * HOUR])
-    alloc2, *_ = CF.oracle_alg1(a2, dl, work, r, smin, smax, mthr, ci, 2.0)
+    alloc2, *_ = _alg1(a2, dl, work, r, smin, smax, mthr, ci, 2.0)
     assert alloc2[1].tolist() == [0.0, 0.0, 1.0, 0.0]
+
+
+def test_oracle_checks_capacity_per_resource_not_by_dominant_share():
+    """A CPU job (all the site's cores) and a GPU job (all its GPUs, no cores), both 1 h, due in 2 h, carbon
+    100 then 500: per resource both fit in the 100 slot together. Summing the two jobs' dominant shares (1 + 1
+    server-equivalents against a capacity of 1) would push one into the 500 slot."""
+    frac = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    x, used, _, done = CF.oracle_alg1(np.zeros(2), np.full(2, 2 * HOUR), np.full(2, HOUR), np.ones(2), frac,
+                                      np.ones(2), np.ones(2), np.zeros(2), np.array([100.0, 500.0]), HOUR)
+    assert x.tolist() == [[1.0, 0.0], [1.0, 0.0]] and (done >= HOUR).all()
+    assert used.tolist() == [[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+
+
+def _alg3(r, smin, smax, mthr, budget, m_avail, rho, M=100.0):
+    """Algorithm 3 on a site of M one-core servers (cores only) with m_avail of them provisioned and free."""
+    frac = np.stack([r / M, np.zeros_like(r), np.zeros_like(r)], axis=1)
+    return CF.schedule_alg3(r, frac, smin, smax, mthr, budget, np.full(3, m_avail / M), rho)
 
 
 def test_threshold_rho_scales_only_jobs_whose_marginal_throughput_reaches_it():
@@ -68,13 +96,22 @@ def test_threshold_rho_scales_only_jobs_whose_marginal_throughput_reaches_it():
     r = np.array([2.0, 2.0])
     smin, smax, mthr = np.ones(2), np.full(2, 3.0), np.array([0.3, 0.8])
     budget = np.array([HOUR, HOUR])
-    assert CF.schedule_alg3(r, smin, smax, mthr, budget, 100.0, 0.5).tolist() == [1.0, 3.0]
-    assert CF.schedule_alg3(r, smin, smax, mthr, budget, 100.0, 0.2).tolist() == [3.0, 3.0]
-    assert CF.schedule_alg3(r, smin, smax, mthr, budget, 100.0, 0.9).tolist() == [1.0, 1.0]
-    # 5 servers: both bases (4), then one server to the more elastic job; 3 servers: the bases only, the job
+    assert _alg3(r, smin, smax, mthr, budget, 100.0, 0.5).tolist() == [1.0, 3.0]
+    assert _alg3(r, smin, smax, mthr, budget, 100.0, 0.2).tolist() == [3.0, 3.0]
+    assert _alg3(r, smin, smax, mthr, budget, 100.0, 0.9).tolist() == [1.0, 1.0]
+    # 5 servers: both bases (4), then one server to the more elastic job; 2 servers: one base only, the job
     # with the smaller delay budget first (the other gets nothing: it waits)
-    assert CF.schedule_alg3(r, smin, smax, mthr, budget, 5.0, 0.2).tolist() == [1.0, 1.5]
-    assert CF.schedule_alg3(r, smin, smax, mthr, np.array([2 * HOUR, HOUR]), 2.0, 0.2).tolist() == [0.0, 1.0]
+    assert _alg3(r, smin, smax, mthr, budget, 5.0, 0.2).tolist() == [1.0, 1.5]
+    assert _alg3(r, smin, smax, mthr, np.array([2 * HOUR, HOUR]), 2.0, 0.2).tolist() == [0.0, 1.0]
+
+
+def test_algorithm_3_fills_each_resource_separately():
+    """A site of 10 servers, 2 provisioned (20 % of each resource): a GPU job (all of the share's GPUs) does
+    not keep a CPU job (all of the share's cores) from its servers -- summing their dominant shares would."""
+    frac = np.array([[0.0, 0.2, 0.0], [0.2, 0.0, 0.0], [0.1, 0.0, 0.0]])
+    x = CF.schedule_alg3(np.ones(3), frac, np.ones(3), np.ones(3), np.zeros(3), np.array([HOUR, 2 * HOUR, 3 * HOUR]),
+                         np.full(3, 0.2), 1.0)
+    assert x.tolist() == [1.0, 1.0, 0.0]
 
 
 def _kb(n_rows):
@@ -120,8 +157,10 @@ def _tasks(arr, n, dur, cores, max_delay):
 
 def test_learning_phase_stores_table_2_states_and_whole_servers_per_hour():
     """Two days of history; each day 4 flexible 1-h jobs of 10 cores (32-core servers: 0.3125 server each)
-    arrive at 02:00 with 20 h of allowed delay. The oracle runs day 0's in its greenest hour (12:00): 1.25
-    servers, provisioned as 2 whole servers; every other slot with a whole day ahead in the window gets 0.
+    arrive at 02:00 with 20 h of allowed delay. The oracle (in 15-minute steps) runs day 0's in the four
+    greenest steps, 11:30 to 12:30 around the 12:00 trough: 40 of the site's 320 cores, 1.25 of its 10
+    servers, provisioned as 2 whole servers in the hours 11:00 and 12:00; every other slot with a whole day
+    ahead in the window gets 0.
     The state counts the 4 jobs in the 24-h queue from 02:00 until 12:00 and carries the slot's carbon and
     its day-ahead rank (12:00 is the greenest: rank 0)."""
     from sim_core.engine.layout import CFG_CPS, CFG_MPS, CFG_N_C, N_SRV_CFG
@@ -138,8 +177,8 @@ def test_learning_phase_stores_table_2_states_and_whole_servers_per_hour():
     rows = int(rate[0, 0])
     assert rows == 48 - 23
     tab = table[0, :rows]
-    assert tab[:, O.D_M].tolist() == [2.0 if q == 12 else 0.0 for q in range(rows)]
-    assert tab[12, O.D_RHO] == 1.0 and tab[12, O.F_RANK] == 0.0
+    assert tab[:, O.D_M].tolist() == [2.0 if q in (11, 12) else 0.0 for q in range(rows)]
+    assert (tab[:, O.D_RHO] == 1.0).all() and tab[12, O.F_RANK] == 0.0
     assert tab[:, O.F_CI] == pytest.approx(c[:rows * 4].reshape(rows, 4).mean(axis=1))
     assert tab[:, O.F_Q0 + 1].tolist() == [4.0 if 2 <= q <= 12 else 0.0 for q in range(rows)]
     assert (tab[:, O.F_Q0] == 0).all() and (tab[:, O.F_Q0 + 2] == 0).all()
@@ -151,10 +190,11 @@ def test_learning_phase_stores_table_2_states_and_whole_servers_per_hour():
 
 def test_carbonflex_provisions_what_the_oracle_did_in_similar_states(tmp_path):
     """Days 0-1: nothing learned yet: the jobs start at once (02:00). From day 2 on, the five nearest past states
-    of 02:00 had no servers provisioned: the jobs wait. On day 2 the knowledge base holds one provisioned slot
-    (day 0's 12:00, 2 servers): from 09:00 the nearest five include it, a mean of 0.4 servers that provisions 1
-    whole server, and the jobs start then; on day 3 it has learned day 1's trough too and they start at 11:00
-    (rows nearer the trough). None is late, and the carbon is below the carbon-agnostic rule's."""
+    of 02:00 had no servers provisioned: the jobs wait. On day 2 the knowledge base holds two provisioned slots
+    (day 0's 11:00 and 12:00, 2 servers each: the oracle ran the jobs from 11:30 to 12:30): from 09:00 the
+    nearest five include one, a mean of 0.4 servers that provisions 1 whole server, and the jobs start then; on
+    day 3 it has learned day 1's trough too and they start at 10:00 (rows nearer the trough). None is late, and
+    the carbon is below the carbon-agnostic rule's."""
     n_days = 5
     c = _daily(n_days)
     per = 4
@@ -167,7 +207,7 @@ def test_carbonflex_provisions_what_the_oracle_did_in_similar_states(tmp_path):
     t0 = t["arrival_ts_utc"][0] - dt.timedelta(seconds=8 * STEP)
     start_h = np.array([(s - t0).total_seconds() % 86400 for s in t["start_ts_utc"]]) / HOUR
     assert (start_h[:2 * per] == 2.0).all()
-    assert start_h[2 * per:].tolist() == [9.0] * per + [11.0] * per
+    assert start_h[2 * per:].tolist() == [9.0] * per + [10.0] * per
     assert r.totals["sla_violations"] == 0
     assert run(one_dc(tmp_path / "b", tasks, c), "local_only").totals["carbon_kg"] > r.totals["carbon_kg"]
 
