@@ -105,7 +105,9 @@ def plan_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadline
                 best, best_d, best_s = 0.0, d, n
                 break
             s_max = int((last - t0) // STEP_S)
-            k_hi = min(n - 1, int((last + dur + wake_s[d] - t0) // STEP_S))
+            # the last step any dispatch step up to s_max touches (transfer delay included: a remote task runs
+            # from max(step start, arrival) + delay)
+            k_hi = min(n - 1, int((max(t0 + STEP_S * s_max, a) + delay + wake_s[d] + dur - 1e-6 - t0) // STEP_S))
             _task_costs(d, s_lo, k_hi, req, price, hi_price, busy, load, occ, cap, cost, bad)
             cum[0] = 0.0
             nbad[0] = 0
