@@ -9,9 +9,10 @@ candidate is a datacenter that holds the task and a dispatch step s from the tas
 it runs at scale 1 over
 [tau, tau + duration), tau = max(step start, arrival) + the transfer delay (0 at the origin), and it must
 finish by its deadline with ``wake_s`` to spare (a sleeping server's wake) and fit the capacity left at
-every step it touches (capacity is booked for whole steps: conservative). Its score is its transfer
-(GB x the objective's weight per GB at the dispatch step) plus, per step it runs in, its share of the
-step x sum_r request_r x price[d, k, r] while the load placed there stays within the LP's busy profile,
+every step it touches, from its dispatch step to the step of its finish after the transfer and the wake spare
+(capacity is booked for whole steps, as the engine holds it until the step boundary after a finish). Its
+score is its transfer (GB x the objective's weight per GB at the dispatch step) plus, per step it runs in,
+its share of the step x sum_r request_r x price[d, k, r] while the load placed there stays within the LP's busy profile,
 or x the site's largest price of that resource where it would exceed it (so tasks fill the LP's profile
 first and overflow where the LP says a resource-step is cheapest). A candidate whose dispatch step lies
 past the window's end (allowed when the task can still finish by its deadline from there) costs 0 inside
@@ -105,7 +106,9 @@ def plan_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadline
                 best, best_d, best_s = 0.0, d, n
                 break
             s_max = int((last - t0) // STEP_S)
-            k_hi = min(n - 1, int((last + dur + wake_s[d] - t0) // STEP_S))
+            # the last step any dispatch step up to s_max touches (transfer delay included: a remote task runs
+            # from max(step start, arrival) + delay)
+            k_hi = min(n - 1, int((max(t0 + STEP_S * s_max, a) + delay + wake_s[d] + dur - 1e-6 - t0) // STEP_S))
             _task_costs(d, s_lo, k_hi, req, price, hi_price, busy, load, occ, cap, cost, bad)
             cum[0] = 0.0
             nbad[0] = 0

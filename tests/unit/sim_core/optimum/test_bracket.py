@@ -90,8 +90,61 @@ def test_the_rounded_schedule_is_feasible(three_sites, one_day):
     past = plan.step >= one_day.lower.steps
     t_end = prep.t0 + 900.0 * one_day.lower.steps
     assert np.all(T.deadline[past] >= t_end + T.duration[past])  # they can still meet their deadline
-    # per step and site, the requests the plan books never exceed the capacity
     assert np.all(plan.site[~past] >= 0)
+    # per site, step and resource, the requests the plan books never exceed the capacity
+    occ = booked(prep, plan, one_day.lower.steps)
+    assert occ.max() > 0 and np.all(occ <= prep.ctx.cap[:, None, :] + 1e-9)
+
+
+def booked(prep, plan, n):
+    """The plan's bookings recomputed from its decisions (independently of the kernel): each task's request at
+    its site from its dispatch step to the step holding its finish + the wake spare, the task running from
+    max(dispatch step start, arrival) + its transfer delay (the whole bandwidth moves)."""
+    from sim_core.optimum.upper import WAKE_SPARE
+    from sim_core.physics import P_WAKE_S
+
+    T, C, sc = prep.tasks, prep.ctx, prep.scenario
+    occ = np.zeros((sc.n_dc, n, 3))
+    req = np.stack([T.cores, T.gpus, T.mem], axis=1)
+    for i in np.flatnonzero((plan.site >= 0) & (plan.step < n)):
+        d, o = plan.site[i], T.origin[i]
+        delay = 0.0 if d == o else T.bw[i] * C.delay_s_per_gb[o, d] + C.rtt_s[o, d]
+        wake = WAKE_SPARE * sc.params[d][P_WAKE_S] if prep.managed else 0.0
+        tau = max(C.t0 + 900.0 * plan.step[i], T.arrival[i]) + delay
+        k_last = min(n - 1, int((tau + T.duration[i] + wake - 1e-6 - C.t0) // 900.0))
+        occ[d, plan.step[i]:k_last + 1] += req[i]
+    return occ
+
+
+def test_a_remote_dispatch_books_the_steps_after_its_transfer(tmp_path):
+    """Twelve 8-core tasks arrive together at a dirty site; a clean site 3,200 s of transfer away holds two at a
+    time. The rounding must check the clean site's capacity over the steps the task runs there, after its
+    transfer: an earlier kernel checked only up to the deadline less the transfer, read stale capacity flags for
+    the rest, sent all twelve to the clean site and the engine started four of them late (after two repairs).
+    Now the plan books at most the clean site's capacity, sends the rest to the origin, and its run meets every
+    deadline; the upper bound is above the lower one and is the engine's own value of the plan's run."""
+    n, k = DAY, 12
+    tasks = {"arrival_ts_utc": 900.0 + np.arange(k), "duration_s": np.full(k, 3600.0),
+             "cpu_cores": np.full(k, 8.0), "gpus": np.zeros(k), "mem_gb": np.full(k, 16.0),
+             "bandwidth_gb": np.full(k, 1.0), "max_delay_s": np.full(k, 4 * 3600.0)}
+    path = write_bundle(tmp_path, locations=["AA", "BB"], timezones=["UTC", "UTC"], population_weight=[1.0, 1e-9],
+                        total_cores=[64.0, 16.0], total_gpus=0, total_mem_gb=[512.0, 128.0], n_steps=n,
+                        signals={"carbon_g_per_kwh": np.stack([np.full(n, 600.0), np.full(n, 50.0)])},
+                        usd_per_gb=0.0, throughput_mbps=2.5, rtt_ms=10.0, tasks=tasks)
+    sc = sim_core.load(path)
+    kw = dict(workload="origins", sla_multiplier=1.0)
+    b = bracket(sc, seed=0, **kw)
+    prep = Prepared(sc, 0, **kw)
+    plan = plan_schedule(prep, b.lower)
+    assert set(prep.tasks.origin.tolist()) == {0}
+    assert 0 < (plan.site == 1).sum() < k and plan.late.sum() == 0  # some go to the clean site, not all
+    occ = booked(prep, plan, b.lower.steps)
+    assert occ[1, :, 0].max() <= 16.0 and np.all(occ <= prep.ctx.cap[:, None, :] + 1e-9)
+    u = b.upper
+    assert u.sla_violations == 0 and u.repairs == 0 and u.tasks_forced == 0 and u.tasks_started == k
+    assert b.lower.value <= u.value
+    res = sim_core.run(sc, PlanPolicy(plan, prep.s0), seed=0, **kw)
+    assert res.totals == u.totals and res.totals["carbon_incl_transfer_kg"] == u.value
 
 
 def test_upper_value_is_the_engines(three_sites, one_day):
