@@ -224,6 +224,16 @@ def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
     used (n_slot, 3) fractions of the site's resources in use, rho (n_slot): the least p_j(k) used in each slot
     (1 where nothing ran), done (n_job) work done: below work[j] where the window could not finish the job,
     Lines 13-15)."""
+    x = np.zeros((a.shape[0], ci.shape[0]))
+    used, rho, done, _ = alg1_pass(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s, x)
+    return x, used, rho, done
+
+
+@njit(cache=True, nogil=True)
+def alg1_pass(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s, x):
+    """:func:`oracle_alg1`'s merge and greedy pass; writes each job's scale per slot into ``x`` unless it has no
+    rows (the learning phase needs only ``last``: the last slot each job ran in, -1 if none). Returns (used,
+    rho, done, last)."""
     n_job = a.shape[0]
     n_slot = ci.shape[0]
     q0, q1, nu = entry_ranges(a, dl, r, smin, smax, mthr, n_slot, slot_s)
@@ -232,7 +242,8 @@ def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
     hv = np.empty(2 * n_job)
     hq = np.empty(2 * n_job, np.int64)
     heap, n, jrank = merge_entries(q0, q1, nu, dl, mthr, ci, orders, pid, pos, hv, hq)  # Line 6
-    x = np.zeros((n_job, n_slot))
+    keep_x = x.shape[0] > 0
+    last = np.full(n_job, -1)
     base = np.zeros((n_job, n_slot), np.bool_)  # the job's base unit is taken at that step
     used = np.zeros((n_slot, 3))
     rho = np.full(n_slot, np.inf)
@@ -253,7 +264,10 @@ def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
                         fits = False
                 if not fits or f <= 0.0:
                     break  # (the job's next unit at this step is taken only on top of this one)
-                x[j, q] += dx
+                if keep_x:
+                    x[j, q] += dx
+                if dx > 0.0:
+                    last[j] = max(last[j], q)
                 base[j, q] = True
                 for y in range(3):
                     used[q, y] += dx * frac[j, y]
@@ -271,7 +285,7 @@ def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
     for q in range(n_slot):
         if rho[q] == np.inf:
             rho[q] = 1.0
-    return x, used, rho, done
+    return used, rho, done, last
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -330,32 +344,29 @@ def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
             r[y] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
             site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, d, frac[y])
         mthr = T.mthr[idx]
-        x, used, rho, done = oracle_alg1(a, dl, T.duration[idx], r, frac, T.smin[idx], T.smax[idx], mthr, cs,
-                                         STEP_S)
-        kb_rows(ch, x, used, rho, done, T.duration[idx], a, T.max_delay[idx], mthr, site_servers(cfg, cap, d),
+        used, rho, done, last = alg1_pass(a, dl, T.duration[idx], r, frac, T.smin[idx], T.smax[idx], mthr, cs,
+                                          STEP_S, np.empty((0, n_step)))
+        kb_rows(ch, last, used, rho, done, T.duration[idx], a, T.max_delay[idx], mthr, site_servers(cfg, cap, d),
                 n_rows, table[d])
         rate[d, 0] = n_rows
 
 
 @njit(cache=True, nogil=True)
-def kb_rows(ch, x, used, rho, done, work, a, max_delay, mthr, M, n_rows, tab):
+def kb_rows(ch, last_run, used, rho, done, work, a, max_delay, mthr, M, n_rows, tab):
     """Knowledge-base rows (Table 2) of the first n_rows one-hour slots of one site's oracle replay (in steps:
-    ``x``, ``used``, ``rho`` per step) into ``tab``: the state (the slot's carbon from the hourly means
+    ``last_run`` the last step each job ran in, ``used``, ``rho`` per step) into ``tab``: the state (the slot's carbon from the hourly means
     ``ch``; the jobs in the oracle's system at the slot's start, per queue -- arrived by the end of the
     slot's first step and not finished before it, the jobs the execution phase counts at that decision
     (the engine's arrivals within a step are pending at its decision) -- and their mean marginal throughput
     as the elasticity) and the decisions: m_t = the servers of M the oracle's busiest step
     in the slot used (:func:`binding_servers`, rounded up to whole servers), rho = the least marginal
     throughput it used in the slot."""
-    n_job, n_step = x.shape
+    n_job, n_step = last_run.shape[0], used.shape[0]
     slot_s = SLOT_STEPS * STEP_S
     last = np.full(n_job, n_step)  # the step a job finished in (n_step: not by the window's end)
     for j in range(n_job):
-        if done[j] >= work[j] - 1e-9:
-            for s in range(n_step - 1, -1, -1):
-                if x[j, s] > 0.0:
-                    last[j] = s
-                    break
+        if done[j] >= work[j] - 1e-9 and last_run[j] >= 0:
+            last[j] = last_run[j]
     for q in range(n_rows):
         row = tab[q]
         carbon_state(ch, q, row)

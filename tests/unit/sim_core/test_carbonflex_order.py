@@ -13,6 +13,7 @@ from numba import njit
 
 from sim_core.engine.capacity import speedup
 from sim_core.policies import carbonflex as CF
+from sim_core.policies.carbonflex import oracle as O
 from tests.unit.sim_core.test_baselines import HOUR, STEP
 
 
@@ -97,6 +98,12 @@ def test_merged_entries_make_exactly_the_sorted_entries_decisions(seed):
         got, want = CF.oracle_alg1(*case), _sorted_alg1(*case)
         for g, w in zip(got, want, strict=True):
             assert np.array_equal(g, w), (seed, it)
+        # the learning phase's pass without x: the same plan and each job's last step with work
+        *rest, last = O.alg1_pass(*case, np.empty((0, case[8].shape[0])))
+        for g, w in zip(rest, want[1:], strict=True):
+            assert np.array_equal(g, w), (seed, it)
+        ran = want[0] > 0.0
+        assert last.tolist() == [int(np.flatnonzero(row)[-1]) if row.any() else -1 for row in ran]
         n_taken += int((want[0] > 0).sum())
     assert n_taken > 100  # the cases place real work (not only empty windows)
 
