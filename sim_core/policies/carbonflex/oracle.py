@@ -354,13 +354,12 @@ def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
 @njit(cache=True, nogil=True)
 def kb_rows(ch, last_run, used, rho, done, work, a, max_delay, mthr, M, n_rows, tab):
     """Knowledge-base rows (Table 2) of the first n_rows one-hour slots of one site's oracle replay (in steps:
-    ``last_run`` the last step each job ran in, ``used``, ``rho`` per step) into ``tab``: the state (the slot's carbon from the hourly means
-    ``ch``; the jobs in the oracle's system at the slot's start, per queue -- arrived by the end of the
-    slot's first step and not finished before it, the jobs the execution phase counts at that decision
-    (the engine's arrivals within a step are pending at its decision) -- and their mean marginal throughput
-    as the elasticity) and the decisions: m_t = the servers of M the oracle's busiest step
-    in the slot used (:func:`binding_servers`, rounded up to whole servers), rho = the least marginal
-    throughput it used in the slot."""
+    ``last_run`` the last step each job ran in, ``used``, ``rho`` per step) into ``tab``: the state (the slot's
+    carbon from the hourly means ``ch``; the jobs in the oracle's system at the slot's start, per queue -- arrived
+    by the end of the slot's first step and not finished before it, the jobs the execution phase counts at that
+    decision (the engine's arrivals within a step are pending at its decision) -- and their mean marginal throughput
+    as the elasticity) and the decisions: m_t = the servers of M the oracle's busiest step in the slot used
+    (:func:`binding_servers`, rounded up to whole servers), rho = the least marginal throughput it used in the slot."""
     n_job, n_step = last_run.shape[0], used.shape[0]
     slot_s = SLOT_STEPS * STEP_S
     last = np.full(n_job, n_step)  # the step a job finished in (n_step: not by the window's end)
