@@ -366,15 +366,21 @@ def kb_rows(ch, last_run, used, rho, done, work, a, max_delay, mthr, M, n_rows, 
     for j in range(n_job):
         if done[j] >= work[j] - 1e-9 and last_run[j] >= 0:
             last[j] = last_run[j]
+    start, arrived = by_first_row(a, n_rows, slot_s)
+    act = np.empty(n_job, np.int64)  # the jobs in the system at the row's slot start, in job order
+    nxt = np.empty(n_job, np.int64)
+    n_act = 0
     for q in range(n_rows):
         row = tab[q]
         carbon_state(ch, q, row)
         row[F_Q0] = row[F_Q0 + 1] = row[F_Q0 + 2] = 0.0
+        n_act = merge_active(act, n_act, arrived[start[q]:start[q + 1]], last, q * SLOT_STEPS, nxt)
+        act, nxt = nxt, act
         el = 0.0
-        for j in range(n_job):
-            if a[j] < q * slot_s + STEP_S and last[j] >= q * SLOT_STEPS:  # (as the policy sees it, below)
-                row[F_Q0 + queue_of(max_delay[j])] += 1.0
-                el += mthr[j]
+        for x in range(n_act):  # (as the policy sees it, below)
+            j = act[x]
+            row[F_Q0 + queue_of(max_delay[j])] += 1.0
+            el += mthr[j]
         nj = row[F_Q0] + row[F_Q0 + 1] + row[F_Q0 + 2]
         row[F_ELAST] = el / nj if nj > 0.0 else 0.0
         m = 0.0
@@ -384,3 +390,46 @@ def kb_rows(ch, last_run, used, rho, done, work, a, max_delay, mthr, M, n_rows, 
             rh = min(rh, rho[s])
         row[D_M] = math.ceil(m - 1e-9)
         row[D_RHO] = rh
+
+
+@njit(cache=True, nogil=True)
+def by_first_row(a, n_rows, slot_s):
+    """The jobs by the first knowledge-base row that counts them as arrived (``a[j] < q slot_s + STEP_S``), in
+    job order within a row: row q's are ``arrived[start[q]:start[q + 1]]`` (never-arrived ones last)."""
+    n_job = a.shape[0]
+    first = np.empty(n_job, np.int64)
+    start = np.zeros(n_rows + 2, np.int64)
+    for j in range(n_job):
+        q = max(int(math.floor((a[j] - STEP_S) / slot_s)), 0)
+        while q > 0 and a[j] < (q - 1) * slot_s + STEP_S:
+            q -= 1
+        while q < n_rows and not a[j] < q * slot_s + STEP_S:
+            q += 1
+        first[j] = min(q, n_rows)
+        start[first[j] + 1] += 1
+    for q in range(n_rows + 1):
+        start[q + 1] += start[q]
+    arrived = np.empty(n_job, np.int64)
+    fill = start[:n_rows + 1].copy()
+    for j in range(n_job):
+        arrived[fill[first[j]]] = j
+        fill[first[j]] += 1
+    return start, arrived
+
+
+@njit(cache=True, nogil=True)
+def merge_active(act, n_act, new, last, s0, out):
+    """The jobs in the system at step s0 into ``out`` in job order: those of ``act[:n_act]`` and ``new`` (both in
+    job order) not finished before s0 (``last[j] >= s0``). Returns their count."""
+    m = x = b = 0
+    while x < n_act or b < new.shape[0]:
+        if b >= new.shape[0] or (x < n_act and act[x] < new[b]):
+            j = act[x]
+            x += 1
+        else:
+            j = new[b]
+            b += 1
+        if last[j] >= s0:
+            out[m] = j
+            m += 1
+    return m

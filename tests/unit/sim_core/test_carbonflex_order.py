@@ -1,7 +1,8 @@
 """CarbonFlex's Algorithm 1 (``oracle_alg1``) merges each job's entries lazily instead of sorting them all; on
 random windows full of ties (equal and nearly equal carbon, equal deadlines, equal marginal throughputs,
 non-positive carbon, marginal throughput 1 and above) it makes exactly the decisions of the one stable sort
-of every entry that Algorithm 1 describes (the reference below, the implementation it replaced)."""
+of every entry that Algorithm 1 describes (the reference below, the implementation it replaced). The knowledge
+base's job counts, kept row by row, equal checking every job for every row."""
 
 from __future__ import annotations
 
@@ -117,3 +118,44 @@ def test_a_job_with_nothing_to_do_and_an_empty_window():
            np.ones(1), np.ones(1), np.zeros(1), np.array([1.0, 2.0]), HOUR)
     x, used, rho, done = CF.oracle_alg1(*one)
     assert not x.any() and done.tolist() == [0.0]
+
+
+def _kb_counts_reference(a, last, max_delay, mthr, n_rows):
+    """Each row's jobs per queue and their mean marginal throughput, by checking every job for every row."""
+    out = np.zeros((n_rows, 4))
+    for q in range(n_rows):
+        el = 0.0
+        for j in range(a.shape[0]):
+            if a[j] < q * O.SLOT_STEPS * STEP + STEP and last[j] >= q * O.SLOT_STEPS:
+                out[q, 0 if max_delay[j] <= 6 * HOUR else 1 if max_delay[j] <= 24 * HOUR else 2] += 1.0
+                el += mthr[j]
+        nj = out[q, :3].sum()
+        out[q, 3] = el / nj if nj > 0.0 else 0.0
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_knowledge_base_counts_only_the_jobs_in_the_system_as_checking_every_job(seed):
+    """kb_rows walks the jobs in the system row by row; its counts and mean elasticity (summed in job order)
+    equal checking every job for every row, for arrivals on and between step and slot boundaries."""
+    rng = np.random.default_rng(seed)
+    n_rows, n_job = 30, 400
+    n_step = (n_rows + O.DAY_SLOTS) * O.SLOT_STEPS
+    a = np.sort(np.where(rng.random(n_job) < 0.5, rng.uniform(0, n_step * STEP, n_job),
+                         STEP * rng.integers(0, n_step, n_job).astype(float)))
+    if seed % 2:
+        rng.shuffle(a)  # (any order of jobs)
+    done_by = (a // STEP).astype(np.int64) + rng.integers(0, 40, n_job)
+    work = np.ones(n_job)
+    done = np.where(rng.random(n_job) < 0.8, 1.0, 0.5)
+    last_run = np.where(rng.random(n_job) < 0.05, -1, done_by)
+    max_delay = rng.choice([HOUR, 6 * HOUR, 12 * HOUR, 48 * HOUR], n_job)
+    mthr = rng.uniform(0.0, 1.0, n_job)
+    ch = rng.uniform(50.0, 500.0, n_rows + O.DAY_SLOTS)
+    used, rho = np.zeros((n_step, 3)), np.ones(n_step)
+    tab = np.zeros((n_rows, O.N_COLS))
+    O.kb_rows(ch, last_run, used, rho, done, work, a, max_delay, mthr, 10.0, n_rows, tab)
+    last = np.where((done >= work - 1e-9) & (last_run >= 0), last_run, n_step)
+    want = _kb_counts_reference(a, last, max_delay, mthr, n_rows)
+    assert np.array_equal(tab[:, O.F_Q0:O.F_Q0 + 3], want[:, :3]) and np.array_equal(tab[:, O.F_ELAST], want[:, 3])
+    assert want[:, :3].sum() > 100
