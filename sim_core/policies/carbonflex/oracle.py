@@ -84,6 +84,126 @@ def provisioned_share(m_t, cfg, cap, d):
     return m_t / M if M > 0.0 else 1.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def entry_value(p, c):
+    """An entry's sort value (Line 6): -p_j(k) / CI_t, -inf where CI_t is not positive (ascending = best first)."""
+    return -p / c if c > 0.0 else -np.inf
+
+
+@njit(cache=True, nogil=True)
+def step_orders(ci, ps):
+    """For each p of ``ps``: the steps sorted by the value p / CI_t (:func:`entry_value`, best first, ties by
+    step) -- the order a job's entries of marginal throughput p take among its own steps."""
+    n_slot = ci.shape[0]
+    out = np.empty((ps.shape[0], n_slot), np.int64)
+    val = np.empty(n_slot)
+    for k in range(ps.shape[0]):
+        for q in range(n_slot):
+            val[q] = entry_value(ps[k], ci[q])
+        out[k] = np.argsort(val, kind="mergesort")
+    return out
+
+
+@njit(cache=True, nogil=True, inline="always")
+def entry_before(s1, s2, hv, hq, jrank):
+    """Whether stream s1's head entry comes before s2's in Line 6's order: value, then the job's rank by
+    deadline, then step, then unit (stream 2 j holds job j's base units, 2 j + 1 its scaling units)."""
+    if hv[s1] != hv[s2]:
+        return hv[s1] < hv[s2]
+    j1, j2 = jrank[s1 >> 1], jrank[s2 >> 1]
+    if j1 != j2:
+        return j1 < j2
+    if hq[s1] != hq[s2]:
+        return hq[s1] < hq[s2]
+    return (s1 & 1) < (s2 & 1)
+
+
+@njit(cache=True, nogil=True)
+def sift_down(heap, n, x, hv, hq, jrank):
+    """Restore the heap property of ``heap[:n]`` below position x (the entry order of :func:`entry_before`)."""
+    while True:
+        c = 2 * x + 1
+        if c >= n:
+            return
+        if c + 1 < n and entry_before(heap[c + 1], heap[c], hv, hq, jrank):
+            c += 1
+        if not entry_before(heap[c], heap[x], hv, hq, jrank):
+            return
+        heap[x], heap[c] = heap[c], heap[x]
+        x = c
+
+
+@njit(cache=True, nogil=True, inline="always")
+def next_step(row, pos, s, q0, q1):
+    """Advance stream s along its step order to its job's next step in [q0, q1); -1 when none is left."""
+    while pos[s] < row.shape[0]:
+        q = row[pos[s]]
+        pos[s] += 1
+        if q0 <= q < q1:
+            return q
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def entry_ranges(a, dl, r, smin, smax, mthr, n_slot, slot_s):
+    """Each job's steps [q0, q1) of the window its entries cover and its number of allocation units nu."""
+    n_job = a.shape[0]
+    q0 = np.empty(n_job, np.int64)
+    q1 = np.empty(n_job, np.int64)
+    nu = np.empty(n_job, np.int64)
+    for j in range(n_job):
+        q0[j] = max(int(math.floor(a[j] / slot_s)), 0)
+        y = dl[j] / slot_s
+        q1[j] = min(int(math.ceil(y)), n_slot) if y < n_slot else n_slot
+        nu[j] = 1 + (int(math.ceil((smax[j] - smin[j]) * r[j] - 1e-9)) if mthr[j] > 0.0 and r[j] > 0.0 else 0)
+    return q0, q1, nu
+
+
+@njit(cache=True, nogil=True)
+def stream_orders(mthr, nu, ci):
+    """Two streams of entries per job j: 2 j its base units (p = 1), 2 j + 1 its scaling units (p = mthr[j]).
+    Returns (pid: each stream's row of ``orders``, orders: the steps by value for each distinct p)."""
+    n_job = mthr.shape[0]
+    p = np.ones(n_job + 1)
+    for j in range(n_job):
+        if nu[j] > 1:
+            p[j] = mthr[j]
+    ps = np.unique(p)
+    pid = np.empty(2 * n_job, np.int64)
+    one = np.searchsorted(ps, 1.0)
+    for j in range(n_job):
+        pid[2 * j] = one
+        pid[2 * j + 1] = np.searchsorted(ps, mthr[j]) if nu[j] > 1 else one
+    return pid, step_orders(ci, ps)
+
+
+@njit(cache=True, nogil=True)
+def merge_entries(q0, q1, nu, dl, mthr, ci, orders, pid, pos, hv, hq):
+    """The heap of the streams' head entries (stream s's next step hq[s], value hv[s]) and the jobs' ranks by
+    deadline. Line 6's stable sort orders entries by value, then creation order (job by deadline, step, unit);
+    a job's entries of one p, by value then step, are its steps in ``orders[pid]`` order, so merging the
+    streams by (value, rank, step, unit) (:func:`entry_before`) pops every entry in the sort's order. A job's
+    scaling units at one step have one value and are adjacent in that order: one entry of the stream."""
+    n_job = q0.shape[0]
+    jrank = np.empty(n_job, np.int64)
+    jrank[np.argsort(dl, kind="mergesort")] = np.arange(n_job)
+    heap = np.empty(2 * n_job, np.int64)
+    n = 0
+    for s in range(2 * n_job):
+        j = s >> 1
+        if s & 1 and nu[j] < 2:
+            continue
+        q = next_step(orders[pid[s]], pos, s, q0[j], q1[j])
+        if q >= 0:
+            hq[s] = q
+            hv[s] = entry_value(1.0 if s & 1 == 0 else mthr[j], ci[q])
+            heap[n] = s
+            n += 1
+    for x in range(n // 2 - 1, -1, -1):
+        sift_down(heap, n, x, hv, hq, jrank)
+    return heap, n, jrank
+
+
 @njit(cache=True, nogil=True)
 def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
     """Algorithm 1 (§4.2, CarbonFlex_Oracle_Algorithm) over one site's window of n_slot slots of ``slot_s`` s.
@@ -94,7 +214,9 @@ def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
     smax], marginal throughput mthr[j]. Its allocation units: the base k_min = smin (p_j(k_min) = 1, throughput
     speedup(smin)), then one server at a time (1 / r[j] request multiples) up to smax (p_j(k) = mthr:
     gridshift's scaling curve is linear, the last unit may be partial). Lines 2-6: one entry per (job, slot in
-    [a, dl], unit), sorted by p_j(k) / CI_t descending, ties by deadline. Lines 7-11: pop entries best first;
+    [a, dl], unit), sorted by p_j(k) / CI_t descending, ties by deadline. Lines 7-11: pop entries best first
+    (a lazy k-way merge of each job's entries, identical to one stable sort of them all: see
+    :func:`merge_entries`);
     skip one whose slot would exceed the site's capacity M in any resource (the paper writes >= M for its
     homogeneous servers; gridshift checks each resource and lets it fill to exactly its capacity) or whose job
     is done; a unit is taken only on top of the job's previous unit in that slot. A slot the job covers only
@@ -102,61 +224,68 @@ def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
     used (n_slot, 3) fractions of the site's resources in use, rho (n_slot): the least p_j(k) used in each slot
     (1 where nothing ran), done (n_job) work done: below work[j] where the window could not finish the job,
     Lines 13-15)."""
+    x = np.zeros((a.shape[0], ci.shape[0]))
+    used, rho, done, _ = alg1_pass(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s, x)
+    return x, used, rho, done
+
+
+@njit(cache=True, nogil=True)
+def alg1_pass(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s, x):
+    """:func:`oracle_alg1`'s merge and greedy pass; writes each job's scale per slot into ``x`` unless it has no
+    rows (the learning phase needs only ``last``: the last slot each job ran in, -1 if none). Returns (used,
+    rho, done, last)."""
     n_job = a.shape[0]
     n_slot = ci.shape[0]
-    q0 = np.empty(n_job, np.int64)
-    q1 = np.empty(n_job, np.int64)
-    nu = np.empty(n_job, np.int64)
-    n_ent = 0
-    for j in range(n_job):
-        q0[j] = max(int(math.floor(a[j] / slot_s)), 0)
-        y = dl[j] / slot_s
-        q1[j] = min(int(math.ceil(y)), n_slot) if y < n_slot else n_slot
-        nu[j] = 1 + (int(math.ceil((smax[j] - smin[j]) * r[j] - 1e-9)) if mthr[j] > 0.0 and r[j] > 0.0 else 0)
-        n_ent += max(q1[j] - q0[j], 0) * nu[j]
-    ej = np.empty(n_ent, np.int64)
-    eq = np.empty(n_ent, np.int64)
-    eu = np.empty(n_ent, np.int64)
-    val = np.empty(n_ent)
-    e = 0
-    for j in np.argsort(dl, kind="mergesort"):  # Lines 2-5, made in deadline order (ties: job order)
-        for q in range(q0[j], q1[j]):
-            for u in range(nu[j]):
-                ej[e], eq[e], eu[e] = j, q, u
-                p = 1.0 if u == 0 else mthr[j]
-                val[e] = -p / ci[q] if ci[q] > 0.0 else -np.inf
-                e += 1
-    order = np.argsort(val, kind="mergesort")  # Line 6: by value descending, then deadline (a stable sort)
-    x = np.zeros((n_job, n_slot))
-    units = np.zeros((n_job, n_slot), np.int64)
+    q0, q1, nu = entry_ranges(a, dl, r, smin, smax, mthr, n_slot, slot_s)
+    pid, orders = stream_orders(mthr, nu, ci)  # Lines 2-5
+    pos = np.zeros(2 * n_job, np.int64)
+    hv = np.empty(2 * n_job)
+    hq = np.empty(2 * n_job, np.int64)
+    heap, n, jrank = merge_entries(q0, q1, nu, dl, mthr, ci, orders, pid, pos, hv, hq)  # Line 6
+    keep_x = x.shape[0] > 0
+    last = np.full(n_job, -1)
+    base = np.zeros((n_job, n_slot), np.bool_)  # the job's base unit is taken at that step
     used = np.zeros((n_slot, 3))
     rho = np.full(n_slot, np.inf)
     done = np.zeros(n_job)
-    for e in order:  # Lines 7-11
-        j, q, u = ej[e], eq[e], eu[e]
-        if done[j] >= work[j] - 1e-9 or units[j, q] != u:
-            continue
-        dx = smin[j] if u == 0 else min(1.0, (smax[j] - smin[j]) * r[j] - (u - 1)) / r[j]
-        fits = True
-        for y in range(3):
-            if used[q, y] + dx * frac[j, y] > 1.0 + 1e-9:
-                fits = False
-        if not fits:
-            continue
-        f = (min((q + 1) * slot_s, dl[j]) - max(q * slot_s, a[j])) / slot_s
-        if f <= 0.0:
-            continue
-        x[j, q] += dx
-        units[j, q] += 1
-        for y in range(3):
-            used[q, y] += dx * frac[j, y]
-        p = 1.0 if u == 0 else mthr[j]
-        done[j] += (speedup(smin[j], mthr[j]) if u == 0 else mthr[j] * dx) * f * slot_s
-        rho[q] = min(rho[q], p)
+    while n > 0:  # Lines 7-11
+        s = heap[0]
+        j, q = s >> 1, hq[s]
+        if done[j] < work[j] - 1e-9 and (s & 1 == 0 or base[j, q]):
+            f = (min((q + 1) * slot_s, dl[j]) - max(q * slot_s, a[j])) / slot_s
+            u_lo, u_hi = (0, 1) if s & 1 == 0 else (1, nu[j])
+            for u in range(u_lo, u_hi):
+                if done[j] >= work[j] - 1e-9:
+                    break
+                dx = smin[j] if u == 0 else min(1.0, (smax[j] - smin[j]) * r[j] - (u - 1)) / r[j]
+                fits = True
+                for y in range(3):
+                    if used[q, y] + dx * frac[j, y] > 1.0 + 1e-9:
+                        fits = False
+                if not fits or f <= 0.0:
+                    break  # (the job's next unit at this step is taken only on top of this one)
+                if keep_x:
+                    x[j, q] += dx
+                if dx > 0.0:
+                    last[j] = max(last[j], q)
+                base[j, q] = True
+                for y in range(3):
+                    used[q, y] += dx * frac[j, y]
+                p = 1.0 if u == 0 else mthr[j]
+                done[j] += (speedup(smin[j], mthr[j]) if u == 0 else mthr[j] * dx) * f * slot_s
+                rho[q] = min(rho[q], p)
+        q = next_step(orders[pid[s]], pos, s, q0[j], q1[j]) if done[j] < work[j] - 1e-9 else -1
+        if q < 0:  # the stream is spent, or its job done (its other entries would all be skipped)
+            n -= 1
+            heap[0] = heap[n]
+        else:
+            hq[s] = q
+            hv[s] = entry_value(1.0 if s & 1 == 0 else mthr[j], ci[q])
+        sift_down(heap, n, 0, hv, hq, jrank)
     for q in range(n_slot):
         if rho[q] == np.inf:
             rho[q] = 1.0
-    return x, used, rho, done
+    return used, rho, done, last
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -215,41 +344,43 @@ def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
             r[y] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
             site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, d, frac[y])
         mthr = T.mthr[idx]
-        x, used, rho, done = oracle_alg1(a, dl, T.duration[idx], r, frac, T.smin[idx], T.smax[idx], mthr, cs,
-                                         STEP_S)
-        kb_rows(ch, x, used, rho, done, T.duration[idx], a, T.max_delay[idx], mthr, site_servers(cfg, cap, d),
+        used, rho, done, last = alg1_pass(a, dl, T.duration[idx], r, frac, T.smin[idx], T.smax[idx], mthr, cs,
+                                          STEP_S, np.empty((0, n_step)))
+        kb_rows(ch, last, used, rho, done, T.duration[idx], a, T.max_delay[idx], mthr, site_servers(cfg, cap, d),
                 n_rows, table[d])
         rate[d, 0] = n_rows
 
 
 @njit(cache=True, nogil=True)
-def kb_rows(ch, x, used, rho, done, work, a, max_delay, mthr, M, n_rows, tab):
+def kb_rows(ch, last_run, used, rho, done, work, a, max_delay, mthr, M, n_rows, tab):
     """Knowledge-base rows (Table 2) of the first n_rows one-hour slots of one site's oracle replay (in steps:
-    ``x``, ``used``, ``rho`` per step) into ``tab``: the state (the slot's carbon from the hourly means
-    ``ch``; the jobs in the oracle's system at the slot's start, per queue -- arrived by the end of the
-    slot's first step and not finished before it, the jobs the execution phase counts at that decision
-    (the engine's arrivals within a step are pending at its decision) -- and their mean marginal throughput
-    as the elasticity) and the decisions: m_t = the servers of M the oracle's busiest step
-    in the slot used (:func:`binding_servers`, rounded up to whole servers), rho = the least marginal
-    throughput it used in the slot."""
-    n_job, n_step = x.shape
+    ``last_run`` the last step each job ran in, ``used``, ``rho`` per step) into ``tab``: the state (the slot's
+    carbon from the hourly means ``ch``; the jobs in the oracle's system at the slot's start, per queue -- arrived
+    by the end of the slot's first step and not finished before it, the jobs the execution phase counts at that
+    decision (the engine's arrivals within a step are pending at its decision) -- and their mean marginal throughput
+    as the elasticity) and the decisions: m_t = the servers of M the oracle's busiest step in the slot used
+    (:func:`binding_servers`, rounded up to whole servers), rho = the least marginal throughput it used in the slot."""
+    n_job, n_step = last_run.shape[0], used.shape[0]
     slot_s = SLOT_STEPS * STEP_S
     last = np.full(n_job, n_step)  # the step a job finished in (n_step: not by the window's end)
     for j in range(n_job):
-        if done[j] >= work[j] - 1e-9:
-            for s in range(n_step - 1, -1, -1):
-                if x[j, s] > 0.0:
-                    last[j] = s
-                    break
+        if done[j] >= work[j] - 1e-9 and last_run[j] >= 0:
+            last[j] = last_run[j]
+    start, arrived = by_first_row(a, n_rows, slot_s)
+    act = np.empty(n_job, np.int64)  # the jobs in the system at the row's slot start, in job order
+    nxt = np.empty(n_job, np.int64)
+    n_act = 0
     for q in range(n_rows):
         row = tab[q]
         carbon_state(ch, q, row)
         row[F_Q0] = row[F_Q0 + 1] = row[F_Q0 + 2] = 0.0
+        n_act = merge_active(act, n_act, arrived[start[q]:start[q + 1]], last, q * SLOT_STEPS, nxt)
+        act, nxt = nxt, act
         el = 0.0
-        for j in range(n_job):
-            if a[j] < q * slot_s + STEP_S and last[j] >= q * SLOT_STEPS:  # (as the policy sees it, below)
-                row[F_Q0 + queue_of(max_delay[j])] += 1.0
-                el += mthr[j]
+        for x in range(n_act):  # (as the policy sees it, below)
+            j = act[x]
+            row[F_Q0 + queue_of(max_delay[j])] += 1.0
+            el += mthr[j]
         nj = row[F_Q0] + row[F_Q0 + 1] + row[F_Q0 + 2]
         row[F_ELAST] = el / nj if nj > 0.0 else 0.0
         m = 0.0
@@ -259,3 +390,46 @@ def kb_rows(ch, x, used, rho, done, work, a, max_delay, mthr, M, n_rows, tab):
             rh = min(rh, rho[s])
         row[D_M] = math.ceil(m - 1e-9)
         row[D_RHO] = rh
+
+
+@njit(cache=True, nogil=True)
+def by_first_row(a, n_rows, slot_s):
+    """The jobs by the first knowledge-base row that counts them as arrived (``a[j] < q slot_s + STEP_S``), in
+    job order within a row: row q's are ``arrived[start[q]:start[q + 1]]`` (never-arrived ones last)."""
+    n_job = a.shape[0]
+    first = np.empty(n_job, np.int64)
+    start = np.zeros(n_rows + 2, np.int64)
+    for j in range(n_job):
+        q = max(int(math.floor((a[j] - STEP_S) / slot_s)), 0)
+        while q > 0 and a[j] < (q - 1) * slot_s + STEP_S:
+            q -= 1
+        while q < n_rows and not a[j] < q * slot_s + STEP_S:
+            q += 1
+        first[j] = min(q, n_rows)
+        start[first[j] + 1] += 1
+    for q in range(n_rows + 1):
+        start[q + 1] += start[q]
+    arrived = np.empty(n_job, np.int64)
+    fill = start[:n_rows + 1].copy()
+    for j in range(n_job):
+        arrived[fill[first[j]]] = j
+        fill[first[j]] += 1
+    return start, arrived
+
+
+@njit(cache=True, nogil=True)
+def merge_active(act, n_act, new, last, s0, out):
+    """The jobs in the system at step s0 into ``out`` in job order: those of ``act[:n_act]`` and ``new`` (both in
+    job order) not finished before s0 (``last[j] >= s0``). Returns their count."""
+    m = x = b = 0
+    while x < n_act or b < new.shape[0]:
+        if b >= new.shape[0] or (x < n_act and act[x] < new[b]):
+            j = act[x]
+            x += 1
+        else:
+            j = new[b]
+            b += 1
+        if last[j] >= s0:
+            out[m] = j
+            m += 1
+    return m
