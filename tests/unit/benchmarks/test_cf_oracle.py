@@ -73,6 +73,21 @@ def test_oracle_carbon_not_above_local_only_or_carbonflex(tmp_path):
     assert float((o["busy"][0, 0] * (sc.carbon_g_per_kwh[0, :o["busy"].shape[2]] > 100.0)).sum()) == 0.0
 
 
+def one_low_carbon_hour(tmp_path, n=16):
+    """The case of the two tests below: one site (100 cores, 8 GPUs), carbon 500 g/kWh but 100 from 06:00 to
+    07:00, n 15-minute jobs (12 h allowed delay) arriving in the first hour, alternately 40 cores and 4 GPUs + 10 cores.
+    Returns (scenario, local_only's run, Algorithm 1's oracle over it)."""
+    carbon = np.full(96, 500.0)
+    carbon[24:28] = 100.0
+    cpu = np.arange(n) % 2 == 0
+    tasks = {"arrival_ts_utc": np.linspace(0.0, HOUR, n), "duration_s": np.full(n, STEP),
+             "cpu_cores": np.where(cpu, 40.0, 10.0), "gpus": np.where(cpu, 0.0, 4.0), "mem_gb": np.full(n, 1.0),
+             "max_delay_s": np.full(n, 12 * HOUR)}
+    sc = sim_core.load(one_dc(tmp_path, tasks, carbon))
+    base = run(sc, "local_only", days=1.0, power="managed")
+    return sc, base, CO.oracle_busy(base, sc)
+
+
 def test_oracle_puts_short_mixed_jobs_in_the_one_low_carbon_hour(tmp_path):
     """One site (100 cores, 8 GPUs), carbon 500 g/kWh but 100 from 06:00 to 07:00; 16 flexible 15-min jobs
     (12 h allowed delay) arrive in the first hour: 8 CPU jobs of 40 cores and 8 GPU jobs of 4 GPUs and 10
@@ -82,15 +97,7 @@ def test_oracle_puts_short_mixed_jobs_in_the_one_low_carbon_hour(tmp_path):
     of the jobs' dominant shares of a server against the site's servers, leaves most of them outside that
     hour.)"""
     n = 16
-    carbon = np.full(96, 500.0)
-    carbon[24:28] = 100.0
-    cpu = np.arange(n) % 2 == 0
-    tasks = {"arrival_ts_utc": np.linspace(0.0, HOUR, n), "duration_s": np.full(n, STEP),
-             "cpu_cores": np.where(cpu, 40.0, 10.0), "gpus": np.where(cpu, 0.0, 4.0), "mem_gb": np.full(n, 1.0),
-             "max_delay_s": np.full(n, 12 * HOUR)}
-    sc = sim_core.load(one_dc(tmp_path, tasks, carbon))
-    base = run(sc, "local_only", days=1.0, power="managed")
-    o = CO.oracle_busy(base, sc)
+    sc, base, o = one_low_carbon_hour(tmp_path, n)
     assert o["jobs"] == n and o["extended"] == 0 and o["undone_s"] == pytest.approx(0.0, abs=1e-6)
     busy = o["busy"][:, 0]
     assert busy[0].sum() * STEP / HOUR == pytest.approx(8 * 40 * 0.25 + 8 * 10 * 0.25)  # all the work
@@ -112,16 +119,7 @@ def test_the_plan_run_through_the_engine_puts_the_work_in_the_low_carbon_hour(tm
     """The case above, Algorithm 1's plan carried out by the engine (PlanFollower, a Python policy reading
     the plan): every task starts in the 100 g/kWh hour, none late, all the work done, and its job carbon is
     below a quarter of running at arrival's."""
-    n = 16
-    carbon = np.full(96, 500.0)
-    carbon[24:28] = 100.0
-    cpu = np.arange(n) % 2 == 0
-    tasks = {"arrival_ts_utc": np.linspace(0.0, HOUR, n), "duration_s": np.full(n, STEP),
-             "cpu_cores": np.where(cpu, 40.0, 10.0), "gpus": np.where(cpu, 0.0, 4.0), "mem_gb": np.full(n, 1.0),
-             "max_delay_s": np.full(n, 12 * HOUR)}
-    sc = sim_core.load(one_dc(tmp_path, tasks, carbon))
-    base = run(sc, "local_only", days=1.0, power="managed")
-    o = CO.oracle_busy(base, sc)
+    sc, base, o = one_low_carbon_hour(tmp_path)
     res = run(sc, CO.PlanFollower(o["plan"], o["k0"]), days=1.0, power="managed")
     t = res.tasks
     start_step = np.array([(s - t["arrival_ts_utc"][0]).total_seconds() for s in t["start_ts_utc"]]) // STEP
