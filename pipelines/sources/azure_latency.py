@@ -31,6 +31,7 @@ from importlib.resources import files
 import numpy as np
 import polars as pl
 
+from gridshift import portable_math as pm
 from gridshift.errors import DataError
 from pipelines.core.raw import RawFile
 from pipelines.core.source import Source
@@ -48,12 +49,15 @@ EARTH_RADIUS_KM = 6371.0088
 
 
 def great_circle_km(lat1, lon1, lat2, lon2) -> np.ndarray:
-    """Haversine distance on a sphere of the mean Earth radius, vectorized (degrees in, km out)."""
-    p1, p2 = np.radians(np.asarray(lat1, dtype=np.float64)), np.radians(np.asarray(lat2, dtype=np.float64))
+    """Haversine distance on a sphere of the mean Earth radius, vectorized (degrees in, km out), with
+    ``portable_math``'s trigonometry: the bundle's network table has the same bits on every machine."""
+    rad = math.pi / 180.0
+    p1, p2 = np.asarray(lat1, dtype=np.float64) * rad, np.asarray(lat2, dtype=np.float64) * rad
     dlat = p2 - p1
-    dlon = np.radians(np.asarray(lon2, dtype=np.float64) - np.asarray(lon1, dtype=np.float64))
-    h = np.sin(dlat / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin(dlon / 2) ** 2
-    return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+    dlon = (np.asarray(lon2, dtype=np.float64) - np.asarray(lon1, dtype=np.float64)) * rad
+    s_lat, s_lon = pm.sin(dlat / 2), pm.sin(dlon / 2)
+    h = s_lat * s_lat + pm.cos(p1) * pm.cos(p2) * (s_lon * s_lon)
+    return 2 * EARTH_RADIUS_KM * pm.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
 
 
 def fiber_rtt_ms(distance_km) -> np.ndarray:
@@ -115,8 +119,7 @@ def fit(pairs: pl.DataFrame) -> RttFit:
         raise DataError("fewer than 3 same-continent pairs to fit the RTT model", file=URI, column="pair_class")
     x = fiber_rtt_ms(rows["distance_km"].to_numpy())
     y = rows["rtt_ms"].to_numpy()
-    a = np.vstack([np.ones_like(x), x]).T
-    (fixed, inflation), *_ = np.linalg.lstsq(a, y, rcond=None)
+    fixed, inflation = pm.line_fit(x, y)
     resid = y - (fixed + inflation * x)
     if not (math.isfinite(fixed) and math.isfinite(inflation) and inflation > 0 and fixed >= 0):
         raise DataError(f"the RTT fit is not physical (fixed {fixed:.3g} ms, inflation {inflation:.3g})", file=URI,

@@ -78,10 +78,11 @@ def to_weather_rows(df: pl.DataFrame, raw: RawFile, location: Location, *, sourc
     """
     df = df.filter(pl.col("temp_c").is_not_null() & pl.col("rh_pct").is_not_null())
     check_time_grid(df["ts_utc"], raw.uri, column, step=timedelta(hours=1), max_gap=max_gap, rows=df["_i"])
+    wetbulb = stull_wetbulb(df["temp_c"].cast(pl.Float64).to_numpy(), df["rh_pct"].cast(pl.Float64).to_numpy())
     return (
         df.with_columns(
             location=pl.lit(location.location, dtype=pl.String),
-            wetbulb_c=stull_wetbulb(pl.col("temp_c"), pl.col("rh_pct")),
+            wetbulb_c=pl.Series(wetbulb, dtype=pl.Float64),
             source=pl.lit(source, dtype=pl.String),
             raw_sha256=pl.lit(raw.sha256, dtype=pl.String),
         )

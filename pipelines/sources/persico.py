@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from gridshift import portable_math as pm
 from gridshift.errors import DataError
 from gridshift.locations import MACRO_CLUSTERS, PROVIDERS
 from pipelines.core.raw import RawFile
@@ -90,8 +91,8 @@ def fit_window(measured: pl.DataFrame) -> dict[str, WindowFit]:
         rows = measured.filter(pl.col("provider") == provider)
         thr, rtt = rows["throughput_mbps"].to_numpy(), rows["rtt_ms"].to_numpy()
         prod = thr * rtt
-        slope = float(np.polyfit(np.log(rtt), np.log(thr), 1)[0]) if rows.height >= 2 else math.nan
-        out[provider] = WindowFit(provider, float(np.exp(np.mean(np.log(prod)))), rows.height,
+        slope = pm.line_fit(pm.log(rtt), pm.log(thr))[1] if rows.height >= 2 else math.nan
+        out[provider] = WindowFit(provider, float(pm.exp(math.fsum(pm.log(prod)) / len(prod))), rows.height,
                                   float(prod.min()), float(prod.max()), slope)
     return out
 

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 import numpy as np
 import polars as pl
 
+from gridshift import portable_math
 from gridshift.errors import DataError
 from gridshift.timestep import STEP_S
 from pipelines.core.raw import RawFile
@@ -206,11 +207,12 @@ def spawn_rngs(seed: int, n: int) -> list[np.random.Generator]:
 
 # --------------------------------------------------------------------------- statistics helpers
 def norm_cdf(x: np.ndarray) -> np.ndarray:
-    """Standard normal CDF, vectorized (Abramowitz & Stegun 7.1.26 erf, |error| < 1.5e-7)."""
+    """Standard normal CDF, vectorized (Abramowitz & Stegun 7.1.26 erf, |error| < 1.5e-7); the exponential
+    is ``portable_math.exp``, so the bits are the same on every machine (a bundle's id depends on them)."""
     z = np.abs(x) / math.sqrt(2.0)
     t = 1.0 / (1.0 + 0.3275911 * z)
     poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    erf = 1.0 - poly * np.exp(-z * z)
+    erf = 1.0 - poly * portable_math.exp(-z * z)
     return 0.5 * (1.0 + np.sign(x) * erf)
 
 
@@ -224,7 +226,8 @@ _D = (7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e00, 3.7544
 
 
 def norm_ppf(p: np.ndarray) -> np.ndarray:
-    """Standard normal quantile, vectorized (Acklam's rational approximation, rel. error < 1.2e-9)."""
+    """Standard normal quantile, vectorized (Acklam's rational approximation, rel. error < 1.2e-9); the
+    logarithm is ``portable_math.log`` (the same bits on every machine)."""
     p = np.clip(np.asarray(p, dtype=np.float64), 1e-15, 1 - 1e-15)
     out = np.empty_like(p)
     lo, hi = p < 0.02425, p > 1 - 0.02425
@@ -235,7 +238,7 @@ def norm_ppf(p: np.ndarray) -> np.ndarray:
         ((((_B[0] * r + _B[1]) * r + _B[2]) * r + _B[3]) * r + _B[4]) * r + 1)
     for sel, sign in ((lo, 1.0), (hi, -1.0)):
         pp = p[sel] if sign > 0 else 1 - p[sel]
-        q = np.sqrt(-2 * np.log(pp))
+        q = np.sqrt(-2 * portable_math.log(pp))
         out[sel] = sign * (((((_C[0] * q + _C[1]) * q + _C[2]) * q + _C[3]) * q + _C[4]) * q + _C[5]) / (
             (((_D[0] * q + _D[1]) * q + _D[2]) * q + _D[3]) * q + 1)
     return out

@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from gridshift import portable_math
 from pipelines.workload.derive import DeriveParams, Histogram, status_labels
 
 #: drop reasons in rule order (``derive._reason_rules``); code 0 = kept, code k = REASONS[k - 1];
@@ -156,11 +157,11 @@ def ppf_table(h: Histogram) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def cdf_ppf(x: np.ndarray, table: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
     """``Histogram.ppf(derive.norm_cdf(x))`` in one compiled pass, bit for bit: the exponential is
-    numpy's (the one library function; its last bit is the platform's), the rest the same IEEE
+    ``portable_math.exp`` (the one elementary function; its bits are every machine's), the rest the same IEEE
     operations in the same order, and the interpolation is ``np.interp``'s formula and edge cases
     at the same interval (the last CDF point <= u, found from its bucket's start)."""
     z = np.abs(x) / _SQRT2
-    return _cdf_ppf(x, np.exp(-z * z), table[0], table[1], table[2])
+    return _cdf_ppf(x, portable_math.exp(-z * z), table[0], table[1], table[2])
 
 
 @njit(cache=True, nogil=True)

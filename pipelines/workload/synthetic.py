@@ -86,7 +86,27 @@ COPULA_CORR = np.array([
 # (pai_machine_spec: P100 798, T4 497, MISC 280, V100M32 135, V100 104).
 GPU_TYPE_WEIGHTS = (("P100", 798), ("T4", 497), ("MISC", 280), ("V100M32", 135), ("V100", 104))
 STATUSES = ("Terminated", "Failed", "Waiting", "Running")
-_CHOL = np.linalg.cholesky(COPULA_CORR)
+
+
+def cholesky_rows(corr: np.ndarray) -> tuple[tuple[float, ...], ...]:
+    """The lower Cholesky factor of ``corr`` as rows, by the textbook recurrence in float arithmetic
+    (``math.fsum`` and ``math.sqrt``: correctly rounded, so the same bits on every machine; LAPACK's
+    result depends on the BLAS kernel the CPU selects)."""
+    n = corr.shape[0]
+    low = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1):
+            s = math.fsum([float(corr[i, j]), *(-low[i][k] * low[j][k] for k in range(j))])
+            if i == j:
+                if not s > 0.0:
+                    raise ValueError(f"correlation matrix is not positive definite (pivot {i}: {s})")
+                low[i][j] = math.sqrt(s)
+            else:
+                low[i][j] = s / low[j][j]
+    return tuple(tuple(r) for r in low)
+
+
+_CHOL = cholesky_rows(COPULA_CORR)
 MAX_GPUS_PER_INSTANCE = 8.0
 SLOTS_PER_YEAR = 365 * STEPS_PER_DAY  # 35,040: the 15-min slots of a 365-day year
 
@@ -203,9 +223,10 @@ def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.n
     if tables is None:
         tables = ppf_tables(histograms)
     normals = rng_copula.standard_normal((n, len(COPULA_VARIABLES)))
-    # one variable at a time: temporaries of n values, not n × 4 (peak memory)
+    # one variable at a time: temporaries of n values, not n × 4 (peak memory); the latent is
+    # summed in a fixed order (a matrix product's order and rounding are the BLAS kernel's)
     dur_s, cpu, gpu, mem = (
-        kernels.cdf_ppf(normals @ _CHOL[j], tables[var]) for j, var in enumerate(COPULA_VARIABLES)
+        kernels.cdf_ppf(_latent(normals, _CHOL[j]), tables[var]) for j, var in enumerate(COPULA_VARIABLES)
     )
     del normals
     # the rows the filter must remove: failed, unfinished (Waiting / Running: no end) and short tasks
@@ -231,6 +252,15 @@ def generate_day(params: SyntheticParams, day: int, origin_s: int, profile: np.n
         "plan_gpu": plan_gpu,
         "gpu_type": gpu_type,
     }
+
+
+def _latent(normals: np.ndarray, row: tuple[float, ...]) -> np.ndarray:
+    """``normals @ row``, left to right in separate IEEE operations: the same bits on every machine."""
+    out = normals[:, 0] * row[0]
+    for k in range(1, len(row)):
+        if row[k] != 0.0:
+            out = out + normals[:, k] * row[k]
+    return out
 
 
 def _concat_days(days: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:

@@ -118,9 +118,7 @@ def test_neighbouring_weather_years_tile_without_overlap(shared_data):
 
 def test_wetbulb_stull_reference_point_and_bounds(shared_data):
     # Stull (2011): T = 20 °C, RH = 50 % gives Tw = 13.7 °C
-    out = pl.DataFrame({"t": [20.0, 30.0, -5.0], "rh": [50.0, 100.0, 5.0]}).select(
-        stull_wetbulb(pl.col("t"), pl.col("rh")).alias("tw")
-    )["tw"]
+    out = stull_wetbulb([20.0, 30.0, -5.0], [50.0, 100.0, 5.0])
     assert out[0] == pytest.approx(13.7, abs=0.05)
     assert out[1] <= 30.0 and out[1] == pytest.approx(30.0, abs=0.3)
     assert out[2] < -5.0
