@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from gridshift.atomic import atomic_write_bytes
-from gridshift.errors import GridshiftError
+from gridshift.errors import GridshiftError, storage_cause
 from gridshift.limits import Limit
 
 SCHEMES = ("file", "s3")
@@ -128,8 +128,8 @@ def write_bytes(url: str, data: bytes) -> None:
     if fs is None:
         try:
             atomic_write_bytes(Path(path), data)
-        except OSError as err:
-            raise ObjectStoreError(f"cannot write {loc.url}: {err}") from err
+        except OSError as err:  # (a full disk in words: the atomic write left nothing behind)
+            raise ObjectStoreError(f"cannot write {loc.url}: {storage_cause(err) or err}") from err
         return
     try:
         with fs.open_output_stream(path) as out:  # the object appears when the stream closes

@@ -139,19 +139,25 @@ def summary_table(cmp) -> Table:
 
 def _store(h, results: str | None):
     """Where runs are stored and reused: the home's warehouse (indexing ``results``), else ``results`` alone."""
+    from gridshift.errors import StorageError
     from gridshift.objectstore import StoreURLError
 
     try:
         if h is not None:
             from warehouse.benchmark_store import WarehouseRunStore
+            from warehouse.ingest import writable_home
 
-            return WarehouseRunStore.for_home(h, results_url=results)
+            # a home that cannot take the index is refused up front, by name (not in the lock's flock)
+            return WarehouseRunStore.for_home(writable_home(h), results_url=results)
         if results is not None:
             from gridshift.results import ResultStore
 
             return ResultStore(results)
     except StoreURLError as err:
         raise typer.BadParameter(str(err), param_hint="--results") from err
+    except StorageError as err:  # a read-only or full home: named, nothing written
+        Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
+        raise typer.Exit(2) from err
     return None
 
 
@@ -201,7 +207,7 @@ def compare(
     """Run every policy x seed on one bundle, print the summary, write outputs, store the runs.
 
     Runs are stored in the home's warehouse (objects under --results) and reused by later calls."""
-    from gridshift.errors import GridshiftError
+    from gridshift.errors import GridshiftError, StorageError, storage_error
     from sim_core.bench.report import assumptions_line, write_outputs
     from sim_core.bench.sweep import compare as run_compare
 
@@ -228,9 +234,15 @@ def compare(
                           forecast_issue_every_min=forecast_issue_every_min, optimum=optimum, executor=client,
                           **data_options(locality, locality_retention_days, transfer_kwh_per_gb),
                           results_url=store.results.url if hasattr(store, "results") else getattr(store, "url", None))
-    except GridshiftError as err:  # a missing or changed result object, an unreachable store...
+    except GridshiftError as err:  # a missing, changed or refused result object, an unreachable store...
         Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
         raise typer.Exit(1) from err
+    except OSError as err:  # the disk filled while a run was stored: named (its writes are atomic)
+        shown = storage_error(err, h.root if h is not None else None)
+        if shown is None:
+            raise
+        Console(stderr=True).print(f"[red]error:[/red] {shown}", markup=True, highlight=False)
+        raise typer.Exit(2) from err
     except ValueError as err:  # a window outside the bundle, a start off the step grid...
         raise typer.BadParameter(str(err)) from err
     finally:
@@ -242,5 +254,10 @@ def compare(
         f"no warehouse, objects under {store.url}" if store is not None else "no warehouse")
     console.print(f"{len(cmp.computed)} run(s) simulated, {len(cmp.reused)} reused ({where})")
     if out is not None:
-        write_outputs(cmp, out, figures=not no_figures)
+        try:
+            write_outputs(cmp, out, figures=not no_figures)
+        except OSError as err:  # a full disk, a read-only --out: named (the runs are stored; rerun to write)
+            shown = storage_error(err) or StorageError(f"cannot write {out}: {err.strerror or err}")
+            Console(stderr=True).print(f"[red]error:[/red] {shown}", markup=True, highlight=False)
+            raise typer.Exit(2) from err
         console.print(f"wrote {out}")
