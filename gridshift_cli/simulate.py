@@ -200,6 +200,9 @@ def compare(
     results: Annotated[str | None, typer.Option(
         help="where each run's Parquet object goes: a folder or s3://bucket/prefix (default <home>/results; S3 "
              "credentials from AWS_* environment variables)")] = None,
+    verify_reuse: Annotated[int, typer.Option(
+        "--verify-reuse", min=0, help="simulate again N of the reused runs and refuse the sweep unless each equals its "
+                                      "stored object bit for bit (docs/distributed.md, Trust)")] = 0,
     scheduler: Annotated[str | None, typer.Option(
         help="run the simulations on this Dask scheduler (tcp://host:8786); workers need the bundle at the same "
              "path and the --results URL (docs/distributed.md)")] = None,
@@ -209,6 +212,7 @@ def compare(
     Runs are stored in the home's warehouse (objects under --results) and reused by later calls."""
     from gridshift.errors import GridshiftError, StorageError, storage_error
     from sim_core.bench.report import assumptions_line, write_outputs
+    from sim_core.bench.sweep import ReuseMismatchError
     from sim_core.bench.sweep import compare as run_compare
 
     pols = _parse_policies(policies)
@@ -232,9 +236,10 @@ def compare(
                           on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
                           forecast=forecast, forecast_horizon_h=forecast_horizon_h,
                           forecast_issue_every_min=forecast_issue_every_min, optimum=optimum, executor=client,
+                          verify_reuse=verify_reuse,
                           **data_options(locality, locality_retention_days, transfer_kwh_per_gb),
                           results_url=store.results.url if hasattr(store, "results") else getattr(store, "url", None))
-    except GridshiftError as err:  # a missing, changed or refused result object, an unreachable store...
+    except (GridshiftError, ReuseMismatchError) as err:  # a missing, changed or refused result object...
         Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
         raise typer.Exit(1) from err
     except OSError as err:  # the disk filled while a run was stored: named (its writes are atomic)

@@ -153,3 +153,17 @@ def test_a_full_disk_while_a_run_is_stored_is_named_and_a_rerun_succeeds(bundle,
         again = _compare(bundle, home)
         assert again.exit_code == 0, again.output
         assert _indexed(home) == 2
+
+
+def test_verify_reuse_catches_a_rewrite_within_the_contract(bundle, shared, tmp_path):
+    """A figure rewritten within its range and identities passes the contract; re-simulating it does not."""
+    url, obj = shared
+    ok = _compare(bundle, tmp_path / "b", "--results", url, "--verify-reuse", "1")
+    assert ok.exit_code == 0 and "0 run(s) simulated, 1 reused" in ok.output, ok.output
+    wait = pq.read_table(obj).column("mean_wait_s")[0].as_py()
+    _rewrite_metric(obj, "mean_wait_s", wait + 1.0)
+    assert _compare(bundle, tmp_path / "c", "--results", url).exit_code == 0  # within the contract: trusted
+    res = _compare(bundle, tmp_path / "d", "--results", url, "--verify-reuse", "1")
+    assert res.exit_code == 1, res.output
+    text = " ".join(res.output.split())
+    assert f"reused run local_only seed 0 at {obj} differs from a new simulation: mean_wait_s is" in text, text
