@@ -2,8 +2,9 @@
 
 A fresh home has no sha256 of its own for an object under a shared URL: a tampered one (carbon rewritten to
 -1,000,000 kg) or a huge one is refused by name (its URL) and never enters a table (the home's index, runs.parquet).
-A read-only home and a full disk are named, not a traceback, and a rerun once the space is back succeeds.
-A read-only home and a full disk are a tmpfs of their own (mounting one needs root; else those tests skip).
+A read-only home (``compare``, ``ui``) and a full disk (``--out``, the results) are named, not a traceback, and a
+rerun once the space is back succeeds; each is a tmpfs of its own (mounting one needs root; else those tests skip:
+root writes through a chmod).
 """
 
 from __future__ import annotations
@@ -167,3 +168,17 @@ def test_verify_reuse_catches_a_rewrite_within_the_contract(bundle, shared, tmp_
     assert res.exit_code == 1, res.output
     text = " ".join(res.output.split())
     assert f"reused run local_only seed 0 at {obj} differs from a new simulation: mean_wait_s is" in text, text
+
+
+def test_ui_on_a_read_only_home_is_named(tmp_path):
+    with _small_fs(tmp_path / "fs", 1024) as fs:
+        home = fs / "home"
+        Home(home).ensure()
+        subprocess.run(["mount", "-o", "remount,ro", str(fs)], check=True)
+        try:
+            res = CliRunner().invoke(make_app(), ["ui", "--home", str(home)], env=ENV)
+        finally:
+            subprocess.run(["mount", "-o", "remount,rw", str(fs)], check=True)
+    assert res.exit_code == 2, res.output
+    assert f"cannot write to the gridshift home {home}: read-only file system" in " ".join(res.output.split())
+    assert "Traceback" not in res.output and "a bug in gridshift" not in res.output
