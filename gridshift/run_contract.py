@@ -98,7 +98,8 @@ def check_metrics(metrics: Mapping[str, float], *, file: str) -> None:
     """Refuse metrics outside the contract (an unknown name, a value outside its range, a broken identity),
     naming ``file`` (the object's URL), the metric and its value."""
     def bad(name: str, why: str) -> DataError:
-        return DataError(f"result object's metric {name} {why}", file=file, column=name, rows=[0], values=[metrics[name]])
+        return DataError(f"result object's metric {name} {why}", file=file, column=name, rows=[0],
+                         values=[metrics[name]])
 
     for name, v in metrics.items():
         b = METRIC_BOUNDS.get(name)

@@ -184,10 +184,12 @@ def compare(
 
     ``executor`` + ``results_url``: simulate the missing runs on a distributed engine (module docstring);
     the scenario must have been loaded from a bundle directory every worker can read at the same path. Runs are
-    indexed in ``store`` as they finish; ``verify_reuse=N`` simulates again N of the reused runs (a sample drawn
-    with the options hash as seed) and refuses the sweep (:class:`ReuseMismatchError`) unless each equals its stored
-    metrics and series bit for bit (docs/distributed.md, "Trust"). When the engine has had no worker for ``worker_wait_s`` seconds with runs
+    indexed in ``store`` as they finish; when the engine has had no worker for ``worker_wait_s`` seconds with runs
     unfinished, the sweep fails with :class:`WorkersLostError` (Dask would wait for a worker forever).
+
+    ``verify_reuse=N`` simulates again N of the reused runs (a sample drawn with the options hash as seed) and
+    refuses the sweep (:class:`ReuseMismatchError`) unless each equals its stored metrics and series bit for bit
+    (docs/distributed.md, "Trust").
     """
     import sim_core
 

@@ -308,7 +308,8 @@ def _check_max_tasks(max_tasks, single_action: bool) -> int | None:
     if max_tasks is None:
         return None
     if isinstance(max_tasks, bool) or not isinstance(max_tasks, int | np.integer) or not 1 <= max_tasks <= MAX_TASKS:
-        raise ValueError(f"max_tasks must be None or an integer in 1..{MAX_TASKS:,} ({MAX_TASKS_WHY}), got {max_tasks!r}")
+        raise ValueError(f"max_tasks must be None or an integer in 1..{MAX_TASKS:,} ({MAX_TASKS_WHY}), "
+                         f"got {max_tasks!r}")
     if single_action:
         raise ValueError("max_tasks pads the multi-action mode's per-task actions: pass single_action=False")
     return int(max_tasks)

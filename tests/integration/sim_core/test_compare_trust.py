@@ -9,9 +9,7 @@ root writes through a chmod).
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 import subprocess
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from typer.testing import CliRunner
 from gridshift.home import Home
 from gridshift_cli import make_app
 from sim_core.testing import tiny_bundle
+from tests.integration.scenario_builder.test_cli_storage_errors import _fill, _small_fs
 from warehouse.db import read_table
 
 ENV = {"COLUMNS": "400", "NO_COLOR": "1"}
@@ -92,27 +91,6 @@ def test_a_huge_object_is_refused_by_name_before_it_is_read(bundle, shared, tmp_
     assert _indexed(tmp_path / "b") == 0
 
 
-@contextlib.contextmanager
-def _small_fs(path: Path, size_kb: int):
-    path.mkdir(parents=True)
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", str(path)],
-                          capture_output=True, check=False)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here ({made.stderr.decode().strip()})")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", str(path)], check=True)
-
-
-def _fill(fs: Path, leave_kb: int) -> Path:
-    st = os.statvfs(fs)
-    filler = fs / "filler"
-    with open(filler, "wb") as fh:
-        fh.write(b"\0" * max(0, st.f_bavail * st.f_frsize - leave_kb * 1024))
-    return filler
-
-
 def test_compare_into_a_read_only_home_is_named(bundle, tmp_path):
     with _small_fs(tmp_path / "fs", 16 * 1024) as fs:
         home = fs / "home"
@@ -130,8 +108,8 @@ def test_compare_into_a_read_only_home_is_named(bundle, tmp_path):
 
 def test_compare_out_on_a_full_disk_is_named_and_a_rerun_writes_it(bundle, tmp_path):
     with _small_fs(tmp_path / "fs", 2 * 1024) as fs:
-        filler = _fill(fs, leave_kb=0)
-        out = fs / "out"
+        _fill(fs, leave_kb=0)
+        filler, out = fs / "filler", fs / "out"
         res = _compare(bundle, tmp_path / "home", "--out", out)
         assert res.exit_code == 2, res.output
         assert "the disk is full" in res.output and "Traceback" not in res.output, res.output
@@ -146,7 +124,8 @@ def test_a_full_disk_while_a_run_is_stored_is_named_and_a_rerun_succeeds(bundle,
     with _small_fs(tmp_path / "fs", 16 * 1024) as fs:
         home = fs / "home"
         assert _compare(bundle, home, "--policies", "local_only", "--seeds", "1").exit_code == 0  # the home exists
-        filler = _fill(fs, leave_kb=0)
+        _fill(fs, leave_kb=0)
+        filler = fs / "filler"
         res = _compare(bundle, home)
         assert res.exit_code in (1, 2), res.output
         assert "the disk is full" in res.output and "Traceback" not in res.output, res.output

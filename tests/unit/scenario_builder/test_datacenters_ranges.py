@@ -39,7 +39,8 @@ def test_csv_override_outside_the_range(tmp_path):
 
 @pytest.mark.parametrize(("rows", "column", "match"), [
     # exported, then refused by the bundle's own verify (total_cores outside (0, 1e+09])
-    ([{"location": "DE-LU", "total_cores": 1e300}], "total_cores", "total_cores = 1e+300 is outside its range (0, 1e+09]"),
+    ([{"location": "DE-LU", "total_cores": 1e300}], "total_cores",
+     "total_cores = 1e+300 is outside its range (0, 1e+09]"),
     ([{"location": "DE-LU", "total_gpus": -1}], "total_gpus", "outside its range [0, 1e+08]"),
     ([{"location": "DE-LU", "population_weight": "heavy"}], "population_weight", "must be a number"),
     # the last row silently won
