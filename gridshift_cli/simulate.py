@@ -242,7 +242,9 @@ def compare(
     except (GridshiftError, ReuseMismatchError) as err:  # a missing, changed or refused result object...
         Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
         raise typer.Exit(1) from err
-    except OSError as err:  # the disk filled while a run was stored: named (its writes are atomic)
+    except Exception as err:  # noqa: BLE001 - the disk filled while a run was stored (the object's write, or
+        # DuckDB's index write, whose IOException is no OSError): named; the object's write is atomic, the index's one
+        # transaction, so a rerun with space reuses what was published
         shown = storage_error(err, h.root if h is not None else None)
         if shown is None:
             raise

@@ -161,3 +161,24 @@ def test_ui_on_a_read_only_home_is_named(tmp_path):
     assert res.exit_code == 2, res.output
     assert f"cannot write to the gridshift home {home}: read-only file system" in " ".join(res.output.split())
     assert "Traceback" not in res.output and "a bug in gridshift" not in res.output
+
+
+def test_a_full_disk_in_the_index_write_is_named_and_a_rerun_reuses_the_object(bundle, tmp_path, monkeypatch):
+    """DuckDB's own error for a full disk (an IOException, no OSError) while the run's index rows are written."""
+    import duckdb
+
+    import warehouse.benchmark_store as bs
+
+    def full(*_a, **_k):
+        raise duckdb.IOException("IO Error: Could not write file \"warehouse.duckdb.wal\": No space left on device")
+
+    home = tmp_path / "home"
+    with monkeypatch.context() as m:
+        m.setattr(bs, "write", full)
+        res = _compare(bundle, home)
+    assert res.exit_code == 2, res.output
+    assert f"cannot write to the gridshift home {home}: the disk is full" in " ".join(res.output.split()), res.output
+    assert _indexed(home) == 0
+    again = _compare(bundle, home)
+    assert again.exit_code == 0 and "0 run(s) simulated, 1 reused" in again.output, again.output
+    assert _indexed(home) == 1
