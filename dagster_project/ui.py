@@ -20,6 +20,7 @@ from dagster_project.plan import mirror_years
 from dagster_project.resources import GridshiftResource
 from dagster_project.runner import open_instance, prepare_instance
 from gridshift.home import Home
+from warehouse.ingest import writable_home
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,7 +29,7 @@ def launch(home: Path | None, dg_args: list[str], mirror: Path | None = None) ->
     """Replace this process with ``dg dev *dg_args`` on ``home``'s instance (``None``: ``$GRIDSHIFT_HOME``,
     else ``./.gridshift``); ``mirror``, if given, becomes the home's configured mirror, which the UI's runs read
     (``$GRIDSHIFT_MIRROR`` still overrides it)."""
-    h = Home.resolve(home).ensure()
+    h = writable_home(Home.resolve(home))  # the instance writes there: a read-only home is refused by name first
     prepare_instance(h)  # creates or updates <home>/dagster/dagster.yaml
     os.environ["DAGSTER_HOME"] = str(h.dagster_dir)
     os.environ["GRIDSHIFT_HOME"] = str(h.root)

@@ -90,3 +90,8 @@ class BundleLimits:
 
 
 BUNDLE = BundleLimits()
+
+#: Largest run object read from a results URL (``gridshift.results``), checked on its size before it is read.
+RESULT_OBJECT_BYTES = Limit(1 * GiB, "bytes", "a year of the largest bundle (256 datacenters x 35,136 steps) is "
+                                              "9.0 M series rows of 13 values: 0.9 GB even uncompressed; a "
+                                              "week of 3 sites is ~0.3 MB")

@@ -29,7 +29,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from gridshift.atomic import atomic_write_bytes
-from gridshift.errors import GridshiftError
+from gridshift.errors import GridshiftError, storage_cause
+from gridshift.limits import Limit
 
 SCHEMES = ("file", "s3")
 DEFAULT_REGION = "us-east-1"
@@ -127,8 +128,8 @@ def write_bytes(url: str, data: bytes) -> None:
     if fs is None:
         try:
             atomic_write_bytes(Path(path), data)
-        except OSError as err:
-            raise ObjectStoreError(f"cannot write {loc.url}: {err}") from err
+        except OSError as err:  # (a full disk in words: the atomic write left nothing behind)
+            raise ObjectStoreError(f"cannot write {loc.url}: {storage_cause(err) or err}") from err
         return
     try:
         with fs.open_output_stream(path) as out:  # the object appears when the stream closes
@@ -137,14 +138,25 @@ def write_bytes(url: str, data: bytes) -> None:
         raise ObjectStoreError(f"cannot write {loc.url}: {err}") from err
 
 
-def read_bytes(url: str) -> bytes:
-    """The bytes of the object at ``url`` (:class:`ObjectNotFoundError` if there is none)."""
+def read_bytes(url: str, *, limit: Limit | None = None) -> bytes:
+    """The bytes of the object at ``url`` (:class:`ObjectNotFoundError` if there is none). With ``limit``, an
+    object larger than it is refused by name (``DataError``) from its size, before it is read (and a read stops
+    one byte past the limit, should the object grow meanwhile)."""
     fs, path, loc = _fs_path(url)
     try:
         if fs is None:
-            return Path(path).read_bytes()
-        with fs.open_input_stream(path) as src:
-            return src.read()
+            with open(path, "rb") as fh:
+                if limit is not None:
+                    limit.check(os.fstat(fh.fileno()).st_size, file=loc.url, what="the object")
+                data = fh.read() if limit is None else fh.read(limit.limit + 1)
+        else:
+            if limit is not None:
+                limit.check(fs.get_file_info(path).size or 0, file=loc.url, what="the object")
+            with fs.open_input_stream(path) as src:
+                data = src.read() if limit is None else src.read(limit.limit + 1)
+        if limit is not None:
+            limit.check(len(data), file=loc.url, what="the object")
+        return data
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as err:
         raise ObjectNotFoundError(f"no object at {loc.url}") from err
     except (OSError, pa.ArrowException) as err:

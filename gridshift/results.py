@@ -20,6 +20,11 @@ objects alone.
 :class:`ResultStore` is also a ``sim_core.bench.compare`` store on its own (``lookup``, ``series``,
 ``save``): a sweep with results on S3 and no warehouse at all works. No pickle anywhere: an object
 from an untrusted store is parsed as Parquet only, and its sha256 is checked against the index.
+
+Trust (docs/distributed.md, "Trust"): an object is read only up to :data:`gridshift.limits.RESULT_OBJECT_BYTES`,
+and every object read is checked before it is used, whoever wrote it: its labels against each other (the
+options hash is the sha256 of its ``options_json``, the series has ``n_steps`` x ``n_dc`` rows) and its
+metrics against the run contract (:mod:`gridshift.run_contract`). A refusal is a ``DataError`` naming the URL.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ import pyarrow.parquet as pq
 from gridshift import objectstore
 from gridshift.errors import DataError
 from gridshift.hashing import sha256_bytes
+from gridshift.limits import RESULT_OBJECT_BYTES
+from gridshift.run_contract import check_metrics
 
 RESULTS_FORMAT = 2
 METADATA_KEY = b"gridshift.run"
@@ -142,6 +149,28 @@ def _read_table(data: bytes, url: str) -> pa.Table:
     return table
 
 
+def _check_labels(row: dict, series: pl.DataFrame, url: str) -> None:
+    """The labels of one object agree with each other (a run's key is its content's, not a claim)."""
+    def bad(column: str, why: str) -> DataError:
+        return DataError(f"result object's {column} {why}", file=url, column=column, rows=[0], values=[row[column]])
+
+    if sha256_bytes(row["options_json"].encode()) != row["options_sha256"]:
+        raise bad("options_sha256", "is not the sha256 of its options_json (the key does not name these options)")
+    try:
+        options = json.loads(row["options_json"])
+    except ValueError:
+        raise bad("options_json", "is not JSON") from None
+    forecast = options.get("forecast") if isinstance(options, dict) else None
+    if row["forecast"] != (None if forecast is None else str(forecast)):
+        raise bad("forecast", f"is not the forecast of its options_json ({forecast!r})")
+    for c in ("n_steps", "n_dc"):
+        if not 1 <= row[c] <= RESULT_OBJECT_BYTES.limit:
+            raise bad(c, "is not a positive count")
+    if series.height != row["n_steps"] * row["n_dc"]:
+        raise DataError(f"result object's series has {series.height} rows, not n_steps x n_dc = "
+                        f"{row['n_steps']} x {row['n_dc']}", file=url, column="series")
+
+
 def decode_run(data: bytes, url: str, *, sha256: str | None = None) -> StoredRun:
     """Parse a run object; ``sha256`` (from the index) must match when given. Errors name the URL."""
     digest = sha256_bytes(data)
@@ -164,13 +193,21 @@ def decode_run(data: bytes, url: str, *, sha256: str | None = None) -> StoredRun
         raise DataError("result object's series is not a list of structs", file=url, column="series")
     series = pl.from_arrow(pa.Table.from_struct_array(structs))
     assert isinstance(series, pl.DataFrame)
+    _check_labels(row, series, url)
+    check_metrics(metrics, file=url)
     return StoredRun(_key([row[c] for c in RUN_KEY]), row["options_json"], metrics, series, int(row["n_steps"]),
                      int(row["n_dc"]), RunRef(url, digest, len(data)))
 
 
+def read_object(url: str) -> bytes:
+    """The bytes of the run object at ``url``, refused by name above :data:`~gridshift.limits.RESULT_OBJECT_BYTES`."""
+    return objectstore.read_bytes(url, limit=RESULT_OBJECT_BYTES)
+
+
 def read_run(url: str, *, sha256: str | None = None) -> StoredRun:
-    """Read the run object at ``url`` (``ObjectNotFoundError`` if missing; ``DataError`` if its hash differs)."""
-    return decode_run(objectstore.read_bytes(url), url, sha256=sha256)
+    """Read the run object at ``url`` (``ObjectNotFoundError`` if missing; ``DataError`` if its hash differs,
+    it is too large, or it breaks the contract)."""
+    return decode_run(read_object(url), url, sha256=sha256)
 
 
 class ResultStore:
@@ -247,4 +284,4 @@ class ResultStore:
 
 
 __all__ = ["LABELS", "METADATA_KEY", "PARTITIONS", "RESULTS_FORMAT", "ResultStore", "RunRef", "StoredRun",
-           "decode_run", "encode_run", "read_run", "run_relpath"]
+           "decode_run", "encode_run", "read_object", "read_run", "run_relpath"]

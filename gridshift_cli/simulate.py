@@ -139,19 +139,25 @@ def summary_table(cmp) -> Table:
 
 def _store(h, results: str | None):
     """Where runs are stored and reused: the home's warehouse (indexing ``results``), else ``results`` alone."""
+    from gridshift.errors import StorageError
     from gridshift.objectstore import StoreURLError
 
     try:
         if h is not None:
             from warehouse.benchmark_store import WarehouseRunStore
+            from warehouse.ingest import writable_home
 
-            return WarehouseRunStore.for_home(h, results_url=results)
+            # a home that cannot take the index is refused up front, by name (not in the lock's flock)
+            return WarehouseRunStore.for_home(writable_home(h), results_url=results)
         if results is not None:
             from gridshift.results import ResultStore
 
             return ResultStore(results)
     except StoreURLError as err:
         raise typer.BadParameter(str(err), param_hint="--results") from err
+    except StorageError as err:  # a read-only or full home: named, nothing written
+        Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
+        raise typer.Exit(2) from err
     return None
 
 
@@ -194,6 +200,9 @@ def compare(
     results: Annotated[str | None, typer.Option(
         help="where each run's Parquet object goes: a folder or s3://bucket/prefix (default <home>/results; S3 "
              "credentials from AWS_* environment variables)")] = None,
+    verify_reuse: Annotated[int, typer.Option(
+        "--verify-reuse", min=0, help="simulate again N of the reused runs and refuse the sweep unless each equals its "
+                                      "stored object bit for bit (docs/distributed.md, Trust)")] = 0,
     scheduler: Annotated[str | None, typer.Option(
         help="run the simulations on this Dask scheduler (tcp://host:8786); workers need the bundle at the same "
              "path and the --results URL (docs/distributed.md)")] = None,
@@ -201,8 +210,9 @@ def compare(
     """Run every policy x seed on one bundle, print the summary, write outputs, store the runs.
 
     Runs are stored in the home's warehouse (objects under --results) and reused by later calls."""
-    from gridshift.errors import GridshiftError
+    from gridshift.errors import GridshiftError, StorageError, storage_error
     from sim_core.bench.report import assumptions_line, write_outputs
+    from sim_core.bench.sweep import ReuseMismatchError
     from sim_core.bench.sweep import compare as run_compare
 
     pols = _parse_policies(policies)
@@ -226,11 +236,20 @@ def compare(
                           on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
                           forecast=forecast, forecast_horizon_h=forecast_horizon_h,
                           forecast_issue_every_min=forecast_issue_every_min, optimum=optimum, executor=client,
+                          verify_reuse=verify_reuse,
                           **data_options(locality, locality_retention_days, transfer_kwh_per_gb),
                           results_url=store.results.url if hasattr(store, "results") else getattr(store, "url", None))
-    except GridshiftError as err:  # a missing or changed result object, an unreachable store...
+    except (GridshiftError, ReuseMismatchError) as err:  # a missing, changed or refused result object...
         Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
         raise typer.Exit(1) from err
+    except Exception as err:  # noqa: BLE001 - the disk filled while a run was stored (the object's write, or
+        # DuckDB's index write, whose IOException is no OSError): named; the object's write is atomic, the index's one
+        # transaction, so a rerun with space reuses what was published
+        shown = storage_error(err, h.root if h is not None else None)
+        if shown is None:
+            raise
+        Console(stderr=True).print(f"[red]error:[/red] {shown}", markup=True, highlight=False)
+        raise typer.Exit(2) from err
     except ValueError as err:  # a window outside the bundle, a start off the step grid...
         raise typer.BadParameter(str(err)) from err
     finally:
@@ -242,5 +261,10 @@ def compare(
         f"no warehouse, objects under {store.url}" if store is not None else "no warehouse")
     console.print(f"{len(cmp.computed)} run(s) simulated, {len(cmp.reused)} reused ({where})")
     if out is not None:
-        write_outputs(cmp, out, figures=not no_figures)
+        try:
+            write_outputs(cmp, out, figures=not no_figures)
+        except OSError as err:  # a full disk, a read-only --out: named (the runs are stored; rerun to write)
+            shown = storage_error(err) or StorageError(f"cannot write {out}: {err.strerror or err}")
+            Console(stderr=True).print(f"[red]error:[/red] {shown}", markup=True, highlight=False)
+            raise typer.Exit(2) from err
         console.print(f"wrote {out}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from gridshift_cli.common import absolute
+from gridshift_cli.common import absolute, failures
 from gridshift_cli.options import HomeOpt, MirrorOpt
 
 #: ``dg dev``'s own options (``-p 3001``, ``--host ...``) pass through, before or after gridshift's
@@ -19,4 +19,5 @@ def ui(ctx: typer.Context, home: HomeOpt = None, mirror: MirrorOpt = None) -> No
     --mirror."""
     from dagster_project.ui import launch
 
-    launch(absolute(home), list(ctx.args), mirror=absolute(mirror))
+    with failures(ctx, home):  # a read-only or full home: the short error block, not a traceback
+        launch(absolute(home), list(ctx.args), mirror=absolute(mirror))

@@ -351,6 +351,25 @@ def _resample_location(sig: dict[str, pl.DataFrame], code: str, grid: pl.Series,
     }
 
 
+def _plausibility_overrides(con, params: BuildParams) -> dict[tuple[str, str], dict[str, str]]:
+    """(location, signal) -> {year: checks} of every partition the bundle reads (its year and the neighbours its
+    edges may use) that was ingested past a plausibility check with ``--allow-implausible``
+    (``partition_quality.plausibility_overridden``): the bundle's manifest carries that trace."""
+    if not _table_exists(con, "partition_quality"):
+        return {}
+    have = set(query(con, "SELECT column_name FROM information_schema.columns "
+                          "WHERE table_name = 'partition_quality'")["column_name"].to_list())
+    if "plausibility_overridden" not in have:  # a warehouse from before the column: no override recorded
+        return {}
+    rows = query(con, "SELECT location, signal, year, plausibility_overridden FROM partition_quality "
+                      "WHERE plausibility_overridden IS NOT NULL AND year BETWEEN ? AND ? ORDER BY ALL",
+                 [params.year - 1, params.year + 1])
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for loc, sig, year, checks in rows.iter_rows():
+        out.setdefault((loc, sig), {})[str(year)] = checks
+    return out
+
+
 def assemble(params: BuildParams, home: Home) -> Assembled:
     """Read the warehouse and compute every bundle file's bytes (raises GapError on a long gap)."""
     grid = year_grid(params.year)
@@ -367,6 +386,7 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
         net_sha = set(query(con, "SELECT DISTINCT raw_sha256 FROM network_path WHERE provider = ?",
                             [params.provider])["raw_sha256"].to_list())
 
+        overridden = _plausibility_overrides(con, params)
         frames, quality, quality_rows, used = [], {}, [], set(task_sha) | egress_sha | net_sha
         gap_errors = []
         for code in params.regions:
@@ -395,6 +415,8 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
                     "gaps": [{"start": g.start.isoformat(), "end": g.end.isoformat(), "kind": g.kind}
                              for g in r.gaps[:20]],
                 }
+                if (code, kind) in overridden:  # only then: a bundle without overrides keeps its id
+                    q["plausibility_overridden"] = overridden[(code, kind)]
                 quality[code][kind] = q
                 quality_rows.append({"location": code, "signal": kind, **q})
         if gap_errors:

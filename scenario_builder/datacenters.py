@@ -18,8 +18,9 @@ Population weights are relative (the simulator normalises them), so they need no
 ``physics`` is the full :class:`gridshift.dc_params.DatacenterParams` parameter set, defaults
 from that class.
 
-Override file (``--datacenters FILE``), JSON or CSV, validated; locations not in the bundle are
-ignored, unknown locations, unknown keys and bad values are errors:
+Override file (``--datacenters FILE``), JSON or CSV, validated; a location is matched in any letter case
+(``de-lu`` is ``DE-LU``); a location not in the bundle, one given twice, an unknown location, an unknown key
+and a value outside its field's range (``gridshift.fields``: what the bundle's ``verify`` checks) are errors:
 
 * JSON: ``{"datacenters": [{"location": "DE-LU", "total_gpus": 800, "physics": {"condenser": "air"}}]}``
   (a bare list is accepted too). A row with ``"location": "*"`` applies to every location first.
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ from gridshift import clusters, locations
 from gridshift import export_defaults as D
 from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams, physics_column
 from gridshift.errors import DataError, GridshiftError
+from gridshift.fields import FIELDS
 from scenario_builder import sizing
 
 CAPACITY_KEYS = ("total_cores", "total_gpus", "total_mem_gb", "population_weight")
@@ -97,16 +100,18 @@ def build(codes: list[str], spec: str | Path, *, tasks: pl.DataFrame | None = No
     return overridden(codes, Path(spec), physics), {}
 
 
-def _number(v: Any, key: str, file: str, loc: str, *, allow_zero: bool) -> float:
+def _number(v: Any, key: str, file: str, loc: str) -> float:
+    """A capacity value within its field's bound (the range the bundle's ``verify`` checks)."""
     if isinstance(v, bool):
         raise DataError(f"{loc}: {key} must be a number, got {v!r}", file=file, column=key)
     try:
         x = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise DataError(f"{loc}: {key} must be a number, got {v!r}", file=file, column=key) from None
-    if not (x == x and abs(x) != float("inf")) or x < 0 or (x == 0 and not allow_zero):
-        raise DataError(f"{loc}: {key} must be {'>= 0' if allow_zero else '> 0'} and finite, got {v!r}",
-                        file=file, column=key)
+    b = FIELDS[key].bound
+    if not (math.isfinite(x) and b.admits(x)):
+        raise DataError(f"{loc}: {key} = {v!r} is outside its range {b.describe()} ({b.reason})", file=file,
+                        column=key)
     return x
 
 
@@ -160,6 +165,7 @@ def overridden(codes: list[str], override: Path, physics: str = "default") -> li
     file = str(override)
     rows = _rows_from_file(override)
     allowed = {"location", "timezone", "physics", *CAPACITY_KEYS}
+    seen: set[str] = set()
     # "*" rows first, so that per-location rows win
     for row in sorted(rows, key=lambda r: r.get("location") != "*"):
         code = row.get("location")
@@ -170,13 +176,20 @@ def overridden(codes: list[str], override: Path, physics: str = "default") -> li
             raise DataError(f"{code}: unknown key(s) {unknown}; allowed: {sorted(allowed)}", file=file,
                             column=unknown[0])
         if code != "*":
-            locations.get(code)  # unknown or malformed codes are errors (UnknownLocationError)
-        targets = list(entries) if code == "*" else ([code] if code in entries else [])
+            code = locations.get(code).location  # unknown or malformed codes are errors; any letter case
+            if code not in entries:
+                raise DataError(f"{row['location']}: not a location of this bundle ({', '.join(codes)}); an override "
+                                "for it would be ignored", file=file, column="location", values=[row["location"]])
+        if code in seen:
+            raise DataError(f"{code}: given twice (one row per location; the second would silently win)", file=file,
+                            column="location", values=[row["location"]])
+        seen.add(code)
+        targets = list(entries) if code == "*" else [code]
         for t in targets:
             e = entries[t]
             for k in CAPACITY_KEYS:
                 if k in row:
-                    e[k] = _number(row[k], k, file, t, allow_zero=k == "total_gpus")
+                    e[k] = _number(row[k], k, file, t)
             if "timezone" in row:
                 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
                 try:

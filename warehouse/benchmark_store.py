@@ -35,7 +35,7 @@ import polars as pl
 from gridshift import objectstore
 from gridshift.errors import DataError
 from gridshift.home import Home
-from gridshift.results import ResultStore, RunRef, StoredRun, decode_run
+from gridshift.results import ResultStore, RunRef, StoredRun, decode_run, read_object
 from warehouse.db import exclusive, open_read, open_write, query, read_connection
 from warehouse.ddl import create_table_sql
 from warehouse.load import drop_stale_layout, validate, write
@@ -132,7 +132,7 @@ class WarehouseRunStore:
                     found.append((run, run.ref))
                     out[k] = run.metrics
                 continue
-            data = objectstore.read_bytes(ref.url)
+            data = read_object(ref.url)
             out[k] = self._check(t, decode_run(data, ref.url, sha256=ref.sha256)).metrics
             here = self.results.url_for(t)
             if ref.url != here and not objectstore.exists(here):

@@ -42,6 +42,7 @@ from gridshift.bundle.format import (
     is_number,
     parse_json,
 )
+from gridshift.bundle.manifest_params import check_counts, check_manifest_params
 from gridshift.bundle.size import check_bundle_sizes
 from gridshift.dc_params import DatacenterParams, physics_column
 from gridshift.fields import FIELDS
@@ -149,6 +150,8 @@ def _fresh(a: np.ndarray, dtype) -> np.ndarray:
 def read_header(manifest: dict[str, Any], file: str) -> Header:
     def bad(key: str, why: str) -> BundleError:
         return BundleError(f"{key!r} {why}", file=file, column=key, rows=[0], values=[manifest.get(key)])
+
+    check_manifest_params(manifest, file)
 
     year, step_s, n_steps = manifest.get("year"), manifest.get("step_s"), manifest.get("n_steps")
     if not is_int(year) or not 1900 <= year <= 2200:
@@ -428,7 +431,7 @@ def read_content(root: Path, manifest: dict[str, Any]) -> BundleContent:
     root = Path(root)
     header = read_header(manifest, str(root / MANIFEST))
     check_bundle_sizes(root, header.n_dc, header.n_steps)
-    return BundleContent(
-        root=root, manifest=manifest, header=header, datacenters=read_datacenters(root, header),
-        signals=read_signals(root, header), tasks=read_tasks(root, header), network=read_network(root, header),
-    )
+    datacenters, signals, tasks = read_datacenters(root, header), read_signals(root, header), read_tasks(root, header)
+    check_counts(manifest, tasks, str(root / MANIFEST))
+    return BundleContent(root=root, manifest=manifest, header=header, datacenters=datacenters, signals=signals,
+                         tasks=tasks, network=read_network(root, header))

@@ -169,6 +169,7 @@ def compare(
     executor: Any = None,
     results_url: str | None = None,
     worker_wait_s: float = 60.0,
+    verify_reuse: int = 0,
     **options,
 ) -> Comparison:
     """Run every policy × seed on one scenario (loaded once) and summarize.
@@ -185,6 +186,10 @@ def compare(
     the scenario must have been loaded from a bundle directory every worker can read at the same path. Runs are
     indexed in ``store`` as they finish; when the engine has had no worker for ``worker_wait_s`` seconds with runs
     unfinished, the sweep fails with :class:`WorkersLostError` (Dask would wait for a worker forever).
+
+    ``verify_reuse=N`` simulates again N of the reused runs (a sample drawn with the options hash as seed) and
+    refuses the sweep (:class:`ReuseMismatchError`) unless each equals its stored metrics and series bit for bit
+    (docs/distributed.md, "Trust").
     """
     import sim_core
 
@@ -205,6 +210,8 @@ def compare(
         stored = {k: v for k, v in found.items() if all(m in v for m in METRIC_NAMES)}
     if missing == "skip":
         keys = [k for k in keys if k in stored]
+    if verify_reuse:
+        _verify_reuse(sc, [k for k in keys if k in stored], stored, store, opts, verify_reuse, osha)
     rows, computed, reused = [], [], []
     fresh_series: dict[RunKey, pl.DataFrame] = {}
     remote: dict[RunKey, Any] = {}
@@ -255,6 +262,35 @@ def compare(
                       gridshift_version=version, runs=runs, summary=summarize(runs), series=series,
                       computed=computed, reused=reused, scenario=sc, gap=gap, bounds=bounds)
 
+
+
+class ReuseMismatchError(RuntimeError):
+    """A reused run simulated again differs from its stored object (``compare(verify_reuse=N)``)."""
+
+
+def _verify_reuse(sc: Scenario, reused: list[RunKey], stored: dict, store, opts: dict[str, Any], n: int,
+                  osha: str) -> None:
+    """Simulate ``n`` of the ``reused`` runs again (a sample seeded by the options hash: the same sweep checks the
+    same runs) and compare metrics (float bits, NaN included) and series with the stored ones."""
+    import random
+
+    import sim_core
+
+    if n < 0:
+        raise RunOptionsError(f"verify_reuse must be >= 0, got {n}")
+    for k in random.Random(osha).sample(reused, min(n, len(reused))):
+        rec = execute(sc, k, opts, run_fn=sim_core.run)[0]
+        want = stored[k]
+        where = getattr(store, "url_for", None) or getattr(getattr(store, "results", None), "url_for", None)
+        url = where(k) if where is not None else "the store"
+        bad = [m for m in METRIC_NAMES if np.float64(rec.metrics[m]).tobytes() != np.float64(want[m]).tobytes()]
+        if bad:
+            raise ReuseMismatchError(f"reused run {k.policy} seed {k.seed} at {url} differs from a new simulation: "
+                                     f"{bad[0]} is {want[bad[0]]!r} stored, {rec.metrics[bad[0]]!r} simulated")
+        series = store.series(k)
+        if series is None or not series.equals(rec.series):
+            raise ReuseMismatchError(f"reused run {k.policy} seed {k.seed} at {url}: its series differs from a "
+                                     "new simulation")
 
 
 def _run_remote(executor, sc: Scenario, keys: list[RunKey], opts: dict[str, Any], results_url: str | None,

@@ -297,12 +297,19 @@ class _ListSequence(spaces.Sequence):
         return super().contains(x)
 
 
+#: The most slots of the padded multi-action mode: the observation is (slots x features) float32, ~3,600 features
+#: at 256 sites, so 65,536 slots are ~0.9 GB; a step of a year at load 1 has ~40 pending tasks.
+MAX_TASKS = 65_536
+MAX_TASKS_WHY = "a step at load 1 has ~40 pending tasks; the padded observation is slots x features float32"
+
+
 def _check_max_tasks(max_tasks, single_action: bool) -> int | None:
     """``max_tasks`` (the padded multi-action mode's slot count): None or a positive int, multi-action only."""
     if max_tasks is None:
         return None
-    if isinstance(max_tasks, bool) or not isinstance(max_tasks, int | np.integer) or max_tasks < 1:
-        raise ValueError(f"max_tasks must be None or a positive integer, got {max_tasks!r}")
+    if isinstance(max_tasks, bool) or not isinstance(max_tasks, int | np.integer) or not 1 <= max_tasks <= MAX_TASKS:
+        raise ValueError(f"max_tasks must be None or an integer in 1..{MAX_TASKS:,} ({MAX_TASKS_WHY}), "
+                         f"got {max_tasks!r}")
     if single_action:
         raise ValueError("max_tasks pads the multi-action mode's per-task actions: pass single_action=False")
     return int(max_tasks)

@@ -40,6 +40,8 @@ system utility (tested). ``infos[agent]["utility_terms"]`` holds the agent's ter
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
@@ -132,8 +134,14 @@ class SiteSchedulingParallelEnv(ParallelEnv):
     # -------------------------------------------------------------- API
     def reset(self, seed: int | None = None, options: dict | None = None):
         """Start an episode (``seed`` as for :class:`TaskSchedulingEnv`). ``options``: its window keys
-        (``start``/``days``/``steps``) change the window; other keys are ignored (PettingZoo's API test
-        requires any options dict to be accepted)."""
+        (``start``/``days``/``steps``) change the window; any other key is ignored with a warning naming it
+        (PettingZoo's API test passes an options dict of its own, so it cannot be refused; nor is it silent)."""
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a dict or None, got {type(options).__name__}")
+        ignored = sorted(str(k) for k in (options or {}) if k not in ("start", "days", "steps"))
+        if ignored:
+            warnings.warn(f"reset options {ignored} are not options of this environment and are ignored "
+                          "(it takes start, days, steps)", UserWarning, stacklevel=2)
         window = {k: v for k, v in (options or {}).items() if k in ("start", "days", "steps")}
         self.env.reset(seed=seed, options=window or None)
         self.agents = list(self.possible_agents)

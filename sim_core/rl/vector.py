@@ -64,6 +64,9 @@ from ..simulator import arg_key
 from .env import TaskSchedulingEnv, observe_single
 from .reward import Reward, get_component
 
+#: The most environments of one vector (each holds its own run state; 4,096 is 100x a large machine's cores).
+MAX_ENVS = 4096
+
 #: what the jitted step reads and writes of one environment (the arrays of its Simulator and env)
 Slot = namedtuple("Slot", [
     "T", "S", "C", "info", "acts",  # engine
@@ -344,8 +347,9 @@ class TaskSchedulingVectorEnv(VectorEnv):
     def __init__(self, bundle, num_envs: int, reward=None, allow_defer: bool = True, seed: int = 0,
                  windows: Sequence[dict] | None = None, start=None, days=None, steps=None,
                  parallel: bool = False, **sim_options):
-        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or num_envs < 1:
-            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int | np.integer) or not 1 <= num_envs <= MAX_ENVS:
+            raise ValueError(f"num_envs must be an integer in 1..{MAX_ENVS:,} (each environment holds its own run "
+                             f"state; 4,096 is 100x a large machine's cores), got {num_envs!r}")
         if sim_options.pop("single_action", True) is not True:
             raise ValueError("TaskSchedulingVectorEnv is single-action only (one action per environment and step); "
                              "use TaskSchedulingEnv for per-task actions")

@@ -29,8 +29,7 @@ def test_override_json_and_csv(tmp_path):
     j = tmp_path / "dc.json"
     j.write_text(json.dumps({"datacenters": [
         {"location": "*", "physics": {"condenser": "air"}},
-        {"location": "SG", "total_gpus": 2000, "physics": {"supply_air_c": 20.0}},
-        {"location": "JP-TK", "total_gpus": 5},  # not in this bundle: ignored
+        {"location": "sg", "total_gpus": 2000, "physics": {"supply_air_c": 20.0}},  # any letter case
     ]}))
     out = dcm.overridden(["DE-LU", "SG"], j)
     assert out[1]["total_gpus"] == 2000 and out[1]["physics"]["supply_air_c"] == 20.0

@@ -255,3 +255,23 @@ def test_dagster_asset_builds_the_same_bundle(built, bundle_home, shared_data, t
     assert meta["bundle_id"].value == built.bundle_id
     assert (tmp_path / built.bundle_id / "signals.parquet").read_bytes() == (
         built.path / "signals.parquet").read_bytes()
+
+
+def test_an_allow_implausible_override_is_recorded_in_the_bundle(built, bundle_home, params, tmp_path):
+    """A partition ingested past a plausibility check (--allow-implausible) is named in the bundle's quality;
+    a bundle read from none keeps its manifest (and id) as before."""
+    import duckdb
+
+    from gridshift.home import Home
+
+    manifest = json.loads((built.path / "manifest.json").read_text())
+    assert not any("plausibility_overridden" in q for sig in manifest["quality"].values() for q in sig.values())
+    home = Home.resolve(tmp_path / "home").ensure()
+    shutil.copy(bundle_home.warehouse_path, home.warehouse_path)
+    with duckdb.connect(str(home.warehouse_path)) as con:
+        con.execute("UPDATE partition_quality SET plausibility_overridden = 'mean_carbon_lca' "
+                    "WHERE signal = 'carbon' AND location = 'DE-LU' AND year = ?", [YEAR])
+    quality = bundle_mod.assemble(params, home).manifest["quality"]
+    assert quality["DE-LU"]["carbon"]["plausibility_overridden"] == {str(YEAR): "mean_carbon_lca"}
+    assert [(loc, sig) for loc, qs in quality.items() for sig, q in qs.items() if "plausibility_overridden" in q] == [
+        ("DE-LU", "carbon")]

@@ -1,6 +1,7 @@
 """docs/bundle_format.md lists every declared parameter range exactly as declared (one declaration each:
 gridshift.dc_params.PARAM_RANGES, sim_core.options.OPTION_RANGES, sim_core.rl.reward.TERM_RANGES and
-MASAC_RANGES, and the task bounds of gridshift.bounds the bundle checks). Regenerate a block with
+MASAC_RANGES, the task bounds of gridshift.bounds the bundle checks, and the manifest's parameters,
+gridshift.bundle.manifest_params). Regenerate a block with
 ``gridshift.bounds.markdown_table`` when a declaration changes."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import pytest
 
 from gridshift import bounds
 from gridshift.bundle.format import TASK_FLEX, TASK_RESOURCES
+from gridshift.bundle.manifest_params import ranges as manifest_ranges
 from gridshift.dc_params import PARAM_RANGES
 from sim_core.options import OPTION_RANGES
 from sim_core.rl.reward import MASAC_RANGES, TERM_RANGES
@@ -21,6 +23,7 @@ TASK_COLUMNS = (*TASK_RESOURCES, *(c for c in TASK_FLEX if c in bounds.BOUNDS))
 BLOCKS = {
     "physics": PARAM_RANGES,
     "tasks": {c: bounds.get(c) for c in TASK_COLUMNS},
+    "manifest": manifest_ranges(),
     "options": OPTION_RANGES,
     "reward": {**TERM_RANGES, **MASAC_RANGES},
 }

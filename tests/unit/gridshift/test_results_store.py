@@ -16,13 +16,15 @@ from gridshift.objectstore import ObjectNotFoundError, ObjectStoreError, StoreUR
 from gridshift.results import ResultStore, decode_run, encode_run, run_relpath
 from tests.loopback import bucket_keys, loopback_only, make_bucket, s3_server
 
-KEY = ("0123456789abcdef", "lowest_carbon", 3, "0.1.0", "a" * 64)
+OPTIONS_JSON = '{"days":null,"forecast":"calibrated","start_step":0,"steps":2}'
+#: a run's key names its options by their sha256 (an object whose options_sha256 is not that is refused)
+KEY = ("0123456789abcdef", "lowest_carbon", 3, "0.1.0", sha256_bytes(OPTIONS_JSON.encode()))
 
 
 @dataclass
 class Record:
     key: tuple = KEY
-    options_json: str = '{"days":null,"forecast":"calibrated","start_step":0,"steps":2}'
+    options_json: str = OPTIONS_JSON
     metrics: dict = field(default_factory=lambda: {"carbon_kg": 1.25, "pue": float("nan"), "cost_usd": 0.1 + 0.2})
     series: pl.DataFrame = field(default_factory=lambda: pl.DataFrame({
         "location": ["DE-LU", "DE-LU"], "step": [0, 1], "total_kwh": [1.5, 2.0],
@@ -51,7 +53,7 @@ def test_url_forms():
     assert objectstore.parse("s3://bkt").root == "bkt"
     assert objectstore.parse("file:///tmp/x").root == "/tmp/x"
     assert objectstore.parse("rel/dir").root == os.path.abspath("rel/dir")
-    assert run_relpath(KEY) == f"bundle=0123456789abcdef/version=0.1.0/options={'a' * 64}/lowest_carbon.seed-3.parquet"
+    assert run_relpath(KEY) == f"bundle=0123456789abcdef/version=0.1.0/options={KEY[4]}/lowest_carbon.seed-3.parquet"
     with pytest.raises(ValueError, match="cannot name an object"):
         run_relpath(("../x", "p", 0, "v", "s"))
 

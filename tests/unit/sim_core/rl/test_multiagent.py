@@ -16,7 +16,9 @@ from sim_core.rl.reward import masac_terms  # noqa: E402
 
 def test_parallel_api_test(busy):
     env = SiteSchedulingParallelEnv(busy, steps=40)
-    parallel_api_test(env, num_cycles=60)
+    # (PettingZoo's test resets with options={"options": 1}: accepted, as its API requires, and named)
+    with pytest.warns(UserWarning, match=r"reset options \['options'\] are not options of this environment"):
+        parallel_api_test(env, num_cycles=60)
     assert env.possible_agents == ["AA", "BB", "CC"]
 
 
@@ -69,6 +71,14 @@ def test_utilities_add_up_to_system_utility(busy):
         for a, ob in obs.items():
             assert env.observation_space(a).contains(ob)
     assert n_transfer_steps > 5  # migrations were attributed, not only DC terms
+
+
+def test_reset_options_it_does_not_take_are_named(busy):
+    env = SiteSchedulingParallelEnv(busy, steps=10)
+    with pytest.warns(UserWarning, match=r"reset options \['bogus'\] are not options of this environment"):
+        env.reset(seed=0, options={"bogus": 1})
+    with pytest.raises(TypeError, match="options must be a dict"):
+        env.reset(options=[("steps", 4)])
 
 
 def test_shared_reward_and_errors(busy):

@@ -73,8 +73,9 @@ def test_padded_mode_rejects_bad_input(busy):
         env.step(np.zeros(2, np.int64))
     with pytest.raises(TypeError, match="must be integers"):
         env.step(np.zeros(3))
-    with pytest.raises(ValueError, match="max_tasks must be None or a positive integer"):
-        TaskSchedulingEnv(busy, single_action=False, max_tasks=0)
+    for bad in (0, 65_537, 10**12, 2**63 - 1):  # past the limit: a MemoryError (or worse) before
+        with pytest.raises(ValueError, match=r"max_tasks must be None or an integer in 1\.\.65,536 .*got"):
+            TaskSchedulingEnv(busy, single_action=False, max_tasks=bad)
     with pytest.raises(ValueError, match="pass single_action=False"):
         TaskSchedulingEnv(busy, single_action=True, max_tasks=4)
     with pytest.raises(ValueError, match="for the padded multi-action mode"):

@@ -163,8 +163,9 @@ def test_spaces_and_errors(busy):
         TaskSchedulingVectorEnv(busy, 2, single_action=False)
     with pytest.raises(ValueError, match="windows has 1 entries"):
         TaskSchedulingVectorEnv(busy, 2, windows=[dict(steps=4)])
-    with pytest.raises(ValueError, match="num_envs"):
-        TaskSchedulingVectorEnv(busy, 0)
+    for bad in (0, 4097, 10**12):  # past the limit: a MemoryError before
+        with pytest.raises(ValueError, match=r"num_envs must be an integer in 1\.\.4,096 .*got"):
+            TaskSchedulingVectorEnv(busy, bad)
     with pytest.raises(ValueError, match="seed has 2 entries"):
         venv.reset(seed=[1, 2])
 
