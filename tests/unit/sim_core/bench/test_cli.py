@@ -45,7 +45,7 @@ def test_bad_parameters_exit_2_with_a_clear_message(bundle, args, msg, tmp_path)
 
 def test_missing_or_escaping_bundle_exits_2(tmp_path):
     res = _invoke(tmp_path / "nowhere", "--no-store")
-    assert res.exit_code == 2 and "no bundle directory" in _text(res.output)
+    assert res.exit_code == 2 and f"bundle not found: '{tmp_path / 'nowhere'}'" in _text(res.output)
     res = _invoke("../../etc", "--home", tmp_path / "home")
     assert res.exit_code == 2 and "unsafe path component" in _text(res.output)
 
@@ -132,7 +132,25 @@ def test_run_command_takes_a_bundle_id_like_compare(bundle, tmp_path):
     res = CliRunner().invoke(app, ["run", "../../etc", "--home", str(tmp_path / "home")])
     assert res.exit_code == 2 and "unsafe path component" in _text(res.output)
     res = CliRunner().invoke(app, ["run", "0123456789abcdef", "--home", str(tmp_path / "home")])
-    assert res.exit_code == 2 and "no bundle directory" in _text(res.output)
+    text = _text(res.output)
+    assert res.exit_code == 2 and "bundle not found: '0123456789abcdef'" in text
+    assert f"holds 1 bundle(s): {bundle.name}" in text
+    # the README's form, a path into a home that lacks it: not found (not "unsafe"), with the home's ids
+    res = CliRunner().invoke(app, ["run", ".gridshift/bundles/7e5c801b5f8c14ed", "--home", str(tmp_path / "home")])
+    text = _text(res.output)
+    assert res.exit_code == 2 and "bundle not found: '.gridshift/bundles/7e5c801b5f8c14ed'" in text
+    assert "unsafe" not in text
+
+
+def test_verify_takes_a_bundle_id_like_the_other_commands(bundle, tmp_path):
+    (tmp_path / "home" / "bundles").mkdir(parents=True)
+    (tmp_path / "home" / "bundles" / bundle.name).symlink_to(bundle)
+    res = CliRunner().invoke(app, ["verify", bundle.name, "--home", str(tmp_path / "home")])
+    assert res.exit_code == 0 and "files intact and every value within the bundle contract" in _text(res.output)
+    res = CliRunner().invoke(app, ["verify", "0123456789abcdef", "--home", str(tmp_path / "home")])
+    assert res.exit_code == 2 and "bundle not found: '0123456789abcdef'" in _text(res.output)
+    res = CliRunner().invoke(app, ["verify", "../../nowhere", "--home", str(tmp_path / "home")])
+    assert res.exit_code == 2 and "unsafe path component '..'" in _text(res.output)
 
 
 def test_run_command_is_unchanged(bundle):
