@@ -28,7 +28,8 @@ def _invoke(*args):
 
 
 @pytest.mark.parametrize(("args", "msg"), [
-    (["--policies", "local_only,nope"], "unknown policy 'nope'"),
+    (["--policies", "local_only,nope"], "unknown policy 'nope'; the policies: "),
+    (["--policies", "lowest_carbn,local_only"], "unknown policy 'lowest_carbn': did you mean 'lowest_carbon'?"),
     (["--policies", "local_only,local_only"], "policy given twice"),
     (["--seeds", "0,x"], "seed 'x' is not an integer"),
     (["--seeds", "0,-3"], "not a non-negative integer"),
@@ -166,7 +167,8 @@ def test_run_command_power_option(bundle, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "msg"), [
-    (["--policy", "nope"], "policy 'nope' is not a built-in policy"),
+    (["--policy", "nope"], "unknown policy 'nope'; the policies: "),
+    (["--policy", "lowest_carbn"], "unknown policy 'lowest_carbn': did you mean 'lowest_carbon'?"),
     (["--days", "nan"], "days must be a finite number > 0, got nan"),
     (["--sla-multiplier", "-1"], "sla_multiplier must be a finite number > 0 and <= 1e+06, got -1.0"),
     (["--start", "2023-01-01T00:07:00"], "not on the 900-s step grid"),
