@@ -110,13 +110,27 @@ def test_printed_table_fits_120_columns_and_names_its_assumptions(bundle, tmp_pa
     table = [ln for ln in lines if ln.strip().startswith(tuple(POLICY_CODES))]
     assert {ln.split()[0] for ln in table} >= set(POLICY_CODES)
     summary = pl.read_parquet(tmp_path / "o" / "summary.parquet")
-    head = re.split(r"\s{2,}", next(ln for ln in lines if ln.strip().startswith("policy")).strip())
+    # the headers, two lines each (split at the first space); the cells in the order of compact_rows' header
+    low = next(i for i, ln in enumerate(lines) if ln.strip().startswith("policy"))
+    assert lines[low - 1].split() == ["carbon", "GPU-h", "SLA", "cost", "cost", "carbon", "gap"], lines[low - 1]
+    assert lines[low].split() == ["policy", "kg", "done", "viol", "%", "USD", "saving", "%", "saving", "%", "to", "opt.",
+                                  "%"], lines[low]
+    head = ["policy", "carbon kg", "GPU-h done", "SLA viol %", "cost USD", "cost saving %", "carbon saving %",
+            "gap to opt. %"]
     for ln in (ln for ln in table if " seed " not in ln):  # each savings column shows its own metric's saving
         cells = re.split(r"\s{2,}", ln.strip())
-        for metric, label in (("cost_incl_transfer_usd", "cost Δ %"), ("carbon_incl_transfer_kg", "carbon Δ %")):
+        for metric, label in (("cost_incl_transfer_usd", "cost saving %"),
+                              ("carbon_incl_transfer_kg", "carbon saving %")):
             row = summary.filter((pl.col("policy") == cells[0]) & (pl.col("metric") == metric))
             shown = float(cells[head.index(label)].split(" ± ")[0])
             assert shown == pytest.approx(round(row["savings_vs_local_only_pct"][0], 1), abs=0.051), (ln, metric)
+        # the absolute cost, and its saving's sign: positive when cheaper than local_only (same seeds)
+        cost = summary.filter((pl.col("policy").is_in([cells[0], "local_only"]))
+                              & (pl.col("metric") == "cost_incl_transfer_usd")).sort(pl.col("policy") == "local_only")
+        assert float(cells[head.index("cost USD")].replace(",", "")) == round(cost["mean"][0])
+        saving = float(cells[head.index("cost saving %")].split(" ± ")[0])
+        if abs(saving) > 0.5:
+            assert (saving > 0) == (cost["mean"][0] < cost["mean"][1]), ln
     text = _text(res.output)
     assert "assumptions: forecast:" in text and "transfer energy: 0.00375 kWh/GB" in text
     saved = json.loads((tmp_path / "o" / "compare.json").read_text())["assumptions"]
