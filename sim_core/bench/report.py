@@ -152,7 +152,8 @@ def compact_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
     rows = []
     for pol in cmp.policies:
         by = {r["metric"]: r for r in cmp.summary.filter(pl.col("policy") == pol).iter_rows(named=True)}
-        cells = [pol + mark] + [fmt_ci(by[m]["mean"], by[m]["ci95"] if ci else None, d, k) for m, _, d, k, ci in COMPACT]
+        cells = [pol + mark] + [fmt_ci(by[m]["mean"], by[m]["ci95"] if ci else None, d, k)
+                                for m, _, d, k, ci in COMPACT]
         if has_base:
             cells += [fmt_ci(by[m]["savings_vs_local_only_pct"], by[m]["savings_ci95_pct"], 1)
                       for m, _ in SAVINGS_SHOWN]

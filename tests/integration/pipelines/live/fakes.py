@@ -9,11 +9,12 @@ One ``FakePublishers`` server answers, by path:
 - ``/files/{name}``                   any bytes (for the checksummed download helper)
 
 Faults are queued per path prefix and consumed in order: ``("status", 429, {"Retry-After": "1"})``,
-``("status", 500)``, ``("hang",)`` (no answer at all: the request is held until the client gives up and closes
-its connection, so only the client's read timeout ends it, however loaded the machine), ``("truncate",)``, ``("html",)``, ``("redirect", location)``
-(a 302 to ``location``, in which ``{query}`` is replaced by the request's own query string, tokens
-included, as a hostile or misconfigured server would), ``("body", bytes)`` (a 200 with these bytes and
-their own Content-Length: a well-formed answer the client cannot tell from the file by its transfer).
+``("status", 500)``, ``("hang",)`` (no answer at all: the request is held until the client gives up and
+closes its connection, so only the client's read timeout ends it, however loaded the machine),
+``("truncate",)``, ``("html",)``, ``("redirect", location)`` (a 302 to ``location``, in which ``{query}`` is
+replaced by the request's own query string, tokens included, as a hostile or misconfigured server would),
+``("body", bytes)`` (a 200 with these bytes and their own Content-Length: a well-formed answer the client
+cannot tell from the file by its transfer).
 Every request is recorded (path, query, headers) so tests can count network calls
 (:meth:`FakeState.wait_for` waits, bounded, until the server has seen a number of them). With ``basic_auth``
 (user, password) set, every request without that HTTP basic auth is answered 401.
