@@ -5,10 +5,27 @@
 #   ./run.sh ui [--home DIR] [ARGS]    the Dagster UI (`dg dev`) on the gridshift home's instance (= gridshift ui)
 #   ./run.sh gridshift ...             set up everything, then run a gridshift command (gridshift --help lists them)
 #   ./run.sh python ...                or any program in the environment
+#   ./run.sh install-chromium          headless Chromium (Debian's chromium) for the UI's browser test, as
+#                                      root or through sudo; never done implicitly (a system package, root)
 # It installs uv (into .tools/ if not on PATH) and the locked environment (uv sync --locked).
 # Project commands run in the directory you call from, so relative paths (--out, --home) are yours.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")" && pwd)"
+
+# A system package, so only on request: `test` never installs it (that would need root and apt behind the
+# caller's back); without it the browser test is skipped naming this command, and fails under CI=true.
+if [ "${1:-}" = install-chromium ]; then
+  if command -v chromium >/dev/null 2>&1; then echo "chromium: $(command -v chromium)"; exit 0; fi
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "install-chromium: needs root or sudo (apt-get install chromium)" >&2; exit 1; }
+    SUDO=sudo
+  fi
+  command -v apt-get >/dev/null 2>&1 || { echo "install-chromium: no apt-get: install Chromium with your system's package manager" >&2; exit 1; }
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+  exit 0
+fi
 # Trust the system certificate store (registries behind a TLS-inspecting proxy need it).
 export UV_SYSTEM_CERTS="${UV_SYSTEM_CERTS:-true}"
 

@@ -100,25 +100,37 @@ def table(sc, days: float, seed: int, cmd: str, what: str, horizon_days: float |
 
 
 def savings_figure(df, pols: list[str], title: str):
-    """Carbon saving against the baseline per allowed delay: one line per policy (distinct colour and
-    marker), the optimum's bound dashed black."""
+    """Carbon saving against the baseline per allowed delay, on two panels sharing the delay axis: the
+    optimum's bound (dashed black) above, the policies below on a scale of their own (the bound is several
+    times their savings: on one scale their lines would stack in a thin band). One line per policy in its
+    declared style (``sim_core.bench.figures.policy_styles``), each named at its right end (no legend)."""
     from matplotlib.figure import Figure
 
-    from gridshift.plotstyle import series_styles
+    from gridshift.plotstyle import direct_labels
+    from sim_core.bench.figures import policy_styles
 
-    fig = Figure(figsize=(11, 5.5), layout="constrained")
-    ax = fig.add_subplot(1, 1, 1)
-    for p, st in zip(pols, series_styles(len(pols)), strict=True):
-        s = df.filter(df["policy"] == p).sort("allowed_delay_h")
-        ax.plot(s["allowed_delay_h"].to_numpy(), s["saving_pct"].to_numpy(), ms=4, lw=1, label=p, **st)
+    styles = policy_styles(pols)
+    fig = Figure(figsize=(11, max(6.0, 0.2 * len(pols) + 3.0)), layout="constrained")
+    fig.get_layout_engine().set(rect=(0, 0, 0.8, 1))  # the right fifth holds the lines' names
+    bound_ax, ax = fig.subplots(2, 1, sharex=True, height_ratios=(1, 3))
     s = df.filter(df["policy"] == "optimum (bound)").sort("allowed_delay_h")
-    ax.plot(s["allowed_delay_h"].to_numpy(), s["saving_pct"].to_numpy(), color="k", lw=2, ls="--", marker="*",
-            ms=7, label="optimum (bound)")
+    bx, by = s["allowed_delay_h"].to_numpy(), s["saving_pct"].to_numpy()
+    bound_ax.plot(bx, by, color="k", lw=2, ls="--", marker="*", ms=7)
+    bound_ax.set_ylabel("bound (%)")
+    bound_ax.set_title(title, fontsize=8)
+    ends = []
+    for p in pols:
+        s = df.filter(df["policy"] == p).sort("allowed_delay_h")
+        x, y = s["allowed_delay_h"].to_numpy(), s["saving_pct"].to_numpy()
+        ax.plot(x, y, ms=4, lw=1, **styles[p])
+        ends.append((p, x[-1], y[-1], styles[p]["color"]))
     ax.set_xlabel("allowed delay of every task (h)")
     ax.set_ylabel(f"carbon saving vs {BASELINE} (%)")
-    ax.set_title(title, fontsize=8)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    for a in (bound_ax, ax):
+        a.grid(True, alpha=0.3)
+    bound_ax.tick_params(labelbottom=False)
+    direct_labels(bound_ax, [("optimum (bound)", bx[-1], by[-1], "k")])
+    direct_labels(ax, ends)
     return fig
 
 

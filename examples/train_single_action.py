@@ -62,19 +62,39 @@ def builtin_policy(env: TaskSchedulingEnv, name: str):
     return act
 
 
-def episode_return(env: TaskSchedulingEnv, policy, seed: int) -> float:
+def episode(env: TaskSchedulingEnv, policy, seed: int) -> tuple[float, int]:
+    """One episode: its return and its number of steps (the window's, then the drain's while work is left)."""
     obs, _ = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    total = 0.0
+    total, steps = 0.0, 0
     while True:
         obs, r, terminated, truncated, _ = env.step(policy(obs, rng))
         total += r
+        steps += 1
         if terminated or truncated:
-            return total
+            return total, steps
+
+
+def episode_return(env: TaskSchedulingEnv, policy, seed: int) -> float:
+    return episode(env, policy, seed)[0]
 
 
 def evaluate(env: TaskSchedulingEnv, policy, seeds) -> float:
     return float(np.mean([episode_return(env, policy, s) for s in seeds]))
+
+
+def evaluate_steps(env: TaskSchedulingEnv, policy, seeds) -> tuple[float, list[int]]:
+    """The mean return over ``seeds`` and each episode's number of steps."""
+    runs = [episode(env, policy, s) for s in seeds]
+    return float(np.mean([r for r, _ in runs])), [n for _, n in runs]
+
+
+def window_caption(env: TaskSchedulingEnv, days: float) -> str:
+    """An episode's length as the environment sets it: the window's steps, then at most the drain's (an
+    episode ends once the window is over and no work is left, so its steps vary with the seed and policy)."""
+    p = env.sim.prep
+    return (f"episodes of {days:g} days: {p.n_window} steps of {env.scenario.step_s / 60:g} min, then at most "
+            f"{p.n - p.n_window} drain steps while work is left")
 
 
 def train(env: TaskSchedulingEnv, episodes: int = 160, seed: int = 0, population: int = 16,
@@ -122,22 +142,23 @@ def main(argv=None) -> dict:
         path = args.bundle or make_bundle(tmp, seed=args.seed)
         sc = sim_core.load(path)
         env = TaskSchedulingEnv(sc, single_action=True, days=args.days, seed=args.seed)
-        print(f"bundle {sc.bundle_id}: {sc.n_dc} DCs {sc.locations}, {sc.n_tasks:,} tasks; episodes of "
-              f"{args.days:g} days ({env.sim.prep.n} steps); reward {env.reward!r}")
+        print(f"bundle {sc.bundle_id}: {sc.n_dc} DCs {sc.locations}, {sc.n_tasks:,} tasks; "
+              f"{window_caption(env, args.days)}; reward {env.reward!r}")
         t = time.perf_counter()
         W, hist = train(env, args.episodes, args.seed, population=args.population, verbose=True)
         t_train = time.perf_counter() - t
         seeds = [10_000 + args.seed * 100 + k for k in range(args.eval_seeds)]
-        scores = {
-            "trained (CEM, linear)": evaluate(env, linear_policy(W), seeds),
-            "random": evaluate(env, random_policy(env.action_space.n), seeds),
-            "local_only": evaluate(env, builtin_policy(env, "local_only"), seeds),
-            "lowest_carbon": evaluate(env, builtin_policy(env, "lowest_carbon"), seeds),
+        evaluated = {
+            "trained (CEM, linear)": evaluate_steps(env, linear_policy(W), seeds),
+            "random": evaluate_steps(env, random_policy(env.action_space.n), seeds),
+            "local_only": evaluate_steps(env, builtin_policy(env, "local_only"), seeds),
+            "lowest_carbon": evaluate_steps(env, builtin_policy(env, "lowest_carbon"), seeds),
         }
+    scores = {k: v for k, (v, _) in evaluated.items()}
     print(f"\ntrained on {len(hist) * args.population} episodes in {t_train:.1f} s; "
-          f"mean episode return over seeds {seeds}:")
-    for k, v in scores.items():
-        print(f"  {k:24s} {v:10.2f}")
+          f"mean episode return over seeds {seeds} (steps of each episode):")
+    for k, (v, steps) in evaluated.items():
+        print(f"  {k:24s} {v:10.2f}   steps {', '.join(map(str, steps))}")
     beat = scores["trained (CEM, linear)"] > scores["random"]
     print(f"trained beats random: {'yes' if beat else 'NO'}; total {time.perf_counter() - t0:.1f} s")
     return scores

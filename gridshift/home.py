@@ -19,6 +19,15 @@ class UnsafePathError(ValueError):
     """A path built from user input would leave its base directory."""
 
 
+class BundleNotFoundError(GridshiftError):
+    """A bundle argument names neither a bundle directory nor a bundle id of the home; the message lists the
+    ids the home holds."""
+
+
+#: how many of a home's bundle ids a "not found" message lists (``gridshift list`` shows them all)
+LISTED_IDS = 10
+
+
 def safe_join(base: Path, *parts: str) -> Path:
     """Join ``parts`` under ``base`` and refuse any result outside ``base``.
 
@@ -110,3 +119,43 @@ class Home:
         for d in (self.root, self.raw_dir, self.bundles_dir):
             d.mkdir(parents=True, exist_ok=True)
         return self
+
+
+def bundle_ids(bundles_dir: Path) -> list[str]:
+    """The ids of the bundles in ``bundles_dir`` (directories holding a manifest.json), sorted."""
+    if not bundles_dir.is_dir():
+        return []
+    return sorted(p.name for p in bundles_dir.iterdir()
+                  if p.is_dir() and not p.name.startswith(".") and (p / "manifest.json").is_file())
+
+
+def _holdings(home: Home | None) -> str:
+    if home is None:
+        return "no gridshift home to look in for an id (--home, $GRIDSHIFT_HOME or ./.gridshift)"
+    ids = bundle_ids(home.bundles_dir)
+    if not ids:
+        return f"{home.bundles_dir} holds no bundle (gridshift export builds one)"
+    more = f", ... and {len(ids) - LISTED_IDS} more (gridshift list)" if len(ids) > LISTED_IDS else ""
+    return f"{home.bundles_dir} holds {len(ids)} bundle(s): {', '.join(ids[:LISTED_IDS])}{more}"
+
+
+def resolve_bundle(ref: str, home: Home | None) -> Path:
+    """The bundle directory a command-line argument names: an existing directory as given, else a bundle id
+    (a plain name) under the home's bundles folder. :class:`BundleNotFoundError` when it names neither,
+    listing the home's bundle ids; :class:`UnsafePathError` for a ``..`` that names no directory (as an id
+    it would leave the bundles folder) and for an id of ``.`` or ``..``."""
+    path = Path(ref)
+    if path.is_dir():
+        return path
+    plain = Path(ref).name == ref and ref not in ("", ".", "..")
+    if plain and home is not None:
+        under = safe_join(home.bundles_dir, ref)
+        if under.is_dir():
+            return under
+    elif not plain and ".." in Path(ref).parts or ref in (".", ".."):
+        raise UnsafePathError(f"unsafe path component '..' in {excerpt(ref)!r}: no bundle directory there, and a "
+                              f"bundle id is a plain name{f' under {home.bundles_dir}' if home else ''}")
+    what = "is a file, not a bundle directory" if path.exists() else "is no directory"
+    also = f", nor a bundle id under {home.bundles_dir}" if plain and home is not None else ""
+    raise BundleNotFoundError(f"bundle not found: {excerpt(ref)!r} ({path.absolute()}) {what}{also}; "
+                              f"{_holdings(home)}")

@@ -27,7 +27,6 @@ from gridshift_cli.common import (
 )
 from gridshift_cli.options import (
     BundleArg,
-    BundleDirArg,
     HomeOpt,
     LiveOpt,
     MirrorOpt,
@@ -131,12 +130,13 @@ def export(
             console.print(f"id {done.bundle_id}")
 
 
-def verify(bundle: BundleDirArg) -> None:
-    """Check a bundle as sim_core.load does: only the format's files, no links, every sha256 and the id,
-    then every value against the contract; exit 1 naming each problem (file, column, rows, values)."""
+def verify(bundle: BundleArg, home: HomeOpt = None) -> None:
+    """Check a bundle (a directory, or a bundle id under <home>/bundles) as sim_core.load does: only the
+    format's files, no links, every sha256 and the id, then every value against the contract; exit 1 naming
+    each problem (file, column, rows, values)."""
     from gridshift.bundle import verify_bundle
 
-    res = verify_bundle(bundle)
+    res = verify_bundle(bundle_path(bundle, optional_home(absolute(home))))
     if not res.ok:
         for p in res.problems:
             err_console.print(f"[red]FAILED[/] {p}", soft_wrap=True)

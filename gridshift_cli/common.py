@@ -93,19 +93,14 @@ def optional_home(home: Path | None, no_store: bool = False) -> Home | None:
 
 
 def bundle_path(bundle: str, h: Home | None) -> Path:
-    """A bundle directory, or a bundle id under the home's bundles folder (never outside it)."""
-    from gridshift.home import UnsafePathError, safe_join
+    """A bundle directory, or a bundle id under the home's bundles folder (never outside it); a bad BUNDLE
+    argument (exit 2) naming what was looked for and the home's bundle ids otherwise."""
+    from gridshift.home import BundleNotFoundError, UnsafePathError, resolve_bundle
 
-    path = Path(bundle)
-    if not path.is_dir() and h is not None:
-        try:
-            path = safe_join(h.bundles_dir, bundle)
-        except UnsafePathError as err:
-            raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
-    if not path.is_dir():
-        raise typer.BadParameter(f"no bundle directory {bundle!r}" + (f" (nor under {h.bundles_dir})" if h else ""),
-                                 param_hint="BUNDLE")
-    return path
+    try:
+        return resolve_bundle(bundle, h)
+    except (BundleNotFoundError, UnsafePathError) as err:
+        raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
 
 
 def load_bundle(path: Path):

@@ -41,7 +41,6 @@ LiveOpt = Annotated[bool, typer.Option("--live", help="fetch from the publishers
 PartialOpt = Annotated[bool, typer.Option("--allow-partial", help="accept, and record, a partition covering less "
                                           f"than {MIN_COVERAGE:.0%} of its year (refused by default)")]
 BundleArg = Annotated[str, typer.Argument(help="bundle directory, or a bundle id under <home>/bundles")]
-BundleDirArg = Annotated[Path, typer.Argument(help="bundle directory")]
 DaysOpt = Annotated[float | None, typer.Option("--days", help="simulate only this many days")]
 StartOpt = Annotated[str | None, typer.Option("--start", help="start (ISO UTC time or step index)")]
 NoDeferOpt = Annotated[bool, typer.Option("--no-defer", help="disallow deferral")]

@@ -122,7 +122,8 @@ def _parse_seeds(raw: str) -> list[int]:
 
 def summary_table(cmp) -> Table:
     """The summary as a rich table that fits 120 columns: one row per policy, mean ± 95 % CI over seeds
-    (every headline metric is in the output files: summary.md, summary.parquet)."""
+    (every headline metric is in the output files: summary.md, summary.parquet). Each header is two lines
+    (split at its first space: "cost" over "saving %"), so that the values, not the labels, set the widths."""
     from rich import box
 
     from sim_core.bench.report import compact_rows, summary_caption
@@ -131,7 +132,7 @@ def summary_table(cmp) -> Table:
     table = Table(caption=summary_caption(cmp), box=box.SIMPLE_HEAD, padding=(0, 1), caption_justify="left")
     table.add_column(header[0], no_wrap=True)
     for h in header[1:]:
-        table.add_column(h, justify="right", no_wrap=True)
+        table.add_column(h.replace(" ", "\n", 1), justify="right", no_wrap=True)
     for r in rows:
         table.add_row(*r)
     return table

@@ -246,9 +246,8 @@ def policy_spec(name: str) -> registry.PolicySpec:
     """The registry entry of policy ``name`` (:class:`RunOptionsError` for a name the registry lacks)."""
     try:
         return registry.get(name)
-    except KeyError:
-        raise RunOptionsError(f"policy {name!r} is not a built-in policy; built-ins: {sorted(registry.names())}") \
-            from None
+    except KeyError as err:
+        raise RunOptionsError(err.args[0]) from None
 
 
 def policy_code(name: str) -> int:

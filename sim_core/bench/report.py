@@ -134,25 +134,26 @@ def summary_markdown(cmp: Comparison) -> str:
 
 
 #: The printed table's columns (everything else, energy included, is in the output files): metric, label,
-#: decimals, scale. Chosen so that a full-year sweep's table fits 120 columns without cutting a value.
-COMPACT = (("carbon_incl_transfer_kg", "carbon kg", 0, 1.0), ("work_gpu_hours", "GPU-h done", 0, 1.0),
-           ("sla_violation_rate", "SLA viol %", 1, 100.0))
-#: the printed headers of the savings columns, by metric (the order is SAVINGS_SHOWN's)
-COMPACT_SAVINGS = {"cost_incl_transfer_usd": "cost Δ %", "carbon_incl_transfer_kg": "carbon Δ %"}
+#: decimals, scale, with its 95 % CI. Chosen so that a full-year sweep's table fits 120 columns without cutting
+#: a value: the absolute cost is the mean alone (its CI is in summary.md), its saving carries the CI.
+COMPACT = (("carbon_incl_transfer_kg", "carbon kg", 0, 1.0, True), ("work_gpu_hours", "GPU-h done", 0, 1.0, True),
+           ("sla_violation_rate", "SLA viol %", 1, 100.0, True), ("cost_incl_transfer_usd", "cost USD", 0, 1.0, False))
 
 
 def compact_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:
-    """Header and cells of the printed summary: carbon, GPU-hours done and SLA violations (mean ± 95 % CI),
-    the cost and carbon savings against the baseline and the gap to the optimum when measured."""
+    """Header and cells of the printed summary: carbon, GPU-hours done and SLA violations (mean ± 95 % CI), the
+    cost (mean), the cost and carbon savings against the baseline (as in summary.md: positive = less than the
+    baseline) and the gap to the optimum when measured."""
     has_base = BASELINE in cmp.policies
-    header = ["policy", *[c[1] for c in COMPACT], *([COMPACT_SAVINGS[m] for m, _ in SAVINGS_SHOWN] if has_base else [])]
+    header = ["policy", *[c[1] for c in COMPACT], *([label for _, label in SAVINGS_SHOWN] if has_base else [])]
     if cmp.gap is not None:
         header.append("gap to opt. %")
     mark = " [oracle]" if is_oracle(cmp.options) else ""
     rows = []
     for pol in cmp.policies:
         by = {r["metric"]: r for r in cmp.summary.filter(pl.col("policy") == pol).iter_rows(named=True)}
-        cells = [pol + mark] + [fmt_ci(by[m]["mean"], by[m]["ci95"], d, k) for m, _, d, k in COMPACT]
+        cells = [pol + mark] + [fmt_ci(by[m]["mean"], by[m]["ci95"] if ci else None, d, k)
+                                for m, _, d, k, ci in COMPACT]
         if has_base:
             cells += [fmt_ci(by[m]["savings_vs_local_only_pct"], by[m]["savings_ci95_pct"], 1)
                       for m, _ in SAVINGS_SHOWN]

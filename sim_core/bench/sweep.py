@@ -127,8 +127,7 @@ def check_policies(policies: Iterable[str]) -> list[str]:
         raise RunOptionsError("no policy given")
     unknown = [p for p in out if p not in registry.names()]
     if unknown:
-        raise RunOptionsError(f"unknown policy {', '.join(map(repr, unknown))}; "
-                              f"built-ins: {', '.join(sorted(registry.names()))}")
+        raise RunOptionsError("; ".join(registry.unknown(p) for p in unknown))
     return _once_each("policy", out)
 
 

@@ -11,6 +11,7 @@ example, a test, a user's project) join through :func:`register`.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from dataclasses import dataclass, field
 
@@ -159,12 +160,21 @@ def names() -> tuple[str, ...]:
     return tuple(s.name for s in sorted(_TABLE.values(), key=lambda s: s.code))
 
 
+def unknown(name: object) -> str:
+    """What to tell a user who gave ``name``, no policy's name: the closest name (a misspelling), else every
+    name. The one message of every place a policy name is parsed (``get``, runs, sweeps, the command line)."""
+    close = difflib.get_close_matches(str(name), names(), n=1)
+    if close:
+        return f"unknown policy {name!r}: did you mean {close[0]!r}?"
+    return f"unknown policy {name!r}; the policies: {', '.join(sorted(_TABLE))}"
+
+
 def get(name: str) -> PolicySpec:
-    """The spec of policy ``name`` (KeyError naming the known ones otherwise)."""
+    """The spec of policy ``name`` (KeyError with :func:`unknown`'s message otherwise)."""
     try:
         return _TABLE[name]
     except (KeyError, TypeError):
-        raise KeyError(f"policy {name!r} is not a built-in policy; built-ins: {sorted(_TABLE)}") from None
+        raise KeyError(unknown(name)) from None
 
 
 def by_code(code: int) -> PolicySpec:

@@ -88,8 +88,8 @@ def test_ingest_records_its_runs_in_the_homes_instance_on_dagsters_own_storage(t
                               "--home", str(tmp_path)])
     assert res.exit_code == 0, res.output
     # rich's Live.stop() signals its refresh thread without joining it: a thread that ends within seconds is
-    # no leak, one still alive after them is
-    deadline = time.monotonic() + 10.0
+    # no leak, one still alive a minute later (a bound, generous for a loaded machine) is
+    deadline = time.monotonic() + 60.0
     while set(threading.enumerate()) - threads and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not multiprocessing.active_children() and set(threading.enumerate()) == threads

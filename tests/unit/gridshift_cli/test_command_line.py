@@ -59,7 +59,7 @@ def test_a_shared_option_reads_the_same_in_every_command_that_takes_it():
 
 
 def _help(argv: list[str]) -> str:
-    res = subprocess.run(argv, capture_output=True, text=True, env=ENV, timeout=120, check=False)
+    res = subprocess.run(argv, capture_output=True, text=True, env=ENV, timeout=600, check=False)
     assert res.returncode == 0, res.stderr
     return "\n".join(line for line in res.stdout.splitlines() if "Usage:" not in line)
 
@@ -72,7 +72,7 @@ def test_the_older_names_run_the_same_command(tmp_path):
     assert _help([sys.executable, "-m", "sim_core", "--help"]) == gridshift
     # and a real command gives the same result under each name
     bundle = tiny_bundle(tmp_path / "b")
-    outs = [subprocess.run([*argv, "verify", str(bundle)], capture_output=True, text=True, env=ENV, timeout=120,
+    outs = [subprocess.run([*argv, "verify", str(bundle)], capture_output=True, text=True, env=ENV, timeout=600,
                            check=False) for argv in ([str(BIN / "gridshift")], [sys.executable, "-m", "sim_core"])]
     assert [o.returncode for o in outs] == [0, 0], [o.stderr for o in outs]
     assert outs[0].stdout == outs[1].stdout and outs[0].stdout.startswith("ok ")
@@ -107,7 +107,7 @@ def test_ui_takes_home_mirror_and_dg_options_in_any_order(tmp_path, order):
     env.pop("GRIDSHIFT_HOME", None)
     env.pop("GRIDSHIFT_MIRROR", None)
     res = subprocess.run([sys.executable, "-m", "gridshift_cli", "ui", *args], capture_output=True, text=True,
-                         env=env, timeout=120, check=False, cwd=tmp_path)
+                         env=env, timeout=600, check=False, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     got = out.read_text().splitlines()
     # the mirror is the home's configuration, read by the UI's runs (no environment variable passed on)

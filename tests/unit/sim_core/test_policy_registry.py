@@ -107,8 +107,38 @@ def test_register_refuses_a_taken_name_or_code_and_builtins_stay():
         register(PolicySpec("new_name", 99, "x", "oracle", "d"))
     with pytest.raises(ValueError, match="built-in"):
         unregister("local_only")
-    with pytest.raises(sim_core.RunOptionsError, match="not a built-in policy"):
+    with pytest.raises(sim_core.RunOptionsError, match="unknown policy 'no_such_policy'; the policies: "):
         sim_core.run("/nonexistent", "no_such_policy")
+
+
+@pytest.mark.parametrize(("name", "msg"), [
+    ("lowest_carbn", "unknown policy 'lowest_carbn': did you mean 'lowest_carbon'?"),
+    ("Local_Only", "unknown policy 'Local_Only': did you mean 'local_only'?"),
+    ("carbonscalar", "unknown policy 'carbonscalar': did you mean 'carbonscaler'?"),
+])
+def test_a_misspelt_policy_gets_did_you_mean_everywhere_a_name_is_parsed(name, msg):
+    from sim_core.bench.sweep import check_policies
+    from sim_core.policies import registry
+
+    assert registry.unknown(name) == msg
+    with pytest.raises(KeyError) as info:
+        registry.get(name)
+    assert info.value.args[0] == msg
+    with pytest.raises(sim_core.RunOptionsError) as info:
+        sim_core.run("/nonexistent", name)
+    assert str(info.value) == msg
+    with pytest.raises(sim_core.RunOptionsError) as info:
+        check_policies(["local_only", name])
+    assert str(info.value) == msg
+
+
+def test_a_name_close_to_nothing_gets_the_whole_list():
+    from sim_core.policies import registry
+
+    msg = registry.unknown("zzz")
+    assert msg == f"unknown policy 'zzz'; the policies: {', '.join(sorted(registry.names()))}"
+    assert "did you mean" not in msg and len(registry.names()) >= 17
+    assert registry.unknown(["a"]).startswith("unknown policy ['a']; the policies: carbonflex, ")
 
 
 # ---------------------------------------------------------------------------- a new policy, the documented way

@@ -9,11 +9,14 @@ One ``FakePublishers`` server answers, by path:
 - ``/files/{name}``                   any bytes (for the checksummed download helper)
 
 Faults are queued per path prefix and consumed in order: ``("status", 429, {"Retry-After": "1"})``,
-``("status", 500)``, ``("hang", seconds)``, ``("truncate",)``, ``("html",)``, ``("redirect", location)``
-(a 302 to ``location``, in which ``{query}`` is replaced by the request's own query string, tokens
-included, as a hostile or misconfigured server would), ``("body", bytes)`` (a 200 with these bytes and
-their own Content-Length: a well-formed answer the client cannot tell from the file by its transfer).
-Every request is recorded (path, query, headers) so tests can count network calls. With ``basic_auth``
+``("status", 500)``, ``("hang",)`` (no answer at all: the request is held until the client gives up and
+closes its connection, so only the client's read timeout ends it, however loaded the machine),
+``("truncate",)``, ``("html",)``, ``("redirect", location)`` (a 302 to ``location``, in which ``{query}`` is
+replaced by the request's own query string, tokens included, as a hostile or misconfigured server would),
+``("body", bytes)`` (a 200 with these bytes and their own Content-Length: a well-formed answer the client
+cannot tell from the file by its transfer).
+Every request is recorded (path, query, headers) so tests can count network calls
+(:meth:`FakeState.wait_for` waits, bounded, until the server has seen a number of them). With ``basic_auth``
 (user, password) set, every request without that HTTP basic auth is answered 401.
 """
 
@@ -22,8 +25,9 @@ from __future__ import annotations
 import base64
 import csv
 import json
+import select
+import socket
 import threading
-import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,7 +38,8 @@ import numpy as np
 
 from tests.unit.pipelines.fixtures.grid import EntsoeDay, build_weather_fb, entsoe_xml
 
-MAX_HANG_S = 5.0
+#: bounds a wait for requests the server has not yet seen (a hang of the test, not a performance check)
+WAIT_LIMIT_S = 120.0
 
 # ----------------------------------------------------------------------------- Open-Meteo FlatBuffers
 
@@ -101,6 +106,8 @@ class FakeState:
     basic_auth: tuple[str, str] | None = None
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    seen: threading.Condition = field(default_factory=threading.Condition)
     _om_cache: dict[str, tuple] = field(default_factory=dict)
 
     def add_fault(self, path_prefix: str, *fault) -> None:
@@ -117,6 +124,20 @@ class FakeState:
 
     def count(self, path_prefix: str = "/") -> int:
         return sum(1 for r in self.requests if r.path.startswith(path_prefix))
+
+    def record(self, request: Recorded) -> None:
+        with self.lock:
+            self.requests.append(request)
+        with self.seen:
+            self.seen.notify_all()
+
+    def wait_for(self, path_prefix: str, n: int, limit_s: float = WAIT_LIMIT_S) -> int:
+        """The count of requests under ``path_prefix`` once it reaches ``n`` (a client that gave up may have
+        sent its last request before the server's thread recorded it); fails after ``limit_s``."""
+        with self.seen:
+            assert self.seen.wait_for(lambda: self.count(path_prefix) >= n, timeout=limit_s), \
+                f"the fake saw {self.count(path_prefix)} request(s) under {path_prefix}, waited for {n}"
+        return self.count(path_prefix)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -144,8 +165,7 @@ class _Handler(BaseHTTPRequestHandler):
         parts = urlsplit(self.path)
         path, query = parts.path, parse_qs(parts.query)
         st = self.state
-        with st.lock:
-            st.requests.append(Recorded(path, query, dict(self.headers.items())))
+        st.record(Recorded(path, query, dict(self.headers.items())))
         if st.basic_auth is not None:
             want = "Basic " + base64.b64encode(":".join(st.basic_auth).encode()).decode()
             if self.headers.get("Authorization") != want:
@@ -157,9 +177,8 @@ class _Handler(BaseHTTPRequestHandler):
             extra = fault[2] if len(fault) > 2 else {}
             return self._send(fault[1], json.dumps({"error": "fake fault"}).encode(), "application/json", extra)
         if fault and fault[0] == "hang":
-            time.sleep(min(float(fault[1]), MAX_HANG_S))
-            with __import__("contextlib").suppress(OSError):
-                self._send(503, b"late", "text/plain")
+            self._hold_until_the_client_leaves()
+            self.close_connection = True
             return None
         if fault and fault[0] == "redirect":
             return self._send(302, b"", "text/plain", {"Location": fault[1].replace("{query}", parts.query)})
@@ -172,6 +191,17 @@ class _Handler(BaseHTTPRequestHandler):
             status, body, ctype = 500, f"fake error: {exc!r}".encode(), "text/plain"
         self._send(status, body, ctype, truncate=truncate)
         return None
+
+    def _hold_until_the_client_leaves(self) -> None:
+        """Answer nothing: wait until the client closes the connection (its read timed out) or the server stops.
+        A GET has no body, so the socket turns readable only at the client's close (or a reset)."""
+        while not self.state.stopping.is_set():
+            try:
+                readable, _, _ = select.select([self.connection], [], [], 0.05)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return
+            except OSError:
+                return
 
     # -- routes
     def _route(self, path: str, q: dict) -> tuple[int, bytes, str]:
@@ -296,6 +326,7 @@ class FakePublishers:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.state.stopping.set()  # releases held ("hang") requests
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(timeout=5)

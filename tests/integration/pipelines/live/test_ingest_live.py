@@ -85,7 +85,7 @@ def test_no_source_error_names_every_way_to_provide_it(fake, tmp_path, monkeypat
     assert fake.state.count() == 0 and _files(home.raw_dir) == []
 
 
-@pytest.mark.parametrize("fault", [("status", 429, {"Retry-After": "1"}), ("status", 500), ("hang", 2.0)])
+@pytest.mark.parametrize("fault", [("status", 429, {"Retry-After": "1"}), ("status", 500)])
 def test_transient_faults_are_retried(fake, tmp_path, fault):
     fake.state.add_fault("/emaps-csv/", *fault)
     home = Home(tmp_path / "home")
@@ -94,6 +94,42 @@ def test_transient_faults_are_retried(fake, tmp_path, fault):
     assert rep.rows == 8760 and fake.state.count("/emaps-csv/") == 2
     if fault[1] == 429:
         assert time.monotonic() - t0 >= 0.9  # Retry-After honoured, not the 0.05 s backoff
+
+
+def _read_timeout_above_an_answer(fake, monkeypatch) -> float:
+    """A read timeout 10 times the time the fake now takes to answer the request under test (at least 1 s):
+    it scales with the machine's load, so only a request the fake holds unanswered trips it."""
+    import requests
+
+    url = f"{fake.url}/emaps-csv/DE_2023_hourly.csv"
+    t0 = time.monotonic()
+    assert requests.get(url, timeout=120).status_code == 200
+    timeout = max(1.0, 10 * (time.monotonic() - t0))
+    fake.state.requests.clear()  # the probe is not the ingest's
+    monkeypatch.setenv("GRIDSHIFT_HTTP_READ_TIMEOUT", f"{timeout:.3f}")
+    return timeout
+
+
+def test_a_request_left_unanswered_is_retried_after_the_read_timeout(fake, tmp_path, monkeypatch):
+    _read_timeout_above_an_answer(fake, monkeypatch)
+    fake.state.add_fault("/emaps-csv/", "hang")  # the first request gets no answer at all
+    home = Home(tmp_path / "home")
+    rep = ingest_grid("carbon", "DE-LU", 2023, home=home, mirror=None, live=True)
+    assert rep.rows == 8760 and fake.state.count("/emaps-csv/") == 2  # the held one, then its retry
+    assert _rows(home, "grid_carbon").height == 8760
+
+
+def test_a_server_that_never_answers_fails_after_every_retry_nothing_landed(fake, tmp_path, monkeypatch):
+    """Every try held unanswered: the read timeout ends each, whatever its length and the machine's load."""
+    monkeypatch.setenv("GRIDSHIFT_HTTP_READ_TIMEOUT", "0.2")
+    for _ in range(4):
+        fake.state.add_fault("/emaps-csv/", "hang")
+    home = Home(tmp_path / "home")
+    with pytest.raises(SourceUnavailableError, match="(?i)read timed out"):
+        ingest_grid("carbon", "DE-LU", 2023, home=home, mirror=None, live=True)
+    assert fake.state.wait_for("/emaps-csv/", 4) == 4  # first try + 3 retries, no more
+    _assert_nothing_landed(home)
+    assert fake.state.faults == []  # every held request was one the client sent
 
 
 def _assert_nothing_landed(home: Home):

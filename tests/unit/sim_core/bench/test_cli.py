@@ -28,7 +28,8 @@ def _invoke(*args):
 
 
 @pytest.mark.parametrize(("args", "msg"), [
-    (["--policies", "local_only,nope"], "unknown policy 'nope'"),
+    (["--policies", "local_only,nope"], "unknown policy 'nope'; the policies: "),
+    (["--policies", "lowest_carbn,local_only"], "unknown policy 'lowest_carbn': did you mean 'lowest_carbon'?"),
     (["--policies", "local_only,local_only"], "policy given twice"),
     (["--seeds", "0,x"], "seed 'x' is not an integer"),
     (["--seeds", "0,-3"], "not a non-negative integer"),
@@ -45,7 +46,7 @@ def test_bad_parameters_exit_2_with_a_clear_message(bundle, args, msg, tmp_path)
 
 def test_missing_or_escaping_bundle_exits_2(tmp_path):
     res = _invoke(tmp_path / "nowhere", "--no-store")
-    assert res.exit_code == 2 and "no bundle directory" in _text(res.output)
+    assert res.exit_code == 2 and f"bundle not found: '{tmp_path / 'nowhere'}'" in _text(res.output)
     res = _invoke("../../etc", "--home", tmp_path / "home")
     assert res.exit_code == 2 and "unsafe path component" in _text(res.output)
 
@@ -109,13 +110,27 @@ def test_printed_table_fits_120_columns_and_names_its_assumptions(bundle, tmp_pa
     table = [ln for ln in lines if ln.strip().startswith(tuple(POLICY_CODES))]
     assert {ln.split()[0] for ln in table} >= set(POLICY_CODES)
     summary = pl.read_parquet(tmp_path / "o" / "summary.parquet")
-    head = re.split(r"\s{2,}", next(ln for ln in lines if ln.strip().startswith("policy")).strip())
+    # the headers, two lines each (split at the first space); the cells in the order of compact_rows' header
+    low = next(i for i, ln in enumerate(lines) if ln.strip().startswith("policy"))
+    assert lines[low - 1].split() == ["carbon", "GPU-h", "SLA", "cost", "cost", "carbon", "gap"], lines[low - 1]
+    assert lines[low].split() == ["policy", "kg", "done", "viol", "%", "USD", "saving", "%", "saving", "%", "to",
+                                  "opt.", "%"], lines[low]
+    head = ["policy", "carbon kg", "GPU-h done", "SLA viol %", "cost USD", "cost saving %", "carbon saving %",
+            "gap to opt. %"]
     for ln in (ln for ln in table if " seed " not in ln):  # each savings column shows its own metric's saving
         cells = re.split(r"\s{2,}", ln.strip())
-        for metric, label in (("cost_incl_transfer_usd", "cost Δ %"), ("carbon_incl_transfer_kg", "carbon Δ %")):
+        for metric, label in (("cost_incl_transfer_usd", "cost saving %"),
+                              ("carbon_incl_transfer_kg", "carbon saving %")):
             row = summary.filter((pl.col("policy") == cells[0]) & (pl.col("metric") == metric))
             shown = float(cells[head.index(label)].split(" ± ")[0])
             assert shown == pytest.approx(round(row["savings_vs_local_only_pct"][0], 1), abs=0.051), (ln, metric)
+        # the absolute cost, and its saving's sign: positive when cheaper than local_only (same seeds)
+        cost = summary.filter((pl.col("policy").is_in([cells[0], "local_only"]))
+                              & (pl.col("metric") == "cost_incl_transfer_usd")).sort(pl.col("policy") == "local_only")
+        assert float(cells[head.index("cost USD")].replace(",", "")) == round(cost["mean"][0])
+        saving = float(cells[head.index("cost saving %")].split(" ± ")[0])
+        if abs(saving) > 0.5:
+            assert (saving > 0) == (cost["mean"][0] < cost["mean"][1]), ln
     text = _text(res.output)
     assert "assumptions: forecast:" in text and "transfer energy: 0.00375 kWh/GB" in text
     saved = json.loads((tmp_path / "o" / "compare.json").read_text())["assumptions"]
@@ -132,7 +147,25 @@ def test_run_command_takes_a_bundle_id_like_compare(bundle, tmp_path):
     res = CliRunner().invoke(app, ["run", "../../etc", "--home", str(tmp_path / "home")])
     assert res.exit_code == 2 and "unsafe path component" in _text(res.output)
     res = CliRunner().invoke(app, ["run", "0123456789abcdef", "--home", str(tmp_path / "home")])
-    assert res.exit_code == 2 and "no bundle directory" in _text(res.output)
+    text = _text(res.output)
+    assert res.exit_code == 2 and "bundle not found: '0123456789abcdef'" in text
+    assert f"holds 1 bundle(s): {bundle.name}" in text
+    # the README's form, a path into a home that lacks it: not found (not "unsafe"), with the home's ids
+    res = CliRunner().invoke(app, ["run", ".gridshift/bundles/7e5c801b5f8c14ed", "--home", str(tmp_path / "home")])
+    text = _text(res.output)
+    assert res.exit_code == 2 and "bundle not found: '.gridshift/bundles/7e5c801b5f8c14ed'" in text
+    assert "unsafe" not in text
+
+
+def test_verify_takes_a_bundle_id_like_the_other_commands(bundle, tmp_path):
+    (tmp_path / "home" / "bundles").mkdir(parents=True)
+    (tmp_path / "home" / "bundles" / bundle.name).symlink_to(bundle)
+    res = CliRunner().invoke(app, ["verify", bundle.name, "--home", str(tmp_path / "home")])
+    assert res.exit_code == 0 and "files intact and every value within the bundle contract" in _text(res.output)
+    res = CliRunner().invoke(app, ["verify", "0123456789abcdef", "--home", str(tmp_path / "home")])
+    assert res.exit_code == 2 and "bundle not found: '0123456789abcdef'" in _text(res.output)
+    res = CliRunner().invoke(app, ["verify", "../../nowhere", "--home", str(tmp_path / "home")])
+    assert res.exit_code == 2 and "unsafe path component '..'" in _text(res.output)
 
 
 def test_run_command_is_unchanged(bundle):
@@ -148,7 +181,8 @@ def test_run_command_power_option(bundle, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "msg"), [
-    (["--policy", "nope"], "policy 'nope' is not a built-in policy"),
+    (["--policy", "nope"], "unknown policy 'nope'; the policies: "),
+    (["--policy", "lowest_carbn"], "unknown policy 'lowest_carbn': did you mean 'lowest_carbon'?"),
     (["--days", "nan"], "days must be a finite number > 0, got nan"),
     (["--sla-multiplier", "-1"], "sla_multiplier must be a finite number > 0 and <= 1e+06, got -1.0"),
     (["--start", "2023-01-01T00:07:00"], "not on the 900-s step grid"),

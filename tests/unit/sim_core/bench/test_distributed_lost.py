@@ -52,20 +52,25 @@ def test_sweep_fails_when_its_last_worker_dies_and_keeps_what_finished(bundle, t
     with local_cluster(1) as cluster, Client(cluster) as client, loopback_only():
         client.wait_for_workers(1)
 
+        killed_at = []
+
         def kill_the_worker_once_runs_are_indexed():
             if signalling.indexed.wait(300):
+                killed_at.append(time.monotonic())
                 cluster.scale(0)  # the only worker goes away: Dask holds the pending runs for a worker forever
 
         killer = threading.Thread(target=kill_the_worker_once_runs_are_indexed, daemon=True)
         killer.start()
-        t0 = time.monotonic()
         with pytest.raises(WorkersLostError, match=r"every worker of the distributed sweep is gone \(none for 2 s\) "
                                                    r"with \d+ of 40 runs unfinished") as err:
             compare(bundle, POLS, SEEDS, days=1, store=signalling, executor=client, results_url=store.results.url,
                     worker_wait_s=2.0)
-        waited = time.monotonic() - t0
+        noticed_at = time.monotonic()
         killer.join()
-    assert waited < 120
+    # the loss is noticed soon after the kill (2 s without a worker, then the scheduler's round trips), however
+    # long the runs before it took (a cold compile in the worker takes minutes on a loaded machine): this bounds
+    # a hang, it is no performance check
+    assert killed_at and noticed_at - killed_at[0] < 120
     # every run whose receipt came back is indexed, with its object (the worker may have died after publishing
     # a run and before reporting it: that run counts as unfinished, and a rerun reads it from its object)
     idx = read_table(store.db_path, "SELECT policy, seed, result_sha256 FROM benchmark_runs")

@@ -40,7 +40,7 @@ def test_cli_compare_optimum(bundle, tmp_path):
     res = CliRunner().invoke(app, ["compare", str(bundle), "--policies", "local_only,lowest_carbon", "--seeds", "0",
                                    "--days", "1", "--no-store", "--no-figures", "--optimum", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
-    assert "gap to" in res.output
+    assert "to opt. %" in res.output  # the column "gap to opt. %" (its header on two lines)
     gap = pl.read_parquet(tmp_path / "gap.parquet")
     assert gap.height == 2 and (gap["min_gap_kg"] >= 0).all()
 
