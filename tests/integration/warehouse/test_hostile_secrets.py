@@ -22,7 +22,10 @@ PRICE = "prices/standardized/{r}/{r}_electricity_prices_2023.csv"
 
 
 def _ingest(mirror, home, regions: str, cwd) -> subprocess.CompletedProcess:
-    env = {**os.environ, **TOKENS, "GRIDSHIFT_MIRROR": str(mirror)}
+    env = {**os.environ, **TOKENS}
+    env.pop("GRIDSHIFT_MIRROR", None)
+    if mirror is not None:
+        env["GRIDSHIFT_MIRROR"] = str(mirror)
     return subprocess.run([sys.executable, "-m", "gridshift_cli", "ingest", "--regions", regions, "--year", "2023",
                            "--sources", "carbon,price,weather", "--home", str(home)], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=600)
@@ -52,8 +55,14 @@ def test_hostile_mirror_files_are_refused_and_no_token_reaches_the_home(tmp_path
     assert done.returncode == 1, said  # every partition refused
     assert said.count("FAILED:") == 6 and said.count("links outside the mirror") == 3, said
     assert "/environ (a mirror file" in said and f"{dotenv} (a mirror file" in said
-    files = [p for p in home.rglob("*") if p.is_file()]
-    assert any(p.parts[-2] == "runs" for p in files)  # the Dagster run databases are among them
+    # the home's configuration is a link to the .env file: refused (not JSON) with a failure log under the home
+    home_config = home / "gridshift.json"
+    home_config.symlink_to(dotenv)
+    bad_config = _ingest(None, home, "DE-LU", cwd=tmp_path)
+    assert bad_config.returncode == 2 and "gridshift.json: not valid JSON" in bad_config.stderr, bad_config.stderr
+    said += bad_config.stdout + bad_config.stderr
+    files = [p for p in home.rglob("*") if p.is_file() and not p.is_symlink()]  # (the planted link is ours)
+    assert any(p.parts[-2] == "runs" for p in files) and any(p.parent.name == "logs" for p in files)
     leaks = [f"{p}: {k}" for p in files for k, v in TOKENS.items() if v.encode() in p.read_bytes()]
     leaks += [f"output: {k}" for k, v in TOKENS.items() if v in said]
     assert leaks == []
