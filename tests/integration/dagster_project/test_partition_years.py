@@ -117,7 +117,8 @@ def test_the_sensor_removes_bad_year_keys_the_ui_accepted():
         instance.add_dynamic_partitions(years.name, ["2022", "abc", "02023"])
         result = partitions.remove_bad_year_keys_sensor(dg.build_sensor_context(instance=instance))
         (request,) = result.dynamic_partitions_requests
-        assert type(request).__name__ == "DeleteDynamicPartitionsRequest" and list(request.partition_keys) == ["abc", "02023"]
+        assert isinstance(request, dg.DeleteDynamicPartitionsRequest)
+        assert list(request.partition_keys) == ["abc", "02023"]
         instance.delete_dynamic_partition(years.name, "abc")
         instance.delete_dynamic_partition(years.name, "02023")
         assert isinstance(partitions.remove_bad_year_keys_sensor(dg.build_sensor_context(instance=instance)),
