@@ -15,6 +15,7 @@ import dagster as dg
 from dagster_project import distributed
 from dagster_project.assets import bundle, grid, raw, reference, sweep, workload
 from dagster_project.jobs import JOB_OF_GROUP
+from dagster_project.partitions import remove_bad_year_keys_sensor
 from dagster_project.resources import GridshiftResource
 
 ALL_ASSETS = [*raw.ASSETS, *reference.ASSETS, *grid.ASSETS, *workload.ASSETS, *bundle.ASSETS, *sweep.ASSETS]
@@ -33,6 +34,7 @@ def build_defs(resource_overrides: Mapping[str, Any] | None = None) -> dg.Defini
             sweep.benchmark_sweep,
             *distributed.JOBS,
         ],
+        sensors=[remove_bad_year_keys_sensor],
     )
 
 

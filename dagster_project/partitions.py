@@ -11,14 +11,25 @@ The year dimension is dynamic (``years``, shared by region × year and workload 
 sources were asked for or can provide, not a fixed span most of which no source has. The instance stores its keys
 in the order they were added; ``gridshift ui`` adds the configured mirror's years, and every CLI run adds the years
 it requests (``add_years``), so a live year outside the mirror is a partition from its first ingest on.
+
+A year key is exactly four ASCII digits naming a year of ``source_years`` (:func:`year_of_key`). Keys can also
+enter through the UI's GraphQL API, which takes any string (``abc``, `` 2023``, ``02023``, ``1999``, a
+5,000-character key): such a key is refused where keys are read — reported by name and removed from the instance
+by :func:`add_years` (every run and ``gridshift ui``) and by the ``remove_bad_year_keys`` sensor (the UI's
+daemon) — so it can never stop a run, nor be half of a key range.
 """
 
+import logging
+import re
 from collections.abc import Iterable
 
 import dagster as dg
 
 from dagster_project.plan import source_years
 from gridshift import locations
+from gridshift.errors import GridshiftError, excerpt
+
+log = logging.getLogger(__name__)
 
 #: The year dimension of every year-partitioned asset: its keys live in the instance (``add_years``).
 years = dg.DynamicPartitionsDefinition(name="year")
@@ -31,20 +42,74 @@ region_year = dg.MultiPartitionsDefinition(
 )
 
 
+_YEAR_KEY = re.compile(r"[0-9]{4}")
+
+
+class BadYearKeyError(GridshiftError, ValueError):
+    """A year-partition key that is not a four-digit year any source provides."""
+
+
+def year_of_key(pk: str) -> int:
+    """The year a year-partition key names. Refused by name (:class:`BadYearKeyError`) unless it is exactly four
+    ASCII digits of a year in :func:`dagster_project.plan.source_years` (``02023``, `` 2023`` and ``２０２３`` are
+    not: ``int`` would read each as 2023, a second key for one year)."""
+    span = source_years()
+    if not isinstance(pk, str) or not _YEAR_KEY.fullmatch(pk) or int(pk) not in span:
+        raise BadYearKeyError(f"year partition key {excerpt(pk)!r} is not a year its sources provide: a year key "
+                              f"is four digits, {span[0]}..{span[-1]}")
+    return int(pk)
+
+
+def bad_year_keys(keys: Iterable[str]) -> list[str]:
+    """The keys of ``keys`` that :func:`year_of_key` refuses, in their order."""
+    bad = []
+    for pk in keys:
+        try:
+            year_of_key(pk)
+        except BadYearKeyError:
+            bad.append(pk)
+    return bad
+
+
+def remove_bad_year_keys(instance: dg.DagsterInstance) -> list[str]:
+    """Delete the instance's year keys :func:`year_of_key` refuses (added through the UI's API), each reported by
+    name in a warning; returns them. Runs recorded on such a key stay in the run history."""
+    bad = bad_year_keys(instance.get_dynamic_partitions(years.name))
+    for pk in bad:
+        log.warning("removed year partition key %r: not a year its sources provide (four digits, %d..%d)",
+                    excerpt(pk), source_years()[0], source_years()[-1])
+        instance.delete_dynamic_partition(years.name, pk)
+    return bad
+
+
 def add_years(instance: dg.DagsterInstance, wanted: Iterable[int]) -> list[int]:
     """Add the years of ``wanted`` the instance lacks (in ascending order, so consecutive years stay neighbours);
     returns the instance's years in their key order, the order a key range expands them in. A year no source can
-    provide (outside :func:`dagster_project.plan.source_years`) is refused, never added."""
+    provide (outside :func:`dagster_project.plan.source_years`) is refused, never added; a bad key already stored
+    is removed first (:func:`remove_bad_year_keys`), so it is never read as a year nor sits inside a key range."""
     span = source_years()
     bad = sorted({int(y) for y in wanted} - set(span))
     if bad:
         listed = ", ".join(map(str, bad))
         raise ValueError(f"{listed}: no source provides that year (they provide {span[0]}..{span[-1]})")
-    have = set(instance.get_dynamic_partitions(years.name))
-    new = sorted({int(y) for y in wanted} - {int(y) for y in have})
+    remove_bad_year_keys(instance)
+    have = {year_of_key(y) for y in instance.get_dynamic_partitions(years.name)}
+    new = sorted({int(y) for y in wanted} - have)
     if new:
         instance.add_dynamic_partitions(years.name, [str(y) for y in new])
-    return [int(y) for y in instance.get_dynamic_partitions(years.name)]
+    return [year_of_key(y) for y in instance.get_dynamic_partitions(years.name)]
+
+
+@dg.sensor(name="remove_bad_year_keys", minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING,
+           description="Removes year partition keys that are not four-digit years its sources provide (keys the "
+                       "UI's API accepted): such a key would stop every run over a key range holding it")
+def remove_bad_year_keys_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+    bad = bad_year_keys(context.instance.get_dynamic_partitions(years.name))
+    if not bad:
+        return dg.SkipReason("every year key is a year")
+    context.log.warning("removing year partition keys that are not years: "
+                        + ", ".join(repr(excerpt(pk)) for pk in bad))
+    return dg.SensorResult(dynamic_partitions_requests=[years.build_delete_request(bad)])
 
 
 def key(region: str, year: int) -> dg.MultiPartitionKey:
@@ -82,7 +147,7 @@ def run_keys(context: dg.AssetExecutionContext) -> list[dg.MultiPartitionKey]:
 def split(context: dg.AssetExecutionContext) -> tuple[str, int]:
     """(region, year) of the running partition."""
     dims = dimensions(context)
-    return dims["region"], int(dims["year"])
+    return dims["region"], year_of_key(dims["year"])
 
 
 # ------------------------------------------------------------------ benchmark sweeps: policy × seed

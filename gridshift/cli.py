@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from gridshift.errors import DataError, GridshiftError, SourceUnavailableError, storage_error
+from gridshift.secret_text import scrub_secrets
 
 MAX_CAUSE_LINES = 8
 
@@ -62,7 +63,8 @@ def write_log(logs_dir: Path, prog: str, exc: BaseException) -> Path | None:
     details = report() if callable(report) else ""
     try:
         logs_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(details + "".join(traceback.format_exception(exc)), encoding="utf-8")
+        # the chained causes are library errors that may quote a secret (an upstream's echo of the token)
+        path.write_text(scrub_secrets(details + "".join(traceback.format_exception(exc))), encoding="utf-8")
     except OSError:
         return None
     return path

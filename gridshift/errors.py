@@ -6,6 +6,8 @@ import errno
 from collections.abc import Sequence
 from pathlib import Path
 
+from gridshift.secret_text import scrub_secrets
+
 #: The most characters of one offending value an error quotes, and of its message as a whole: a refusal
 #: names what broke the rule, it never carries the input itself (a padded field of a 200 MB file would
 #: otherwise travel whole into logs and run records).
@@ -25,7 +27,12 @@ def excerpt(value: object, limit: int = MAX_VALUE_CHARS) -> object:
 
 
 class GridshiftError(Exception):
-    """Base class for errors gridshift reports to users (the CLI prints them without a traceback)."""
+    """Base class for errors gridshift reports to users (the CLI prints them without a traceback). Its message
+    never carries a secret (:func:`gridshift.secret_text.scrub_secrets`): what it quotes of refused input may be
+    a ``.env`` line or an upstream's echo of the request's token, and it reaches logs and Dagster's run records."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(scrub_secrets(a) if isinstance(a, str) else a for a in args))
 
 
 class DataError(GridshiftError):
@@ -43,7 +50,7 @@ class DataError(GridshiftError):
         self.file = file
         self.column = excerpt(column, 200) if column is not None else None
         self.rows = list(rows)[:10]
-        self.values = [excerpt(v) for v in list(values)[:10]]
+        self.values = [scrub_secrets(v) if isinstance(v, str) else v for v in (excerpt(v) for v in list(values)[:10])]
         if len(message) > MAX_MESSAGE_CHARS:
             message = f"{message[:MAX_MESSAGE_CHARS]}... (message cut at {MAX_MESSAGE_CHARS:,} characters)"
         parts = [message]

@@ -12,6 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gridshift import limits
+from gridshift.bounded_read import read_bounded
 from gridshift.errors import GridshiftError, excerpt
 
 
@@ -91,11 +93,19 @@ class Home:
         return self.root / "gridshift.json"
 
     def config(self) -> dict[str, str]:
-        """The home's configuration; empty when it has none. A file that is not a JSON object is refused, naming it."""
+        """The home's configuration; empty when it has none. Refused, naming the file: anything but a regular file
+        (a directory, a FIFO, a device), one above :data:`gridshift.limits.CONFIG_BYTES`, and a file that is not a
+        JSON object of strings (a deeply nested one included) — read once, within the limit, never whole."""
         try:
-            data = json.loads(self.config_path.read_text())
+            content = read_bounded(self.config_path, limits.CONFIG_BYTES, file=str(self.config_path),
+                                   what="the home's configuration")
         except FileNotFoundError:
             return {}
+        try:
+            data = json.loads(content)
+        except RecursionError:
+            raise GridshiftError(f"{self.config_path}: JSON nested too deeply (expected an object of strings)"
+                                 ) from None
         except ValueError as err:
             raise GridshiftError(f"{self.config_path}: not valid JSON ({err})") from err
         if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):

@@ -53,6 +53,8 @@ FILE_BYTES: dict[str, Limit] = {
 #: limit can still hold tens of millions of one-character lines, each a frame row once parsed.
 GRID_LINES = Limit(1_000_000, "lines", "a leap year at 5-minute resolution is 105,408 rows; the largest real "
                                        "file has 43,827 lines (a pretty-printed Open-Meteo year), a CSV year 8,785")
+#: Largest home configuration (``gridshift.json``: one mirror path) read.
+CONFIG_BYTES = Limit(1 * MiB, "bytes", "a home's configuration holds a mirror path, ~100 bytes")
 #: Largest member unpacked from a trace archive (a small tar.gz can claim gigabytes: checked on its header).
 UNPACKED_BYTES = Limit(1 * GiB, "bytes", "the largest real trace table, PAI 2020's task table, is 109 MB unpacked")
 

@@ -44,3 +44,29 @@ MIN_MAX_RH_PCT = 5.0
 #: The highest mean air temperature of a location-year, °C: the hottest places on record average ~35 °C
 #: (Dallol, Ethiopia, 34.6 °C); a year in °F stored as °C averages 50 or more. Not overridable.
 MAX_MEAN_TEMP_C = 40.0
+
+# --------------------------------------------------------------------------- per-row plausibility
+# A file can mix units: half a year divided by 1000 keeps a plausible whole-file mean. The level of each
+# stretch of rows is compared with the file's own upper level (its 90th percentile of |value|, the level of
+# at least a tenth of the year, so up to 90 % of the rows may be scaled and still be seen).
+
+#: Rows whose centred rolling median of |value| falls below this share of the file's 90th percentile of
+#: |value| are off by a scale. Real files (all 108 of the mirror; docs/sources.md) stay at or above 0.109
+#: (LCA carbon, CA-ON 2023), 0.0315 (direct carbon, CA-ON 2023) and 0.0107 (prices, DE-LU 2022, with
+#: weeks of near-zero and negative prices); a stretch ÷ 1000 gives ~0.001. Overridable.
+MIN_ROW_LEVEL_SHARE = 1 / 300
+#: The rolling window of that median, hours: a day for carbon (no grid's carbon intensity stays 300x below
+#: its usual level for a day), a week for prices (whole days priced near zero are real: ES, PT 2023).
+ROW_LEVEL_WINDOW_H = {"carbon": 24, "price": 168}
+#: The largest share of a location-year's hours with relative humidity at or below 1 %: real 2 m air
+#: almost never is that dry (the mirror's 32 weather files have no such hour; the driest reach 4 %), while
+#: humidity as a fraction (0..1) puts nearly every row there, even with a few readings in percent. Not
+#: overridable.
+MAX_RH_AT_MOST_1PCT_SHARE = 0.25
+#: The local solar hour of the annual-mean diurnal temperature peak (first harmonic of the temperature by
+#: hour, with the hour converted to local mean solar time from the location's longitude: UTC + lon/15 h).
+#: The air warms while the sun is up and peaks ~2-3 h after solar noon (the surface's heat reaches the
+#: 2 m air with that lag; Oke, Boundary Layer Climates, ch. 2); the mirror's 32 files peak at 13.4 (IN-WE)
+#: to 15.0 (US-TEX-ERCO). A time axis read with a wrong UTC offset (an Open-Meteo file whose time-zone
+#: field lies) moves the peak by that offset: outside this window, refused. Overridable.
+DIURNAL_PEAK_SOLAR_H = (12.5, 16.0)

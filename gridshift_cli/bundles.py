@@ -216,7 +216,7 @@ def inspect_cmd(
     from scenario_builder.inspect import read_manifest, summary
 
     path = bundle_path(bundle, optional_home(absolute(home)))
-    with failures(ctx, None):
+    with failures(ctx, absolute(home)):  # the failure log goes under the home given, not the working directory
         s = summary(path.absolute())
     for table in summary_tables(s):
         console.print(table)

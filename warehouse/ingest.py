@@ -249,7 +249,7 @@ def _prepare_fetched(
             continue
         try:
             overridden = plausibility.check(kind, df, file=raw.uri, row_base=registry.for_raw(raw).row_base,
-                                            allow_implausible=allow_implausible)
+                                            allow_implausible=allow_implausible, lon_deg=locations.get(loc).lon)
             report = _covered(kind, loc, year, df, raw, allow_partial=allow_partial)
             report.overridden = overridden
             covered.append((loc, year, raw, df, report))

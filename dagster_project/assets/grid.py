@@ -29,7 +29,7 @@ import dagster as dg
 
 from dagster_project import checks
 from dagster_project.assets.raw import feeding
-from dagster_project.partitions import dimension_tags, region_year, run_keys
+from dagster_project.partitions import dimension_tags, region_year, run_keys, year_of_key
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
 from gridshift.sources import SIGNAL_TABLES
@@ -85,7 +85,7 @@ def _grid_asset(kind: str) -> dg.AssetsDefinition:
     @decorator
     def _asset(context: dg.AssetExecutionContext, gridshift: GridshiftResource) -> Iterator:
         keys = run_keys(context)
-        parts = {(pk.keys_by_dimension["region"], int(pk.keys_by_dimension["year"])): pk for pk in keys}
+        parts = {(pk.keys_by_dimension["region"], year_of_key(pk.keys_by_dimension["year"])): pk for pk in keys}
         home = gridshift.home_obj()
         batch = prepare_grid(kind, list(parts), home=home, mirror=gridshift.mirror_path(), live=gridshift.live,
                              allow_partial=gridshift.allow_partial, allow_implausible=gridshift.allow_implausible)

@@ -14,7 +14,7 @@ import dagster as dg
 
 from dagster_project import checks
 from dagster_project.assets.raw import feeding
-from dagster_project.partitions import dimensions, years
+from dagster_project.partitions import dimensions, year_of_key, years
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
 from warehouse.ingest_workload import WORKLOADS, WorkloadReport, ingest_workload
@@ -37,7 +37,7 @@ class WorkloadConfig(dg.Config):
 
 def _split(context: dg.AssetExecutionContext) -> tuple[str, int]:
     dims = dimensions(context)
-    return dims["workload"], int(dims["year"])
+    return dims["workload"], year_of_key(dims["year"])
 
 
 def report_metadata(report: WorkloadReport) -> dict:

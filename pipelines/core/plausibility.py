@@ -12,13 +12,16 @@ returned, to be recorded in ``partition_quality.plausibility_overridden``. The o
 
 from __future__ import annotations
 
+import math
+
 import polars as pl
 
 from gridshift import quality
 from gridshift.errors import DataError
 
 #: the checks an ``allow_implausible`` ingest may pass, by the name recorded in partition_quality
-OVERRIDABLE = ("mean_carbon_lca", "mean_carbon_direct", "mean_price")
+OVERRIDABLE = ("mean_carbon_lca", "mean_carbon_direct", "mean_price", "scaled_rows_carbon_lca",
+               "scaled_rows_carbon_direct", "scaled_rows_price", "diurnal_phase")
 FLAG = "allow_implausible=True (--allow-implausible)"
 
 
@@ -45,6 +48,46 @@ def _mean_floor(df: pl.DataFrame, column: str, floor: float, name: str, what: st
     )
 
 
+def _row_ranges(flags: pl.Series, row_base: int) -> list[tuple[int, int]]:
+    """The file-row ranges (first, last) of the runs of True in ``flags``."""
+    idx = flags.arg_true().to_list()
+    ranges: list[tuple[int, int]] = []
+    for i in idx:
+        if ranges and i == ranges[-1][1] + 1 - row_base:
+            ranges[-1] = (ranges[-1][0], i + row_base)
+        else:
+            ranges.append((i + row_base, i + row_base))
+    return ranges
+
+
+def _scaled_rows(df: pl.DataFrame, column: str, kind: str, name: str, *, file: str, row_base: int,
+                 allow: bool) -> list[str]:
+    """Refuse (or, with ``allow``, record ``name``) a partition whose rows are partly off by a scale: a stretch
+    whose rolling median of |value| is below :data:`gridshift.quality.MIN_ROW_LEVEL_SHARE` of the file's 90th
+    percentile of |value| (e.g. half a year divided by 1000), naming the stretch's rows."""
+    level = df[column].abs()
+    top = level.quantile(0.9)
+    if top is None or top <= 0:
+        return []
+    window = quality.ROW_LEVEL_WINDOW_H[kind]
+    rolled = level.rolling_median(window, min_samples=window // 2, center=True)
+    low = (rolled < top * quality.MIN_ROW_LEVEL_SHARE).fill_null(False)
+    if not low.any():
+        return []
+    if allow:
+        return [name]
+    ranges = _row_ranges(low, row_base)
+    where = ", ".join(f"rows {a:,}-{b:,}" for a, b in ranges[:5]) + (" ..." if len(ranges) > 5 else "")
+    bad = df.select(column).with_row_index("_i").filter(low).head(10)
+    raise DataError(
+        f"{int(low.sum()):,} row(s) ({where}) sit at a level {1 / quality.MIN_ROW_LEVEL_SHARE:.0f}x or more below the "
+        f"file's own (90th percentile of |{column}| {top:.4g}, rolling {window} h median): a unit or scale error in "
+        f"part of the file (e.g. divided by 1000)? If the data is right, ingest it with {FLAG}; the override is "
+        "recorded in partition_quality", file=file, column=column,
+        rows=[i + row_base for i in bad["_i"].to_list()], values=bad[column].to_list(),
+    )
+
+
 def _carbon(df: pl.DataFrame, *, file: str, row_base: int, allow: bool) -> list[str]:
     direct, lca = df["carbon_direct_g_per_kwh"], df["carbon_lca_g_per_kwh"]
     below = (lca < direct).fill_null(False)
@@ -62,34 +105,83 @@ def _carbon(df: pl.DataFrame, *, file: str, row_base: int, allow: bool) -> list[
                      "life-cycle carbon intensity (gCO2eq/kWh)", file=file, row_base=row_base, allow=allow),
         *_mean_floor(df, "carbon_direct_g_per_kwh", quality.MIN_MEAN_CARBON_DIRECT_G_PER_KWH, "mean_carbon_direct",
                      "direct carbon intensity (gCO2eq/kWh)", file=file, row_base=row_base, allow=allow),
+        *_scaled_rows(df, "carbon_lca_g_per_kwh", "carbon", "scaled_rows_carbon_lca", file=file, row_base=row_base,
+                      allow=allow),
+        *_scaled_rows(df, "carbon_direct_g_per_kwh", "carbon", "scaled_rows_carbon_direct", file=file,
+                      row_base=row_base, allow=allow),
     ]
 
 
-def _weather(df: pl.DataFrame, *, file: str, row_base: int) -> list[str]:
+def _diurnal_peak_solar_h(df: pl.DataFrame, lon_deg: float) -> float | None:
+    """The local mean solar hour at which the first harmonic of temperature by time of day peaks (None when
+    the partition has no temperature)."""
+    t = df.select(
+        ((pl.col("ts_utc").dt.hour() + pl.col("ts_utc").dt.minute() / 60 + lon_deg / 15) % 24 * (2 * math.pi / 24))
+        .alias("w"), "temp_c").drop_nulls()
+    if t.height == 0:
+        return None
+    a = (t["temp_c"] * t["w"].cos()).mean()
+    b = (t["temp_c"] * t["w"].sin()).mean()
+    return math.degrees(math.atan2(b, a)) / 15 % 24
+
+
+def _diurnal_phase(df: pl.DataFrame, lon_deg: float, *, file: str, row_base: int, allow: bool) -> list[str]:
+    peak = _diurnal_peak_solar_h(df, lon_deg)
+    lo, hi = quality.DIURNAL_PEAK_SOLAR_H
+    if peak is None or lo <= peak <= hi:
+        return []
+    if allow:
+        return ["diurnal_phase"]
+    rows, values = _sample(df, "ts_utc", row_base)
+    raise DataError(
+        f"the temperature's daily cycle peaks at {peak:.1f} h local solar time (longitude {lon_deg:g}°), outside "
+        f"{lo:g}..{hi:g} h (the air peaks 2-3 h after solar noon): the time axis is shifted by about "
+        f"{peak - 14.3:+.0f} h — a wrong UTC offset or time-zone field? If the data is right, ingest it with {FLAG}",
+        file=file, column="ts_utc", rows=rows, values=[str(v) for v in values],
+    )
+
+
+def _weather(df: pl.DataFrame, *, file: str, row_base: int, lon_deg: float | None = None, allow: bool = False
+             ) -> list[str]:
     top = df["rh_pct"].max()
     if top is not None and top < quality.MIN_MAX_RH_PCT:
         rows, values = _sample(df, "rh_pct", row_base)
         raise DataError(f"relative humidity never exceeds {top:g} % in the partition (every real year reaches "
                         f"{quality.MIN_MAX_RH_PCT:g} % and more): a fraction (0..1) where percent is expected?",
                         file=file, column="rh_pct", rows=rows, values=values)
+    dry = (df["rh_pct"] <= 1.0).fill_null(False)
+    if df.height and dry.mean() > quality.MAX_RH_AT_MOST_1PCT_SHARE:
+        ranges = _row_ranges(dry, row_base)
+        where = ", ".join(f"rows {a:,}-{b:,}" for a, b in ranges[:3]) + (" ..." if len(ranges) > 3 else "")
+        bad = df.select("rh_pct").with_row_index("_i").filter(dry).head(10)
+        raise DataError(f"{int(dry.sum()):,} of {df.height:,} rows ({where}) have a relative humidity at or below "
+                        f"1 % (real air almost never; at most {quality.MAX_RH_AT_MOST_1PCT_SHARE:.0%} of a year "
+                        "is accepted): a fraction (0..1) where percent is expected, in part of the file?",
+                        file=file, column="rh_pct", rows=[i + row_base for i in bad["_i"].to_list()],
+                        values=bad["rh_pct"].to_list())
     mean = df["temp_c"].mean()
     if mean is not None and mean > quality.MAX_MEAN_TEMP_C:
         rows, values = _sample(df, "temp_c", row_base)
         raise DataError(f"the partition's mean temperature is {mean:.1f} °C, above the hottest annual mean on "
                         f"record ({quality.MAX_MEAN_TEMP_C:g} °C): °F stored as °C?", file=file, column="temp_c",
                         rows=rows, values=values)
-    return []
+    return [] if lon_deg is None else _diurnal_phase(df, lon_deg, file=file, row_base=row_base, allow=allow)
 
 
-def check(kind: str, df: pl.DataFrame, *, file: str, row_base: int = 2, allow_implausible: bool = False
-          ) -> list[str]:
+def check(kind: str, df: pl.DataFrame, *, file: str, row_base: int = 2, allow_implausible: bool = False,
+          lon_deg: float | None = None) -> list[str]:
     """Refuse an implausible ``kind`` partition (carbon, price, weather) by name; return the overridable
-    checks it passed only because ``allow_implausible`` was given (empty when none)."""
+    checks it passed only because ``allow_implausible`` was given (empty when none). ``lon_deg``: the weather
+    location's longitude, for the time-axis check against the solar day (none without it)."""
     if kind == "carbon":
         return _carbon(df, file=file, row_base=row_base, allow=allow_implausible)
     if kind == "price":
-        return _mean_floor(df, "price_usd_per_mwh", quality.MIN_MEAN_PRICE_USD_PER_MWH, "mean_price",
-                           "day-ahead price (USD/MWh)", file=file, row_base=row_base, allow=allow_implausible)
+        return [
+            *_mean_floor(df, "price_usd_per_mwh", quality.MIN_MEAN_PRICE_USD_PER_MWH, "mean_price",
+                         "day-ahead price (USD/MWh)", file=file, row_base=row_base, allow=allow_implausible),
+            *_scaled_rows(df, "price_usd_per_mwh", "price", "scaled_rows_price", file=file, row_base=row_base,
+                          allow=allow_implausible),
+        ]
     if kind == "weather":
-        return _weather(df, file=file, row_base=row_base)
+        return _weather(df, file=file, row_base=row_base, lon_deg=lon_deg, allow=allow_implausible)
     raise ValueError(f"no plausibility checks for signal kind {kind!r}")

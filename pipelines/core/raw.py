@@ -13,7 +13,8 @@ import polars as pl
 
 from gridshift import limits
 from gridshift.atomic import atomic_write_bytes, atomic_write_many
-from gridshift.errors import SourceUnavailableError
+from gridshift.bounded_read import read_bounded
+from gridshift.errors import DataError, SourceUnavailableError
 from gridshift.hashing import sha256_bytes
 from gridshift.home import safe_join
 from pipelines.core.redact import redact_uri
@@ -59,20 +60,31 @@ def read_mirror(mirror: Path | None, relpath: str, source: str) -> RawFile:
     path = safe_join(Path(mirror), *relpath.split("/"))
     if not path.is_file():
         raise SourceUnavailableError(f"{source}: {relpath} not found in mirror {mirror} (looked for {path})")
+    _check_link(Path(mirror), path, relpath)
     return read_local(path, source)
 
 
+def _check_link(mirror: Path, path: Path, relpath: str) -> None:
+    """The mirror's link policy: a file that is a link (or lies under one) must resolve inside the mirror, or to
+    the same relative path under another folder (a mirror of links to a mirror's files, as tests build). A link
+    to anything else — ``/proc/self/environ``, a ``.env`` file, another file of the disk — is refused before it
+    is read, naming the file, never its target's content."""
+    target = path.resolve()
+    if target.is_relative_to(mirror.resolve()) or target.parts[-len(relpath.split("/")):] == tuple(relpath.split("/")):
+        return
+    raise DataError(f"the mirror file links outside the mirror, to {target} (a mirror file must resolve inside the "
+                    "mirror, or be a link to the same file of another mirror); refused before reading it",
+                    file=redact_uri(path.as_uri()))
+
+
 def read_local(path: Path, source: str, *, uri: str | None = None) -> RawFile:
-    """A local file of ``source`` (a mirror's, a trace folder's, a persisted pull), read whole only when
-    its size is within the source kind's limit (:data:`gridshift.limits.FILE_BYTES`): a larger file is
-    refused by name from its size on disk, and a file that grows while it is read is refused after at
-    most limit + 1 bytes — never held whole."""
-    limit = limits.source_file_limit(source)
+    """A local file of ``source`` (a mirror's, a trace folder's, a persisted pull), read once
+    (:func:`gridshift.bounded_read.read_bounded`): a regular file within the source kind's limit
+    (:data:`gridshift.limits.FILE_BYTES`) — a larger one, a directory, FIFO or device is refused by name
+    before it is read, one that grows while read after at most limit + 1 bytes. Its hash and its parse are
+    of these same bytes."""
     uri = redact_uri(uri or path.as_uri())  # a refusal names the file without its credentials
-    with path.open("rb") as fh:
-        limit.check(os.fstat(fh.fileno()).st_size, file=uri, what="the file")
-        content = fh.read(limit.limit + 1)
-    limit.check(len(content), file=uri, what="the file (it grew while read)")
+    content = read_bounded(path, limits.source_file_limit(source), file=uri)
     return RawFile(source=source, uri=uri, content=content)
 
 

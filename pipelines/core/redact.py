@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
+from gridshift.secret_text import scrub_secrets
+
 REDACTED = "***"
 
 #: Names that carry a secret wherever they appear: as a query parameter, a header, ``name: value`` or
@@ -85,7 +87,8 @@ def redact_uri(uri: str, *, drop: bool = False) -> str:
 
 def redact_text(text: str) -> str:
     """``text`` with credentials removed from every URI in it (:func:`redact_uri`'s rules) and from
-    ``name: value`` / ``name=value`` pairs of :data:`SECRET_NAMES` (headers, JSON, a dict's repr)."""
-    out = _USERINFO.sub(rf"\1{REDACTED}@", str(text))
+    ``name: value`` / ``name=value`` pairs of :data:`SECRET_NAMES` (headers, JSON, a dict's repr), and every
+    secret :func:`gridshift.secret_text.scrub_secrets` knows (the environment's tokens, ``NAME_TOKEN=value``)."""
+    out = _USERINFO.sub(rf"\1{REDACTED}@", scrub_secrets(str(text)))
     out = _QUERY.sub(rf"\1{REDACTED}", out)
     return _PAIR.sub(rf"\1{REDACTED}", out)

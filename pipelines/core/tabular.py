@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import polars as pl
 
-from gridshift.errors import DataError
+from gridshift.errors import DataError, excerpt
 
 HEADER_LINES = 1  # data row i (0-based) is line i + 2 of a CSV with one header line
 
@@ -76,7 +76,7 @@ def read_csv_strings(content: bytes, file: str, required: list[str], *, comment_
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise DataError(
-            f"missing or renamed column(s) {missing}; found {df.columns}", file=file, column=missing[0]
+            f"missing or renamed column(s) {missing}; found {excerpt(df.columns, 200)}", file=file, column=missing[0]
         )
     if exact and df.columns != list(required):
         raise DataError(f"columns {df.columns} are not {list(required)}", file=file, rows=[skip + 1])

@@ -4,7 +4,10 @@
   an offset the response's own IANA ``timezone`` (absent: the registry's zone of the location) takes at
   some time in the partition's year, per ``zoneinfo``: US-CAL-CISO 2023 says −25200 (PDT) for the whole
   year, which Los Angeles takes in summer; an offset the zone never takes (Berlin at +3 h) would shift
-  every row of the year by the difference, and is refused.
+  every row of the year by the difference, and is refused. The zone itself must be the location's own
+  (its offsets in the year those of the registry's zone) or UTC (``GMT``, what the live client asks for): a
+  response that names another zone with that zone's offset — a time-zone field that lies consistently —
+  would shift every row just the same.
 - ``hourly_units`` names each array's unit. The canonical columns are °C, % and km/h: an array in a
   unit Open-Meteo offers instead (°F; m/s, mph, kn) is converted, any other unit refused. A response
   without ``hourly_units`` is read in the API's default units.
@@ -48,6 +51,14 @@ def check_offset(body: dict, offset: int, location: Location, year: int, file: s
         allowed = zone_offsets(zone, year)
     except (ZoneInfoNotFoundError, ValueError):
         raise DataError("timezone is not an IANA time zone", file=file, column="timezone", values=[zone]) from None
+    utc = {"GMT", "UTC", "Etc/UTC", "Etc/GMT"}
+    if zone not in utc and zone != location.timezone and allowed != zone_offsets(location.timezone, year):
+        raise DataError(
+            f"the response's time zone {zone} (offsets {sorted(allowed)} s in {year}) is not the location's "
+            f"{location.location} ({location.timezone}, offsets {sorted(zone_offsets(location.timezone, year))} s) nor "
+            "UTC: its local times would be read shifted by the difference",
+            file=file, column="timezone", values=[zone],
+        )
     if offset not in allowed:
         raise DataError(
             f"utc_offset_seconds {offset} is not an offset of the response's time zone {zone} in {year} "

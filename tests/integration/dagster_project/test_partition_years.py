@@ -6,10 +6,11 @@ from __future__ import annotations
 import dagster as dg
 import pytest
 
-from dagster_project import plan, runner, ui
+from dagster_project import partitions, plan, runner, ui
 from dagster_project.definitions import build_defs
 from dagster_project.partitions import add_years, key, years
 from gridshift import locations
+from gridshift.errors import excerpt
 from gridshift.home import Home
 from warehouse.ingest_workload import WORKLOADS
 
@@ -73,3 +74,66 @@ def test_key_ranges_follow_the_instances_year_order():
         wrong = runner.Block(("grid_carbon",), ("DE-LU",), (2019, 2022, 2023))
         with pytest.raises(runner.GridshiftError, match="expands to 0 partitions, not the 3 planned"):
             runner._check_range(wrong, instance)
+
+
+#: Keys the UI's GraphQL API accepts (addDynamicPartition takes any string) and none of which is a year key.
+HOSTILE_YEAR_KEYS = ["abc", " 2023", "02023", "../../../etc/x", "x" * 5000, "1999", "２０２３", "2023|DE-LU"]
+
+
+def test_a_year_key_is_four_digits_of_a_source_year():
+    assert partitions.year_of_key("2023") == 2023
+    for bad in HOSTILE_YEAR_KEYS:
+        with pytest.raises(partitions.BadYearKeyError, match="is not a year its sources provide") as err:
+            partitions.year_of_key(bad)
+        assert len(str(err.value)) < 300  # the 5,000-character key is quoted as a prefix
+    assert partitions.bad_year_keys(["2022", *HOSTILE_YEAR_KEYS, "2023"]) == HOSTILE_YEAR_KEYS
+
+
+def test_bad_year_keys_stored_by_the_ui_are_removed_by_name_and_runs_and_the_ui_go_on(tmp_path, shared_data,
+                                                                                       monkeypatch, caplog):
+    """Bad keys stored in the home's instance (as the UI's API stores them, between good ones) are reported by
+    name and removed when the UI starts; an ingest of a year on either side of them then runs as one range."""
+    monkeypatch.delenv("GRIDSHIFT_MIRROR", raising=False)
+    home = Home(tmp_path / "home").ensure()
+    home.configure(mirror=str(shared_data))
+    with runner.open_instance(home) as instance:
+        instance.add_dynamic_partitions(years.name, ["2022", *HOSTILE_YEAR_KEYS, "2023"])
+    with caplog.at_level("WARNING", logger=partitions.__name__):
+        assert ui.offer_mirror_years(home) == [2022, 2023]  # `gridshift ui` starts
+    said = caplog.text
+    assert all(repr(excerpt(k)) in said for k in HOSTILE_YEAR_KEYS)
+    assert "x" * 100 not in said  # the long key by its prefix
+    with runner.open_instance(home) as instance:
+        assert instance.get_dynamic_partitions(years.name) == ["2022", "2023"]
+        instance.add_dynamic_partitions(years.name, ["abc"])  # a key added again after the UI started
+        out = runner.materialize_grid([("carbon", "DE-LU", 2022), ("carbon", "DE-LU", 2023)], home=home,
+                                      mirror=shared_data, instance=instance)
+        assert all(o.ok for o in out.values()), out
+        assert instance.get_dynamic_partitions(years.name) == ["2022", "2023"]
+
+
+def test_the_sensor_removes_bad_year_keys_the_ui_accepted():
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(years.name, ["2022", "abc", "02023"])
+        result = partitions.remove_bad_year_keys_sensor(dg.build_sensor_context(instance=instance))
+        (request,) = result.dynamic_partitions_requests
+        assert isinstance(request, dg.DeleteDynamicPartitionsRequest)
+        assert list(request.partition_keys) == ["abc", "02023"]
+        instance.delete_dynamic_partition(years.name, "abc")
+        instance.delete_dynamic_partition(years.name, "02023")
+        assert isinstance(partitions.remove_bad_year_keys_sensor(dg.build_sensor_context(instance=instance)),
+                          dg.SkipReason)
+
+
+def test_a_run_launched_on_a_bad_year_key_is_refused_by_name():
+    """A run the UI launches on a bad key (before the sensor removed it) fails naming the key, not int()'s error."""
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions(years.name, ["abc"])
+        pk = dg.MultiPartitionKey({"region": "DE-LU", "year": "abc"})
+        defs = build_defs()
+        result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+            instance=instance, partition_key=str(pk), asset_selection=[dg.AssetKey("grid_carbon")],
+            raise_on_error=False)
+        assert not result.success
+        text = " ".join(str(ev.event_specific_data) for ev in result.all_events if ev.is_step_failure)
+        assert "year partition key 'abc' is not a year its sources provide" in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,54 @@ def test_a_year_the_mirror_lacks_fails_in_a_short_block_with_the_remedy(shared_d
     assert "Error occurred while executing" not in r.output and "Traceback" not in r.output
     log = Path(text.split("full report: ")[1].split()[0])
     assert log.parent == home / "logs" and "SourceUnavailableError" in log.read_text()
+
+
+ADD_KEY = """mutation($r: RepositorySelector!, $k: String!) { addDynamicPartition(repositorySelector: $r,
+  partitionsDefName: "year", partitionKey: $k) { __typename ... on PythonError { message } } }"""
+KEYS = '{ assetNodeOrError(assetKey: {path: ["grid_carbon"]}) { ... on AssetNode { partitionKeys } } }'
+
+
+def test_bad_year_keys_added_through_the_ui_are_removed_and_the_ui_starts_again(shared_data, tmp_path):
+    """The UI's API takes any year key (``abc``, ``02023``, a 5,000-character one...): the running UI's sensor
+    removes them, and a UI started on a home that still holds some starts, reporting them by name."""
+    from dagster_project import runner as dg_runner
+    from dagster_project.partitions import years
+    from gridshift.home import Home
+    from tests.integration.dagster_project.test_partition_years import HOSTILE_YEAR_KEYS
+
+    home = tmp_path / "home"
+    env = {**os.environ, "GRIDSHIFT_HOME": str(home)}
+    env.pop("GRIDSHIFT_MIRROR", None)
+    good = sorted(f"{r}|{y}" for r in locations.all_codes() for y in (2022, 2023))
+
+    def start() -> tuple[subprocess.Popen, int]:
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "gridshift_cli", "ui", "-p", str(port), "--home", str(home),
+                                 "--mirror", str(shared_data)], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        wait_up(proc, port)
+        return proc, port
+
+    proc, port = start()
+    try:
+        repos = graphql(port, "{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } }"
+                              " } } }")["repositoriesOrError"]["nodes"]
+        selector = {"repositoryName": repos[0]["name"], "repositoryLocationName": repos[0]["location"]["name"]}
+        for k in HOSTILE_YEAR_KEYS:
+            added = graphql(port, ADD_KEY, {"r": selector, "k": k})["addDynamicPartition"]
+            assert added["__typename"] == "AddDynamicPartitionSuccess", (k[:20], added)
+        deadline = time.time() + 480  # the daemon evaluates the sensor every 30 s once it is up (slow under load)
+        while sorted(graphql(port, KEYS)["assetNodeOrError"]["partitionKeys"]) != good:
+            assert time.time() < deadline, "the sensor did not remove the bad year keys"
+            time.sleep(5)
+    finally:
+        stop(proc)
+    with dg_runner.open_instance(Home(home)) as instance:
+        instance.add_dynamic_partitions(years.name, ["abc", "1999"])
+    proc, port = start()
+    try:
+        assert sorted(graphql(port, KEYS)["assetNodeOrError"]["partitionKeys"]) == good
+    finally:
+        stop(proc)
+    said = proc.stdout.read().decode()
+    assert "removed year partition key 'abc'" in said and "removed year partition key '1999'" in said, said[-3000:]

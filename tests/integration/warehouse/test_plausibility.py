@@ -196,8 +196,9 @@ def test_every_real_partition_is_plausible_without_an_override(shared_data):
     for kind, code, year in _real_partitions(shared_data):
         raw = registry.fetch(kind, locations.get(code), year, mirror=shared_data)
         df = registry.for_raw(raw).parse(raw, locations.get(code), year)
-        assert plausibility.check(kind, df, file=raw.uri) == [], (kind, code, year)
-        seen[kind].append(df)
+        lon = locations.get(code).lon
+        assert plausibility.check(kind, df, file=raw.uri, lon_deg=lon) == [], (kind, code, year)
+        seen[kind].append((df, lon) if kind == "weather" else df)
     assert len(seen["carbon"]) >= 30 and len(seen["price"]) >= 30 and len(seen["weather"]) >= 30
     lowest_lca = min(df["carbon_lca_g_per_kwh"].mean() for df in seen["carbon"])
     lowest_direct = min(df["carbon_direct_g_per_kwh"].mean() for df in seen["carbon"])
@@ -205,7 +206,13 @@ def test_every_real_partition_is_plausible_without_an_override(shared_data):
     assert lowest_lca == pytest.approx(59.3, abs=0.1) and lowest_lca > 10 * quality.MIN_MEAN_CARBON_LCA_G_PER_KWH
     assert lowest_direct == pytest.approx(36.3, abs=0.1)
     assert lowest_price == pytest.approx(10.33, abs=0.01) and lowest_price > 10 * quality.MIN_MEAN_PRICE_USD_PER_MWH
+    peaks = [plausibility._diurnal_peak_solar_h(df, lon) for df, lon in seen["weather"]]
+    seen["weather"] = [df for df, _lon in seen["weather"]]
+    assert min(peaks) == pytest.approx(13.36, abs=0.01) and max(peaks) == pytest.approx(15.0, abs=0.01)
+    lo, hi = quality.DIURNAL_PEAK_SOLAR_H
+    assert min(peaks) - lo > 0.8 and hi - max(peaks) > 0.9  # the margins of the time-axis check
     assert min(df["rh_pct"].max() for df in seen["weather"]) == 100
+    assert sum(int((df["rh_pct"] <= 1).sum()) for df in seen["weather"]) == 0
     assert max(df["temp_c"].mean() for df in seen["weather"]) < 30
     assert sum(int((df["carbon_lca_g_per_kwh"] < df["carbon_direct_g_per_kwh"]).sum()) for df in seen["carbon"]) == 0
 
@@ -218,3 +225,75 @@ def test_a_year_averaging_above_the_hottest_place_on_record_is_refused(shared_da
     with pytest.raises(DataError, match="mean temperature is 51.4 °C, above the hottest annual mean") as info:
         plausibility.check("weather", mild, file=raw.uri, row_base=0)
     assert info.value.column == "temp_c" and info.value.rows[0] == 0
+
+
+HALF = 4380  # rows 0..4379 (file lines 2..4381) real, the second half of the year scaled
+
+
+def _second_half_scaled(*cols: str, by: float):
+    return _csv_edit(lambda df: df.with_row_index("_i").with_columns([
+        pl.when(pl.col("_i") >= HALF).then(pl.col(c).cast(pl.Float64) * by).otherwise(pl.col(c).cast(pl.Float64))
+        .cast(pl.String) for c in cols]).drop("_i"))
+
+
+def test_half_a_year_of_carbon_divided_by_1000_is_refused_with_its_row_range(tmp_path, shared_data):
+    """The whole-file mean stays plausible (~half the real one); the scaled rows are named by range."""
+    err = _refused(tmp_path, shared_data, "carbon", CARBON, _second_half_scaled(DIRECT, LCA, by=1e-3))
+    assert err.column == "carbon_lca_g_per_kwh"
+    # the rolling day's median turns low half a window into the scaled stretch: its range is the stretch's, ±12 h
+    text = str(err)
+    first, last = (int(x.replace(",", "")) for x in text.split("rows ", 1)[1].split(")", 1)[0].split("-"))
+    assert abs(first - (HALF + 2)) <= 12 and last == 8761, text
+    assert "a unit or scale error in part of the file" in text and "allow_implausible" in text
+    assert err.values[0] == pytest.approx(float(pl.read_csv(shared_data / CARBON)[LCA][err.rows[0] - 2]) / 1000)
+    home = Home.resolve(tmp_path / "home")
+    rep = ingest_grid("carbon", "DE-LU", 2023, home=home, mirror=tmp_path / "mirror", allow_implausible=True)
+    assert rep.overridden == ["scaled_rows_carbon_lca", "scaled_rows_carbon_direct"]
+    assert _overridden(home) == [("carbon", "scaled_rows_carbon_lca,scaled_rows_carbon_direct")]
+
+
+def test_half_a_year_of_prices_divided_by_1000_is_refused_with_its_row_range(tmp_path, shared_data):
+    err = _refused(tmp_path, shared_data, "price", PRICE, _second_half_scaled("Price (USD/MWh)", by=1e-3))
+    assert err.column == "price_usd_per_mwh" and "a unit or scale error in part of the file" in str(err)
+    assert "8,761" in str(err) and min(err.rows) >= HALF + 2 - 84
+
+
+def test_humidity_as_a_fraction_with_one_reading_in_percent_is_refused(tmp_path, shared_data):
+    """One 93 % reading lifts the year's maximum above the whole-file check; the rows still say fraction."""
+    def fraction(body):
+        rh = body["hourly"]["relative_humidity_2m"]
+        body["hourly"]["relative_humidity_2m"] = [None if v is None else v / 100 for v in rh]
+        body["hourly"]["relative_humidity_2m"][5000] = 93
+
+    err = _refused(tmp_path, shared_data, "weather", WEATHER, _json_edit(fraction), allow_implausible=True)
+    assert err.column == "rh_pct" and "8,759 of 8,760 rows (rows 0-4,999, rows 5,001-8,759)" in str(err)
+    assert "a fraction (0..1) where percent is expected" in str(err) and 0 < err.values[0] <= 1
+
+
+def test_an_open_meteo_file_whose_time_zone_field_lies_is_refused(tmp_path, shared_data):
+    """Frankfurt's local times said to be the Azores' (UTC-1): zone and offset agree with each other, and every
+    hour would be read 2 h late."""
+    def lie(body):
+        body["timezone"], body["utc_offset_seconds"], body["timezone_abbreviation"] = "Atlantic/Azores", -3600, "GMT-1"
+
+    err = _refused(tmp_path, shared_data, "weather", WEATHER, _json_edit(lie))
+    assert err.column == "timezone" and err.values == ["Atlantic/Azores"]
+    assert "is not the location's DE-LU (Europe/Berlin, offsets [3600, 7200] s) nor UTC" in str(err)
+
+
+@pytest.mark.parametrize("hours", [2, 3, -3])
+def test_a_time_axis_shifted_against_the_solar_day_is_refused(shared_data, hours):
+    """The temperature's daily cycle peaks ~2-3 h after solar noon (Frankfurt 2023: 14.65 h local solar time): a
+    time axis shifted by a wrong offset moves it out of the window; with the override it is recorded."""
+    raw = registry.fetch("weather", locations.get("DE-LU"), 2023, mirror=shared_data)
+    df = registry.for_raw(raw).parse(raw, locations.get("DE-LU"), 2023)
+    lon = locations.get("DE-LU").lon
+    peak = plausibility._diurnal_peak_solar_h(df, lon)
+    assert peak == pytest.approx(14.65, abs=0.01)
+    shifted = df.with_columns(pl.col("ts_utc") + pl.duration(hours=hours))
+    assert plausibility._diurnal_peak_solar_h(shifted, lon) == pytest.approx(peak + hours, abs=1e-6)
+    with pytest.raises(DataError, match=f"peaks at {peak + hours:.1f} h local solar time") as info:
+        plausibility.check("weather", shifted, file=raw.uri, row_base=0, lon_deg=lon)
+    assert info.value.column == "ts_utc" and info.value.rows[0] == 0
+    assert plausibility.check("weather", shifted, file=raw.uri, lon_deg=lon, allow_implausible=True) == [
+        "diurnal_phase"]

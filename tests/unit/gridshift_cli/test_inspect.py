@@ -55,3 +55,17 @@ def test_inspect_takes_a_bundle_id_under_the_home(tmp_path):
     assert str(home / "bundles" / b.name) in r.output
     r = runner.invoke(app, ["inspect", "../b", "--home", str(home)], env=ENV)
     assert r.exit_code == 2 and "BUNDLE" in r.output  # an id never leaves the home's bundles folder
+
+
+def test_inspect_writes_its_failure_log_under_the_home_given_not_the_working_directory(tmp_path, monkeypatch):
+    b = valid_bundle(tmp_path / "b")
+    (b / "manifest.json").write_text("{not json")
+    cwd, home = tmp_path / "cwd", tmp_path / "home"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    monkeypatch.delenv("GRIDSHIFT_HOME", raising=False)
+    r = runner.invoke(app, ["inspect", str(b), "--home", str(home)], env=ENV)
+    assert r.exit_code == 2, r.output
+    assert list(cwd.rglob("*")) == []  # nothing written where the command was run
+    (log,) = (home / "logs").glob("gridshift-*.log")
+    assert log.name in "".join(r.output.split())  # the report names it

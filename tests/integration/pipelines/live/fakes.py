@@ -104,6 +104,7 @@ class FakeState:
     files: dict[str, bytes] = field(default_factory=dict)
     faults: list[tuple[str, tuple]] = field(default_factory=list)
     basic_auth: tuple[str, str] | None = None
+    echo_token_in_401: bool = False  # a 401 body that quotes the token it was sent (some upstreams do)
     requests: list[Recorded] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     stopping: threading.Event = field(default_factory=threading.Event)
@@ -247,7 +248,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _entsoe(self, q):
         st = self.state
         if q.get("securityToken") != [st.entsoe_token]:
-            return 401, b"<html><body><h1>Unauthorized</h1></body></html>", "text/html"
+            said = f" securityToken {q.get('securityToken', [''])[0]} is not valid" if st.echo_token_in_401 else ""
+            return 401, f"<html><body><h1>Unauthorized</h1>{said}</body></html>".encode(), "text/html"
         if q.get("documentType") != ["A44"]:
             return 400, b"unsupported", "text/plain"
         area = q["in_Domain"][0]
@@ -271,7 +273,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _emaps_api(self, q):
         st = self.state
         if self.headers.get("auth-token") != st.emaps_token:
-            return 401, json.dumps({"message": "Unauthorized"}).encode(), "application/json"
+            said = f": token {self.headers.get('auth-token')} is not valid" if st.echo_token_in_401 else ""
+            return 401, json.dumps({"message": f"Unauthorized{said}"}).encode(), "application/json"
         zone = q.get("zone", [""])[0]
         loc = st.emaps_zones.get(zone)
         if loc is None:

@@ -91,3 +91,26 @@ def test_a_401_names_the_url_without_its_credentials(fake, tmp_path, monkeypatch
     std = capfd.readouterr()
     texts = {"output": res.output, "log records": caplog.text, "stdout": std.out, "stderr": std.err}
     assert _leaks(tmp_path, texts, _secrets()) == []
+
+
+def test_a_token_the_upstream_echoes_in_its_401_reaches_no_file(fake, tmp_path, monkeypatch, capfd):
+    """Both tokened upstreams answer a revoked token with a 401 that quotes it: the refusal, the Dagster run
+    records and the failure log under the home hold neither token (every file under the home is scanned)."""
+    fake.state.echo_token_in_401 = True
+    revoked = {"ENTSOE_API_KEY": "revoked-entsoe-4f1b9a7c3e", "ELECTRICITYMAPS_TOKEN": "revoked-emaps-8d2e6b0a51"}
+    for k, v in revoked.items():
+        monkeypatch.setenv(k, v)
+    home = tmp_path / "home"
+    runner = CliRunner()
+    outputs = []
+    fake.state.add_fault("/emaps-csv", "status", 404)  # the yearly CSV is not published: the API is asked
+    for args in (["--sources", "price"], ["--sources", "carbon"]):
+        r = runner.invoke(app, ["ingest", "--regions", "DE-LU", "--year", "2023", "--live", "--home", str(home),
+                                *args])
+        assert r.exit_code != 0 and "401" in r.output, r.output
+        outputs.append(r.output)
+    assert fake.state.count("/api") >= 1 and any(r.headers.get("auth-token") for r in fake.state.requests)
+    out, err = capfd.readouterr()
+    secrets = [v.encode() for v in revoked.values()]
+    assert any(p.parts[-2] == "runs" for p in home.rglob("*.db"))
+    assert _leaks(home, {"output": "".join(outputs) + out + err}, secrets) == []
