@@ -35,6 +35,7 @@ from gridshift_cli.options import (
     TransferKwhOpt,
     data_options,
 )
+from gridshift_cli.progress import Phases
 
 DEFAULT_POLICIES = ("local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener")
 
@@ -65,11 +66,9 @@ def run(
     from sim_core.policies import registry
     from sim_core.precompile import notice
 
-    from gridshift_cli.progress import Phases
-
     console = Console()
     path = bundle_path(bundle, optional_home(home))
-    line = notice(policy) if policy in registry.names() else None
+    line = notice([policy]) if policy in registry.names() else None
     if line is not None:
         print(f"gridshift: {line}", file=sys.stderr, flush=True)
     phases = Phases(expect_slow=line is not None)
@@ -222,6 +221,12 @@ def compare(
     h = optional_home(home, no_store)
     path = bundle_path(bundle, h)
     console = Console() if sys.stdout.isatty() else Console(width=120)  # logs and pipes: the table's width
+    if scheduler is None:  # (a Dask worker compiles in its own process and cache)
+        from sim_core.precompile import notice
+
+        line = notice(pols)
+        if line is not None:
+            print(f"gridshift: {line}", file=sys.stderr, flush=True)
     scenario = load_bundle(path)
     store = _store(h, results)
     if scheduler is not None and store is None:

@@ -18,18 +18,18 @@ from .engine import cache
 from .policies import registry
 
 #: Seconds of a cold compile, measured by ``benchmarks/bench_compile.py`` in fresh processes with an empty
-#: ``NUMBA_CACHE_DIR`` on the reference machine (BENCHMARKS.md "First run: compiling the kernels": 2 shared
-#: x86_64 cores, its load recorded there): ``shared``, the kernels every run compiles; each policy module's
-#: own kernels under its module's name. Declared here once; the notice scales nothing (a loaded machine is
-#: slower: the estimate says so).
+#: ``NUMBA_CACHE_DIR`` on the reference machine (BENCHMARKS.md "First run: compiling the kernels": 2 x86_64
+#: cores shared with other jobs, its load recorded there; an idle machine is faster): ``shared``, the kernels
+#: every run compiles; each policy module's own kernels under the module's name. Declared here once (measured
+#: 2026-11-29 at load average 7; the benchmark's section lists them beside its latest measurement).
 COMPILE_S: dict[str, float] = {
-    "shared": 30.0,
-    "sim_core.policies.rules": 15.0,
-    "sim_core.policies.wait_awhile": 15.0,
-    "sim_core.policies.gaia": 15.0,
-    "sim_core.policies.carbonscaler": 15.0,
-    "sim_core.policies.vcc": 15.0,
-    "sim_core.policies.carbonflex": 15.0,
+    "shared": 25.0,
+    "sim_core.policies.rules": 14.0,
+    "sim_core.policies.wait_awhile": 31.0,
+    "sim_core.policies.gaia": 22.0,
+    "sim_core.policies.carbonscaler": 51.0,
+    "sim_core.policies.vcc": 60.0,
+    "sim_core.policies.carbonflex": 156.0,
 }
 
 
@@ -54,18 +54,28 @@ def cold_parts(policy: str) -> list[str]:
 
 
 def estimate_s(parts: list[str]) -> float:
-    """Seconds to compile ``parts`` on the reference machine (:data:`COMPILE_S`)."""
-    return sum(COMPILE_S[p] for p in parts)
+    """Seconds to compile ``parts`` on the reference machine (:data:`COMPILE_S`; a part without a figure, a
+    policy module from outside ``sim_core``, counts 0)."""
+    return sum(COMPILE_S.get(p, 0.0) for p in parts)
 
 
-def notice(policy: str) -> str | None:
-    """The one line to print before a run of ``policy`` that will compile (None when nothing is cold)."""
-    parts = cold_parts(policy)
+def notice_for(names: list[str], parts: list[str]) -> str:
+    """The notice of runs of the policies ``names`` that compile ``parts`` (:func:`cold_parts`)."""
+    about = "about" if all(p in COMPILE_S for p in parts) else "over"
+    return (f"compiling {', '.join(names)} (first run only, {about} {estimate_s(parts):.0f} s; later runs load "
+            "it from Numba's cache)")
+
+
+def notice(policies: list[str]) -> str | None:
+    """The one line to print before runs of ``policies`` that will compile (None when nothing is cold): the
+    policies whose module is cold (or the engine alone), and the seconds of every cold part, each counted
+    once (the nine rules share one module)."""
+    cold = {p: cold_parts(p) for p in policies}
+    parts = list(dict.fromkeys(part for ps in cold.values() for part in ps))
     if not parts:
         return None
-    what = policy if parts != ["shared"] else "the simulation engine"
-    return (f"compiling {what} (first run only, about {estimate_s(parts):.0f} s on 2 idle cores; later runs load "
-            "it from Numba's cache)")
+    names = [p for p, ps in cold.items() if ps and ps != ["shared"]] or ["the simulation engine"]
+    return notice_for(names, parts)
 
 
 def warm(policies: list[str], echo=print) -> list[str]:
@@ -79,7 +89,7 @@ def warm(policies: list[str], echo=print) -> list[str]:
         with tempfile.TemporaryDirectory(prefix="gridshift-warm-") as tmp:
             scenario = load(tiny_bundle(tmp))
             for p in cold:
-                line = notice(p)
+                line = notice([p])
                 if line:
                     echo(line)
                 run(scenario, p, seed=0)
