@@ -7,14 +7,15 @@ Every figure is one fresh ``python -m gridshift_cli run <tiny bundle> --policy P
 temporary ``NUMBA_CACHE_DIR``, on a copy of ``sim_core`` in a temporary folder (first on ``PYTHONPATH``), so
 that the edits below touch neither the working tree nor its cache:
 
-* cold: the first run of ``lowest_carbon`` (wall to the notice on stderr, whole wall), then the same run warm
-  (best of three); the compile is the difference;
+* cold: the first run of ``lowest_carbon`` (wall to the notice on stderr, whole wall, CPU seconds), then the
+  same run warm (least CPU of three); the compile is the difference;
 * each other policy module's first run after that (the shared kernels cached): its own kernels;
 * an edit of ``policies/rules.py`` (a comment appended), then ``lowest_carbon`` again: which cache indexes
   were rewritten, and the seconds; likewise an edit of ``engine/servers.py``.
 
 ``sim_core.precompile.COMPILE_S`` (the notice's estimate) is declared from these figures: the script prints the
-dict, and the section lists the declared figures beside the measured ones. The section goes between ``<!-- compile:start -->`` and ``<!-- compile:end -->`` in BENCHMARKS.md.
+dict, and the section lists the declared figures beside the measured ones. The section goes between
+``<!-- compile:start -->`` and ``<!-- compile:end -->`` in BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -44,7 +46,9 @@ OTHERS = tuple(registry.get(n) for n in ("wait_awhile", "gaia_carbon_time", "car
 
 def timed_run(bundle: str, policy: str, env: dict) -> dict:
     """One fresh ``gridshift run``: seconds to its first stderr line (the notice, on a cold cache) and to its
-    end, and that line."""
+    end, its CPU seconds (user + system: what a compile costs whatever else the machine runs), and that
+    line."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.Popen([sys.executable, "-m", "gridshift_cli", "run", bundle, "--policy", policy], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
@@ -52,9 +56,12 @@ def timed_run(bundle: str, policy: str, env: dict) -> dict:
     t_first = time.perf_counter() - t0
     out, err = p.communicate()
     wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode:
         raise SystemExit(f"gridshift run --policy {policy} failed ({p.returncode}):\n{first}{err}")
-    return {"wall": wall, "t_first": t_first, "notice": first.strip() if first.startswith("gridshift:") else ""}
+    cpu = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+    return {"wall": wall, "cpu": cpu, "t_first": t_first,
+            "notice": first.strip() if first.startswith("gridshift:") else ""}
 
 
 def indexes(cache: Path) -> dict[str, float]:
@@ -92,64 +99,71 @@ def main() -> None:
         copy = f"policies_{hashlib.sha1(str(src / 'sim_core' / 'policies').encode()).hexdigest()}"
         if not (cache / copy).is_dir():  # (Numba files a folder's kernels under <name>_<sha1 of its path>)
             raise SystemExit(f"the copy of sim_core in {src} was not the one imported: no {cache / copy}")
-        warm = min((timed_run(bundle, FIRST, env) for _ in range(WARM_REPEATS)), key=lambda r: r["wall"])
+        warm = min((timed_run(bundle, FIRST, env) for _ in range(WARM_REPEATS)), key=lambda r: r["cpu"])
         print("warm", warm, flush=True)
-        own = {}
+        rows = []  # (what, part, run, kernels compiled)
         for spec in OTHERS:
             before = indexes(cache)
             r = timed_run(bundle, spec.name, env)
-            own[spec.module] = (spec.name, r["wall"] - warm["wall"], rewritten(before, indexes(cache)), r["notice"])
-            print(spec.module, own[spec.module], flush=True)
-        edits = {}
-        for rel in ("policies/rules.py", "engine/servers.py"):
+            rows.append((f"first run of `{spec.name}` after it", spec.module, r, rewritten(before, indexes(cache))))
+            print(rows[-1], flush=True)
+        for rel, part in (("policies/rules.py", "sim_core.policies.rules"), ("engine/servers.py", None)):
             edit(src / "sim_core" / rel)
             before = indexes(cache)
             r = timed_run(bundle, FIRST, env)
-            edits[rel] = (r["wall"] - warm["wall"], rewritten(before, indexes(cache)), r["notice"])
-            print(rel, edits[rel], flush=True)
+            rows.append((f"`{FIRST}` after an edit of `sim_core/{rel}`", part, r, rewritten(before, indexes(cache))))
+            print(rows[-1], flush=True)
         again = timed_run(bundle, FIRST, env)
         print("again", again, flush=True)
     load1 = os.getloadavg()[0]
-    rules_s = edits["policies/rules.py"][0]
-    compile_s = cold["wall"] - warm["wall"]
-    estimate = {"shared": round(compile_s - rules_s, 1), "sim_core.policies.rules": round(rules_s, 1)}
-    estimate.update({m: round(v[1], 1) for m, v in own.items()})
-    print("COMPILE_S =", estimate)
+
+    def compiling(r: dict, key: str) -> float:
+        return r[key] - warm[key]
+
+    measured = {part: round(compiling(r, "cpu"), 1) for _w, part, r, _k in rows if part}
+    measured = {"shared": round(compiling(cold, "cpu") - measured["sim_core.policies.rules"], 1), **measured}
+    print("COMPILE_S (CPU seconds) =", measured)
 
     def kernels(names: list[str]) -> str:
         return f"{len(names)}: " + ", ".join(f"`{n.split('/')[-1]}`" for n in names)
 
-    rows = [
+    def row(what: str, r: dict, warm_run: bool = False) -> str:
+        c = ("0", "0") if warm_run else (f"{compiling(r, 'cpu'):.1f}", f"{compiling(r, 'wall'):.1f}")
+        return f"| {what} | {r['cpu']:.1f} | {r['wall']:.1f} | {c[0]} | {c[1]} |"
+
+    out = [
         "## First run: compiling the kernels (`gridshift run`)",
         "",
         f"Command: `{cmd}`  ",
         f"Machine: {machine()} (shared with other jobs: load average {load0:.1f} at the start, {load1:.1f} at the "
         f"end); measured {time.strftime('%Y-%m-%d')}. Each figure is one fresh `gridshift run` process on a "
         "3-DC one-day bundle (`sim_core.testing.tiny_bundle`; the compile does not depend on the bundle) with an "
-        "empty temporary `NUMBA_CACHE_DIR`, on a copy of `sim_core` (the edits touch only the copy).",
+        "empty temporary `NUMBA_CACHE_DIR`, on a copy of `sim_core` (the edits touch only the copy). CPU seconds "
+        "(user + system of the process) are what the compile costs; wall seconds grow with the machine's load "
+        "(on an idle core they are about the CPU seconds). Compiling = the run's figure less the warm run's.",
         "",
-        "| run | wall s | of which compiling s |",
+        "| run | CPU s | wall s | compiling, CPU s | compiling, wall s |",
+        "|---|---|---|---|---|",
+        row(f"first `gridshift run --policy {FIRST}`, cold cache", cold),
+        f"| … its notice on stderr, after | | {cold['t_first']:.2f} | | |",
+        row(f"the same run again, warm cache (least CPU of {WARM_REPEATS})", warm, warm_run=True),
+        *(row(what, r) for what, _p, r, _k in rows),
+        row(f"`{FIRST}` once more (warm)", again, warm_run=True),
+        "",
+        f"The notice it printed: `{cold['notice']}`",
+        "",
+        "What each first run or edit compiled (cache indexes written):",
+        "",
+        *(f"* {what}: {kernels(k)}" for what, _p, _r, k in rows),
+        "",
+        "The notice's estimate (`sim_core.precompile.COMPILE_S`, CPU seconds declared from a run of this script) "
+        "beside this run's:",
+        "",
+        "| part | declared s | measured now, CPU s |",
         "|---|---|---|",
-        f"| first `gridshift run --policy {FIRST}`, cold cache | {cold['wall']:.1f} | {compile_s:.1f} |",
-        f"| … its notice on stderr, after | {cold['t_first']:.2f} | |",
-        f"| the same run again (warm cache; best of {WARM_REPEATS}) | {warm['wall']:.1f} | 0 |",
+        *(f"| `{part}` | {COMPILE_S.get(part, float('nan')):.0f} | {v:.1f} |" for part, v in measured.items()),
     ]
-    for module, (name, s, _k, _n) in own.items():
-        rows.append(f"| first run of `{name}` after it (`{module.rsplit('.', 1)[-1]}` module's kernels) "
-                    f"| {warm['wall'] + s:.1f} | {s:.1f} |")
-    for rel, (s, _k, _n) in edits.items():
-        rows.append(f"| `{FIRST}` after an edit of `sim_core/{rel}` | {warm['wall'] + s:.1f} | {s:.1f} |")
-    rows.append(f"| `{FIRST}` once more (warm) | {again['wall']:.1f} | 0 |")
-    rows += ["", f"The notice it printed: `{cold['notice']}`", "", "What each first run or edit compiled (cache "
-             "indexes written):", ""]
-    for name, _s, k, _n in own.values():
-        rows.append(f"* `{name}`: {kernels(k)}")
-    for rel, (_s, k, _n) in edits.items():
-        rows.append(f"* edit of `{rel}`: {kernels(k)}")
-    rows += ["", "The notice's estimate (`sim_core.precompile.COMPILE_S`, declared from an earlier run of this "
-             "script) beside this run's figures:", "", "| part | declared s | measured now s |", "|---|---|---|"]
-    rows += [f"| `{part}` | {COMPILE_S.get(part, float('nan')):.0f} | {s:.0f} |" for part, s in estimate.items()]
-    publish("compile", "\n".join(rows), write=not args.no_write)
+    publish("compile", "\n".join(out), write=not args.no_write)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,9 @@ kernel, and no cold compile of what the edit cannot reach.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -42,39 +42,48 @@ def _module_of(path: Path, root: Path) -> tuple[str, ...]:
     return parts[:-1] if parts[-1] == "__init__" else parts
 
 
-def _imported(path: Path, root: Path) -> set[tuple[str, ...]]:
-    """The modules below ``root`` that ``path`` imports, relative or as ``sim_core.…``, anywhere in it (a
-    function's own imports too); ``from X import name`` counts ``X`` and ``X.name`` (a submodule, when there is
-    one), ``from . import name`` ``name`` alone."""
+#: an import statement at the start of a line: ``from <dots><module> import <names or (names)>``, ``import <module>``
+_FROM = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w.]+)", re.M)
+
+
+def _imported(path: Path, root: Path, text: bytes) -> set[tuple[str, ...]]:
+    """The modules below ``root`` that ``path`` (source ``text``) imports, relative or as ``sim_core.…``,
+    anywhere in it (a function's own imports too); ``from X import name`` counts ``X`` and ``X.name`` (a
+    submodule, when there is one), ``from . import name`` ``name`` alone. (A scan of the import lines, not a
+    parse: the guard runs at every import of the engine. A line in a docstring that reads like an import can
+    only add a dependency: a recompile too many, never a stale kernel.)"""
     here = _module_of(path, root)
     package = here if path.name == "__init__.py" else here[:-1]
     out: set[tuple[str, ...]] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
-        if isinstance(node, ast.ImportFrom):
-            named = tuple(node.module.split(".")) if node.module else ()
-            if node.level:
-                mod = package[:len(package) - node.level + 1] + named
-            elif named[:1] == (root.name,):
-                mod = named[1:]
-            else:
-                continue
-            if named:  # (``from . import registry``: the module named, not the package)
-                out.add(mod)
-            out.update(mod + (a.name,) for a in node.names)
-        elif isinstance(node, ast.Import):
-            out.update(tuple(a.name.split("."))[1:] for a in node.names if a.name.split(".")[0] == root.name)
+    for dots, module, names in _FROM.findall(text):
+        named = tuple(module.decode().split(".")) if module else ()
+        if dots:
+            mod = package[:len(package) - len(dots) + 1] + named
+        elif named[:1] == (root.name,):
+            mod = named[1:]
+        else:
+            continue
+        if named:  # (``from . import registry``: the module named, not the package)
+            out.add(mod)
+        listed = re.sub(rb"#[^\n]*", b"", names).strip(b"()")
+        out.update(mod + (n.split()[0].decode(),) for n in listed.split(b",") if n.strip())
+    for (module,) in (m.groups() for m in _IMPORT.finditer(text)):
+        parts = tuple(module.decode().split("."))
+        if parts[0] == root.name:
+            out.add(parts[1:])
     return out
 
 
-def deps(root: Path = SIM_CORE) -> dict[Path, list[Path]]:
+def deps(root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None) -> dict[Path, list[Path]]:
     """Each source file (:func:`source_files`) -> itself and every source file it imports from the engine and
     the policies, transitively, in a fixed order (importing a package's module does not count its
-    ``__init__``: a kernel calls functions, not packages)."""
-    files = source_files(root)
-    by_module = {_module_of(p, root): p for p in files}
-    direct = {p: {by_module[m] for m in _imported(p, root) if m in by_module} for p in files}
+    ``__init__``: a kernel calls functions, not packages). ``texts``: the files' contents, when read already."""
+    texts = texts if texts is not None else {p: p.read_bytes() for p in source_files(root)}
+    by_module = {_module_of(p, root): p for p in texts}
+    direct = {p: {by_module[m] for m in _imported(p, root, t) if m in by_module} for p, t in texts.items()}
     out = {}
-    for p in files:
+    for p in sorted(texts):
         seen, todo = {p}, [p]
         while todo:
             for q in direct[todo.pop()] - seen:
@@ -84,11 +93,12 @@ def deps(root: Path = SIM_CORE) -> dict[Path, list[Path]]:
     return out
 
 
-def digest(files: list[Path], root: Path = SIM_CORE) -> str:
-    """sha256 over the paths (below ``root``) and contents of ``files``."""
+def digest(files: list[Path], root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None) -> str:
+    """sha256 over the paths (below ``root``) and contents of ``files`` (``texts``: their contents, when read
+    already)."""
     h = hashlib.sha256()
     for p in files:
-        h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + (texts[p] if texts else p.read_bytes()) + b"\0")
     return h.hexdigest()
 
 
@@ -146,9 +156,10 @@ def drop_stale(cache_dir: Path, stem: str, want: str) -> bool:
 def guard(root: Path = SIM_CORE) -> list[Path]:
     """Drop the cache entries of each engine and policy module whose source, or a source it imports, changed
     since they were written; the source files whose entries were dropped (or had no stamp yet)."""
+    texts = {p: p.read_bytes() for p in source_files(root)}
     dropped = []
-    for src, files in deps(root).items():
-        want = digest(files, root)
+    for src, files in deps(root, texts).items():
+        want = digest(files, root, texts)
         hit = False
         for d in cache_dirs(src.parent):
             hit |= drop_stale(d, src.stem, want)

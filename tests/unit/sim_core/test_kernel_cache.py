@@ -4,6 +4,7 @@ only then (an edit of one policy recompiles that policy alone); and where Numba'
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -33,6 +34,46 @@ def test_each_module_depends_on_what_it_imports_from_the_engine_and_the_policies
     assert "policies/plan.py" in deps["policies/gaia.py"]
     assert "policies/carbonflex/oracle.py" in deps["policies/carbonflex/kernel.py"]  # (from .oracle import ...)
     assert "engine/servers.py" not in deps["policies/plan.py"]
+
+
+def ast_imports(path: Path, root: Path) -> set[tuple[str, ...]]:
+    """The reference for the guard's scan of import lines: the same rule on Python's own parse."""
+    parts = path.relative_to(root).with_suffix("").parts
+    here = parts[:-1] if parts[-1] == "__init__" else parts
+    package = here if path.name == "__init__.py" else here[:-1]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        if isinstance(node, ast.ImportFrom):
+            named = tuple(node.module.split(".")) if node.module else ()
+            if node.level:
+                mod = package[:len(package) - node.level + 1] + named
+            elif named[:1] == ("sim_core",):
+                mod = named[1:]
+            else:
+                continue
+            if named:
+                out.add(mod)
+            out.update(mod + (a.name,) for a in node.names)
+        elif isinstance(node, ast.Import):
+            out.update(tuple(a.name.split("."))[1:] for a in node.names if a.name.startswith("sim_core."))
+    return out
+
+
+def test_the_scan_of_import_lines_finds_what_pythons_parse_finds():
+    for p in cache.source_files():
+        found = cache._imported(p, cache.SIM_CORE, p.read_bytes())
+        assert found == ast_imports(p, cache.SIM_CORE), p
+    text = b"""from .capacity import (
+    fits,  # a comment, names
+    speedup as sp,
+)
+import sim_core.engine.layout
+def f():
+    from ..policies import registry
+"""
+    assert cache._imported(cache.SIM_CORE / "engine" / "x.py", cache.SIM_CORE, text) == {
+        ("engine", "capacity"), ("engine", "capacity", "fits"), ("engine", "capacity", "speedup"),
+        ("engine", "layout"), ("policies", "registry")}
 
 
 @pytest.fixture()
