@@ -12,24 +12,24 @@ kernels"); :func:`warm` compiles them ahead (``./run.sh warm``, ``python -m sim_
 from __future__ import annotations
 
 import importlib
+import os
 import tempfile
 
 from .engine import cache
 from .policies import registry
 
-#: Seconds of a cold compile, measured by ``benchmarks/bench_compile.py`` in fresh processes with an empty
-#: ``NUMBA_CACHE_DIR`` on the reference machine (BENCHMARKS.md "First run: compiling the kernels": 2 x86_64
-#: cores shared with other jobs, its load recorded there; an idle machine is faster): ``shared``, the kernels
-#: every run compiles; each policy module's own kernels under the module's name. Declared here once (measured
-#: 2026-11-29 at load average 7; the benchmark's section lists them beside its latest measurement).
+#: CPU seconds of a cold compile, measured by ``benchmarks/bench_compile.py`` (fresh ``gridshift run`` processes
+#: with an empty ``NUMBA_CACHE_DIR``; BENCHMARKS.md "First run: compiling the kernels", x86_64, 2 cores, measured
+#: 2026-11-29): ``shared``, the kernels every run compiles; each policy module's own kernels under the module's
+#: name. On an idle core the wall seconds are about these; :func:`load_factor` scales them. Declared here once.
 COMPILE_S: dict[str, float] = {
-    "shared": 25.0,
-    "sim_core.policies.rules": 14.0,
-    "sim_core.policies.wait_awhile": 31.0,
-    "sim_core.policies.gaia": 22.0,
-    "sim_core.policies.carbonscaler": 51.0,
-    "sim_core.policies.vcc": 60.0,
-    "sim_core.policies.carbonflex": 156.0,
+    "shared": 21.0,
+    "sim_core.policies.rules": 4.0,
+    "sim_core.policies.wait_awhile": 6.0,
+    "sim_core.policies.gaia": 4.5,
+    "sim_core.policies.carbonscaler": 9.0,
+    "sim_core.policies.vcc": 8.0,
+    "sim_core.policies.carbonflex": 29.0,
 }
 
 
@@ -53,29 +53,39 @@ def cold_parts(policy: str) -> list[str]:
     return parts
 
 
-def estimate_s(parts: list[str]) -> float:
-    """Seconds to compile ``parts`` on the reference machine (:data:`COMPILE_S`; a part without a figure, a
-    policy module from outside ``sim_core``, counts 0)."""
-    return sum(COMPILE_S.get(p, 0.0) for p in parts)
+def load_factor() -> float:
+    """How much longer than its CPU seconds a compile takes on this machine now: the load average per core,
+    at least 1 (the compile runs on one core, shared with whatever else runs)."""
+    try:
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+    except OSError:  # (no load average on this platform)
+        return 1.0
 
 
-def notice_for(names: list[str], parts: list[str]) -> str:
-    """The notice of runs of the policies ``names`` that compile ``parts`` (:func:`cold_parts`)."""
+def estimate_s(parts: list[str], factor: float = 1.0) -> float:
+    """Seconds to compile ``parts``: :data:`COMPILE_S` times ``factor`` (:func:`load_factor`; a part without a
+    figure, a policy module from outside ``sim_core``, counts 0)."""
+    return factor * sum(COMPILE_S.get(p, 0.0) for p in parts)
+
+
+def notice_for(names: list[str], parts: list[str], factor: float = 1.0) -> str:
+    """The notice of runs of the policies ``names`` that compile ``parts`` (:func:`cold_parts`), ``factor``
+    times slower than on an idle core."""
     about = "about" if all(p in COMPILE_S for p in parts) else "over"
-    return (f"compiling {', '.join(names)} (first run only, {about} {estimate_s(parts):.0f} s; later runs load "
-            "it from Numba's cache)")
+    return (f"compiling {', '.join(names)} (first run only, {about} {estimate_s(parts, factor):.0f} s; later runs "
+            "load it from Numba's cache)")
 
 
 def notice(policies: list[str]) -> str | None:
     """The one line to print before runs of ``policies`` that will compile (None when nothing is cold): the
     policies whose module is cold (or the engine alone), and the seconds of every cold part, each counted
-    once (the nine rules share one module)."""
+    once (the nine rules share one module), at this machine's load now."""
     cold = {p: cold_parts(p) for p in policies}
     parts = list(dict.fromkeys(part for ps in cold.values() for part in ps))
     if not parts:
         return None
     names = [p for p, ps in cold.items() if ps and ps != ["shared"]] or ["the simulation engine"]
-    return notice_for(names, parts)
+    return notice_for(names, parts, load_factor())
 
 
 def warm(policies: list[str], echo=print) -> list[str]:

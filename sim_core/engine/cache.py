@@ -1,6 +1,6 @@
 """Keep Numba's on-disk cache of the engine and the policies consistent across files, module by module.
 
-Numba keys a cached kernel on its own source file (its time stamp) only: a kernel that calls, or inlines, a
+Numba keys a cached kernel on its own source file (a hash of its contents) only: a kernel that calls, or inlines, a
 kernel of another file (``end_step`` inlines ``queues.schedule``; a policy's run loop calls ``begin_step``)
 would keep its stale machine code after that other file changed. :func:`guard` therefore gives each source
 file of ``sim_core/engine`` and ``sim_core/policies`` (their subpackages included: ``policies/carbonflex``) a

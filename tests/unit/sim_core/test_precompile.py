@@ -5,6 +5,7 @@ policy into the cache these tests' processes use.)"""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -22,6 +23,16 @@ def gridshift_run(bundle, policy: str, env: dict) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
+def assert_notice(line: str, names: list[str], parts: list[str]) -> None:
+    """``line`` is the notice of ``names`` compiling ``parts``, its estimate at least the idle machine's (the
+    process scaled it by its load then)."""
+    m = re.fullmatch(r"gridshift: (compiling .* \(first run only, about )(\d+)( s; .*\))\n", line)
+    assert m, line
+    seconds = int(m.group(2))
+    assert seconds >= int(precompile.estimate_s(parts))
+    assert line == f"gridshift: {precompile.notice_for(names, parts, seconds / precompile.estimate_s(parts))}\n"
+
+
 def test_a_cold_cache_prints_the_notice_before_the_compile(tmp_path):
     """A fresh process on an empty NUMBA_CACHE_DIR: its first line on stderr is the notice with the estimate of
     both parts (the shared kernels, the rules' module), given while the policy's kernel is not yet in the
@@ -37,8 +48,7 @@ def test_a_cold_cache_prints_the_notice_before_the_compile(tmp_path):
     finally:
         proc.kill()
         proc.communicate()
-    parts = ["shared", "sim_core.policies.rules"]
-    assert first == "gridshift: " + precompile.notice_for(["lowest_carbon"], parts) + "\n"
+    assert_notice(first, ["lowest_carbon"], ["shared", "sim_core.policies.rules"])
     assert loop_index == []  # nothing of the policy compiled yet when the notice came
     assert second.startswith("  loading the bundle ... ") and second.endswith(" s\n")
 
@@ -54,8 +64,8 @@ def test_compare_gives_one_notice_for_all_its_policies(tmp_path):
     finally:
         proc.kill()
         proc.communicate()
-    parts = ["shared", "sim_core.policies.rules", "sim_core.policies.vcc"]
-    assert first == "gridshift: " + precompile.notice_for(["local_only", "vcc", "lowest_carbon"], parts) + "\n"
+    assert_notice(first, ["local_only", "vcc", "lowest_carbon"],
+                  ["shared", "sim_core.policies.rules", "sim_core.policies.vcc"])
 
 
 def test_a_warm_cache_prints_no_notice_and_no_phases(tmp_path):
@@ -73,10 +83,11 @@ def test_cold_parts_are_the_shared_kernels_and_the_policys_module(tmp_path, monk
     assert precompile.cold_parts("lowest_carbon") == ["shared", "sim_core.policies.rules"]
     assert precompile.cold_parts("gaia_res_first") == ["shared", "sim_core.policies.gaia"]
     assert precompile.cold_parts("carbonflex") == ["shared", "sim_core.policies.carbonflex"]
-    rules_s = precompile.COMPILE_S["shared"] + precompile.COMPILE_S["sim_core.policies.rules"]
+    monkeypatch.setattr(precompile, "load_factor", lambda: 3.0)  # (three times an idle core's seconds)
+    rules_s = 3.0 * (precompile.COMPILE_S["shared"] + precompile.COMPILE_S["sim_core.policies.rules"])
     assert precompile.notice(["defer_to_greener"]) == (
         f"compiling defer_to_greener (first run only, about {rules_s:.0f} s; later runs load it from Numba's cache)")
-    both = rules_s + precompile.COMPILE_S["sim_core.policies.vcc"]  # (the shared part and the rules' once)
+    both = rules_s + 3.0 * precompile.COMPILE_S["sim_core.policies.vcc"]  # (the shared part and the rules' once)
     assert precompile.notice(["local_only", "vcc", "random"]) == (
         f"compiling local_only, vcc, random (first run only, about {both:.0f} s; later runs load it from Numba's "
         "cache)")
@@ -86,6 +97,14 @@ def test_cold_parts_are_the_shared_kernels_and_the_policys_module(tmp_path, monk
         "Numba's cache)")
     with pytest.raises(KeyError, match="no_such_policy"):
         precompile.cold_parts("no_such_policy")
+
+
+def test_the_load_factor_is_the_load_per_core_and_never_below_one(monkeypatch):
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 1.0, 1.0))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert precompile.load_factor() == 4.5
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 1.0, 1.0))
+    assert precompile.load_factor() == 1.0
 
 
 def test_every_policy_module_has_an_estimate():
