@@ -73,7 +73,7 @@ def f():
 """
     assert cache._imported(cache.SIM_CORE / "engine" / "x.py", cache.SIM_CORE, text) == {
         ("engine", "capacity"), ("engine", "capacity", "fits"), ("engine", "capacity", "speedup"),
-        ("engine", "layout"), ("policies", "registry")}
+        ("engine", "layout"), ("policies",), ("policies", "registry")}  # (from X import name: X and X.name)
 
 
 @pytest.fixture()
