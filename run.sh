@@ -7,6 +7,8 @@
 #   ./run.sh python ...                or any program in the environment
 #   ./run.sh install-chromium          headless Chromium (Debian's chromium) for the UI's browser test, as
 #                                      root or through sudo; never done implicitly (a system package, root)
+#   ./run.sh warm [POLICY ...]         compile the simulation kernels a run of POLICY needs (default lowest_carbon)
+#                                      now, once: a no-op when they are in Numba's cache (gridshift run says so)
 # It installs uv (into .tools/ if not on PATH) and the locked environment (uv sync --locked).
 # Project commands run in the directory you call from, so relative paths (--out, --home) are yours.
 set -euo pipefail
@@ -81,12 +83,16 @@ case "${1:-}" in
     uvrun lint-imports
     uvrun dg check defs
     ;;
+  warm)
+    shift
+    exec "$UV" run --frozen --project "$ROOT" python -m sim_core.precompile "$@"
+    ;;
   ui)
     shift
     exec "$UV" run --frozen --project "$ROOT" gridshift ui "$@"
     ;;
   "")
-    echo "usage: ./run.sh test | lint | ui | gridshift <command> [args...] | <program> [args...]" >&2
+    echo "usage: ./run.sh test | lint | ui | warm [POLICY ...] | gridshift <command> [args...] | <program> [args...]" >&2
     exit 2
     ;;
   *)

@@ -35,6 +35,7 @@ from gridshift_cli.options import (
     TransferKwhOpt,
     data_options,
 )
+from gridshift_cli.progress import Phases
 
 DEFAULT_POLICIES = ("local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener")
 
@@ -57,25 +58,35 @@ def run(
     transfer_kwh_per_gb: TransferKwhOpt = TRANSFER_DEFAULT,
     home: HomeOpt = None,
 ) -> None:
-    """Run one policy on a bundle and print the totals."""
+    """Run one policy on a bundle and print the totals (on a cold Numba cache, first a notice of the compile
+    and its phases, on stderr)."""
     import sim_core
     from sim_core.forecast import caption
     from sim_core.locality import caption as locality_caption
+    from sim_core.policies import registry
+    from sim_core.precompile import notice
 
     console = Console()
     path = bundle_path(bundle, optional_home(home))
-    t = time.perf_counter()
-    scenario = load_bundle(path)
-    t_load = time.perf_counter() - t
+    line = notice([policy]) if policy in registry.names() else None
+    if line is not None:
+        print(f"gridshift: {line}", file=sys.stderr, flush=True)
+    phases = Phases(expect_slow=line is not None)
     t = time.perf_counter()
     try:
+        phases.begin("loading the bundle")
+        scenario = load_bundle(path)
+        t_load = time.perf_counter() - t
+        t = time.perf_counter()
         res = sim_core.run(scenario, policy, seed=seed, days=days, start=start_arg(start),
                            allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
                            forecast=forecast, forecast_horizon_h=forecast_horizon_h,
-                           forecast_issue_every_min=forecast_issue_every_min,
+                           forecast_issue_every_min=forecast_issue_every_min, on_phase=phases.begin,
                            **data_options(locality, locality_retention_days, transfer_kwh_per_gb))
     except sim_core.RunOptionsError as err:  # an unknown policy, a window outside the bundle...
         raise typer.BadParameter(str(err)) from err
+    finally:
+        phases.end()
     t_run = time.perf_counter() - t
     o = res.options
     table = Table(title=f"{policy} on {res.bundle_id} (seed {seed}, gridshift {res.gridshift_version})\n"
@@ -221,6 +232,12 @@ def compare(
     h = optional_home(home, no_store)
     path = bundle_path(bundle, h)
     console = Console() if sys.stdout.isatty() else Console(width=120)  # logs and pipes: the table's width
+    if scheduler is None:  # (a Dask worker compiles in its own process and cache)
+        from sim_core.precompile import notice
+
+        line = notice(pols)
+        if line is not None:
+            print(f"gridshift: {line}", file=sys.stderr, flush=True)
     scenario = load_bundle(path)
     store = _store(h, results)
     if scheduler is not None and store is None:

@@ -261,31 +261,41 @@ def policy_name(policy) -> str:
     return getattr(policy, "__name__", type(policy).__name__)
 
 
+def _no_phase(name: str) -> None:
+    """The default ``on_phase`` of :func:`run`: nothing."""
+
+
 def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None, days=None,
-        steps=None, **options):
+        steps=None, on_phase=_no_phase, **options):
     """Run a whole window with a policy and return a :class:`~sim_core.result.RunResult`.
 
     ``policy``: a policy's name (``sim_core.policies.registry``), a Numba-jitted function
     ``policy(view, actions)`` (see ``engine.PolicyView``; it may also write flexible-task controls), or
     any Python callable ``policy(obs) -> actions`` or ``-> (actions, controls)`` (the step-by-step path of
-    :class:`Simulator`; ``controls`` as in :meth:`Simulator.step`).
+    :class:`Simulator`; ``controls`` as in :meth:`Simulator.step`). ``on_phase(name)`` is called as each
+    phase begins: ``"set-up"``, ``"stepping"``, ``"results"`` (a command line's progress: on a cold cache
+    each phase compiles its kernels, ``sim_core.precompile``).
     """
     from .result import build_result
 
+    on_phase("set-up")
     if isinstance(policy, str):
         spec = policy_spec(policy)
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps,
                         policy_code=spec.code, controls=spec.stateful, **options)
         # the policy's own jitted loop (a stateful one keeps its plan in prep.plan and controls flexible tasks)
         kern = spec.kernel()
+        on_phase("stepping")
         run_drained(prep, lambda j_end: kern(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code,
                                              j_end))
     elif isinstance(policy, CPUDispatcher):
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, **options)
+        on_phase("stepping")
         run_drained(prep, lambda j_end: E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, j_end))
     elif callable(policy):
         sim = Simulator(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)
         obs = sim.reset()
+        on_phase("stepping")
         while not sim.done:
             out = policy(obs)
             # (actions, controls) with controls a mapping: flexible-task controls (Simulator.step)
@@ -296,6 +306,7 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
         prep = sim.prep
     else:
         raise TypeError("policy must be a built-in name, a jitted function or a callable")
+    on_phase("results")
     return build_result(prep, policy_name(policy), lazy_tasks=True)
 
 

@@ -16,9 +16,9 @@ in three namedtuples: ``Tasks`` (read-only task inputs, restricted to the run wi
 ``Ctx`` (read-only per-run context) and ``State`` (mutable outcomes, counters and accumulators).
 
 Numba's cache is keyed on each kernel's own file and does not notice an edit to a kernel it calls in
-another file; :mod:`.cache` therefore drops the cache entries of the engine and of the policies whenever
-any of their files changed (importing this package runs it, before any kernel is called: Numba reads its
-cache at a kernel's first call, not at its definition).
+another file; :mod:`.cache` therefore drops the cache entries of an engine or policy module whenever its file
+or one it imports from them changed (importing this package runs it, before any kernel is called: Numba reads
+its cache at a kernel's first call, not at its definition).
 """
 
 from __future__ import annotations

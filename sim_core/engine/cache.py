@@ -1,62 +1,148 @@
-"""Keep Numba's on-disk cache of the engine and the policies consistent across files.
+"""Keep Numba's on-disk cache of the engine and the policies consistent across files, module by module.
 
-Numba keys a cached kernel on its own source file (its time stamp) only: a kernel that calls, or inlines, a
+Numba keys a cached kernel on its own source file (a hash of its contents) only: a kernel that calls, or inlines, a
 kernel of another file (``end_step`` inlines ``queues.schedule``; a policy's run loop calls ``begin_step``)
-would keep its stale machine code after that other file changed. :func:`guard` hashes every source file of
-``sim_core/engine`` and ``sim_core/policies`` (their subpackages included: ``policies/carbonflex``) and drops all
-their cache entries when the hash differs from the one recorded with them (a cold compile, never a stale
-kernel).
+would keep its stale machine code after that other file changed. :func:`guard` therefore gives each source
+file of ``sim_core/engine`` and ``sim_core/policies`` (their subpackages included: ``policies/carbonflex``) a
+digest over its own source and every source it imports from these packages, transitively (:func:`deps`), and
+drops that module's cache entries when its digest differs from the one recorded with them. An edit to one
+policy's module drops that policy's kernels only; an edit to an engine module drops the kernels of the
+modules that import it (every policy's run loop imports :mod:`.loop`, hence :mod:`.step`); never a stale
+kernel, and no cold compile of what the edit cannot reach.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
+import sys
 from pathlib import Path
 
 from numba import config
 
-SIM_CORE = Path(__file__).resolve().parents[1]
+#: (``abspath``, not ``resolve``: Numba files the cache of a source under its absolute path, links kept)
+SIM_CORE = Path(os.path.abspath(__file__)).parents[1]
 #: the packages whose jitted kernels call one another across files
 PACKAGES = ("engine", "policies")
-STAMP = "kernels.sha256"
+#: a module's recorded digest, beside its entries: ``<stem>.kernels.sha256``
+STAMP_SUFFIX = ".kernels.sha256"
 
 
-def source_files() -> list[Path]:
-    """The source files of the engine and the policies, their subpackages included, in a fixed order."""
-    return sorted(p for pkg in PACKAGES for p in (SIM_CORE / pkg).rglob("*.py") if "__pycache__" not in p.parts)
+def source_files(root: Path = SIM_CORE) -> list[Path]:
+    """The source files of the engine and the policies under ``root``, their subpackages included, in a fixed
+    order."""
+    return sorted(p for pkg in PACKAGES for p in (root / pkg).rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def digest(files: list[Path] | None = None) -> str:
-    """sha256 over the paths (below ``sim_core``) and contents of ``files`` (default :func:`source_files`)."""
+def _module_of(path: Path, root: Path) -> tuple[str, ...]:
+    """``sim_core/policies/carbonflex/kernel.py`` -> ``("policies", "carbonflex", "kernel")`` (a package's
+    ``__init__`` is the package)."""
+    parts = path.relative_to(root).with_suffix("").parts
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+#: an import statement at the start of a line: ``from <dots><module> import <names or (names)>``, ``import <module>``
+_FROM = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([\w.]+)", re.M)
+
+
+def _imported(path: Path, root: Path, text: bytes) -> set[tuple[str, ...]]:
+    """The modules below ``root`` that ``path`` (source ``text``) imports, relative or as ``sim_core.…``,
+    anywhere in it (a function's own imports too); ``from X import name`` counts ``X`` and ``X.name`` (a
+    submodule, when there is one), ``from . import name`` ``name`` alone. (A scan of the import lines, not a
+    parse: the guard runs at every import of the engine. A line in a docstring that reads like an import can
+    only add a dependency: a recompile too many, never a stale kernel.)"""
+    here = _module_of(path, root)
+    package = here if path.name == "__init__.py" else here[:-1]
+    out: set[tuple[str, ...]] = set()
+    for dots, module, names in _FROM.findall(text):
+        named = tuple(module.decode().split(".")) if module else ()
+        if dots:
+            mod = package[:len(package) - len(dots) + 1] + named
+        elif named[:1] == (root.name,):
+            mod = named[1:]
+        else:
+            continue
+        if named:  # (``from . import registry``: the module named, not the package)
+            out.add(mod)
+        listed = re.sub(rb"#[^\n]*", b"", names).strip(b"()")
+        out.update(mod + (n.split()[0].decode(),) for n in listed.split(b",") if n.strip())
+    for (module,) in (m.groups() for m in _IMPORT.finditer(text)):
+        parts = tuple(module.decode().split("."))
+        if parts[0] == root.name:
+            out.add(parts[1:])
+    return out
+
+
+def deps(root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None) -> dict[Path, list[Path]]:
+    """Each source file (:func:`source_files`) -> itself and every source file it imports from the engine and
+    the policies, transitively, in a fixed order (importing a package's module does not count its
+    ``__init__``: a kernel calls functions, not packages). ``texts``: the files' contents, when read already."""
+    texts = texts if texts is not None else {p: p.read_bytes() for p in source_files(root)}
+    by_module = {_module_of(p, root): p for p in texts}
+    direct = {p: {by_module[m] for m in _imported(p, root, t) if m in by_module} for p, t in texts.items()}
+    out = {}
+    for p in sorted(texts):
+        seen, todo = {p}, [p]
+        while todo:
+            for q in direct[todo.pop()] - seen:
+                seen.add(q)
+                todo.append(q)
+        out[p] = sorted(seen)
+    return out
+
+
+def digest(files: list[Path], root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None) -> str:
+    """sha256 over the paths (below ``root``) and contents of ``files`` (``texts``: their contents, when read
+    already)."""
     h = hashlib.sha256()
-    for p in source_files() if files is None else files:
-        h.update(p.relative_to(SIM_CORE).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    for p in files:
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + (texts[p] if texts else p.read_bytes()) + b"\0")
     return h.hexdigest()
 
 
 def cache_dirs(src_dir: Path) -> list[Path]:
-    """Where Numba may keep the cache of kernels defined in ``src_dir``: ``__pycache__`` beside the sources, or
-    the mirror of the source directory under ``NUMBA_CACHE_DIR`` when that is set."""
+    """Where Numba may keep the cache of kernels defined in ``src_dir`` (Numba's documented cache locations):
+    ``__pycache__`` beside the sources, and when ``NUMBA_CACHE_DIR`` is set the folder Numba files them under
+    there, ``<folder name>_<sha1 of the folder's absolute path>``."""
     dirs = [src_dir / "__pycache__"]
     if config.CACHE_DIR:
-        dirs.append(Path(config.CACHE_DIR) / src_dir.relative_to(src_dir.anchor))
+        dirs.append(Path(config.CACHE_DIR) / f"{src_dir.name}_{hashlib.sha1(str(src_dir).encode()).hexdigest()}")
     return dirs
 
 
-def drop_stale(cache_dir: Path, stems: list[str], want: str) -> bool:
-    """Delete the cache entries (``<stem>.*.nbi`` / ``.nbc``) of the modules ``stems`` in ``cache_dir`` unless the
+def index_file(kernel) -> Path:
+    """Where the cache index of the jitted ``kernel`` (a ``numba.njit(cache=True)`` dispatcher) lies: Numba
+    names it ``<module file stem>.<qualname>-<first line>.py<major><minor>.nbi`` in the folder :func:`cache_dirs`
+    gives for its source file (``NUMBA_CACHE_DIR``'s when that is set: Numba then uses it alone)."""
+    code = kernel.py_func.__code__
+    src = Path(os.path.abspath(code.co_filename))
+    name = f"{src.stem}.{kernel.py_func.__qualname__}".replace("<", "").replace(">", "")
+    base = f"{name}-{code.co_firstlineno}.py{sys.version_info[0]}{sys.version_info[1]}{getattr(sys, 'abiflags', '')}"
+    return cache_dirs(src.parent)[-1 if config.CACHE_DIR else 0] / f"{base}.nbi"
+
+
+def is_cached(kernel) -> bool:
+    """Whether ``kernel``'s compiled code is on disk, so that its first call loads rather than compiles: its
+    index exists (one ``stat``). Exact for the engine's and the policies' kernels, whose entries :func:`guard`
+    (run at import) drops when their sources change; a kernel of another module keeps its index when its own
+    source changes (Numba then finds the index stale and recompiles)."""
+    return index_file(kernel).is_file()
+
+
+def drop_stale(cache_dir: Path, stem: str, want: str) -> bool:
+    """Delete the cache entries (``<stem>.*.nbi`` / ``.nbc``) of module ``stem`` in ``cache_dir`` unless its
     stamp there records ``want``, then record it; True when the stamp was missing or different. A read-only
     directory keeps no stamp (Numba writes nothing there either)."""
-    stamp = cache_dir / STAMP
+    stamp = cache_dir / f"{stem}{STAMP_SUFFIX}"
     try:
         if stamp.read_text() == want:
             return False
     except OSError:
         pass
-    for stem in stems:
-        for f in cache_dir.glob(f"{stem}.*.nb[ic]"):
-            f.unlink(missing_ok=True)
+    for f in cache_dir.glob(f"{stem}.*.nb[ic]"):
+        f.unlink(missing_ok=True)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         tmp = stamp.with_suffix(f".{os.getpid()}.tmp")
@@ -67,13 +153,16 @@ def drop_stale(cache_dir: Path, stems: list[str], want: str) -> bool:
     return True
 
 
-def guard() -> bool:
-    """Drop the engine's and the policies' cache entries if any of their sources changed since they were
-    written; True when something was dropped."""
-    want = digest()
-    dropped = False
-    for src in sorted({p.parent for p in source_files()}):
-        stems = sorted(p.stem for p in src.glob("*.py"))
-        for d in cache_dirs(src):
-            dropped |= drop_stale(d, stems, want)
+def guard(root: Path = SIM_CORE) -> list[Path]:
+    """Drop the cache entries of each engine and policy module whose source, or a source it imports, changed
+    since they were written; the source files whose entries were dropped (or had no stamp yet)."""
+    texts = {p: p.read_bytes() for p in source_files(root)}
+    dropped = []
+    for src, files in deps(root, texts).items():
+        want = digest(files, root, texts)
+        hit = False
+        for d in cache_dirs(src.parent):
+            hit |= drop_stale(d, src.stem, want)
+        if hit:
+            dropped.append(src)
     return dropped

@@ -8,8 +8,8 @@ so that it stays jitted, specialised on that function, and cached on disk:
   on the pickled dispatcher (a fresh id in every process): Numba's cache never hits for either;
 * so the loop's code is bound to a module's ``decide`` as a global, the way a module's own loop names it,
   and filed under that module's source file and ``<decide>_loop``: Numba keys the cached kernel on the
-  policy's module (an edit to it recompiles, as before), and :mod:`.cache` drops it when the engine
-  changes.
+  policy's module (an edit to it recompiles, as before), and :mod:`.cache` drops it when a file the module
+  imports from the engine or the policies (this one, hence ``step``...) changes.
 """
 
 from __future__ import annotations
