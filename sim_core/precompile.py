@@ -88,6 +88,16 @@ def notice(policies: list[str]) -> str | None:
     return notice_for(names, parts, load_factor())
 
 
+def kernels_notice(what: str, kernels: list) -> str | None:
+    """The notice for ``what`` (e.g. "the Gymnasium environment") whose first use calls the shared kernels and
+    its own jitted ``kernels``: None when all are cached. Its own kernels' seconds are not in :data:`COMPILE_S`,
+    so the estimate is a floor ("over N s")."""
+    parts = [] if all(cache.is_cached(k) for k in shared_kernels()) else ["shared"]
+    if not all(cache.is_cached(k) for k in kernels):
+        parts.append(what)
+    return notice_for([what], parts, load_factor()) if parts else None
+
+
 def warm(policies: list[str], echo=print) -> list[str]:
     """Compile what runs of ``policies`` need, on a tiny bundle in a temporary folder, unless it is cached
     already (then nothing is written or run); the policies that compiled. ``echo`` gets each notice."""

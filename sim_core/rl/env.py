@@ -50,6 +50,7 @@ An episode is the window (``start``/``days``/``steps``); it terminates after its
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -62,6 +63,7 @@ from numba import njit
 from .. import engine as E
 from ..options import check_bool, check_seed
 from ..outcome import StepOutcome
+from ..precompile import kernels_notice
 from ..scenario import Scenario
 from ..simulator import Simulator, as_scenario
 from .reward import Reward
@@ -358,6 +360,9 @@ class TaskSchedulingEnv(gym.Env):
         self._window = dict(start=start, days=days, steps=steps)
         self._sim_options = dict(sim_options, single_action=self.single_action, allow_defer=self.allow_defer)
         self._seed = check_seed(seed)
+        line = kernels_notice("the Gymnasium environment", [single_features])
+        if line:  # a first use compiles for minutes under load: say so before the silence
+            print(f"gridshift: {line}", file=sys.stderr, flush=True)
         sc = self.scenario
         n_dc = sc.n_dc
         self.n_dc = n_dc

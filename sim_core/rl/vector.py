@@ -37,15 +37,14 @@ component or callable) is evaluated in Python per environment after the jitted c
 
 The jitted functions here are cached, but they call kernels of ``engine/``, ``physics.py``,
 ``transfer.py`` and ``rl/env.py``, and Numba's cache, keyed on the caller's file, would not notice an
-edit to any of those (docs/architecture.md, "Rules for the kernels"): :func:`guard_cache` therefore drops
-this module's cache entries whenever the sha256 of those files differs from the one recorded with
-them.
+edit to any of those (docs/architecture.md, "Rules for the kernels"): at import, the engine's cache guard
+(``engine.cache.drop_stale``) therefore drops this module's cache entries whenever the sha256 of those
+files differs from the one recorded with them.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import namedtuple
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,6 +57,7 @@ from numba import njit, prange, typed, typeof
 from .. import engine as E
 from .. import physics as PH
 from .. import transfer as X
+from ..engine import cache as kernel_cache
 from ..options import check_seed
 from ..outcome import StepOutcome
 from ..simulator import arg_key
@@ -281,32 +281,8 @@ def dependencies_digest(root: Path | None = None) -> str:
     return h.hexdigest()
 
 
-def guard_cache(cache_dir: str | Path | None, digest: str) -> bool:
-    """Drop this module's Numba cache entries (``vector.*.nbi``/``.nbc`` in ``cache_dir``) unless they were
-    written with the dependencies of sha256 ``digest`` (the cache itself only checks this file's time
-    stamp); returns True when it dropped them."""
-    if cache_dir is None:
-        return False
-    path = Path(cache_dir)
-    stamp = path / "vector.dependencies.sha256"
-    try:
-        if stamp.read_text() == digest:
-            return False
-    except OSError:
-        pass
-    for f in path.glob("vector.*.nb[ic]"):
-        f.unlink(missing_ok=True)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        tmp = stamp.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(digest)
-        tmp.replace(stamp)
-    except OSError:  # (a read-only cache: Numba does not write there either)
-        pass
-    return True
-
-
-guard_cache(getattr(getattr(step_all, "_cache", None), "_cache_path", None), dependencies_digest())
+# the folder Numba caches this module's kernels in (NUMBA_CACHE_DIR's when set, else __pycache__)
+kernel_cache.drop_stale(kernel_cache.cache_dirs(Path(__file__).resolve().parent)[-1], "vector", dependencies_digest())
 
 
 def _compiled(fn, args):

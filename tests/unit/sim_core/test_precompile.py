@@ -126,3 +126,27 @@ def test_run_reports_its_phases_in_order(tmp_path):
         seen = []
         sim_core.run(sc, policy, on_phase=seen.append)
         assert seen == ["set-up", "stepping", "results"]
+
+
+def test_a_cold_environment_says_it_compiles_before_it_does(tmp_path):
+    """gymnasium.make on an empty cache (a first use compiled for 109 s in silence): its first stderr line is the
+    notice, and once its kernels are compiled in this process's cache it says nothing."""
+    bundle = tiny_bundle(tmp_path / "b")
+    code = ("import sys; from sim_core.gym import TaskSchedulingEnv; "
+            "e = TaskSchedulingEnv(sys.argv[1], single_action=True); e.reset(seed=0); e.step(0)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(bundle)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache")))
+    try:
+        first = proc.stderr.readline()
+    finally:
+        proc.kill()
+        proc.communicate()
+    assert re.fullmatch(r"gridshift: compiling the Gymnasium environment \(first run only, over \d+ s; .*\)\n", first)
+
+    from sim_core.gym import TaskSchedulingEnv
+    from sim_core.rl.env import single_features
+
+    env = TaskSchedulingEnv(bundle, single_action=True)
+    env.reset(seed=0)
+    env.step(0)
+    assert precompile.kernels_notice("the Gymnasium environment", [single_features]) is None
