@@ -1,9 +1,10 @@
 """Asset-check results built from gridshift's validation outcomes (schema and coverage).
 
 A grid check is evaluated once per step, over every partition the step ingested (``BackfillPolicy.single_run``:
-one step per asset and run, any number of partitions), not once per partition: each evaluation is two events
-in Dagster's SQLite event log (the run's shard and the cross-run index) and about fifteen ``fdatasync`` calls,
-so per-partition evaluations were half the storage work of a whole-mirror ingest (``benchmarks/bench_ingest.py``).
+one step per asset and run, any number of partitions), not once per partition: Dagster's SQLite storage records
+each evaluation in the run's shard, in the cross-run index and in the check's execution table, about fifteen
+``fdatasync`` calls, so per-partition evaluations were near half the syncs of a whole-mirror ingest (6,948 ->
+3,888: ``benchmarks/bench_ingest.py``).
 The evaluation's metadata names every partition it judged (``partitions``: partition key -> its figures) and,
 when it fails, the first refused partition's file, column, rows and values and every refused partition's cause
 (``refused``); the per-partition status stays on the partitions themselves (materialized, or planned in a failed
