@@ -9,7 +9,6 @@ to the bundle — shows in ``./run.sh ui`` (``dg dev``) afterwards. A failed run
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ import dagster as dg
 
 from dagster_project import plan
 from dagster_project.assets import grid, reference
+from dagster_project.instance_config import POSTGRES_KEY, instance_yaml, postgres_db, require_postgres_storage
 from dagster_project.jobs import ARGUMENTS_TAG, COMMAND_TAG, JOB_OF_GROUP
 from dagster_project.partitions import add_years, key, region_year
 from dagster_project.resources import GridshiftResource
@@ -57,20 +57,17 @@ def _asset(name: str) -> dg.AssetsDefinition:
     return _assets_by_name()[name]
 
 
-def instance_yaml(dagster_dir: Path) -> str:
-    """The instance configuration of a home: Dagster's own SQLite storage under the instance directory
-    (``history/runs.db``, ``history/runs/*.db``, ``schedules``), its default compute-log manager
-    (``storage/``), no telemetry."""
-    return ("telemetry:\n  enabled: false\n"
-            f"storage:\n  sqlite:\n    base_dir: {json.dumps(str(dagster_dir))}\n")
-
-
 def prepare_instance(home: Home) -> Path:
-    """Create ``<home>/dagster`` with its ``dagster.yaml`` (rewritten if the home moved); returns the directory
-    (the ``DAGSTER_HOME`` of ``./run.sh ui``)."""
+    """Create ``<home>/dagster`` with its ``dagster.yaml`` (:func:`dagster_project.instance_config.instance_yaml`:
+    SQLite under the home, or the PostgreSQL server its configuration names; rewritten if the home moved or that
+    setting changed); returns the directory (the ``DAGSTER_HOME`` of ``./run.sh ui``)."""
     d = home.dagster_dir
+    url = home.config().get(POSTGRES_KEY, "")
+    postgres = postgres_db(url, f"{home.config_path}: {POSTGRES_KEY}") if url else None
+    if postgres is not None:
+        require_postgres_storage()
     d.mkdir(parents=True, exist_ok=True)
-    cfg, text = d / "dagster.yaml", instance_yaml(d)
+    cfg, text = d / "dagster.yaml", instance_yaml(d, postgres)
     if not cfg.exists() or cfg.read_text() != text:
         atomic_write_bytes(cfg, text.encode())
     return d
@@ -510,5 +507,6 @@ def _build(params: BuildParams, home: Home, mirror: Path | None, out: Path | Non
 
 
 __all__ = ["ARGUMENTS_TAG", "COMMAND_TAG", "Block", "Exported", "Outcome", "RunFailed", "export_bundle",
-           "export_bundles", "failed", "materialize_bundle", "materialize_grid", "materialize_sources",
-           "materialize_workload", "open_instance", "plan_runs", "prepare_instance", "resources", "root_causes"]
+           "export_bundles", "failed", "instance_yaml", "materialize_bundle", "materialize_grid",
+           "materialize_sources", "materialize_workload", "open_instance", "plan_runs", "prepare_instance",
+           "resources", "root_causes"]

@@ -89,7 +89,8 @@ class Home:
 
     @property
     def config_path(self) -> Path:
-        """The home's configuration (JSON): ``mirror``, the local mirror folder its runs read by default."""
+        """The home's configuration (JSON): ``mirror``, the local mirror folder its runs read by default;
+        ``dagster_postgres``, the PostgreSQL server of its Dagster instance (``dagster_project.instance_config``)."""
         return self.root / "gridshift.json"
 
     def config(self) -> dict[str, str]:

@@ -2,19 +2,20 @@
 # No "from __future__ import annotations": Dagster inspects the context annotation at runtime.
 
 A run materializes any number of partitions of an asset in ONE step (``BackfillPolicy.single_run()``:
-a UI backfill, or ``scenario_builder ingest --regions all``, is one run per key range, not one per
+a UI backfill, or ``gridshift ingest --regions all``, is one run per key range, not one per
 partition), with the guarantees of a run per partition:
 
 1. every partition is checked on its own before anything is written (``warehouse.ingest.prepare_grid``:
-   its parser, the table's Pandera model, the coverage minimum); a refused one fails its blocking
-   ``pandera_schema`` check *for that partition*, naming file, column, rows and values, and writes nothing;
+   its parser, the table's Pandera model, the coverage minimum); a refused one writes nothing;
 2. the accepted partitions are written in one transaction (``warehouse.ingest.write_grid``: rows, raw-file
    lineage and ``partition_quality``, each partition whole), then each gets its own materialization
    (metadata: rows, raw sha256 and URI, coverage, estimated share; the partition's dimension tags, from
-   which Dagster reads a multi-partition key back) and its own passing check evaluations
-   (``dg.AssetCheckEvaluation`` with the partition), so the UI's partition status, check history and
-   lineage are what per-partition runs recorded;
-3. if any partition was refused, the step then fails, naming every refused partition and its cause
+   which Dagster reads a multi-partition key back), so the UI's partition status and lineage are what
+   per-partition runs recorded;
+3. the two blocking checks are evaluated once for the step, over all its partitions
+   (``dagster_project.checks``: each partition's figures in the metadata; a refused partition fails the
+   schema check, which names it with its file, column, rows and values);
+4. if any partition was refused, the step then fails, naming every refused partition and its cause
    (``failures`` in the failure's metadata): the run fails *after* the good partitions are written —
    as a backfill of per-partition runs ends with those written and the bad ones failed. The UI shows
    the refused partitions as failed (planned in a failed run, not materialized), the others as
@@ -72,7 +73,7 @@ def _grid_asset(kind: str) -> dg.AssetsDefinition:
             group_name="grid",
             partitions_def=region_year,
             deps=feeding(table),  # the raw files of its sources: the head of the lineage
-            check_specs=checks.check_specs(table, region_year),
+            check_specs=checks.check_specs(table),
             kinds={"duckdb", "polars"},
             description=f"Canonical `{table}` rows for one region and year (sources, in order: "
             f"{', '.join(SIGNAL_SOURCES[kind])}). Any set of partitions runs as one step; each partition is "
@@ -90,23 +91,24 @@ def _grid_asset(kind: str) -> dg.AssetsDefinition:
         batch = prepare_grid(kind, list(parts), home=home, mirror=gridshift.mirror_path(), live=gridshift.live,
                              allow_partial=gridshift.allow_partial, allow_implausible=gridshift.allow_implausible)
         refused: dict[dg.MultiPartitionKey, Exception] = {parts[p]: err for p, err in batch.refused.items()}
-        for pk, err in refused.items():  # refused before anything is written
-            if isinstance(err, DataError):
-                yield checks.evaluation(checks.schema_failed(table, err), pk)
+        invalid = {str(pk): err for pk, err in refused.items() if isinstance(err, DataError)}
         try:
             write_grid(home, batch.ready)
         except Exception as err:  # the database failed: the transaction wrote none of the batch
+            if invalid:
+                yield checks.schema_result(table, {}, invalid)
             refused.update({parts[(p.location, p.year)]: err for p in batch.ready})
             raise _failure(table, refused) from err
+        written = {str(parts[(p.location, p.year)]): p.report for p in batch.ready}
         for p in batch.ready:
             yield _materialization(table, parts[(p.location, p.year)], p)
-        for p in batch.ready:
-            for result in checks.passed_results(table, p.report):
-                yield checks.evaluation(result, parts[(p.location, p.year)])
+        if written or invalid:
+            yield checks.schema_result(table, written, invalid)
+        if written:
+            yield checks.coverage_result(table, written)
         if refused:
             first = next(iter(refused.values()))
             raise _failure(table, refused) from first
-        yield from checks.check_outputs(context)
 
     return _asset
 

@@ -1,5 +1,6 @@
 """A multi-partition materialization is ONE Dagster run (``BackfillPolicy.single_run()``) and leaves the
-warehouse byte for byte as one run per partition does, with the same per-partition events and checks.
+warehouse byte for byte as one run per partition does, with the same per-partition materializations; its two
+checks are evaluated once for the run, naming every partition they judged.
 
 Real mirror files, 2 regions × 2 years (CL-SIC, DE-LU: consecutive in the registry, so one key range)
 × 3 signals = 12 partitions. "Byte-identical" is checked on every table's content, ordered by primary
@@ -88,7 +89,8 @@ def test_single_run_equals_per_partition_runs_byte_for_byte(tmp_path, shared_dat
 
 
 def test_single_run_records_each_partition_as_its_own_run_would(tmp_path, shared_data):
-    """Per partition: one materialization (its own metadata) and both checks, each judging that one."""
+    """Per partition: one materialization (its own metadata); both checks once for the run, each naming every
+    partition with its own figures."""
     home = Home(tmp_path / "home")
     with runner.open_instance(home) as instance:
         block = runner.plan_runs([("grid_carbon", r, y) for r in REGIONS for y in YEARS], add_years(instance, YEARS))
@@ -103,10 +105,18 @@ def test_single_run_records_each_partition_as_its_own_run_would(tmp_path, shared
         # each materialization names its dimensions, as Dagster's own per-partition outputs do
         assert all(m.tags == {"dagster/partition/region": pk.split("|")[0], "dagster/partition/year": pk.split("|")[1]}
                    for pk, m in mats.items())
-        evals = res.get_asset_check_evaluations()
-        assert len(evals) == 8 and all(e.passed and e.blocking for e in evals)
-        assert {(e.partition, e.check_name) for e in evals} == {
-            (pk, c) for pk in mats for c in (checks.SCHEMA_CHECK, checks.COVERAGE_CHECK)}
+        evals = {e.check_name: e for e in res.get_asset_check_evaluations()}
+        assert set(evals) == {checks.SCHEMA_CHECK, checks.COVERAGE_CHECK}
+        assert len(res.get_asset_check_evaluations()) == 2  # one evaluation per check for the run
+        assert all(e.passed and e.blocking and e.partition is None for e in evals.values())
+        schema, coverage = evals[checks.SCHEMA_CHECK].metadata, evals[checks.COVERAGE_CHECK].metadata
+        assert schema["partitions_checked"].value == 4 and set(schema["partitions"].value) == set(mats)
+        assert schema["rows"].value == sum(m.metadata["rows"].value for m in mats.values())
+        assert {pk: p["rows"] for pk, p in schema["partitions"].value.items()} == {
+            pk: m.metadata["rows"].value for pk, m in mats.items()}
+        assert coverage["coverage"].value == 1.0 and {pk: (p["present"], p["expected"]) for pk, p in
+                                                      coverage["partitions"].value.items()} == {
+            pk: (8760, 8760) for pk in mats}
         # each evaluation is recorded in the run that materialized its partition (how Dagster relates them)
         records = instance.fetch_materializations(dg.AssetKey("grid_carbon"), limit=10).records
         assert {r.partition_key for r in records} == set(mats) and {r.run_id for r in records} == {res.run_id}
@@ -163,7 +173,15 @@ def test_one_bad_partition_is_named_and_the_good_ones_land_as_per_partition_runs
     failure = next(e for e in res.all_events if e.is_step_failure)
     assert "grid_carbon DE-LU 2023" in failure.step_failure_data.user_failure_data.description
     failed = [e for e in res.get_asset_check_evaluations() if not e.passed]
-    assert [(e.partition, e.check_name) for e in failed] == [(str(key("DE-LU", 2023)), checks.SCHEMA_CHECK)]
+    assert [e.check_name for e in failed] == [checks.SCHEMA_CHECK]
+    meta = failed[0].metadata
+    assert list(meta["refused"].value) == [str(key("DE-LU", 2023))] and "Zone Id" in meta["refused"].value[
+        str(key("DE-LU", 2023))]
+    assert meta["column"].value == "Zone Id" and meta["file"].value.endswith("DE-LU_2023_hourly.csv")
+    assert meta["partitions_checked"].value == 4 and set(meta["partitions"].value) == {
+        str(key(r, y)) for r in REGIONS for y in YEARS} - {str(key("DE-LU", 2023))}
+    (cov,) = [e for e in res.get_asset_check_evaluations() if e.check_name == checks.COVERAGE_CHECK]
+    assert cov.passed and len(cov.metadata["partitions"].value) == 3  # the three written partitions
     assert {str(m.partition) for m in res.asset_materializations_for_node("grid_carbon")} == {
         str(key(r, y)) for r in REGIONS for y in YEARS} - {str(key("DE-LU", 2023))}
 

@@ -80,3 +80,43 @@ def test_nothing_in_the_project_imports_dagsters_private_modules():
                                                        "scenario_builder", "pipelines", "sim_core", "benchmarks")
                  for p in (root / sub).rglob("*.py") if "dagster._" in p.read_text(encoding="utf-8")]
     assert offenders == []
+
+
+def test_a_home_configured_for_postgres_gets_dagsters_postgres_storage_without_a_password(tmp_path, monkeypatch):
+    home = Home(tmp_path / "h").ensure()
+    home.configure(dagster_postgres="postgresql://grid%20user@db.example:6543/gridshift")
+    monkeypatch.setattr(runner, "require_postgres_storage", lambda: None)  # the yaml only: no server here
+    text = (runner.prepare_instance(home) / "dagster.yaml").read_text()
+    assert text == ("telemetry:\n  enabled: false\nstorage:\n  postgres:\n    postgres_db:\n"
+                    '      username: "grid user"\n      hostname: "db.example"\n      port: 6543\n'
+                    '      db_name: "gridshift"\n      scheme: "postgresql+psycopg2"\n')
+    home.configure(dagster_postgres="")  # back to SQLite: the yaml follows the configuration
+    assert "sqlite:" in (runner.prepare_instance(home) / "dagster.yaml").read_text()
+
+
+@pytest.mark.parametrize(("url", "why"), [
+    ("postgresql://u:secret@h/db", "holds a password"),
+    ("mysql://u@h/db", "not a postgresql:// URL"),
+    ("postgresql://h/db", "expected postgresql://USER@HOST"),
+    ("postgresql://u@h/", "expected postgresql://USER@HOST"),
+    ("postgresql://u@h:99999/db", "is not a PostgreSQL URL"),
+])
+def test_a_bad_postgres_url_is_refused_naming_the_setting_and_writing_nothing(tmp_path, url, why):
+    home = Home(tmp_path / "h").ensure()
+    home.configure(dagster_postgres=url)
+    with pytest.raises(runner.GridshiftError, match=why) as err:
+        runner.prepare_instance(home)
+    assert "gridshift.json: dagster_postgres" in str(err.value) and "secret" not in str(err.value)
+    assert not (home.dagster_dir / "dagster.yaml").exists()
+
+
+def test_postgres_without_dagster_postgres_installed_names_the_install_command(tmp_path, monkeypatch):
+    import importlib.util
+
+    from dagster_project import instance_config
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "dagster_postgres"
+                        else real(name, *a))
+    with pytest.raises(runner.GridshiftError, match="GRIDSHIFT_EXTRAS=postgres"):
+        instance_config.require_postgres_storage()
