@@ -32,7 +32,7 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 JOBS = {"benchmark_sweep": "benchmark_run", "benchmark_sweep_dask": "run_sweep_on_dask"}
 
 
-def _files_holding(root: Path, text: str) -> list[str]:
+def files_holding(root: Path, text: str) -> list[str]:
     """Every file under ``root`` whose bytes hold ``text`` (the run databases, event logs, compute logs,
     the warehouse...)."""
     return [str(p) for p in root.rglob("*") if p.is_file() and not p.is_symlink() and text.encode() in p.read_bytes()]
@@ -64,7 +64,7 @@ def test_a_results_url_in_run_config_is_refused_before_any_run_is_stored(home, b
             assert SECRET not in str(err.value)
         assert instance.get_runs() == []  # refused before the run was created: no run config stored
     assert any(home.dagster_dir.rglob("*.db"))  # the instance's storages exist, and were scanned
-    assert _files_holding(home.root, SECRET) == []
+    assert files_holding(home.root, SECRET) == []
     assert not home.results_dir.exists()
 
 
@@ -81,7 +81,7 @@ def test_a_credential_in_the_environments_url_fails_the_run_unquoted(home, bundl
         (run,) = instance.get_runs()
         assert "results_url" not in str(run.run_config) and SECRET not in str(run.run_config)
     assert run_counter.calls == []  # refused before simulating
-    assert _files_holding(home.root, SECRET) == []
+    assert files_holding(home.root, SECRET) == []
 
 
 def test_the_results_url_is_read_from_the_environment_at_run_time(home, bundle, tmp_path, monkeypatch):
@@ -96,5 +96,5 @@ def test_the_results_url_is_read_from_the_environment_at_run_time(home, bundle, 
     assert obj.name == "local_only.seed-1.parquet" and not home.results_dir.exists()
     # the Dagster run records (run database, event logs, compute logs) never saw the URL; the warehouse index
     # records where each object is (what it is for)
-    assert _files_holding(home.dagster_dir, "shared-results-c41e") == []
-    assert _files_holding(home.root, "shared-results-c41e") == [str(home.warehouse_path)]
+    assert files_holding(home.dagster_dir, "shared-results-c41e") == []
+    assert files_holding(home.root, "shared-results-c41e") == [str(home.warehouse_path)]
