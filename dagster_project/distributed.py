@@ -24,8 +24,8 @@ from dagster_project.resources import GridshiftResource
 
 
 class DaskSweepConfig(SummaryConfig):
-    """The sweep (``policies`` × ``seeds`` on one bundle with fixed options, results under ``results_url``)
-    and the Dask scheduler to run it on."""
+    """The sweep (``policies`` × ``seeds`` on one bundle with fixed options, results under
+    ``$GRIDSHIFT_RESULTS_URL``) and the Dask scheduler to run it on."""
 
     scheduler: str = ""  # tcp://host:8786 of a running `dask scheduler`; empty: a local cluster
     n_workers: int = 2  # workers of the local cluster (when no scheduler is given)
@@ -43,7 +43,7 @@ def run_sweep_on_dask(context: dg.OpExecutionContext, config: DaskSweepConfig, g
 
     home = gridshift.home_obj()
     scenario = sim_core.load(config.bundle_dir(home))
-    store = store_for(home, config.results_url)
+    store = store_for(home)
     cluster = None if config.scheduler else local_cluster(config.n_workers)
     try:
         with Client(config.scheduler or cluster) as client:

@@ -26,6 +26,10 @@ class BundleNotFoundError(GridshiftError):
     ids the home holds."""
 
 
+#: The environment variable holding the results URL when none is given (``gridshift compare --results``' default),
+#: and the only way to give one to a Dagster run: a run-config field would put the URL, and any credential pasted
+#: into it, in the Dagster run database before any check could refuse it (docs/distributed.md, "Credentials").
+RESULTS_URL_ENV = "GRIDSHIFT_RESULTS_URL"
 #: how many of a home's bundle ids a "not found" message lists (``gridshift list`` shows them all)
 LISTED_IDS = 10
 
@@ -74,7 +78,8 @@ class Home:
 
     @property
     def results_dir(self) -> Path:
-        """The default results URL of benchmark runs (one Parquet object per run; ``gridshift.results``)."""
+        """The default results URL of benchmark runs (one Parquet object per run; ``gridshift.results``) when
+        ``$GRIDSHIFT_RESULTS_URL`` is not set."""
         return self.root / "results"
 
     @property

@@ -67,8 +67,19 @@ class Location:
         return f"{self.url.rstrip('/')}/{relative}"
 
 
+def shown(url: str) -> str:
+    """``url`` fit to quote in an error: user-info replaced by ``***`` and any query or fragment by ``?***``, since a
+    refused URL may be refused precisely for carrying a credential there (``s3://KEY:SECRET@bucket``, a pre-signed
+    ``?X-Amz-Signature=...``)."""
+    parts = urlsplit(url)
+    netloc = f"***@{parts.netloc.rpartition('@')[2]}" if "@" in parts.netloc else parts.netloc
+    rest = "?***" if parts.query or parts.fragment or url.endswith(("?", "#")) else ""
+    return f"{parts.scheme}://{netloc}{parts.path}{rest}"
+
+
 def parse(url: str | os.PathLike) -> Location:
-    """Parse a results URL (see the module docstring); raise :class:`StoreURLError` if it is none."""
+    """Parse a results URL (see the module docstring); raise :class:`StoreURLError` if it is none. A URL carrying
+    a credential (user-info, a query) is refused without quoting it (:func:`shown`)."""
     if isinstance(url, os.PathLike):
         url = os.fspath(url)
     if not isinstance(url, str) or not url.strip():
@@ -78,23 +89,27 @@ def parse(url: str | os.PathLike) -> Location:
         return Location("file", str(Path(url).expanduser().absolute()))
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
+    quoted = repr(shown(url))
     if scheme not in SCHEMES:
-        raise StoreURLError(f"results URL {url!r}: scheme {scheme!r} is not supported "
+        raise StoreURLError(f"results URL {quoted}: scheme {scheme!r} is not supported "
                             f"(a local path, file:///path or s3://bucket/prefix)")
-    if parts.query or parts.fragment:
-        raise StoreURLError(f"results URL {url!r}: no query or fragment allowed (S3 settings come from "
+    if "@" in parts.netloc:
+        raise StoreURLError(f"results URL {quoted}: no credentials in the URL (S3 credentials come from "
+                            "AWS_* environment variables)")
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        raise StoreURLError(f"results URL {quoted}: no query or fragment allowed (S3 settings come from "
                             "AWS_* environment variables)")
     if scheme == "file":
         if parts.netloc not in ("", "localhost"):
-            raise StoreURLError(f"results URL {url!r}: a file URL names no host (file:///absolute/path)")
+            raise StoreURLError(f"results URL {quoted}: a file URL names no host (file:///absolute/path)")
         return Location("file", str(Path(parts.path or "/").absolute()))
     bucket = parts.netloc
-    if not bucket or "@" in bucket or ":" in bucket:
-        raise StoreURLError(f"results URL {url!r}: expected s3://bucket/prefix (no credentials or port in the URL; "
+    if not bucket or ":" in bucket:
+        raise StoreURLError(f"results URL {quoted}: expected s3://bucket/prefix (no port in the URL; "
                             "set AWS_ENDPOINT_URL_S3 for another endpoint)")
     prefix = parts.path.strip("/")
     if any(p in (".", "..") for p in prefix.split("/")):
-        raise StoreURLError(f"results URL {url!r}: '.' and '..' are not allowed in the prefix")
+        raise StoreURLError(f"results URL {quoted}: '.' and '..' are not allowed in the prefix")
     return Location("s3", f"{bucket}/{prefix}" if prefix else bucket)
 
 

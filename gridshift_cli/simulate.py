@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from gridshift.home import RESULTS_URL_ENV
 from gridshift_cli.common import bundle_path, load_bundle, optional_home, start_arg
 from gridshift_cli.options import (
     FORECAST_DEFAULT,
@@ -210,6 +211,7 @@ def compare(
     optimum: Annotated[bool, typer.Option("--optimum", help="also solve the offline optimum (a lower bound, HiGHS) "
                                           "per seed and report each policy's gap to it")] = False,
     results: Annotated[str | None, typer.Option(
+        envvar=RESULTS_URL_ENV, show_envvar=True,
         help="where each run's Parquet object goes: a folder or s3://bucket/prefix (default <home>/results; S3 "
              "credentials from AWS_* environment variables)")] = None,
     verify_reuse: Annotated[int, typer.Option(
@@ -260,6 +262,8 @@ def compare(
     except (GridshiftError, ReuseMismatchError) as err:  # a missing, changed or refused result object...
         Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
         raise typer.Exit(1) from err
+    except ValueError as err:  # a window outside the bundle, a start off the step grid...
+        raise typer.BadParameter(str(err)) from err
     except Exception as err:  # noqa: BLE001 - the disk filled while a run was stored (the object's write, or
         # DuckDB's index write, whose IOException is no OSError): named; the object's write is atomic, the index's one
         # transaction, so a rerun with space reuses what was published
@@ -268,8 +272,6 @@ def compare(
             raise
         Console(stderr=True).print(f"[red]error:[/red] {shown}", markup=True, highlight=False)
         raise typer.Exit(2) from err
-    except ValueError as err:  # a window outside the bundle, a start off the step grid...
-        raise typer.BadParameter(str(err)) from err
     finally:
         if client is not None:
             client.close()

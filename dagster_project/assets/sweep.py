@@ -2,7 +2,7 @@
 # No "from __future__ import annotations": Dagster inspects the annotations at runtime.
 
 ``benchmark_run`` (partitioned policy × seed) simulates one policy and seed on the configured bundle,
-publishes the run as a Parquet object under the results URL (``results_url``: a folder or
+publishes the run as a Parquet object under the results URL (``$GRIDSHIFT_RESULTS_URL``: a folder or
 ``s3://bucket/prefix``, default ``<home>/results``) and indexes it in the warehouse
 (``warehouse.benchmark_store``); a run already indexed under the same key (bundle id, policy, seed,
 gridshift version, options hash) is reused, not simulated. ``benchmark_summary`` reads the indexed runs
@@ -14,6 +14,7 @@ from disk and writes the warehouse (flock-serialized), so a backfill runs the pa
 processes on one machine. ``dagster_project.distributed`` runs a whole sweep on a Dask cluster.
 """
 
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -22,7 +23,7 @@ import dagster as dg
 from dagster_project.assets.bundle import scenario_bundle
 from dagster_project.partitions import SWEEP_SEEDS, policy_seed, split_sweep
 from dagster_project.resources import GridshiftResource
-from gridshift.home import Home, safe_join
+from gridshift.home import RESULTS_URL_ENV, Home, safe_join
 
 
 def newest_bundle(home: Home) -> Path:
@@ -48,7 +49,9 @@ class SweepConfig(dg.Config):
     forecast: str = "calibrated"  # what policies are told of the future (sim_core.forecast.MODELS; "oracle")
     forecast_horizon_h: int = 24
     forecast_issue_every_min: int = 60  # minutes between forecast issues (sim_core.forecast.DEFAULT_ISSUE_EVERY_MIN)
-    results_url: str = ""  # where run objects go: a folder or s3://bucket/prefix; default <home>/results
+    # No results URL here: Dagster stores a run's config before the run starts, so a URL with a credential in it
+    # would be on disk before any check could refuse it. It comes from $GRIDSHIFT_RESULTS_URL (store_for), and a
+    # ``results_url`` key is refused by Dagster's own config validation, before any run is created.
 
     def bundle_dir(self, home: Home) -> Path:
         """The configured bundle; with neither ``bundle_id`` nor ``bundle_path``, the home's newest bundle (so a
@@ -79,15 +82,16 @@ class SummaryConfig(SweepConfig):
     out_dir: Optional[str] = None  # noqa: UP045
 
 
-def store_for(home: Home, results_url: str = ""):
-    """The run store of a home: objects under ``results_url`` (default ``<home>/results``), index in its warehouse."""
+def store_for(home: Home):
+    """The run store of a home: objects under ``$GRIDSHIFT_RESULTS_URL`` (read at run time; default
+    ``<home>/results``), index in its warehouse. A URL carrying a credential is refused without quoting it."""
     from gridshift.objectstore import StoreURLError
     from warehouse.benchmark_store import WarehouseRunStore
 
     try:
-        return WarehouseRunStore.for_home(home, results_url=results_url or None)
+        return WarehouseRunStore.for_home(home, results_url=os.environ.get(RESULTS_URL_ENV) or None)
     except StoreURLError as err:
-        raise dg.Failure(str(err)) from err
+        raise dg.Failure(f"{RESULTS_URL_ENV}: {err}") from err
 
 
 @dg.asset(
@@ -103,7 +107,7 @@ def benchmark_run(context: dg.AssetExecutionContext, config: SweepConfig,
     policy, seed = split_sweep(context)
     home = gridshift.home_obj()
     scenario = sim_core.load(config.bundle_dir(home))
-    cmp = compare(scenario, [policy], [seed], store=store_for(home, config.results_url), **config.run_kwargs())
+    cmp = compare(scenario, [policy], [seed], store=store_for(home), **config.run_kwargs())
     row = cmp.runs.row(0, named=True)
     reused = bool(cmp.reused)
     context.log.info(f"{policy} seed {seed} on {cmp.bundle_id}: {'reused' if reused else 'simulated'}")
@@ -129,7 +133,7 @@ def benchmark_summary(context: dg.AssetExecutionContext, config: SummaryConfig,
     home = gridshift.home_obj()
     scenario = sim_core.load(config.bundle_dir(home))
     try:
-        cmp = compare(scenario, config.policies, config.seeds, store=store_for(home, config.results_url),
+        cmp = compare(scenario, config.policies, config.seeds, store=store_for(home),
                       missing="skip", **config.run_kwargs())
     except ValueError as err:
         raise dg.Failure(str(err)) from err

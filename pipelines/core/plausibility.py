@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import polars as pl
 
 from gridshift import quality
@@ -21,7 +22,7 @@ from gridshift.errors import DataError
 
 #: the checks an ``allow_implausible`` ingest may pass, by the name recorded in partition_quality
 OVERRIDABLE = ("mean_carbon_lca", "mean_carbon_direct", "mean_price", "scaled_rows_carbon_lca",
-               "scaled_rows_carbon_direct", "scaled_rows_price", "diurnal_phase")
+               "scaled_rows_carbon_direct", "scaled_rows_price", "diurnal_phase", "factor_lag")
 FLAG = "allow_implausible=True (--allow-implausible)"
 
 
@@ -88,7 +89,66 @@ def _scaled_rows(df: pl.DataFrame, column: str, kind: str, name: str, *, file: s
     )
 
 
+def _corr(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson correlation over the pairs where both are finite; NaN when too few (half a window) or constant."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < quality.FACTOR_LAG_WINDOW_H // 2:
+        return math.nan
+    x, y = x[ok], y[ok]
+    if x.std() == 0 or y.std() == 0:
+        return math.nan
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def factor_lag_weeks(df: pl.DataFrame) -> list[tuple[int, float, float, int]]:
+    """Per week (:data:`gridshift.quality.FACTOR_LAG_WINDOW_H` hours, every :data:`~gridshift.quality.FACTOR_LAG_STEP_H`
+    hours): ``(first row, lag-0 correlation, best lag-±1 correlation, that lag in hours)`` of the hour-to-hour
+    changes of the direct and life-cycle carbon columns (rows 0-based; lag +1: the LCA matches the direct one hour
+    later). Weeks without enough values on both sides are left out."""
+    d = np.diff(df["carbon_direct_g_per_kwh"].cast(pl.Float64).fill_null(math.nan).to_numpy())
+    lca = np.diff(df["carbon_lca_g_per_kwh"].cast(pl.Float64).fill_null(math.nan).to_numpy())
+    w, out = quality.FACTOR_LAG_WINDOW_H, []
+    for s in range(0, len(d) - w + 1, quality.FACTOR_LAG_STEP_H):
+        x, y = d[s:s + w], lca[s:s + w]
+        c0 = _corr(x, y)
+        later, earlier = _corr(x[:-1], y[1:]), _corr(x[1:], y[:-1])
+        if math.isnan(c0) or (math.isnan(later) and math.isnan(earlier)):
+            continue
+        best, lag = (later, 1) if math.isnan(earlier) or later >= earlier else (earlier, -1)
+        out.append((s, c0, best, lag))
+    return out
+
+
+def _factor_lag(df: pl.DataFrame, *, file: str, row_base: int, allow: bool) -> list[str]:
+    """Refuse (or, with ``allow``, record ``factor_lag``) a partition in which the direct and life-cycle columns
+    are an hour apart for a stretch: weeks whose changes correlate better at lag ±1 h than at lag 0, named by
+    their rows (:data:`gridshift.quality.FACTOR_LAG_WINDOW_H`)."""
+    bad = [(s, c0, c1, lag) for s, c0, c1, lag in factor_lag_weeks(df) if c1 > c0]
+    if not bad:
+        return []
+    if allow:
+        return ["factor_lag"]
+    covered = np.zeros(df.height, dtype=bool)
+    for s, *_ in bad:  # a week of changes spans rows s..s+w
+        covered[s:s + quality.FACTOR_LAG_WINDOW_H + 1] = True
+    ranges = _row_ranges(pl.Series(covered), row_base)
+    where = ", ".join(f"rows {a:,}-{b:,}" for a, b in ranges[:5]) + (" ..." if len(ranges) > 5 else "")
+    s, c0, c1, lag = min(bad, key=lambda b: b[1] - b[2])
+    ts, (first, last) = df["ts_utc"], ranges[0]
+    raise DataError(
+        f"the direct and life-cycle carbon columns are an hour apart in {len(bad)} week(s) ({where}): their "
+        f"hour-to-hour changes correlate better with the LCA {'one hour later' if lag > 0 else 'one hour earlier'} "
+        f"(worst week from {ts[s]}: {c1:.3f} against {c0:.3f} at lag 0; in every week of the real files lag 0 "
+        "wins: gridshift.quality.FACTOR_LAG_WINDOW_H). One column shifted by an hour (two exports or answers "
+        f"joined on a wrong hour)? If the data is right, ingest it with {FLAG}; the override is recorded in "
+        "partition_quality", file=file, column="carbon_lca_g_per_kwh", rows=[first, last],
+        values=[str(ts[first - row_base]), str(ts[last - row_base])],
+    )
+
+
 def _carbon(df: pl.DataFrame, *, file: str, row_base: int, allow: bool) -> list[str]:
+    # first: one column an hour off often also puts LCA below direct in some hours, and this names the cause
+    lagged = _factor_lag(df, file=file, row_base=row_base, allow=allow)
     direct, lca = df["carbon_direct_g_per_kwh"], df["carbon_lca_g_per_kwh"]
     below = (lca < direct).fill_null(False)
     if below.any():
@@ -101,6 +161,7 @@ def _carbon(df: pl.DataFrame, *, file: str, row_base: int, allow: bool) -> list[
                                                         strict=True)],
         )
     return [
+        *lagged,
         *_mean_floor(df, "carbon_lca_g_per_kwh", quality.MIN_MEAN_CARBON_LCA_G_PER_KWH, "mean_carbon_lca",
                      "life-cycle carbon intensity (gCO2eq/kWh)", file=file, row_base=row_base, allow=allow),
         *_mean_floor(df, "carbon_direct_g_per_kwh", quality.MIN_MEAN_CARBON_DIRECT_G_PER_KWH, "mean_carbon_direct",

@@ -132,3 +132,41 @@ def test_bad_year_keys_added_through_the_ui_are_removed_and_the_ui_starts_again(
         stop(proc)
     said = proc.stdout.read().decode()
     assert "removed year partition key 'abc'" in said and "removed year partition key '1999'" in said, said[-3000:]
+
+
+LAUNCH = """mutation($p: ExecutionParams!) { launchPipelineExecution(executionParams: $p) { __typename
+  ... on RunConfigValidationInvalid { errors { message } } ... on PythonError { message }
+  ... on LaunchRunSuccess { run { runId } } } }"""
+RUNS = "{ runsOrError { ... on Runs { results { runId } } } }"
+
+
+def test_a_results_url_with_a_credential_launched_from_the_ui_is_refused_and_nothing_is_stored(tmp_path):
+    """The launchpad's path (GraphQL ``launchPipelineExecution``): the sweep jobs' config has no ``results_url``
+    field, so Dagster's config validation refuses one, by name, before the run exists; every file under the home
+    is then scanned for the credential (docs/distributed.md, "Credentials and the results URL in Dagster")."""
+    from tests.unit.sim_core.bench.test_results_url_secrets import HOSTILE_URLS, SECRET, files_holding
+
+    home = tmp_path / "home"
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "gridshift_cli", "ui", "-p", str(port), "--home", str(home)],
+                            env={**os.environ, "GRIDSHIFT_HOME": str(home)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_up(proc, port)
+        repos = graphql(port, "{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } }"
+                              " } } }")["repositoriesOrError"]["nodes"]
+        where = {"repositoryName": repos[0]["name"], "repositoryLocationName": repos[0]["location"]["name"]}
+        launches = [({**where, "jobName": "benchmark_sweep_dask"}, "run_sweep_on_dask"),
+                    ({**where, "jobName": "__ASSET_JOB", "assetSelection": [{"path": ["benchmark_summary"]}]},
+                     "benchmark_summary")]
+        for selector, op in launches:
+            for url in HOSTILE_URLS:
+                params = {"selector": selector, "mode": "default",
+                          "runConfigData": {"ops": {op: {"config": {"results_url": url}}}}}
+                got = graphql(port, LAUNCH, {"p": params})["launchPipelineExecution"]
+                assert got["__typename"] == "RunConfigValidationInvalid", got
+                assert any('unexpected config entry "results_url"' in e["message"] for e in got["errors"]), got
+        assert graphql(port, RUNS)["runsOrError"]["results"] == []
+    finally:
+        stop(proc)
+    assert files_holding(home, SECRET) == [] and any((home / "dagster").rglob("*.db"))

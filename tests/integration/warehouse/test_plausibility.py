@@ -4,10 +4,12 @@ exists only where a legitimate file could trip the check — recorded in ``parti
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -297,3 +299,111 @@ def test_a_time_axis_shifted_against_the_solar_day_is_refused(shared_data, hours
     assert info.value.column == "ts_utc" and info.value.rows[0] == 0
     assert plausibility.check("weather", shifted, file=raw.uri, lon_deg=lon, allow_implausible=True) == [
         "diurnal_phase"]
+
+
+#: summer time in Europe 2023 (UTC): the stretch a local-time/DST mishandling moves by an hour
+DST = (dt.datetime(2023, 3, 26, 1), dt.datetime(2023, 10, 29, 0))
+
+
+def _in_dst(col: str = "Datetime (UTC)") -> pl.Expr:
+    ts = pl.col(col).str.to_datetime("%Y-%m-%d %H:%M:%S")
+    return (ts >= DST[0]) & (ts <= DST[1])
+
+
+def _refused_zone(tmp_path, shared_data, code: str, mutate, **kw) -> DataError:
+    relpath = f"electricitymaps/{code}/{code}_2023_hourly.csv"
+    mirror = mirror_with(shared_data, tmp_path, relpath, mutate)
+    home = Home.resolve(tmp_path / "home")
+    with pytest.raises(DataError) as info:
+        ingest_grid("carbon", code, 2023, home=home, mirror=mirror, **kw)
+    assert info.value.file.endswith(relpath.split("/")[-1]) and not home.root.exists()
+    return info.value
+
+
+#: the life-cycle column an hour late from the end of March to the end of October (the direct one right)
+LCA_LATE = _csv_edit(lambda df: df.with_columns(
+    pl.when(_in_dst()).then(pl.col(LCA).shift(1)).otherwise(pl.col(LCA)).alias(LCA)))
+
+
+@pytest.mark.parametrize("code", ["US-NY-NYIS", "DE-LU"])
+def test_one_carbon_column_an_hour_off_for_the_summer_is_refused_with_its_rows(tmp_path, shared_data, code):
+    """US-NY-NYIS: no hour gets LCA < direct, so only this check sees it; DE-LU: 69 hours do, and this check
+    names the cause before the swap check would. Refused by its row range; with the override, recorded."""
+    err = _refused_zone(tmp_path, shared_data, code, LCA_LATE)
+    text = str(err)
+    assert err.column == "carbon_lca_g_per_kwh" and "direct and life-cycle carbon columns are an hour apart" in text
+    assert "with the LCA one hour later" in text and "allow_implausible" in text
+    # the stretch is file rows 2,019 (2023-03-26 01:00) to 7,226; the refused weeks cover it, a week at most beyond
+    first, last = err.rows
+    assert 2019 - 168 <= first <= 2019 + 24 and 7226 - 24 <= last <= 7226 + 168, text
+    assert f"rows {first:,}-{last:,}" in text and err.values[0].startswith("2023-03")
+    if code == "US-NY-NYIS":
+        home = Home.resolve(tmp_path / "home")
+        rep = ingest_grid("carbon", code, 2023, home=home, mirror=tmp_path / "mirror", allow_implausible=True)
+        assert rep.overridden == ["factor_lag"] and _overridden(home) == [("carbon", "factor_lag")]
+
+
+def test_timestamps_an_hour_late_for_the_summer_are_refused_at_the_seam(tmp_path, shared_data):
+    """The realistic form of "shifted an hour inside the year": local summer time written as UTC. The stretch's
+    first hour goes missing and its last lands on the next row's timestamp: refused by the duplicate's rows."""
+    late = _csv_edit(lambda df: df.with_columns(
+        pl.when(_in_dst()).then(pl.col("Datetime (UTC)").str.to_datetime("%Y-%m-%d %H:%M:%S") + pl.duration(hours=1))
+        .otherwise(pl.col("Datetime (UTC)").str.to_datetime("%Y-%m-%d %H:%M:%S"))
+        .dt.strftime("%Y-%m-%d %H:%M:%S").alias("Datetime (UTC)")))
+    err = _refused_zone(tmp_path, shared_data, "DE-LU", late)
+    assert err.column == "Datetime (UTC)" and "duplicated timestamp(s)" in str(err)
+    assert err.rows == [7226, 7227] and err.values == ["2023-10-29 01:00:00+00:00"] * 2
+
+
+def test_every_real_carbon_file_keeps_its_columns_in_step(shared_data):
+    """Every week of every real carbon file correlates best at lag 0 (the margin quoted in gridshift.quality)."""
+    margins = {}
+    for kind, code, year in _real_partitions(shared_data):
+        if kind == "carbon":
+            raw = registry.fetch(kind, locations.get(code), year, mirror=shared_data)
+            weeks = plausibility.factor_lag_weeks(registry.for_raw(raw).parse(raw, locations.get(code), year))
+            assert len(weeks) == 358
+            margins[(code, year)] = min(c0 - c1 for _s, c0, c1, _lag in weeks)
+    assert len(margins) == 32 and min(margins, key=margins.get) == ("DE-LU", 2022)
+    assert min(margins.values()) == pytest.approx(0.0858, abs=1e-4)
+
+
+def _phase_h(v: np.ndarray, hour: np.ndarray) -> float:
+    """The UTC hour at which the first harmonic of ``v`` by hour of day peaks."""
+    w = hour * 2 * np.pi / 24
+    return float(np.degrees(np.arctan2(np.nanmean(v * np.sin(w)), np.nanmean(v * np.cos(w)))) / 15 % 24)
+
+
+def _dphase(a: float, b: float) -> float:
+    return (a - b + 12) % 24 - 12
+
+
+def test_a_whole_row_hour_shift_without_a_seam_is_inside_the_natural_jitter(shared_data):
+    """Finding, not a check: every value of a summer stretch an hour late, with no trace in the timestamps,
+    moves that stretch's daily carbon cycle by 1 h, and nothing in the file shows it. The cycle's phase
+    moves by more on its own: between consecutive fortnights (22 % of them by over 1 h), between summer and
+    winter (-2.5 to +6.9 h), and in that summer-minus-winter difference from one year to the next (up to
+    1.78 h, DE-LU direct). So no threshold refuses the shift without refusing real files (docs/sources.md)."""
+    fortnights, season = [], {}
+    for path in sorted((shared_data / "electricitymaps").glob("*/*_hourly.csv")):
+        df = pl.read_csv(path, infer_schema=False)
+        ts = df["Datetime (UTC)"].str.to_datetime("%Y-%m-%d %H:%M:%S")
+        hour, summer = ts.dt.hour().to_numpy().astype(float), ts.dt.month().is_between(4, 9).to_numpy()
+        for base in (DIRECT, LCA):
+            v = df[base].cast(pl.Float64).to_numpy()
+            ph = [_phase_h(v[s:s + 336], hour[s:s + 336]) for s in range(0, len(v) - 335, 336)]
+            fortnights += [abs(_dphase(a, b)) for a, b in zip(ph[1:], ph[:-1], strict=False)]
+            season[(path.parent.name, base, path.name.split("_")[-2])] = _dphase(
+                _phase_h(v[summer], hour[summer]), _phase_h(v[~summer], hour[~summer]))
+            if path.name == "DE-LU_2023_hourly.csv":  # the shift moves the summer's phase by 1 h
+                late = np.where(summer, np.roll(v, 1), v)
+                assert _dphase(_phase_h(late[summer], hour[summer]), _phase_h(v[summer], hour[summer])) == (
+                    pytest.approx(1.0, abs=0.01))
+    jitter = np.array(fortnights)
+    assert len(jitter) == 64 * 25 and np.median(jitter) == pytest.approx(0.34, abs=0.01)
+    assert (jitter > 1).mean() == pytest.approx(0.22, abs=0.01)
+    assert min(season.values()) == pytest.approx(-2.47, abs=0.01)
+    assert max(season.values()) == pytest.approx(6.85, abs=0.01)
+    yearly = {k[:2]: abs(_dphase(season[(*k[:2], "2023")], season[(*k[:2], "2022")])) for k in season}
+    assert max(yearly, key=yearly.get) == ("DE-LU", DIRECT) and max(yearly.values()) == pytest.approx(1.78, abs=0.01)
+    assert sum(v > 1 for v in yearly.values()) == 6  # of 32 zone-bases

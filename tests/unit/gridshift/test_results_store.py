@@ -37,8 +37,12 @@ class Record:
     ("", "is empty"),
     ("ftp://host/x", "scheme 'ftp' is not supported"),
     ("s3://", "expected s3://bucket/prefix"),
-    ("s3://key:secret@bucket/x", "no credentials or port"),
-    ("s3://bucket/a?endpoint=x", "no query or fragment"),
+    ("s3://key:secret@bucket/x", "'s3://***@bucket/x': no credentials in the URL"),
+    ("file://user:secret@localhost/x", "'file://***@localhost/x': no credentials in the URL"),
+    ("s3://bucket:9000/x", "no port in the URL"),
+    ("s3://bucket/a?endpoint=x", "'s3://bucket/a?***': no query or fragment"),
+    ("s3://bucket/a?X-Amz-Signature=secret", "'s3://bucket/a?***': no query or fragment"),
+    ("ftp://u:secret@host/x?token=secret#secret", "'ftp://***@host/x?***': scheme 'ftp' is not supported"),
     ("s3://bucket/../x", "'.' and '..' are not allowed"),
     ("file://otherhost/x", "names no host"),
 ])
@@ -46,6 +50,7 @@ def test_bad_urls_are_refused_clearly(url, msg):
     with pytest.raises(StoreURLError, match="results URL .*" if url else "results URL") as err:
         ResultStore(url)
     assert msg in str(err.value)
+    assert "secret" not in str(err.value)  # a refused credential is never quoted (it would reach logs)
 
 
 def test_url_forms():

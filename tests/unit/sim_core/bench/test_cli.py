@@ -44,6 +44,27 @@ def test_bad_parameters_exit_2_with_a_clear_message(bundle, args, msg, tmp_path)
     assert not (tmp_path / "o").exists()
 
 
+def test_a_results_url_with_a_credential_is_refused_without_quoting_it(bundle, tmp_path):
+    """Given as --results or through GRIDSHIFT_RESULTS_URL (its default), the same refusal, credential hidden."""
+    secret = "wJalrXUtnFEMI-K7MDENG-bPxRfiCYzSECRET"
+    given = {f"s3://AKIAIOSFODNN7EXAMPLE:{secret}@bucket/x": "'s3://***@bucket/x': no credentials in the URL",
+             f"s3://bucket/x?X-Amz-Signature={secret}": "'s3://bucket/x?***': no query or fragment allowed"}
+    for url, msg in given.items():
+        for res in (_invoke(bundle, "--no-store", "--out", tmp_path / "o", "--results", url),
+                    CliRunner().invoke(app, ["compare", str(bundle), "--no-store", "--out", str(tmp_path / "o")],
+                                       env={"GRIDSHIFT_RESULTS_URL": url})):
+            assert res.exit_code == 2 and msg in _text(res.output) and "--results" in res.output, res.output
+            assert secret not in res.output and not (tmp_path / "o").exists()
+
+
+def test_the_results_url_defaults_to_the_environments(bundle, tmp_path):
+    shared = tmp_path / "shared"
+    res = CliRunner().invoke(app, ["compare", str(bundle), *ARGS, "--no-store", "--out", str(tmp_path / "o")],
+                             env={"GRIDSHIFT_RESULTS_URL": str(shared)})
+    assert res.exit_code == 0, res.output
+    assert len(list(shared.rglob("*.parquet"))) == 6  # one object per run, under the environment's URL
+
+
 def test_missing_or_escaping_bundle_exits_2(tmp_path):
     res = _invoke(tmp_path / "nowhere", "--no-store")
     assert res.exit_code == 2 and f"bundle not found: '{tmp_path / 'nowhere'}'" in _text(res.output)

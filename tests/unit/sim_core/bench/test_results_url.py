@@ -93,8 +93,8 @@ def test_s3_sweep_publishes_every_run_it_reports(bundle, tmp_path, run_counter):
         assert got.equals(runs.sort("policy", "seed"))
 
 
-def test_benchmark_summary_of_a_fresh_home_reads_the_url(bundle, tmp_path, run_counter):
-    """The Dagster summary asset on a home that never ran anything summarizes the runs under its results_url."""
+def test_benchmark_summary_of_a_fresh_home_reads_the_url(bundle, tmp_path, run_counter, monkeypatch):
+    """The Dagster summary asset on a home that never ran anything summarizes the runs under $GRIDSHIFT_RESULTS_URL."""
     import dagster as dg
 
     from dagster_project.assets import sweep
@@ -102,7 +102,8 @@ def test_benchmark_summary_of_a_fresh_home_reads_the_url(bundle, tmp_path, run_c
 
     url = str(tmp_path / "shared")
     _compare(bundle, tmp_path / "a", url, "0,1", tmp_path / "out-a")
-    cfg = {"bundle_path": str(bundle), "days": 1.0, "policies": POLS, "seeds": [0, 1], "results_url": url,
+    monkeypatch.setenv("GRIDSHIFT_RESULTS_URL", url)
+    cfg = {"bundle_path": str(bundle), "days": 1.0, "policies": POLS, "seeds": [0, 1],
            "out_dir": str(tmp_path / "out-b")}
     fresh = {"gridshift": GridshiftResource(home=str(tmp_path / "b"))}
     res = dg.materialize([sweep.benchmark_summary], resources=fresh,
