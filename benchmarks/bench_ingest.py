@@ -309,7 +309,7 @@ def main() -> None:
     syncs = _syncs(mirror)
     print(f"CLI sync calls: {_syncs_text(syncs)}", flush=True)
     before = _syncs(mirror, args.before.resolve()) if args.before else None
-    if args.before:
+    if args.before:  # an A/B for the terminal: BENCHMARKS.md holds the current figures only (history is git's)
         print(f"CLI sync calls of {args.before}: {_syncs_text(before)}", flush=True)
 
     pipe, pipe_cpu = [], []
@@ -350,7 +350,6 @@ def main() -> None:
         f"| CLI, CPU time (user + sys; less sensitive to other load than wall time) | {_stats(cli_cpu)} |",
         f"| CLI, sync calls (one run, `strace -f -c`; each can take milliseconds on a busy disk) | "
         f"{_syncs_text(syncs)} |",
-        *([f"| the same, before (`--before {args.before}`) | {_syncs_text(before)} |"] if args.before else []),
         f"| pipeline without Dagster (same domain functions, in-process) | {_stats(pipe)}; CPU {_stats(pipe_cpu)} |",
         f"| **floor: read + validate + write** (no parsing, no Dagster) | {_stats(floor_total)}; CPU "
         f"{_stats(floor_cpu)} |",

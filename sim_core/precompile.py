@@ -68,12 +68,20 @@ def estimate_s(parts: list[str], factor: float = 1.0) -> float:
     return factor * sum(COMPILE_S.get(p, 0.0) for p in parts)
 
 
+#: a notice's longest line: a log's 120 columns less the command's "gridshift: " prefix
+NOTICE_WIDTH = 108
+
+
 def notice_for(names: list[str], parts: list[str], factor: float = 1.0) -> str:
     """The notice of runs of the policies ``names`` that compile ``parts`` (:func:`cold_parts`), ``factor``
     times slower than on an idle core."""
     about = "about" if all(p in COMPILE_S for p in parts) else "over"
-    return (f"compiling {', '.join(names)} (first run only, {about} {estimate_s(parts, factor):.0f} s; later runs "
-            "load it from Numba's cache)")
+    tail = f" (first run only, {about} {estimate_s(parts, factor):.0f} s)"
+    shown, k = ", ".join(names), len(names)
+    while len(f"compiling {shown}{tail}") > NOTICE_WIDTH and k > 1:  # name fewer, count the rest
+        k -= 1
+        shown = f"{', '.join(names[:k])} and {len(names) - k} more"
+    return f"compiling {shown}{tail}"
 
 
 def notice(policies: list[str]) -> str | None:
