@@ -10,8 +10,10 @@ from gridshift.timestep import POLARS_INTERVAL, STEP, STEP_H, STEP_S, STEP_US, S
 
 
 def test_the_step_is_fifteen_minutes_in_every_form():
-    assert (STEP_S, STEP, STEP_US, STEP_H, STEPS_PER_DAY, POLARS_INTERVAL) == (
-        900, timedelta(minutes=15), 900_000_000, 0.25, 96, "15m")
+    forms = (STEP_S, STEP, STEP_US, STEP_H, STEPS_PER_DAY, POLARS_INTERVAL)
+    assert forms == (900, timedelta(minutes=15), 900_000_000, 0.25, 96, "15m")
+    # counts and indices are integers (a step count of 96.0 would not index an array)
+    assert all(type(x) is int for x in (STEP_S, STEP_US, STEPS_PER_DAY))
 
 
 def test_a_utc_day_on_the_polars_interval_has_steps_per_day_steps():

@@ -19,7 +19,8 @@ def test_price_mean_at_the_floor_passes_below_is_refused_or_recorded():
     floor = quality.MIN_MEAN_PRICE_USD_PER_MWH
     assert check("price", pl.DataFrame({"price_usd_per_mwh": [floor - 0.5, floor + 0.5]}), file="p.csv") == []
     low = pl.DataFrame({"price_usd_per_mwh": [None, 0.2, 0.4]})
-    with pytest.raises(DataError, match=r"mean day-ahead price \(USD/MWh\) is 0.3, below the plausible floor of 1") as e:
+    msg = r"mean day-ahead price \(USD/MWh\) is 0.3, below the plausible floor of 1"
+    with pytest.raises(DataError, match=msg) as e:
         check("price", low, file="p.csv", row_base=5)
     assert (e.value.file, e.value.column) == ("p.csv", "price_usd_per_mwh")
     assert e.value.rows == [6, 7] and e.value.values == [0.2, 0.4]  # nulls skipped, file rows = index + row_base
