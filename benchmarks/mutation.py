@@ -339,10 +339,10 @@ def _pytest(workdir: Path, target: Target, timeout: float | None) -> tuple[str, 
     return ("passed" if done.returncode == 0 else "failed"), time.monotonic() - t0, (lines[-1] if lines else "")
 
 
-def run_target(target: Target, log) -> dict:
-    """Run every mutant of ``target``; the result as a JSON-able dict."""
+def run_target(target: Target, log, only: str | None = None) -> dict:
+    """Run every mutant of ``target`` (``only``: those whose key contains it); the result as a JSON-able dict."""
     source = (ROOT / target.path).read_text()
-    muts = mutants(source, target)
+    muts = [(m, text) for m, text in mutants(source, target) if only is None or only in m.key]
     equivalent = EQUIVALENT.get(target.name, {})
     load0 = os.getloadavg()
     t_start = time.monotonic()
@@ -453,6 +453,8 @@ def main() -> None:
     ap.add_argument("--results", type=Path, default=RESULTS,
                     help="where each target's result JSON is kept (and, in its baseline/, earlier results to quote)")
     ap.add_argument("--no-write", action="store_true", help="print the report; leave docs/ and BENCHMARKS.md")
+    ap.add_argument("--only", metavar="TEXT", help="run only the mutants whose key contains TEXT (to work on a "
+                    "survivor); prints their fate and keeps no result")
     args = ap.parse_args()
     chosen = [t for t in TARGETS if not args.target or t.name in args.target]
     if args.list:
@@ -461,6 +463,10 @@ def main() -> None:
                 print(f"{t.name}\t{m.key}")
         return
     args.results.mkdir(parents=True, exist_ok=True)
+    if args.only:
+        for t in chosen:
+            run_target(t, lambda s: print(s, flush=True), args.only)
+        return
     for t in chosen:
         res = run_target(t, lambda s: print(s, flush=True))
         tmp = args.results / f"{t.name}.json.tmp"

@@ -214,3 +214,32 @@ def test_no_source_rows_names_the_grids_span():
     msg = "s for X: no source data at all between 2023-01-01T00:00:00+00:00 and 2023-01-01T06:00:00+00:00"
     with pytest.raises(GridshiftError, match=msg.replace("+", r"\+")):
         cont(empty, day(6))
+
+
+def test_nominal_step_counts_any_positive_spacing():
+    assert _nominal_step_us(pl.Series([0, 1, 2, 3, 10], dtype=pl.Int64)) == 1
+
+
+def test_binned_rows_replace_a_coarse_row_at_the_same_step():
+    # hourly prices, and at 10:00 also three 5-minute prices: the averaged bin is the 10:00 value
+    m = timedelta(minutes=1)
+    hourly = [(i * H, 100.0 + i) for i in range(48)]
+    fine = [(10 * H + 5 * k * m, 1.0 + k) for k in range(1, 4)]  # 10:05, 10:10, 10:15
+    rows = src(hourly + fine).with_columns(
+        resolution_s=pl.Series([3600] * 48 + [300] * 3, dtype=pl.Int64)).sample(fraction=1.0, shuffle=True, seed=1)
+    r = hold(rows, day(), max_gap=timedelta(hours=24))
+    v = r.frame["v"].to_list()
+    assert v[40] == 2.5 and v[41] == 4.0  # mean of 10:05 and 10:10; 10:15 alone in its bin
+    # the hourly 10:00 row is replaced, so 10:30 and 10:45 hold the last bin on (flagged) until 11:00
+    assert v[42:44] == [4.0, 4.0] and r.frame["is_filled"].to_list()[40:45] == [False, False, True, True, False]
+    assert v[44] == 111.0 and v[39] == 109.0
+    assert r.frame["ts_utc"].is_sorted()
+
+
+def test_a_fine_row_after_coarse_ones_is_binned_by_its_closer_neighbour():
+    # hourly to 09:00, then every 10 minutes from 10:00: 10:00 is 1 h after its predecessor but 10 min before its
+    # successor, so it is a fine row and shares the 10:00 bin with 10:10
+    m = timedelta(minutes=1)
+    pts = [(i * H, float(i)) for i in range(10)] + [(10 * H + 10 * k * m, 100.0 + k) for k in range(30)]
+    r = cont(src(pts), day())
+    assert r.frame["v"][40] == 100.5 and r.frame["v"][41] == 102.0
