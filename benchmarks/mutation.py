@@ -123,6 +123,10 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "0.5: `> 0.5` and `>= 0.5` agree on both",
     },
     "resample": {
+        "resample_continuous:185:58:-x -> x": "the first term's fill (used only on the first row) is the second "
+        "term there, and min_horizontal skips a null: the spacing is the forward one either way",
+        "resample_continuous:185:59:1 -> 2": "the first row's spacing is min(its spacing to the row after next, to the "
+        "next row) = to the next row on sorted timestamps, as without the change",
         "resample_continuous:186:58:// -> /": "the spacing in seconds is compared only with 900 (`res_s < STEP_S`): "
         "floor(x) < 900 exactly when x < 900",
         "resample_continuous:186:76:3600000000 -> 3600000001": "the fill for a one-row source: 3 600 000 001 // "
@@ -136,6 +140,8 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "_interior_gaps:165:11:> -> >=": "a next point exactly on time gives the span [t + r, t + r); " + _EMPTY,
         "_interior_gaps:165:11:- -> +": "every pair is kept, on time or early too: their spans [t + r, nxt) are "
         "empty or negative; " + _EMPTY,
+        "resample_hold:253:7:+ -> -": "where the original condition fails (last + r > last_step), k = (last_step - "
+        "last) // r <= 0, so the extra end-of-year gap [last + r, last + (k + 1) r) is empty or negative: " + _EMPTY,
         "_finish:276:38:> -> >=": "no producer makes a gap of length 0 (each is guarded: a late next point, "
         "first > lo, last < last_step, last + r <= last_step), so the filter drops nothing either way",
     },
@@ -155,7 +161,7 @@ _STRINGS = {"closed": {"both": "left", "left": "both", "right": "both", "none": 
 
 @dataclass(frozen=True)
 class Mutant:
-    key: str  # function:line:col:change, stable while the function's text is
+    key: str  # function:line:col:change (" #2" for a second one there), stable while the module's text is
     line: int
     change: str
 
@@ -285,6 +291,7 @@ def mutants(source: str, target: Target) -> list[tuple[Mutant, str]]:
     tree = ast.parse(source)
     scope_of = _scope_names(tree)
     out = []
+    seen: dict[str, int] = {}
     for n, (node, i, change) in enumerate(_sites(tree, target.functions)):
         mutated = copy.deepcopy(tree)
         twin = _sites(mutated, target.functions)[n][0]
@@ -293,6 +300,9 @@ def mutants(source: str, target: Target) -> list[tuple[Mutant, str]]:
         else:
             _apply(twin, i)
         key = f"{scope_of.get(node.lineno, '<module>')}:{node.lineno}:{node.col_offset}:{change}"
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:  # nested operations that start at the same column (a + b + c): the 2nd, 3rd, ...
+            key += f" #{seen[key]}"
         out.append((Mutant(key, node.lineno, change), ast.unparse(ast.fix_missing_locations(mutated))))
     return out
 
@@ -482,12 +492,16 @@ def main() -> None:
     if args.no_write:
         return
     DOCS.write_text(body)
-    rows = [f"| {r['target']} | {_counts(r)['total']} | {_counts(r)['rate']:.1%} |" for r in results]
+    rows = [f"| {r['target']} | `{r['path']}` | {_counts(r)['total']} | {_counts(r)['equivalent']} | "
+            f"{_counts(r)['rate']:.1%} |" for r in results]
+    loads = [r["load_start"][0] for r in results] + [r["load_end"][0] for r in results]
     update_section("mutation", "\n".join([
         "## Mutation testing (data path, engine deadline and accounting)", "",
-        f"Kill rate per module (goal {GOAL:.0%}); survivors, equivalent mutants, machine and load in "
-        f"[docs/mutation.md](docs/mutation.md). Command: `{COMMAND}`", "",
-        "| target | mutants | kill rate |", "| --- | ---: | ---: |", *rows]))
+        f"`{COMMAND}` — {results[0]['machine']}, load average {min(loads)} to {max(loads)} during the run (a shared "
+        f"machine), {sum(r['wall_s'] for r in results) / 60:.0f} min in all. Kill rate per module (goal {GOAL:.0%}; "
+        "equivalent mutants left out, each with its reason, and the operators, tests and survivors in "
+        "[docs/mutation.md](docs/mutation.md)).", "",
+        "| target | module | mutants | equivalent | kill rate |", "| --- | --- | ---: | ---: | ---: |", *rows]))
     print(f"wrote {DOCS.relative_to(ROOT)} and the mutation section of BENCHMARKS.md")
 
 

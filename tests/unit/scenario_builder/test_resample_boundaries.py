@@ -108,6 +108,10 @@ def test_continuous_gap_from_the_grids_last_step_is_not_interior():
     pts = [(i * H, float(i)) for i in range(23)] + [(27 * H, 27.0)]  # 22:00 then 03:00: 23:00 missing
     with pytest.raises(GapError, match="2023-01-01T23:00:00"):
         cont(src(pts), g)
+    # on the full day (last step 23:45) the steps after 23:00 interpolate towards 04:00: the 4 h gap is needed
+    pts = [(i * H, float(i)) for i in range(24)] + [(28 * H, 28.0)]
+    with pytest.raises(GapError, match="from 2023-01-02T00:00:00"):
+        cont(src(pts), day())
 
 
 def test_hold_gap_starting_at_the_grids_last_step_is_interior():
@@ -197,10 +201,13 @@ def test_hold_value_that_covers_the_grids_last_step_needs_nothing_after_it():
 def test_hold_edges_use_the_first_and_last_rows_own_resolution():
     m = timedelta(minutes=1)
     rows = src([(H + 20 * m, 1.0), (2 * H + 20 * m, 2.0), (21 * H, 3.0), (22 * H, 4.0)])
-    rows = rows.with_columns(resolution_s=pl.Series([3600, 900, 3600, 900], dtype=pl.Int64))
+    rows = rows.with_columns(resolution_s=pl.Series([3600, 1800, 3600, 900], dtype=pl.Int64))
     r = hold(rows, day(), max_gap=timedelta(hours=24))
     assert spans(r)[0] == (T0 - 40 * m, T0 + H + 20 * m, "start of year")  # hourly first row, offset 20 min
     assert spans(r)[-1] == (T0 + 22 * H + 15 * m, T0 + 24 * H, "end of year")  # the last row lasts 15 min
+    # quarter-hour prices from 02:00: the year's start is missing from the grid's first step on
+    r = hold(src([(2 * H + i * Q, 1.0) for i in range(88)], res_s=900), day())
+    assert spans(r) == [(T0, T0 + 2 * H, "start of year")]
 
 
 def test_hold_raw_files_are_the_held_rows_and_the_head_fill():
