@@ -145,6 +145,13 @@ def test_year_edges_named_exactly():
     assert spans(q)[-1] == (T0 + 2 * H + 2 * Q, T0 + 3 * H, "end of year")
 
 
+def test_year_start_gap_of_a_quarter_hour_source_starts_at_the_grids_first_step():
+    r = cont(src([(2 * H + i * Q, 1.0) for i in range(88)]), day())
+    assert spans(r) == [(T0, T0 + 2 * H, "start of year")]
+    r = cont(src([(Q + i * Q, 1.0) for i in range(95)]), day())  # only the first step is missing
+    assert spans(r) == [(T0, T0 + Q, "start of year")] and r.frame["is_filled"].to_list()[:2] == [True, False]
+
+
 def test_edge_gaps_within_the_edge_limit_and_beyond():
     pts = [(4 * H, 4.0), (5 * H, 5.0)]
     r = cont(src(pts), day(6), max_edge_fill=timedelta(hours=4))
