@@ -37,6 +37,7 @@ def test_completion_at_the_windows_last_second():
     ])
     assert got["tasks_started"] == 3 and got["tasks_completed"] == 2
     assert got["tasks_remote"] == 1 and got["sla_violations"] == 1 and got["n_waits"] == 3
+    assert got["tasks_in_transit_at_end"] == got["tasks_queued_at_end"] == got["tasks_pending_at_end"] == 0
     np.testing.assert_array_equal(wait, [0.0, 150.0, 300.0])
 
 
