@@ -18,14 +18,16 @@ Operators (one change per mutant, deterministic order):
   keyword strings ``closed=`` (both/left/right/none) and join ``strategy=`` (backward <-> forward).
 
 Docstrings, f-strings (messages), annotations and decorators are not mutated. The engine's kernels are Numba-jitted:
-their tests run with ``NUMBA_DISABLE_JIT=1``, so the mutated Python source is what runs (the same source Numba
-compiles; the jitted and pure-Python paths compute the same arithmetic).
+their tests run with ``NUMBA_DISABLE_JIT=1``, so the mutated Python source is what runs (the source Numba
+compiles; a compile per mutant would take minutes).
 
 Usage::
 
     nice -n 10 ./run.sh python -m benchmarks.mutation                 # every target, report to docs/mutation.md
     nice -n 10 ./run.sh python -m benchmarks.mutation --target resample --no-write
     ./run.sh python -m benchmarks.mutation --list                     # the mutants of each target, no test run
+    nice -n 10 ./run.sh python -m benchmarks.mutation --target resample --only _interior_gaps   # some, kept nowhere
+    ./run.sh python -m benchmarks.mutation --report                   # the report from the kept results
 
 Results of each target are kept in ``--results`` (one JSON per target), so targets can be run one at a time; the
 report (docs/mutation.md and the BENCHMARKS.md section) is written from every target's latest result.
