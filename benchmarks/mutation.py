@@ -128,8 +128,11 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "check_time_grid:158:32:10 -> 11": _HEAD, "check_time_grid:159:51:10 -> 11": _HEAD,
     },
     "plausibility": {
-        "_sample:27:74:10 -> 11": _HEAD, "_carbon:52:57:10 -> 11": _HEAD,
-        "_carbon:58:63:True -> False": "zip(strict=False) over two columns of one frame: always the same length",
+        "_sample:30:74:10 -> 11": _HEAD, "_scaled_rows:81:66:10 -> 11": _HEAD, "_carbon:95:57:10 -> 11": _HEAD,
+        "_weather:156:72:10 -> 11": _HEAD,
+        "_carbon:101:63:True -> False": "zip(strict=False) over two columns of one frame: always the same length",
+        "_scaled_rows:70:22:<= -> <": "with a level of 0 the rolling medians of |value| are never below 0, so no "
+        "row is low and the check returns [] as the original does",
     },
     "engine_deadline": {
         "begin_step:94:70:> -> >=": "the run's options hold 0.0 or 1.0 (sim_core.simulator: float of a bool), never "

@@ -123,8 +123,15 @@ def test_more_than_five_stretches_are_cut_in_the_message():
 
 
 def test_a_file_shorter_than_half_the_window_is_not_judged_row_by_row():
-    p = pl.DataFrame({"price_usd_per_mwh": [300.0] * 2 + [0.3] * 8})  # 10 rows of a 168 h window: not judged
-    assert check("price", p, file="p.csv") == []
+    # 10 rows: the 24 h rolling median needs 12 values; 12 rows are judged
+    assert check("carbon", carbon([300.0] * 2 + [0.3] * 8, [150.0] * 2 + [0.15] * 8), file="c.csv") == []
+    with pytest.raises(DataError, match="sit at a level"):
+        check("carbon", carbon([300.0] * 2 + [0.3] * 10, [150.0] * 2 + [0.15] * 10), file="c.csv")
+
+
+def test_a_level_below_one_is_judged_too():
+    p = pl.DataFrame({"price_usd_per_mwh": [0.9] * 100 + [0.001] * 200 + [0.9] * 100})
+    assert check("price", p, file="p.csv", allow_implausible=True) == ["mean_price", "scaled_rows_price"]
 
 
 def test_a_zero_price_level_is_not_judged_row_by_row():
