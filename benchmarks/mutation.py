@@ -366,7 +366,8 @@ def _pytest(workdir: Path, target: Target, timeout: float | None) -> tuple[str, 
 
 
 def run_target(target: Target, log, only: str | None = None) -> dict:
-    """Run every mutant of ``target`` (``only``: those whose key contains it); the result as a JSON-able dict."""
+    """Run every mutant of ``target`` (``only``: those whose key contains it); the result as a JSON-able dict (each
+    equivalent or explained survivor carries its reason, ``why``, as the script stated it for that run)."""
     source = (ROOT / target.path).read_text()
     muts = [(m, text) for m, text in mutants(source, target) if only is None or only in m.key]
     equivalent = EQUIVALENT.get(target.name, {})
@@ -395,9 +396,12 @@ def run_target(target: Target, log, only: str | None = None) -> dict:
             module_file.write_text(text)
             state, secs, _ = _pytest(work, target, timeout)
             status = {"failed": "killed", "timeout": "timeout", "passed": "survived"}[state]
+            row = {"key": m.key, "line": m.line, "change": m.change, "status": status, "seconds": round(secs, 1)}
             if status == "survived" and m.key in equivalent:
-                status = "equivalent"
-            rows.append({"key": m.key, "line": m.line, "change": m.change, "status": status, "seconds": round(secs, 1)})
+                row.update(status="equivalent", why=equivalent[m.key])
+            elif status == "survived" and m.key in SURVIVOR_NOTES.get(target.name, {}):
+                row["why"] = SURVIVOR_NOTES[target.name][m.key]
+            rows.append(row)
             log(f"[{target.name}] {k}/{len(muts)} {status:10s} {m.key}")
         module_file.write_text(source)
     stale = sorted(set(equivalent) - {r["key"] for r in rows if r["status"] == "equivalent"})
@@ -474,11 +478,10 @@ def report(results: list[dict], baselines: list[dict] = ()) -> str:
                      f"average {res['load_start'][0]} at the start, {res['load_end'][0]} at the end.")
     lines += ["", "## Surviving mutants", ""]
     survivors = [(res["target"], r) for res in results for r in res["mutants"] if r["status"] == "survived"]
-    lines += ([f"- {t}: `{r['key']}`" + (f": {SURVIVOR_NOTES[t][r['key']]}" if r["key"] in SURVIVOR_NOTES.get(t, {})
-                                            else "") for t, r in survivors] or ["None."])
+    lines += ([f"- {t}: `{r['key']}`" + (f": {r['why']}" if "why" in r else "") for t, r in survivors] or ["None."])
     lines += ["", "## Equivalent mutants", ""]
     eq = [(res["target"], r) for res in results for r in res["mutants"] if r["status"] == "equivalent"]
-    lines += ([f"- {t}: `{r['key']}`: {EQUIVALENT[t][r['key']]}" for t, r in eq] or ["None."])
+    lines += ([f"- {t}: `{r['key']}`: {r['why']}" for t, r in eq] or ["None."])
     stale = [(res["target"], k) for res in results for k in res["stale_equivalents"]]
     if stale:  # listed in EQUIVALENT but killed or no longer made: the list needs a look
         lines += ["", "Listed as equivalent but not a surviving mutant of this run:", "",

@@ -152,6 +152,8 @@ def test_humidity_at_or_below_one_percent_in_more_than_a_quarter_of_rows():
         check("weather", pl.DataFrame({"rh_pct": alt[:6], "temp_c": [10.0] * 6}), file="w.csv")
     empty = pl.DataFrame({"rh_pct": [], "temp_c": []}, schema={"rh_pct": pl.Float64, "temp_c": pl.Float64})
     assert check("weather", empty, file="w.csv") == []
+    gaps = pl.DataFrame({"rh_pct": [None, None, 50.0, 60.0], "temp_c": [10.0] * 4})  # missing is not dry
+    assert check("weather", gaps, file="w.csv") == []
 
 
 def diurnal(peak_h: float, days: int = 4) -> pl.DataFrame:
