@@ -92,7 +92,11 @@ TARGETS = (
            why="the field registry's rules: types, restated fields, table specs (the registry's data is not "
                "mutated)"),
     Target("plausibility", "pipelines/core/plausibility.py", ("tests/unit/pipelines/core/test_plausibility.py",),
-           why="per-partition plausibility of carbon, price and weather (floors, swapped columns, units)"),
+           functions=("_sample", "_mean_floor", "_row_ranges", "_scaled_rows", "_carbon", "_diurnal_peak_solar_h",
+                      "_diurnal_phase", "_weather", "check"),
+           why="per-partition plausibility of carbon, price and weather (floors, swapped columns, scaled stretches, "
+               "units, the daily cycle's phase); the factor-lag check (`_corr`, `factor_lag_weeks`, `_factor_lag`) "
+               "is not a target yet"),
     Target("engine_deadline", "sim_core/engine/step.py", ("tests/unit/sim_core/test_engine_deadline.py",),
            functions=("begin_step",), env=NO_JIT,
            why="the engine's step start: arrivals inside the step, tasks undecided at their deadline forced "
@@ -128,12 +132,12 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "check_time_grid:158:32:10 -> 11": _HEAD, "check_time_grid:159:51:10 -> 11": _HEAD,
     },
     "plausibility": {
-        "_sample:30:74:10 -> 11": _HEAD, "_scaled_rows:81:66:10 -> 11": _HEAD, "_carbon:95:57:10 -> 11": _HEAD,
-        "_weather:156:72:10 -> 11": _HEAD,
-        "_carbon:101:63:True -> False": "zip(strict=False) over two columns of one frame: always the same length",
-        "_weather:144:104:False -> True": "the default of `allow` is never used: _weather's one caller, check, "
+        "_sample:31:74:10 -> 11": _HEAD, "_scaled_rows:82:66:10 -> 11": _HEAD, "_carbon:155:57:10 -> 11": _HEAD,
+        "_weather:217:72:10 -> 11": _HEAD,
+        "_carbon:161:63:True -> False": "zip(strict=False) over two columns of one frame: always the same length",
+        "_weather:205:104:False -> True": "the default of `allow` is never used: _weather's one caller, check, "
         "always passes it",
-        "_scaled_rows:70:22:<= -> <": "with a level of 0 the rolling medians of |value| are never below 0, so no "
+        "_scaled_rows:71:22:<= -> <": "with a level of 0 the rolling medians of |value| are never below 0, so no "
         "row is low and the check returns [] as the original does",
     },
     "engine_deadline": {
@@ -451,8 +455,10 @@ def report(results: list[dict], baselines: list[dict] = ()) -> str:
         "data mirror, so the suite's guard that hashes the mirror at the end of a session is pointed at an empty",
         "path during these runs. Docstrings, f-strings (messages), annotations and decorators are not mutated.",
         "",
-        "Not covered here: the scheduler's own start-time SLA check (`engine.queues.schedule`, a 120-line kernel",
-        "whose deadline comparison `f > T_deadline[i]` is the same rule `_resume_segment` applies, covered below),",
+        "Not covered here: the plausibility module's factor-lag check (`_corr`, `factor_lag_weeks`, `_factor_lag`:",
+        "its tests are integration tests on the real mirror), the scheduler's own start-time SLA check",
+        "(`engine.queues.schedule`, a 120-line kernel whose deadline comparison `f > T_deadline[i]` is the same rule",
+        "`_resume_segment` applies, covered below),",
         "the flexible-task controls (`engine.flexible`) and the run's result frames (`sim_core.result._steps_frame`,",
         "which computes cost and carbon with the same expressions as `physics.step_energy`).",
         "",
