@@ -292,11 +292,15 @@ def test_a_tie_between_the_lags_is_one_hour_later():
         check("carbon", df, file="c.csv")
 
 
-def test_lag_zero_without_a_finite_pair_count_is_left_out():
+def test_a_week_with_too_few_pairs_at_lag_0_is_left_out():
     # direct known at rows 83..167, LCA at 84..168: 83 changes pair at lag 0 (too few), 84 at lag +1
     direct = [None] * 83 + walk(85) + [None]
     lca = [None] * 84 + [v + 200.0 for v in walk(85, seed=8)]
-    assert factor_lag_weeks(hourly(direct, lca)) == []
+    df = hourly(direct, lca)
+    x = np.diff(df["carbon_direct_g_per_kwh"].fill_null(math.nan).to_numpy())
+    y = np.diff(df["carbon_lca_g_per_kwh"].fill_null(math.nan).to_numpy())
+    assert math.isnan(_corr(x, y)) and not math.isnan(_corr(x[:-1], y[1:]))
+    assert factor_lag_weeks(df) == []
 
 
 def test_equal_correlations_are_not_refused():
