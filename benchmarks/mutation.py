@@ -92,11 +92,9 @@ TARGETS = (
            why="the field registry's rules: types, restated fields, table specs (the registry's data is not "
                "mutated)"),
     Target("plausibility", "pipelines/core/plausibility.py", ("tests/unit/pipelines/core/test_plausibility.py",),
-           functions=("_sample", "_mean_floor", "_row_ranges", "_scaled_rows", "_carbon", "_diurnal_peak_solar_h",
-                      "_diurnal_phase", "_weather", "check"),
-           why="per-partition plausibility of carbon, price and weather (floors, swapped columns, scaled stretches, "
-               "units, the daily cycle's phase); the factor-lag check (`_corr`, `factor_lag_weeks`, `_factor_lag`) "
-               "is not a target yet"),
+           why="per-partition plausibility of carbon, price and weather, the whole module: floors, swapped columns, "
+               "scaled stretches, the direct and life-cycle columns an hour apart (factor lag), units, the daily "
+               "cycle's phase"),
     Target("engine_deadline", "sim_core/engine/step.py", ("tests/unit/sim_core/test_engine_deadline.py",),
            functions=("begin_step",), env=NO_JIT,
            why="the engine's step start: arrivals inside the step, tasks undecided at their deadline forced "
@@ -455,8 +453,7 @@ def report(results: list[dict], baselines: list[dict] = ()) -> str:
         "data mirror, so the suite's guard that hashes the mirror at the end of a session is pointed at an empty",
         "path during these runs. Docstrings, f-strings (messages), annotations and decorators are not mutated.",
         "",
-        "Not covered here: the plausibility module's factor-lag check (`_corr`, `factor_lag_weeks`, `_factor_lag`:",
-        "its tests are integration tests on the real mirror), the scheduler's own start-time SLA check",
+        "Not covered here: the scheduler's own start-time SLA check",
         "(`engine.queues.schedule`, a 120-line kernel whose deadline comparison `f > T_deadline[i]` is the same rule",
         "`_resume_segment` applies, covered below),",
         "the flexible-task controls (`engine.flexible`) and the run's result frames (`sim_core.result._steps_frame`,",

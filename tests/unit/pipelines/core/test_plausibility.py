@@ -4,14 +4,17 @@ plausible, just below it is refused by name (file, column, rows, values) or, whe
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+import warnings
+from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import polars as pl
 import pytest
 
 from gridshift import quality
 from gridshift.errors import DataError
-from pipelines.core.plausibility import OVERRIDABLE, _diurnal_peak_solar_h, _row_ranges, check
+from pipelines.core import plausibility
+from pipelines.core.plausibility import OVERRIDABLE, _corr, _diurnal_peak_solar_h, _row_ranges, check, factor_lag_weeks
 
 
 def carbon(lca: list[float], direct: list[float]) -> pl.DataFrame:
@@ -192,3 +195,157 @@ def test_a_shifted_time_axis_is_refused_or_recorded():
     assert check("weather", diurnal(20.0), file="w.csv", lon_deg=-90.0) == []  # 20:00 UTC is 14:00 at 90° W
     with pytest.raises(DataError, match="shifted by about -4 h"):
         check("weather", diurnal(10.25), file="w.csv", lon_deg=0.0)
+
+
+# --- the factor-lag check: the direct and life-cycle columns an hour apart (gridshift.quality.FACTOR_LAG_*) ---
+
+
+def hourly(direct: list[float], lca: list[float]) -> pl.DataFrame:
+    """Hourly carbon rows from 2024-01-01 00:00 UTC."""
+    ts = pl.datetime_range(datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 1, 1, tzinfo=UTC)
+                           + timedelta(hours=len(direct) - 1), "1h", time_zone="UTC", eager=True)
+    return pl.DataFrame({"ts_utc": ts, "carbon_direct_g_per_kwh": direct, "carbon_lca_g_per_kwh": lca})
+
+
+def walk(n: int, seed: int = 7) -> list[float]:
+    """A direct intensity of ``n`` hours: 1000 g/kWh plus a seeded random walk of integer steps of at most 20."""
+    steps = np.random.default_rng(seed).integers(-20, 21, n)
+    return [1000.0 + float(v) for v in np.cumsum(steps)]
+
+
+def shifted(direct: list[float], lag_h: int, until: int | None = None) -> pl.DataFrame:
+    """LCA = direct + 200, taken ``lag_h`` hours off (+1: the direct value of the hour before, so the LCA's changes
+    come one hour later) up to row ``until`` (all rows when None), aligned after it; rows off the end repeat."""
+    n = len(direct)
+    lca = [direct[min(max(i - lag_h, 0), n - 1)] + 200.0 if until is None or i <= until else direct[i] + 200.0
+           for i in range(n)]
+    return hourly(direct, lca)
+
+
+def test_corr_needs_half_a_window_of_finite_pairs():
+    half = quality.FACTOR_LAG_WINDOW_H // 2  # 84
+    x = np.array([1.0, -1.0] * (half // 2))  # std exactly 1, mean exactly 0
+    assert _corr(x, -x) == pytest.approx(-1.0, abs=1e-12) and _corr(x, 3 * x + 5) == pytest.approx(1.0, abs=1e-12)
+    assert math.isnan(_corr(x[:-1], -x[:-1]))  # 83 pairs: too few
+    gaps = np.concatenate([x, [math.nan, 2.0]])  # pairs with a NaN on either side are left out, not the week
+    assert _corr(gaps, np.concatenate([-x, [4.0, math.nan]])) == pytest.approx(-1.0, abs=1e-12)
+    assert math.isnan(_corr(np.concatenate([x[:-1], [math.nan]]), -x))
+
+
+def test_corr_of_a_constant_column_is_nan_without_dividing_by_zero():
+    x = np.array([1.0, -1.0] * 84)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy warns on a zero standard deviation: never reached
+        assert math.isnan(_corr(np.full(168, 3.0), x)) and math.isnan(_corr(x, np.full(168, 3.0)))
+
+
+def test_corr_half_window_of_an_odd_window(monkeypatch):
+    monkeypatch.setattr(quality, "FACTOR_LAG_WINDOW_H", 9)  # half a window: 4 pairs (9 // 2), not 4.5
+    x, y = np.array([1.0, 2.0, 3.0, 5.0]), np.array([2.0, 4.0, 6.0, 10.0])
+    assert _corr(x, y) == pytest.approx(1.0, abs=1e-12) and math.isnan(_corr(x[:3], y[:3]))
+
+
+def test_weeks_follow_the_window_and_step():
+    # 168 rows = 167 changes: shorter than a week (168 changes), not judged even when wholly an hour off
+    assert factor_lag_weeks(shifted(walk(168), 1)) == []
+    assert check("carbon", shifted(walk(168), 1), file="c.csv") == []
+    assert [w[0] for w in factor_lag_weeks(shifted(walk(169), 1))] == [0]
+    assert [w[0] for w in factor_lag_weeks(shifted(walk(192), 1))] == [0]  # the next week starts 24 h later
+    weeks = factor_lag_weeks(shifted(walk(193), 1))
+    assert [(s, lag) for s, _, _, lag in weeks] == [(0, 1), (24, 1)]
+    assert all(c1 == pytest.approx(1.0, abs=1e-12) and abs(c0) < 0.2 for _, c0, c1, _ in weeks)
+    aligned = factor_lag_weeks(shifted(walk(193), 0))
+    assert [s for s, *_ in aligned] == [0, 24] and all(c0 == pytest.approx(1.0, abs=1e-12) for _, c0, *_ in aligned)
+
+
+def test_weeks_with_the_constants_of_quality(monkeypatch):
+    monkeypatch.setattr(quality, "FACTOR_LAG_WINDOW_H", 12)
+    monkeypatch.setattr(quality, "FACTOR_LAG_STEP_H", 5)
+    weeks = factor_lag_weeks(shifted(walk(40), -1))  # 39 changes: windows at 0, 5, ..., 25 (the last ends at 37)
+    assert [(s, lag) for s, _, _, lag in weeks] == [(0, -1), (5, -1), (10, -1), (15, -1), (20, -1), (25, -1)]
+    assert [w[0] for w in factor_lag_weeks(shifted(walk(38), -1))] == [0, 5, 10, 15, 20, 25]
+    assert [w[0] for w in factor_lag_weeks(shifted(walk(37), -1))] == [0, 5, 10, 15, 20]
+
+
+def test_a_step_an_hour_later_or_earlier_picks_the_lag_sign():
+    # one step in each column: the direct's at the first change, the LCA's one hour later (or earlier)
+    direct = [1000.0] + [1001.0] * 168
+    later = hourly(direct, [1200.0] * 2 + [1201.0] * 167)
+    earlier = hourly([1000.0] * 2 + [1001.0] * 167, [1200.0] + [1201.0] * 168)
+    # lag 0: two unit vectors of 168 correlate at -1/167; the matching lag at 1; the other lag is a constant (NaN)
+    assert factor_lag_weeks(later) == [(0, pytest.approx(-1 / 167, abs=1e-12), pytest.approx(1.0, abs=1e-12), 1)]
+    assert factor_lag_weeks(earlier) == [(0, pytest.approx(-1 / 167, abs=1e-12), pytest.approx(1.0, abs=1e-12), -1)]
+    with pytest.raises(DataError, match=r"correlate better with the LCA one hour later \(worst week from "
+                       r"2024-01-01 00:00:00\+00:00: 1.000 against -0.006 at lag 0"):
+        check("carbon", later, file="c.csv")
+    with pytest.raises(DataError, match="with the LCA one hour earlier"):
+        check("carbon", earlier, file="c.csv")
+
+
+def test_a_tie_between_the_lags_is_one_hour_later():
+    # direct 1000, 1001, 1000, ...: the LCA an hour off matches at lag +1 and lag -1 alike (1.0 both)
+    df = hourly([1000.0 + i % 2 for i in range(169)], [1200.0 + (i + 1) % 2 for i in range(169)])
+    x, y = np.diff(df["carbon_direct_g_per_kwh"].to_numpy()), np.diff(df["carbon_lca_g_per_kwh"].to_numpy())
+    assert _corr(x[:-1], y[1:]) == _corr(x[1:], y[:-1]) == pytest.approx(1.0, abs=1e-12)  # the tie, exactly
+    assert factor_lag_weeks(df) == [(0, pytest.approx(-1.0, abs=1e-12), pytest.approx(1.0, abs=1e-12), 1)]
+    with pytest.raises(DataError, match="with the LCA one hour later"):
+        check("carbon", df, file="c.csv")
+
+
+def test_a_week_with_too_few_pairs_at_lag_0_is_left_out():
+    # direct known at rows 83..167, LCA at 84..168: 83 changes pair at lag 0 (too few), 84 at lag +1
+    direct = [None] * 83 + walk(85) + [None]
+    lca = [None] * 84 + [v + 200.0 for v in walk(85, seed=8)]
+    df = hourly(direct, lca)
+    x = np.diff(df["carbon_direct_g_per_kwh"].fill_null(math.nan).to_numpy())
+    y = np.diff(df["carbon_lca_g_per_kwh"].fill_null(math.nan).to_numpy())
+    assert math.isnan(_corr(x, y)) and not math.isnan(_corr(x[:-1], y[1:]))
+    assert factor_lag_weeks(df) == []
+
+
+def test_equal_correlations_are_not_refused():
+    # the direct's changes grow by 1 g/kWh an hour and the LCA's are the same: lag 0 and lag +1 both correlate at
+    # exactly 1.0, and a tie is no evidence of a shift
+    direct = [1000.0 + i * (i - 1) / 2 for i in range(169)]
+    df = hourly(direct, [v + 50.0 for v in direct])
+    assert factor_lag_weeks(df) == [(0, 1.0, 1.0, 1)]
+    assert check("carbon", df, file="c.csv") == []
+
+
+def test_a_stretch_an_hour_off_is_refused_naming_its_rows():
+    # the LCA an hour late up to row 120 of 241: the weeks from rows 0 and 24 are mostly late, 48 and 72 mostly not
+    df = shifted(walk(241), 1, until=120)
+    weeks = factor_lag_weeks(df)
+    assert [s for s, c0, c1, _ in weeks if c1 > c0] == [0, 24] and [s for s, *_ in weeks] == [0, 24, 48, 72]
+    with pytest.raises(DataError, match=r"an hour apart in 2 week\(s\) \(rows 10-202\): .* one hour later") as e:
+        check("carbon", df, file="c.csv", row_base=10)
+    assert (e.value.file, e.value.column, e.value.rows) == ("c.csv", "carbon_lca_g_per_kwh", [10, 202])
+    assert e.value.values == ["2024-01-01 00:00:00+00:00", "2024-01-09 00:00:00+00:00"]
+    assert check("carbon", df, file="c.csv", allow_implausible=True) == ["factor_lag"]
+    assert "factor_lag" in OVERRIDABLE
+
+
+def weeks_of(monkeypatch, weeks: list[tuple[int, float, float, int]], n: int) -> pl.DataFrame:
+    """``n`` plausible hourly carbon rows whose weeks are ``weeks`` (first row, c0, c1, lag), as given."""
+    monkeypatch.setattr(plausibility, "factor_lag_weeks", lambda df: weeks)
+    return hourly([100.0] * n, [200.0] * n)
+
+
+def test_the_worst_week_is_the_widest_margin(monkeypatch):
+    # margins c1 - c0: 0.1, 0.7 (the worst, neither the first week nor the lowest c0), 0.3; the last is a tie
+    df = weeks_of(monkeypatch, [(0, 0.1, 0.2, 1), (200, 0.2, 0.9, -1), (400, -0.3, 0.0, 1), (600, 0.5, 0.5, 1)], 800)
+    with pytest.raises(DataError, match=r"in 3 week\(s\) \(rows 2-170, rows 202-370, rows 402-570\): their "
+                       r"hour-to-hour changes correlate better with the LCA one hour earlier \(worst week from "
+                       r"2024-01-09 08:00:00\+00:00: 0.900 against 0.200 at lag 0") as e:
+        check("carbon", df, file="c.csv")
+    assert e.value.rows == [2, 170] and e.value.values == ["2024-01-01 00:00:00+00:00", "2024-01-08 00:00:00+00:00"]
+
+
+def test_more_than_five_late_stretches_are_cut_in_the_message(monkeypatch):
+    five = [(200 * k, 0.0, 0.5, 1) for k in range(5)]
+    with pytest.raises(DataError) as e:
+        check("carbon", weeks_of(monkeypatch, five, 1200), file="c.csv")
+    assert "(rows 2-170, rows 202-370, rows 402-570, rows 602-770, rows 802-970):" in str(e.value)
+    with pytest.raises(DataError) as e:
+        check("carbon", weeks_of(monkeypatch, [*five, (1000, 0.0, 0.5, 1)], 1200), file="c.csv")
+    assert "in 6 week(s) (rows 2-170, rows 202-370, rows 402-570, rows 602-770, rows 802-970 ...):" in str(e.value)
