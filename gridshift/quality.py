@@ -72,9 +72,10 @@ MAX_RH_AT_MOST_1PCT_SHARE = 0.25
 DIURNAL_PEAK_SOLAR_H = (12.5, 16.0)
 #: The direct and life-cycle carbon columns move together hour by hour (LCA = direct + upstream emissions of the
 #: same mix): in every week of the mirror's 32 carbon files the hour-to-hour changes of the two correlate better
-#: at lag 0 than at lag ±1 h, by at least 0.086 (DE-LU 2022; docs/sources.md). One column shifted by an hour in a
-#: stretch (two exports or two API answers joined on a wrong hour) turns every week inside it the other way
-#: (by 0.086 to 0.7). A week whose lag-±1 correlation beats its lag-0 one is refused with its rows. Overridable.
+#: at lag 0 than at lag ±1 h (Spearman's rank correlation, so one outlier cannot decide it), by at least 0.082
+#: (DE-LU 2022; docs/sources.md). One column shifted by an hour in a stretch (two exports or two API answers joined
+#: on a wrong hour) turns every week inside it the other way. A week whose lag-±1 correlation beats its lag-0 one
+#: is refused with its rows. Overridable.
 FACTOR_LAG_WINDOW_H = 168
 #: the step between those weeks, hours
 FACTOR_LAG_STEP_H = 24
