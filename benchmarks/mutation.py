@@ -130,10 +130,10 @@ EQUIVALENT: dict[str, dict[str, str]] = {
         "check_time_grid:158:32:10 -> 11": _HEAD, "check_time_grid:159:51:10 -> 11": _HEAD,
     },
     "plausibility": {
-        "_sample:31:74:10 -> 11": _HEAD, "_scaled_rows:82:66:10 -> 11": _HEAD, "_carbon:155:57:10 -> 11": _HEAD,
-        "_weather:217:72:10 -> 11": _HEAD,
-        "_carbon:161:63:True -> False": "zip(strict=False) over two columns of one frame: always the same length",
-        "_weather:205:104:False -> True": "the default of `allow` is never used: _weather's one caller, check, "
+        "_sample:31:74:10 -> 11": _HEAD, "_scaled_rows:82:66:10 -> 11": _HEAD, "_carbon:158:57:10 -> 11": _HEAD,
+        "_weather:220:72:10 -> 11": _HEAD,
+        "_carbon:164:63:True -> False": "zip(strict=False) over two columns of one frame: always the same length",
+        "_weather:208:104:False -> True": "the default of `allow` is never used: _weather's one caller, check, "
         "always passes it",
         "_scaled_rows:71:22:<= -> <": "with a level of 0 the rolling medians of |value| are never below 0, so no "
         "row is low and the check returns [] as the original does",
