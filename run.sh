@@ -5,8 +5,9 @@
 #   ./run.sh ui [--home DIR] [ARGS]    the Dagster UI (`dg dev`) on the gridshift home's instance (= gridshift ui)
 #   ./run.sh gridshift ...             set up everything, then run a gridshift command (gridshift --help lists them)
 #   ./run.sh python ...                or any program in the environment
-#   ./run.sh install-chromium          headless Chromium (Debian's chromium) for the UI's browser test, as
-#                                      root or through sudo; never done implicitly (a system package, root)
+#   ./run.sh install-chromium          headless Chromium (Debian's chromium) for the UI's browser test, and
+#   ./run.sh install-postgresql        Debian's PostgreSQL server for the Dagster-on-PostgreSQL test: as root or
+#                                      through sudo; never done implicitly (system packages, root)
 #   ./run.sh warm [POLICY ...]         compile the simulation kernels a run of POLICY needs (default lowest_carbon)
 #                                      now, once: a no-op when they are in Numba's cache (gridshift run says so)
 # It installs uv (into .tools/ if not on PATH) and the locked environment (uv sync --locked).
@@ -14,20 +15,25 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")" && pwd)"
 
-# A system package, so only on request: `test` never installs it (that would need root and apt behind the
-# caller's back); without it the browser test is skipped naming this command, and fails under CI=true.
-if [ "${1:-}" = install-chromium ]; then
-  if command -v chromium >/dev/null 2>&1; then echo "chromium: $(command -v chromium)"; exit 0; fi
-  SUDO=""
-  if [ "$(id -u)" != 0 ]; then
-    command -v sudo >/dev/null 2>&1 || { echo "install-chromium: needs root or sudo (apt-get install chromium)" >&2; exit 1; }
-    SUDO=sudo
-  fi
-  command -v apt-get >/dev/null 2>&1 || { echo "install-chromium: no apt-get: install Chromium with your system's package manager" >&2; exit 1; }
-  $SUDO apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
-  exit 0
-fi
+# System packages, so only on request: `test` never installs them (that would need root and apt behind the
+# caller's back); without one its test is skipped naming the command, and fails under CI=true.
+case "${1:-}" in
+  install-chromium | install-postgresql)
+    PKG="${1#install-}"
+    if [ "$PKG" = chromium ]; then present() { command -v chromium >/dev/null 2>&1; }
+    else present() { ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }; fi
+    if present; then echo "$PKG: installed"; exit 0; fi
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then
+      command -v sudo >/dev/null 2>&1 || { echo "$1: needs root or sudo (apt-get install $PKG)" >&2; exit 1; }
+      SUDO=sudo
+    fi
+    command -v apt-get >/dev/null 2>&1 || { echo "$1: no apt-get: install $PKG with your system's package manager" >&2; exit 1; }
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$PKG"
+    exit 0
+    ;;
+esac
 # Trust the system certificate store (registries behind a TLS-inspecting proxy need it).
 export UV_SYSTEM_CERTS="${UV_SYSTEM_CERTS:-true}"
 

@@ -24,7 +24,7 @@ import pytest
 from gridshift.home import Home
 from tests.integration.dagster_project.ui import free_port
 
-INSTALL = ("apt-get install -y postgresql (Debian's server: initdb and pg_ctl under /usr/lib/postgresql/*/bin) "
+INSTALL = ("./run.sh install-postgresql (Debian's server: initdb and pg_ctl under /usr/lib/postgresql/*/bin) "
            "and GRIDSHIFT_EXTRAS=postgres ./run.sh ... (dagster-postgres)")
 
 
