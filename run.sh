@@ -74,7 +74,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
   "$UV" sync --locked --quiet --compile-bytecode --project "$ROOT" ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"}
   echo "$WANT" > "$STAMP"
 fi
-(cd "$ROOT" && uvrun python -m compileall -q -j 0 gridshift gridshift_cli pipelines warehouse scenario_builder sim_core \
+(cd "$ROOT" && uvrun python -m compileall -q -j 0 gridshift gridshift_plots gridshift_cli pipelines warehouse scenario_builder sim_core \
   dagster_project benchmarks >/dev/null)
 
 case "${1:-}" in

@@ -52,8 +52,8 @@ from pathlib import Path
 
 from benchmarks._report import ROOT, machine, update_section
 
-PACKAGES = ("gridshift", "gridshift_cli", "pipelines", "warehouse", "scenario_builder", "sim_core",
-            "dagster_project", "benchmarks", "tests", "examples")
+PACKAGES = ("gridshift", "gridshift_plots", "gridshift_cli", "pipelines", "warehouse", "scenario_builder",
+            "sim_core", "dagster_project", "benchmarks", "tests", "examples")
 ROOT_FILES = ("pyproject.toml",)
 DOCS = ROOT / "docs" / "mutation.md"
 RESULTS = ROOT / ".mutation"

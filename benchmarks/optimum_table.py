@@ -106,7 +106,7 @@ def savings_figure(df, pols: list[str], title: str):
     declared style (``sim_core.bench.figures.policy_styles``), each named at its right end (no legend)."""
     from matplotlib.figure import Figure
 
-    from gridshift.plotstyle import direct_labels
+    from gridshift_plots.style import direct_labels
     from sim_core.bench.figures import policy_styles
 
     styles = policy_styles(pols)
@@ -136,7 +136,7 @@ def savings_figure(df, pols: list[str], title: str):
 
 def figure(sc, days: float, seed: int, path: Path, what: str) -> None:
     import sim_core
-    from gridshift.plotstyle import save_png
+    from gridshift_plots.style import save_png
     from sim_core.bench.gap import delay_sweep
 
     pols = [p for p in sim_core.POLICIES if p != BASELINE]

@@ -11,9 +11,9 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from gridshift.cli import reporting
 from gridshift.errors import excerpt
 from gridshift.home import Home
+from gridshift_cli.report import reporting
 
 console = Console()
 err_console = Console(stderr=True)

@@ -12,7 +12,6 @@ from rich.table import Table
 
 from gridshift import export_defaults as D
 from gridshift import locations
-from gridshift.cli import HINTS
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift_cli.common import (
@@ -27,6 +26,7 @@ from gridshift_cli.common import (
     resolve_mirror,
 )
 from gridshift_cli.options import HomeOpt, LiveOpt, MirrorOpt, PartialOpt, RegionsOpt, SeedOpt, YearOpt, YearsOpt
+from gridshift_cli.report import HINTS
 
 ImplausibleOpt = Annotated[bool, typer.Option(
     "--allow-implausible", help="accept, and record, a partition failing an overridable plausibility check (a "

@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from gridshift.bundle import MANIFEST, check_integrity, verify_bundle
 from gridshift.home import safe_join
-from gridshift.plotstyle import date_axis, save_png
+from gridshift_plots.style import date_axis, save_png
 
 
 def read_manifest(bundle: Path) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from gridshift.plotstyle import save_png
+from gridshift_plots.style import save_png
 from pipelines.workload.derive import WEEKDAYS, Histogram, weekday_hour_profile
 
 # column, axis label, unit scale, reference histogram variable

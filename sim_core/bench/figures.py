@@ -8,7 +8,7 @@
   daily values, not 35,040 quarter-hours).
 * ``utilisation.png``: mean CPU / GPU / memory utilisation per policy with 95 % CI.
 
-Each builder returns the Figure; :func:`write_all` saves them with ``gridshift.plotstyle.save_png``
+Each builder returns the Figure; :func:`write_all` saves them with ``gridshift_plots.style.save_png``
 (atomic; same inputs ⇒ same bytes with the same matplotlib version).
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from gridshift.plotstyle import PALETTE, date_axis, palette_style, save_png, series_styles
+from gridshift_plots.style import PALETTE, date_axis, palette_style, save_png, series_styles
 
 from ..forecast import caption as forecast_caption
 from ..policies import registry

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from matplotlib.figure import Figure
 
-from gridshift.plotstyle import PALETTE, legend_labels, overlapping_labels, series_styles, spread
+from gridshift_plots.style import PALETTE, legend_labels, overlapping_labels, series_styles, spread
 
 POLICIES = [f"policy_number_{i:02d}" for i in range(17)]  # the optimum table's 17 lines, with long names
 UNIT = ("(", "/")  # every axis label names its unit: "… (USD)", "(% of capacity)", "gCO2eq/kWh"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gridshift.cli import failure_block
 from gridshift.errors import DataError, StorageError, storage_cause, storage_error
+from gridshift_cli.report import failure_block
 
 
 def _enospc() -> OSError:
