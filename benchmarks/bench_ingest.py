@@ -65,6 +65,10 @@ YEARS = (2022, 2023)
 KINDS = ("carbon", "price", "weather")
 GOAL_S = 8.0  # issue 15, item 1: the whole mirror from a fresh home in <= 8 s on 2 cores
 GOAL_FLOOR_RATIO = 4.0  # issue 25, item 3: the CLI within 4x the read + validate + write floor
+#: The goal restated against what Dagster's own record costs (issue 32's finding: the record alone, with nothing
+#: computed, makes as many fdatasync calls as the whole CLI): the CLI within this factor of the record alone plus
+#: the pipeline without Dagster, i.e. gridshift's orchestration adds at most half again to the two floors.
+GOAL_RECORD_RATIO = 1.5
 
 
 def _load() -> str:
@@ -114,23 +118,25 @@ def _syncs(mirror: Path, tree: Path | None = None, *, record_only: bool = False)
         run = _record_cmd(mirror, home) if record_only else [
             sys.executable, "-m", "scenario_builder", "ingest", "--regions", "all", "--year",
             ",".join(map(str, YEARS)), "--mirror", str(mirror), "--home", home]
-        cmd = [strace, "-f", "-c", "-e", "trace=fdatasync,fsync", "-o", str(out), *run]
+        cmd = [strace, "-f", "-c", "-w", "-e", "trace=fdatasync,fsync", "-o", str(out), *run]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tree or REPO)
         if proc.returncode != 0:
             print(proc.stdout, proc.stderr)
             raise SystemExit(proc.returncode)
-        counts = {"fdatasync": 0, "fsync": 0}
+        counts = {"fdatasync": 0, "fsync": 0, "seconds": 0.0}
         for line in out.read_text().splitlines():  # "% time  seconds  usecs/call  calls  [errors]  syscall"
             parts = line.split()
             if parts and parts[-1] in counts:
                 counts[parts[-1]] = int(parts[3])
+                counts["seconds"] += float(parts[1])
         return counts
 
 
 def _syncs_text(counts: dict[str, int] | None) -> str:
     if counts is None:
         return "not counted: strace is not installed (`apt-get install strace`)"
-    return f"{counts['fdatasync']:,} fdatasync + {counts['fsync']:,} fsync"
+    return (f"{counts['fdatasync']:,} fdatasync + {counts['fsync']:,} fsync, {counts['seconds']:.2f} s waiting in them "
+            "(wall time, `strace -c -w`)")
 
 
 def _partitions(mirror: Path) -> list[tuple[str, str, int]]:
@@ -394,8 +400,19 @@ def main() -> None:
         f"| goal met | {'yes' if min(cli) <= GOAL_S else 'no'} (min {min(cli):.2f} s vs {GOAL_S:.0f} s); within "
         f"{GOAL_FLOOR_RATIO:.0f}× the floor: {'yes' if ratio_min <= GOAL_FLOOR_RATIO else 'no'}; reachable at all with "
         f"Dagster's per-partition record on SQLite: {'yes' if min(rec) + min(pipe) <= GOAL_S else 'no'} |",
+        f"| **restated goal**: CLI ≤ {GOAL_RECORD_RATIO:g} × (record alone + pipeline) | "
+        f"{'met' if min(cli) <= GOAL_RECORD_RATIO * (min(rec) + min(pipe)) else 'not met'}: wall "
+        f"{min(cli) / (min(rec) + min(pipe)):.2f}×, CPU {min(cli_cpu) / (min(rec_cpu) + min(pipe_cpu)):.2f}× (min / "
+        "sum of mins) |",
         f"| throughput (CLI, min) | {total / min(cli):,.0f} rows/s |",
         f"| peak RSS (CLI) | {peak_mb:.0f} MB |",
+        "",
+        "Finding: Dagster's record alone (the same runs and per-partition events, nothing computed) makes as many "
+        "`fdatasync` calls as the whole CLI; what the ingest itself syncs (raw landings, DuckDB) is the remainder. "
+        "Those syncs and the record's CPU are the floor of any ingest that records each region × year partition in "
+        "the home's SQLite instance, so the 8 s goal holds only where that floor plus the pipeline fits in 8 s; the "
+        "restated goal bounds what gridshift adds on top of both floors instead. Past one machine, the instance's "
+        "storage is PostgreSQL (docs/distributed.md).",
         "",
         "Sync calls: Dagster's SQLite storage (the home's instance) stores each event in the run's shard and, for "
         "asset events, in the cross-run index, a connection per write, each a few `fdatasync` calls (the WAL's "

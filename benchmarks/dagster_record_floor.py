@@ -57,8 +57,9 @@ def _record_only(table: str) -> dg.AssetsDefinition:
                 metadata={"rows": 17520, "raw_sha256": "0" * 64, "raw_uri": "file:///mirror/file.csv",
                           "coverage": 1.0, "estimated_share": 0.0})
         parts = {str(pk): {"rows": 17520} for pk in keys}
-        yield dg.AssetCheckResult(asset_key=table, check_name=checks.SCHEMA_CHECK, passed=True,
-                                  metadata={"partitions_checked": len(keys), "partitions": dg.MetadataValue.json(parts)})
+        yield dg.AssetCheckResult(
+            asset_key=table, check_name=checks.SCHEMA_CHECK, passed=True,
+            metadata={"partitions_checked": len(keys), "partitions": dg.MetadataValue.json(parts)})
         yield dg.AssetCheckResult(asset_key=table, check_name=checks.COVERAGE_CHECK, passed=True,
                                   metadata={"partitions": dg.MetadataValue.json(parts)})
 
