@@ -5,7 +5,7 @@ Command: ./run.sh python benchmarks/bench_ingest.py [--mirror ../shared/data] [-
          ./run.sh python benchmarks/bench_ingest.py --versus DIR [--reps 4]   (A/B against another tree)
          ./run.sh python benchmarks/bench_ingest.py --phases [--reps 2]       (CPU by phase)
 
-Three figures, each repeated ``--reps`` times (min and median; the machine may be shared, so the load
+Four figures, each repeated ``--reps`` times (min and median; the machine may be shared, so the load
 average is printed before and after):
 
 1. **CLI** — ``scenario_builder ingest --regions all --year 2022,2023`` in a fresh process into a fresh
@@ -15,10 +15,13 @@ average is printed before and after):
    counted too: Dagster's SQLite storage syncs several times per stored event, and on a disk shared with other
    work each sync can take milliseconds, so the count, not the CPU, decides the wall time there. ``--before
    DIR`` also counts them for the CLI of another tree (e.g. a ``git archive`` of the commit before a change).
-2. **pipeline, no Dagster** — the same domain functions the assets call (``warehouse.ingest.prepare_grid``
+2. **Dagster's record alone** — ``benchmarks/dagster_record_floor.py`` in a fresh process: the same instance,
+   runs, tags and per-partition events as (1), from assets that compute nothing. With (3) it is the least any
+   ingest recording per-partition materializations can take on this storage: the goal is judged against it.
+3. **pipeline, no Dagster** — the same domain functions the assets call (``warehouse.ingest.prepare_grid``
    + ``write_grid`` per signal, the reference tables), in-process, into a fresh home: what the
-   orchestration costs on top is (1) − (2) less the start-up.
-3. **floor** — read + validate + write of the same files with nothing else: each file's bytes read and
+   orchestration costs on top is (1) − (3) less the start-up.
+4. **floor** — read + validate + write of the same files with nothing else: each file's bytes read and
    decoded columnar (polars ``read_csv``; the weather JSON by ``json.loads`` into a frame), the canonical
    frames validated by the same Pandera models, and written — raw bytes landed (synced) and the rows
    inserted into a fresh DuckDB file with the same primary-key DDL, in one transaction. The parsers'
@@ -62,6 +65,10 @@ YEARS = (2022, 2023)
 KINDS = ("carbon", "price", "weather")
 GOAL_S = 8.0  # issue 15, item 1: the whole mirror from a fresh home in <= 8 s on 2 cores
 GOAL_FLOOR_RATIO = 4.0  # issue 25, item 3: the CLI within 4x the read + validate + write floor
+#: The goal restated against what Dagster's own record costs (issue 32's finding: the record alone, with nothing
+#: computed, makes as many fdatasync calls as the whole CLI): the CLI within this factor of the record alone plus
+#: the pipeline without Dagster, i.e. gridshift's orchestration adds at most half again to the two floors.
+GOAL_RECORD_RATIO = 1.5
 
 
 def _load() -> str:
@@ -87,33 +94,49 @@ def _cli(mirror: Path, home: str, profile: str | None = None, tree: Path | None 
     return wall, _cpu(resource.RUSAGE_CHILDREN) - c0
 
 
-def _syncs(mirror: Path, tree: Path | None = None) -> dict[str, int] | None:
-    """``fdatasync`` and ``fsync`` calls of one CLI run (of ``tree``, default this one) into a fresh home, counted
-    by ``strace -f -c``; None where strace is not installed."""
+def _record(mirror: Path, home: str) -> tuple[float, float]:
+    """(wall s, CPU s) of Dagster's record of the ingest alone, in a fresh process (``dagster_record_floor``)."""
+    c0, t0 = _cpu(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run(_record_cmd(mirror, home), capture_output=True, text=True, cwd=REPO, check=True)
+    return time.perf_counter() - t0, _cpu(resource.RUSAGE_CHILDREN) - c0
+
+
+def _record_cmd(mirror: Path, home: str) -> list[str]:
+    return [sys.executable, str(REPO / "benchmarks" / "dagster_record_floor.py"), "--mirror", str(mirror), "--home",
+            home]
+
+
+def _syncs(mirror: Path, tree: Path | None = None, *, record_only: bool = False) -> dict[str, int] | None:
+    """``fdatasync`` and ``fsync`` calls of one CLI run (of ``tree``, default this one; or, ``record_only``, of
+    Dagster's record alone) into a fresh home, counted by ``strace -f -c``; None where strace is not installed."""
     strace = shutil.which("strace")
     if strace is None:
         return None
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "strace.txt"
-        cmd = [strace, "-f", "-c", "-e", "trace=fdatasync,fsync", "-o", str(out), sys.executable, "-m",
-               "scenario_builder", "ingest", "--regions", "all", "--year", ",".join(map(str, YEARS)), "--mirror",
-               str(mirror), "--home", str(Path(d) / "home")]
+        home = str(Path(d) / "home")
+        run = _record_cmd(mirror, home) if record_only else [
+            sys.executable, "-m", "scenario_builder", "ingest", "--regions", "all", "--year",
+            ",".join(map(str, YEARS)), "--mirror", str(mirror), "--home", home]
+        cmd = [strace, "-f", "-c", "-w", "-e", "trace=fdatasync,fsync", "-o", str(out), *run]
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tree or REPO)
         if proc.returncode != 0:
             print(proc.stdout, proc.stderr)
             raise SystemExit(proc.returncode)
-        counts = {"fdatasync": 0, "fsync": 0}
+        counts = {"fdatasync": 0, "fsync": 0, "seconds": 0.0}
         for line in out.read_text().splitlines():  # "% time  seconds  usecs/call  calls  [errors]  syscall"
             parts = line.split()
             if parts and parts[-1] in counts:
                 counts[parts[-1]] = int(parts[3])
+                counts["seconds"] += float(parts[1])
         return counts
 
 
 def _syncs_text(counts: dict[str, int] | None) -> str:
     if counts is None:
         return "not counted: strace is not installed (`apt-get install strace`)"
-    return f"{counts['fdatasync']:,} fdatasync + {counts['fsync']:,} fsync"
+    return (f"{counts['fdatasync']:,} fdatasync + {counts['fsync']:,} fsync, {counts['seconds']:.2f} s waiting in them "
+            "(wall time, `strace -c -w`)")
 
 
 def _partitions(mirror: Path) -> list[tuple[str, str, int]]:
@@ -312,6 +335,16 @@ def main() -> None:
     if args.before:  # an A/B for the terminal: BENCHMARKS.md holds the current figures only (history is git's)
         print(f"CLI sync calls of {args.before}: {_syncs_text(before)}", flush=True)
 
+    rec, rec_cpu = [], []
+    for i in range(args.reps):
+        with tempfile.TemporaryDirectory() as home:
+            wall, cpu = _record(mirror, home)
+        rec.append(wall)
+        rec_cpu.append(cpu)
+        print(f"Dagster's record alone rep {i + 1}: {wall:.2f} s, CPU {cpu:.2f} s ({_load()})", flush=True)
+    rec_syncs = _syncs(mirror, record_only=True)
+    print(f"record-alone sync calls: {_syncs_text(rec_syncs)}", flush=True)
+
     pipe, pipe_cpu = [], []
     for i in range(args.reps):
         with tempfile.TemporaryDirectory() as home:
@@ -350,7 +383,14 @@ def main() -> None:
         f"| CLI, CPU time (user + sys; less sensitive to other load than wall time) | {_stats(cli_cpu)} |",
         f"| CLI, sync calls (one run, `strace -f -c`; each can take milliseconds on a busy disk) | "
         f"{_syncs_text(syncs)} |",
+        f"| **Dagster's record alone** (fresh process: the same instance, runs and tags, assets recording the same "
+        f"events and computing nothing; `benchmarks/dagster_record_floor.py`) | {_stats(rec)}; CPU {_stats(rec_cpu)}; "
+        f"{_syncs_text(rec_syncs)} |",
         f"| pipeline without Dagster (same domain functions, in-process) | {_stats(pipe)}; CPU {_stats(pipe_cpu)} |",
+        f"| **least a recorded ingest can take here**: record alone + pipeline (min + min) | wall "
+        f"{min(rec) + min(pipe):.2f} s, CPU {min(rec_cpu) + min(pipe_cpu):.2f} s; the CLI's orchestration beyond "
+        f"both: {min(cli) - min(rec) - min(pipe):+.2f} s wall, {min(cli_cpu) - min(rec_cpu) - min(pipe_cpu):+.2f} s "
+        "CPU |",
         f"| **floor: read + validate + write** (no parsing, no Dagster) | {_stats(floor_total)}; CPU "
         f"{_stats(floor_cpu)} |",
         f"| floor, fastest repetition by part | read {best['read']:.2f} s, validate (Pandera) "
@@ -358,9 +398,21 @@ def main() -> None:
         f"| ratio CLI / floor | wall {ratio_min:.1f}× (min / min), {ratio_med:.1f}× (median / median); CPU "
         f"{min(cli_cpu) / min(floor_cpu):.1f}× (min / min) |",
         f"| goal met | {'yes' if min(cli) <= GOAL_S else 'no'} (min {min(cli):.2f} s vs {GOAL_S:.0f} s); within "
-        f"{GOAL_FLOOR_RATIO:.0f}× the floor: {'yes' if ratio_min <= GOAL_FLOOR_RATIO else 'no'} |",
+        f"{GOAL_FLOOR_RATIO:.0f}× the floor: {'yes' if ratio_min <= GOAL_FLOOR_RATIO else 'no'}; reachable at all with "
+        f"Dagster's per-partition record on SQLite: {'yes' if min(rec) + min(pipe) <= GOAL_S else 'no'} |",
+        f"| **restated goal**: CLI ≤ {GOAL_RECORD_RATIO:g} × (record alone + pipeline) | "
+        f"{'met' if min(cli) <= GOAL_RECORD_RATIO * (min(rec) + min(pipe)) else 'not met'}: wall "
+        f"{min(cli) / (min(rec) + min(pipe)):.2f}×, CPU {min(cli_cpu) / (min(rec_cpu) + min(pipe_cpu)):.2f}× (min / "
+        "sum of mins) |",
         f"| throughput (CLI, min) | {total / min(cli):,.0f} rows/s |",
         f"| peak RSS (CLI) | {peak_mb:.0f} MB |",
+        "",
+        "Finding: Dagster's record alone (the same runs and per-partition events, nothing computed) makes as many "
+        "`fdatasync` calls as the whole CLI; what the ingest itself syncs (raw landings, DuckDB) is the remainder. "
+        "Those syncs and the record's CPU are the floor of any ingest that records each region × year partition in "
+        "the home's SQLite instance, so the 8 s goal holds only where that floor plus the pipeline fits in 8 s; the "
+        "restated goal bounds what gridshift adds on top of both floors instead. Past one machine, the instance's "
+        "storage is PostgreSQL (docs/distributed.md).",
         "",
         "Sync calls: Dagster's SQLite storage (the home's instance) stores each event in the run's shard and, for "
         "asset events, in the cross-run index, a connection per write, each a few `fdatasync` calls (the WAL's "

@@ -103,6 +103,39 @@ def _corr(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
+def _avg_ranks(a: np.ndarray) -> np.ndarray:
+    """Ranks (1-based, ties averaged) along each row of a finite 2-D array: ``rank("average")`` row by row, in
+    one pass over all rows."""
+    n, m = a.shape
+    order = np.argsort(a, axis=1, kind="stable")
+    srt = np.take_along_axis(a, order, axis=1)
+    new = np.ones((n, m), dtype=bool)
+    new[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    group = np.cumsum(new.ravel()) - 1  # a run of equal values in one row is one group
+    col = np.tile(np.arange(m, dtype=np.float64), n)
+    first = np.minimum.reduceat(col, np.flatnonzero(new.ravel()))
+    size = np.bincount(group).astype(np.float64)
+    ranks = np.empty((n, m))
+    np.put_along_axis(ranks, order, (first + (size - 1) / 2 + 1)[group].reshape(n, m), axis=1)
+    return ranks
+
+
+def _row_corrs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """:func:`_corr` of each row pair of two 2-D arrays: rows with a non-finite value go through :func:`_corr`,
+    the rest (nearly all) are ranked together (clipped to [-1, 1] as ``np.corrcoef`` does, so that two perfect
+    correlations tie)."""
+    out = np.full(len(x), math.nan)
+    whole = np.isfinite(x).all(axis=1) & np.isfinite(y).all(axis=1)
+    if whole.any() and x.shape[1] >= quality.FACTOR_LAG_WINDOW_H // 2:
+        rx, ry = (r - r.mean(axis=1, keepdims=True) for r in (_avg_ranks(x[whole]), _avg_ranks(y[whole])))
+        sx, sy = np.sqrt((rx * rx).sum(axis=1)), np.sqrt((ry * ry).sum(axis=1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[whole] = np.where((sx > 0) & (sy > 0), np.clip((rx * ry).sum(axis=1) / (sx * sy), -1.0, 1.0), math.nan)
+    for i in np.flatnonzero(~whole):
+        out[i] = _corr(x[i], y[i])
+    return out
+
+
 def factor_lag_weeks(df: pl.DataFrame) -> list[tuple[int, float, float, int]]:
     """Per week (:data:`gridshift.quality.FACTOR_LAG_WINDOW_H` hours, every :data:`~gridshift.quality.FACTOR_LAG_STEP_H`
     hours): ``(first row, lag-0 correlation, best lag-±1 correlation, that lag in hours)`` of the hour-to-hour
@@ -110,15 +143,20 @@ def factor_lag_weeks(df: pl.DataFrame) -> list[tuple[int, float, float, int]]:
     later). Weeks without enough values on both sides are left out."""
     d = np.diff(df["carbon_direct_g_per_kwh"].cast(pl.Float64).fill_null(math.nan).to_numpy())
     lca = np.diff(df["carbon_lca_g_per_kwh"].cast(pl.Float64).fill_null(math.nan).to_numpy())
-    w, out = quality.FACTOR_LAG_WINDOW_H, []
-    for s in range(0, len(d) - w + 1, quality.FACTOR_LAG_STEP_H):
-        x, y = d[s:s + w], lca[s:s + w]
-        c0 = _corr(x, y)
-        later, earlier = _corr(x[:-1], y[1:]), _corr(x[1:], y[:-1])
-        if math.isnan(c0) or (math.isnan(later) and math.isnan(earlier)):
+    w = quality.FACTOR_LAG_WINDOW_H
+    starts = np.arange(0, len(d) - w + 1, quality.FACTOR_LAG_STEP_H)
+    if len(starts) == 0:
+        return []
+    win = starts[:, None] + np.arange(w)
+    x, y = d[win], lca[win]
+    c0 = _row_corrs(x, y)
+    later, earlier = _row_corrs(x[:, :-1], y[:, 1:]), _row_corrs(x[:, 1:], y[:, :-1])
+    out = []
+    for s, a, lt, er in zip(starts.tolist(), c0.tolist(), later.tolist(), earlier.tolist(), strict=True):
+        if math.isnan(a) or (math.isnan(lt) and math.isnan(er)):
             continue
-        best, lag = (later, 1) if math.isnan(earlier) or later >= earlier else (earlier, -1)
-        out.append((s, c0, best, lag))
+        best, lag = (lt, 1) if math.isnan(er) or lt >= er else (er, -1)
+        out.append((s, a, best, lag))
     return out
 
 

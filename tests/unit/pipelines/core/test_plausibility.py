@@ -14,7 +14,16 @@ import pytest
 from gridshift import quality
 from gridshift.errors import DataError
 from pipelines.core import plausibility
-from pipelines.core.plausibility import OVERRIDABLE, _corr, _diurnal_peak_solar_h, _row_ranges, check, factor_lag_weeks
+from pipelines.core.plausibility import (
+    OVERRIDABLE,
+    _avg_ranks,
+    _corr,
+    _diurnal_peak_solar_h,
+    _row_corrs,
+    _row_ranges,
+    check,
+    factor_lag_weeks,
+)
 
 
 def carbon(lca: list[float], direct: list[float]) -> pl.DataFrame:
@@ -349,3 +358,21 @@ def test_more_than_five_late_stretches_are_cut_in_the_message(monkeypatch):
     with pytest.raises(DataError) as e:
         check("carbon", weeks_of(monkeypatch, [*five, (1000, 0.0, 0.5, 1)], 1200), file="c.csv")
     assert "in 6 week(s) (rows 2-170, rows 202-370, rows 402-570, rows 602-770, rows 802-970 ...):" in str(e.value)
+
+
+def test_weeks_ranked_together_equal_each_week_ranked_alone():
+    # _row_corrs ranks every complete week in one pass (ties averaged, as polars' rank("average")); weeks with a
+    # missing value go through _corr; both must give _corr's value for every week
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 4, size=(6, 168)).astype(float)  # few distinct values: many ties
+    y = rng.integers(0, 4, size=(6, 168)).astype(float)
+    x[1, 3], y[2, 100] = np.nan, np.nan
+    x[3] = 2.0  # constant: no correlation
+    for i in range(6):
+        if np.isfinite(x[i]).all():
+            assert np.array_equal(_avg_ranks(x[i:i + 1])[0], pl.Series(x[i]).rank("average").to_numpy())
+    got = _row_corrs(x, y)
+    for i in range(6):
+        want = _corr(x[i], y[i])
+        assert (np.isnan(want) and np.isnan(got[i])) or got[i] == pytest.approx(want, abs=1e-12)
+    assert np.isnan(got[3]) and not np.isnan(got[1])
