@@ -248,7 +248,9 @@ def _power_model(sc, results: dict, policies: list[str]) -> list[str]:
         "emissions scale with it). Each preset charges its marginal kWh/GB on every GB moved and its fixed share, "
         f"{models[0].baseload_w_per_mbps:g} W per Mbps of the bundle's path throughput between its sites "
         f"({cap:,.0f} Mbps in all, {models[0].baseload_w_per_mbps * cap / 1000:.2f} kW), to every run over its "
-        "window, `local_only` included (the sites are connected either way). Break-even: the marginal intensity at "
+        "window, `local_only` included (the sites are connected either way; the bundle's throughput is a measured "
+        "per-path figure, below a provisioned capacity, so this share is a low one: it dilutes a saving and cannot "
+        "flip its sign, whatever its size). Break-even: the marginal intensity at "
         f"which the saving is zero (∞: never; – : no saving to lose). Sign change: in how many of the runs the "
         f"break-even lies inside the literature's plausible range, {lo:g}…{hi:g} kWh/GB.", "",
         "| policy | " + " | ".join(f"`{m.name}` ({m.marginal_kwh_per_gb:.3g} kWh/GB + fixed share)" for m in models)
