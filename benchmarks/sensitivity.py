@@ -21,7 +21,8 @@ beyond the seeds. Each distinct setting runs once (the defaults are shared by ev
 
 ``--only AXIS,...`` runs only those axes (and the default setting they are compared with) and, with ``--write``,
 replaces only their sections of the page (each sits between ``<!-- sensitivity:AXIS:start/end -->`` markers); the
-spread section is rewritten from the axes run in that call.
+spread section is rewritten from the axes run in that call. Give it the page's ``--days`` and ``--seeds`` (the
+header states the call's).
 """
 
 from __future__ import annotations
