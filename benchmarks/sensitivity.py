@@ -1,25 +1,36 @@
 """How the policies' savings against ``local_only`` move across the parameters that decide them
-(docs/sensitivity.md, issue 24 item 6).
+(docs/sensitivity.md, issue 24 item 6, issue 35 items 1, 3 and 4).
 
-    ./run.sh python -m benchmarks.sensitivity BUNDLE            # print the page
-    ./run.sh python -m benchmarks.sensitivity BUNDLE --write    # also write docs/sensitivity.md
+    ./run.sh python -m benchmarks.sensitivity BUNDLE --home DIR --mirror DIR            # print the page
+    ./run.sh python -m benchmarks.sensitivity BUNDLE --home DIR --mirror DIR --write    # also write docs/sensitivity.md
+    ./run.sh python -m benchmarks.sensitivity BUNDLE --home DIR --mirror DIR --only utilisation,egress --write
 
 ``BUNDLE``: the README's main-job bundle (``gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2023 --mirror
 ../shared/data --home DIR`` writes it into ``DIR/bundles/``). One axis at a time moves away from the run defaults,
-the others stay at theirs: the network energy per GB moved (0, the default, the 2015 figure), data locality on /
-off, the forecast model (every model of ``sim_core.forecast.MODELS``), the facility design (every preset of
-``gridshift.dc_params.FACILITY_PRESETS``, read when the script runs, applied over the bundle's site physics) and
-task flexibility on / off (off: every task as ``gridshift.bundle.TASK_FLEX_DEFAULTS``, no allowed delay, not
-interruptible, not elastic). A saving is ``100 x (local_only - policy) / local_only`` of a run's carbon including
-transfers and of its cost including transfers, paired per seed and window with ``local_only`` under the same
-setting; the page gives its mean over the seeds and windows with the smallest and largest. Each distinct
-setting runs once (the defaults are shared by every axis).
+the others stay at theirs: the network energy per GB moved (0, the default, the 2015 figure) and the network power
+model (:mod:`sim_core.network_power`, derived exactly from the default runs), data locality on / off, the forecast
+model (every model of ``sim_core.forecast.MODELS``), the facility design (every preset of
+``gridshift.dc_params.FACILITY_PRESETS``, read when the script runs, applied over the bundle's site physics), task
+flexibility on / off (off: every task as ``gridshift.bundle.TASK_FLEX_DEFAULTS``), the egress price
+(:mod:`sim_core.egress`), and, each from another export of the bundle's own build parameters with one of them changed
+(``--home``/``--mirror``, built on first use, ``gridshift export``'s path): the sizing utilisation, the mirror's year
+and the region set (:data:`BUNDLE_AXES`). A saving is ``100 x (local_only - policy) / local_only`` of a run's carbon
+including transfers and of its cost including transfers, paired per seed and window with ``local_only`` under the same
+setting; the page gives its mean over the seeds and windows with the smallest and largest, and a section of spreads
+beyond the seeds. Each distinct setting runs once (the defaults are shared by every axis).
+
+``--only AXIS,...`` runs only those axes (and the default setting they are compared with) and, with ``--write``,
+replaces only their sections of the page (each sits between ``<!-- sensitivity:AXIS:start/end -->`` markers); the
+spread section is rewritten from the axes run in that call. Give it the page's ``--days`` and ``--seeds`` (the
+header states the call's).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import datetime as dt
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,25 +43,59 @@ from gridshift.atomic import atomic_write_bytes
 from gridshift.bundle import TASK_FLEX_DEFAULTS
 from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams
 from sim_core import forecast as F
+from sim_core import network_power as NP
+from sim_core.egress import DEFAULT_EGRESS, EGRESS_PRESETS, with_egress
 from sim_core.options import DEFAULT_TRANSFER_PRESET, TRANSFER_KWH_PER_GB_PRESETS
 from sim_core.physics import param_vector
 
 PAGE = ROOT / "docs" / "sensitivity.md"
-#: two 30-day windows (winter and summer), three seeds: 6 runs per policy and setting (about 8 min on 2 cores)
-WINDOWS = ("2023-01-09T00:00:00+00:00", "2023-07-10T00:00:00+00:00")
+#: two 30-day windows (winter and summer: the Mondays of ISO weeks 2 and 28 of the bundle's year), three seeds:
+#: 6 runs per policy and setting (about 8 min on 2 cores)
+ISO_WEEKS = (2, 28)
 DAYS = 30
 SEEDS = (0, 1, 2)
 BASELINE = "local_only"
 METRICS = (("carbon_incl_transfer_kg", "carbon incl. transfers"), ("cost_incl_transfer_usd", "cost incl. transfers"))
+#: what else a run keeps (the power-model rows are derived from it): transfer emissions, its window
+EXTRA = ("transfer_carbon_kg", "start_step", "steps")
+#: Axes that need another export of the bundle: key -> (title, BuildParams field, values). A value equal to the
+#: main bundle's shares its runs. ``scale`` (issue 34) joins here as ("scale", (0.1, 1.0, 10.0)) once BuildParams
+#: has the field: nothing else in this script needs to change.
+BUNDLE_AXES: dict[str, tuple[str, str, tuple]] = {
+    "utilisation": ("sizing utilisation (`gridshift export --target-utilization`, the mean utilisation the sites are "
+                    "sized for)", "target_utilization", (0.3, 0.5, 0.7, 0.8)),
+    "year": ("year of the mirror's signals (`--year`)", "year", (2022, 2023)),
+    "regions": ("region set (`--regions`)", "regions",
+                (("US-CAL-CISO", "DE-LU", "SG"), ("US-CAL-CISO", "DE-LU", "CL-SIC", "SG", "AU-NSW"))),
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class Setting:
-    """One value of one axis: a label, run options and a scenario transform (None: the bundle as it is)."""
+    """One value of one axis: a label, run options, a scenario transform (None: the bundle as it is) and build
+    parameters that differ from the bundle's (another export)."""
 
     label: str
     options: tuple[tuple[str, object], ...] = ()
     scenario: str | None = None  # key of the transform, so that equal settings share their runs
+    bundle: tuple[tuple[str, object], ...] = ()
+
+    @property
+    def key(self) -> tuple:
+        return self.options, self.scenario, self.bundle
+
+
+@dataclasses.dataclass(frozen=True)
+class Axis:
+    key: str
+    title: str
+    settings: list[Setting]
+
+
+def windows_for(year: int) -> list[str]:
+    """The Mondays of :data:`ISO_WEEKS` of ``year``, UTC midnight."""
+    return [dt.datetime.combine(dt.date.fromisocalendar(year, w, 1), dt.time(), dt.UTC).isoformat()
+            for w in ISO_WEEKS]
 
 
 def _flexibility_off(sc):
@@ -67,50 +112,95 @@ def _facility(name: str) -> Callable:
     return apply
 
 
-def axes(bundle_physics: str) -> list[tuple[str, list[Setting]]]:
-    """The axes and their settings; the facility designs and forecast models are read from their registries now."""
+def _value_label(field: str, v) -> str:
+    return ", ".join(v) if field == "regions" else f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def axes(build: dict) -> list[Axis]:
+    """The axes and their settings; the facility designs and forecast models are read from their registries now.
+    ``build``: the bundle's build parameters (its manifest's ``parameters``)."""
+    bundle_physics = str(build.get("physics", "default"))
     kwh = [("none", "0 (`none`)"), (DEFAULT_TRANSFER_PRESET, f"{TRANSFER_KWH_PER_GB_PRESETS[DEFAULT_TRANSFER_PRESET]:g}"
                                     f" (`{DEFAULT_TRANSFER_PRESET}`, default)"),
            ("aslan2018-2015", "0.06 (`aslan2018-2015`)")]
-    return [
-        ("network energy per GB moved (kWh/GB, `transfer_kwh_per_gb`)",
-         [Setting(lbl, () if k == DEFAULT_TRANSFER_PRESET else (("transfer_kwh_per_gb", k),)) for k, lbl in kwh]),
-        ("data locality (`locality`)", [Setting("on (default)"), Setting("off", (("locality", False),))]),
-        ("forecast model (`forecast`)",
-         [Setting(f"`{m}`" + (" (default)" if m == F.DEFAULT_MODEL else ""),
-                  () if m == F.DEFAULT_MODEL else (("forecast", m),)) for m in F.MODELS]),
-        ("facility design (`gridshift.dc_params.FACILITY_PRESETS`, over the bundle's site physics)",
-         [Setting(f"`{n}`" + (" (the bundle's)" if n == bundle_physics else ""), (),
-                  None if n == bundle_physics else f"facility:{n}") for n in FACILITY_PRESETS]),
-        ("task flexibility", [Setting("on (the bundle's)"), Setting("off", (), "flexibility:off")]),
+    out = [
+        Axis("network", "network energy per GB moved (kWh/GB, `transfer_kwh_per_gb`)",
+             [Setting(lbl, () if k == DEFAULT_TRANSFER_PRESET else (("transfer_kwh_per_gb", k),)) for k, lbl in kwh]),
+        Axis("power_model", "network energy as a power model (`sim_core.network_power`)", [Setting("default")]),
+        Axis("locality", "data locality (`locality`)",
+             [Setting("on (default)"), Setting("off", (("locality", False),))]),
+        Axis("forecast", "forecast model (`forecast`)",
+             [Setting(f"`{m}`" + (" (default)" if m == F.DEFAULT_MODEL else ""),
+                      () if m == F.DEFAULT_MODEL else (("forecast", m),)) for m in F.MODELS]),
+        Axis("facility", "facility design (`gridshift.dc_params.FACILITY_PRESETS`, over the bundle's site physics)",
+             [Setting(f"`{n}`" + (" (the bundle's)" if n == bundle_physics else ""), (),
+                      None if n == bundle_physics else f"facility:{n}") for n in FACILITY_PRESETS]),
+        Axis("flexibility", "task flexibility", [Setting("on (the bundle's)"), Setting("off", (), "flexibility:off")]),
+        Axis("egress", "egress price per GB moved (`sim_core.egress.EGRESS_PRESETS`)",
+             [Setting(f"`{n}`" + (" (the bundle's list prices)" if n == DEFAULT_EGRESS else f", ≤ {c:g} USD/GB"), (),
+                      None if n == DEFAULT_EGRESS else f"egress:{n}") for n, c in EGRESS_PRESETS.items()]),
     ]
+    for key, (title, field, values) in BUNDLE_AXES.items():
+        own = build.get(field)
+        own = tuple(own) if isinstance(own, list) else own
+        out.append(Axis(key, title, [
+            Setting(_value_label(field, v) + (" (the bundle's)" if v == own else ""), (), None,
+                    () if v == own else ((field, v),)) for v in values]))
+    return out
 
 
 def _transform(key: str | None) -> Callable | None:
     if key is None:
         return None
     kind, name = key.split(":", 1)
-    return _flexibility_off if kind == "flexibility" else _facility(name)
+    if kind == "flexibility":
+        return _flexibility_off
+    if kind == "egress":
+        return lambda sc: with_egress(sc, name)
+    return _facility(name)
 
 
-def measure(sc, settings: list[Setting], policies: list[str], windows, days: int, seeds) -> dict:
-    """{(options, scenario key): {policy: (n_runs, n_metrics) array}} over every distinct setting."""
+def variant(sc, overrides: tuple, home: Path, mirror: Path):
+    """The scenario of the bundle's own build parameters with ``overrides`` (``gridshift export``'s path: what
+    the home's warehouse lacks is ingested from the mirror first; a bundle already built is reused)."""
+    from dagster_project import runner
+    from gridshift.home import Home
+    from scenario_builder.bundle import BuildParams
+
+    fields = {f.name for f in dataclasses.fields(BuildParams)}
+    p = {k: (tuple(v) if isinstance(v, list) else v) for k, v in sc.manifest["parameters"].items() if k in fields}
+    p.update(dict(overrides))
+    (built,) = runner.export_bundles([BuildParams(**p)], home=Home.resolve(home), mirror=mirror)
+    return sim_core.load(built.path)
+
+
+def measure(sc, settings: list[Setting], policies: list[str], days: int, seeds, home: Path | None = None,
+            mirror: Path | None = None, windows: list[str] | None = None) -> dict:
+    """{setting key: {policy: (n_runs, n_metrics + n_extra) array}} over every distinct setting; ``windows``
+    (default: :func:`windows_for` the scenario's year) are the run starts."""
     out = {}
     for s in settings:
-        key = (s.options, s.scenario)
-        if key in out:
+        if s.key in out:
             continue
+        base = sc
+        if s.bundle:
+            if home is None:
+                raise SystemExit(f"the setting {s.label!r} needs another export of the bundle: give --home "
+                                 "(and --mirror)")
+            base = variant(sc, s.bundle, home, mirror)
         t = _transform(s.scenario)
-        scn = sc if t is None else t(sc)
+        scn = base if t is None else t(base)
+        year = int(scn.manifest.get("parameters", {}).get("year", scn.start_utc.year))
         vals = {}
         for pol in policies:
             rows = []
-            for w in windows:
+            for w in windows or windows_for(year):
                 for seed in seeds:
                     r = sim_core.run(scn, pol, seed=seed, start=w, days=days, **dict(s.options))
-                    rows.append([float(r.totals[m]) for m, _ in METRICS])
+                    rows.append([float(r.totals[m]) for m, _ in METRICS] + [float(r.totals[EXTRA[0]]),
+                                float(r.options["start_step"]), float(r.options["steps"])])
             vals[pol] = np.array(rows)
-        out[key] = vals
+        out[s.key] = vals
     return out
 
 
@@ -118,39 +208,160 @@ def _cell(x: np.ndarray) -> str:
     return f"{x.mean():+.2f} ({x.min():+.2f}…{x.max():+.2f})"
 
 
-def page(sc_id: str, results: dict, ax, policies: list[str], windows, days: int, seeds, secs: float) -> str:
+def savings(v: dict, pol: str, k: int) -> np.ndarray:
+    base, x = v[BASELINE][:, k], v[pol][:, k]
+    return 100.0 * (base - x) / base
+
+
+def _table(results: dict, ax: Axis, policies: list[str]) -> list[str]:
+    lines = []
+    for k, (_, mname) in enumerate(METRICS):
+        lines += [f"Saving in {mname}, %:", "",
+                  "| policy | " + " | ".join(s.label for s in ax.settings) + " |",
+                  "|---|" + "---:|" * len(ax.settings)]
+        for pol in policies:
+            if pol != BASELINE:
+                lines.append(f"| `{pol}` | " + " | ".join(_cell(savings(results[s.key], pol, k))
+                                                          for s in ax.settings) + " |")
+        lines.append("")
+    return lines
+
+
+def _totals(row: np.ndarray) -> dict:
+    return {"carbon_incl_transfer_kg": row[0], "transfer_carbon_kg": row[2]}
+
+
+def _power_model(sc, results: dict, policies: list[str]) -> list[str]:
+    """The saving under each power-model preset and the break-even marginal intensity, from the default runs."""
+    v = results[Setting("default").key]
+    k_run = TRANSFER_KWH_PER_GB_PRESETS[DEFAULT_TRANSFER_PRESET]
+    lo, hi = NP.MARGINAL_KWH_PER_GB_RANGE
+    models = list(NP.NETWORK_POWER_MODELS.values())
+    fixed = {}
+    for m in models:
+        for row in v[BASELINE]:
+            key = (m.name, int(row[3]), int(row[4]))
+            if key not in fixed:
+                fixed[key] = NP.fixed_kwh(sc, m, key[1], key[2])
+    cap = NP.path_capacity_mbps(sc)
     lines = [
+        f"Derived exactly from the default runs (at {k_run:g} kWh/GB; no policy reads the intensity, so transfer "
+        "emissions scale with it). Each preset charges its marginal kWh/GB on every GB moved and its fixed share, "
+        f"{models[0].baseload_w_per_mbps:g} W per Mbps of the bundle's path throughput between its sites "
+        f"({cap:,.0f} Mbps in all, {models[0].baseload_w_per_mbps * cap / 1000:.2f} kW), to every run over its "
+        "window, `local_only` included (the sites are connected either way; the bundle's throughput is a measured "
+        "per-path figure, below a provisioned capacity, so this share is a low one: it dilutes a saving and cannot "
+        "flip its sign, whatever its size). Break-even: the marginal intensity at "
+        f"which the saving is zero (∞: never; – : no saving to lose). Sign change: in how many of the runs the "
+        f"break-even lies inside the literature's plausible range, {lo:g}…{hi:g} kWh/GB.", "",
+        "| policy | " + " | ".join(f"`{m.name}` ({m.marginal_kwh_per_gb:.3g} kWh/GB + fixed share)" for m in models)
+        + " | break-even kWh/GB | sign change in range |",
+        "|---|" + "---:|" * (len(models) + 2)]
+    for pol in policies:
+        if pol == BASELINE:
+            continue
+        cells = []
+        for m in models:
+            s = [NP.saving_at(_totals(b), _totals(p), k_run, m.marginal_kwh_per_gb,
+                              fixed[(m.name, int(b[3]), int(b[4]))][1])
+                 for b, p in zip(v[BASELINE], v[pol], strict=True)]
+            cells.append(_cell(np.array(s)))
+        be = np.array([NP.break_even_kwh_per_gb(_totals(b), _totals(p), k_run)
+                       for b, p in zip(v[BASELINE], v[pol], strict=True)])
+        fin = be[np.isfinite(be)]
+        if fin.size == be.size:
+            cells.append(f"{fin.mean():.4f} ({fin.min():.4f}…{fin.max():.4f})")
+        else:
+            cells.append(", ".join("∞" if x == np.inf else "–" if np.isnan(x) else f"{x:.4f}" for x in be))
+        inside = int(np.sum((be >= lo) & (be <= hi)))
+        cells.append(f"{'yes' if inside else 'no'} ({inside} of {be.size})")
+        lines.append(f"| `{pol}` | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _spread(results: dict, ax_list: list[Axis], policies: list[str]) -> list[str]:
+    """Beyond the seeds: per policy, the range of its mean carbon saving over each axis that moves the study's
+    conditions (years, region sets, sizing), beside the default cell's seed-and-window range."""
+    keys = [a for a in ax_list if a.key in BUNDLE_AXES]
+    if not keys:
+        return []
+    lines = ["Saving in carbon incl. transfers, %: the default setting's mean (smallest…largest run over seeds and "
+             "windows), then the smallest…largest of the mean over each axis's settings.", "",
+             "| policy | default (seeds × windows) | " + " | ".join(f"over {a.key}" for a in keys) + " |",
+             "|---|" + "---:|" * (len(keys) + 1)]
+    for pol in policies:
+        if pol == BASELINE:
+            continue
+        cells = [_cell(savings(results[Setting("default").key], pol, 0))]
+        for a in keys:
+            means = [savings(results[s.key], pol, 0).mean() for s in a.settings]
+            cells.append(f"{min(means):+.2f}…{max(means):+.2f}")
+        lines.append(f"| `{pol}` | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def _block(name: str, lines: list[str]) -> str:
+    return "\n".join([f"<!-- sensitivity:{name}:start -->", *lines, f"<!-- sensitivity:{name}:end -->"])
+
+
+def sections(sc, results: dict, ax_list: list[Axis], policies: list[str]) -> dict[str, str]:
+    """{axis key (and "spread"): its section of the page, between its markers}."""
+    out = {}
+    for ax in ax_list:
+        body = _power_model(sc, results, policies) if ax.key == "power_model" else _table(results, ax, policies)
+        out[ax.key] = _block(ax.key, [f"## {ax.title}", "", *body])
+    spread = _spread(results, ax_list, policies)
+    if spread:
+        out["spread"] = _block("spread", ["## Uncertainty beyond the seeds", "", *spread])
+    return out
+
+
+def header(sc_id: str, days: int, seeds) -> str:
+    return "\n".join([
         "# Sensitivity: what the policies' savings depend on",
         "",
-        "Generated by `./run.sh python -m benchmarks.sensitivity BUNDLE --write` (`benchmarks/sensitivity.py`); do "
-        "not edit by hand.",
+        "Generated by `./run.sh python -m benchmarks.sensitivity BUNDLE --home DIR --mirror DIR --write` "
+        "(`benchmarks/sensitivity.py`); do not edit by hand.",
         "",
         f"Bundle `{sc_id}` (the README's main job: US-CAL-CISO, DE-LU, SG × 2023, the synthetic 1.26 M-task "
-        f"year). Windows of {days} days from {', '.join(w[:10] for w in windows)}; seeds "
-        f"{', '.join(map(str, seeds))}: {len(windows) * len(seeds)} runs per policy and setting. One axis at a time "
-        "moves away from the run defaults (docs/simulation.md), the others stay at theirs. Each cell: the saving "
-        f"against `{BASELINE}` under the same setting, in % (positive = less than `{BASELINE}`), paired per seed "
-        "and window: mean (smallest…largest). Runs drain (equal work).",
+        f"year). Windows of {days} days from the Mondays of ISO weeks {ISO_WEEKS[0]} and {ISO_WEEKS[1]} of the "
+        f"bundle's year (2023-01-09, 2023-07-10); seeds {', '.join(map(str, seeds))}: {len(ISO_WEEKS) * len(seeds)} "
+        "runs per policy and setting. One axis at a time moves away from the run defaults (docs/simulation.md) and "
+        "the bundle's build parameters, the others stay at theirs. Each cell: the saving against "
+        f"`{BASELINE}` under the same setting, in % (positive = less than `{BASELINE}`), paired per seed and window: "
+        "mean (smallest…largest). Runs drain (equal work).",
         "",
-    ]
-    for title, settings in ax:
-        lines += [f"## {title}", ""]
-        for k, (_, mname) in enumerate(METRICS):
-            lines += [f"Saving in {mname}, %:", "",
-                      "| policy | " + " | ".join(s.label for s in settings) + " |",
-                      "|---|" + "---:|" * len(settings)]
-            for pol in policies:
-                if pol == BASELINE:
-                    continue
-                cells = []
-                for s in settings:
-                    v = results[(s.options, s.scenario)]
-                    base, x = v[BASELINE][:, k], v[pol][:, k]
-                    cells.append(_cell(100.0 * (base - x) / base))
-                lines.append(f"| `{pol}` | " + " | ".join(cells) + " |")
-            lines.append("")
-    lines += [f"Run time: {secs:.0f} s on {machine()} (shared with other work).", ""]
-    return "\n".join(lines)
+    ])
+
+
+def mark_sections(old: str, every: list[Axis]) -> str:
+    """A page written before the markers, with each axis's section (its ``## title`` up to the next heading or
+    the run-time line) put between its markers, so that ``--only`` can replace it."""
+    for ax in every:
+        if f"<!-- sensitivity:{ax.key}:start -->" in old:
+            continue
+        old = re.sub(r"(^## " + re.escape(ax.title) + r"\n.*?)\n(?=## |Run time: )",
+                     lambda m, k=ax.key: f"<!-- sensitivity:{k}:start -->\n{m.group(1).rstrip()}\n"
+                                         f"<!-- sensitivity:{k}:end -->\n\n", old, count=1, flags=re.S | re.M)
+    return old
+
+
+def assemble_page(old: str | None, head: str, secs: dict[str, str], order: list[str], footer: str) -> str:
+    """The page: ``old`` with the sections of ``secs`` replaced in place (or added before the footer), or a new
+    page in ``order`` when there is no old one."""
+    if old is None:
+        return "\n\n".join([head.rstrip(), *(secs[k] for k in order if k in secs), footer]) + "\n"
+    text = head.rstrip() + "\n\n" + old[old.index("<!-- sensitivity:"):] if "<!-- sensitivity:" in old else old
+    for k in order:
+        if k not in secs:
+            continue
+        start, end = f"<!-- sensitivity:{k}:start -->", f"<!-- sensitivity:{k}:end -->"
+        pat = re.compile(re.escape(start) + ".*?" + re.escape(end), re.S)
+        if pat.search(text):
+            text = pat.sub(lambda _m, b=secs[k]: b, text)
+        else:
+            text = re.sub(r"\n(Run time: [^\n]*\n?)\Z", lambda m, b=secs[k]: f"\n{b}\n\n{m.group(1)}", text)
+    return re.sub(r"Run time: [^\n]*", footer, text)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -159,20 +370,32 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--write", action="store_true", help="write docs/sensitivity.md")
     ap.add_argument("--days", type=float, default=DAYS)
     ap.add_argument("--seeds", default=",".join(map(str, SEEDS)))
-    ap.add_argument("--windows", default=",".join(WINDOWS))
     ap.add_argument("--policies", default=",".join(sim_core.POLICIES))
+    ap.add_argument("--only", default="", help="comma-separated axis keys to run (default: every axis)")
+    ap.add_argument("--home", type=Path, help="gridshift home for the other exports of the bundle")
+    ap.add_argument("--mirror", type=Path, help="the data mirror the other exports ingest from")
     a = ap.parse_args(argv)
     seeds = [int(s) for s in a.seeds.split(",")]
-    windows = a.windows.split(",")
     policies = a.policies.split(",")
     if BASELINE not in policies:
         policies.insert(0, BASELINE)
     days = int(a.days) if float(a.days).is_integer() else a.days
     t0 = time.perf_counter()
     sc = sim_core.load(a.bundle)
-    ax = axes(str(sc.manifest.get("parameters", {}).get("physics", "default")))
-    results = measure(sc, [s for _, ss in ax for s in ss], policies, windows, days, seeds)
-    text = page(sc.bundle_id, results, ax, policies, windows, days, seeds, time.perf_counter() - t0)
+    every = axes(sc.manifest.get("parameters", {}))
+    order = [ax.key for ax in every] + ["spread"]
+    only = [k for k in a.only.split(",") if k]
+    unknown = sorted(set(only) - set(order) - {"spread"})
+    if unknown:
+        raise SystemExit(f"--only: unknown axes {unknown}; choose from {order[:-1]}")
+    chosen = [ax for ax in every if not only or ax.key in only]
+    settings = [Setting("default")] + [s for ax in chosen for s in ax.settings]
+    results = measure(sc, settings, policies, days, seeds, a.home, a.mirror)
+    secs = sections(sc, results, chosen, policies)
+    footer = (f"Run time: {time.perf_counter() - t0:.0f} s on {machine()} (shared with other work)"
+              + (f"; this call ran {', '.join(ax.key for ax in chosen)}." if only else "."))
+    old = mark_sections(PAGE.read_text(), every) if only and PAGE.exists() else None
+    text = assemble_page(old, header(sc.bundle_id, days, seeds), secs, order, footer)
     print(text)
     if a.write:
         atomic_write_bytes(PAGE, text.encode())
