@@ -485,12 +485,14 @@ def test_forecast_model_is_in_the_run_key_and_the_outputs(noisy, tmp_path):
 
 
 def test_cli_defaults_are_the_forecast_defaults():
-    from gridshift_cli import options as cli
+    from gridshift import run_options as R
+    from gridshift_cli.run_flags import flag_help
 
-    assert cli.FORECAST_DEFAULT == F.DEFAULT_MODEL and cli.HORIZON_DEFAULT == F.DEFAULT_HORIZON_H
-    assert cli.ISSUE_EVERY_DEFAULT == F.DEFAULT_ISSUE_EVERY_MIN
+    assert R.get("forecast").default == F.DEFAULT_MODEL and R.get("forecast_horizon_h").default == F.DEFAULT_HORIZON_H
+    assert R.get("forecast_issue_every_min").default == F.DEFAULT_ISSUE_EVERY_MIN
+    assert R.get("forecast").choices == tuple(MODELS)
     for m in MODELS:
-        assert m in cli.FORECAST_HELP
+        assert m in flag_help(R.get("forecast"))
 
 
 def test_defer_window_is_clipped_to_the_horizon(noisy):
