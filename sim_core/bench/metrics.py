@@ -1,4 +1,4 @@
-"""What a benchmark run measures: the metric table (name, unit, meaning) and its per-run values.
+"""What a benchmark run measures: the per-run values of the metrics declared in ``gridshift.metrics``.
 
 Metric values are the run's ``RunResult.totals`` unchanged (a drained run's: every policy over the same work,
 docs/simulation.md "How a run ends"), plus three utilisation means computed
@@ -24,9 +24,8 @@ BASELINE = "local_only"
 
 
 # Every metric is declared in gridshift.metrics (name, unit, aggregation, range, meaning); these are its views.
-Metric = M.Metric
 #: the built-in metrics (``gridshift.metrics.declared()`` adds those declared at run time)
-METRICS: tuple[Metric, ...] = M.METRICS
+METRICS: tuple[M.Metric, ...] = M.METRICS
 
 
 def metric_names() -> tuple[str, ...]:
@@ -35,7 +34,6 @@ def metric_names() -> tuple[str, ...]:
 
 
 METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
-UNITS: dict[str, str] = {m.name: m.unit for m in METRICS}
 #: Resource metrics where less is better: these get a savings-vs-local_only percentage.
 SAVINGS_METRICS = tuple(m.name for m in METRICS if m.savings)
 #: Per-step, per-DC columns kept for the time-series figure (and stored with a run), with their types

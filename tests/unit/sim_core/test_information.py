@@ -451,7 +451,7 @@ def test_published_prices_follow_the_summer_time():
     ({"forecast_horizon_h": 337}, "337"),
     ({"forecast_horizon_h": 24.0}, "24.0"),
     ({"forecast_issue_every_min": 20},
-     r"forecast_issue_every_min must be a multiple of 15 \(a whole number of steps\), got 20"),
+     r"forecast_issue_every_min must be a multiple of 15, got 20"),
     ({"forecast_issue_every_min": 0}, "forecast_issue_every_min must be an integer in 15..1440, got 0"),
     ({"forecast_issue_every_min": 1455}, "1455"),
     ({"forecast_issue_every_min": 60.0}, "60.0"),
