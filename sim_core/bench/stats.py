@@ -8,8 +8,8 @@
   each seed s, ``100 · (local_only_s − policy_s) / local_only_s`` (same seed ⇒ same task origins,
   so the pair differs only by the policy), then mean and 95 % CI over the seeds as above.
   Positive = the policy uses less than ``local_only``. Only for the "lower is better" resource
-  metrics declared with ``savings=True`` (``gridshift.metrics``); null elsewhere, when local_only is not in the sweep, or the
-  baseline is 0.
+  metrics declared with ``savings=True`` (``gridshift.metrics``); null elsewhere, when local_only is not in the
+  sweep, or the baseline is 0.
 * :func:`pareto_front` of the policy means (cost vs carbon, both minimized).
 
 Pure Python (SciPy is not a dependency): the t quantile comes from the regularized incomplete beta
