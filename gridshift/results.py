@@ -116,12 +116,10 @@ def run_key(key: Sequence) -> RunKey:
     return RunKey(*(t(v) for t, v in zip(_KEY_TYPES, k, strict=True)))
 
 
-_key = run_key
-
 
 def run_relpath(key: Sequence) -> str:
     """The object's path under the results URL (every part checked: no ``/``, ``..`` or spaces)."""
-    parts = dict(zip(RUN_KEY, _key(key), strict=True))
+    parts = dict(zip(RUN_KEY, run_key(key), strict=True))
     for name in RUN_KEY:
         if not _SAFE.match(str(parts[name])):
             raise ValueError(f"run key part {name}={parts[name]!r} cannot name an object")
@@ -139,7 +137,7 @@ def _series_column(series: pl.DataFrame) -> pa.Array:
 def encode_run(record) -> bytes:
     """The Parquet bytes of a run record (``key``, ``options_json``, ``metrics``, ``series``, ``n_steps``,
     ``n_dc``): one labelled row, deterministic (the same bytes for the same run)."""
-    key = dict(zip(RUN_KEY, _key(record.key), strict=True))
+    key = dict(zip(RUN_KEY, run_key(record.key), strict=True))
     options = json.loads(record.options_json)
     forecast = options.get("forecast") if isinstance(options, dict) else None
     labels = {**key, "forecast": None if forecast is None else str(forecast), "options_json": record.options_json,
@@ -226,7 +224,7 @@ def decode_run(data: bytes, url: str, *, sha256: str | None = None) -> StoredRun
     assert isinstance(series, pl.DataFrame)
     _check_labels(row, series, url)
     check_metrics(metrics, file=url)
-    return StoredRun(_key([row[c] for c in RUN_KEY]), row["options_json"], metrics, series, int(row["n_steps"]),
+    return StoredRun(run_key([row[c] for c in RUN_KEY]), row["options_json"], metrics, series, int(row["n_steps"]),
                      int(row["n_dc"]), RunRef(url, digest, len(data)))
 
 
@@ -275,7 +273,7 @@ class ResultStore:
                 continue
             named = {PARTITIONS[h]: v for h, v in named.items()} | {"policy": name.group(1), "seed": name.group(2)}
             try:
-                key = _key([named[c] for c in RUN_KEY])
+                key = run_key([named[c] for c in RUN_KEY])
                 if run_relpath(key) == rel:
                     out.append(key)
             except ValueError:  # a path no run key names (not gridshift's): not a run
@@ -293,8 +291,8 @@ class ResultStore:
             run = self.get(url)
         except objectstore.ObjectNotFoundError:
             return None
-        if run.key != _key(key):
-            raise DataError(f"result object holds run {run.key}, not {_key(key)}", file=url)
+        if run.key != run_key(key):
+            raise DataError(f"result object holds run {run.key}, not {run_key(key)}", file=url)
         return run
 
     # ------------------------------------------------------------ the sim_core.bench.compare store protocol
