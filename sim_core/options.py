@@ -37,10 +37,12 @@ from typing import Any
 
 import numpy as np
 
+from gridshift.battery_params import BatteryParamError, BatteryParams
 from gridshift.bounds import Bound
 
 from . import forecast as F
 from . import origin as O
+from .policies.registry import BATTERY_RULES, DEFAULT_BATTERY_RULE
 from .realisation import MODES
 from .scenario import Scenario
 
@@ -234,6 +236,12 @@ class Options:
     #: the cap on draining, in days past the window's end (also capped by the bundle's end); the work left
     #: there is charged at the run's own rates per core-hour (sim_core.drain)
     drain_max_days: float = 7.0
+    #: battery storage at every site (sim_core.battery): None = no battery (the default: results as before); a
+    #: ``gridshift.battery_params.BatteryParams`` or a mapping of its fields (stored as a BatteryParams)
+    battery: Any = None
+    #: the battery rule that sets each step's charge / discharge target (``registry.BATTERY_RULES``) where a
+    #: Python policy sets none
+    battery_policy: str = DEFAULT_BATTERY_RULE
 
     def __post_init__(self) -> None:
         self.single_action = check_bool("single_action", self.single_action)
@@ -269,6 +277,14 @@ class Options:
                                             F.MAX_HORIZON_H)
         self.forecast_issue_every_min = check_int("forecast_issue_every_min", self.forecast_issue_every_min,
                                                   F.STEP_MIN, F.MAX_ISSUE_EVERY_MIN)
+        if self.battery is not None:
+            try:
+                self.battery = BatteryParams.from_value(self.battery)
+            except BatteryParamError as err:
+                raise RunOptionsError(str(err)) from err
+        rules = tuple(r.name for r in BATTERY_RULES)
+        if not isinstance(self.battery_policy, str) or self.battery_policy not in rules:
+            raise RunOptionsError(f"battery_policy must be one of {rules}, got {self.battery_policy!r}")
         if self.forecast_issue_every_min % F.STEP_MIN:
             raise RunOptionsError(f"forecast_issue_every_min must be a multiple of {F.STEP_MIN} (a whole number of "
                                   f"steps), got {self.forecast_issue_every_min!r}")
@@ -279,10 +295,16 @@ class Options:
                     off=self.activity_off)
 
     def public(self) -> dict:
-        """The options as plain values (a per-task ``sla_multiplier`` as the label ``"per-task"``)."""
+        """The options as plain values (a per-task ``sla_multiplier`` as the label ``"per-task"``). Without a
+        battery its two options are left out, so that a run without one keeps the options (and the run key) it
+        had before batteries existed."""
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         if isinstance(d["sla_multiplier"], np.ndarray):
             d["sla_multiplier"] = "per-task"
+        if self.battery is None:
+            del d["battery"], d["battery_policy"]
+        else:
+            d["battery"] = self.battery.to_dict()
         return d
 
 
@@ -449,3 +471,26 @@ def check_controls(controls: Any, *, t: float, flex: np.ndarray, status: np.ndar
             raise RunOptionsError(f"{where} is {x:g}: the task is waiting to resume and takes no control")
         idx[k], val[k] = i, x
     return idx, val
+
+
+# ---------------------------------------------------------------------------- battery targets
+def check_battery(battery: Any, run_battery: Any, n_dc: int) -> np.ndarray:
+    """A Python policy's battery targets for one step, validated: one finite number (kW) for every site or one
+    per site (> 0 charge, < 0 discharge, 0 idle; beyond the power limit is done at the limit). Refused in a run
+    without the ``battery`` option (``run_battery`` None). Returns (n_dc,) float64."""
+    if run_battery is None:
+        raise RunOptionsError("battery targets given to a run without batteries (set the battery run option)")
+    if isinstance(battery, bool | np.bool_) or isinstance(battery, str):
+        raise RunOptionsError(f"battery must be a number or one number per site (kW), got {battery!r}")
+    try:
+        a = np.asarray(battery, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise RunOptionsError(f"battery must be a number or one number per site (kW), got {battery!r}") from None
+    if a.ndim == 0:
+        a = np.full(n_dc, float(a))
+    if a.shape != (n_dc,):
+        raise RunOptionsError(f"battery must be one number or {n_dc} (one per site), got shape {a.shape}")
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        raise RunOptionsError(f"battery[{bad[0]}] is {a[bad[0]]!r}: a target is a finite number of kW")
+    return a
