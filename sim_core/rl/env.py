@@ -61,6 +61,7 @@ from gymnasium import spaces
 from numba import njit
 
 from .. import engine as E
+from ..battery import B_P
 from ..options import check_bool, check_seed
 from ..outcome import StepOutcome
 from ..precompile import kernels_notice
