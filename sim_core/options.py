@@ -480,7 +480,7 @@ def check_battery(battery: Any, run_battery: Any, n_dc: int) -> np.ndarray:
     without the ``battery`` option (``run_battery`` None). Returns (n_dc,) float64."""
     if run_battery is None:
         raise RunOptionsError("battery targets given to a run without batteries (set the battery run option)")
-    if isinstance(battery, bool | np.bool_) or isinstance(battery, str):
+    if isinstance(battery, bool | np.bool_ | str):
         raise RunOptionsError(f"battery must be a number or one number per site (kW), got {battery!r}")
     try:
         a = np.asarray(battery, dtype=np.float64)

@@ -21,8 +21,15 @@ from . import forecast as F
 from . import origin as O
 from .drain import drain_steps, run_drained, work_left_now
 from .locality import catalogue, task_datasets
-from .options import (RunOptionsError, check_actions, check_battery, check_controls, check_seed, make_options,
-                      resolve_window)
+from .options import (
+    RunOptionsError,
+    check_actions,
+    check_battery,
+    check_controls,
+    check_seed,
+    make_options,
+    resolve_window,
+)
 from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
 from .physics import compute as physics_compute
 from .policies import registry

@@ -32,8 +32,8 @@ import numpy as np
 from .. import engine as E
 from ..physics import P_SPARE_MIN
 from ..simulator import Prepared, as_scenario
-from .classes import SHAPE_TOL, SHAPE_TOL_CUMULATIVE, TIME_STEPS, WindowTasks, build_classes
 from .battery import net_kw as battery_net_kw
+from .classes import SHAPE_TOL, SHAPE_TOL_CUMULATIVE, TIME_STEPS, WindowTasks, build_classes
 from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
 from .power import bound_at, facility_pieces, site_power
 
