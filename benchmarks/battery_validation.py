@@ -84,9 +84,10 @@ Published round-trip efficiencies (AC to AC):
 
 {pub}
 
-Reading: the model returns its `round_trip_eff` exactly on a cycle without idle time (the losses are split
-evenly, sqrt(eta) each way) and slightly less when it holds its charge (self-discharge, 2 % a month: 0.03 % over
-12 h). The default 0.85 lies between EIA's measured fleet average (0.82, which includes idle months and the
+Reading: the model returns its `round_trip_eff` less what self-discharge takes over the cycle (the conversion
+losses are split evenly, sqrt(eta) each way; without self-discharge the round trip is `round_trip_eff` to
+rounding, a test checks it): 0.8499 over a 4 h charge and a 4 h discharge, 0.03 % less again when held full 12 h
+(2 % a month). The default 0.85 lies between EIA's measured fleet average (0.82, which includes idle months and the
 systems' own heating and cooling, which this model does not draw separately) and the newest product's 0.91;
 `round_trip_eff` reproduces either figure when set to it. Gap: no rate- or temperature-dependent efficiency and
 no auxiliary load of the battery's own.

@@ -255,3 +255,21 @@ def test_the_gym_env_takes_an_optional_battery_action(tiny):
     assert charged == pytest.approx(8 * 3 * 1.25)  # 5 kW x 0.25 h, each site, each step
     with pytest.raises(ValueError, match="fractions"):
         env.step({"tasks": 1, "battery": np.full(3, 2.0)})
+
+
+def test_the_validation_cycle_returns_the_published_round_trip():
+    """docs/validation.md's battery section: a full cycle returns round_trip_eff (no self-discharge) and a little
+    less with the default 2 %/month; set to EIA's fleet figure it reproduces 0.82."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+    from benchmarks.battery_validation import round_trip
+
+    assert round_trip(BatteryParams(capacity_mwh=100.0, self_discharge_per_month=0.0))[2] == pytest.approx(0.85,
+                                                                                                           abs=1e-12)
+    rt = round_trip(BatteryParams(capacity_mwh=100.0))[2]
+    assert 0.849 < rt < 0.85
+    assert round_trip(BatteryParams(capacity_mwh=100.0, round_trip_eff=0.82, self_discharge_per_month=0.0))[2] \
+        == pytest.approx(0.82, abs=1e-12)
+    assert round_trip(BatteryParams(capacity_mwh=100.0), idle_steps=48)[2] < rt
