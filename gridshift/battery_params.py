@@ -15,7 +15,8 @@ from typing import Any
 from gridshift.bounds import Bound
 from gridshift.dc_params import ParamError
 
-__all__ = ["BatteryParams", "BatteryParamError", "BATTERY_RANGES", "DEFAULT_DURATION_H", "HOURS_PER_MONTH"]
+__all__ = ["BatteryParams", "BatteryParamError", "BATTERY_RANGES", "CYCLE_LIFE", "DEFAULT_DURATION_H",
+           "HOURS_PER_MONTH"]
 
 #: power = capacity / 4 h when no power is given: "a 4-hour device" is the NREL Annual Technology Baseline's
 #: representative utility-scale battery (atb.nrel.gov/electricity/2020, Utility-Scale Battery Storage, "Capacity
@@ -23,6 +24,9 @@ __all__ = ["BatteryParams", "BatteryParamError", "BATTERY_RANGES", "DEFAULT_DURA
 DEFAULT_DURATION_H = 4.0
 #: a month of self-discharge: 8,760 h / 12
 HOURS_PER_MONTH = 730.0
+#: full cycles over a battery's life: Tesla's Megapack 3 announcement, "support for 10,000+ cycles" (as reported by
+#: climovo.com, "Megapack 3 vs Megapack 2"); the degradation cost and the embodied carbon's amortisation use it
+CYCLE_LIFE = 10_000.0
 
 #: The valid range of every battery parameter with its reason (refused by name outside it, never clipped).
 BATTERY_RANGES: dict[str, Bound] = {
@@ -80,7 +84,7 @@ class BatteryParams:
     self_discharge_per_month: float = 0.02
     soc_min_frac: float = 0.0
     soc_max_frac: float = 1.0
-    degradation_usd_per_mwh: float = 326.0 / 10_000.0 * 1000.0
+    degradation_usd_per_mwh: float = 326.0 * 1000.0 / CYCLE_LIFE
     embodied_kg_per_kwh: float = 3061.0 / 28.0
 
     def __post_init__(self) -> None:

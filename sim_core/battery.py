@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from gridshift.battery_params import HOURS_PER_MONTH, BatteryParams
+from gridshift.battery_params import CYCLE_LIFE, HOURS_PER_MONTH, BatteryParams
 from gridshift.timestep import STEP_H
 
 #: the parameter vector of one battery (kWh, kW, per-step factors), in this order
@@ -146,11 +146,8 @@ def step(run: BatteryRun, j: int, total_kwh: np.ndarray) -> np.ndarray:
 def wear(params: BatteryParams, discharge_kwh: float) -> tuple[float, float]:
     """(degradation USD, embodied kg CO2e) of ``discharge_kwh`` discharged: the throughput cost per MWh, and the
     production emissions per kWh of capacity amortised over the cycle life the degradation cost assumes
-    (``BatteryParams``: 10,000 full cycles)."""
+    (``gridshift.battery_params.CYCLE_LIFE``)."""
     usd = discharge_kwh / 1000.0 * params.degradation_usd_per_mwh
     kg = discharge_kwh * params.embodied_kg_per_kwh / CYCLE_LIFE
     return usd, kg
 
-
-#: full cycles over a battery's life (BatteryParams: Tesla's Megapack 3 announcement, "10,000+ cycles")
-CYCLE_LIFE = 10_000.0

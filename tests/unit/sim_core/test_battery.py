@@ -255,6 +255,11 @@ def test_the_gym_env_takes_an_optional_battery_action(tiny):
     assert charged == pytest.approx(8 * 3 * 1.25)  # 5 kW x 0.25 h, each site, each step
     with pytest.raises(ValueError, match="fractions"):
         env.step({"tasks": 1, "battery": np.full(3, 2.0)})
+    # the vector environment's own jitted step has no battery: refused, not silently priced without it
+    from sim_core.rl.vector import TaskSchedulingVectorEnv
+
+    with pytest.raises(ValueError, match="no batteries"):
+        TaskSchedulingVectorEnv(tiny, 2, days=1, battery=BAT)
 
 
 def test_the_validation_cycle_returns_the_published_round_trip():
