@@ -14,21 +14,43 @@ from numba import njit
 from .registry import battery_rule
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _quantile(a, m, q):
+    """The q quantile of the sorted ``a[:m]`` (m >= 1), linear between order statistics (numpy's default)."""
+    pos = q * (m - 1)
+    lo = int(np.floor(pos))
+    hi = min(lo + 1, m - 1)
+    return a[lo] + (a[hi] - a[lo]) * (pos - lo)
+
+
 @njit(cache=True, nogil=True)
 def quantile_targets(signal, s0, n, window, q_low, q_high, power_kw, out):
     """``out[d, j]`` for run step j (bundle step s0 + j): +power_kw[d] at or below the q_low quantile of the
     trailing window of ``signal[d]`` (bundle steps max(0, k - window + 1) .. k), -power_kw[d] at or above its
-    q_high quantile (charging wins a tie: a flat window charges), else 0."""
+    q_high quantile (charging wins a tie: a flat window charges), else 0. The window is kept sorted as it slides
+    (one insertion and one removal per step, not a sort)."""
     n_dc = signal.shape[0]
+    buf = np.empty(window)
     for d in range(n_dc):
-        for j in range(n):
-            k = s0 + j
-            lo = max(0, k - window + 1)
-            w = signal[d, lo:k + 1]
+        m = 0
+        first = max(0, s0 - window + 1)
+        for k in range(first, s0 + n):
+            if m == window:  # drop the value leaving the window
+                old = signal[d, k - window]
+                i = np.searchsorted(buf[:m], old)
+                buf[i:m - 1] = buf[i + 1:m].copy()
+                m -= 1
             x = signal[d, k]
-            if x <= np.quantile(w, q_low):
+            i = np.searchsorted(buf[:m], x)
+            buf[i + 1:m + 1] = buf[i:m].copy()
+            buf[i] = x
+            m += 1
+            if k < s0:
+                continue
+            j = k - s0
+            if x <= _quantile(buf, m, q_low):
                 out[d, j] = power_kw[d]
-            elif x >= np.quantile(w, q_high):
+            elif x >= _quantile(buf, m, q_high):
                 out[d, j] = -power_kw[d]
             else:
                 out[d, j] = 0.0

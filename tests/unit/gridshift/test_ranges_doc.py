@@ -1,7 +1,7 @@
 """docs/bundle_format.md lists every declared parameter range exactly as declared (one declaration each:
 gridshift.dc_params.PARAM_RANGES, sim_core.options.OPTION_RANGES, sim_core.rl.reward.TERM_RANGES and
-MASAC_RANGES, gridshift.battery_params.BATTERY_RANGES, the task bounds of gridshift.bounds the bundle checks, and the manifest's parameters,
-gridshift.bundle.manifest_params). Regenerate a block with
+MASAC_RANGES, gridshift.battery_params.BATTERY_RANGES, the task bounds of gridshift.bounds the bundle checks,
+and the manifest's parameters, gridshift.bundle.manifest_params). Regenerate a block with
 ``gridshift.bounds.markdown_table`` when a declaration changes."""
 
 from __future__ import annotations

@@ -278,3 +278,23 @@ def test_the_validation_cycle_returns_the_published_round_trip():
     assert round_trip(BatteryParams(capacity_mwh=100.0, round_trip_eff=0.82, self_discharge_per_month=0.0))[2] \
         == pytest.approx(0.82, abs=1e-12)
     assert round_trip(BatteryParams(capacity_mwh=100.0), idle_steps=48)[2] < rt
+
+
+def test_the_rule_ranks_each_step_in_its_trailing_day_as_numpy_does():
+    """The sliding sorted window of battery_rules gives numpy's quantiles: every step of 3 sites, a window that
+    starts inside the bundle, and a flat stretch (ties: charging wins)."""
+    from sim_core.policies.battery_rules import quantile_targets
+
+    sig = np.ascontiguousarray(synthetic_signals(3, 1200, 4)["carbon_g_per_kwh"])
+    sig[1, 500:700] = 300.0
+    for s0, n in ((0, 1200), (150, 700)):
+        out = np.zeros((3, n))
+        quantile_targets(sig, s0, n, 96, 0.25, 0.75, np.array([1.0, 2.0, 3.0]), out)
+        for d in range(3):
+            for j in range(n):
+                k = s0 + j
+                w = sig[d, max(0, k - 95):k + 1]
+                x = sig[d, k]
+                want = 1.0 if x <= np.quantile(w, 0.25) else (-1.0 if x >= np.quantile(w, 0.75) else 0.0)
+                assert out[d, j] == want * (d + 1.0), (s0, d, j)
+    assert (out[1, 500 - 150 + 96:700 - 150] > 0).all()  # a flat day charges
