@@ -36,6 +36,9 @@ from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams
 from gridshift.wetbulb import stull_wetbulb
 from sim_core import physics as ph
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks.battery_validation import section as battery_section  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "validation.md"
 COMMAND = "./run.sh python benchmarks/validation.py"
@@ -341,7 +344,7 @@ def render(rows: list[dict], sweep, itv: dict, year: int, mirror: Path) -> str:
     """docs/validation.md: what is run, the published figures, the annual figures per location, the climate
     check, the PUE ranges, the comparison with published figures and where the overhead goes."""
     parts = [_intro(year, mirror), _published(), _annual(rows), _climate(rows, sweep), render_pue_ranges(pue_ranges()),
-             _comparison(rows, itv), _overhead(rows)]
+             _comparison(rows, itv), _overhead(rows), battery_section()]
     return "\n".join(parts) + "\n"
 
 

@@ -30,9 +30,11 @@ from typing import Any
 import numpy as np
 
 from gridshift import run_options as R
+from gridshift.battery_params import BatteryParamError, BatteryParams
 from gridshift.bounds import Bound
 
 from . import origin as O
+from .policies.registry import BATTERY_RULES, DEFAULT_BATTERY_RULE
 from .scenario import Scenario
 
 # The options are declared in gridshift.run_options (name, type, default, range, unit, doc, citation); these
@@ -180,13 +182,30 @@ class Options:
     Constructing one validates and normalizes every value (:func:`check_declared`) or raises
     :class:`RunOptionsError`; an unknown name is a ``TypeError``, as an unknown keyword argument is."""
 
-    def __init__(self, **kw: Any) -> None:
+    #: battery storage at every site (sim_core.battery), a parameter set rather than one value, so not (yet) a
+    #: declared option: None = no battery (the default: results and run keys as before); a
+    #: ``gridshift.battery_params.BatteryParams`` or a mapping of its fields (stored as a BatteryParams)
+    battery: BatteryParams | None
+    #: the battery rule that sets each step's charge / discharge target (``registry.BATTERY_RULES``) where a Python
+    #: policy sets none
+    battery_policy: str
+
+    def __init__(self, *, battery: Any = None, battery_policy: str = DEFAULT_BATTERY_RULE, **kw: Any) -> None:
         specs = R.declared()
         unknown = sorted(set(kw) - {o.name for o in specs})
         if unknown:
             raise TypeError(f"unknown run options: {unknown}")
         for o in specs:
             setattr(self, o.name, check_declared(o, kw.get(o.name, o.default)))
+        if battery is not None:
+            try:
+                battery = BatteryParams.from_value(battery)
+            except BatteryParamError as err:
+                raise RunOptionsError(str(err)) from err
+        rules = tuple(r.name for r in BATTERY_RULES)
+        if not isinstance(battery_policy, str) or battery_policy not in rules:
+            raise RunOptionsError(f"battery_policy must be one of {rules}, got {battery_policy!r}")
+        self.battery, self.battery_policy = battery, battery_policy
         if not O.activity(np.arange(24), **self.activity_kw()).any():
             raise RunOptionsError(
                 f"activity is 0 at every local hour (activity_on={self.activity_on!r} in business hours "
@@ -215,8 +234,15 @@ class Options:
                     off=self.activity_off)
 
     def public(self) -> dict:
-        """The options as plain values, in declaration order (a per-task array as the label ``"per-task"``)."""
-        return {k: "per-task" if isinstance(v, np.ndarray) else v for k, v in vars(self).items()}
+        """The options as plain values, in declaration order (a per-task array as the label ``"per-task"``).
+        Without a battery its two options are left out, so that a run without one keeps the options (and the run
+        key) it had before batteries existed."""
+        d = {k: "per-task" if isinstance(v, np.ndarray) else v for k, v in vars(self).items()}
+        if self.battery is None:
+            del d["battery"], d["battery_policy"]
+        else:
+            d["battery"] = self.battery.to_dict()
+        return d
 
 
 def make_options(**kw) -> Options:
@@ -379,3 +405,26 @@ def check_controls(controls: Any, *, t: float, flex: np.ndarray, status: np.ndar
             raise RunOptionsError(f"{where} is {x:g}: the task is waiting to resume and takes no control")
         idx[k], val[k] = i, x
     return idx, val
+
+
+# ---------------------------------------------------------------------------- battery targets
+def check_battery(battery: Any, run_battery: Any, n_dc: int) -> np.ndarray:
+    """A Python policy's battery targets for one step, validated: one finite number (kW) for every site or one
+    per site (> 0 charge, < 0 discharge, 0 idle; beyond the power limit is done at the limit). Refused in a run
+    without the ``battery`` option (``run_battery`` None). Returns (n_dc,) float64."""
+    if run_battery is None:
+        raise RunOptionsError("battery targets given to a run without batteries (set the battery run option)")
+    if isinstance(battery, bool | np.bool_ | str):
+        raise RunOptionsError(f"battery must be a number or one number per site (kW), got {battery!r}")
+    try:
+        a = np.asarray(battery, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise RunOptionsError(f"battery must be a number or one number per site (kW), got {battery!r}") from None
+    if a.ndim == 0:
+        a = np.full(n_dc, float(a))
+    if a.shape != (n_dc,):
+        raise RunOptionsError(f"battery must be one number or {n_dc} (one per site), got shape {a.shape}")
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        raise RunOptionsError(f"battery[{bad[0]}] is {a[bad[0]]!r}: a target is a finite number of kW")
+    return a

@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
+from . import battery as B
 from . import engine as E
 from .drain import work_totals
 from .physics import OUT_NAMES, STEP_HOURS, priced
@@ -309,20 +310,34 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
         prep.options.transfer_emissions == "mean", float(C.t0), s0, n)
     cnt[5] = S.m_viol[:, :n]  # violations decided in each step, net (a pause withdraws one decided at the start)
     xfer = (xfer_cost, xfer_kwh, xfer_kg)
-    steps = _steps_frame(prep, ph, busy, cnt, flow)
+    # the batteries (sim_core.battery): grid energy = facility energy + charge - discharge
+    bat = None if prep.battery is None else B.apply(prep.battery, ph["total_kw"])
+    steps = _steps_frame(prep, ph, busy, cnt, flow, bat)
 
     def task_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
         return _task_frames(prep, finish, xfer)
 
     totals = _totals(prep, ph, steps, finish, xfer)
+    if bat is not None:
+        totals.update(battery_totals(prep.battery.params, bat))
     return RunResult(steps=steps, task_frames=task_frames if lazy_tasks else task_frames(), totals=totals,
                      sites=site_summary(sc.locations, ph),
                      seed=prep.seed, bundle_id=sc.bundle_id, gridshift_version=gridshift_version(), policy=policy,
                      options={**prep.options.public(), "start_step": s0, "steps": prep.n_window})
 
 
-def _steps_frame(prep, ph: dict, busy: tuple, cnt, flow) -> pl.DataFrame:
-    """The per-step frame: one row per (datacenter, step), datacenter-major."""
+def battery_totals(params, bat: dict) -> dict:
+    """The run's battery totals: energy in, out, lost, grid energy, and the wear of what was discharged
+    (``sim_core.battery.wear``: reported beside cost and carbon, not in them)."""
+    t = {name: float(bat[name].sum()) for name in B.OUT_NAMES if name != "battery_soc_kwh"}
+    t["battery_soc_end_kwh"] = float(bat["battery_soc_kwh"][:, -1].sum())
+    t["battery_degradation_usd"], t["battery_embodied_carbon_kg"] = B.wear(params, t["battery_discharge_kwh"])
+    return t
+
+
+def _steps_frame(prep, ph: dict, busy: tuple, cnt, flow, bat: dict | None = None) -> pl.DataFrame:
+    """The per-step frame: one row per (datacenter, step), datacenter-major; with batteries, their columns and
+    cost and carbon of the grid energy."""
     sc, S = prep.scenario, prep.state
     n_dc, n, s0 = sc.n_dc, prep.n_out, prep.s0
     ks = slice(s0, s0 + n)
@@ -357,8 +372,9 @@ def _steps_frame(prep, ph: dict, busy: tuple, cnt, flow) -> pl.DataFrame:
     cols["pue"] = flat(effectiveness(ph["total_kw"], ph["it_kw"], 1.0))
     cols["it_kwh"] = flat(it_kwh)
     cols["total_kwh"] = flat(total_kwh)
-    cols["cost_usd"] = flat(priced(total_kwh, price))
-    cols["carbon_kg"] = flat(priced(total_kwh, carbon))
+    grid_kwh = total_kwh if bat is None else bat["grid_kwh"]
+    cols["cost_usd"] = flat(priced(grid_kwh, price))
+    cols["carbon_kg"] = flat(priced(grid_kwh, carbon))
     cols["wue_l_per_kwh"] = flat(effectiveness(ph["water_l"], it_kwh, 0.0))
     cols["unmet_cooling_kwh"] = flat(ph["unmet_cooling_kw"] * STEP_HOURS)
     for name in ("idle", "sleep", "wake"):  # IT energy of capacity on but unused, asleep, waking
@@ -374,6 +390,9 @@ def _steps_frame(prep, ph: dict, busy: tuple, cnt, flow) -> pl.DataFrame:
         cols[k] = flat(v).astype(np.int64)
     for k, v in zip(FLOWS, flow, strict=True):
         cols[k] = flat(v)
+    if bat is not None:
+        for name in B.OUT_NAMES:
+            cols[name] = flat(bat[name])
     if prep.options.drain:  # the steps past the window's end (no arrivals; sim_core.drain)
         cols["draining"] = np.tile(np.arange(n) >= prep.n_window, n_dc)
     return pl.DataFrame(cols)

@@ -15,12 +15,21 @@ from pathlib import Path
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
+from . import battery as B
 from . import engine as E
 from . import forecast as F
 from . import origin as O
 from .drain import drain_steps, run_drained, work_left_now
 from .locality import catalogue, task_datasets
-from .options import RunOptionsError, check_actions, check_controls, check_seed, make_options, resolve_window
+from .options import (
+    RunOptionsError,
+    check_actions,
+    check_battery,
+    check_controls,
+    check_seed,
+    make_options,
+    resolve_window,
+)
 from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
 from .physics import compute as physics_compute
 from .policies import registry
@@ -114,6 +123,8 @@ class Prepared:
         qmin = _queue_minima(self.tasks)
         cfg = server_config(sc)
         self.managed = opts.power == "managed"
+        #: the sites' batteries (sim_core.battery; None without one): their targets for every step of the run
+        self.battery = B.setup(opts.battery, opts.battery_policy, sc.carbon_g_per_kwh, sc.price_usd_per_mwh, s0, n)
         self.ctx = E.Ctx(cap=cap, carbon=carbon, price=np.ascontiguousarray(sc.price_usd_per_mwh[:, s0:s0 + n]),
                          delay_s_per_gb=np.ascontiguousarray(delay_per_gb),
                          rtt_s=np.ascontiguousarray(sc.rtt_ms / 1000.0), t0=t0, n_steps=n,
@@ -272,7 +283,8 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     ``policy``: a policy's name (``sim_core.policies.registry``), a Numba-jitted function
     ``policy(view, actions)`` (see ``engine.PolicyView``; it may also write flexible-task controls), or
     any Python callable ``policy(obs) -> actions`` or ``-> (actions, controls)`` (the step-by-step path of
-    :class:`Simulator`; ``controls`` as in :meth:`Simulator.step`). ``on_phase(name)`` is called as each
+    :class:`Simulator`; ``controls`` as in :meth:`Simulator.step`; ``-> (actions, controls, battery)`` also sets the
+    batteries' targets, ``battery`` as in :meth:`Simulator.step`). ``on_phase(name)`` is called as each
     phase begins: ``"set-up"``, ``"stepping"``, ``"results"`` (a command line's progress: on a cold cache
     each phase compiles its kernels, ``sim_core.precompile``).
     """
@@ -298,8 +310,11 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
         on_phase("stepping")
         while not sim.done:
             out = policy(obs)
-            # (actions, controls) with controls a mapping: flexible-task controls (Simulator.step)
-            if isinstance(out, tuple) and len(out) == 2 and (out[1] is None or isinstance(out[1], Mapping)):
+            # (actions, controls) with controls a mapping: flexible-task controls (Simulator.step); (actions,
+            # controls, battery): also the batteries' targets
+            if isinstance(out, tuple) and len(out) == 3 and (out[1] is None or isinstance(out[1], Mapping)):
+                obs, _ = sim.step(out[0], controls=out[1], battery=out[2])
+            elif isinstance(out, tuple) and len(out) == 2 and (out[1] is None or isinstance(out[1], Mapping)):
                 obs, _ = sim.step(out[0], controls=out[1])
             else:
                 obs, _ = sim.step(out)
@@ -451,9 +466,9 @@ class Simulator:
     def step_index(self) -> int:
         return int(self.prep.state.sc[E.SC_STEP])
 
-    def _advance(self, actions, controls=None) -> int:
-        """Validate and apply ``actions`` (and ``controls``), run the step, fill :attr:`outcome`; returns the
-        step."""
+    def _advance(self, actions, controls=None, battery=None) -> int:
+        """Validate and apply ``actions`` (and ``controls``, ``battery``), run the step, fill :attr:`outcome`;
+        returns the step."""
         p = self.prep
         if p is None:
             raise RuntimeError("call reset() first")
@@ -466,6 +481,8 @@ class Simulator:
         acts = self._actions
         if controls is not None:
             self._write_controls(controls, j)
+        if battery is not None:
+            p.battery.target_kw[:, j] = check_battery(battery, p.battery, self.scenario.n_dc)
         if isinstance(a, int):  # one action for every pending task
             acts[:max(pn, 1)] = a
         else:
@@ -475,6 +492,8 @@ class Simulator:
         o = self.outcome
         k = p.s0 + j
         self._phys(*self._phys_args, j, *self._phys_sig, k, self._phys_buf, o.dc, o.dc_sum)
+        if p.battery is not None:
+            self._battery_step(j, k)
         sc_ = S.sc
         self._xfer(*self._xfer_pre, int(sc_[E.SC_PEND_N]), int(sc_[E.SC_NEXT_ARRIVAL]), int(sc_[E.SC_STARTED]),
                    self._wm, self._cand, C.t0, E.STEP_S, j, p.s0, *self._xfer_net, o.xfer)
@@ -483,6 +502,19 @@ class Simulator:
             self._begin(T, S, C, j + 1)
             self._publish(*self._publish_args, j + 1, p.s0)
         return j
+
+    def _battery_step(self, j: int, k: int) -> None:
+        """Step j of the batteries: grid energy prices the step's cost and carbon (``outcome``'s rows), exactly as
+        the run results compute them (``sim_core.result``)."""
+        o, sc = self.outcome, self.scenario
+        dc = o.dc
+        r_tot, r_cost, r_kg = (o.DC_NAMES.index(n) for n in ("total_kwh", "cost_usd", "carbon_kg"))
+        last = B.step(self.prep.battery, j, dc[r_tot])
+        grid = last[B.O_GRID]
+        dc[r_cost] = grid * sc.price_usd_per_mwh[:, k] / 1000.0
+        dc[r_kg] = grid * sc.carbon_g_per_kwh[:, k] / 1000.0
+        o.dc_sum[r_cost] = dc[r_cost].sum()
+        o.dc_sum[r_kg] = dc[r_kg].sum()
 
     def _write_controls(self, controls, j: int) -> None:
         """Validate the flexible-task controls and hand them to the engine (applied at the step start)."""
@@ -505,18 +537,20 @@ class Simulator:
         p = self.prep
         return f"the action for pending task {q} (task_id {p.task_id[p.state.pend[q]]})"
 
-    def step(self, actions=None, controls=None) -> tuple[dict, dict]:
+    def step(self, actions=None, controls=None, battery=None) -> tuple[dict, dict]:
         """Run one step. ``controls``: ``None`` or ``{task index: scale}`` over ``obs["flex_index"]`` (0 =
         pause, s > 0 = run at scale s: resume or rescale; docs/simulation.md "Flexible tasks"), applied at
-        the start of the step before the actions."""
-        j = self._advance(actions, controls)
+        the start of the step before the actions. ``battery`` (a run with the ``battery`` option): None (the run's
+        battery rule) or each site's target power this step, kW (> 0 charge, < 0 discharge, 0 idle; one number
+        for every site or one per site), done as far as the battery's limits allow (``sim_core.battery``)."""
+        j = self._advance(actions, controls, battery)
         info = self._step_info(j)
         return self.observation(), info
 
-    def step_fast(self, actions=None, controls=None):
+    def step_fast(self, actions=None, controls=None, battery=None):
         """Run one step without building the observation or info dicts; returns :attr:`outcome`
         (its arrays are overwritten by the next step: copy what you keep)."""
-        self._advance(actions, controls)
+        self._advance(actions, controls, battery)
         return self.outcome
 
     def builtin_actions(self, name: str) -> np.ndarray:
@@ -604,6 +638,9 @@ class Simulator:
             "history": self.history(), "forecast": self.forecast(),
             "delay_s_per_gb": C.delay_s_per_gb.copy(), "rtt_s": C.rtt_s.copy(),
             "usd_per_gb": sc.usd_per_gb.copy(), "allow_defer": p.options.allow_defer,
+            **({} if p.battery is None else {"battery_soc_kwh": p.battery.soc_kwh.copy(),
+                                             "battery_power_kw": p.battery.vec[:, B.B_P].copy(),
+                                             "battery_capacity_kwh": p.battery.vec[:, B.B_CAP].copy()}),
             **self._flex_observation(idx),
         }
 
@@ -657,6 +694,9 @@ class Simulator:
             info[name] = int(v) if name in o.COUNT_NAMES else float(v)
         info["queue_len"] = S.m_queue[:, j].copy()
         info["in_transit"] = S.m_transit[:, j].copy()
+        if p.battery is not None:
+            for name, row in zip(B.OUT_NAMES, p.battery.last, strict=True):
+                info[name] = row.copy()
         return info
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from gridshift.timestep import STEP_H
 
 from .. import engine as E
+from .battery import add_battery
 from .power import FacilityPieces, SitePower
 
 #: per (datacenter, step) variables, in this order
@@ -89,6 +90,7 @@ class LPModel:
     dk_base: int  # first per-(d, j) variable; variable v of (d, j) is dk_base + (d * n + j) * N_DK + v
     task_rows: np.ndarray  # row of each task with cells (-1: none)
     p_weight: np.ndarray  # (n_dc, n): objective weight of P per kW (0.25 h x per-kWh weights)
+    batt_base: int = -1  # first battery column (optimum.battery), -1 without batteries
 
     @property
     def nnz(self) -> int:
@@ -97,13 +99,16 @@ class LPModel:
 
 def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray], sites: list[SitePower],
              fac: FacilityPieces, cap: np.ndarray, weight_kwh: np.ndarray, p_upper: np.ndarray,
-             avail: np.ndarray | None = None, due: np.ndarray | None = None, curve_steps: int = 1) -> LPModel:
+             avail: np.ndarray | None = None, due: np.ndarray | None = None, curve_steps: int = 1,
+             battery: np.ndarray | None = None, battery_free_start: bool = False) -> LPModel:
     """Assemble the LP. ``resources``: cores, GPUs, GB of every task; ``weight_kwh`` (n_dc, n): objective
     weight per kWh of facility energy; ``p_upper`` (n_dc, n): upper bound of P (inf except where the
     weight is negative). ``avail``/``due`` (n_tasks, n, s): the cumulative formulation — instead of one work
     row per task (class), its work done by the end of each step, S[i, k] = S[i, k - 1] + sum_d y[i, d, k],
     lies in [due[i, k], avail[i, k]] (S: columns after the per-(d, j) variables), checked at the end of
-    every ``curve_steps`` steps only (a subset of the constraints: a relaxation, 4x fewer S on hourly checks)."""
+    every ``curve_steps`` steps only (a subset of the constraints: a relaxation, 4x fewer S on hourly checks).
+    ``battery`` (n_dc, 7): the sites' batteries (``optimum.battery``; ``battery_free_start``: a later rolling
+    horizon's)."""
     n_tasks = resources[0].shape[0]
     n_dc, n = weight_kwh.shape
     nc = cells.task.shape[0]
@@ -160,6 +165,11 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
         col_upper[s_base:] = (avail[:, k_end] / E.STEP_S).ravel()
     for d, s in enumerate(sites):
         _site_rows(rows, d, s, base, n, cap, p_upper, weight_kwh, fac, col_lower, col_upper, col_cost)
+    batt_base = -1
+    if battery is not None:
+        p_col = base + np.arange(n_dk).reshape(n_dc, n) * N_DK + V_P
+        batt_base, n_col, col_lower, col_upper, col_cost = add_battery(
+            rows, battery, p_col, weight_kwh, n_col, col_lower, col_upper, col_cost, battery_free_start)
 
     r = np.concatenate(rows.rows_i)
     c = np.concatenate(rows.cols_i)
@@ -170,7 +180,7 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     return LPModel(n_col=n_col, n_row=rows.n_row, col_cost=col_cost, col_lower=col_lower, col_upper=col_upper,
                    row_lower=np.concatenate(rows.rlo), row_upper=np.concatenate(rows.rhi), start=start,
                    index=r.astype(np.int32), value=v, n_cells=nc, dk_base=base, task_rows=task_rows,
-                   p_weight=weight_kwh * STEP_H)
+                   p_weight=weight_kwh * STEP_H, batt_base=batt_base)
 
 
 class _Rows:

@@ -32,6 +32,7 @@ import numpy as np
 from .. import engine as E
 from ..physics import P_SPARE_MIN
 from ..simulator import Prepared, as_scenario
+from .battery import net_kw as battery_net_kw
 from .classes import SHAPE_TOL, SHAPE_TOL_CUMULATIVE, TIME_STEPS, WindowTasks, build_classes
 from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
 from .power import bound_at, facility_pieces, site_power
@@ -223,7 +224,8 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
                           short=fac.short[:, hs], fallback=fac.fallback[:, hs])
         lp = assemble(cc.cells, cc.resources, sites, fac_h, cap, np.ascontiguousarray(w_kwh[:, hs]),
                       np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due,
-                      curve_steps=curve_steps)
+                      curve_steps=curve_steps, battery=None if prep.battery is None else prep.battery.vec,
+                      battery_free_start=h0 > 0)
         _floor_p(lp, p_floor[:, hs])
         acc["build"] += time.perf_counter() - t_b
         x, obj, status, secs = _solve(lp, threads, solver)
@@ -234,6 +236,8 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         acc["value"] += obj
         P = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
         kwh = STEP_H * P
+        if lp.batt_base >= 0:  # grid energy: + charge - discharge (optimum.battery)
+            kwh = kwh + STEP_H * battery_net_kw(x, lp.batt_base, sc.n_dc, hn)
         acc["kwh"] += float(kwh.sum())
         acc["fac_kg"] += float((kwh * carbon[:, hs]).sum() / 1000.0)
         acc["fac_usd"] += float((kwh * price[:, hs]).sum() / 1000.0)

@@ -223,3 +223,49 @@ def with_docs_table(text: str) -> str:
         raise ValueError(f"the docs page has no {DOCS_START} ... {DOCS_END} block")
     return text[:a + len(DOCS_START)] + "\n" + markdown_table() + text[b:]
 
+
+
+# ---------------------------------------------------------------------------------------------- battery rules
+@dataclass(frozen=True)
+class BatteryRuleSpec:
+    """A battery rule (``sim_core.policies.battery_rules``): each site's charge / discharge target per step from
+    one grid signal (``carbon``, ``price``; None: always idle). Chosen with the run option ``battery_policy``,
+    beside the task policy; a Python policy may set the targets itself (``Simulator.step(..., battery=...)``)."""
+
+    name: str
+    signal: str | None
+    description: str
+    citation: str = ""
+    params: tuple[Param, ...] = field(default=())
+
+    def defaults(self) -> dict[str, float | int]:
+        return {p.name: p.default for p in self.params}
+
+
+_SDC = ("Sarkar et al., \"SustainDC: Benchmarking for Sustainable Data Center Control\", NeurIPS 2024 Datasets and "
+        "Benchmarks; artifact HewlettPackard/dc-rl, RBCBatteryAgent (charge when carbon intensity is low against "
+        "its outlook, discharge when high); here against the site's past day, which a site knows without a "
+        "forecast")
+_QUANTILE_PARAMS = (
+    Param("window_steps", 96, "steps", "the trailing window the step's value is ranked in: the past day"),
+    Param("q_low", 0.25, "", "charge at full power at or below this quantile of the window (the day's greenest / "
+          "cheapest quarter)"),
+    Param("q_high", 0.75, "", "discharge at full power at or above this quantile (the day's dirtiest / dearest "
+          "quarter)"),
+)
+BATTERY_RULES: tuple[BatteryRuleSpec, ...] = (
+    BatteryRuleSpec("carbon_quantile", "carbon", "charge in the day's greenest hours, discharge in its dirtiest",
+                    _SDC, _QUANTILE_PARAMS),
+    BatteryRuleSpec("price_quantile", "price", "charge in the day's cheapest hours, discharge in its dearest",
+                    _SDC, _QUANTILE_PARAMS),
+    BatteryRuleSpec("idle", None, "never charge or discharge (the battery only where a Python policy sets it)"),
+)
+DEFAULT_BATTERY_RULE = "carbon_quantile"
+
+
+def battery_rule(name: str) -> BatteryRuleSpec:
+    """The battery rule ``name`` (KeyError naming the rules otherwise)."""
+    for s in BATTERY_RULES:
+        if s.name == name:
+            return s
+    raise KeyError(f"unknown battery rule {name!r}; the battery rules: {', '.join(s.name for s in BATTERY_RULES)}")

@@ -61,6 +61,7 @@ from gymnasium import spaces
 from numba import njit
 
 from .. import engine as E
+from ..battery import B_P
 from ..options import check_bool, check_seed
 from ..outcome import StepOutcome
 from ..precompile import kernels_notice
@@ -345,7 +346,8 @@ class TaskSchedulingEnv(gym.Env):
 
     def __init__(self, bundle: str | Path | Scenario, reward=None, single_action: bool = False,
                  allow_defer: bool = True, days=None, start=None, seed: int = 0, steps=None,
-                 render_mode: str | None = None, max_tasks: int | None = None, **sim_options):
+                 render_mode: str | None = None, max_tasks: int | None = None, battery_action: bool = False,
+                 **sim_options):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
@@ -390,6 +392,14 @@ class TaskSchedulingEnv(gym.Env):
         else:
             self.observation_space = _ListSequence(self.task_space)
             self.action_space = spaces.Sequence(spaces.Discrete(self.n_actions))
+        #: battery_action (a run with the ``battery`` option): the action is {"tasks": the task action above,
+        #: "battery": each site's target as a fraction of its battery's power, -1 (discharge) .. 1 (charge)}
+        self.battery_action = check_bool("battery_action", battery_action)
+        if self.battery_action:
+            if self.sim.prep.battery is None:
+                raise ValueError("battery_action=True needs batteries: pass the battery run option")
+            self.action_space = spaces.Dict({"tasks": self.action_space,
+                                             "battery": spaces.Box(-1.0, 1.0, (n_dc,), dtype=np.float32)})
         self._obs_buf = np.zeros(len(self.feature_names), np.float32)
         self._feat64 = np.zeros(len(self.feature_names))
         self._started = False
@@ -563,6 +573,16 @@ class TaskSchedulingEnv(gym.Env):
                              + (" (0 = defer, j = DC j - 1)" if self.allow_defer else " (DC index)"))
         return a if self.allow_defer else a + 1
 
+    def _battery_target(self, action):
+        """(task action, battery targets kW) of a ``battery_action`` action: fractions in [-1, 1] of each site's
+        battery power."""
+        if not isinstance(action, dict) or set(action) != {"tasks", "battery"}:
+            raise ValueError("with battery_action=True an action is {'tasks': ..., 'battery': n_dc fractions}")
+        f = np.asarray(action["battery"], dtype=np.float64)
+        if f.shape != (self.n_dc,) or not np.all(np.isfinite(f)) or np.abs(f).max(initial=0.0) > 1.0:
+            raise ValueError(f"action['battery'] must be {self.n_dc} finite fractions in [-1, 1], got {f!r}")
+        return action["tasks"], f * self.sim.prep.battery.vec[:, B_P]
+
     def _padded_actions(self, action, pn: int) -> np.ndarray:
         """The engine actions of the padded mode: slot q's action for pending task q < max_tasks; the pending
         tasks past ``max_tasks`` get 0 (deferred, or their origin with ``allow_defer=False``)."""
@@ -587,7 +607,10 @@ class TaskSchedulingEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self.sim.done:
             raise RuntimeError("episode is over: call reset()")
-        o = self.sim.step_fast(self._engine_actions(action))
+        battery = None
+        if self.battery_action:
+            action, battery = self._battery_target(action)
+        o = self.sim.step_fast(self._engine_actions(action), battery=battery)
         if self._evaluate is not None:
             r, raw = self._evaluate(o)
         else:

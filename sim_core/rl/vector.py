@@ -329,6 +329,8 @@ class TaskSchedulingVectorEnv(VectorEnv):
         if sim_options.pop("single_action", True) is not True:
             raise ValueError("TaskSchedulingVectorEnv is single-action only (one action per environment and step); "
                              "use TaskSchedulingEnv for per-task actions")
+        if sim_options.get("battery") is not None:  # (its jitted step prices facility energy, sim_core.battery)
+            raise ValueError("TaskSchedulingVectorEnv has no batteries: use TaskSchedulingEnv with the battery option")
         self.num_envs = int(num_envs)
         if windows is None:
             windows = [dict(start=start, days=days, steps=steps)] * self.num_envs

@@ -1,7 +1,7 @@
 """docs/bundle_format.md lists every declared parameter range exactly as declared (one declaration each:
 gridshift.dc_params.PARAM_RANGES, sim_core.options.OPTION_RANGES, sim_core.rl.reward.TERM_RANGES and
-MASAC_RANGES, the task bounds of gridshift.bounds the bundle checks, and the manifest's parameters,
-gridshift.bundle.manifest_params). Regenerate a block with
+MASAC_RANGES, gridshift.battery_params.BATTERY_RANGES, the task bounds of gridshift.bounds the bundle checks,
+and the manifest's parameters, gridshift.bundle.manifest_params). Regenerate a block with
 ``gridshift.bounds.markdown_table`` when a declaration changes."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gridshift import bounds
+from gridshift.battery_params import BATTERY_RANGES
 from gridshift.bundle.format import TASK_FLEX, TASK_RESOURCES
 from gridshift.bundle.manifest_params import ranges as manifest_ranges
 from gridshift.dc_params import PARAM_RANGES
@@ -25,6 +26,7 @@ BLOCKS = {
     "tasks": {c: bounds.get(c) for c in TASK_COLUMNS},
     "manifest": manifest_ranges(),
     "options": OPTION_RANGES,
+    "battery": BATTERY_RANGES,
     "reward": {**TERM_RANGES, **MASAC_RANGES},
 }
 
