@@ -232,7 +232,7 @@ class Options:
     locality: bool = True
     locality_retention_days: float = LOCALITY_RETENTION_DAYS
     #: the cap on draining, in days past the window's end (also capped by the bundle's end); the work left
-    #: there is charged at the run's own rates per core-hour (sim_core.drain)
+    #: there is charged at the run's own rates per GPU-hour and per core-hour (sim_core.drain)
     drain_max_days: float = 7.0
 
     def __post_init__(self) -> None:
