@@ -1,9 +1,9 @@
 """GAIA (Hanafy et al., ASPLOS 2024; docs/baselines.md): two queues by job length, each with a waiting
 time; a job starts at the hour of least carbon for a job of its queue's mean length
 (``gaia_lowest_carbon_window``), or of the most carbon saved per unit of completion time
-(``gaia_carbon_time``), or at once on free reserved capacity (``gaia_res_first``). The capacity-aware variants
-(``gaia_lowest_carbon_window_capacity``, ``gaia_carbon_time_capacity``) consider only the starts with room left
-at the site in the policy's own plan of the jobs it has started and planned (``plan.room_for``)."""
+(``gaia_carbon_time``), or at once on free reserved capacity (``gaia_res_first``). The capacity-aware Carbon-Time
+(``gaia_carbon_time_capacity``) considers only the starts with room left at the site in the policy's own plan of
+the jobs it has started and planned (``plan.room_for``)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ from .plan import available, know_carbon, needs_forecast, reserve, room_for, ste
 LOWEST_CARBON_WINDOW = registry.code("gaia_lowest_carbon_window")
 CARBON_TIME = registry.code("gaia_carbon_time")
 RES_FIRST = registry.code("gaia_res_first")
-LOWEST_CARBON_WINDOW_CAPACITY = registry.code("gaia_lowest_carbon_window_capacity")
 CARBON_TIME_CAPACITY = registry.code("gaia_carbon_time_capacity")
 #: GAIA's two queues (artifact umassos/GAIA ``src/task.py`` ``TwoQueues``): short jobs are shorter than 2 h;
 #: the waiting times of the artifact's default ``-w 6x24`` (``src/run.py``, the setting of the paper's
@@ -44,7 +43,7 @@ def gaia_start_offset(cb, t, arrival, wait, expected_s, carbon_time, resv, cap, 
     (``best_waiting_time``): the least carbon C(s) = sum of the intensity over [s, s + expected).
     Carbon-Time (``average_carbon_slot_waiting``): the most carbon saved per unit of completion time,
     (C(0) - C(s)) / (s + expected). Only starts whose window lies in the forecast are considered. ``room``
-    (the capacity-aware variants): only the starts whose window [s, s + expected) holds the request (c cores,
+    (the capacity-aware variant): only the starts whose window [s, s + expected) holds the request (c cores,
     g GPUs, m GB) beside the plan ``resv`` of site d (run step j = now); none: 0 (at once)."""
     L = steps_of(expected_s)
     smax = int(math.floor((arrival + wait - t) / STEP_S + 1e-9))
@@ -102,7 +101,7 @@ def decide(T, S, C, info, P, code, j, actions):
     T_arr, T_dur, T_dl, T_o, T_md = T.arrival, T.duration, T.deadline, T.origin, T.max_delay
     T_c, T_g, T_m = T.cores, T.gpus, T.mem
     cb, P_start, P_cls, P_resv = P.cb, P.start, P.cls, P.resv
-    room = code == LOWEST_CARBON_WINDOW_CAPACITY or code == CARBON_TIME_CAPACITY  # noqa: SIM109 - (jitted: two ints)
+    room = code == CARBON_TIME_CAPACITY
     if needs_forecast(T_md, T.flexible, pend, pn, False, False):
         know_carbon(info, j, k, cb)
     if code == RES_FIRST:  # reserved = the capacity of the servers on, less what is committed
@@ -121,7 +120,7 @@ def decide(T, S, C, info, P, code, j, actions):
             s = 0
             if wait > 0.0:
                 s = gaia_start_offset(cb[o], t, T_arr[i], wait, expected,
-                                      code != LOWEST_CARBON_WINDOW and code != LOWEST_CARBON_WINDOW_CAPACITY,
+                                      code != LOWEST_CARBON_WINDOW,
                                       P_resv, cap, o, j, T_c[i], T_g[i], T_m[i], room)
             P_start[i] = k + s
             if room:  # held in the plan over the steps a job of the queue's mean length takes

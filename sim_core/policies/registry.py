@@ -116,6 +116,13 @@ BUILTIN: tuple[PolicySpec, ...] = (
                "per hour", _VCC,
                (_SLOT, Param("history_days", 7, "days", "the daily flexible demand forecast is the largest of "
                              "this many past days (our stand-in for the paper's risk-aware quantile forecast)"))),
+    PolicySpec("carbonflex", 16, "sim_core.policies.carbonflex", "baseline",
+               "each day replays its oracle (Algorithm 1) over the past week; each hour provisions each site's "
+               "servers as the k nearest past states' oracle did, and scales jobs by marginal throughput above "
+               "the learned threshold rho (Algorithm 3)", _CF,
+               (_SLOT, Param("window_days", 7, "days", "past window T the oracle replays (§4.2: a week)"),
+                Param("k", 5, "", "nearest past states whose provisioning and rho are averaged (§5: k = 5, "
+                      "Euclidean distance)"))),
     PolicySpec("wait_awhile_threshold", 20, "sim_core.policies.wait_awhile", "baseline",
                "suspend-resume: a delay-tolerant task runs while its site's carbon is at most a quantile of the next "
                "24 h of forecast, waits (or is paused) above it, and runs to completion once its allowed delay is "
@@ -126,19 +133,9 @@ BUILTIN: tuple[PolicySpec, ...] = (
     PolicySpec("wait_awhile_capacity", 21, "sim_core.policies.wait_awhile", "baseline",
                "wait_awhile's lowest-carbon window, among the windows with room left at the site in the policy's "
                "own plan of the tasks it has started and planned (else at once)", _WA + _ROOM),
-    PolicySpec("gaia_lowest_carbon_window_capacity", 22, "sim_core.policies.gaia", "baseline",
-               "gaia_lowest_carbon_window among the hourly starts with room left at the site in the policy's plan "
-               "(jobs of the queue's mean length), else at once", _GAIA + _ROOM, _GAIA_PARAMS),
-    PolicySpec("gaia_carbon_time_capacity", 23, "sim_core.policies.gaia", "baseline",
+    PolicySpec("gaia_carbon_time_capacity", 22, "sim_core.policies.gaia", "baseline",
                "gaia_carbon_time among the hourly starts with room left at the site in the policy's plan (jobs of "
                "the queue's mean length), else at once", _GAIA + _ROOM, _GAIA_PARAMS),
-    PolicySpec("carbonflex", 16, "sim_core.policies.carbonflex", "baseline",
-               "each day replays its oracle (Algorithm 1) over the past week; each hour provisions each site's "
-               "servers as the k nearest past states' oracle did, and scales jobs by marginal throughput above "
-               "the learned threshold rho (Algorithm 3)", _CF,
-               (_SLOT, Param("window_days", 7, "days", "past window T the oracle replays (§4.2: a week)"),
-                Param("k", 5, "", "nearest past states whose provisioning and rho are averaged (§5: k = 5, "
-                      "Euclidean distance)"))),
 )
 
 _TABLE: dict[str, PolicySpec] = {}

@@ -6,7 +6,6 @@ room), each on a one-site bundle with the expected schedule worked out by hand."
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from sim_core.policies import registry
 from tests.unit.sim_core.test_baselines import HOUR, STEP, _gaia_carbon, _wa_carbon, one_dc, run, waits
@@ -71,26 +70,20 @@ def test_capacity_aware_wait_awhile_plans_the_second_task_outside_the_full_green
     assert aware.totals["sla_violations"] == plain.totals["sla_violations"] == 0
 
 
-@pytest.mark.parametrize(("policy", "expect"), [
-    # LCW: both plan hour 6 (100); the second, with no room there, takes the least carbon with room: hour 1 (300)
-    ("gaia_lowest_carbon_window", ([6 * HOUR, 7 * HOUR], [6 * HOUR, HOUR])),
-    # Carbon-Time: both plan hour 1 (50 g/h saved per hour of completion); with no room there, the second takes
-    # the next best score with room: hour 6 (300 saved over 7 h, 42.9)
-    ("gaia_carbon_time", ([HOUR, 2 * HOUR], [HOUR, 6 * HOUR])),
-])
-def test_capacity_aware_gaia_plans_around_the_window_the_first_job_filled(tmp_path, policy, expect):
-    """A site of 8 cores; two 1-h jobs of 8 cores (short queue: 6 h of wait), the hourly carbon of the GAIA test
-    above (hour 0 400, hour 1 300, hour 6 100, hour 10 50). The plain rule sends both to the same hour (the second
-    queues an hour behind); the capacity-aware one plans the second where the plan has room."""
+def test_capacity_aware_gaia_plans_around_the_hour_the_first_job_filled(tmp_path):
+    """A site of 8 cores; two 1-h jobs of 8 cores (short queue: 6 h of wait), the hourly carbon of the GAIA tests
+    (hour 0 400, hour 1 300, hour 6 100, hour 10 50). Carbon-Time plans both at hour 1 (100 g/kWh saved over 2 h of
+    completion, the best score); the second queues an hour behind the first. The capacity-aware plan knows hour
+    1 is full: the second takes the best score with room, hour 6 (300 saved over 7 h)."""
     tasks = {"arrival_ts_utc": [0.0, 0.0], "duration_s": [HOUR, HOUR], "cpu_cores": [8.0, 8.0],
              "max_delay_s": [24 * HOUR, 24 * HOUR]}
-    assert waits(run(one_dc(tmp_path, tasks, _gaia_carbon(), cores=8), policy)) == expect[0]
-    assert waits(run(one_dc(tmp_path / "b", tasks, _gaia_carbon(), cores=8), policy + "_capacity")) == expect[1]
+    assert waits(run(one_dc(tmp_path, tasks, _gaia_carbon(), cores=8), "gaia_carbon_time")) == [HOUR, 2 * HOUR]
+    aware = run(one_dc(tmp_path / "b", tasks, _gaia_carbon(), cores=8), "gaia_carbon_time_capacity")
+    assert waits(aware) == [HOUR, 6 * HOUR]
 
 
 def test_the_new_variants_are_registered_with_their_sources():
-    for name in ("wait_awhile_threshold", "wait_awhile_capacity", "gaia_lowest_carbon_window_capacity",
-                 "gaia_carbon_time_capacity"):
+    for name in ("wait_awhile_threshold", "wait_awhile_capacity", "gaia_carbon_time_capacity"):
         spec = registry.get(name)
         assert spec.kind == "baseline" and "CarbonFlex" in spec.citation, name
     assert registry.param("wait_awhile_threshold", "quantile") == 0.3
