@@ -209,9 +209,14 @@ def timeseries(series: Mapping[str, pl.DataFrame], *, seed: int | None = None, n
             ax.set_ylabel(unit, fontsize=7)
             ax.set_title(f"{loc}: {what}", fontsize=8, loc="left")
         frames = [busy[p].filter(pl.col("location") == loc) for p in policies]
-        t = _naive(frames[0]["ts_utc"])
+        # (drained runs end where their work ended: every row on the longest run's periods, blank past its end)
+        longest = max(frames, key=lambda f: f.height)
+        t = _naive(longest["ts_utc"])
         step = t[1] - t[0] if t.size > 1 else np.timedelta64(15, "m")
-        z = np.vstack([f["mean"].to_numpy() for f in frames])
+        z = np.full((len(frames), t.size), np.nan)
+        for i, f in enumerate(frames):
+            z[i, :f.height] = f["mean"].to_numpy()
+        z = np.ma.masked_invalid(z)
         mesh = axes[2].pcolormesh(np.append(t, t[-1] + step), np.arange(len(policies) + 1), z, cmap="viridis",
                                   shading="flat", rasterized=True)
         axes[2].set_yticks(np.arange(len(policies)) + 0.5, policies, fontsize=6)

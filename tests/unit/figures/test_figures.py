@@ -39,14 +39,14 @@ def _lab(color) -> np.ndarray:
     return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
 
 
-def test_the_palette_has_twenty_colours_no_two_alike_each_with_a_marker():
+def test_the_palette_has_twenty_four_colours_no_two_alike_each_with_a_marker():
     from itertools import combinations
 
-    assert len(PALETTE) == 20 and len({c for c, _ in PALETTE}) == 20 and len({m for _, m in PALETTE}) == 12
+    assert len(PALETTE) == 24 and len({c for c, _ in PALETTE}) == 24 and len({m for _, m in PALETTE}) == 12
     closest = min(np.linalg.norm(_lab(a) - _lab(b)) for (a, _), (b, _) in combinations(PALETTE, 2))
     assert closest >= 25, closest  # CIELAB distance: tab10's nearest pair is about 28
     assert all(_lab(c)[0] < 80 for c, _ in PALETTE)  # none too pale for a line on white
-    assert all(PALETTE[i][1] != PALETTE[i + 1][1] for i in range(19))
+    assert all(PALETTE[i][1] != PALETTE[i + 1][1] for i in range(23))
 
 
 def test_every_registered_policy_has_its_own_declared_style_in_every_figure():
@@ -55,7 +55,7 @@ def test_every_registered_policy_has_its_own_declared_style_in_every_figure():
 
     names = list(registry.names())
     every = policy_styles(names)
-    assert len({s["color"] for s in every.values()}) == len(names)  # 20 policies, 20 colours (the palette's 20)
+    assert len({s["color"] for s in every.values()}) == len(names)  # 20 policies, 20 colours
     assert len({(s["color"], s["marker"]) for s in every.values()}) == len(names)
     # a policy looks the same whatever else is in the sweep, in whatever order
     some = policy_styles(["vcc", "local_only", "lowest_carbon"])
@@ -130,6 +130,24 @@ def test_tradeoff_one_style_per_policy_and_a_legend_of_what_is_drawn():
     assert len(styles) == len(POLICIES), "two policies drawn alike"
     assert overlapping_labels(fig) == []
     _assert_units(fig)
+
+
+def test_the_frontier_draws_carbon_against_the_share_late_in_percent():
+    """frontier.png is the trade-off plot on (share of tasks late in %, carbon): the means sit at 100 x the
+    summary's fraction, and the Pareto front is over lateness and carbon."""
+    from sim_core.bench.figures import tradeoff
+
+    runs, summary = _runs_and_summary(POLICIES[:4])
+    late = [0.0, 0.02, 0.10, 0.30]
+    runs = runs.with_columns(pl.col("policy").replace_strict(dict(zip(POLICIES[:4], late, strict=True)))
+                             .alias("sla_violation_rate"))
+    summary = pl.concat([summary, pl.DataFrame([{"policy": p, "metric": "sla_violation_rate", "mean": v, "ci95": 0.0}
+                                                for p, v in zip(POLICIES[:4], late, strict=True)])])
+    fig = tradeoff(runs, summary, x="sla_violation_rate", x_scale=100.0, x_label="tasks late (% of tasks started)")
+    xs = [float(c.lines[0].get_xdata()[0]) for c in fig.axes[0].containers]
+    assert xs == [0.0, 2.0, 10.0, 30.0]
+    assert fig.axes[0].get_xlabel() == "tasks late (% of tasks started)"
+    assert overlapping_labels(fig) == []
 
 
 def test_dense_cluster_finds_the_crowd_and_only_a_crowd():
