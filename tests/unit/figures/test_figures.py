@@ -248,6 +248,25 @@ def test_a_year_is_drawn_as_daily_means_one_heat_map_row_per_policy():
     _assert_units(fig)
 
 
+def test_drained_runs_of_different_lengths_share_one_heat_map():
+    """Drained runs end where their work ended, so policies' series differ in length (a mid-year week: 174 and
+    182 hourly periods): every row is drawn on the longest run's periods, blank past its own end."""
+    from sim_core.bench.figures import timeseries
+
+    t0 = datetime(2023, 7, 1, tzinfo=UTC)
+    frames = {}
+    for i, (p, n) in enumerate(zip(POLICIES[:2], (96 * 7 + 24, 96 * 7 + 56), strict=True)):
+        ts = pl.datetime_range(t0, t0 + timedelta(minutes=15 * (n - 1)), "15m", eager=True, time_zone="UTC")
+        k = np.arange(n)
+        frames[p] = pl.DataFrame({"location": ["SG"] * n, "step": k, "ts_utc": ts, "carbon_g_per_kwh": 400.0,
+                                  "price_usd_per_mwh": 80.0, "busy_cores": np.full(n, 10.0 * (i + 1))})
+    fig = timeseries(frames, seed=0)
+    z = fig.axes[2].collections[0].get_array()
+    assert z.shape == (2, 182)  # hourly periods of the longer run
+    assert np.ma.getmaskarray(z)[0].sum() == 182 - 174 and z[0, :174].tolist() == [10.0] * 174
+    assert not np.ma.getmaskarray(z)[1].any() and z[1].tolist() == [20.0] * 182
+
+
 def test_savings_vs_delay_seventeen_policies():
     from benchmarks.optimum_table import savings_figure
 
