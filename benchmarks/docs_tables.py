@@ -1,10 +1,12 @@
-"""Write the README's data-sources table from the source registry (``gridshift.sources``).
+"""Write the tables the documents show of a declaration: the README's data sources (``gridshift.sources``),
+docs/simulation.md's run options (``gridshift.run_options``) and docs/benchmarks.md's metrics
+(``gridshift.metrics``).
 
-    ./run.sh python -m benchmarks.docs_tables          # rewrite README.md's sources section
-    ./run.sh python -m benchmarks.docs_tables --check  # exit 1 if README.md's table is stale
+    ./run.sh python -m benchmarks.docs_tables          # rewrite the three sections
+    ./run.sh python -m benchmarks.docs_tables --check  # exit 1 if one is stale
 
-Licences, attributions and token variables are declared only in the registry; the README shows this
-generated copy, and ``tests/unit/benchmarks/test_docs_tables.py`` fails when the two differ.
+What the tables say is declared only in the registries; the documents show these generated copies, and
+``tests/unit/benchmarks/test_docs_tables.py`` fails when one differs.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import sys
 from pathlib import Path
 
 from benchmarks._report import ROOT, update_section
-from gridshift import sources
+from gridshift import metrics, run_options, sources
 
 README = ROOT / "README.md"
 SECTION = "sources"
+SIMULATION_MD = ROOT / "docs" / "simulation.md"
+BENCHMARKS_DOC = ROOT / "docs" / "benchmarks.md"
 
 
 def _cell(text: str) -> str:
@@ -36,23 +40,63 @@ def sources_table() -> str:
     return "\n".join(lines)
 
 
-def section_in(path: Path = README) -> str | None:
-    """The text between the sources markers of ``path`` (None if the markers are missing)."""
-    m = re.search(rf"<!-- {SECTION}:start -->\n(.*?)\n<!-- {SECTION}:end -->", path.read_text(), flags=re.S)
+def _value(v) -> str:
+    return "`None`" if v is None else f'`"{v}"`' if isinstance(v, str) else f"`{v}`"
+
+
+def options_table() -> str:
+    """One row per declared run option: its type, default, valid values, unit, meaning, the flags and sweep that
+    take it, and where its default comes from."""
+    lines = ["| option | type | default | valid | unit | meaning | CLI flag (commands), sweep | source |",
+             "|---|---|---|---|---|---|---|---|"]
+    for o in run_options.declared():
+        flag = f"`{o.cli_flag}` ({', '.join(o.commands)})" if o.commands else "Python API only"
+        flag += ", sweep" if o.sweep else ""
+        lines.append(f"| `{o.name}` | {o.kind} | {_value(o.default)} | {_cell(o.describe_valid())} | {o.unit or '-'} "
+                     f"| {_cell(o.doc)} | {flag} | {_cell(o.citation)} |")
+    return "\n".join(lines)
+
+
+def metrics_table() -> str:
+    """One row per declared metric: its unit, how it aggregates over sites and steps, which way is better, whether
+    compare reports a saving, and what it is."""
+    lines = ["| metric | unit | aggregates | better | saving | meaning |", "|---|---|---|---|---|---|"]
+    for m in metrics.declared():
+        agg = m.aggregate + (f" ({' / '.join(f'`{t}`' for t in m.of)})" if m.aggregate == metrics.RATIO and m.of
+                             else f" ({' + '.join(f'`{t}`' for t in m.of)})" if m.of else "")
+        lines.append(f"| `{m.name}` | {_cell(m.unit)} | {agg} | {m.better or '-'} | {'yes' if m.savings else '-'} "
+                     f"| {_cell(m.doc)}{'; NaN when undefined' if m.nan else ''} |")
+    return "\n".join(lines)
+
+
+#: (document, section name, its generated table)
+GENERATED = ((README, SECTION, sources_table), (SIMULATION_MD, "options", options_table),
+             (BENCHMARKS_DOC, "metrics", metrics_table))
+
+
+def section_in(path: Path = README, name: str = SECTION) -> str | None:
+    """The text between the ``name`` markers of ``path`` (None if the markers are missing)."""
+    m = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", path.read_text(), flags=re.S)
     return m.group(1) if m else None
+
+
+def stale() -> list[str]:
+    """The documents whose generated section differs from its declarations (``path#section``)."""
+    return [f"{path.relative_to(ROOT)}#{name}" for path, name, make in GENERATED if section_in(path, name) != make()]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="only compare; exit 1 if README.md differs")
+    ap.add_argument("--check", action="store_true", help="only compare; exit 1 if a document differs")
     args = ap.parse_args(argv)
     if args.check:
-        ok = section_in() == sources_table()
-        print("README.md sources table is current" if ok else "README.md sources table is stale: run "
-              "./run.sh python -m benchmarks.docs_tables")
-        return 0 if ok else 1
-    update_section(SECTION, sources_table(), README)
-    print(f"updated {README.name}")
+        bad = stale()
+        print(f"stale: {', '.join(bad)}: run ./run.sh python -m benchmarks.docs_tables" if bad else
+              "every generated table is current")
+        return 1 if bad else 0
+    for path, name, make in GENERATED:
+        update_section(name, make(), path)
+        print(f"updated {path.relative_to(ROOT)} ({name})")
     return 0
 
 

@@ -1,6 +1,8 @@
 """The benchmark result format: one self-describing Parquet object per run, under a results URL.
 
-A run key is ``(bundle_id, policy, seed, gridshift_version, options_sha256)`` (``sim_core.bench.sweep.RunKey``).
+A run key is :class:`RunKey`, ``(bundle_id, policy, seed, gridshift_version, options_sha256)``, declared here
+once (the sweep, the warehouse index and the object paths take it from here), as are the columns of a run's
+per-step series (:data:`SERIES`) and, in :mod:`gridshift.metrics`, its metrics.
 Its object is ``<url>/bundle=<id>/version=<v>/options=<sha>/<policy>.seed-<s>.parquet`` (a Hive-partitioned
 layout), one row: the key columns, ``forecast`` (the forecast model of the run options),
 ``options_json``, ``n_steps``, ``n_dc``, every metric as a Float64 column (in the order of the record), and
@@ -34,6 +36,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, get_type_hints
 
 import polars as pl
 import pyarrow as pa
@@ -41,21 +44,45 @@ import pyarrow.parquet as pq
 
 from gridshift import objectstore
 from gridshift.errors import DataError
+from gridshift.fields import FIELDS, table
 from gridshift.hashing import sha256_bytes
 from gridshift.limits import RESULT_OBJECT_BYTES
 from gridshift.run_contract import check_metrics
 
 RESULTS_FORMAT = 2
 METADATA_KEY = b"gridshift.run"
-RUN_KEY = ("bundle_id", "policy", "seed", "gridshift_version", "options_sha256")
+
+
+class RunKey(NamedTuple):
+    """What identifies a run: the same key gives the same results, so a stored run is never simulated again.
+    ``options_sha256`` hashes the canonical JSON of every run option, the resolved window included."""
+
+    bundle_id: str
+    policy: str
+    seed: int
+    gridshift_version: str
+    options_sha256: str
+
+
+RUN_KEY: tuple[str, ...] = RunKey._fields
+_KEY_TYPES = tuple(get_type_hints(RunKey).values())
+#: the per-step, per-DC series stored with each run (the time-series figure needs no re-run), its columns
+#: fields of the registry (``gridshift.fields``): ``sim_core.bench.metrics.run_series`` selects them, the
+#: warehouse validates them (``warehouse.schemas.benchmark``)
+SERIES = table(
+    "benchmark_series",
+    "Per-step, per-DC series of a run, validated before its result object is written (not a warehouse table: "
+    "the series lives in the run's Parquet object, ``gridshift.results``). Its signals are the bundle's, within "
+    "the same bounds.",
+    ["location", "dc", "step", FIELDS["ts_utc"].but(description="start of the step, UTC"), "carbon_g_per_kwh",
+     "price_usd_per_mwh", "total_kwh", "assigned", "started", "busy_cores", "cpu_util", "gpu_util", "mem_util"],
+    ["location", "step"])
 #: the Hive keys of an object's path, coarsest first, and the key part each names
 PARTITIONS = {"bundle": "bundle_id", "version": "gridshift_version", "options": "options_sha256"}
 _OBJECT = re.compile(r"^(.+)\.seed-(0|[1-9][0-9]*)\.parquet$")
 #: the columns of an object besides its metrics and ``series``
 LABELS = (*RUN_KEY, "forecast", "options_json", "n_steps", "n_dc")
-_LABEL_TYPES = {"bundle_id": pa.string(), "policy": pa.string(), "seed": pa.int64(), "gridshift_version": pa.string(),
-                "options_sha256": pa.string(), "forecast": pa.string(), "options_json": pa.string(),
-                "n_steps": pa.int64(), "n_dc": pa.int64()}
+_LABEL_TYPES = {c: pa.string() if c == "forecast" else FIELDS[c].arrow_type for c in LABELS}
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 
@@ -81,11 +108,15 @@ class StoredRun:
     ref: RunRef
 
 
-def _key(key: Sequence) -> tuple:
+def run_key(key: Sequence) -> RunKey:
+    """``key`` as a :class:`RunKey`, each part of its declared type (``ValueError`` on the wrong number of parts)."""
     k = tuple(key)
     if len(k) != len(RUN_KEY):
         raise ValueError(f"a run key has {len(RUN_KEY)} parts {RUN_KEY}, got {k!r}")
-    return (str(k[0]), str(k[1]), int(k[2]), str(k[3]), str(k[4]))
+    return RunKey(*(t(v) for t, v in zip(_KEY_TYPES, k, strict=True)))
+
+
+_key = run_key
 
 
 def run_relpath(key: Sequence) -> str:
@@ -283,5 +314,5 @@ class ResultStore:
         return self.put(record)
 
 
-__all__ = ["LABELS", "METADATA_KEY", "PARTITIONS", "RESULTS_FORMAT", "ResultStore", "RunRef", "StoredRun",
-           "decode_run", "encode_run", "read_object", "read_run", "run_relpath"]
+__all__ = ["LABELS", "METADATA_KEY", "PARTITIONS", "RESULTS_FORMAT", "RUN_KEY", "SERIES", "ResultStore", "RunKey",
+           "RunRef", "StoredRun", "decode_run", "run_key", "encode_run", "read_object", "read_run", "run_relpath"]

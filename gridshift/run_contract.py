@@ -9,8 +9,9 @@ within the grid's carbon-intensity bound of its energy, ...). A rewritten figure
 identity and range is caught only by re-simulating (``gridshift compare --verify-reuse N``;
 docs/distributed.md, "Trust").
 
-The names are those of ``sim_core.bench.metrics.METRICS`` (a test keeps the two equal); the ranges are
-:class:`gridshift.bounds.Bound`, the grid bounds come from :data:`gridshift.bounds.BOUNDS`. Stdlib only.
+Each metric's range, whether it may be NaN, whether it is a whole count and its identity (a ratio of two
+metrics, a sum of several) come from its declaration in :mod:`gridshift.metrics`; the ceilings below relate
+metrics to the grid bounds of :data:`gridshift.bounds.BOUNDS`. Stdlib only.
 """
 
 from __future__ import annotations
@@ -18,62 +19,41 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 
+from gridshift import metrics as M
 from gridshift.bounds import BOUNDS, Bound
 from gridshift.errors import DataError
 
 __all__ = ["METRIC_BOUNDS", "NAN_ALLOWED", "check_metrics"]
 
-_KWH = Bound(0.0, 1e13, "an energy: 256 sites drawing 100 MW for a year are 2.2e11 kWh")
-_KG = Bound(0.0, 1e14, "emissions: at most 5 kg/kWh of the largest energy")
-_USD = Bound(-1e15, 1e15, "a cost: prices lie in -10..100 USD/kWh (gridshift.bounds), so -10..100 x the energy")
-_COUNT = Bound(0.0, 1e12, "a whole count (tasks, steps): 20 M tasks per bundle at most (gridshift.limits)")
-_FRAC = Bound(0.0, 1.0, "a fraction")
-_HOURS = Bound(0.0, 1e15, "work done or left: 20 M tasks x 1e6 GPUs x 30 years bounds it")
-_PER = Bound(0.0, 1e15, "a non-negative total per unit of work (0 when no such work was done)")
-_RATIO = Bound(1.0, math.inf, "facility energy / IT energy: the facility includes IT (+inf: overhead without IT)")
 
-#: Every metric's range (values outside are refused by name, never clipped).
-METRIC_BOUNDS: dict[str, Bound] = {
-    "total_kwh": _KWH, "it_kwh": _KWH, "pue": _RATIO, "it_idle_kwh": _KWH, "it_sleep_kwh": _KWH,
-    "it_wake_kwh": _KWH, "idle_share_of_it": _FRAC, "cost_usd": _USD, "carbon_kg": _KG,
-    "water_l": Bound(0.0, 1e15, "site cooling water"),
-    "wue_l_per_kwh": Bound(0.0, math.inf, "water / IT energy (+inf: water without IT energy)"),
-    "transfer_cost_usd": Bound(0.0, 1e15, "egress prices are non-negative (gridshift.bounds usd_per_gb)"),
-    "transfer_kwh": _KWH, "transfer_carbon_kg": _KG, "cost_incl_transfer_usd": _USD, "carbon_incl_transfer_kg": _KG,
-    "work_gpu_hours": _HOURS, "work_core_hours": _HOURS, "work_left_gpu_hours": _HOURS, "drain_steps": _COUNT,
-    "charged_carbon_kg": _KG, "carbon_kg_per_gpu_hour": _PER, "carbon_kg_per_core_hour": _PER,
-    "kwh_per_gpu_hour": _PER, "cost_usd_per_gpu_hour": Bound(-1e15, 1e15, "a cost per GPU-hour (prices may be < 0)"),
-    "sla_violation_rate": _FRAC, "sla_violations": _COUNT, "mean_wait_s": Bound(0.0, 1e12, "a wait in seconds"),
-    "tasks": _COUNT, "tasks_started": _COUNT, "tasks_completed": _COUNT, "tasks_remote": _COUNT,
-    "tasks_unschedulable": _COUNT, "tasks_forced": _COUNT, "unmet_cooling_kwh": _KWH,
-    "mean_cpu_util_frac": _FRAC, "mean_gpu_util_frac": _FRAC, "mean_mem_util_frac": _FRAC,
-}
+def metric_bounds() -> dict[str, Bound]:
+    """Every declared metric's range (``gridshift.metrics``; values outside are refused by name, never clipped)."""
+    return {m.name: m.bound for m in M.declared()}
+
+
+#: the ranges of the built-in metrics (:func:`metric_bounds` includes those declared at run time)
+METRIC_BOUNDS: dict[str, Bound] = metric_bounds()
 #: Metrics that are NaN when undefined (no IT energy, no capacity of that kind); every other one is a number.
-NAN_ALLOWED = frozenset({"pue", "idle_share_of_it", "mean_cpu_util_frac", "mean_gpu_util_frac", "mean_mem_util_frac"})
-_COUNTS = frozenset(k for k, b in METRIC_BOUNDS.items() if b is _COUNT)
+NAN_ALLOWED = frozenset(m.name for m in M.METRICS if m.nan)
 _KG_PER_KWH = BOUNDS["carbon_g_per_kwh"].high / 1000.0
 _USD_PER_KWH = (BOUNDS["price_usd_per_mwh"].low / 1000.0, BOUNDS["price_usd_per_mwh"].high / 1000.0)
 
 
-def _ratio(num: str, den: str, zero: float) -> Callable[[Mapping[str, float]], float]:
-    return lambda m: m[num] / m[den] if m[den] > 0 else zero
+def _identities() -> list[tuple[str, tuple[str, ...], Callable[[Mapping[str, float]], float]]]:
+    """metric = f(metrics), as the simulator computes it (sim_core.result, sim_core.drain), from the declarations:
+    a RATIO is its numerator / denominator (``if_zero`` when the denominator is 0, unchecked when None), a SUM
+    that names its terms is their sum; checked to 1e-9."""
+    out = []
+    for m in M.declared():
+        if m.aggregate == M.RATIO:
+            num, den = m.of
+            out.append((m.name, m.of, lambda v, n=m.name, a=num, b=den, z=m.if_zero:
+                        v[a] / v[b] if v[b] > 0 else (v[n] if z is None else z)))
+        elif m.aggregate == M.SUM and m.of:
+            out.append((m.name, m.of, lambda v, terms=m.of: sum(v[t] for t in terms)))
+    return out
 
 
-#: metric = f(metrics), as the simulator computes it (sim_core.result, sim_core.drain), checked to 1e-9
-_IDENTITIES: tuple[tuple[str, tuple[str, ...], Callable[[Mapping[str, float]], float]], ...] = (
-    ("pue", ("total_kwh", "it_kwh"), lambda m: m["total_kwh"] / m["it_kwh"] if m["it_kwh"] > 0 else m["pue"]),
-    ("wue_l_per_kwh", ("water_l", "it_kwh"),
-     lambda m: m["water_l"] / m["it_kwh"] if m["it_kwh"] > 0 else m["wue_l_per_kwh"]),
-    ("idle_share_of_it", ("it_idle_kwh", "it_kwh"),
-     lambda m: m["it_idle_kwh"] / m["it_kwh"] if m["it_kwh"] > 0 else m["idle_share_of_it"]),
-    ("carbon_incl_transfer_kg", ("carbon_kg", "charged_carbon_kg", "transfer_carbon_kg"),
-     lambda m: m["carbon_kg"] + m["charged_carbon_kg"] + m["transfer_carbon_kg"]),
-    ("carbon_kg_per_gpu_hour", ("carbon_kg", "work_gpu_hours"), _ratio("carbon_kg", "work_gpu_hours", 0.0)),
-    ("carbon_kg_per_core_hour", ("carbon_kg", "work_core_hours"), _ratio("carbon_kg", "work_core_hours", 0.0)),
-    ("kwh_per_gpu_hour", ("total_kwh", "work_gpu_hours"), _ratio("total_kwh", "work_gpu_hours", 0.0)),
-    ("cost_usd_per_gpu_hour", ("cost_usd", "work_gpu_hours"), _ratio("cost_usd", "work_gpu_hours", 0.0)),
-    ("sla_violation_rate", ("sla_violations", "tasks_started"), _ratio("sla_violations", "tasks_started", 0.0)),
-)
 #: (metric, at most f(metrics), why)
 _CEILINGS: tuple[tuple[str, tuple[str, ...], Callable[[Mapping[str, float]], float], str], ...] = (
     ("it_kwh", ("total_kwh",), lambda m: m["total_kwh"], "the facility energy includes the IT energy"),
@@ -102,16 +82,17 @@ def check_metrics(metrics: Mapping[str, float], *, file: str) -> None:
                          values=[metrics[name]])
 
     for name, v in metrics.items():
-        b = METRIC_BOUNDS.get(name)
-        if b is None:
-            raise bad(name, "is not a metric of the run contract (gridshift.run_contract)")
+        spec = M.get(name)
+        if spec is None:
+            raise bad(name, "is not a metric of the run contract (none is declared by that name in gridshift.metrics)")
+        b = spec.bound
         if math.isnan(v):
-            if name not in NAN_ALLOWED:
+            if not spec.nan:
                 raise bad(name, "is NaN (only undefined ratios may be)")
             continue
         if not b.admits(v):
             raise bad(name, f"is outside {b.describe()} ({b.reason})")
-        if name in _COUNTS and v != int(v):
+        if spec.aggregate == M.COUNT and v != int(v):
             raise bad(name, "is a count and not a whole number")
     known = {k: v for k, v in metrics.items() if not math.isnan(v)}
     for name, terms, f, why in _CEILINGS:
@@ -119,7 +100,7 @@ def check_metrics(metrics: Mapping[str, float], *, file: str) -> None:
             ceiling = f(known)
             if known[name] > ceiling and not _close(known[name], ceiling):
                 raise bad(name, f"is above {ceiling!r}: {why}")
-    for name, terms, f in _IDENTITIES:
+    for name, terms, f in _identities():
         if name in known and all(t in known for t in terms):
             want = f(known)
             if not _close(known[name], want):

@@ -8,6 +8,7 @@ from gridshift import __version__
 from gridshift_cli import bundles, ingest, optimum, simulate, ui
 from gridshift_cli.common import console
 from gridshift_cli.options import DebugOpt
+from gridshift_cli.run_flags import with_run_options
 
 HELP = ("gridshift: ingest grid signals and workloads, build scenario bundles, simulate scheduling policies on "
         "them. Every command's --help lists its options.")
@@ -32,8 +33,9 @@ def version() -> None:
 
 
 def make_app() -> typer.Typer:
-    """The command line, its policy lists read from ``sim_core.policies.registry`` when it is made (a policy
-    registered before this call is listed in ``run --help`` and ``compare --help``)."""
+    """The command line, its policy lists read from ``sim_core.policies.registry`` and its run-option flags from
+    ``gridshift.run_options`` when it is made (a policy registered, or an option declared, before this call is
+    listed in ``run --help`` and ``compare --help``)."""
     app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP)
     app.callback()(_main)
     app.command()(ingest.ingest)
@@ -41,9 +43,9 @@ def make_app() -> typer.Typer:
     app.command()(bundles.verify)
     app.command("inspect")(bundles.inspect_cmd)
     app.command("list")(bundles.list_cmd)
-    app.command(epilog=policy_list())(simulate.run)
-    app.command(epilog=policy_list())(simulate.compare)
-    app.command()(optimum.optimum)
+    app.command("run", epilog=policy_list())(with_run_options(simulate.run, "run"))
+    app.command("compare", epilog=policy_list())(with_run_options(simulate.compare, "compare"))
+    app.command("optimum")(with_run_options(optimum.optimum, "optimum"))
     app.command(context_settings=ui.CONTEXT)(ui.ui)
     app.command("plot-workload")(ingest.plot_workload_cmd)
     app.command()(version)

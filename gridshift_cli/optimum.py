@@ -10,22 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gridshift_cli.common import bundle_path, load_bundle, optional_home, start_arg
-from gridshift_cli.options import (
-    RETENTION_DEFAULT,
-    TRANSFER_DEFAULT,
-    BundleArg,
-    DaysOpt,
-    HomeOpt,
-    LocalityOpt,
-    NoDeferOpt,
-    PowerOpt,
-    RetentionOpt,
-    SeedOpt,
-    SlaOpt,
-    StartOpt,
-    TransferKwhOpt,
-    data_options,
-)
+from gridshift_cli.options import BundleArg, DaysOpt, HomeOpt, SeedOpt, StartOpt
 
 #: the figures printed, in order, with their units (the fields of ``sim_core.optimum.OptimumResult``)
 FIGURES = (("carbon_kg", "carbon incl. transfers kg"), ("facility_carbon_kg", "facility carbon kg"),
@@ -41,13 +26,8 @@ def optimum(
     seed: SeedOpt = 0,
     start: StartOpt = None,
     objective: Annotated[str, typer.Option(help="what is bounded: carbon, cost or weighted")] = "carbon",
-    power: PowerOpt = "managed",
-    no_defer: NoDeferOpt = False,
-    sla_multiplier: SlaOpt = 1.5,
-    locality: LocalityOpt = True,
-    locality_retention_days: RetentionOpt = RETENTION_DEFAULT,
-    transfer_kwh_per_gb: TransferKwhOpt = TRANSFER_DEFAULT,
     home: HomeOpt = None,
+    options: dict | None = None,
 ) -> None:
     """Print the offline optimum's lower bound of a run window (HiGHS): no schedule does better.
 
@@ -60,9 +40,7 @@ def optimum(
 
     scenario = load_bundle(bundle_path(bundle, optional_home(home)))
     try:
-        b = solve(scenario, seed=seed, start=start_arg(start), days=days, objective=objective,
-                  allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
-                  **data_options(locality, locality_retention_days, transfer_kwh_per_gb))
+        b = solve(scenario, seed=seed, start=start_arg(start), days=days, objective=objective, **(options or {}))
     except (OptimumError, sim_core.RunOptionsError) as err:
         raise typer.BadParameter(str(err)) from err
     console = Console()

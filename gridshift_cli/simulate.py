@@ -14,28 +14,7 @@ from rich.table import Table
 
 from gridshift.home import RESULTS_URL_ENV
 from gridshift_cli.common import bundle_path, load_bundle, optional_home, start_arg
-from gridshift_cli.options import (
-    FORECAST_DEFAULT,
-    HORIZON_DEFAULT,
-    ISSUE_EVERY_DEFAULT,
-    RETENTION_DEFAULT,
-    TRANSFER_DEFAULT,
-    BundleArg,
-    DaysOpt,
-    ForecastOpt,
-    HomeOpt,
-    HorizonOpt,
-    IssueEveryOpt,
-    LocalityOpt,
-    NoDeferOpt,
-    PowerOpt,
-    RetentionOpt,
-    SeedOpt,
-    SlaOpt,
-    StartOpt,
-    TransferKwhOpt,
-    data_options,
-)
+from gridshift_cli.options import BundleArg, DaysOpt, HomeOpt, SeedOpt, StartOpt
 from gridshift_cli.progress import Phases
 
 DEFAULT_POLICIES = ("local_only", "round_robin", "lowest_carbon", "lowest_price", "defer_to_greener")
@@ -48,16 +27,8 @@ def run(
     days: DaysOpt = None,
     start: StartOpt = None,
     out: Annotated[Path | None, typer.Option(help="write steps/tasks/transfers Parquet and run.json here")] = None,
-    no_defer: NoDeferOpt = False,
-    sla_multiplier: SlaOpt = 1.5,
-    power: PowerOpt = "managed",
-    forecast: ForecastOpt = FORECAST_DEFAULT,
-    forecast_horizon_h: HorizonOpt = HORIZON_DEFAULT,
-    forecast_issue_every_min: IssueEveryOpt = ISSUE_EVERY_DEFAULT,
-    locality: LocalityOpt = True,
-    locality_retention_days: RetentionOpt = RETENTION_DEFAULT,
-    transfer_kwh_per_gb: TransferKwhOpt = TRANSFER_DEFAULT,
     home: HomeOpt = None,
+    options: dict | None = None,
 ) -> None:
     """Run one policy on a bundle and print the totals (on a cold Numba cache, first a notice of the compile
     and its phases, on stderr)."""
@@ -79,11 +50,8 @@ def run(
         scenario = load_bundle(path)
         t_load = time.perf_counter() - t
         t = time.perf_counter()
-        res = sim_core.run(scenario, policy, seed=seed, days=days, start=start_arg(start),
-                           allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
-                           forecast=forecast, forecast_horizon_h=forecast_horizon_h,
-                           forecast_issue_every_min=forecast_issue_every_min, on_phase=phases.begin,
-                           **data_options(locality, locality_retention_days, transfer_kwh_per_gb))
+        res = sim_core.run(scenario, policy, seed=seed, days=days, start=start_arg(start), on_phase=phases.begin,
+                           **(options or {}))
     except sim_core.RunOptionsError as err:  # an unknown policy, a window outside the bundle...
         raise typer.BadParameter(str(err)) from err
     finally:
@@ -199,15 +167,6 @@ def compare(
     no_store: Annotated[bool, typer.Option("--no-store", help="neither read nor write the warehouse")] = False,
     recompute: Annotated[bool, typer.Option("--recompute", help="simulate every run even if stored")] = False,
     no_figures: Annotated[bool, typer.Option("--no-figures", help="write no PNGs")] = False,
-    no_defer: NoDeferOpt = False,
-    sla_multiplier: SlaOpt = 1.5,
-    power: PowerOpt = "managed",
-    forecast: ForecastOpt = FORECAST_DEFAULT,
-    forecast_horizon_h: HorizonOpt = HORIZON_DEFAULT,
-    forecast_issue_every_min: IssueEveryOpt = ISSUE_EVERY_DEFAULT,
-    locality: LocalityOpt = True,
-    locality_retention_days: RetentionOpt = RETENTION_DEFAULT,
-    transfer_kwh_per_gb: TransferKwhOpt = TRANSFER_DEFAULT,
     optimum: Annotated[bool, typer.Option("--optimum", help="also solve the offline optimum (a lower bound, HiGHS) "
                                           "per seed and report each policy's gap to it")] = False,
     results: Annotated[str | None, typer.Option(
@@ -220,6 +179,7 @@ def compare(
     scheduler: Annotated[str | None, typer.Option(
         help="run the simulations on this Dask scheduler (tcp://host:8786); workers need the bundle at the same "
              "path and the --results URL (docs/distributed.md)")] = None,
+    options: dict | None = None,
 ) -> None:
     """Run every policy x seed on one bundle, print the summary, write outputs, store the runs.
 
@@ -254,11 +214,8 @@ def compare(
     client = _dask_client(scheduler, console) if scheduler is not None else None
     try:
         cmp = run_compare(scenario, pols, sds, days=days, start=start_arg(start), store=store, recompute=recompute,
-                          on_run=progress, allow_defer=not no_defer, sla_multiplier=sla_multiplier, power=power,
-                          forecast=forecast, forecast_horizon_h=forecast_horizon_h,
-                          forecast_issue_every_min=forecast_issue_every_min, optimum=optimum, executor=client,
-                          verify_reuse=verify_reuse,
-                          **data_options(locality, locality_retention_days, transfer_kwh_per_gb),
+                          on_run=progress, optimum=optimum, executor=client, verify_reuse=verify_reuse,
+                          **(options or {}),
                           results_url=store.results.url if hasattr(store, "results") else getattr(store, "url", None))
     except (GridshiftError, ReuseMismatchError) as err:  # a missing, changed or refused result object...
         Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)

@@ -33,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from gridshift import forecast_data as FD
+from gridshift import run_options as R
 
 from . import engine as E
 from .scenario import shared
@@ -45,12 +46,15 @@ MODELS = {
     "seasonal_naive_weekly": E.FC_SEASONAL_WEEK,
     "oracle": E.FC_ORACLE,
 }
-DEFAULT_MODEL = "calibrated"
+if tuple(MODELS) != R.FORECAST_MODELS:  # (the run option's choices are declared in gridshift.run_options)
+    raise ImportError(f"sim_core.forecast.MODELS {tuple(MODELS)} differ from the declared run option's choices "
+                      f"{R.FORECAST_MODELS}")
+DEFAULT_MODEL = R.get("forecast").default
 #: forecast horizon (run option ``forecast_horizon_h``): at least a day ahead (the issue's "H >= 24 h"),
 #: at most two weeks (its cost per issue grows with it)
-DEFAULT_HORIZON_H = 24
-MIN_HORIZON_H = 24
-MAX_HORIZON_H = 336
+DEFAULT_HORIZON_H = R.get("forecast_horizon_h").default
+MIN_HORIZON_H = int(R.get("forecast_horizon_h").bound.low)
+MAX_HORIZON_H = int(R.get("forecast_horizon_h").bound.high)
 STEPS_PER_HOUR = 4
 STEP_MIN = 15
 #: issue cadence (run option ``forecast_issue_every_min``): a forecast is issued at every bundle step whose
@@ -62,8 +66,8 @@ STEP_MIN = 15
 #: practice any cited source documents. 15 min (a new issue every step) and up to a day (one issue a day, as a
 #: day-ahead price forecast) are options; WattTime's MOER forecasts (the mirror's ``moer-5min`` files) are
 #: issued every 5 minutes, finer than a step, i.e. 15 min here.
-DEFAULT_ISSUE_EVERY_MIN = 60
-MAX_ISSUE_EVERY_MIN = 1440
+DEFAULT_ISSUE_EVERY_MIN = R.get("forecast_issue_every_min").default
+MAX_ISSUE_EVERY_MIN = int(R.get("forecast_issue_every_min").bound.high)
 #: what every output says of a model (oracle runs are marked as perfect foresight)
 LABELS = {
     "calibrated": "calibrated (actual + error of published day-ahead skill)",

@@ -4,21 +4,14 @@ Every refusal is a :class:`RunOptionsError` (a ``ValueError``) whose message nam
 the pending task) and the offending value. Nothing is coerced: a value is either used as given or
 refused. The rules:
 
-* **integers** (``defer_window_steps``, ``business_start_h``/``business_end_h``, ``steps``, a step
-  index ``start``, the seed, an action) are ``int`` or NumPy integers, never ``bool``; a float is
-  refused rather than truncated (an action may be an integral float such as ``2.0``), and every
-  integer is range-checked as a Python integer, so nothing wraps around in a fixed-width array;
-* **numbers** are real (not ``bool``), finite and inside their range of :data:`OPTION_RANGES` (declared
-  once, each with its reason): ``sla_multiplier`` (a scalar, or one value per bundle task),
-  ``transfer_kwh_per_gb`` (or a name of ``TRANSFER_KWH_PER_GB_PRESETS``),
-  ``activity_on``/``activity_off`` (not zero at every local hour),
-  ``defer_quantile``, ``locality_retention_days``, ``drain_max_days``; ``days`` > 0 (at least one step);
-  business hours in 0..24; ``defer_window_steps`` ≥ 1;
-* **flags** (``single_action``, ``allow_defer``, ``drain``, ``locality``) are ``bool``; ``transfer_emissions`` is
-  ``"origin"`` or ``"mean"``; ``power`` is ``"managed"`` or ``"always_on"``; ``carbon_basis`` is
-  ``None`` or the bundle's basis; ``forecast`` is a model of ``sim_core.forecast.MODELS`` and
-  ``forecast_horizon_h`` an integer number of hours in 24..336; ``forecast_issue_every_min`` an integer
-  number of minutes in 15..1440, a multiple of 15;
+* **run options**: each is checked by its declaration in ``gridshift.run_options`` (:func:`check_declared`;
+  docs/simulation.md's options table lists every one): an integer is ``int`` or a NumPy integer, never
+  ``bool``, a float is refused rather than truncated, and it is range-checked as a Python integer, so nothing
+  wraps around in a fixed-width array; a number is real (not ``bool``), finite and inside its range (the
+  refusal names the range and its reason), or one of the option's preset names; a flag is ``bool``; a choice
+  one of its values. Besides, ``activity_on``/``activity_off`` are not zero at every local hour, and
+  ``carbon_basis`` (checked against the bundle) is its basis; ``days`` > 0 (at least one step), ``steps`` and
+  the seed are integers;
 * **the window** (``start``, ``days``/``steps``) lies inside the bundle;
 * **actions** of a Python policy: one per pending task (or one for all), each in ``0..n_dc``;
 * **controls** of a Python policy (flexible tasks): ``{task index: scale}`` over the controllable tasks,
@@ -32,78 +25,39 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
+from gridshift import run_options as R
 from gridshift.bounds import Bound
 
-from . import forecast as F
 from . import origin as O
-from .realisation import MODES
 from .scenario import Scenario
 
-#: Network energy per GB moved to another region (kWh/GB), by name; ``transfer_kwh_per_gb`` takes a number or
-#: one of these names. Source of both Aslan figures: Aslan, Mayers, Koomey & France, "Electricity Intensity of
-#: Internet Data Transmission: Untangling the Estimates", J. Industrial Ecology 22(4), 785-798 (2018), abstract:
-#: "a new estimate of 0.06 kWh/GB for 2015" for core and fixed-line access networks (an average, attributional
-#: figure: the networks' energy divided by their traffic), whose intensity "has decreased by half approximately
-#: every 2 years since 2000 (for developed countries)".
-#:
-#: * ``"aslan2018-2023"`` (the default): that trend carried to 2023, the year of the bundles' signals:
-#:   0.06 x 0.5^((2023 - 2015) / 2) = 0.00375 kWh/GB (our arithmetic on the abstract's two figures). No later
-#:   peer-reviewed kWh/GB for core + fixed access was found; the later literature argues that a marginal figure is
-#:   lower still: Mytton, Lundén & Malmodin, "Network energy use not directly proportional to data volume: The
-#:   power model approach for more reliable network energy consumption calculations", J. Industrial Ecology
-#:   28(4), 966-980 (2024), doi:10.1111/jiec.13512: network power is mostly a baseload that does not follow the
-#:   data volume, so an average kWh/GB overstates what one more transfer adds. The default is therefore an upper
-#:   figure for the consequence of moving a task, ``"none"`` the lower bound.
-#: * ``"aslan2018-2015"``: 0.06, the 2015 figure, the spec's (docs/model.md §3) and SustainCluster's value
-#:   (simulation/cluster_manager.py, "Extracted from https://onlinelibrary.wiley.com/doi/10.1111/jiec.12630"):
-#:   for comparisons with results of that setup.
-#: * ``"none"``: 0, a transfer adds no network energy (the power-model view's bound for a provisioned backbone).
-TRANSFER_KWH_PER_GB_PRESETS: dict[str, float] = {
-    "aslan2018-2023": 0.06 * 0.5 ** ((2023 - 2015) / 2),
-    "aslan2018-2015": 0.06,
-    "none": 0.0,
-}
-DEFAULT_TRANSFER_PRESET = "aslan2018-2023"
+# The options are declared in gridshift.run_options (name, type, default, range, unit, doc, citation); these
+# names are views of those declarations, kept for the modules and tests that read them.
+TRANSFER_KWH_PER_GB_PRESETS = R.TRANSFER_KWH_PER_GB_PRESETS
+DEFAULT_TRANSFER_PRESET = R.DEFAULT_TRANSFER_PRESET
 TRANSFER_KWH_PER_GB = TRANSFER_KWH_PER_GB_PRESETS[DEFAULT_TRANSFER_PRESET]
-DEFAULT_SLA_MULTIPLIER = 1.5
-#: How long a site keeps a replica of a dataset after the last task that used it (days; docs/simulation.md "Data
-#: locality"): AWS S3 Intelligent-Tiering treats an object not accessed for 30 consecutive days as no longer in
-#: use and moves it out of its frequent-access tier (AWS, "Amazon S3 Intelligent-Tiering storage class", S3 user
-#: guide); we read the same 30 days as the time a site keeps a dataset no job has read.
-LOCALITY_RETENTION_DAYS = 30.0
-#: The valid range of every numeric run option, with its reason (docs/bundle_format.md lists them).
-OPTION_RANGES: dict[str, Bound] = {
-    "sla_multiplier": Bound(0.0, 1e6, "deadline = arrival + multiplier x duration: > 0; a million durations is "
-                                      "beyond any run", low_inclusive=False),
-    "transfer_kwh_per_gb": Bound(0.0, 100.0, "network energy per GB: 0.06 kWh/GB for 2015, halving every ~2 years "
-                                             "since 2000 (Aslan et al. 2018), i.e. ~11 kWh/GB back in 2000 (our "
-                                             "arithmetic); 100 is beyond any year"),
-    "activity_on": Bound(0.0, 1e6, "a relative weight of task origins (only ratios matter; >= 0)"),
-    "activity_off": Bound(0.0, 1e6, "a relative weight of task origins (only ratios matter; >= 0)"),
-    "defer_quantile": Bound(0.0, 1.0, "a quantile"),
-    "locality_retention_days": Bound(0.0, 3660.0, "how long a site keeps a dataset replica after its last use: "
-                                                  ">= 0 days (0: only tasks decided at the same instant share it), "
-                                                  "at most ten years"),
-    "drain_max_days": Bound(0.0, 366.0, "the longest a run drains past its window (docs/simulation.md \"How a run "
-                                        "ends\"): >= 0 days, at most a year"),
-}
-#: server power management (docs/simulation.md, "Server power states"): "managed" = servers are
-#: switched off when idle beyond a spare pool and woken (with a latency) when work needs them, GPUs
-#: drawn per device; "always_on" = every server on all the time, load spread over all servers and
-#: GPUs (the reference cluster's model, reproduced bit for bit)
-POWER_MODES = ("managed", "always_on")
-REALISATIONS = MODES  # sim_core.realisation
-#: forecast models (sim_core.forecast): what a policy may know of the future
-FORECAST_MODELS = tuple(F.MODELS)
-#: largest integer any option may take (fits every kernel integer, including int32 counters)
-MAX_INT_OPTION = 2**31 - 1
+DEFAULT_SLA_MULTIPLIER = R.get("sla_multiplier").default
+LOCALITY_RETENTION_DAYS = R.get("locality_retention_days").default
+POWER_MODES = R.get("power").choices
+REALISATIONS = R.get("workload").choices  # sim_core.realisation
+FORECAST_MODELS = R.FORECAST_MODELS
+MAX_INT_OPTION = R.MAX_INT_OPTION
 #: seeds are stored as Int64 (run keys, the warehouse)
 MAX_SEED = 2**63 - 1
+
+
+def option_ranges() -> dict[str, Bound]:
+    """The valid range of every real-valued run option, with its reason (docs/bundle_format.md lists them; the
+    integer options' ranges are in docs/simulation.md's options table)."""
+    return {o.name: o.bound for o in R.declared() if o.kind == R.FLOAT and o.bound is not None}
+
+
+#: the ranges of the built-in real-valued options (:func:`option_ranges` includes those declared at run time)
+OPTION_RANGES: dict[str, Bound] = option_ranges()
 
 
 class RunOptionsError(ValueError):
@@ -148,8 +102,10 @@ def check_real(name: str, v: Any, *, lo: float | None = None, lo_open: bool = Fa
 
 
 def check_option(name: str, v: Any) -> float:
-    """``v`` as a finite ``float`` inside ``OPTION_RANGES[name]``; the refusal names the range and its reason."""
-    b = OPTION_RANGES[name]
+    """``v`` as a finite ``float`` inside the declared range of option ``name``; the refusal names the range and
+    its reason."""
+    b = R.get(name).bound
+    assert b is not None
     try:
         return check_real(name, v, lo=b.low, lo_open=not b.low_inclusive, hi=b.high)
     except RunOptionsError as err:
@@ -166,112 +122,92 @@ def check_seed(seed: Any) -> int:
     return check_int("seed", seed, 0, MAX_SEED)
 
 
-def _check_sla_multiplier(v: Any) -> float | np.ndarray:
-    """A finite scalar > 0, or a 1-D array of them (its length is checked against the bundle)."""
-    if np.ndim(v) == 0 and not isinstance(v, np.ndarray):
-        return check_option("sla_multiplier", v)
+def _check_per_task(o: R.RunOption, v: Any) -> np.ndarray:
+    """A 1-D array of valid values, one per bundle task (its length is checked against the bundle)."""
     a = np.asarray(v)
     if a.ndim != 1 or a.dtype.kind not in "iuf":
-        raise RunOptionsError(f"sla_multiplier must be a number or a 1-D array of numbers (one per bundle "
+        raise RunOptionsError(f"{o.name} must be a number or a 1-D array of numbers (one per bundle "
                               f"task), got {a.dtype} array of shape {a.shape}")
     a = a.astype(np.float64)
-    b = OPTION_RANGES["sla_multiplier"]
+    b = o.bound
+    assert b is not None
     with np.errstate(invalid="ignore"):
-        bad = np.flatnonzero(~(np.isfinite(a) & (a > b.low) & (a <= b.high)))
+        low_ok = (a >= b.low) if b.low_inclusive else (a > b.low)
+        bad = np.flatnonzero(~(np.isfinite(a) & low_ok & (a <= b.high)))
     if bad.size:
-        raise RunOptionsError(f"sla_multiplier[{bad[0]}] must be a finite number in {b.describe()} ({b.reason}), "
+        raise RunOptionsError(f"{o.name}[{bad[0]}] must be a finite number in {b.describe()} ({b.reason}), "
                               f"got {a[bad[0]]!r} ({bad.size} such value(s))")
     a.flags.writeable = False
     return a
 
 
-def _check_transfer_kwh_per_gb(v: Any) -> float:
-    """A finite number >= 0, or the name of one of ``TRANSFER_KWH_PER_GB_PRESETS`` (its value)."""
-    if isinstance(v, str):
-        if v not in TRANSFER_KWH_PER_GB_PRESETS:
-            raise RunOptionsError(f"transfer_kwh_per_gb must be a finite number >= 0 or one of "
-                                  f"{sorted(TRANSFER_KWH_PER_GB_PRESETS)}, got {v!r}")
-        return TRANSFER_KWH_PER_GB_PRESETS[v]
-    return check_option("transfer_kwh_per_gb", v)
+def check_declared(o: R.RunOption, v: Any) -> Any:
+    """``v`` validated by option ``o``'s declaration (``gridshift.run_options``) and normalized to a Python
+    ``bool``/``int``/``float``/``str`` (a preset name as its value; a per-task array as a read-only float64
+    array), or :class:`RunOptionsError` naming the option, the value and the rule."""
+    if v is None and o.nullable:
+        return None
+    if o.kind == R.BOOL:
+        return check_bool(o.name, v)
+    if o.kind == R.CHOICE:
+        if not isinstance(v, str) or v not in o.choices:
+            raise RunOptionsError(f"{o.name} must be one of {o.choices}, got {v!r}")
+        return v
+    if o.kind == R.TEXT:
+        if not isinstance(v, str):
+            raise RunOptionsError(f"{o.name} must be {'None or ' if o.nullable else ''}a string, got {v!r}")
+        return v
+    b = o.bound
+    assert b is not None
+    if o.kind == R.INT:
+        i = check_int(o.name, v, int(b.low) + (0 if b.low_inclusive else 1), int(b.high))
+        if o.multiple_of and i % o.multiple_of:
+            raise RunOptionsError(f"{o.name} must be a multiple of {o.multiple_of}, got {v!r}")
+        return i
+    if isinstance(v, str) and o.presets:
+        if v not in o.presets:
+            raise RunOptionsError(f"{o.name} must be a finite number in {b.describe()} or one of "
+                                  f"{sorted(o.presets)}, got {v!r}")
+        return float(o.presets[v])
+    if o.per_task and (np.ndim(v) != 0 or isinstance(v, np.ndarray)):
+        return _check_per_task(o, v)
+    return check_option(o.name, v)
 
 
 # ---------------------------------------------------------------------------- options
-@dataclass
 class Options:
-    """The run options (docs/simulation.md). Constructing one validates and normalizes every field
-    (Python ``bool``/``int``/``float``/``str``; a per-task ``sla_multiplier`` as a read-only float64
-    array) or raises :class:`RunOptionsError`."""
+    """The run options (docs/simulation.md), one attribute per option declared in ``gridshift.run_options``.
+    Constructing one validates and normalizes every value (:func:`check_declared`) or raises
+    :class:`RunOptionsError`; an unknown name is a ``TypeError``, as an unknown keyword argument is."""
 
-    single_action: bool = False
-    allow_defer: bool = True
-    sla_multiplier: Any = DEFAULT_SLA_MULTIPLIER  # float or per-task array (scenario task order)
-    carbon_basis: str | None = None
-    transfer_emissions: str = "origin"  # or "mean"
-    transfer_kwh_per_gb: float | str = TRANSFER_KWH_PER_GB  # kWh/GB, or a preset name (stored as its value)
-    business_start_h: int = O.BUSINESS_START_H
-    business_end_h: int = O.BUSINESS_END_H
-    activity_on: float = O.ACTIVITY_ON
-    activity_off: float = O.ACTIVITY_OFF
-    defer_quantile: float = 0.3
-    defer_window_steps: int = 96
-    power: str = "managed"
-    workload: str = "weeks"  # the run's workload realisation (sim_core.realisation): "weeks" | "origins"
-    #: what a policy is told of the future (sim_core.forecast): the forecast model and its horizon (hours)
-    forecast: str = F.DEFAULT_MODEL
-    forecast_horizon_h: int = F.DEFAULT_HORIZON_H
-    #: how often a forecast is issued (minutes, a whole number of 15-min steps; sim_core.forecast)
-    forecast_issue_every_min: int = F.DEFAULT_ISSUE_EVERY_MIN
-    #: how a run ends (docs/simulation.md "How a run ends"): True = arrivals stop at the window's end and the
-    #: run goes on until every task that arrived has finished (or a cap, the rest charged); False = it stops at
-    #: the window's end with work left undone (the behaviour before equal work, for comparisons)
-    drain: bool = True
-    #: data locality (docs/simulation.md "Data locality"): True = a task's shared dataset moves only to a site
-    #: that holds no replica of it (replicas kept ``locality_retention_days`` after their last use; the task's
-    #: origin holds it); checkpoints and outputs always move. False = every remote task moves its whole size
-    #: (the behaviour before data locality, for comparisons)
-    locality: bool = True
-    locality_retention_days: float = LOCALITY_RETENTION_DAYS
-    #: the cap on draining, in days past the window's end (also capped by the bundle's end); the work left
-    #: there is charged at the run's own rates per GPU-hour and per core-hour (sim_core.drain)
-    drain_max_days: float = 7.0
-
-    def __post_init__(self) -> None:
-        self.single_action = check_bool("single_action", self.single_action)
-        self.allow_defer = check_bool("allow_defer", self.allow_defer)
-        self.drain = check_bool("drain", self.drain)
-        self.drain_max_days = check_option("drain_max_days", self.drain_max_days)
-        self.locality = check_bool("locality", self.locality)
-        self.locality_retention_days = check_option("locality_retention_days", self.locality_retention_days)
-        self.sla_multiplier = _check_sla_multiplier(self.sla_multiplier)
-        if self.carbon_basis is not None and not isinstance(self.carbon_basis, str):
-            raise RunOptionsError(f"carbon_basis must be None or a string, got {self.carbon_basis!r}")
-        if not isinstance(self.transfer_emissions, str) or self.transfer_emissions not in ("origin", "mean"):
-            raise RunOptionsError(f"transfer_emissions must be 'origin' or 'mean', got {self.transfer_emissions!r}")
-        self.transfer_kwh_per_gb = _check_transfer_kwh_per_gb(self.transfer_kwh_per_gb)
-        self.business_start_h = check_int("business_start_h", self.business_start_h, 0, 24)
-        self.business_end_h = check_int("business_end_h", self.business_end_h, 0, 24)
-        self.activity_on = check_option("activity_on", self.activity_on)
-        self.activity_off = check_option("activity_off", self.activity_off)
+    def __init__(self, **kw: Any) -> None:
+        specs = R.declared()
+        unknown = sorted(set(kw) - {o.name for o in specs})
+        if unknown:
+            raise TypeError(f"unknown run options: {unknown}")
+        for o in specs:
+            setattr(self, o.name, check_declared(o, kw.get(o.name, o.default)))
         if not O.activity(np.arange(24), **self.activity_kw()).any():
             raise RunOptionsError(
                 f"activity is 0 at every local hour (activity_on={self.activity_on!r} in business hours "
                 f"[{self.business_start_h}, {self.business_end_h}), activity_off={self.activity_off!r} "
                 "otherwise): no task could have an origin")
-        self.defer_quantile = check_option("defer_quantile", self.defer_quantile)
-        self.defer_window_steps = check_int("defer_window_steps", self.defer_window_steps, 1, MAX_INT_OPTION)
-        if not isinstance(self.power, str) or self.power not in POWER_MODES:
-            raise RunOptionsError(f"power must be one of {POWER_MODES}, got {self.power!r}")
-        if not isinstance(self.workload, str) or self.workload not in REALISATIONS:
-            raise RunOptionsError(f"workload must be one of {REALISATIONS}, got {self.workload!r}")
-        if not isinstance(self.forecast, str) or self.forecast not in FORECAST_MODELS:
-            raise RunOptionsError(f"forecast must be one of {FORECAST_MODELS}, got {self.forecast!r}")
-        self.forecast_horizon_h = check_int("forecast_horizon_h", self.forecast_horizon_h, F.MIN_HORIZON_H,
-                                            F.MAX_HORIZON_H)
-        self.forecast_issue_every_min = check_int("forecast_issue_every_min", self.forecast_issue_every_min,
-                                                  F.STEP_MIN, F.MAX_ISSUE_EVERY_MIN)
-        if self.forecast_issue_every_min % F.STEP_MIN:
-            raise RunOptionsError(f"forecast_issue_every_min must be a multiple of {F.STEP_MIN} (a whole number of "
-                                  f"steps), got {self.forecast_issue_every_min!r}")
+
+    def __getattr__(self, name: str) -> Any:  # (only for names never set: an option declared after this one)
+        raise AttributeError(f"run options have no {name!r} (declared options: gridshift.run_options)")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Options):
+            return NotImplemented
+        a, b = self.public(), other.public()
+        return a.keys() == b.keys() and all(
+            np.array_equal(getattr(self, k), getattr(other, k)) if isinstance(getattr(self, k), np.ndarray)
+            else a[k] == b[k] for k in a)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        return "Options(" + ", ".join(f"{k}={v!r}" for k, v in self.public().items()) + ")"
 
     def activity_kw(self) -> dict:
         """The keyword arguments of :func:`sim_core.origin.activity` these options give."""
@@ -279,18 +215,12 @@ class Options:
                     off=self.activity_off)
 
     def public(self) -> dict:
-        """The options as plain values (a per-task ``sla_multiplier`` as the label ``"per-task"``)."""
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
-        if isinstance(d["sla_multiplier"], np.ndarray):
-            d["sla_multiplier"] = "per-task"
-        return d
+        """The options as plain values, in declaration order (a per-task array as the label ``"per-task"``)."""
+        return {k: "per-task" if isinstance(v, np.ndarray) else v for k, v in vars(self).items()}
 
 
 def make_options(**kw) -> Options:
     """Validated :class:`Options` from keyword arguments (unknown names: ``TypeError``)."""
-    unknown = sorted(set(kw) - {f.name for f in fields(Options)})
-    if unknown:
-        raise TypeError(f"unknown run options: {unknown}")
     return Options(**kw)
 
 

@@ -754,6 +754,14 @@ def compute(params, cap_cores, cap_gpus, cap_mem, busy_cores, busy_gpus, busy_me
     return {name: out[i] for i, name in enumerate(OUT_NAMES)}
 
 
+@njit(cache=True, nogil=True)
+def priced(kwh, per_mwh):
+    """Energy priced by a per-MWh signal, ``kwh x rate / 1000``: USD/MWh gives USD, gCO2eq/kWh (= kg/MWh) gives
+    kg. The one place energy is priced: the run's results (``sim_core.result``, on arrays) and the step API
+    (:func:`step_energy`, per DC) both call it, so the two can never price a kWh differently."""
+    return kwh * per_mwh / 1000.0
+
+
 # ---------------------------------------------------------------- one step of the step API
 #: per-DC rows (and step sums) written by :func:`step_energy`
 STEP_DC_NAMES = ("it_kwh", "total_kwh", "cost_usd", "carbon_kg", "water_l", "unmet_cooling_kwh",
@@ -780,8 +788,8 @@ def step_energy(params, cap_cores, cap_gpus, cap_mem, part, srv, managed, j, tem
         total_kwh = buf[O_TOTAL] * STEP_HOURS
         out[0, d] = buf[O_IT] * STEP_HOURS
         out[1, d] = total_kwh
-        out[2, d] = total_kwh * price[d, k] / 1000.0
-        out[3, d] = total_kwh * carbon[d, k] / 1000.0
+        out[2, d] = priced(total_kwh, price[d, k])
+        out[3, d] = priced(total_kwh, carbon[d, k])
         out[4, d] = buf[O_WATER]
         out[5, d] = buf[O_UNMET] * STEP_HOURS
         out[6, d] = bc

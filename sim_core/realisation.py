@@ -27,8 +27,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from gridshift import run_options as R
+
 WEEK_S = 7 * 86400.0
-MODES = ("weeks", "origins")
+MODES = R.get("workload").choices  # the run option ``workload``'s choices (gridshift.run_options)
 ID_STRIDE = 64  # > 53 week slots of a year
 
 

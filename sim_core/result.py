@@ -13,7 +13,7 @@ from numba import njit
 
 from . import engine as E
 from .drain import work_totals
-from .physics import OUT_NAMES, STEP_HOURS
+from .physics import OUT_NAMES, STEP_HOURS, priced
 from .physics import compute as physics_compute
 from .transfer import transfer_one
 
@@ -357,8 +357,8 @@ def _steps_frame(prep, ph: dict, busy: tuple, cnt, flow) -> pl.DataFrame:
     cols["pue"] = flat(effectiveness(ph["total_kw"], ph["it_kw"], 1.0))
     cols["it_kwh"] = flat(it_kwh)
     cols["total_kwh"] = flat(total_kwh)
-    cols["cost_usd"] = flat(total_kwh * price / 1000.0)
-    cols["carbon_kg"] = flat(total_kwh * carbon / 1000.0)
+    cols["cost_usd"] = flat(priced(total_kwh, price))
+    cols["carbon_kg"] = flat(priced(total_kwh, carbon))
     cols["wue_l_per_kwh"] = flat(effectiveness(ph["water_l"], it_kwh, 0.0))
     cols["unmet_cooling_kwh"] = flat(ph["unmet_cooling_kw"] * STEP_HOURS)
     for name in ("idle", "sleep", "wake"):  # IT energy of capacity on but unused, asleep, waking

@@ -35,7 +35,7 @@ import polars as pl
 from gridshift import objectstore
 from gridshift.errors import DataError
 from gridshift.home import Home
-from gridshift.results import ResultStore, RunRef, StoredRun, decode_run, read_object
+from gridshift.results import ResultStore, RunRef, StoredRun, decode_run, read_object, run_key
 from warehouse.db import exclusive, open_read, open_write, query, read_connection
 from warehouse.ddl import create_table_sql
 from warehouse.load import drop_stale_layout, validate, write
@@ -175,7 +175,7 @@ class WarehouseRunStore:
         """The validated index rows of one run record whose object is at ``ref`` (a record read back from its
         object, a ``StoredRun``, has no timings nor worker: those are null)."""
         k = tuple(record.key)
-        key_cols = dict(zip(RUN_KEY, (k[0], k[1], int(k[2]), k[3], k[4]), strict=True))
+        key_cols = run_key(k)._asdict()
         wall = getattr(record, "wall_time_s", None)
         runs = pl.DataFrame([{
             **key_cols, "options_json": record.options_json, "n_steps": int(record.n_steps),

@@ -16,13 +16,15 @@ processes on one machine. ``dagster_project.distributed`` runs a whole sweep on 
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import dagster as dg
+from pydantic import Field
 
 from dagster_project.assets.bundle import scenario_bundle
 from dagster_project.partitions import SWEEP_SEEDS, policy_seed, split_sweep
 from dagster_project.resources import GridshiftResource
+from gridshift import run_options as R
 from gridshift.home import RESULTS_URL_ENV, Home, safe_join
 
 
@@ -35,20 +37,15 @@ def newest_bundle(home: Home) -> Path:
     return manifests[-1].parent
 
 
-class SweepConfig(dg.Config):
-    """Which bundle and which run options. Give ``bundle_id`` (a folder under <home>/bundles) or
-    ``bundle_path`` (a bundle directory anywhere), or neither: the home's newest bundle. Use the same values
-    for the runs and the summary."""
+class SweepBase(dg.Config):
+    """Which bundle and which window. Give ``bundle_id`` (a folder under <home>/bundles) or ``bundle_path`` (a
+    bundle directory anywhere), or neither: the home's newest bundle. Use the same values for the runs and the
+    summary."""
 
     bundle_id: str = ""
     bundle_path: str = ""
     days: Optional[float] = None  # noqa: UP045 - Dagster config needs Optional; default: the whole bundle
     start: Optional[str] = None  # noqa: UP045 - ISO UTC time or step index; default: the bundle start
-    allow_defer: bool = True
-    sla_multiplier: float = 1.5
-    forecast: str = "calibrated"  # what policies are told of the future (sim_core.forecast.MODELS; "oracle")
-    forecast_horizon_h: int = 24
-    forecast_issue_every_min: int = 60  # minutes between forecast issues (sim_core.forecast.DEFAULT_ISSUE_EVERY_MIN)
     # No results URL here: Dagster stores a run's config before the run starts, so a URL with a credential in it
     # would be on disk before any check could refuse it. It comes from $GRIDSHIFT_RESULTS_URL (store_for), and a
     # ``results_url`` key is refused by Dagster's own config validation, before any run is created.
@@ -66,14 +63,40 @@ class SweepConfig(dg.Config):
         return path
 
     def run_kwargs(self) -> dict:
+        """The window and every run option of this config, as ``sim_core.bench.compare`` takes them."""
         start = self.start
-        return {"days": self.days, "start": int(start) if start is not None and start.isdigit() else start,
-                "allow_defer": self.allow_defer, "sla_multiplier": self.sla_multiplier, "forecast": self.forecast,
-                "forecast_horizon_h": self.forecast_horizon_h,
-                "forecast_issue_every_min": self.forecast_issue_every_min}
+        options = {name: R.from_text(R.get(name), getattr(self, name)) for name in type(self).model_fields
+                   if name in R.defaults()}
+        return {"days": self.days, "start": int(start) if start is not None and start.isdigit() else start, **options}
 
 
-class SummaryConfig(SweepConfig):
+def config_field(o: R.RunOption) -> tuple[Any, Any]:
+    """The (type, pydantic field) of run option ``o`` in a Dagster config: a float with presets is text (a
+    number or a preset name), a nullable option Optional; its default and doc are the declaration's."""
+    t: Any = {R.BOOL: bool, R.INT: int, R.FLOAT: float, R.CHOICE: str, R.TEXT: str}[o.kind]
+    if o.kind == R.FLOAT and o.presets:
+        t = str
+    if o.nullable:
+        t = Optional[t]  # noqa: UP045 - Dagster config needs Optional
+    unit = f" ({o.unit})" if o.unit else ""
+    return t, Field(default=o.default, description=f"{o.doc}{unit}: {o.describe_valid(api=False)}")
+
+
+def sweep_config(base: type = SweepBase, name: str = "SweepConfig") -> type:
+    """``base`` with one field per run option declared for the sweep (``RunOption.sweep``), its default and doc
+    the declaration's: made when this module is imported (an option declared before then is configurable)."""
+    fields = {o.name: config_field(o) for o in R.declared() if o.sweep}
+    ns: dict[str, Any] = {"__module__": __name__, "__doc__": base.__doc__,
+                          "__annotations__": {k: t for k, (t, _) in fields.items()}}
+    ns.update({k: f for k, (_, f) in fields.items()})
+    return type(name, (base,), ns)
+
+
+#: the sweep's config: the bundle, the window and every sweep option (the run options' declarations)
+SweepConfig = sweep_config()
+
+
+class SummaryConfig(SweepConfig):  # type: ignore[misc,valid-type]
     """The sweep to summarize (stored runs among ``policies`` × ``seeds``) and where to write the files
     (default: <home>/benchmarks/<bundle_id>/<options_sha256[:16]>)."""
 

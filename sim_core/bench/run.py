@@ -11,24 +11,16 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import polars as pl
 
 from gridshift.hashing import canonical_json
+from gridshift.results import RunKey
 
 from .. import result as _result
 from ..scenario import Scenario
 from .metrics import run_metrics, run_series
-
-
-class RunKey(NamedTuple):
-    bundle_id: str
-    policy: str
-    seed: int
-    gridshift_version: str
-    options_sha256: str
-
 
 
 @dataclass

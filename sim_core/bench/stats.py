@@ -8,8 +8,8 @@
   each seed s, ``100 · (local_only_s − policy_s) / local_only_s`` (same seed ⇒ same task origins,
   so the pair differs only by the policy), then mean and 95 % CI over the seeds as above.
   Positive = the policy uses less than ``local_only``. Only for the "lower is better" resource
-  metrics in ``SAVINGS_METRICS``; null elsewhere, when local_only is not in the sweep, or the
-  baseline is 0.
+  metrics declared with ``savings=True`` (``gridshift.metrics``); null elsewhere, when local_only is not in the
+  sweep, or the baseline is 0.
 * :func:`pareto_front` of the policy means (cost vs carbon, both minimized).
 
 Pure Python (SciPy is not a dependency): the t quantile comes from the regularized incomplete beta
@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from .metrics import BASELINE, METRIC_NAMES, SAVINGS_METRICS, UNITS
+from gridshift import metrics as M
+
+from .metrics import BASELINE
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -127,7 +129,10 @@ SUMMARY_SCHEMA = {
 def summarize(runs: pl.DataFrame, baseline: str = BASELINE) -> pl.DataFrame:
     """One row per (policy, metric) in the runs' policy order and METRICS order (see module doc)."""
     policies = list(dict.fromkeys(runs["policy"].to_list()))
-    metrics = [c for c in METRIC_NAMES if c in runs.columns]
+    declared = M.declared()
+    metrics = [m.name for m in declared if m.name in runs.columns]
+    savings = {m.name for m in declared if m.savings}
+    units = M.units()
     base = runs.filter(pl.col("policy") == baseline)
     base_by_seed = {m: dict(zip(base["seed"].to_list(), base[m].to_list(), strict=True)) for m in metrics}
     rows = []
@@ -137,14 +142,14 @@ def summarize(runs: pl.DataFrame, baseline: str = BASELINE) -> pl.DataFrame:
         for m in metrics:
             st = mean_ci(sub[m].to_list())
             sav, sav_ci = None, None
-            if m in SAVINGS_METRICS and base.height:
+            if m in savings and base.height:
                 pairs = [(base_by_seed[m][s], x) for s, x in zip(seeds, sub[m].to_list(), strict=True)
                          if s in base_by_seed[m]]
                 if pairs and all(b != 0 and math.isfinite(b) for b, _ in pairs):
                     ss = mean_ci([100.0 * (b - x) / b for b, x in pairs])
                     sav, sav_ci = ss.mean, ss.ci95
             rows.append({
-                "policy": pol, "metric": m, "unit": UNITS[m], "n_seeds": st.n, "mean": st.mean, "std": st.std,
+                "policy": pol, "metric": m, "unit": units[m], "n_seeds": st.n, "mean": st.mean, "std": st.std,
                 "ci95": st.ci95, "ci95_low": st.mean - st.ci95, "ci95_high": st.mean + st.ci95,
                 "savings_vs_local_only_pct": sav, "savings_ci95_pct": sav_ci,
             })

@@ -34,15 +34,17 @@ from typing import Any, Protocol
 import numpy as np
 import polars as pl
 
+from gridshift import metrics as M
+from gridshift.fields import FIELDS
 from gridshift.hashing import canonical_json, sha256_bytes
-from gridshift.results import read_run
+from gridshift.results import RUN_KEY, read_run
 
 from .. import result as _result
 from ..options import MAX_SEED, RunOptionsError, make_options, resolve_window
 from ..policies import registry
 from ..scenario import Scenario
 from ..simulator import as_scenario
-from .metrics import BASELINE, METRIC_NAMES, METRICS
+from .metrics import BASELINE, metric_names
 from .run import RunKey, RunRecord, execute, worker_name  # noqa: F401 - re-exported (the sweep API)
 from .stats import summarize
 
@@ -103,7 +105,7 @@ class Comparison:
         return {"bundle_id": self.bundle_id, "policies": self.policies, "seeds": self.seeds,
                 "gridshift_version": self.gridshift_version, "options": self.options,
                 "options_sha256": self.options_sha256, "baseline": BASELINE,
-                "metrics": [{"name": m.name, "unit": m.unit, "description": m.description} for m in METRICS],
+                "metrics": [{"name": m.name, "unit": m.unit, "description": m.doc} for m in M.declared()],
                 **({"optimum": {str(s): _bound_params(b) for s, b in sorted(self.bounds.items())},
                     "gap": self.gap.to_dicts()} if self.gap is not None else {})}
 
@@ -145,10 +147,10 @@ def check_seeds(seeds: Iterable[int]) -> list[int]:
 
 def runs_frame(rows: Sequence[tuple[RunKey, dict[str, float]]]) -> pl.DataFrame:
     """The tidy runs frame: key columns, then every metric as Float64, in the given row order."""
-    schema: dict[str, pl.DataType] = {"bundle_id": pl.String, "policy": pl.String, "seed": pl.Int64,
-                                      "gridshift_version": pl.String, "options_sha256": pl.String}
-    schema.update({m: pl.Float64 for m in METRIC_NAMES})
-    data = [{**k._asdict(), **{m: float(v[m]) for m in METRIC_NAMES}} for k, v in rows]
+    schema: dict[str, pl.DataType] = {c: FIELDS[c].polars_dtype for c in RUN_KEY}
+    names = metric_names()
+    schema.update({m: pl.Float64 for m in names})
+    data = [{**k._asdict(), **{m: float(v[m]) for m in names}} for k, v in rows]
     return pl.DataFrame(data, schema=schema)
 
 
@@ -206,7 +208,7 @@ def compare(
     stored: dict = {}
     if store is not None and not recompute:
         found = store.lookup(keys)
-        stored = {k: v for k, v in found.items() if all(m in v for m in METRIC_NAMES)}
+        stored = {k: v for k, v in found.items() if all(m in v for m in metric_names())}
     if missing == "skip":
         keys = [k for k in keys if k in stored]
     if verify_reuse:
@@ -282,7 +284,7 @@ def _verify_reuse(sc: Scenario, reused: list[RunKey], stored: dict, store, opts:
         want = stored[k]
         where = getattr(store, "url_for", None) or getattr(getattr(store, "results", None), "url_for", None)
         url = where(k) if where is not None else "the store"
-        bad = [m for m in METRIC_NAMES if np.float64(rec.metrics[m]).tobytes() != np.float64(want[m]).tobytes()]
+        bad = [m for m in metric_names() if np.float64(rec.metrics[m]).tobytes() != np.float64(want[m]).tobytes()]
         if bad:
             raise ReuseMismatchError(f"reused run {k.policy} seed {k.seed} at {url} differs from a new simulation: "
                                      f"{bad[0]} is {want[bad[0]]!r} stored, {rec.metrics[bad[0]]!r} simulated")

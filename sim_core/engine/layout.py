@@ -9,7 +9,9 @@ from collections import namedtuple
 
 import numpy as np
 
-STEP_S = 900.0
+from gridshift import timestep
+
+STEP_S = float(timestep.STEP_S)  # (a float: the kernels divide times in seconds by it)
 EPS = 1e-9
 
 # task status codes

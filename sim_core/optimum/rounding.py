@@ -26,7 +26,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-STEP_S = 900.0
+from gridshift import timestep
+
+STEP_S = float(timestep.STEP_S)  # (a float: the kernels divide times in seconds by it)
 
 
 @njit(cache=True, nogil=True)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..physics import P_WAKE_S
 from ..simulator import Prepared, as_scenario
-from .rounding import plan_kernel
+from .rounding import STEP_S, plan_kernel
 from .solve import HORIZON_DAYS, OptimumError, OptimumResult, bound_steps, optimum
 
 #: wake latencies a plan keeps to spare before a task's deadline (managed power)
@@ -144,7 +144,7 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
             break
         # a task the engine started too late (a longer wake wait than the plan kept) goes at its arrival step
         repairs += 1
-        arr = np.clip((prep.tasks.arrival - prep.t0) // 900.0, 0, prep.n - 1).astype(np.int64)
+        arr = np.clip((prep.tasks.arrival - prep.t0) // STEP_S, 0, prep.n - 1).astype(np.int64)
         moved = late & (plan.step > arr)
         if not moved.any():
             break

@@ -13,10 +13,12 @@ run is never simulated again (docs/benchmarks.md). The tables list fields of the
 
 from __future__ import annotations
 
-from gridshift.fields import FIELDS, table
+from gridshift.fields import table
+from gridshift.results import RUN_KEY as RUN_KEY_FIELDS
+from gridshift.results import SERIES
 from warehouse.schemas.models import dataframe_model
 
-RUN_KEY = ["bundle_id", "policy", "seed", "gridshift_version", "options_sha256"]
+RUN_KEY = list(RUN_KEY_FIELDS)
 
 BENCHMARK_RUNS = table(
     "benchmark_runs", "One row per benchmark run (a policy and a seed on a bundle, with fixed options).",
@@ -27,18 +29,12 @@ BENCHMARK_RUNS = table(
 BENCHMARK_METRICS = table(
     "benchmark_metrics",
     "Metrics of a run, long format: one row per (run, metric); the unit is in the metric name (``cost_usd``, "
-    "``carbon_kg``, ``total_kwh``, ``mean_cpu_util_frac``...; sim_core.bench.metrics.METRICS).",
+    "``carbon_kg``, ``total_kwh``, ``mean_cpu_util_frac``...; declared in gridshift.metrics).",
     [*RUN_KEY, "metric", "value"],
     [*RUN_KEY, "metric"])
 
-BENCHMARK_SERIES = table(
-    "benchmark_series",
-    "Per-step, per-DC series of a run, validated before its result object is written (not a warehouse table: "
-    "the series lives in the run's Parquet object, ``gridshift.results``). Its signals are the bundle's, within "
-    "the same bounds.",
-    ["location", "dc", "step", FIELDS["ts_utc"].but(description="start of the step, UTC"), "carbon_g_per_kwh",
-     "price_usd_per_mwh", "total_kwh", "assigned", "started", "busy_cores", "cpu_util", "gpu_util", "mem_util"],
-    ["location", "step"])
+#: the series columns are declared with the run object's format (gridshift.results)
+BENCHMARK_SERIES = SERIES
 
 BenchmarkRuns = dataframe_model(BENCHMARK_RUNS, "BenchmarkRuns")
 BenchmarkMetrics = dataframe_model(BENCHMARK_METRICS, "BenchmarkMetrics")

@@ -16,6 +16,7 @@ import typer
 from typer.testing import CliRunner
 
 from dagster_project.resources import GridshiftResource
+from gridshift import run_options
 from gridshift.home import Home
 from gridshift_cli import make_app
 from sim_core.optimum import optimum
@@ -50,9 +51,11 @@ def test_a_shared_option_reads_the_same_in_every_command_that_takes_it():
             for opt in getattr(p, "opts", []):
                 if opt.startswith("--") and opt != "--help":
                     seen.setdefault(opt, set()).add(p.help)
-    shared = {"--home", "--mirror", "--regions", "--seed", "--days", "--start", "--power", "--forecast",
-              "--no-defer", "--sla-multiplier", "--live", "--allow-partial", "--locality",
-              "--locality-retention-days", "--transfer-kwh-per-gb"}
+    shared = {"--home", "--mirror", "--regions", "--seed", "--days", "--start", "--live", "--allow-partial",
+              # the run options' flags (generated from gridshift.run_options)
+              *(o.cli_flag.split("/")[0] for o in run_options.declared() if len(o.commands) > 1)}
+    assert {"--power", "--forecast", "--allow-defer", "--sla-multiplier", "--locality", "--locality-retention-days",
+            "--transfer-kwh-per-gb"} <= shared
     for opt in shared:
         assert len(seen[opt]) == 1, f"{opt} is declared more than once: {seen[opt]}"
     assert len(seen["--year"]) == 2  # a range (ingest, export) or one year (plot-workload): two declarations

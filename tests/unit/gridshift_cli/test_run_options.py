@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 import sim_core
+from gridshift import run_options as declared
 from gridshift_cli import make_app
-from gridshift_cli import options as cli_options
 from pipelines.workload import derive as wd
 from sim_core import options as run_options
 from sim_core.testing import write_bundle
@@ -65,11 +65,18 @@ def _run_transfers(bundle, out, *flags) -> pl.DataFrame:
     return pl.read_parquet(out / "transfers.parquet")
 
 
-def test_the_command_lines_defaults_are_the_run_options():
-    """The defaults and presets the flags repeat (so that --help imports no kernel) are sim_core's."""
-    assert cli_options.RETENTION_DEFAULT == run_options.LOCALITY_RETENTION_DAYS
-    assert cli_options.TRANSFER_DEFAULT == run_options.DEFAULT_TRANSFER_PRESET
-    assert tuple(run_options.TRANSFER_KWH_PER_GB_PRESETS) == cli_options.TRANSFER_PRESETS
+@pytest.mark.parametrize("command", ["run", "compare", "optimum"])
+def test_the_command_lines_flags_are_the_run_options(command):
+    """Every flag of a run option is generated from its declaration (gridshift.run_options): its default and
+    presets are the options' own, and --help imports no kernel module."""
+    res = CliRunner().invoke(make_app(), [command, "--help"], env=ENV)
+    assert res.exit_code == 0, res.output
+    text = _text(res.output)
+    for o in declared.for_command(command):
+        assert o.cli_flag.split("/")[0] in text, o.name
+    assert "--locality-retention-days" in text and f"[default: {run_options.LOCALITY_RETENTION_DAYS}]" in text
+    assert f"[default: {run_options.DEFAULT_TRANSFER_PRESET}]" in text
+    assert all(p in text for p in run_options.TRANSFER_KWH_PER_GB_PRESETS)
     assert run_options.Options().locality is True
 
 
@@ -137,7 +144,7 @@ def test_optimum_takes_the_flags(bundle):
     (["--locality-retention-days", "nan"], "locality_retention_days must be a finite number >= 0"),
     (["--transfer-kwh-per-gb", "250"], "transfer_kwh_per_gb must be a finite number >= 0 and <= 100, got 250.0 "
                                        "(its range [0, 100]"),
-    (["--transfer-kwh-per-gb", "aslan2030"], "transfer_kwh_per_gb must be a finite number >= 0 or one of "
+    (["--transfer-kwh-per-gb", "aslan2030"], "transfer_kwh_per_gb must be a finite number in [0, 100] or one of "
                                              "['aslan2018-2015', 'aslan2018-2023', 'none'], got 'aslan2030'"),
 ])
 def test_a_bad_value_is_refused_with_its_range(bundle, tmp_path, command, flags, msg):

@@ -451,7 +451,7 @@ def test_published_prices_follow_the_summer_time():
     ({"forecast_horizon_h": 337}, "337"),
     ({"forecast_horizon_h": 24.0}, "24.0"),
     ({"forecast_issue_every_min": 20},
-     r"forecast_issue_every_min must be a multiple of 15 \(a whole number of steps\), got 20"),
+     r"forecast_issue_every_min must be a multiple of 15, got 20"),
     ({"forecast_issue_every_min": 0}, "forecast_issue_every_min must be an integer in 15..1440, got 0"),
     ({"forecast_issue_every_min": 1455}, "1455"),
     ({"forecast_issue_every_min": 60.0}, "60.0"),
@@ -485,12 +485,14 @@ def test_forecast_model_is_in_the_run_key_and_the_outputs(noisy, tmp_path):
 
 
 def test_cli_defaults_are_the_forecast_defaults():
-    from gridshift_cli import options as cli
+    from gridshift import run_options as R
+    from gridshift_cli.run_flags import flag_help
 
-    assert cli.FORECAST_DEFAULT == F.DEFAULT_MODEL and cli.HORIZON_DEFAULT == F.DEFAULT_HORIZON_H
-    assert cli.ISSUE_EVERY_DEFAULT == F.DEFAULT_ISSUE_EVERY_MIN
+    assert R.get("forecast").default == F.DEFAULT_MODEL and R.get("forecast_horizon_h").default == F.DEFAULT_HORIZON_H
+    assert R.get("forecast_issue_every_min").default == F.DEFAULT_ISSUE_EVERY_MIN
+    assert R.get("forecast").choices == tuple(MODELS)
     for m in MODELS:
-        assert m in cli.FORECAST_HELP
+        assert m in flag_help(R.get("forecast"))
 
 
 def test_defer_window_is_clipped_to_the_horizon(noisy):
