@@ -167,10 +167,11 @@ OPTIONS: tuple[RunOption, ...] = (
     RunOption("allow_defer", BOOL, True, "a policy may defer a task (action 0); False: every pending task is "
               "assigned in its arrival step", f"{_SPEC} §3 (a no-defer mode is an option)",
               flag="--allow-defer/--no-defer"),
-    RunOption("sla_multiplier", FLOAT, 1.5, "deadline = arrival + multiplier x duration", f"{_SPEC} §3 "
+    RunOption("sla_multiplier", FLOAT, 1.5, "deadline = arrival + max(multiplier x duration, allowed delay + "
+              "duration); a task finishing after it is late (sim_core.sla)", f"{_SPEC} §3 "
               "(default 1.5; per-task multipliers allowed)", unit="x duration",
-              bound=Bound(0.0, 1e6, "deadline = arrival + multiplier x duration: > 0; a million durations is "
-                                    "beyond any run", low_inclusive=False), per_task=True),
+              bound=Bound(0.0, 1e6, "deadline = arrival + max(multiplier x duration, allowed delay + duration): > 0; "
+                                    "a million durations is beyond any run", low_inclusive=False), per_task=True),
     RunOption("carbon_basis", TEXT, None, "the carbon accounting basis the run expects; must match the bundle's "
               "(None: the bundle's own)", "docs/bundle_format.md (the manifest's carbon basis)", nullable=True),
     RunOption("transfer_emissions", CHOICE, "origin", "whose carbon intensity prices a transfer's network energy: "

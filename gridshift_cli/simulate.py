@@ -185,6 +185,7 @@ def compare(
 
     Runs are stored in the home's warehouse (objects under --results) and reused by later calls."""
     from gridshift.errors import GridshiftError, StorageError, storage_error
+    from sim_core.bench import service
     from sim_core.bench.report import assumptions_line, write_outputs
     from sim_core.bench.sweep import ReuseMismatchError
     from sim_core.bench.sweep import compare as run_compare
@@ -233,6 +234,9 @@ def compare(
         if client is not None:
             client.close()
     console.print(summary_table(cmp))
+    ranked = service.ranking_lines(service.matched_service(cmp.summary, cmp.policies))
+    for line in [*ranked, *([service.METHOD] if ranked else [])]:
+        console.print(line, highlight=False, markup=False)
     console.print(assumptions_line(cmp), highlight=False)
     where = f"{h.warehouse_path}, objects under {store.results.url}" if h is not None else (
         f"no warehouse, objects under {store.url}" if store is not None else "no warehouse")

@@ -24,12 +24,14 @@ DPI = 110
 #: filled markers that stay distinguishable at 5-8 pt; 7 is coprime with the 10 qualitative colours, so
 #: (colour i mod 10, marker i mod 7) repeats only after 70 series
 MARKERS = ("o", "s", "^", "D", "v", "P", "X")
-#: The declared styles of up to 20 series: 20 colours readable on white, no two alike (CIELAB distance
-#: >= 25: tab10, then 10 darker or stronger hues), each with its own marker among 12 (a colour-blind reader
+#: The declared styles of up to 24 series: 24 colours readable on white, no two alike (CIELAB distance
+#: >= 25: tab10, then 14 darker or stronger hues, the last four CSS blue, fuchsia, blueviolet and tan, each
+#: the farthest left from those before it), each with its own marker among 12 (a colour-blind reader
 #: or a grey print still tells them apart by the marker, 12 apart).
 PALETTE = tuple(zip(
     ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
-     "#0b2e6f", "#800000", "#1b9e77", "#c51b7d", "#a6761d", "#556b2f", "#e6ab02", "#3f007d", "#fb8072", "#2f4f4f"),
+     "#0b2e6f", "#800000", "#1b9e77", "#c51b7d", "#a6761d", "#556b2f", "#e6ab02", "#3f007d", "#fb8072", "#2f4f4f",
+     "#0000ff", "#ff00ff", "#8a2be2", "#d2b48c"),
     ("o", "s", "^", "D", "v", "P", "X", "*", "h", "p", "<", ">") * 2, strict=False))
 _PNG_META = {"Software": None}  # no matplotlib version string: identical bytes across patch releases
 
@@ -41,7 +43,7 @@ def palette_style(i: int) -> dict:
 
 
 def series_styles(n: int) -> list[dict]:
-    """``n`` (colour, marker) pairs, pairwise distinct for any ``n``: :data:`PALETTE` up to 20 series (every
+    """``n`` (colour, marker) pairs, pairwise distinct for any ``n``: :data:`PALETTE` up to 24 series (every
     colour distinct), tab10 colours x :data:`MARKERS` up to 70, evenly spaced hues beyond (every colour then
     distinct)."""
     if n <= len(PALETTE):

@@ -4,10 +4,15 @@ With ``drain=True`` (the default) arrivals stop at the window's end, the policy 
 apply) and the run goes on step by step until every task that arrived in the window has finished: the first
 step after which nothing is pending, in transit, queued, paused or running. The drain is capped at the
 earlier of the bundle's end and ``drain_max_days`` (default 7) past the window's end; work still left at the
-cap is *charged*: its core-hours at the run's own carbon, energy and cost per core-hour (``charged_*`` in the
-totals, and in ``carbon_incl_transfer_kg``/``cost_incl_transfer_usd``), so that leaving work undone never
-lowers the equal-work totals. (A run that did no work at all by its cap has no rate to charge at: nothing is
-charged and ``work_left_*`` reports the work.) ``drain=False`` stops at the window's end as before (nothing charged).
+cap is *charged* by what it needs (:func:`charge_share`): its GPU-hours at the run's own carbon, energy and cost
+per GPU-hour and its core-hours at the run's own per core-hour (``charged_*`` in the totals, and in
+``carbon_incl_transfer_kg``/``cost_incl_transfer_usd``), so that leaving work undone never lowers the equal-work
+totals. The run's carbon, energy and cost are split between its GPU-hours and its core-hours as its IT energy
+is: the GPUs' own energy (``it_gpu_kw``, busy and idle) is the GPU work's, the rest (CPU, memory, server fans)
+the core work's, and the facility's overhead follows in the same proportion (``charge_gpu_share`` in the
+totals). A resource of which the run did no work has no rate: its share goes to the other one and its work left
+is not charged (``work_left_*`` reports it); a run that did no work at all by its cap charges nothing.
+``drain=False`` stops at the window's end as before (nothing charged).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from . import engine as E
 WORK_KEYS = ("drain_steps", "work_core_hours", "work_gpu_hours", "work_left_core_hours", "work_left_gpu_hours",
              "charged_kwh", "charged_carbon_kg", "charged_cost_usd", "total_kwh_equal_work",
              "carbon_kg_equal_work", "cost_usd_equal_work", "carbon_kg_per_core_hour", "carbon_kg_per_gpu_hour",
-             "kwh_per_core_hour", "kwh_per_gpu_hour", "cost_usd_per_core_hour", "cost_usd_per_gpu_hour")
+             "kwh_per_core_hour", "kwh_per_gpu_hour", "cost_usd_per_core_hour", "cost_usd_per_gpu_hour",
+             "charge_gpu_share")
 
 #: what ``np.nan_to_num`` turns an infinite finish into (the largest finite float)
 _BIG = float(np.finfo(np.float64).max)
@@ -82,9 +88,24 @@ def run_drained(prep, advance) -> None:
             return
 
 
-def work_totals(prep, n: int, finish: np.ndarray, totals: dict) -> dict:
+def charge_share(gpu_share: float, done_c: float, done_g: float, left_c: float, left_g: float) -> float:
+    """The work left as a share of the run's own totals: ``gpu_share`` of them per GPU-hour done for each GPU-hour
+    left, the rest per core-hour done for each core-hour left (a resource with no work done hands its share to
+    the other and is not charged; nothing when neither was done)."""
+    w_g = gpu_share if done_c > 0 else 1.0
+    w_g = w_g if done_g > 0 else 0.0
+    share = 0.0
+    if done_g > 0:
+        share += w_g * left_g / done_g
+    if done_c > 0:
+        share += (1.0 - w_g) * left_c / done_c
+    return share
+
+
+def work_totals(prep, n: int, finish: np.ndarray, totals: dict, gpu_share: float) -> dict:
     """The work done and left at the run's end (nominal: cores or GPUs x duration, at scale 1), the work left
-    charged at the run's own rates per core-hour (only with ``drain=True``), and the per-unit rates."""
+    charged at the run's own rates per GPU-hour and per core-hour (:func:`charge_share`; only with
+    ``drain=True``; ``gpu_share``: the GPUs' share of the run's IT energy), and the per-unit rates."""
     T, S, C = prep.tasks, prep.state, prep.ctx
     rem_p = S.rem if S.rem.shape == T.duration.shape else T.duration  # (S.rem is per task only with controls)
     *terms, counts = _work_terms(S.status, S.start, finish, rem_p, T.duration, T.cores, T.gpus, C.t0 + n * E.STEP_S)
@@ -94,7 +115,8 @@ def work_totals(prep, n: int, finish: np.ndarray, totals: dict) -> dict:
     done_c, done_g = all_c - left_c, all_g - left_g
     out = {"drain_steps": int(n - prep.n_window), "work_core_hours": done_c, "work_gpu_hours": done_g,
            "work_left_core_hours": left_c, "work_left_gpu_hours": left_g}
-    share = left_c / done_c if (prep.options.drain and done_c > 0) else 0.0
+    share = charge_share(gpu_share, done_c, done_g, left_c, left_g) if prep.options.drain else 0.0
+    out["charge_gpu_share"] = gpu_share
     for name, key in (("kwh", "total_kwh"), ("carbon_kg", "carbon_kg"), ("cost_usd", "cost_usd")):
         out[f"charged_{name}"] = totals[key] * share
         out[f"{key}_equal_work"] = totals[key] + out[f"charged_{name}"]

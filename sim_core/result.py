@@ -502,7 +502,8 @@ def _totals(prep, ph: dict, steps: pl.DataFrame, finish, xfer) -> dict:
     }
     # share of the IT energy drawn by capacity that was on but unused (server fans excluded)
     totals["idle_share_of_it"] = totals["it_idle_kwh"] / it_tot if it_tot else float("nan")
-    totals.update(work_totals(prep, n, finish, totals))
+    gpu_kwh = float((ph["it_gpu_kw"] * STEP_HOURS).sum())
+    totals.update(work_totals(prep, n, finish, totals, gpu_kwh / it_tot if it_tot > 0 else 0.0))
     # over all the work that arrived: the work left at a drain's cap is charged in (0.0 with drain=False, where
     # these are carbon_kg + transfer_carbon_kg exactly as before; sim_core.drain)
     totals["carbon_incl_transfer_kg"] = totals["carbon_kg_equal_work"] + totals["transfer_carbon_kg"]

@@ -36,6 +36,7 @@ from .policies import registry
 from .policies.plan import new_plan
 from .realisation import ID_STRIDE, realise_window, uniforms_from
 from .scenario import Scenario, load, shared
+from .sla import task_deadline
 
 
 def as_scenario(x) -> Scenario:
@@ -209,20 +210,6 @@ def floor_div(t: np.ndarray, step_s: float) -> np.ndarray:
     q = np.floor(t / step_s)
     q -= q * step_s > t
     return q
-
-
-def task_deadline(arrival, duration, max_delay, sla_multiplier):
-    """The deadline the engine enforces (docs/simulation.md "Flexible tasks"): arrival + the larger of the
-    task's allowed delay + its duration and ``sla_multiplier`` x its duration; a task without an allowed
-    delay (0, every version-1 task) keeps arrival + ``sla_multiplier`` x duration exactly."""
-    # (in place, on two arrays instead of six temporaries: the same operations, IEEE addition commutes)
-    base = sla_multiplier * duration
-    base += arrival
-    alt = max_delay + duration
-    alt += arrival
-    np.maximum(base, alt, out=alt)
-    np.copyto(base, alt, where=max_delay > 0.0)
-    return base
 
 
 def server_config(sc: Scenario) -> np.ndarray:

@@ -6,6 +6,7 @@
   with the period's range), and a heat map of the busy cores each policy (first seed) put there per period.
   A period is 15 min for a window of up to 2 days, an hour up to 14 days, a day beyond (a year reads as 365
   daily values, not 35,040 quarter-hours).
+* ``frontier.png``: carbon vs the share of tasks late, the same marks and front (policies at equal service).
 * ``utilisation.png``: mean CPU / GPU / memory utilisation per policy with 95 % CI.
 
 Each builder returns the Figure; :func:`write_all` saves them with ``gridshift_plots.style.save_png``
@@ -27,6 +28,7 @@ from gridshift_plots.style import PALETTE, date_axis, palette_style, save_png, s
 
 from ..forecast import caption as forecast_caption
 from ..policies import registry
+from ..sla import late_rule
 from .metrics import BASELINE
 from .stats import pareto_front
 from .sweep import Comparison
@@ -104,11 +106,16 @@ def _policy_marks(ax, runs: pl.DataFrame, summary: pl.DataFrame, policies: Seque
 
 
 def tradeoff(runs: pl.DataFrame, summary: pl.DataFrame, *, title: str = "", x: str = X_METRIC,
-             y: str = Y_METRIC) -> Figure:
+             y: str = Y_METRIC, x_label: str = "cost incl. transfers (USD)",
+             y_label: str = "carbon incl. transfers (kg CO2eq)", x_scale: float = 1.0) -> Figure:
     """Cost vs carbon: per-seed points and per-policy means (± 95 % CI), one declared colour and marker per
     policy (:func:`policy_styles`), the Pareto-optimal means circled (joined by a dashed line when there are
     several). When most means crowd together (:func:`dense_cluster`), a second panel zooms on them (the
-    rectangle on the first marks where)."""
+    rectangle on the first marks where). ``x_scale`` multiplies the x values as drawn (100: a fraction in %)."""
+    if x_scale != 1.0:
+        runs = runs.with_columns(pl.col(x) * x_scale)
+        summary = summary.with_columns(pl.when(pl.col("metric") == x).then(pl.col(c) * x_scale).otherwise(pl.col(c))
+                                       for c in ("mean", "ci95"))
     policies = list(dict.fromkeys(runs["policy"].to_list()))
     styles = policy_styles(policies)
     stats = [(*_stat(summary, p, x), *_stat(summary, p, y)) for p in policies]  # (mean x, ci x, mean y, ci y)
@@ -127,8 +134,8 @@ def tradeoff(runs: pl.DataFrame, summary: pl.DataFrame, *, title: str = "", x: s
         circles = ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=200, facecolors="none", edgecolors="0.15",
                              linewidths=1.2, zorder=4, label="Pareto-optimal policy mean")
         handles = handles or [*ax.containers, *([circles] if pts else [])]
-        ax.set_xlabel("cost incl. transfers (USD)")
-        ax.set_ylabel("carbon incl. transfers (kg CO2eq)")
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(y_label)
         ax.grid(True, alpha=0.3)
         ax.ticklabel_format(axis="both", style="plain", useOffset=False)
     if crowd:
@@ -202,9 +209,14 @@ def timeseries(series: Mapping[str, pl.DataFrame], *, seed: int | None = None, n
             ax.set_ylabel(unit, fontsize=7)
             ax.set_title(f"{loc}: {what}", fontsize=8, loc="left")
         frames = [busy[p].filter(pl.col("location") == loc) for p in policies]
-        t = _naive(frames[0]["ts_utc"])
+        # (drained runs end where their work ended: every row on the longest run's periods, blank past its end)
+        longest = max(frames, key=lambda f: f.height)
+        t = _naive(longest["ts_utc"])
         step = t[1] - t[0] if t.size > 1 else np.timedelta64(15, "m")
-        z = np.vstack([f["mean"].to_numpy() for f in frames])
+        z = np.full((len(frames), t.size), np.nan)
+        for i, f in enumerate(frames):
+            z[i, :f.height] = f["mean"].to_numpy()
+        z = np.ma.masked_invalid(z)
         mesh = axes[2].pcolormesh(np.append(t, t[-1] + step), np.arange(len(policies) + 1), z, cmap="viridis",
                                   shading="flat", rasterized=True)
         axes[2].set_yticks(np.arange(len(policies)) + 0.5, policies, fontsize=6)
@@ -253,14 +265,26 @@ def utilisation(summary: pl.DataFrame, policies: Sequence[str], *, note: str = "
     return fig
 
 
+def frontier(cmp: Comparison) -> Figure:
+    """Carbon vs lateness (``frontier.png``): the share of tasks late (``sim_core.sla.late_rule``) against the
+    carbon incl. transfers, per seed and per policy mean ± 95 % CI, the policies no other beats on both circled
+    and joined: the frontier on which policies compare at equal service (``bench.service``)."""
+    title = (f"bundle {cmp.bundle_id}: carbon vs lateness, {len(cmp.policies)} policies × {len(cmp.seeds)} seeds "
+             f"({cmp.options['steps']} steps from step {cmp.options['start_step']}; small marks: seeds; large: mean "
+             f"± 95 % CI)\nlate: {late_rule(cmp.options.get('sla_multiplier', 1.5))}")
+    return tradeoff(cmp.runs, cmp.summary, title=title, x="sla_violation_rate", x_scale=100.0,
+                    x_label="tasks late (% of tasks started)")
+
+
 def write_all(cmp: Comparison, out_dir: Path) -> list[Path]:
-    """The three figures of a sweep into ``out_dir`` (the time series only if a series is available)."""
+    """The figures of a sweep into ``out_dir`` (the time series only if a series is available)."""
     out = Path(out_dir)
     note = forecast_caption(cmp.options)
     title = (f"bundle {cmp.bundle_id}: cost vs carbon, {len(cmp.policies)} policies × {len(cmp.seeds)} seeds "
              f"(small marks: seeds; large: mean ± 95 % CI; {cmp.options['steps']} steps from step "
              f"{cmp.options['start_step']})\nforecast: {note}")
-    paths = [save_png(tradeoff(cmp.runs, cmp.summary, title=title), out / "tradeoff.png")]
+    paths = [save_png(tradeoff(cmp.runs, cmp.summary, title=title), out / "tradeoff.png"),
+             save_png(frontier(cmp), out / "frontier.png")]
     series = {p: cmp.series[p] for p in cmp.policies if p in cmp.series}
     if series:
         paths.append(save_png(timeseries(series, seed=cmp.seeds[0], note=note), out / "timeseries.png"))

@@ -14,19 +14,23 @@ from gridshift.parquet import parquet_bytes
 from ..forecast import caption as forecast_caption
 from ..forecast import is_oracle
 from ..locality import caption as locality_caption
+from ..sla import late_rule
+from . import service
 from .metrics import BASELINE
 from .sweep import Comparison
 
 
 def write_outputs(cmp: Comparison, out_dir, *, figures: bool = True) -> list:
-    """Write runs.parquet, summary.parquet, compare.json (with the sweep's :func:`assumptions`), summary.md
-    (every headline column) and (``figures``) the PNGs into ``out_dir``,
+    """Write runs.parquet, summary.parquet, service.parquet (the ranking at matched service,
+    ``bench.service``), compare.json (with the sweep's :func:`assumptions`), summary.md (every headline column and
+    the matched-service ranking) and (``figures``) the PNGs into ``out_dir``,
     each atomically. Nothing in them depends on time, host or path: two sweeps give the same bytes."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     params = {**cmp.params(), "assumptions": assumptions(cmp)}
     files = [("runs.parquet", parquet_bytes(cmp.runs)), ("summary.parquet", parquet_bytes(cmp.summary)),
+             ("service.parquet", parquet_bytes(service.matched_service(cmp.summary, cmp.policies))),
              ("compare.json", (json.dumps(params, indent=1, sort_keys=True) + "\n").encode()),
              ("summary.md", summary_markdown(cmp).encode())]
     if cmp.gap is not None:
@@ -61,7 +65,7 @@ def assumptions(cmp: Comparison) -> dict[str, str]:
         "workload": f"{built.get('workload', 'n/a')} (realisation {o.get('workload')}), flexibility "
                     f"{built.get('flexibility', 'n/a')}",
         "power": str(o.get("power")),
-        "deadlines": f"arrival + {sla} × duration" if not isinstance(sla, str) else "per task",
+        "deadlines": late_rule(sla),
     }
 
 
@@ -71,8 +75,9 @@ def assumptions_line(cmp: Comparison) -> str:
 
 #: Metrics shown in the Markdown summary: name, label, decimals, scale.
 HEADLINE = (("cost_incl_transfer_usd", "cost USD", 2, 1.0), ("carbon_incl_transfer_kg", "carbon kg", 2, 1.0),
+            ("sla_violation_rate", "tasks late %", 2, 100.0),
             ("total_kwh", "energy kWh", 1, 1.0), ("water_l", "water L", 0, 1.0),
-            ("sla_violation_rate", "SLA viol. %", 2, 100.0), ("transfer_cost_usd", "transfer USD", 2, 1.0),
+            ("transfer_cost_usd", "transfer USD", 2, 1.0),
             ("mean_cpu_util_frac", "CPU util %", 3, 100.0))
 SAVINGS_SHOWN = (("cost_incl_transfer_usd", "cost saving %"), ("carbon_incl_transfer_kg", "carbon saving %"))
 
@@ -130,14 +135,16 @@ def summary_markdown(cmp: Comparison) -> str:
     header, rows = summary_rows(cmp)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines) + "\n\n" + summary_caption(cmp) + "\n\n" + assumptions_line(cmp) + "\n"
+    ranked = service.markdown(service.matched_service(cmp.summary, cmp.policies))
+    return ("\n".join(lines) + "\n\n" + summary_caption(cmp) + "\n\n" + assumptions_line(cmp) + "\n"
+            + ("\n" + ranked if ranked else ""))
 
 
 #: The printed table's columns (everything else, energy included, is in the output files): metric, label,
 #: decimals, scale, with its 95 % CI. Chosen so that a full-year sweep's table fits 120 columns without cutting
 #: a value: the absolute cost is the mean alone (its CI is in summary.md), its saving carries the CI.
-COMPACT = (("carbon_incl_transfer_kg", "carbon kg", 0, 1.0, True), ("work_gpu_hours", "GPU-h done", 0, 1.0, True),
-           ("sla_violation_rate", "SLA viol %", 1, 100.0, True), ("cost_incl_transfer_usd", "cost USD", 0, 1.0, False))
+COMPACT = (("carbon_incl_transfer_kg", "carbon kg", 0, 1.0, True), ("sla_violation_rate", "late %", 1, 100.0, True),
+           ("work_gpu_hours", "GPU-h done", 0, 1.0, True), ("cost_incl_transfer_usd", "cost USD", 0, 1.0, False))
 
 
 def compact_rows(cmp: Comparison) -> tuple[list[str], list[list[str]]]:

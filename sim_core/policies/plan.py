@@ -48,8 +48,10 @@ N_PI = 2
 #: the site's cores / GPUs / memory booked now (VCC: 0 flexible, 1 inflexible; CarbonFlex: 0 the tasks it
 #: cannot control), ``vbook`` (2, n_dc, 3, n + 1) the fractions to release at a run step, ``vdem`` (n_dc, 3)
 #: today's flexible demand per resource (fraction x steps).
+#: ``resv`` (n_dc, 3, n_steps + 1): the capacity-aware variants' plan of each site's cores / GPUs / GB per run step
+#: (every task they planned or started, over the steps they expect it to run; :func:`room_for`, :func:`reserve`).
 Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
-                           "isc", "vload", "vbook", "vdem"])
+                           "isc", "vload", "vbook", "vdem", "resv"])
 
 
 def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
@@ -60,7 +62,8 @@ def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
                 table=np.zeros((n_dc, CF_ROWS, CF_COLS)), rate=np.zeros((n_dc, 3)),
                 cb=np.full((n_dc, horizon_steps + 1), np.inf),
                 isc=np.array([0, -1], np.int64), vload=np.zeros((2, n_dc, 3)),
-                vbook=np.zeros((2, n_dc, 3, n_steps + 1)), vdem=np.zeros((n_dc, 3)))
+                vbook=np.zeros((2, n_dc, 3, n_steps + 1)), vdem=np.zeros((n_dc, 3)),
+                resv=np.zeros((n_dc, 3, n_steps + 1)))
 
 
 @njit(cache=True, nogil=True)
@@ -204,3 +207,26 @@ def work_left(i, t, status, fin, segs, rem, nseg, scale, T_ckpt, T_mthr):
         if t > w0:
             return max(rem[i] - (t - w0) * speedup(scale[i], T_mthr[i]), 0.0)
     return rem[i]
+
+
+# ---------------------------------------------------------------------------- capacity-aware plans
+@njit(cache=True, nogil=True)
+def room_for(resv, cap, d, j, n, c, g, m):
+    """Whether a request of c cores, g GPUs and m GB fits in site d's capacity beside what the plan already holds
+    there (``Plan.resv``) in every run step j .. j + n - 1 (steps past the plan's end hold nothing)."""
+    e = min(j + n, resv.shape[2])
+    for x in range(j, e):
+        if (resv[d, 0, x] + c > cap[d, 0] + 1e-9 or resv[d, 1, x] + g > cap[d, 1] + 1e-9
+                or resv[d, 2, x] + m > cap[d, 2] + 1e-9):
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def reserve(resv, d, j, n, c, g, m):
+    """Hold c cores, g GPUs and m GB of site d in the plan over run steps j .. j + n - 1."""
+    e = min(j + n, resv.shape[2])
+    for x in range(max(j, 0), e):
+        resv[d, 0, x] += c
+        resv[d, 1, x] += g
+        resv[d, 2, x] += m

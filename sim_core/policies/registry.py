@@ -66,6 +66,10 @@ _CS = "Hanafy et al., \"CarbonScaler\", SIGMETRICS 2024 (POMACS 7(3)); artifact 
 _VCC = ("Radovanović et al., \"Carbon-Aware Computing for Datacenters\", IEEE Trans. Power Systems 38(2), "
         "2023")
 _CF = "Hanafy, Wu, Irwin, Shenoy, \"CarbonFlex\", arXiv:2505.18357 (2025)"
+_WA_THR = (_WA + "; the threshold rule as CarbonFlex (Hanafy et al., arXiv:2505.18357) §1 and §6.1 describe and ran "
+           "it")
+_ROOM = ("; capacity-aware: gridshift's variant for the limit CarbonFlex (arXiv:2505.18357) §2.2 points out in "
+         "per-job plans (blind to the cluster's capacity, they crowd the low-carbon periods; GAIA, ASPLOS 2024)")
 _SLOT = Param("slot_steps", 4, "steps", "one-hour slots of the plan (hourly carbon intensity in the papers)")
 _GAIA_PARAMS = (
     Param("short_s", 7200.0, "s", "jobs shorter than this join the short queue (artifact src/task.py TwoQueues)"),
@@ -119,6 +123,19 @@ BUILTIN: tuple[PolicySpec, ...] = (
                (_SLOT, Param("window_days", 7, "days", "past window T the oracle replays (§4.2: a week)"),
                 Param("k", 5, "", "nearest past states whose provisioning and rho are averaged (§5: k = 5, "
                       "Euclidean distance)"))),
+    PolicySpec("wait_awhile_threshold", 20, "sim_core.policies.wait_awhile", "baseline",
+               "suspend-resume: a delay-tolerant task runs while its site's carbon is at most a quantile of the next "
+               "24 h of forecast, waits (or is paused) above it, and runs to completion once its allowed delay is "
+               "spent", _WA_THR,
+               (Param("quantile", 0.3, "", "the threshold: this quantile of the forecast (CarbonFlex §6.1: the 30th "
+                      "percentile)"),
+                Param("window_steps", 96, "steps", "the forecast window: now and the next 24 h (CarbonFlex §6.1)"))),
+    PolicySpec("wait_awhile_capacity", 21, "sim_core.policies.wait_awhile", "baseline",
+               "wait_awhile's lowest-carbon window, among the windows with room left at the site in the policy's "
+               "own plan of the tasks it has started and planned (else at once)", _WA + _ROOM),
+    PolicySpec("gaia_carbon_time_capacity", 22, "sim_core.policies.gaia", "baseline",
+               "gaia_carbon_time among the hourly starts with room left at the site in the policy's plan (jobs of "
+               "the queue's mean length), else at once", _GAIA + _ROOM, _GAIA_PARAMS),
 )
 
 _TABLE: dict[str, PolicySpec] = {}

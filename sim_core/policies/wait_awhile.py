@@ -1,14 +1,20 @@
 """Wait Awhile (Wiesner et al., Middleware 2021; docs/baselines.md): delay-tolerant tasks start in the
-lowest-carbon window within their allowed delay (``wait_awhile``), or interruptible ones run in the
-lowest-carbon steps before their deadline, paused in the others (``wait_awhile_interrupting``)."""
+lowest-carbon window within their allowed delay (``wait_awhile``; ``wait_awhile_capacity``: among the windows
+with room left in the policy's own plan of the site), or interruptible ones run in the lowest-carbon steps before
+their deadline, paused in the others (``wait_awhile_interrupting``), or every delay-tolerant task runs while the
+carbon intensity is at most the 30th percentile of the next 24 h of forecast and waits (or is paused) above it
+until its allowed delay is spent, then runs to completion (``wait_awhile_threshold``, the threshold rule as
+CarbonFlex §6.1 ran it)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from ..engine.capacity import fallback_dc, fits
+from ..engine.information import greener_threshold
 from ..engine.layout import (
     IO_S0,
     OPT_ALLOW_DEFER,
@@ -21,36 +27,43 @@ from ..engine.layout import (
 )
 from ..engine.loop import policy_loop
 from . import registry
-from .plan import available, ctl, know_carbon, needs_forecast, steps_of, work_left
+from .plan import available, ctl, know_carbon, needs_forecast, reserve, room_for, steps_of, work_left
 
 WAIT_AWHILE = registry.code("wait_awhile")
 WAIT_AWHILE_INTERRUPTING = registry.code("wait_awhile_interrupting")
+WAIT_AWHILE_THRESHOLD = registry.code("wait_awhile_threshold")
+WAIT_AWHILE_CAPACITY = registry.code("wait_awhile_capacity")
+#: the threshold rule's quantile and window (CarbonFlex §6.1: the 30th percentile of the next 24 h of forecast)
+THRESHOLD_Q = registry.param("wait_awhile_threshold", "quantile")
+THRESHOLD_WINDOW = registry.param("wait_awhile_threshold", "window_steps")
 
 
 @njit(cache=True, nogil=True)
-def wa_start_offset(cb, t, arrival, duration, max_delay):
+def wa_start_offset(cb, t, arrival, duration, max_delay, resv, cap, d, j, c, g, m, room):
     """Wait Awhile, non-interrupting (Wiesner et al., Middleware 2021, ad hoc workloads; artifact
     dos-group/lets-wait-awhile ``strategy.py`` ``AdHocStrategy``): the start offset s (steps from now)
     whose window [s, s + L) has the lowest mean
     forecast carbon intensity, over the starts that keep the task within its allowed delay
-    (start <= arrival + max_delay) and its window within the forecast; ties go to the earliest."""
+    (start <= arrival + max_delay) and its window within the forecast; ties go to the earliest. ``room``
+    (``wait_awhile_capacity``): only the windows in which the request (c cores, g GPUs, m GB) fits beside the
+    plan ``resv`` of site d (run step j = now; ``plan.room_for``); none: 0 (at once)."""
     L = steps_of(duration)
     smax = int(math.floor((arrival + max_delay - t) / STEP_S + 1e-9))
     smax = min(smax, cb.shape[0] - L)
     if smax <= 0:
         return 0
-    best_s = 0
-    best = 0.0
-    for h in range(L):
-        best += cb[h]
-    for s in range(1, smax + 1):
+    best_s = -1
+    best = math.inf
+    for s in range(0, smax + 1):
+        if room and not room_for(resv, cap, d, j + s, L, c, g, m):
+            continue
         v = 0.0
         for h in range(s, s + L):
             v += cb[h]
-        if v < best:
+        if best_s < 0 or v < best:
             best = v
             best_s = s
-    return best_s
+    return max(best_s, 0)
 
 
 @njit(cache=True, nogil=True)
@@ -80,8 +93,8 @@ def wa_run_now(cb, t, deadline, work):
 @njit(cache=True, nogil=True)
 def decide(T, S, C, info, P, code, j, actions):
     """One step: the actions of the pending tasks (0 = defer; a task is never deferred past the last step
-    from which it can still finish by its deadline) and, interrupting, the pause / resume controls of the
-    interruptible tasks that have started."""
+    from which it can still finish by its deadline, nor, threshold, past its allowed delay) and, interrupting or
+    threshold, the pause / resume controls of the interruptible tasks that have started."""
     cap = C.cap
     k = info.iopt[IO_S0] + j
     t = C.t0 + STEP_S * j
@@ -92,21 +105,32 @@ def decide(T, S, C, info, P, code, j, actions):
     T_arr, T_dur, T_dl, T_o, T_md, T_intr = T.arrival, T.duration, T.deadline, T.origin, T.max_delay, T.interruptible
     T_c, T_g, T_m = T.cores, T.gpus, T.mem
     nflex = S.sc[SC_FLEX_N]
-    cb, P_start = P.cb, P.start
-    controls = code == WAIT_AWHILE_INTERRUPTING
+    cb, P_start, P_resv = P.cb, P.start, P.resv
+    threshold = code == WAIT_AWHILE_THRESHOLD
+    room = code == WAIT_AWHILE_CAPACITY
+    controls = code == WAIT_AWHILE_INTERRUPTING or threshold
+    thr = np.full(cap.shape[0], np.inf)  # (threshold: this step's threshold per site)
     if needs_forecast(T_md, T.flexible, pend, pn, False, controls and nflex > 0):
         know_carbon(info, j, k, cb)
+        if threshold:
+            greener_threshold(info.hist, info.fc, k, THRESHOLD_WINDOW, THRESHOLD_Q, thr)
     avail = available(cap, S.commit)
     for q in range(pn):
         i = pend[q]
         o = T_o[i]
         run = True
         if T_md[i] > 0.0:
-            if controls and T_intr[i]:
+            if threshold:  # at or below the threshold, or the allowed delay spent (waiting through this step)
+                run = cb[o, 0] <= thr[o] or t1 - T_arr[i] > T_md[i]
+            elif controls and T_intr[i]:
                 run = wa_run_now(cb[o], t, T_dl[i], T_dur[i])
             else:
                 if P_start[i] != P_start[i]:  # (first seen)
-                    P_start[i] = k + wa_start_offset(cb[o], t, T_arr[i], T_dur[i], T_md[i])
+                    s = wa_start_offset(cb[o], t, T_arr[i], T_dur[i], T_md[i], P_resv, cap, o, j, T_c[i], T_g[i],
+                                        T_m[i], room)
+                    P_start[i] = k + s
+                    if room:
+                        reserve(P_resv, o, j + s, steps_of(T_dur[i]), T_c[i], T_g[i], T_m[i])
                 run = k >= P_start[i]
         if not run and allow_defer and t1 + T_dur[i] <= T_dl[i]:
             actions[q] = 0
@@ -119,6 +143,8 @@ def decide(T, S, C, info, P, code, j, actions):
         for r in range(3):
             avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
         actions[q] = best + 1
+        if room and P_start[i] != P_start[i]:  # started at once unplanned: held in the plan from now
+            reserve(P_resv, best, j, steps_of(T_dur[i]), T_c[i], T_g[i], T_m[i])
     if not controls or nflex == 0:
         return
     n_ctl = 0
@@ -135,7 +161,12 @@ def decide(T, S, C, info, P, code, j, actions):
         if st == 0 or not T_intr[i]:
             continue
         w = work_left(i, t, status, fin, S_segs, S_rem, S_nseg, scale, T_ckpt, T_mthr)
-        go = wa_run_now(cb[S_dest[i]], t, T_dl[i], w)
+        d = S_dest[i]
+        if threshold:  # runs at or below the threshold; once its delay is spent (paused through this step, it
+            # would have waited longer than allowed), to completion
+            go = T_md[i] <= 0.0 or cb[d, 0] <= thr[d] or t1 - T_arr[i] - (T_dur[i] - w) > T_md[i]
+        else:
+            go = wa_run_now(cb[d], t, T_dl[i], w)
         if st == 1 and not go:
             n_ctl = ctl(S, n_ctl, i, 0.0)
         elif st == 2 and go:

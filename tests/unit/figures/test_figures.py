@@ -39,14 +39,14 @@ def _lab(color) -> np.ndarray:
     return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
 
 
-def test_the_palette_has_twenty_colours_no_two_alike_each_with_a_marker():
+def test_the_palette_has_twenty_four_colours_no_two_alike_each_with_a_marker():
     from itertools import combinations
 
-    assert len(PALETTE) == 20 and len({c for c, _ in PALETTE}) == 20 and len({m for _, m in PALETTE}) == 12
+    assert len(PALETTE) == 24 and len({c for c, _ in PALETTE}) == 24 and len({m for _, m in PALETTE}) == 12
     closest = min(np.linalg.norm(_lab(a) - _lab(b)) for (a, _), (b, _) in combinations(PALETTE, 2))
     assert closest >= 25, closest  # CIELAB distance: tab10's nearest pair is about 28
     assert all(_lab(c)[0] < 80 for c, _ in PALETTE)  # none too pale for a line on white
-    assert all(PALETTE[i][1] != PALETTE[i + 1][1] for i in range(19))
+    assert all(PALETTE[i][1] != PALETTE[i + 1][1] for i in range(23))
 
 
 def test_every_registered_policy_has_its_own_declared_style_in_every_figure():
@@ -55,7 +55,7 @@ def test_every_registered_policy_has_its_own_declared_style_in_every_figure():
 
     names = list(registry.names())
     every = policy_styles(names)
-    assert len({s["color"] for s in every.values()}) == len(names)  # 17 policies, 17 colours
+    assert len({s["color"] for s in every.values()}) == len(names)  # 20 policies, 20 colours
     assert len({(s["color"], s["marker"]) for s in every.values()}) == len(names)
     # a policy looks the same whatever else is in the sweep, in whatever order
     some = policy_styles(["vcc", "local_only", "lowest_carbon"])
@@ -130,6 +130,24 @@ def test_tradeoff_one_style_per_policy_and_a_legend_of_what_is_drawn():
     assert len(styles) == len(POLICIES), "two policies drawn alike"
     assert overlapping_labels(fig) == []
     _assert_units(fig)
+
+
+def test_the_frontier_draws_carbon_against_the_share_late_in_percent():
+    """frontier.png is the trade-off plot on (share of tasks late in %, carbon): the means sit at 100 x the
+    summary's fraction, and the Pareto front is over lateness and carbon."""
+    from sim_core.bench.figures import tradeoff
+
+    runs, summary = _runs_and_summary(POLICIES[:4])
+    late = [0.0, 0.02, 0.10, 0.30]
+    runs = runs.with_columns(pl.col("policy").replace_strict(dict(zip(POLICIES[:4], late, strict=True)))
+                             .alias("sla_violation_rate"))
+    summary = pl.concat([summary, pl.DataFrame([{"policy": p, "metric": "sla_violation_rate", "mean": v, "ci95": 0.0}
+                                                for p, v in zip(POLICIES[:4], late, strict=True)])])
+    fig = tradeoff(runs, summary, x="sla_violation_rate", x_scale=100.0, x_label="tasks late (% of tasks started)")
+    xs = [float(c.lines[0].get_xdata()[0]) for c in fig.axes[0].containers]
+    assert xs == [0.0, 2.0, 10.0, 30.0]
+    assert fig.axes[0].get_xlabel() == "tasks late (% of tasks started)"
+    assert overlapping_labels(fig) == []
 
 
 def test_dense_cluster_finds_the_crowd_and_only_a_crowd():
@@ -228,6 +246,25 @@ def test_a_year_is_drawn_as_daily_means_one_heat_map_row_per_policy():
     assert len(mean_line) == 365 and np.allclose(mean_line, 51.5)
     assert overlapping_labels(fig) == []
     _assert_units(fig)
+
+
+def test_drained_runs_of_different_lengths_share_one_heat_map():
+    """Drained runs end where their work ended, so policies' series differ in length (a mid-year week: 174 and
+    182 hourly periods): every row is drawn on the longest run's periods, blank past its own end."""
+    from sim_core.bench.figures import timeseries
+
+    t0 = datetime(2023, 7, 1, tzinfo=UTC)
+    frames = {}
+    for i, (p, n) in enumerate(zip(POLICIES[:2], (96 * 7 + 24, 96 * 7 + 56), strict=True)):
+        ts = pl.datetime_range(t0, t0 + timedelta(minutes=15 * (n - 1)), "15m", eager=True, time_zone="UTC")
+        k = np.arange(n)
+        frames[p] = pl.DataFrame({"location": ["SG"] * n, "step": k, "ts_utc": ts, "carbon_g_per_kwh": 400.0,
+                                  "price_usd_per_mwh": 80.0, "busy_cores": np.full(n, 10.0 * (i + 1))})
+    fig = timeseries(frames, seed=0)
+    z = fig.axes[2].collections[0].get_array()
+    assert z.shape == (2, 182)  # hourly periods of the longer run
+    assert np.ma.getmaskarray(z)[0].sum() == 182 - 174 and z[0, :174].tolist() == [10.0] * 174
+    assert not np.ma.getmaskarray(z)[1].any() and z[1].tolist() == [20.0] * 182
 
 
 def test_savings_vs_delay_seventeen_policies():

@@ -100,12 +100,20 @@ def test_the_step_api_ends_a_drained_run_where_the_whole_run_does(bundle):
     assert stepped["work_gpu_hours"] == whole.totals["work_gpu_hours"]
 
 
-def test_work_left_at_the_cap_is_charged_at_the_runs_own_rate(bundle):
+def _gpu_share(r) -> float:
+    """The GPUs' share of the run's IT energy, from its per-step frame (``sim_core.drain``'s split)."""
+    return float(r.steps["it_gpu_kw"].sum()) * 0.25 / float(r.steps["it_kwh"].sum())
+
+
+def test_work_left_at_the_cap_is_charged_at_the_runs_own_rates(bundle):
     r = _run(bundle, "wait_awhile", drain_max_days=0.25)
     T = r.totals
     assert T["drain_steps"] == 24
-    assert T["work_left_core_hours"] > 0
-    share = T["work_left_core_hours"] / T["work_core_hours"]
+    assert T["work_left_core_hours"] > 0 and T["work_left_gpu_hours"] > 0
+    w = _gpu_share(r)
+    assert 0.05 < w < 0.95 and T["charge_gpu_share"] == pytest.approx(w, rel=1e-12)
+    share = (w * T["work_left_gpu_hours"] / T["work_gpu_hours"]
+             + (1 - w) * T["work_left_core_hours"] / T["work_core_hours"])
     assert T["charged_carbon_kg"] == pytest.approx(T["carbon_kg"] * share, rel=1e-12)
     assert T["carbon_kg_equal_work"] == T["carbon_kg"] + T["charged_carbon_kg"]
     assert T["total_kwh_equal_work"] > T["total_kwh"] and T["cost_usd_equal_work"] > T["cost_usd"]
@@ -192,3 +200,29 @@ def test_the_vector_env_ends_a_drained_episode_where_the_single_env_does(bundle)
             break
     assert steps == n
     assert vret == ret
+
+
+def test_a_gpu_only_deferrer_left_at_the_bundles_end_is_charged_at_its_own_gpu_rate(tmp_path):
+    """One site; a CPU task (8 cores, 2 h) and a GPU task (1 GPU, no cores, 2 h) run at once; a GPU-only task
+    (2 GPUs, no cores, 4 h, 10 h of allowed delay) arrives at 20:00 and Wait Awhile defers it to the trough at
+    03:00 the next day, past the bundle's end: nothing of it runs, all of its 8 GPU-hours are left. It is
+    charged at the run's own GPU rate (the run's carbon x the GPUs' share of its IT energy / GPU-hours done);
+    charged per core-hour, as before, it would cost nothing (it needs no core)."""
+    from sim_core.testing import write_bundle
+
+    c = np.full(2 * 96, 400.0)
+    c[96 + 12:96 + 28] = 50.0  # the next day, 03:00-07:00
+    tasks = {"arrival_ts_utc": [0.0, 0.0, 20 * 3600.0], "duration_s": [7200.0, 7200.0, 4 * 3600.0],
+             "cpu_cores": [8.0, 0.0, 0.0], "gpus": [0.0, 1.0, 2.0], "mem_gb": [8.0, 8.0, 8.0],
+             "max_delay_s": [0.0, 0.0, 10 * 3600.0]}
+    p = write_bundle(tmp_path, locations=["A"], timezones=["UTC"], population_weight=[1.0], n_steps=2 * 96,
+                     total_cores=64, total_gpus=8, total_mem_gb=512, tasks=tasks,
+                     signals={"carbon_g_per_kwh": c})
+    r = sim_core.run(p, "wait_awhile", seed=0, days=1, power="always_on", workload="origins", forecast="oracle",
+                     drain_max_days=0.0)
+    T = r.totals
+    assert T["work_left_gpu_hours"] == 8.0 and T["work_left_core_hours"] == 0.0
+    assert T["work_gpu_hours"] == 2.0 and T["work_core_hours"] == 16.0
+    gpu_rate = T["carbon_kg"] * _gpu_share(r) / T["work_gpu_hours"]
+    assert T["charged_carbon_kg"] == pytest.approx(8.0 * gpu_rate, rel=1e-12)
+    assert T["charged_carbon_kg"] > 0.1 * T["carbon_kg"]

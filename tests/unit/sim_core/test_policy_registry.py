@@ -29,6 +29,8 @@ CONSTANTS = {
     "sim_core.policies.gaia": {"short_s": "gaia.GAIA_SHORT_S", "wait_short_s": "gaia.GAIA_WAIT_SHORT_S",
                                "wait_long_s": "gaia.GAIA_WAIT_LONG_S", "grid_steps": "gaia.GAIA_GRID_STEPS"},
     "sim_core.policies.carbonscaler": {"slot_steps": "carbonscaler.SLOT_STEPS"},
+    "sim_core.policies.wait_awhile": {"quantile": "wait_awhile.THRESHOLD_Q",
+                                      "window_steps": "wait_awhile.THRESHOLD_WINDOW"},
     "sim_core.policies.vcc": {"slot_steps": "vcc.SLOT_STEPS", "history_days": "plan.HISTORY_DAYS"},
     "sim_core.policies.carbonflex": {"slot_steps": "carbonflex.SLOT_STEPS", "window_days": "carbonflex.CF_WINDOW_DAYS",
                                      "k": "carbonflex.K_NN"},
@@ -43,7 +45,7 @@ def help_text(command: str) -> str:
 
 def test_names_and_codes_are_unique_and_every_entry_has_a_module_and_a_description():
     specs = [registry.get(n) for n in registry.names()]
-    assert len({s.code for s in specs}) == len(specs) == len(set(registry.names())) == 17
+    assert len({s.code for s in specs}) == len(specs) == len(set(registry.names())) == 20
     assert registry.names() == sim_core.POLICIES
     for s in specs:
         assert s.kind in ("rule", "baseline") and s.description, s.name
@@ -81,7 +83,7 @@ def test_each_module_freezes_the_registry_defaults():
             value = getattr(importlib.import_module(f"sim_core.policies.{module}"), const)
             assert value == p.default and type(value) is type(p.default), (name, p.name)
             n_const += 1
-    assert n_const == 3 * 4 + 1 + 2 + 3  # (GAIA's three variants share four)
+    assert n_const == 4 * 4 + 1 + 2 + 3 + 2  # (GAIA's four variants share four)
     rules = importlib.import_module("sim_core.policies.rules")
     assert registry.code("defer_to_greener") == rules.DEFER_TO_GREENER and rules.LOCAL_ONLY == 0
 

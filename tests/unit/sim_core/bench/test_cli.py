@@ -13,8 +13,8 @@ from gridshift_cli import app
 from sim_core.bench.metrics import METRIC_NAMES
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-FILES = ["compare.json", "runs.parquet", "summary.md", "summary.parquet", "timeseries.png", "tradeoff.png",
-         "utilisation.png"]
+FILES = ["compare.json", "frontier.png", "runs.parquet", "service.parquet", "summary.md", "summary.parquet",
+         "timeseries.png", "tradeoff.png", "utilisation.png"]
 ARGS = ["--policies", "local_only,lowest_carbon,lowest_price", "--seeds", "0,1", "--days", "1"]
 
 
@@ -106,7 +106,7 @@ def test_output_files_are_what_they_claim(bundle, tmp_path):
     assert summary.height == 3 * len(METRIC_NAMES) and set(summary["n_seeds"]) == {2}
     import matplotlib.image as mpimg
 
-    for name in ("tradeoff.png", "timeseries.png", "utilisation.png"):
+    for name in ("tradeoff.png", "frontier.png", "timeseries.png", "utilisation.png"):
         data = (tmp_path / "o" / name).read_bytes()
         assert data[:8] == PNG_MAGIC
         img = mpimg.imread(io.BytesIO(data), format="png")
@@ -133,11 +133,16 @@ def test_printed_table_fits_120_columns_and_names_its_assumptions(bundle, tmp_pa
     summary = pl.read_parquet(tmp_path / "o" / "summary.parquet")
     # the headers, two lines each (split at the first space); the cells in the order of compact_rows' header
     low = next(i for i, ln in enumerate(lines) if ln.strip().startswith("policy"))
-    assert lines[low - 1].split() == ["carbon", "GPU-h", "SLA", "cost", "cost", "carbon", "gap"], lines[low - 1]
-    assert lines[low].split() == ["policy", "kg", "done", "viol", "%", "USD", "saving", "%", "saving", "%", "to",
+    assert lines[low - 1].split() == ["carbon", "late", "GPU-h", "cost", "cost", "carbon", "gap"], lines[low - 1]
+    assert lines[low].split() == ["policy", "kg", "%", "done", "USD", "saving", "%", "saving", "%", "to",
                                   "opt.", "%"], lines[low]
-    head = ["policy", "carbon kg", "GPU-h done", "SLA viol %", "cost USD", "cost saving %", "carbon saving %",
+    head = ["policy", "carbon kg", "late %", "GPU-h done", "cost USD", "cost saving %", "carbon saving %",
             "gap to opt. %"]
+    # under the table, the ranking at matched service: one line per policy, then its method
+    ranked = [ln for ln in table if "% late;" in ln]
+    assert {ln.split()[0] for ln in ranked} == set(POLICY_CODES)
+    assert any(ln.startswith("at matched service (local_only: ") for ln in lines)
+    table = [ln for ln in table if "% late;" not in ln]
     for ln in (ln for ln in table if " seed " not in ln):  # each savings column shows its own metric's saving
         cells = re.split(r"\s{2,}", ln.strip())
         for metric, label in (("cost_incl_transfer_usd", "cost saving %"),

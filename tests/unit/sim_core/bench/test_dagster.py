@@ -66,8 +66,9 @@ def test_two_partitions_then_summary(tmp_path, bundle, run_counter):
     md = meta["summary"].value
     assert "| local_only |" in md and "| lowest_carbon |" in md and "round_robin" not in md
     assert meta["runs"].value == 2 and meta["seeds"].value == [1]
-    assert sorted(p.name for p in out.iterdir()) == ["compare.json", "runs.parquet", "summary.md", "summary.parquet",
-                                                     "timeseries.png", "tradeoff.png", "utilisation.png"]
+    assert sorted(p.name for p in out.iterdir()) == ["compare.json", "frontier.png", "runs.parquet", "service.parquet",
+                                                     "summary.md", "summary.parquet", "timeseries.png", "tradeoff.png",
+                                                     "utilisation.png"]
     summary = pl.read_parquet(out / "summary.parquet")
     carbon = summary.filter((pl.col("policy") == "lowest_carbon") & (pl.col("metric") == "carbon_kg"))["mean"][0]
     assert carbon == sim_core.run(bundle, "lowest_carbon", seed=1, days=1).totals["carbon_kg"]
