@@ -43,7 +43,7 @@ def help_text(command: str) -> str:
 
 def test_names_and_codes_are_unique_and_every_entry_has_a_module_and_a_description():
     specs = [registry.get(n) for n in registry.names()]
-    assert len({s.code for s in specs}) == len(specs) == len(set(registry.names())) == 17
+    assert len({s.code for s in specs}) == len(specs) == len(set(registry.names())) == 18
     assert registry.names() == sim_core.POLICIES
     for s in specs:
         assert s.kind in ("rule", "baseline") and s.description, s.name
