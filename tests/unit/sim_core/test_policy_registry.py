@@ -31,7 +31,7 @@ CONSTANTS = {
     "sim_core.policies.carbonscaler": {"slot_steps": "carbonscaler.SLOT_STEPS"},
     "sim_core.policies.vcc": {"slot_steps": "vcc.SLOT_STEPS", "history_days": "plan.HISTORY_DAYS"},
     "sim_core.policies.carbonflex": {"slot_steps": "carbonflex.SLOT_STEPS", "window_days": "carbonflex.CF_WINDOW_DAYS",
-                                     "k": "carbonflex.K_NN"},
+                                     "history_days": "carbonflex.CF_HISTORY_DAYS", "k": "carbonflex.K_NN"},
 }
 
 
@@ -81,7 +81,7 @@ def test_each_module_freezes_the_registry_defaults():
             value = getattr(importlib.import_module(f"sim_core.policies.{module}"), const)
             assert value == p.default and type(value) is type(p.default), (name, p.name)
             n_const += 1
-    assert n_const == 3 * 4 + 1 + 2 + 3  # (GAIA's three variants share four)
+    assert n_const == 3 * 4 + 1 + 2 + 2 * 4  # (GAIA's three variants share four, CarbonFlex's two variants four)
     rules = importlib.import_module("sim_core.policies.rules")
     assert registry.code("defer_to_greener") == rules.DEFER_TO_GREENER and rules.LOCAL_ONLY == 0
 
