@@ -65,55 +65,15 @@ class Prepared:
         t0 = float(s0 * sc.step_s)
         self.t0 = t0
 
-        # random streams: one Generator per purpose, spawned from the run seed (child i is the same
-        # whatever the count, so adding a stream never changes the others)
-        g_origin, g_policy, g_workload = (np.random.Generator(np.random.PCG64(c))
-                                          for c in np.random.SeedSequence(self.seed).spawn(3))
-        # the run's workload realisation (which of the bundle's weeks make up its year, sim_core.realisation):
-        # only the window's tasks are built, each with the origin and the uniform it has in the whole year
-        # (one draw per realised task in arrival order; the draws before the window are skipped, not made)
-        win = realise_window(sc.arrival_s, float(sc.n_steps * sc.step_s), g_workload, opts.workload,
-                             t0, t0 + n * sc.step_s)
-        rows, arr_w, slot_w = win.rows
-        self.lo, self.hi = win.first, win.first + rows.shape[0]
-        step_of_task = np.clip(floor_div(arr_w, float(sc.step_s)).astype(np.int64), 0, sc.n_steps - 1)
-        probs = origin_probabilities(sc, opts)
-        origin_w = O.sample_origins(g_origin, step_of_task, probs, first=self.lo)
-        u_w = uniforms_from(g_policy, self.lo, rows.shape[0])
-        realised = not win.identity  # ("origins" and a too-short bundle keep the bundle's tasks as they are)
-        #: ids of the window's tasks: the bundle's, or ``bundle id * ID_STRIDE + week slot`` for a resampled year
-        self.task_id = sc.task_id[rows]
-        if realised:  # (in place: a year's ids are 10 MB; the dtype numpy gives id * stride + slot)
-            self.task_id = self.task_id.astype(np.result_type(self.task_id, slot_w), copy=False)
-            self.task_id *= ID_STRIDE
-            self.task_id += slot_w
-        mult = opts.sla_multiplier  # (validated: a float, or a float64 array)
-        if isinstance(mult, np.ndarray):
-            if mult.shape != (sc.n_tasks,):
-                raise RunOptionsError(f"sla_multiplier has {mult.shape[0]} per-task values; the bundle has "
-                                      f"{sc.n_tasks} tasks")
-            mult = mult[rows]
-        arr_w = np.ascontiguousarray(arr_w)
-        dur_w = sc.duration_s[rows]
-        delay_w = sc.max_delay_s[rows]
-        with np.errstate(over="ignore", invalid="ignore"):  # (a huge duration: an infinite deadline, never missed)
-            deadline = task_deadline(arr_w, dur_w, delay_w, mult)
+        self.tasks, self.lo, self.task_id = window_tasks(sc, self.seed, opts, t0, t0 + n * sc.step_s)
+        arr_w = self.tasks.arrival
+        self.hi = self.lo + arr_w.shape[0]
         #: the window's steps (arrivals) and the steps a run may take, its drain included (sim_core.drain)
         self.n_window = n
         n = self.n = n + drain_steps(opts, s0, n, sc.n_steps, float(sc.step_s), arr_w.shape[0])
         #: the step count at which the run ended (set when it has; None before)
         self.n_end = None
-        intr, smin, smax = sc.interruptible[rows], sc.min_scale[rows], sc.max_scale[rows]
-        flexible = intr | (smin < 1.0) | (smax > 1.0)
-        ds_all, ds_gb_all = task_datasets(sc)  # (sim_core.locality)
-        self.tasks = E.Tasks(
-            arrival=arr_w, duration=dur_w, cores=sc.cpu_cores[rows],
-            gpus=sc.gpus[rows], mem=sc.mem_gb[rows], bw=sc.bandwidth_gb[rows],
-            deadline=np.ascontiguousarray(deadline, dtype=np.float64),
-            origin=origin_w, u_rand=u_w,
-            max_delay=delay_w, interruptible=intr, ckpt=sc.checkpoint_s[rows], smin=smin, smax=smax,
-            mthr=sc.marginal_throughput[rows], flexible=np.ascontiguousarray(flexible),
-            ds=ds_all[rows], ds_gb=ds_gb_all[rows])
+        flexible = self.tasks.flexible
         cap = np.ascontiguousarray(np.stack([sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb], axis=1))
         with np.errstate(divide="ignore", over="ignore"):  # (no or negative throughput: never arrives)
             delay_per_gb = np.where(sc.throughput_mbps > 0, 8000.0 / sc.throughput_mbps, np.inf)
@@ -133,12 +93,13 @@ class Prepared:
         #: whether a policy may pause / resume / rescale flexible tasks (not the built-in policies)
         self.controls = bool(controls)
         self.n_flexible = int(flexible.sum())
-        n_w = rows.shape[0]
+        n_w = arr_w.shape[0]
         self.state = E.new_state(n_w, sc.n_dc, n, n_flex=n_w if (controls and self.n_flexible) else 1,
                                  n_ds=len(catalogue(sc)[0]))
         #: a stateful policy's plan (``sim_core.policies.plan.Plan``), None for the rule policies
-        self.plan = new_plan(n_w, sc.n_dc, n, self.info.fc.shape[2]) \
-            if policy_code >= 0 and registry.by_code(policy_code).stateful else None
+        spec = registry.by_code(policy_code) if policy_code >= 0 else None
+        self.plan = new_plan(n_w, sc.n_dc, n, self.info.fc.shape[2], past_tasks(sc, self.seed, opts, t0, spec)) \
+            if spec is not None and spec.stateful else None
         self.state.free[:] = cap
         S = self.state
         if self.managed:  # the run starts empty: only the spare pool is on
@@ -172,6 +133,65 @@ class Prepared:
             self.n_end = j
             return True
         return False
+
+
+def window_tasks(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float) -> tuple[E.Tasks, int, np.ndarray]:
+    """The tasks of the run's realised year (seed ``seed``, options ``opts``) that arrive in ``[t_lo, t_hi)`` s
+    from the bundle's start: (their ``Tasks``, the index of the first in the whole year, their ids). The same
+    for every interval: a task has the origin and uniform it has in the whole year, whichever window holds it."""
+    # random streams: one Generator per purpose, spawned from the run seed (child i is the same
+    # whatever the count, so adding a stream never changes the others)
+    g_origin, g_policy, g_workload = (np.random.Generator(np.random.PCG64(c))
+                                      for c in np.random.SeedSequence(seed).spawn(3))
+    # the run's workload realisation (which of the bundle's weeks make up its year, sim_core.realisation):
+    # only the window's tasks are built, each with the origin and the uniform it has in the whole year
+    # (one draw per realised task in arrival order; the draws before the window are skipped, not made)
+    win = realise_window(sc.arrival_s, float(sc.n_steps * sc.step_s), g_workload, opts.workload, t_lo, t_hi)
+    rows, arr_w, slot_w = win.rows
+    lo = win.first
+    step_of_task = np.clip(floor_div(arr_w, float(sc.step_s)).astype(np.int64), 0, sc.n_steps - 1)
+    probs = origin_probabilities(sc, opts)
+    origin_w = O.sample_origins(g_origin, step_of_task, probs, first=lo)
+    u_w = uniforms_from(g_policy, lo, rows.shape[0])
+    realised = not win.identity  # ("origins" and a too-short bundle keep the bundle's tasks as they are)
+    # ids of the window's tasks: the bundle's, or ``bundle id * ID_STRIDE + week slot`` for a resampled year
+    task_id = sc.task_id[rows]
+    if realised:  # (in place: a year's ids are 10 MB; the dtype numpy gives id * stride + slot)
+        task_id = task_id.astype(np.result_type(task_id, slot_w), copy=False)
+        task_id *= ID_STRIDE
+        task_id += slot_w
+    mult = opts.sla_multiplier  # (validated: a float, or a float64 array)
+    if isinstance(mult, np.ndarray):
+        if mult.shape != (sc.n_tasks,):
+            raise RunOptionsError(f"sla_multiplier has {mult.shape[0]} per-task values; the bundle has "
+                                  f"{sc.n_tasks} tasks")
+        mult = mult[rows]
+    arr_w = np.ascontiguousarray(arr_w)
+    dur_w = sc.duration_s[rows]
+    delay_w = sc.max_delay_s[rows]
+    with np.errstate(over="ignore", invalid="ignore"):  # (a huge duration: an infinite deadline, never missed)
+        deadline = task_deadline(arr_w, dur_w, delay_w, mult)
+    intr, smin, smax = sc.interruptible[rows], sc.min_scale[rows], sc.max_scale[rows]
+    flexible = intr | (smin < 1.0) | (smax > 1.0)
+    ds_all, ds_gb_all = task_datasets(sc)  # (sim_core.locality)
+    tasks = E.Tasks(
+        arrival=arr_w, duration=dur_w, cores=sc.cpu_cores[rows],
+        gpus=sc.gpus[rows], mem=sc.mem_gb[rows], bw=sc.bandwidth_gb[rows],
+        deadline=np.ascontiguousarray(deadline, dtype=np.float64),
+        origin=origin_w, u_rand=u_w,
+        max_delay=delay_w, interruptible=intr, ckpt=sc.checkpoint_s[rows], smin=smin, smax=smax,
+        mthr=sc.marginal_throughput[rows], flexible=np.ascontiguousarray(flexible),
+        ds=ds_all[rows], ds_gb=ds_gb_all[rows])
+    return tasks, lo, task_id
+
+
+def past_tasks(sc: Scenario, seed: int, opts, t0: float, spec) -> E.Tasks:
+    """The tasks of the realised year that arrived in the ``spec.past_days`` days before the run's start ``t0``
+    (clipped at the bundle's start): the job history a policy that learns from past jobs replays (CarbonFlex's
+    learning phase, §4.2: "the job arrival logs ... over a window of length T"). None arrive for a policy
+    that learns from none."""
+    days = spec.past_days()
+    return window_tasks(sc, seed, opts, max(t0 - days * 86400.0, 0.0) if days > 0 else t0, t0)[0]
 
 
 def origin_probabilities(sc: Scenario, opts) -> np.ndarray:

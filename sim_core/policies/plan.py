@@ -23,14 +23,17 @@ from . import registry
 
 #: days of daily flexible demand a plan keeps (VCC's forecast reads them; ``Plan.dem``)
 HISTORY_DAYS = registry.param("vcc", "history_days")
-#: rows of CarbonFlex's knowledge base per site (``Plan.table``): one per hour of its window
-CF_ROWS = registry.param("carbonflex", "window_days") * 24
+#: CarbonFlex's replays in its knowledge base: one week-long window ending at each day of its job history
+CF_REPLAYS = registry.param("carbonflex", "history_days") - registry.param("carbonflex", "window_days") + 1
+#: rows of CarbonFlex's knowledge base per site (``Plan.table``): per replay, one per hour of its window with
+#: its whole day ahead in it
+CF_ROWS = CF_REPLAYS * (registry.param("carbonflex", "window_days") * 24 - 23)
 #: columns of a knowledge-base row: the 7 state features of the paper's Table 2, then servers and rho
 CF_COLS = 9
 
 # integer slots in Plan.isc
 PI_DAYS = 0  # complete days of demand recorded (VCC / CarbonFlex), at most HISTORY_DAYS
-PI_DAY = 1  # bundle day of the current curve (-1: none yet)
+PI_DAY = 1  # bundle day of the current curve (VCC) or of the last learning phase (CarbonFlex); -1: none yet
 N_PI = 2
 
 #: A baseline's state between steps: ``start`` per task (planned start, bundle step; NaN = not planned),
@@ -41,7 +44,8 @@ N_PI = 2
 #: current day (VCC; CarbonFlex: the provisioned share), ``dem`` (n_dc, HISTORY_DAYS + 1) daily
 #: flexible demand (share x steps; the last column is today's), ``infl`` (2, n_dc, 96) inflexible share per
 #: step of yesterday / today, ``table`` (n_dc, CF_ROWS, CF_COLS) CarbonFlex's knowledge base (state ->
-#: servers, rho), ``rate`` (n_dc, 3) its rows per site, this hour's servers and rho, ``cb``
+#: servers, rho; CF_REPLAYS blocks of one replay each, NaN rows unused), ``rate`` (n_dc, 3) its rows per
+#: site, this hour's servers and rho, ``cb``
 #: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the latest issued forecast; +inf where unknown),
 #: ``isc`` integer slots (``PI_*``); VCC's and CarbonFlex's load per resource (VCC's curve caps cores, GPUs
 #: and memory alike; CarbonFlex provisions the binding resource's servers): ``vload`` (2, n_dc, 3) fractions of
@@ -50,20 +54,24 @@ N_PI = 2
 #: today's flexible demand per resource (fraction x steps).
 #: ``resv`` (n_dc, 3, n_steps + 1): the capacity-aware variants' plan of each site's cores / GPUs / GB per run step
 #: (every task they planned or started, over the steps they expect it to run; :func:`room_for`, :func:`reserve`).
+#: ``past``: the tasks (``engine.Tasks``) that arrived in the days before the run's start a policy learns from
+#: (``registry.PolicySpec.past_days``; CarbonFlex's learning phase replays them with the run's own, §4.2), none for
+#: the others.
 Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
-                           "isc", "vload", "vbook", "vdem", "resv"])
+                           "isc", "vload", "vbook", "vdem", "resv", "past"])
 
 
-def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> Plan:
-    """An empty plan (no task planned, no curve, nothing learned)."""
+def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> Plan:
+    """An empty plan (no task planned, no curve, nothing learned) with the tasks ``past`` that arrived before the
+    run (``engine.Tasks``)."""
     return Plan(start=np.full(max(n_tasks, 1), np.nan), tgt=np.full(max(n_tasks, 1), np.nan), cls=np.zeros((2, 2)),
                 book=np.zeros((5, n_dc, n_steps + 1)), load=np.zeros((5, n_dc)), curve=np.full((n_dc, 24), np.inf),
                 dem=np.zeros((n_dc, HISTORY_DAYS + 1)), infl=np.zeros((2, n_dc, STEPS_PER_DAY)),
-                table=np.zeros((n_dc, CF_ROWS, CF_COLS)), rate=np.zeros((n_dc, 3)),
+                table=np.full((n_dc, CF_ROWS, CF_COLS), np.nan), rate=np.zeros((n_dc, 3)),
                 cb=np.full((n_dc, horizon_steps + 1), np.inf),
                 isc=np.array([0, -1], np.int64), vload=np.zeros((2, n_dc, 3)),
                 vbook=np.zeros((2, n_dc, 3, n_steps + 1)), vdem=np.zeros((n_dc, 3)),
-                resv=np.zeros((n_dc, 3, n_steps + 1)))
+                resv=np.zeros((n_dc, 3, n_steps + 1)), past=past)
 
 
 @njit(cache=True, nogil=True)

@@ -42,6 +42,12 @@ class PolicySpec:
     description: str
     citation: str = ""
     params: tuple[Param, ...] = field(default=())
+    #: the parameter giving the days of past jobs (before the run's start) the policy learns from; "" for none
+    past_param: str = ""
+
+    def past_days(self) -> float:
+        """Days of job history before the run's start the policy's plan receives (``Plan.past``); 0 for none."""
+        return float(self.defaults()[self.past_param]) if self.past_param else 0.0
 
     @property
     def stateful(self) -> bool:
@@ -77,6 +83,13 @@ _GAIA_PARAMS = (
     Param("wait_long_s", 24.0 * 3600.0, "s", "waiting time of the long queue (artifact default -w 6x24)"),
     Param("grid_steps", 4, "steps", "start times considered: every hour of the wait "
           "(artifact carbon_waiting_policy.py)"),
+)
+#: CarbonFlex's learning phase (both variants): the window its oracle replays and the job history it replays
+_CF_PARAMS = (
+    _SLOT, Param("window_days", 7, "days", "past window T the oracle replays (§4.2: a week)"),
+    Param("history_days", 49, "days", "job history whose week-long windows the oracle replays, one ending at each "
+          "day (§6: the first 7 weeks of the Alibaba trace for learning, the 8th for evaluation; §6.1: the "
+          "historical trace replayed with different start times)"),
 )
 
 BUILTIN: tuple[PolicySpec, ...] = (
@@ -120,9 +133,14 @@ BUILTIN: tuple[PolicySpec, ...] = (
                "each day replays its oracle (Algorithm 1) over the past week; each hour provisions each site's "
                "servers as the k nearest past states' oracle did, and scales jobs by marginal throughput above "
                "the learned threshold rho (Algorithm 3)", _CF,
-               (_SLOT, Param("window_days", 7, "days", "past window T the oracle replays (§4.2: a week)"),
-                Param("k", 5, "", "nearest past states whose provisioning and rho are averaged (§5: k = 5, "
-                      "Euclidean distance)"))),
+               _CF_PARAMS + (Param("k", 5, "", "nearest past states whose provisioning and rho are averaged (§5: "
+                                   "k = 5, Euclidean distance)"),), past_param="history_days"),
+    PolicySpec("carbonflex_scaled", 17, "sim_core.policies.carbonflex", "baseline",
+               "CarbonFlex with its k-NN over standardised state features (each feature's distance in standard "
+               "deviations of the knowledge base; the paper names Euclidean distance and no scaling)", _CF,
+               _CF_PARAMS + (Param("k", 5, "", "nearest past states whose provisioning and rho are averaged (§5: "
+                                   "k = 5, Euclidean distance over standardised features)"),),
+               past_param="history_days"),
     PolicySpec("wait_awhile_threshold", 20, "sim_core.policies.wait_awhile", "baseline",
                "suspend-resume: a delay-tolerant task runs while its site's carbon is at most a quantile of the next "
                "24 h of forecast, waits (or is paused) above it, and runs to completion once its allowed delay is "

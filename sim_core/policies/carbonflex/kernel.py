@@ -28,6 +28,7 @@ from ...engine.layout import (
 from ...engine.loop import policy_loop
 from .. import registry
 from ..plan import (
+    PI_DAY,
     available,
     ctl,
     know_carbon,
@@ -55,24 +56,50 @@ from .oracle import (
 )
 
 CARBONFLEX = registry.code("carbonflex")
+#: the variant whose k-NN standardises the state's features (:func:`knn_provision`)
+CARBONFLEX_SCALED = registry.code("carbonflex_scaled")
 # slots of Plan.rate[d]: knowledge-base rows, this slot's provisioning m_t (servers), this slot's rho
 R_ROWS, R_M, R_RHO = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
-def knn_provision(tab, n_rows, state, k):
-    """Algorithm 2's match and mean (§4.3; §5: k nearest by Euclidean distance over the raw state of Table 2,
-    as scikit-learn's KNN): the k rows of ``tab[:n_rows]`` nearest to ``state`` (ties: the earlier row);
-    returns (m_t = their mean provisioning rounded up to whole servers, rho = their mean threshold)."""
-    dist = np.empty(n_rows)
-    for q in range(n_rows):
-        s = 0.0
+def knn_provision(tab, state, k, scaled):
+    """Algorithm 2's match and mean (§4.3; §5: the k nearest by Euclidean distance, scikit-learn's k-NN over a
+    KD-tree): the k rows of the knowledge base ``tab`` (its rows whose provisioning is not NaN) nearest to
+    ``state`` (ties: the earlier row); returns (m_t = their mean provisioning rounded up to whole servers, rho =
+    their mean threshold). The paper names the distance, not a scaling of the state: ``scaled`` False measures
+    it over the state of Table 2 as it is (g/kWh, job counts, fractions; ``carbonflex``), True over each
+    feature standardised by the rows' mean and standard deviation (``carbonflex_scaled``: scikit-learn's usual
+    ``StandardScaler`` before k-NN)."""
+    n_all = tab.shape[0]
+    ok = np.empty(n_all, np.bool_)
+    n_ok = 0
+    for q in range(n_all):
+        ok[q] = tab[q, D_M] == tab[q, D_M]
+        n_ok += ok[q]
+    sd = np.ones(N_FEAT)
+    if scaled and n_ok > 1:
         for f in range(N_FEAT):
-            x = tab[q, f] - state[f]
-            s += x * x
-        dist[q] = s
+            m = 0.0
+            for q in range(n_all):
+                if ok[q]:
+                    m += tab[q, f]
+            m /= n_ok
+            v = 0.0
+            for q in range(n_all):
+                if ok[q]:
+                    v += (tab[q, f] - m) ** 2
+            sd[f] = math.sqrt(v / n_ok) if v > 0.0 else 1.0  # (a constant feature ranks no row above another)
+    dist = np.full(n_all, np.inf)
+    for q in range(n_all):
+        if ok[q]:
+            s = 0.0
+            for f in range(N_FEAT):
+                x = (tab[q, f] - state[f]) / sd[f]
+                s += x * x
+            dist[q] = s
     order = np.argsort(dist, kind="mergesort")
-    kk = min(k, n_rows)
+    kk = min(k, n_ok)
     m = 0.0
     rho = 0.0
     for x in range(kk):
@@ -173,7 +200,7 @@ def max_scale(T, i, cap, d):
 
 
 @njit(cache=True, nogil=True)
-def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
+def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer, scaled):
     """The start of a slot at site d (§4.3): provision m_t and rho by k-NN (:func:`knn_provision`), give the
     jobs that can no longer wait what they need first (a waiting job its request; a started one its
     maximum scale when a slot without servers would make it late: §6.1, a job past its allowed delay runs to
@@ -181,7 +208,7 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer):
     cfg = C.srv_cfg
     state = np.empty(N_FEAT)
     site_state(P.cb[d], P.load, d, T, S, pn, t, state)
-    m_t, rho = knn_provision(P.table[d], int(P.rate[d, R_ROWS]), state, K_NN)
+    m_t, rho = knn_provision(P.table[d], state, K_NN, scaled)
     P.rate[d, R_M] = m_t
     P.rate[d, R_RHO] = rho
     n_max = pn + S.sc[SC_FLEX_N]
@@ -261,12 +288,13 @@ def decide(T, S, C, info, P, code, j, actions):
     day_start = k % STEPS_PER_DAY == 0
     hour_start = k % SLOT_STEPS == 0 or j == 0
     if day_start:
-        carbonflex_learn(info.hist, k, T, cap, C.srv_cfg, t, P.table, P_rate)
+        carbonflex_learn(info.hist, k, T, P.past, cap, C.srv_cfg, t, P.table, P_rate, P.isc[PI_DAY] < 0)
+        P.isc[PI_DAY] = k // STEPS_PER_DAY
     if hour_start:
         know_carbon(info, j, k, P.cb)
         for d in range(n_dc):
             if P_rate[d, R_ROWS] >= K_NN:
-                plan_hour(T, S, C, P, d, pn, t, t1, allow_defer)
+                plan_hour(T, S, C, P, d, pn, t, t1, allow_defer, code == CARBONFLEX_SCALED)
     used = np.empty((n_dc, 3))
     flex_in_use(T, S, C, P.vload, t, used)
     avail = available(cap, S.commit)

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from ...engine.capacity import speedup
-from ...engine.layout import CFG_CPS, CFG_GPS, CFG_MPS, CFG_N_C, CFG_N_G, SIG_CARBON, STEP_S
+from ...engine.layout import CFG_CPS, CFG_GPS, CFG_MPS, CFG_N_C, CFG_N_G, SIG_CARBON, STEP_S, STEPS_PER_DAY
 from .. import registry
 from ..plan import site_fractions
 
@@ -30,7 +30,10 @@ F_CI, F_GRAD, F_RANK, F_Q0, F_ELAST = 0, 1, 2, 3, 6
 N_FEAT = 7
 D_M, D_RHO = 7, 8
 N_COLS = 9
-#: knowledge-base rows per site: one per slot of the window with its whole day-ahead in the window
+#: the job history the learning phase replays (§6: 7 weeks), one week-long window ending at each of its days
+CF_HISTORY_DAYS = registry.param("carbonflex", "history_days")
+N_REPLAYS = CF_HISTORY_DAYS - CF_WINDOW_DAYS + 1
+#: knowledge-base rows of one replay: one per slot of the window with its whole day-ahead in the window
 KB_ROWS = CF_WINDOW_DAYS * 24 - (DAY_SLOTS - 1)
 
 
@@ -303,14 +306,59 @@ def carbon_state(ch, q, row):
 
 
 @njit(cache=True, nogil=True)
-def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
-    """The learning phase (§4.2, run at the start of each day): replay Algorithm 1 (:func:`oracle_alg1`) per
-    site over the CF_WINDOW_DAYS days before bundle step k (clipped at the bundle's start) with the actual
-    past carbon (history only) and the jobs (:func:`in_queues`) that arrived there at that site (their true
-    lengths), in the engine's steps (a job is charged the capacity of the steps it runs, not of a whole hour),
-    and store one knowledge-base row per one-hour slot whose day-ahead lies in the window
-    (:func:`kb_rows`). ``table[d, :rate[d, 0]]`` holds the rows; with fewer than k-NN's K rows nothing is
-    learned."""
+def site_jobs(T, lo, hi, d, cap, cfg, t_lo, horizon_s):
+    """The jobs of ``T[lo:hi]`` that arrived at site d and are CarbonFlex's (:func:`in_queues`, a finite length),
+    as Algorithm 1 takes them (times in s from ``t_lo``, deadlines cut at ``horizon_s``): (a, dl, work, r, frac,
+    smin, smax, mthr, max_delay)."""
+    idx = np.empty(max(hi - lo, 0), np.int64)
+    n = 0
+    for i in range(lo, hi):
+        if T.origin[i] == d and in_queues(T, i) and T.duration[i] < 1e12:
+            idx[n] = i
+            n += 1
+    idx = idx[:n]
+    r = np.empty(n)
+    frac = np.empty((n, 3))
+    for y in range(n):
+        i = idx[y]
+        r[y] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
+        site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, d, frac[y])
+    return (T.arrival[idx] - t_lo, np.minimum(T.deadline[idx] - t_lo, horizon_s), T.duration[idx], r, frac,
+            T.smin[idx], T.smax[idx], T.mthr[idx], T.max_delay[idx])
+
+
+@njit(cache=True, nogil=True)
+def carbonflex_learn(hist, k, T, past, cap, cfg, t0k, table, rate, first):
+    """The learning phase (§4.2, run at the start of each day): replay Algorithm 1 over the week before bundle
+    step k (:func:`replay`) into the knowledge base's block of that day (one of N_REPLAYS, the oldest replaced);
+    ``first`` (nothing learned yet in this run): replay the week ending at each day of the job history as well
+    (CF_HISTORY_DAYS, clipped at the bundle's start: §6.1 replays the historical trace with different start
+    times). ``rate[d, 0]``: the rows site d holds (NaN rows of ``table`` are unused); with fewer than k-NN's K
+    nothing is learned."""
+    day = k // STEPS_PER_DAY
+    for back in range(N_REPLAYS - 1 if first else 0, -1, -1):
+        if k - back * STEPS_PER_DAY > 0:
+            replay(hist, k - back * STEPS_PER_DAY, T, past, cap, cfg, t0k - back * STEPS_PER_DAY * STEP_S, table,
+                   ((day - back) % N_REPLAYS) * KB_ROWS)
+    for d in range(cap.shape[0]):
+        n = 0
+        for q in range(table.shape[1]):
+            if table[d, q, D_M] == table[d, q, D_M]:
+                n += 1
+        rate[d, 0] = n
+
+
+@njit(cache=True, nogil=True)
+def replay(hist, k, T, past, cap, cfg, t0k, table, r0):
+    """One replay (§4.2): Algorithm 1 (:func:`oracle_alg1`) per site over the CF_WINDOW_DAYS days before bundle
+    step k (time ``t0k``; clipped at the bundle's start) with the actual past carbon (history only) and the jobs
+    (:func:`in_queues`) that arrived there at that site (their true lengths) -- those of the run (``T``) and,
+    before the run's start, its job history ``past`` (``Plan.past``: the paper replays the cluster's job
+    arrival logs, so a run that starts mid-bundle learns from the jobs it did not see) -- in the engine's steps
+    (a job is charged the capacity of the steps it runs, not of a whole hour); one knowledge-base row per
+    one-hour slot whose day-ahead lies in the window (:func:`kb_rows`) into ``table[d, r0:r0 + KB_ROWS]``, the
+    block's other rows NaN (a window shorter than K rows: all NaN)."""
+    table[:, r0:r0 + KB_ROWS] = np.nan
     n_slot = CF_WINDOW_DAYS * 24
     k_lo = k - n_slot * SLOT_STEPS
     if k_lo < 0:
@@ -321,6 +369,9 @@ def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
         return
     n_step = n_slot * SLOT_STEPS
     t_lo = t0k - (k - k_lo) * STEP_S
+    h_s = n_step * STEP_S
+    p_lo = np.searchsorted(past.arrival, t_lo)
+    p_hi = np.searchsorted(past.arrival, t0k)
     lo = np.searchsorted(T.arrival, t_lo)
     hi = np.searchsorted(T.arrival, t0k)
     for d in range(cap.shape[0]):
@@ -328,27 +379,16 @@ def carbonflex_learn(hist, k, T, cap, cfg, t0k, table, rate):
         ch = np.empty(n_slot)
         for q in range(n_slot):
             ch[q] = cs[q * SLOT_STEPS:(q + 1) * SLOT_STEPS].mean()
-        idx = np.empty(hi - lo, np.int64)
-        n = 0
-        for i in range(lo, hi):
-            if T.origin[i] == d and in_queues(T, i) and T.duration[i] < 1e12:
-                idx[n] = i
-                n += 1
-        idx = idx[:n]
-        a = T.arrival[idx] - t_lo
-        dl = np.minimum(T.deadline[idx] - t_lo, n_step * STEP_S)
-        r = np.empty(n)
-        frac = np.empty((n, 3))
-        for y in range(n):
-            i = idx[y]
-            r[y] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
-            site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, d, frac[y])
-        mthr = T.mthr[idx]
-        used, rho, done, last = alg1_pass(a, dl, T.duration[idx], r, frac, T.smin[idx], T.smax[idx], mthr, cs,
-                                          STEP_S, np.empty((0, n_step)))
-        kb_rows(ch, last, used, rho, done, T.duration[idx], a, T.max_delay[idx], mthr, site_servers(cfg, cap, d),
-                n_rows, table[d])
-        rate[d, 0] = n_rows
+        pa, pdl, pw, pr, pf, psmin, psmax, pm, pmd = site_jobs(past, p_lo, p_hi, d, cap, cfg, t_lo, h_s)
+        ra, rdl, rw, rr, rf, rsmin, rsmax, rm, rmd = site_jobs(T, lo, hi, d, cap, cfg, t_lo, h_s)
+        a = np.concatenate((pa, ra))  # (the past's arrivals all precede the run's: still in arrival order)
+        work = np.concatenate((pw, rw))
+        mthr = np.concatenate((pm, rm))
+        used, rho, done, last = alg1_pass(a, np.concatenate((pdl, rdl)), work, np.concatenate((pr, rr)),
+                                          np.concatenate((pf, rf)), np.concatenate((psmin, rsmin)),
+                                          np.concatenate((psmax, rsmax)), mthr, cs, STEP_S, np.empty((0, n_step)))
+        kb_rows(ch, last, used, rho, done, work, a, np.concatenate((pmd, rmd)), mthr, site_servers(cfg, cap, d),
+                n_rows, table[d, r0:r0 + n_rows])
 
 
 @njit(cache=True, nogil=True)

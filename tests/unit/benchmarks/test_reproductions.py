@@ -39,6 +39,13 @@ def test_zone_stats_by_hand(tmp_path):
     assert RP.pick_zone("AUS-WA", "same-market-lowest-cov:AU-", s)[0] == "AU-FLAT"
     assert RP.pick_zone("AUS-WA", "same-market-lowest-cov:AU-", s, {"AU-FLAT"})[0] == "AU-SWING"
     assert RP.pick_zone("PL", "named:XX", s)[0] == "XX"
+    # a high CoV among zones whose mean is not small: AU-SWING (mean 200); with a floor above every mean, none
+    z, why = RP.pick_zone("AUS-SA", "highest-cov-min-mean:150", s)
+    assert z == "AU-SWING" and "mean of at least 150 g/kWh" in why
+    with pytest.raises(ValueError, match="at least 120 g/kWh"):  # the other zones' means are 100
+        RP.pick_zone("AUS-SA", "highest-cov-min-mean:120", s, {"AU-SWING"})
+    with pytest.raises(ValueError, match="at least 250 g/kWh"):
+        RP.pick_zone("AUS-SA", "highest-cov-min-mean:250", s)
     with pytest.raises(ValueError, match="named stand-in YY"):
         RP.pick_zone("PL", "named:YY", s)
     with pytest.raises(ValueError, match="unknown zone rule"):
@@ -62,6 +69,26 @@ def test_queues_and_a_preset_run(tmp_path):
     job, fac = rows[R.BASE]["carbon_kg"], facility[R.BASE]["carbon_kg"]
     assert 0.0 < job < fac  # busy IT energy is a part of the facility's
     assert R.savings(rows)[R.BASE] == 0.0
+
+
+def test_hour_plus_keeps_the_jobs_of_an_hour_or_more(tmp_path):
+    n = 6
+    dur = np.array([1.0, 2.0, 3.0, 12.0, 13.0, 0.5]) * 3600
+    sc = sim_core.load(tiny_bundle(tmp_path, tasks={"arrival_ts_utc": np.linspace(0, 3600 * 6, n),
+                                                    "duration_s": dur, "cpu_cores": np.arange(n) + 1.0,
+                                                    "gpus": np.full(n, 0.5)}))
+    h = RP.hour_plus(sc, 1.0)
+    assert h.n_tasks == 5 and (h.duration_s == dur[:5]).all() and h.cpu_cores.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert (h.arrival_s == sc.arrival_s[:5]).all() and sc.n_tasks == n and RP.hour_plus(sc, 0.0) is sc
+    res = sim_core.run(h, "local_only", seed=0)
+    assert res.tasks.height == 5 and (res.tasks["duration_s"] >= 3600).all()
+
+
+def test_splice_replaces_only_the_regenerated_sections():
+    old = "# Head\n\nintro\n\n## Zones\n\nold zones\n\n## CarbonFlex (x)\n\nold cf\n\n## MASAC\n\nmasac\n"
+    new = "# Head\n\nnew intro\n\n## Zones\n\nnew zones\n\n## CarbonFlex (x)\n\nnew cf\n"
+    out = R.splice(old, new)
+    assert out == "# Head\n\nintro\n\n## Zones\n\nnew zones\n\n## CarbonFlex (x)\n\nnew cf\n\n## MASAC\n\nmasac\n"
 
 
 def test_masac_run_utility_conserves_gpu_hours(tmp_path):

@@ -55,7 +55,7 @@ def test_every_registered_policy_has_its_own_declared_style_in_every_figure():
 
     names = list(registry.names())
     every = policy_styles(names)
-    assert len({s["color"] for s in every.values()}) == len(names)  # 20 policies, 20 colours
+    assert len({s["color"] for s in every.values()}) == len(names)  # 21 policies, 21 colours
     assert len({(s["color"], s["marker"]) for s in every.values()}) == len(names)
     # a policy looks the same whatever else is in the sweep, in whatever order
     some = policy_styles(["vcc", "local_only", "lowest_carbon"])

@@ -129,14 +129,36 @@ def test_provisioning_is_the_mean_of_the_five_nearest_past_states_in_whole_serve
     tab = _kb(30)
     state = np.zeros(O.N_FEAT)
     state[O.F_CI] = 1010.0
-    m, rho = CF.knn_provision(tab, 30, state, CF.K_NN)
+    m, rho = CF.knn_provision(tab, state, CF.K_NN, False)
     assert m == 10.0 and rho == pytest.approx(tab[8:13, O.D_RHO].mean())
     state[O.F_CI] = 1240.0  # rows 10..14 (servers 10..14): 12 exactly
-    assert CF.knn_provision(tab, 30, state, CF.K_NN)[0] == 12.0
+    assert CF.knn_provision(tab, state, CF.K_NN, False)[0] == 12.0
     tab[:, O.D_M] += 0.2  # a mean of 12.2 servers provisions 13 whole servers
-    assert CF.knn_provision(tab, 30, state, CF.K_NN)[0] == 13.0
-    # only the first n_rows rows are the knowledge base
-    assert CF.knn_provision(tab, 6, state, CF.K_NN)[0] == pytest.approx(np.ceil(tab[1:6, O.D_M].mean()))
+    assert CF.knn_provision(tab, state, CF.K_NN, False)[0] == 13.0
+    # rows without a provisioning (NaN: a block of the knowledge base not yet learned) are not in it
+    tab[6:, O.D_M] = np.nan
+    assert CF.knn_provision(tab, state, CF.K_NN, False)[0] == pytest.approx(np.ceil(tab[1:6, O.D_M].mean()))
+
+
+def test_scaled_knn_weighs_carbon_and_job_counts_by_their_spread():
+    """Rows at carbon 0, 1, ..., 9 g/kWh (sd 2.87); rows 0-4 hold 200 jobs, rows 5-9 none (sd 100). A state at
+    the dirtiest carbon (9) with 120 jobs: over the raw state the job count rules (80 jobs off rows 0-4 against
+    120 off rows 5-9, the carbon gaps of a few g/kWh hardly count), so it copies rows 0-4 (servers 0..4: mean
+    2); standardised, rows 5-9 are 1.2 sd off in jobs and 0-1.4 sd in carbon, rows 0-4 0.8 sd in jobs but
+    1.7-3.1 sd in carbon, so it copies rows 5-9 (servers 5..9: mean 7)."""
+    tab = np.zeros((10, O.N_COLS))
+    tab[:, O.F_CI] = np.arange(10) + 0.0
+    tab[:, O.D_M] = np.arange(10) + 0.0
+    tab[:5, O.F_Q0] = 200.0
+    state = np.zeros(O.N_FEAT)
+    state[O.F_Q0] = 200.0  # the greenest state with the busy rows' queue: rows 0-4 either way
+    assert CF.knn_provision(tab, state, 5, False)[0] == CF.knn_provision(tab, state, 5, True)[0] == 2.0
+    state[O.F_CI], state[O.F_Q0] = 9.0, 120.0
+    assert CF.knn_provision(tab, state, 5, False)[0] == 2.0
+    assert CF.knn_provision(tab, state, 5, True)[0] == 7.0
+    # a constant feature (the elasticity: 0 in every row) ranks no row above another
+    state[O.F_ELAST] = 0.7
+    assert CF.knn_provision(tab, state, 5, True)[0] == 7.0
 
 
 def _daily(n_days):
@@ -172,20 +194,87 @@ def test_learning_phase_stores_table_2_states_and_whole_servers_per_hour():
     T = _tasks(arr, 8, HOUR, 10.0, 20 * HOUR)
     cfg = np.zeros((1, N_SRV_CFG))
     cfg[0, CFG_N_C], cfg[0, CFG_CPS], cfg[0, CFG_MPS] = 10, 32.0, 256.0
-    table, rate = np.zeros((1, 7 * 24, O.N_COLS)), np.zeros((1, 3))
-    CF.carbonflex_learn(hist, 192, T, np.array([[320.0, 0.0, 2560.0]]), cfg, 192 * STEP, table, rate)
+    table, rate = _kb_table(), np.zeros((1, 3))
+    CF.carbonflex_learn(hist, 192, T, _none(), np.array([[320.0, 0.0, 2560.0]]), cfg, 192 * STEP, table, rate, True)
     rows = int(rate[0, 0])
     assert rows == 48 - 23
-    tab = table[0, :rows]
+    tab = _learned(table)
     assert tab[:, O.D_M].tolist() == [2.0 if q in (11, 12) else 0.0 for q in range(rows)]
     assert (tab[:, O.D_RHO] == 1.0).all() and tab[12, O.F_RANK] == 0.0
     assert tab[:, O.F_CI] == pytest.approx(c[:rows * 4].reshape(rows, 4).mean(axis=1))
     assert tab[:, O.F_Q0 + 1].tolist() == [4.0 if 2 <= q <= 12 else 0.0 for q in range(rows)]
     assert (tab[:, O.F_Q0] == 0).all() and (tab[:, O.F_Q0 + 2] == 0).all()
     # a day of history (24 slots: one with a whole day ahead) is fewer rows than k = 5: nothing is learned
-    t2, r2 = np.zeros((1, 7 * 24, O.N_COLS)), np.zeros((1, 3))
-    CF.carbonflex_learn(hist, 96, T, np.array([[320.0, 0.0, 2560.0]]), cfg, 96 * STEP, t2, r2)
+    t2, r2 = _kb_table(), np.zeros((1, 3))
+    CF.carbonflex_learn(hist, 96, T, _none(), np.array([[320.0, 0.0, 2560.0]]), cfg, 96 * STEP, t2, r2, True)
     assert r2[0, 0] == 0.0
+
+
+def _kb_table():
+    """One site's empty knowledge base (``Plan.table``)."""
+    from sim_core.policies.plan import CF_COLS, CF_ROWS
+
+    return np.full((1, CF_ROWS, CF_COLS), np.nan)
+
+
+def _learned(table):
+    """The rows site 0's knowledge base holds, in block order."""
+    return table[0][~np.isnan(table[0, :, O.D_M])]
+
+
+def _none():
+    """No tasks (a run's empty job history)."""
+    return _tasks(np.zeros(0), 0, HOUR, 10.0, 20 * HOUR)
+
+
+def _split(T, n):
+    """The first n tasks of T and the rest, as two task tables."""
+    return T._replace(**{f: getattr(T, f)[:n] for f in T._fields}), T._replace(**{f: getattr(T, f)[n:]
+                                                                                   for f in T._fields})
+
+
+def test_learning_replays_the_jobs_that_arrived_before_the_run():
+    """The learning phase of the test above at the start of day 2, for a run that started at day 1: day 0's
+    jobs are not the run's but its job history (``Plan.past``). The knowledge base is the same as when every
+    job is the run's -- the provisioning of the 11:00 and 12:00 slots included -- and without the history it
+    is the zero-job states of the cold-start bug (no servers anywhere, no job in any queue)."""
+    from sim_core.engine.layout import CFG_CPS, CFG_MPS, CFG_N_C, N_SRV_CFG
+
+    c = _daily(3)
+    hist = np.full((4, 1, c.shape[0]), np.nan)
+    hist[0, 0, :192] = c[:192]
+    T = _tasks(np.r_[np.full(4, 8 * STEP), np.full(4, (96 + 8) * STEP)], 8, HOUR, 10.0, 20 * HOUR)
+    cfg = np.zeros((1, N_SRV_CFG))
+    cfg[0, CFG_N_C], cfg[0, CFG_CPS], cfg[0, CFG_MPS] = 10, 32.0, 256.0
+    cap = np.array([[320.0, 0.0, 2560.0]])
+    tabs = []
+    for past, run_T in ((_none(), T), _split(T, 4), (_none(), _split(T, 4)[1])):
+        table, rate = _kb_table(), np.zeros((1, 3))
+        CF.carbonflex_learn(hist, 192, run_T, past, cap, cfg, 192 * STEP, table, rate, True)
+        tabs.append(_learned(table))
+    assert tabs[0].shape[0] == 25 and np.array_equal(tabs[0], tabs[1])
+    assert tabs[1][:, O.D_M].tolist() == [2.0 if q in (11, 12) else 0.0 for q in range(25)]
+    # without it: day 0's slots hold no job (day 1's jobs, arriving at 26:00, are past row 24's start)
+    assert (tabs[2][:, O.D_M] == 0).all() and (tabs[2][:, O.F_Q0:O.F_Q0 + 3] == 0).all()
+
+
+def test_a_run_started_mid_bundle_provisions_as_one_that_ran_from_the_start(tmp_path):
+    """The case below run from the start of day 3 (one day): its first learning phase replays days 0-2 with
+    the jobs that arrived then (its job history), so its jobs start at 10:00 as on day 3 of the run from the
+    bundle's start -- not at their deadline, as when it learned zero-job states (the cold-start bug)."""
+    n_days = 5
+    c = _daily(n_days)
+    arr = np.concatenate([np.full(4, d * 96 * STEP + 8 * STEP) for d in range(n_days - 1)])
+    n = arr.shape[0]
+    tasks = {"arrival_ts_utc": arr, "duration_s": np.full(n, HOUR), "cpu_cores": np.full(n, 10.0),
+             "mem_gb": np.full(n, 1.0), "max_delay_s": np.full(n, 20 * HOUR)}
+    p = one_dc(tmp_path, tasks, c)
+    whole = run(p, "carbonflex").tasks
+    t0 = whole["arrival_ts_utc"][0] - dt.timedelta(seconds=8 * STEP)
+    mid = run(p, "carbonflex", start=t0 + dt.timedelta(days=3), days=1).tasks
+    assert mid.height == 4
+    assert mid["start_ts_utc"].to_list() == whole["start_ts_utc"].to_list()[12:16]
+    assert [(s - t0).total_seconds() % 86400 / HOUR for s in mid["start_ts_utc"]] == [10.0] * 4
 
 
 def test_carbonflex_provisions_what_the_oracle_did_in_similar_states(tmp_path):

@@ -33,7 +33,7 @@ CONSTANTS = {
                                       "window_steps": "wait_awhile.THRESHOLD_WINDOW"},
     "sim_core.policies.vcc": {"slot_steps": "vcc.SLOT_STEPS", "history_days": "plan.HISTORY_DAYS"},
     "sim_core.policies.carbonflex": {"slot_steps": "carbonflex.SLOT_STEPS", "window_days": "carbonflex.CF_WINDOW_DAYS",
-                                     "k": "carbonflex.K_NN"},
+                                     "history_days": "carbonflex.CF_HISTORY_DAYS", "k": "carbonflex.K_NN"},
 }
 
 
@@ -45,7 +45,7 @@ def help_text(command: str) -> str:
 
 def test_names_and_codes_are_unique_and_every_entry_has_a_module_and_a_description():
     specs = [registry.get(n) for n in registry.names()]
-    assert len({s.code for s in specs}) == len(specs) == len(set(registry.names())) == 20
+    assert len({s.code for s in specs}) == len(specs) == len(set(registry.names())) == 21
     assert registry.names() == sim_core.POLICIES
     for s in specs:
         assert s.kind in ("rule", "baseline") and s.description, s.name
@@ -83,7 +83,7 @@ def test_each_module_freezes_the_registry_defaults():
             value = getattr(importlib.import_module(f"sim_core.policies.{module}"), const)
             assert value == p.default and type(value) is type(p.default), (name, p.name)
             n_const += 1
-    assert n_const == 4 * 4 + 1 + 2 + 3 + 2  # (GAIA's four variants share four)
+    assert n_const == 4 * 4 + 1 + 2 + 2 * 4 + 2  # (GAIA's four variants share four, CarbonFlex's two four)
     rules = importlib.import_module("sim_core.policies.rules")
     assert registry.code("defer_to_greener") == rules.DEFER_TO_GREENER and rules.LOCAL_ONLY == 0
 
