@@ -1,18 +1,20 @@
-"""The whole chain at the scale of the source cluster (issue 34): export, a year of simulation, a ×10 study.
+"""The whole chain at the scale of the source cluster (issue 34): export and a year of simulation per scale.
 
 On the main job's regions and year, from a home whose warehouse holds the grid signals (``--home``; an empty
-one ingests them first, not timed as export):
+one ingests them first), for each of ``--scales`` (the first is the candidate default):
 
-1. **export** (the CLI in a fresh process, as a user runs it): the ``rack`` default, then ``--scale 1 --gpu
-   H100`` (the candidate MW-class default: the synthetic workload derived at its load factor, then the
-   bundle), then the same again from the populated warehouse; wall time and the process's peak RSS each;
-2. **a full year under lowest_carbon** of the ×1 bundle: ``sim_core.run`` as a fresh script's first call
-   (load, set-up, stepping, results) with the compile cache warm (a 1-day run in another process first);
-   wall time and peak RSS; goal ≤ 10 s and ≤ 4 GB;
-3. **×10** (``--x10``): the export and the year as in 1–2, if the machine's memory allows; otherwise the
-   figures of ×1 scaled by the task count are printed as the floor (labelled as such, not measured).
+1. **export** (the CLI in a fresh process, as a user runs it) with ``--scale S --gpu H100``: first (it derives the
+   synthetic workload at the scale's load factor when the warehouse holds another scale), then again from the
+   populated warehouse;
+2. **a full year under lowest_carbon**: ``sim_core.run`` as a fresh script's first call (load, set-up, stepping,
+   results) with the compile cache warm (a 1-day run in another process first), its address space capped at
+   ``--cap-gb`` (12) so that a run too large for the machine ends in a MemoryError, reported, never in the
+   kernel's OOM killer; wall time and peak RSS; goal ≤ 10 s and ≤ 4 GB;
+3. the ``rack`` default's export from the populated warehouse (the comparison for "≤ 2× today's export"), how many
+   of its tasks are identical (what exact cohort aggregation could merge), and the per-task floor of the largest
+   run that fit (kB of peak RSS and µs per task).
 
-    ./run.sh python benchmarks/bench_scale.py --home /tmp/scale-home [--mirror ../shared/data] [--x10]
+    ./run.sh python benchmarks/bench_scale.py --home /tmp/scale-home [--scales 1,0.1] [--gpu H100]
 
 Prints the section and writes it between ``<!-- scale:start -->`` and ``<!-- scale:end -->`` in BENCHMARKS.md
 (``--no-write``: print only).
@@ -35,17 +37,18 @@ from benchmarks._report import machine, publish, run_child_json  # noqa: E402
 
 REGIONS = "US-CAL-CISO,DE-LU,SG"
 YEAR = 2023
-GOAL_RUN_S, GOAL_RUN_GB, GOAL_X10_GB = 10.0, 4.0, 12.0
+GOAL_RUN_S, GOAL_RUN_GB, CAP_GB = 10.0, 4.0, 12.0
 
 RUN = r"""
 import json, os, resource, sys, time
+cap = int(float(sys.argv[4]) * 2**30)
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))  # a MemoryError at the cap, never the machine's OOM killer
 t0 = time.perf_counter()
 import sim_core
 res = sim_core.run(sys.argv[1], sys.argv[2], seed=0, days=(float(sys.argv[3]) if sys.argv[3] != "-" else None))
 t = time.perf_counter() - t0
 print(json.dumps(dict(t_s=t, rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-                      carbon_kg=res.totals["carbon_kg"],
-                      load_avg=os.getloadavg()[0])))
+                      carbon_kg=res.totals["carbon_kg"], load_avg=os.getloadavg()[0])))
 """
 
 
@@ -73,55 +76,83 @@ def _bundle_facts(path: Path) -> dict:
             "mb": sum(f.stat().st_size for f in path.iterdir()) / 1e6}
 
 
-def _run_year(path: Path, days: str = "-") -> dict:
-    run_child_json(RUN, path, "lowest_carbon", "1")  # the compile cache warm (another process)
-    return run_child_json(RUN, path, "lowest_carbon", days)
+def _distinct_tasks(path: Path) -> tuple[int, int]:
+    """(tasks, distinct tasks once the id is dropped): what exact aggregation (one cohort per set of identical
+    tasks) could collapse."""
+    import polars as pl
+
+    t = pl.read_parquet(path / "tasks.parquet").drop("task_id")
+    return t.height, t.unique().height
+
+
+def _run_year(path: Path, cap_gb: float) -> dict:
+    """A year under lowest_carbon in a fresh process whose address space is capped at ``cap_gb`` (after a 1-day
+    run in another process warms the compile cache): its figures, or ``{"refused": ...}`` when it ran out of
+    memory under the cap."""
+    run_child_json(RUN, path, "lowest_carbon", "1", cap_gb)
+    r = subprocess.run([sys.executable, "-c", RUN, str(path), "lowest_carbon", "-", str(cap_gb)], cwd=ROOT,
+                       capture_output=True, text=True)
+    if r.returncode == 0:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    if "MemoryError" in r.stderr or "Unable to allocate" in r.stderr or "memory" in r.stderr.lower():
+        return {"refused": f"out of memory under a {cap_gb:g} GB address-space cap", "load_avg": os.getloadavg()[0]}
+    raise SystemExit(f"the year's run failed:\n{r.stderr[-3000:]}")
+
+
+def _fmt_run(y: dict, goal: str) -> str:
+    if "refused" in y:
+        return f"{y['refused']} (goal {goal}; load {y['load_avg']:.1f})"
+    return f"{y['t_s']:.1f} s, {y['rss_mb']:,.0f} MB peak RSS (goal {goal}; load {y['load_avg']:.1f})"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=Path, required=True)
     ap.add_argument("--mirror", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--x10", action="store_true", help="also export and run ×10 (needs the memory)")
+    ap.add_argument("--scales", default="1,0.1", help="scales to export and run (the first is the candidate default)")
+    ap.add_argument("--gpu", default="H100")
+    ap.add_argument("--cap-gb", type=float, default=CAP_GB, help="address-space cap of each year's run")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     home, mirror = args.home.resolve(), args.mirror.resolve()
     out = home / "bench_scale_out"
-    _export(home, mirror, out)  # the warehouse at the rack default's workload (it may hold another scale's)
+    rows = []
+    per_task = []
+    for sc in args.scales.split(","):
+        first = _export(home, mirror, out, "--scale", sc, "--gpu", args.gpu)
+        again = _export(home, mirror, out, "--scale", sc, "--gpu", args.gpu)
+        assert first["id"] == again["id"], "the same build gave two ids"
+        f = _bundle_facts(out / again["id"])
+        y = _run_year(out / again["id"], args.cap_gb)
+        rows += [
+            (f"×{sc} {args.gpu}: bundle", f"{REGIONS} × {YEAR}, {f['n_tasks']:,} tasks, {f['mb']:.0f} MB; GPUs per "
+                                          "site " + ", ".join(f"{k} {v:,.0f}" for k, v in f["gpus"].items())),
+            (f"×{sc}: export, first (derives the workload when the warehouse holds another scale)",
+             f"{first['t_s']:.1f} s, {first['rss_mb']:,.0f} MB peak of the largest export so far (load "
+             f"{first['load_avg']:.1f})"),
+            (f"×{sc}: export, populated warehouse", f"{again['t_s']:.1f} s (load {again['load_avg']:.1f})"),
+            (f"×{sc}: a year under lowest_carbon, sim_core.run as a first call, cache warm",
+             _fmt_run(y, f"≤ {GOAL_RUN_S:g} s, ≤ {GOAL_RUN_GB:g} GB")),
+        ]
+        if "refused" not in y:
+            per_task.append((f["n_tasks"], y))
+    _export(home, mirror, out)  # the warehouse back at the rack default's workload
     rack = _export(home, mirror, out)
-    x1 = _export(home, mirror, out, "--scale", "1", "--gpu", "H100")
-    x1_again = _export(home, mirror, out, "--scale", "1", "--gpu", "H100")
-    assert x1["id"] == x1_again["id"], "the same build gave two ids"
-    facts = _bundle_facts(out / x1["id"])
-    year = _run_year(out / x1["id"])
-    rows = [
-        ("bundle ×1 (H100)", f"{REGIONS} × {YEAR}, {facts['n_tasks']:,} tasks, {facts['mb']:.0f} MB; GPUs per site "
-                             + ", ".join(f"{k} {v:,.0f}" for k, v in facts["gpus"].items())),
-        ("export, rack default, populated warehouse (CLI)", f"{rack['t_s']:.1f} s, {rack['rss_mb']:,.0f} MB peak "
-                                                            f"(load {rack['load_avg']:.1f})"),
-        ("export ×1, workload derived at its load factor (CLI)", f"{x1['t_s']:.1f} s, {x1['rss_mb']:,.0f} MB peak "
-                                                                f"(load {x1['load_avg']:.1f})"),
-        ("export ×1, populated warehouse (CLI)", f"{x1_again['t_s']:.1f} s ({x1_again['t_s'] / rack['t_s']:.1f}× "
-                                                 f"the rack export; goal ≤ 2×; load {x1_again['load_avg']:.1f})"),
-        ("a year ×1 under lowest_carbon, sim_core.run as a first call, cache warm",
-         f"{year['t_s']:.1f} s, {year['rss_mb']:,.0f} MB peak (goal ≤ {GOAL_RUN_S:g} s, ≤ {GOAL_RUN_GB:g} GB; "
-         f"load {year['load_avg']:.1f})"),
+    n_rack, n_distinct = _distinct_tasks(out / rack["id"])
+    rows += [
+        ("rack (the default): export, populated warehouse", f"{rack['t_s']:.1f} s (load {rack['load_avg']:.1f})"),
+        ("identical tasks (what exact cohorts could merge), rack year",
+         f"{n_rack - n_distinct:,} of {n_rack:,}: every task is distinct (continuous sizes, second-resolution "
+         "arrivals)"),
     ]
-    if args.x10:
-        x10 = _export(home, mirror, out, "--scale", "10", "--gpu", "H100")
-        f10 = _bundle_facts(out / x10["id"])
-        y10 = _run_year(out / x10["id"])
-        rows += [("export ×10 (CLI)", f"{x10['t_s']:.1f} s, {x10['rss_mb']:,.0f} MB peak, {f10['n_tasks']:,} tasks"),
-                 ("a year ×10 under lowest_carbon", f"{y10['t_s']:.1f} s, {y10['rss_mb']:,.0f} MB peak "
-                                                    f"(goal ≤ {GOAL_X10_GB:g} GB)")]
-    else:
-        per_task_mb = year["rss_mb"] / facts["n_tasks"]
-        rows.append(("×10 floor (not run: ×1's per-task figures × 10, linear in tasks)",
-                     f"≈ {10 * facts['n_tasks']:,} tasks, ≈ {10 * year['t_s']:.0f} s and ≈ "
-                     f"{10 * facts['n_tasks'] * per_task_mb / 1024:.0f} GB for the year"))
-    cmd = "./run.sh python benchmarks/bench_scale.py --home HOME" + (" --x10" if args.x10 else "")
-    body = (f"## Scale (issue 34: the source cluster's size, H100 sites)\n\nCommand: `{cmd}` — machine: {machine()}; "
-            "the machine is shared, load averages as measured at each step\n\n| figure | value |\n|---|---|\n"
+    if per_task:
+        n, y = max(per_task, key=lambda p: p[0])
+        kb = y["rss_mb"] * 1024 / n
+        rows.append(("floor per task (largest run that fit)", f"{kb:.2f} kB peak RSS and {1e6 * y['t_s'] / n:.2f} µs "
+                                                                f"per task of the year ({n:,} tasks)"))
+    cmd = f"./run.sh python benchmarks/bench_scale.py --home HOME --scales {args.scales} --gpu {args.gpu}"
+    body = (f"## Scale (issue 34: the source cluster's size)\n\nCommand: `{cmd}` — machine: {machine()}; shared "
+            "with other jobs, load averages as measured at each step\n\n| figure | value |\n|---|---|\n"
             + "\n".join(f"| {a} | {b} |" for a, b in rows))
     publish("scale", body, not args.no_write)
 

@@ -63,8 +63,8 @@ def render(rows: list[dict], bundle: Path, at_half_load: dict[str, float], cite)
     a("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         half = at_half_load.get(r["location"])
-        a(f"| {r['location']} | {r['gpus']:,.0f} {r['gpu_model']} | {r['cores']:,.0f} | {r['design_it_mw']:.2f} | "
-          f"{r['mean_it_mw']:.2f} | {r['load']:.0%} | {r['gpu_util']:.0%} | {r['pue']:.3f} | "
+        a(f"| {r['location']} | {r['gpus']:,.0f} {r['gpu_model']} | {r['cores']:,.0f} | {r['design_it_mw']:.3g} | "
+          f"{r['mean_it_mw']:.3g} | {r['load']:.0%} | {r['gpu_util']:.0%} | {r['pue']:.3f} | "
           f"{'' if half is None else f'{half:.3f}'} | {r['wue']:.2f} | {r['fc_h']:,.0f} / {r['pfc_h']:,.0f} | "
           f"{r['elec']:.1%} |")
     a("")

@@ -26,7 +26,8 @@ _DT_INPUTS = "chiller_cond_min_c, cond_design_water_c, chw_supply_c, chw_design_
 _PUMP_INPUTS = ("chiller_cop_water (chiller_cop_air when air-cooled), chiller_capacity_factor, the chiller curves "
                 "and chiller_min_plr")
 
-__all__ = ["DatacenterParams", "GPU_PRESETS", "GPU_GENERATIONS", "GpuGeneration", "CONDENSER_TYPES", "ECONOMIZER_TYPES", "AIR_ECONOMIZER_TYPES",
+__all__ = ["DatacenterParams", "GPU_PRESETS", "GPU_GENERATIONS", "GpuGeneration",
+           "CONDENSER_TYPES", "ECONOMIZER_TYPES", "AIR_ECONOMIZER_TYPES",
            "CHILLER_2015", "FACILITY_PRESETS",
            "GPU_POWER_MODELS", "ABSENT_MEANS", "PARAM_RANGES", "ParamError", "physics_column"]
 
@@ -83,7 +84,7 @@ class GpuGeneration:
         """The server's power beyond its 8 boards and the model's CPU server, at its rated maximum (W)."""
         if self.system_max_w <= 0.0:
             return 0.0
-        return self.system_max_w - 8.0 * self.board[1] - _CPU_SERVER_MAX_W
+        return self.system_max_w - 8.0 * self.board[1] - DatacenterParams.cpu_server_max_w
 
     def physics(self) -> dict[str, object]:
         """The ``DatacenterParams`` overrides of this generation."""
@@ -92,7 +93,6 @@ class GpuGeneration:
                 "gpus_per_server": 8.0}
 
 
-_CPU_SERVER_MAX_W = 400.0  # DatacenterParams.cpu_server_max_w (a test holds them equal)
 #: The GPU generations a site can have (``--gpu``). ``V100``: the model before issue 34, bit for bit (the board
 #: alone, its server the model's CPU server: no host extra). ``A100``: NVIDIA DGX A100 datasheet, "System Power
 #: Usage 6.5 kW max" (8 x A100 SXM 40/80 GB): host extra 6,500 - 3,200 - 400 = 2,900 W, 362.5 W per GPU.

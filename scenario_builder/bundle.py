@@ -20,8 +20,8 @@ import polars as pl
 import pyarrow as pa
 
 from gridshift import __version__, locations, sources
-from gridshift import scale as scale_mod
 from gridshift import export_defaults as D
+from gridshift import scale as scale_mod
 from gridshift.bundle import (
     FORMAT_VERSION,
     NETWORK_SCHEMA,

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from gridshift import scale
-from gridshift.dc_params import _CPU_SERVER_MAX_W, GPU_GENERATIONS, GPU_PRESETS, DatacenterParams
+from gridshift.dc_params import GPU_GENERATIONS, GPU_PRESETS, DatacenterParams
 from gridshift.export_defaults import TARGET_UTILIZATION
 from scenario_builder import datacenters as dc_mod
 from scenario_builder.bundle import BuildParams, workload_load_factor
@@ -21,7 +21,7 @@ REGIONS = ("US-CAL-CISO", "DE-LU", "SG")
 
 def test_rack_is_load_factor_one_exactly_and_source_is_the_pai_cluster():
     assert scale.load_factor(scale.PRESETS["rack"]) == 1.0
-    assert scale.RACK_SCALE == pytest.approx(103.114516 / 3371.0, rel=1e-12)
+    assert pytest.approx(103.114516 / 3371.0, rel=1e-12) == scale.RACK_SCALE
     # ×1: the mean GPU demand of the whole PAI 2020 cluster at the declared utilisation
     assert scale.load_factor(1.0) * scale.LOAD_FACTOR_1_MEAN_GPUS == pytest.approx(
         scale.SOURCE_CLUSTER_GPUS * TARGET_UTILIZATION, rel=1e-12)
@@ -75,7 +75,7 @@ def test_v100_generation_is_the_old_physics_bit_for_bit():
 
 
 def test_a100_and_h100_servers_carry_their_dgx_host_power():
-    assert _CPU_SERVER_MAX_W == DatacenterParams().cpu_server_max_w
+    assert DatacenterParams().cpu_server_max_w == 400.0  # the CPU server the host extra excludes
     a, h = GPU_GENERATIONS["A100"], GPU_GENERATIONS["H100"]
     assert a.host_extra_w == 6500.0 - 8 * 400.0 - 400.0 == 2900.0
     assert h.host_extra_w == 10200.0 - 8 * 700.0 - 400.0 == 4200.0
