@@ -118,6 +118,7 @@ def main() -> None:
     out = home / "bench_scale_out"
     rows = []
     per_task = []
+    per_task_scales: list[float] = []
     for sc in args.scales.split(","):
         first = _export(home, mirror, out, "--scale", sc, "--gpu", args.gpu)
         again = _export(home, mirror, out, "--scale", sc, "--gpu", args.gpu)
@@ -136,6 +137,7 @@ def main() -> None:
         ]
         if "refused" not in y:
             per_task.append((f["n_tasks"], y))
+            per_task_scales.append(float(sc))
     _export(home, mirror, out)  # the warehouse back at the rack default's workload
     rack = _export(home, mirror, out)
     n_rack, n_distinct = _distinct_tasks(out / rack["id"])
@@ -150,6 +152,10 @@ def main() -> None:
         kb = y["rss_mb"] * 1024 / n
         rows.append(("floor per task (largest run that fit)", f"{kb:.2f} kB peak RSS and {1e6 * y['t_s'] / n:.2f} µs "
                                                                 f"per task of the year ({n:,} tasks)"))
+        n1 = round(n / float(max(per_task_scales))) if per_task_scales else n
+        rows.append(("×1 and ×10 projected from that floor (linear in tasks; not measured)",
+                     f"×1 ≈ {n1:,} tasks, {kb * n1 / 2**20:.0f} GB, {y['t_s'] * n1 / n:.0f} s; "
+                     f"×10 ≈ {10 * n1:,} tasks, {10 * kb * n1 / 2**20:.0f} GB, {10 * y['t_s'] * n1 / n:.0f} s"))
     cmd = f"./run.sh python benchmarks/bench_scale.py --home HOME --scales {args.scales} --gpu {args.gpu}"
     body = (f"## Scale (issue 34: the source cluster's size)\n\nCommand: `{cmd}` — machine: {machine()}; shared "
             "with other jobs, load averages as measured at each step\n\n| figure | value |\n|---|---|\n"
