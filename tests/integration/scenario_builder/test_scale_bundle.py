@@ -95,3 +95,25 @@ def test_identities_hold_on_the_scaled_bundle(scaled):
         assert float(s.filter(pl.col("location") == loc)["it_gpu_kw"].max()) <= kw + 1e-9
     for k in ("total_kwh", "carbon_kg", "cost_usd", "water_l"):  # the totals are the steps' sums
         assert res.totals[k] == pytest.approx(float(s[k].sum()), rel=1e-9), k
+
+
+def test_the_load_factor_1_demand_is_the_generators(bundles):
+    """LOAD_FACTOR_1_MEAN_GPUS (read from the 2023 main job's sizing) is what the generator gives: another year's
+    load-factor-1 draw has the same mean GPU demand within a few per cent (the sites' shares sum to the whole)."""
+    m = json.loads((bundles[1].path / "manifest.json").read_text())
+    demand = sum(s["mean_demand"]["gpus"] for s in m["sizing"]["sites"].values())
+    assert demand == pytest.approx(scale.LOAD_FACTOR_1_MEAN_GPUS, rel=0.04)
+
+
+def test_the_source_cluster_is_the_traces_machine_list(shared_data):
+    """6,742 GPUs, 156,576 cores, 1,897 machines: the sums of pai_machine_spec (cluster-trace-gpu-v2020)."""
+    import io
+    import tarfile
+
+    with tarfile.open(shared_data / "alibaba" / "gpu-v2020" / "pai_machine_spec.tar.gz") as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith(".csv"))
+        spec = pl.read_csv(io.BytesIO(tar.extractfile(member).read()), has_header=False,
+                           new_columns=["machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu"])
+    assert spec.height == scale.SOURCE_CLUSTER_MACHINES
+    assert int(spec["cap_gpu"].sum()) == scale.SOURCE_CLUSTER_GPUS
+    assert int(spec["cap_cpu"].sum()) == scale.SOURCE_CLUSTER_CORES
