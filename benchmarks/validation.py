@@ -598,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true", help="print only; do not write docs/validation.md")
     ap.add_argument("--pue-ranges", action="store_true",
                     help="print only the PUE range per heat rejection (no weather, nothing written)")
+    ap.add_argument("--bundle", type=Path, default=None,
+                    help="also validate this bundle's own sites at the load of a year's run (the main job's bundle)")
     args = ap.parse_args(argv)
     if args.pue_ranges:
         print(render_pue_ranges(pue_ranges()))
@@ -614,8 +616,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         itv = it_side(Path(tmp))
     page = render(rows, synthetic_sweep(), itv, args.year, mirror)
+    if args.bundle is not None:
+        from benchmarks import validation_sites as VS
+
+        page += "\n" + VS.render(VS.bundle_sites(args.bundle), args.bundle, VS.half_load_pues(rows), cite)
     print(page)
-    print(f"command: {COMMAND}" + (f" --year {args.year}" if args.year != 2023 else ""))
+    print(f"command: {COMMAND}" + (f" --year {args.year}" if args.year != 2023 else "")
+          + (f" --bundle {args.bundle}" if args.bundle is not None else ""))
     if not args.no_write:
         atomic_write_bytes(PAGE, page.encode())
         print(f"wrote {PAGE.relative_to(ROOT)}")

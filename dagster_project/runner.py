@@ -469,7 +469,7 @@ def export_bundles(
                 raise RunFailed(f"ingesting {bad[0].label} failed", bad[0], bad)
         for p in workloads:
             got = materialize_workload(workload=p.workload, years=[p.year], home=home, mirror=mirror, seed=p.seed,
-                                       live=live, instance=inst, tags=tags)
+                                       load_factor=p.load_factor, live=live, instance=inst, tags=tags)
             outcomes += got
             if failed(got):
                 raise RunFailed(f"deriving {got[0].label} failed", got[0], got)

@@ -26,22 +26,24 @@ _DT_INPUTS = "chiller_cond_min_c, cond_design_water_c, chw_supply_c, chw_design_
 _PUMP_INPUTS = ("chiller_cop_water (chiller_cop_air when air-cooled), chiller_capacity_factor, the chiller curves "
                 "and chiller_min_plr")
 
-__all__ = ["DatacenterParams", "GPU_PRESETS", "CONDENSER_TYPES", "ECONOMIZER_TYPES", "AIR_ECONOMIZER_TYPES",
+__all__ = ["DatacenterParams", "GPU_PRESETS", "GPU_GENERATIONS", "GpuGeneration",
+           "CONDENSER_TYPES", "ECONOMIZER_TYPES", "AIR_ECONOMIZER_TYPES",
            "CHILLER_2015", "FACILITY_PRESETS",
            "GPU_POWER_MODELS", "ABSENT_MEANS", "PARAM_RANGES", "ParamError", "physics_column"]
 
-#: GPU models: (idle W, max W). Max = board power:
+#: GPU boards: (idle W, max W). Max = board power (TDP):
 #: * V100 250 W: NVIDIA Tesla V100 PCIe Product Brief PB-08744-001_v03 (Oct 2017), board power 250 W (300 W
 #:   for SXM2), as reported by hwupgrade.it at launch (docs/validation.md, published figure [19]).
-#: * A100 400 W: the "Thermal Design Power (TDP) from nvidia-smi" of the A100 40 GB (SXM4, NVLink) in AWS
-#:   p4d.24xlarge instances is "400W" (S. Prasanna, table of AWS GPU instances,
-#:   gist.github.com/shashankprasanna/10ebe6dc1ba1d8d93db17da4e2cc890e); Hugging Face's hardware page lists
-#:   "Power 400W" (huggingface.co/hardware/a100). No NVIDIA A100 datasheet was read. Supports 400 W.
-#: * H100 700 W: "NVIDIA H100 SXM (Data Center Version): Up to 700 Watts (Thermal Design Power - TDP)"
-#:   (RunPod, "What is the power consumption of the NVIDIA H100 GPU?",
-#:   runpod.io/ai-faq/what-is-the-power-consumption-of-the-nvidia-h100-gpu); "NVIDIA SXM H100 ... Power 700W"
-#:   (huggingface.co/hardware/h100). No NVIDIA H100 datasheet was read. Supports 700 W.
-#: Idle: OUR CHOICE, no measured idle figure per model was found. V100 35 W: SustainCluster's
+#: * A100 400 W: NVIDIA A100 Tensor Core GPU datasheet (2021), "Max thermal design power (TDP)": 400 W for the
+#:   A100 SXM (40 and 80 GB; 250-300 W PCIe); the "Thermal Design Power (TDP) from nvidia-smi" of the A100 40 GB
+#:   SXM4 in AWS p4d.24xlarge instances is "400W" (S. Prasanna, table of AWS GPU instances,
+#:   gist.github.com/shashankprasanna/10ebe6dc1ba1d8d93db17da4e2cc890e); Hugging Face lists "Power 400W"
+#:   (huggingface.co/hardware/a100).
+#: * H100 700 W: NVIDIA H100 Tensor Core GPU datasheet, "Max thermal design power (TDP) Up to 700W
+#:   (configurable)" for the H100 SXM (300-350 W PCIe); "NVIDIA H100 SXM (Data Center Version): Up to 700 Watts"
+#:   (RunPod, runpod.io/ai-faq/what-is-the-power-consumption-of-the-nvidia-h100-gpu); "NVIDIA SXM H100 ... Power
+#:   700W" (huggingface.co/hardware/h100).
+#: Idle: OUR CHOICE, no measured idle figure per model was read. V100 35 W: SustainCluster's
 #: configs/dcs/dc_config.json (HewlettPackard/sustain-cluster, commit 293fbd1), the model the log2 GPU curve
 #: comes from, gives "NVIDIA_V100": [25, 250], i.e. 25 W idle; we keep 35 W because every published result
 #: uses it; changing it is open (docs/simulation.md, "Defaults that differ from their best source"). A100
@@ -52,6 +54,54 @@ GPU_PRESETS: dict[str, tuple[float, float]] = {
     "V100": (35.0, 250.0),
     "A100": (50.0, 400.0),
     "H100": (70.0, 700.0),
+}
+
+
+@dataclass(frozen=True)
+class GpuGeneration:
+    """A site's GPU hardware: 8-GPU servers of one board (``GPU_PRESETS``) and the server's host power.
+
+    The model's GPU server is one of the site's CPU servers (its CPUs, memory and fans are charged there) with
+    ``gpus_per_server`` GPUs. An 8-GPU HGX/DGX server draws more than its GPUs and such a CPU server: NVSwitches,
+    NICs, storage and the fans of a 6.5-10.2 kW chassis. ``host_extra_w`` is that remainder at the system's
+    rated maximum: system power - 8 x board TDP - ``cpu_server_max_w`` (400 W, the CPU server of the model).
+    It is spread over the 8 GPUs and drawn in proportion to their activity: it is added to each GPU's maximum
+    on the log2 curve (``gpu_max_w`` = board TDP + host_extra_w / 8), not to its idle power (no idle system
+    power of either DGX was read), so at full load a server draws its rated maximum and at idle its boards'
+    idle power (an upper bound at full load: the rating is a power-supply budget, not a measurement).
+    """
+
+    model: str
+    system_max_w: float  # the 8-GPU system's rated maximum power (W); 0 = the server is the model's CPU server
+    source: str
+
+    @property
+    def board(self) -> tuple[float, float]:
+        return GPU_PRESETS[self.model]
+
+    @property
+    def host_extra_w(self) -> float:
+        """The server's power beyond its 8 boards and the model's CPU server, at its rated maximum (W)."""
+        if self.system_max_w <= 0.0:
+            return 0.0
+        return self.system_max_w - 8.0 * self.board[1] - DatacenterParams.cpu_server_max_w
+
+    def physics(self) -> dict[str, object]:
+        """The ``DatacenterParams`` overrides of this generation."""
+        idle, peak = self.board
+        return {"gpu_model": self.model, "gpu_idle_w": idle, "gpu_max_w": peak + self.host_extra_w / 8.0,
+                "gpus_per_server": 8.0}
+
+
+#: The GPU generations a site can have (``--gpu``). ``V100``: the model before issue 34, bit for bit (the board
+#: alone, its server the model's CPU server: no host extra). ``A100``: NVIDIA DGX A100 datasheet, "System Power
+#: Usage 6.5 kW max" (8 x A100 SXM 40/80 GB): host extra 6,500 - 3,200 - 400 = 2,900 W, 362.5 W per GPU.
+#: ``H100``: NVIDIA DGX H100 datasheet, "System power usage ~10.2 kW max" (8 x H100 SXM): host extra 10,200 -
+#: 5,600 - 400 = 4,200 W, 525 W per GPU.
+GPU_GENERATIONS: dict[str, GpuGeneration] = {
+    "V100": GpuGeneration("V100", 0.0, "the model before issue 34: the board alone"),
+    "A100": GpuGeneration("A100", 6500.0, "NVIDIA DGX A100 datasheet: System Power Usage 6.5 kW max"),
+    "H100": GpuGeneration("H100", 10200.0, "NVIDIA DGX H100 datasheet: System power usage ~10.2 kW max"),
 }
 
 #: heat rejection: "hybrid" (the default) = the dry cooler below with adiabatic pre-cooling of its inlet air
@@ -734,9 +784,8 @@ class DatacenterParams:
         return cls.from_dict(json.loads(s))
 
     def with_gpu(self, model: str) -> DatacenterParams:
-        """A copy using one of GPU_PRESETS."""
-        idle, mx = GPU_PRESETS[model]
-        return dataclasses.replace(self, gpu_model=model, gpu_idle_w=idle, gpu_max_w=mx)
+        """A copy with the GPU generation ``model`` of GPU_GENERATIONS (its boards and their server's host)."""
+        return dataclasses.replace(self, **GPU_GENERATIONS[model].physics())
 
     @property
     def chiller_cop(self) -> float:

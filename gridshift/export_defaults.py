@@ -26,3 +26,8 @@ TARGET_UTILIZATION = 0.5
 PHYSICS = "default"
 #: the task flexibility model (pipelines.workload.flexibility.PROFILES)
 FLEXIBILITY = "default"
+#: the size of the workload and its sites, a preset or × the source cluster (gridshift.scale): "rack" is the
+#: synthetic year at load factor 1 (gridshift's size before issue 34)
+SCALE = "rack"
+#: the GPU generation of every site (gridshift.dc_params.GPU_GENERATIONS): "V100" is the model before issue 34
+GPU = "V100"

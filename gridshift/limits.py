@@ -86,8 +86,8 @@ class BundleLimits:
     datacenters: Limit = Limit(256, "datacenters", "3.7x the 70 cloud regions of gridshift/data/cloud_regions.csv; "
                                                    "signals take 5 x 8 bytes x 35,136 steps (1.4 MB) per datacenter "
                                                    "and the network 24 bytes per ordered pair")
-    tasks: Limit = Limit(20_000_000, "rows", "15x a year of the Alibaba PAI 2020 workload at load 1 (1,300,144 "
-                                             "tasks); ~120 bytes of arrays per task")
+    tasks: Limit = Limit(50_000_000, "rows", "1.2x the synthetic year at scale 1 of the PAI 2020 cluster "
+                                             "(gridshift.scale: ~41 M tasks); ~120 bytes of arrays per task")
     network_rows: Limit = Limit(256 * 256, "rows", "one row per ordered pair of the largest bundle's datacenters")
 
 

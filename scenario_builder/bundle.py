@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from gridshift import __version__, locations, sources
 from gridshift import export_defaults as D
+from gridshift import scale as scale_mod
 from gridshift.bundle import (
     FORMAT_VERSION,
     NETWORK_SCHEMA,
@@ -31,7 +32,7 @@ from gridshift.bundle import (
     publish,
 )
 from gridshift.bundle.format import TASK_RESOURCES
-from gridshift.dc_params import FACILITY_PRESETS
+from gridshift.dc_params import FACILITY_PRESETS, GPU_GENERATIONS
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.parquet import PARQUET_OPTIONS, parquet_bytes
@@ -64,6 +65,8 @@ class BuildParams:
     target_utilization: float = D.TARGET_UTILIZATION
     physics: str = D.PHYSICS  # a facility preset of gridshift.dc_params.FACILITY_PRESETS, for every site
     flexibility: str = D.FLEXIBILITY  # task flexibility model (pipelines.workload.flexibility.PROFILES)
+    scale: float = scale_mod.PRESETS[D.SCALE]  # × the source cluster (gridshift.scale): workload and sites
+    gpu: str = D.GPU  # GPU generation of every site (gridshift.dc_params.GPU_GENERATIONS)
 
     def __post_init__(self) -> None:
         if not self.regions:
@@ -93,6 +96,18 @@ class BuildParams:
             raise GridshiftError(f"--target-utilization must be in (0, 1], got {self.target_utilization}")
         if self.flexibility not in flex_mod.PROFILES:
             raise GridshiftError(f"--flexibility must be one of {flex_mod.PROFILES}, got {self.flexibility!r}")
+        scale_mod.check(self.scale)
+        if not scale_mod.is_rack(self.scale) and self.workload != "synthetic":
+            raise scale_mod.ScaleError(f"--scale applies to the synthetic workload (calibrated to the PAI 2020 "
+                                       f"cluster), not to {self.workload!r}: a trace has its own size (its "
+                                       "--load-factor at ingest)")
+        if self.gpu not in GPU_GENERATIONS:
+            raise GridshiftError(f"--gpu must be one of {sorted(GPU_GENERATIONS)}, got {self.gpu!r}")
+
+    @property
+    def load_factor(self) -> float:
+        """The synthetic workload's load factor of this scale (1.0 at the ``rack`` preset)."""
+        return scale_mod.load_factor(self.scale)
 
     @property
     def flex_params(self) -> flex_mod.FlexParams:
@@ -131,6 +146,9 @@ class BuildParams:
             "max_edge_fill_hours": float(self.max_edge_fill_hours),
             "datacenters": self.datacenters_source, "physics": self.physics, "flexibility": self.flexibility,
             **({"target_utilization": float(self.target_utilization)} if self.datacenters_source == "sized" else {}),
+            # recorded when not the pre-issue-34 values (absent = rack, V100), so that a bundle of those keeps its id
+            **({} if scale_mod.is_rack(self.scale) else {"scale": float(self.scale)}),
+            **({} if self.gpu == "V100" else {"gpu": self.gpu}),
         }
 
 
@@ -239,8 +257,29 @@ def _read_tasks(con, params: BuildParams) -> tuple[pl.DataFrame, list[str], dict
         raise GridshiftError("workload_tasks: duration_s must be > 0")
     if tasks["task_id"].n_unique() != tasks.height:
         raise GridshiftError("workload_tasks: task_id is not unique")
+    stored = workload_load_factor(run.get("workload_params"))
+    if params.workload == "synthetic" and stored is not None and stored != params.load_factor:
+        raise GridshiftError(f"workload_tasks holds the synthetic {params.year} year at load factor {stored:g}, "
+                             f"this bundle's scale {params.scale:g} needs {params.load_factor:g} (derive it again: "
+                             "gridshift export does)")
     tasks = flex_mod.assign_flexibility(tasks, params.flex_params, params.seed).select(TASKS_SCHEMA.names)
     return tasks, sorted(sha), run
+
+
+def workload_load_factor(derive: dict[str, Any] | None) -> float | None:
+    """The load factor a stored workload was derived at (its ``workload_runs.params_json``): a synthetic
+    year's generator records it in ``extra`` (its derivation then runs at 1), a trace's at the top; None if
+    not recorded."""
+    if not isinstance(derive, dict):
+        return None
+    for name, blob in derive.get("extra") or ():
+        if name == "synthetic":
+            try:
+                return float(json.loads(blob)["load_factor"])
+            except (ValueError, TypeError, KeyError):
+                return None
+    lf = derive.get("load_factor")
+    return float(lf) if isinstance(lf, int | float) else None
 
 
 def _workload_run(con, workload: str, year: int) -> tuple[list[str], dict[str, Any]]:
@@ -309,7 +348,7 @@ def _window_mbit_ms(con, provider: str) -> float | None:
 def _sites(params: BuildParams) -> list[sites_mod.Site]:
     """The sites of a sites file, checked against ``params.regions`` (every site's location is one of them,
     every region has a site)."""
-    sites = sites_mod.read(params.datacenters, physics=params.physics)
+    sites = sites_mod.read(params.datacenters, physics=params.physics, gpu=params.gpu)
     used = {s.location for s in sites}
     extra = sorted(used - set(params.regions))
     if extra:
@@ -435,7 +474,8 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
     else:
         spec = params.datacenters if params.datacenters_source != "reference" else "reference"
         dcs, sizing = dc_mod.build(list(params.regions), spec, tasks=tasks, year=params.year,
-                                   target_utilization=params.target_utilization, physics=params.physics)
+                                   target_utilization=params.target_utilization, physics=params.physics,
+                                   gpu=params.gpu)
     # every source whose raw files are in the lineage, plus the workload's own source, credited from the
     # one registry (an unregistered source is an error: no data whose terms nobody declared)
     used_sources = {d["source"] for d in lineage}

@@ -53,9 +53,10 @@ OTHER_DEFAULT: dict[str, float] = {
 }
 
 
-def default_entry(code: str, physics: str = "default") -> dict[str, Any]:
+def default_entry(code: str, physics: str = "default", gpu: str = D.GPU) -> dict[str, Any]:
     """The reference cluster's entry for ``code`` (or the mean of its rows), with the facility preset
-    ``physics`` (``gridshift.dc_params.FACILITY_PRESETS``)."""
+    ``physics`` (``gridshift.dc_params.FACILITY_PRESETS``) and the GPU generation ``gpu``
+    (``gridshift.dc_params.GPU_GENERATIONS``)."""
     loc = locations.get(code)
     site = clusters.REFERENCE_BY_LOCATION.get(code)
     caps = {k: getattr(site, k) for k in CAPACITY_KEYS} if site else OTHER_DEFAULT
@@ -64,14 +65,14 @@ def default_entry(code: str, physics: str = "default") -> dict[str, Any]:
         "timezone": loc.timezone,
         **{k: float(caps[k]) for k in CAPACITY_KEYS},
         "capacity_source": "reference cluster" if site else "default (mean of reference)",
-        "physics": DatacenterParams(**FACILITY_PRESETS[physics]).to_dict(),
+        "physics": DatacenterParams(**FACILITY_PRESETS[physics]).with_gpu(gpu).to_dict(),
     }
 
 
-def sized(codes: list[str], tasks: pl.DataFrame, year: int, target_utilization: float, physics: str = "default"
-          ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def sized(codes: list[str], tasks: pl.DataFrame, year: int, target_utilization: float, physics: str = "default",
+          gpu: str = D.GPU) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Entries sized from ``tasks`` (:mod:`scenario_builder.sizing`) and the manifest's sizing record."""
-    entries = [default_entry(c, physics) for c in codes]
+    entries = [default_entry(c, physics, gpu) for c in codes]
     params = DatacenterParams()
     sites = sizing.size_sites(tasks, codes, [e["timezone"] for e in entries],
                               [e["population_weight"] for e in entries], year,
@@ -85,7 +86,7 @@ def sized(codes: list[str], tasks: pl.DataFrame, year: int, target_utilization: 
 
 
 def build(codes: list[str], spec: str | Path, *, tasks: pl.DataFrame | None = None, year: int | None = None,
-          target_utilization: float = D.TARGET_UTILIZATION, physics: str = D.PHYSICS
+          target_utilization: float = D.TARGET_UTILIZATION, physics: str = D.PHYSICS, gpu: str = D.GPU
           ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """``datacenters.json``'s list in ``codes`` order, and the sizing record (empty unless sized).
 
@@ -94,10 +95,10 @@ def build(codes: list[str], spec: str | Path, *, tasks: pl.DataFrame | None = No
     if spec == "sized":
         if tasks is None or year is None:
             raise GridshiftError("sized datacenters need the workload's tasks and year")
-        return sized(codes, tasks, year, target_utilization, physics)
+        return sized(codes, tasks, year, target_utilization, physics, gpu)
     if spec == "reference":
-        return [default_entry(c, physics) for c in codes], {}
-    return overridden(codes, Path(spec), physics), {}
+        return [default_entry(c, physics, gpu) for c in codes], {}
+    return overridden(codes, Path(spec), physics, gpu), {}
 
 
 def _number(v: Any, key: str, file: str, loc: str) -> float:
@@ -159,9 +160,9 @@ def _csv_float(v: str, key: str, file: str) -> float:
         raise DataError(f"{key} must be a number, got {v!r}", file=file, column=key) from None
 
 
-def overridden(codes: list[str], override: Path, physics: str = "default") -> list[dict[str, Any]]:
-    """The reference entries (with the facility preset) with the override file applied."""
-    entries = {c: default_entry(c, physics) for c in codes}
+def overridden(codes: list[str], override: Path, physics: str = "default", gpu: str = D.GPU) -> list[dict[str, Any]]:
+    """The reference entries (with the facility preset and GPU generation) with the override file applied."""
+    entries = {c: default_entry(c, physics, gpu) for c in codes}
     file = str(override)
     rows = _rows_from_file(override)
     allowed = {"location", "timezone", "physics", *CAPACITY_KEYS}

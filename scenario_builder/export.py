@@ -28,7 +28,7 @@ from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
-from scenario_builder.bundle import BuildParams, BuiltBundle, assemble, write
+from scenario_builder.bundle import BuildParams, BuiltBundle, assemble, workload_load_factor, write
 from warehouse.db import query, read_connection
 from warehouse.ingest import in_mirror
 
@@ -52,7 +52,8 @@ class IngestPlan:
         if self.reference:
             lines.append(f"locations, egress_price, network_path ({params.provider})")
         if self.workload:
-            lines.append(f"workload_tasks {params.workload} {params.year} (seed {params.seed})")
+            lf = f", load factor {params.load_factor:g}" if params.load_factor != 1.0 else ""
+            lines.append(f"workload_tasks {params.workload} {params.year} (seed {params.seed}{lf})")
         return lines
 
 
@@ -90,7 +91,9 @@ def _reference_present(home: Home, provider: str, regions: list[str]) -> bool:
     return bool(e and loc) and n == k * (k - 1)
 
 
-def _workload_present(home: Home, workload: str, year: int, seed: int) -> bool:
+def _workload_present(home: Home, workload: str, year: int, seed: int, load_factor: float = 1.0) -> bool:
+    """Whether ``workload_tasks`` holds (workload, year) derived with ``seed`` (and, for the synthetic workload, at
+    ``load_factor``, the bundle's scale)."""
     if workload == "none":
         return True
     with read_connection(home.warehouse_path) as con:
@@ -100,12 +103,16 @@ def _workload_present(home: Home, workload: str, year: int, seed: int) -> bool:
                           [workload, year]).fetchall()
     if not n:
         return False
-    if row:  # stored with another seed: derive again with the requested one
+    if row:  # stored with another seed (or scale): derive again with the requested one
         try:
-            stored = json.loads(row[0][0]).get("seed")
+            derive = json.loads(row[0][0])
+            stored = derive.get("seed")
         except (ValueError, AttributeError):
-            stored = None
+            derive, stored = None, None
         if stored is not None and stored != seed:
+            return False
+        lf = workload_load_factor(derive)
+        if workload == "synthetic" and lf is not None and lf != load_factor:
             return False
     return True
 
@@ -124,7 +131,7 @@ def plan(params: BuildParams, home: Home, mirror: Path | None = None) -> IngestP
             if missing:
                 (p.required if y == params.year else p.optional).append((r, y, missing))
     p.reference = not _reference_present(home, params.provider, params.regions)
-    p.workload = not _workload_present(home, params.workload, params.year, params.seed)
+    p.workload = not _workload_present(home, params.workload, params.year, params.seed, params.load_factor)
     return p
 
 

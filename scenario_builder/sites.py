@@ -165,7 +165,8 @@ def _num(v: Any, key: str, file: str, row: int, *, low: float, high: float, allo
     return float(x)  # type: ignore[arg-type]
 
 
-def read(path: str | Path, *, physics: str = "default", regions_file: str | Path | None = None) -> list[Site]:
+def read(path: str | Path, *, physics: str = "default", gpu: str = "V100", regions_file: str | Path | None = None
+         ) -> list[Site]:
     """The sites of a sites file, in file order, each with its ``datacenters.json`` entry."""
     p = Path(path)
     file = str(p)
@@ -213,7 +214,7 @@ def read(path: str | Path, *, physics: str = "default", regions_file: str | Path
             lat = _num(row["lat"], "lat", file, i, low=-90.0, high=90.0, allow_low=True)
         if row.get("lon") not in (None, ""):
             lon = _num(row["lon"], "lon", file, i, low=-180.0, high=180.0, allow_low=True)
-        e = dc_mod.default_entry(code, physics)
+        e = dc_mod.default_entry(code, physics, gpu)
         for k in dc_mod.CAPACITY_KEYS:
             if row.get(k) not in (None, ""):
                 e[k] = _num(row[k], k, file, i, low=0.0, high=1e9, allow_low=k == "total_gpus")

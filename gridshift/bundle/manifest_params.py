@@ -23,8 +23,10 @@ import numpy as np
 from gridshift.bounds import Bound
 from gridshift.bundle.errors import BundleError
 from gridshift.bundle.format import is_int, is_number
+from gridshift.dc_params import GPU_GENERATIONS
 from gridshift.fields import FIELDS
 from gridshift.limits import BUNDLE
+from gridshift.scale import SCALE_MAX, SCALE_MIN
 
 __all__ = ["MANIFEST_PARAMS", "Param", "check_counts", "check_manifest_params", "ranges"]
 
@@ -70,6 +72,9 @@ MANIFEST_PARAMS: dict[str, Param] = {
     "parameters.carbon_basis": Param("string", nullable=True),
     "parameters.seed": Param("integer", bound=_SEED),
     "parameters.target_utilization": _num(_UTIL),
+    "parameters.scale": _num(Bound(SCALE_MIN, SCALE_MAX,
+                                   "× the PAI 2020 cluster's GPUs (gridshift.scale; absent = rack)")),
+    "parameters.gpu": Param("string", choices=tuple(GPU_GENERATIONS)),
     "parameters.max_gap_hours": _num(_HOURS),
     "parameters.max_edge_fill_hours": _num(_HOURS),
     "parameters.regions": Param("list", max_items=BUNDLE.datacenters.limit),

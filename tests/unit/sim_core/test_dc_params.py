@@ -10,7 +10,8 @@ from sim_core.physics import DERIVED_PARAMS, PARAM_NAMES, param_vector
 def test_roundtrip_json():
     p = DatacenterParams(condenser="air", supply_air_c=20.0).with_gpu("H100")
     q = DatacenterParams.from_dict(json.loads(json.dumps(p.to_dict())))
-    assert q == p and q.gpu_max_w == GPU_PRESETS["H100"][1]
+    # the H100 board's TDP plus its eighth of the DGX H100's host power (gridshift.dc_params.GPU_GENERATIONS)
+    assert q == p and q.gpu_max_w == GPU_PRESETS["H100"][1] + 4200.0 / 8
     assert DatacenterParams.from_json(p.to_json()) == p
 
 

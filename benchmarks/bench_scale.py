@@ -1,0 +1,184 @@
+"""The whole chain at the scale of the source cluster (issue 34): export and a year of simulation per scale.
+
+On the main job's regions and year, from a home whose warehouse holds the grid signals (``--home``; an empty
+one ingests them first), for each of ``--scales`` (the first is the candidate default):
+
+1. **export** (the CLI in a fresh process, as a user runs it) with ``--scale S --gpu H100``: first (it derives the
+   synthetic workload at the scale's load factor when the warehouse holds another scale), then again from the
+   populated warehouse;
+2. **a full year under lowest_carbon**: ``sim_core.run`` as a fresh script's first call (load, set-up, stepping,
+   results) with the compile cache warm (a 1-day run in another process first), its address space capped at
+   ``--cap-gb`` (12) so that a run too large for the machine ends in a MemoryError, reported, never in the
+   kernel's OOM killer; wall time and peak RSS; goal ≤ 10 s and ≤ 4 GB;
+3. the ``rack`` default's export from the populated warehouse (the comparison for "≤ 2× today's export"), how many
+   of its tasks are identical (what exact cohort aggregation could merge), and the per-task floor of the largest
+   run that fit (kB of peak RSS and µs per task).
+
+    ./run.sh python benchmarks/bench_scale.py --home /tmp/scale-home [--scales 1,0.1] [--gpu H100]
+
+Prints the section and writes it between ``<!-- scale:start -->`` and ``<!-- scale:end -->`` in BENCHMARKS.md
+(``--no-write``: print only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from benchmarks._report import machine, publish  # noqa: E402
+
+REGIONS = "US-CAL-CISO,DE-LU,SG"
+YEAR = 2023
+GOAL_RUN_S, GOAL_RUN_GB, CAP_GB = 10.0, 4.0, 12.0
+
+RUN = r"""
+import json, os, resource, sys, time
+cap = int(float(sys.argv[4]) * 2**30)
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))  # a MemoryError at the cap, never the machine's OOM killer
+t0 = time.perf_counter()
+import sim_core
+res = sim_core.run(sys.argv[1], sys.argv[2], seed=0, days=(float(sys.argv[3]) if sys.argv[3] != "-" else None))
+t = time.perf_counter() - t0
+print(json.dumps(dict(t_s=t, rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+                      carbon_kg=res.totals["carbon_kg"], load_avg=os.getloadavg()[0])))
+"""
+
+
+#: runs a command and prints its peak RSS (kB): the export's own, whatever ran before it
+PEAK = "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); " \
+       "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(r.returncode)"
+
+
+def _export(home: Path, mirror: Path, out: Path, *extra: str) -> dict:
+    """``gridshift export`` in a fresh process: wall s, its peak RSS, the id."""
+    cmd = [sys.executable, "-c", PEAK, sys.executable, "-m", "gridshift_cli", "export", "--regions", REGIONS,
+           "--year", str(YEAR), "--home", str(home), "--mirror", str(mirror), "--out", str(out), *extra]
+    t = time.perf_counter()
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    dt = time.perf_counter() - t
+    if r.returncode:
+        raise SystemExit(f"export failed ({' '.join(extra)}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+    bid = next(line.split()[1] for line in r.stdout.splitlines() if line.startswith("id "))
+    return {"t_s": dt, "rss_mb": int(r.stderr.strip().splitlines()[-1]) / 1024.0, "id": bid,
+            "load_avg": os.getloadavg()[0]}
+
+
+def _readme_bundle_id() -> str:
+    import re
+
+    m = re.search(r"The main job writes bundle \*\*`([0-9a-f]{16})`\*\*", (ROOT / "README.md").read_text())
+    return m.group(1) if m else ""
+
+
+def _bundle_facts(path: Path) -> dict:
+    m = json.loads((path / "manifest.json").read_text())
+    dcs = json.loads((path / "datacenters.json").read_text())["datacenters"]
+    return {"n_tasks": m["n_tasks"], "gpus": {d["location"]: d["total_gpus"] for d in dcs},
+            "cores": {d["location"]: d["total_cores"] for d in dcs},
+            "mb": sum(f.stat().st_size for f in path.iterdir()) / 1e6}
+
+
+def _distinct_tasks(path: Path) -> tuple[int, int]:
+    """(tasks, distinct tasks once the id is dropped): what exact aggregation (one cohort per set of identical
+    tasks) could collapse."""
+    import polars as pl
+
+    t = pl.read_parquet(path / "tasks.parquet").drop("task_id")
+    return t.height, t.unique().height
+
+
+def _capped_run(path: Path, days: str, cap_gb: float) -> dict:
+    """``RUN`` in a fresh process: its figures, or ``{"refused": ...}`` when it ran out of memory under the cap."""
+    r = subprocess.run([sys.executable, "-c", RUN, str(path), "lowest_carbon", days, str(cap_gb)], cwd=ROOT,
+                       capture_output=True, text=True)
+    if r.returncode == 0:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    if "MemoryError" in r.stderr or "Unable to allocate" in r.stderr or "memory" in r.stderr.lower():
+        return {"refused": f"out of memory under a {cap_gb:g} GB address-space cap", "load_avg": os.getloadavg()[0]}
+    raise SystemExit(f"the run failed:\n{r.stderr[-3000:]}")
+
+
+def _run_year(path: Path, cap_gb: float) -> dict:
+    """A year under lowest_carbon in a fresh process whose address space is capped at ``cap_gb``, after a 1-day
+    run in another process warms the compile cache (a bundle whose 1-day run already runs out of memory is
+    reported as such)."""
+    warm = _capped_run(path, "1", cap_gb)
+    return warm if "refused" in warm else _capped_run(path, "-", cap_gb)
+
+
+def _fmt_run(y: dict, goal: str) -> str:
+    if "refused" in y:
+        return f"{y['refused']} (goal {goal}; load {y['load_avg']:.1f})"
+    return f"{y['t_s']:.1f} s, {y['rss_mb']:,.0f} MB peak RSS (goal {goal}; load {y['load_avg']:.1f})"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--home", type=Path, required=True)
+    ap.add_argument("--mirror", type=Path, default=ROOT.parent / "shared" / "data")
+    ap.add_argument("--scales", default="1,0.1", help="scales to export and run (the first is the candidate default)")
+    ap.add_argument("--gpu", default="H100")
+    ap.add_argument("--cap-gb", type=float, default=CAP_GB, help="address-space cap of each year's run")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    home, mirror = args.home.resolve(), args.mirror.resolve()
+    out = home / "bench_scale_out"
+    rows = []
+    per_task = []
+    per_task_scales: list[float] = []
+    for sc in args.scales.split(","):
+        first = _export(home, mirror, out, "--scale", sc, "--gpu", args.gpu)
+        again = _export(home, mirror, out, "--scale", sc, "--gpu", args.gpu)
+        assert first["id"] == again["id"], "the same build gave two ids"
+        f = _bundle_facts(out / again["id"])
+        y = _run_year(out / again["id"], args.cap_gb)
+        rows += [
+            (f"×{sc} {args.gpu}: bundle", f"{REGIONS} × {YEAR}, {f['n_tasks']:,} tasks, {f['mb']:.0f} MB; GPUs per "
+                                          "site " + ", ".join(f"{k} {v:,.0f}" for k, v in f["gpus"].items())),
+            (f"×{sc}: export, first (derives the workload when the warehouse holds another scale)",
+             f"{first['t_s']:.1f} s, {first['rss_mb']:,.0f} MB peak RSS (load {first['load_avg']:.1f})"),
+            (f"×{sc}: export, populated warehouse", f"{again['t_s']:.1f} s, {again['rss_mb']:,.0f} MB peak RSS "
+                                                    f"(load {again['load_avg']:.1f})"),
+            (f"×{sc}: a year under lowest_carbon, sim_core.run as a first call, cache warm",
+             _fmt_run(y, f"≤ {GOAL_RUN_S:g} s, ≤ {GOAL_RUN_GB:g} GB")),
+        ]
+        if "refused" not in y:
+            per_task.append((f["n_tasks"], y))
+            per_task_scales.append(float(sc))
+    _export(home, mirror, out)  # the warehouse back at the rack default's workload
+    rack = _export(home, mirror, out)
+    n_rack, n_distinct = _distinct_tasks(out / rack["id"])
+    rows += [
+        ("rack (the default): export, populated warehouse", f"{rack['t_s']:.1f} s, {rack['rss_mb']:,.0f} MB peak RSS "
+                                                            f"(load {rack['load_avg']:.1f})"),
+        ("rack (the default): its bundle is the README's, byte for byte",
+         "yes, " + rack["id"] if rack["id"] == _readme_bundle_id() else f"NO ({rack['id']})"),
+        ("identical tasks (what exact cohorts could merge), rack year",
+         f"{n_rack - n_distinct:,} of {n_rack:,}: every task is distinct (continuous sizes, second-resolution "
+         "arrivals)"),
+    ]
+    if per_task:
+        n, y = max(per_task, key=lambda p: p[0])
+        kb = y["rss_mb"] * 1024 / n
+        rows.append(("floor per task (largest run that fit)", f"{kb:.2f} kB peak RSS and {1e6 * y['t_s'] / n:.2f} µs "
+                                                                f"per task of the year ({n:,} tasks)"))
+        n1 = round(n / float(max(per_task_scales))) if per_task_scales else n
+        rows.append(("×1 and ×10 projected from that floor (linear in tasks; not measured)",
+                     f"×1 ≈ {n1:,} tasks, {kb * n1 / 2**20:.0f} GB, {y['t_s'] * n1 / n:.0f} s; "
+                     f"×10 ≈ {10 * n1:,} tasks, {10 * kb * n1 / 2**20:.0f} GB, {10 * y['t_s'] * n1 / n:.0f} s"))
+    cmd = f"./run.sh python benchmarks/bench_scale.py --home HOME --scales {args.scales} --gpu {args.gpu}"
+    body = (f"## Scale (issue 34: the source cluster's size)\n\nCommand: `{cmd}` — machine: {machine()}; shared "
+            "with other jobs, load averages as measured at each step\n\n| figure | value |\n|---|---|\n"
+            + "\n".join(f"| {a} | {b} |" for a, b in rows))
+    publish("scale", body, not args.no_write)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""gridshift.scale and the GPU generations: the declared size of a bundle and its sites' hardware.
+
+The defaults must keep the bundles of before issue 34 bit for bit (the rack preset is load factor 1.0 exactly
+and records nothing; the V100 generation is the old physics object), every other value is recorded and a
+value outside the range is refused by name."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gridshift import scale
+from gridshift.dc_params import GPU_GENERATIONS, GPU_PRESETS, DatacenterParams
+from gridshift.export_defaults import TARGET_UTILIZATION
+from scenario_builder import datacenters as dc_mod
+from scenario_builder.bundle import BuildParams, workload_load_factor
+
+REGIONS = ("US-CAL-CISO", "DE-LU", "SG")
+
+
+def test_rack_is_load_factor_one_exactly_and_source_is_the_pai_cluster():
+    assert scale.load_factor(scale.PRESETS["rack"]) == 1.0
+    assert pytest.approx(103.114516 / 3371.0, rel=1e-12) == scale.RACK_SCALE
+    # ×1: the mean GPU demand of the whole PAI 2020 cluster at the declared utilisation
+    assert scale.load_factor(1.0) * scale.LOAD_FACTOR_1_MEAN_GPUS == pytest.approx(
+        scale.SOURCE_CLUSTER_GPUS * TARGET_UTILIZATION, rel=1e-12)
+    assert scale.load_factor(10.0) == pytest.approx(10.0 * 3371.0 / 103.114516, rel=1e-12)
+    assert scale.parse("rack") == scale.RACK_SCALE and scale.parse("source") == 1.0 == scale.parse("x1")
+    assert scale.parse("0.5") == 0.5 and scale.parse("×10") == 10.0
+
+
+@pytest.mark.parametrize("bad", [0.0, 0.0099, 10.01, -1.0, float("nan"), float("inf"), True, "1"])
+def test_scale_outside_its_range_is_refused_by_name(bad):
+    with pytest.raises(scale.ScaleError, match="scale"):
+        scale.check(bad)
+    if isinstance(bad, float):
+        with pytest.raises(scale.ScaleError, match=r"\[0.01, 10\]"):
+            BuildParams(regions=REGIONS, year=2023, scale=bad)
+
+
+def test_parse_refuses_words_it_does_not_know():
+    with pytest.raises(scale.ScaleError, match="'huge'"):
+        scale.parse("huge")
+    with pytest.raises(scale.ScaleError, match="outside its range"):
+        scale.parse("20")
+
+
+def test_the_defaults_record_nothing_new_and_other_values_are_recorded():
+    default = BuildParams(regions=REGIONS, year=2023)
+    assert default.scale == scale.RACK_SCALE and default.gpu == "V100" and default.load_factor == 1.0
+    assert "scale" not in default.manifest_parameters() and "gpu" not in default.manifest_parameters()
+    big = BuildParams(regions=REGIONS, year=2023, scale=1.0, gpu="H100")
+    mp = big.manifest_parameters()
+    assert mp["scale"] == 1.0 and mp["gpu"] == "H100"
+    assert big.load_factor == pytest.approx(32.6918, rel=1e-5)
+
+
+def test_scale_applies_to_the_synthetic_workload_only():
+    with pytest.raises(scale.ScaleError, match="alibaba-2020"):
+        BuildParams(regions=REGIONS, year=2023, workload="alibaba-2020", scale=1.0)
+    BuildParams(regions=REGIONS, year=2023, workload="alibaba-2020")  # rack: the trace as it is
+
+
+def test_unknown_gpu_is_refused():
+    with pytest.raises(Exception, match="--gpu must be one of"):
+        BuildParams(regions=REGIONS, year=2023, gpu="B200")
+
+
+def test_v100_generation_is_the_old_physics_bit_for_bit():
+    old = DatacenterParams()
+    assert old.with_gpu("V100") == old
+    assert json.dumps(old.with_gpu("V100").to_dict(), sort_keys=True) == json.dumps(old.to_dict(), sort_keys=True)
+    assert dc_mod.default_entry("DE-LU") == dc_mod.default_entry("DE-LU", "default", "V100")
+
+
+def test_a100_and_h100_servers_carry_their_dgx_host_power():
+    assert DatacenterParams().cpu_server_max_w == 400.0  # the CPU server the host extra excludes
+    a, h = GPU_GENERATIONS["A100"], GPU_GENERATIONS["H100"]
+    assert a.host_extra_w == 6500.0 - 8 * 400.0 - 400.0 == 2900.0
+    assert h.host_extra_w == 10200.0 - 8 * 700.0 - 400.0 == 4200.0
+    p = DatacenterParams().with_gpu("H100")
+    assert (p.gpu_model, p.gpu_idle_w, p.gpu_max_w, p.gpus_per_server) == ("H100", 70.0, 1225.0, 8.0)
+    # a full 8-GPU server on the curve (u = 1) plus the model's CPU server at its max: the DGX's rated maximum
+    for g in (a, h):
+        q = DatacenterParams().with_gpu(g.model)
+        assert 8 * q.gpu_max_w + q.cpu_server_max_w == g.system_max_w
+        assert q.gpu_idle_w == GPU_PRESETS[g.model][0]
+    entry = dc_mod.default_entry("SG", "default", "A100")
+    assert entry["physics"]["gpu_max_w"] == 762.5 and entry["physics"]["gpu_model"] == "A100"
+
+
+def test_stored_load_factor_is_read_where_each_source_records_it():
+    synth = {"load_factor": 1.0, "extra": [["synthetic", json.dumps({"load_factor": 32.5, "seed": 0})]]}
+    assert workload_load_factor(synth) == 32.5
+    assert workload_load_factor({"load_factor": 2.0, "extra": []}) == 2.0
+    assert workload_load_factor(None) is None and workload_load_factor({}) is None
