@@ -123,9 +123,9 @@ def load_agent(path: str | Path) -> Agent:
         d = torch.load(path, weights_only=True, map_location="cpu")
     except Exception as e:  # noqa: BLE001 - any unreadable file: say which
         raise ValueError(f"{path}: not a gridshift agent file ({type(e).__name__}: {e})") from None
-    if not isinstance(d, dict) or d.get("format") != FORMAT:
-        raise ValueError(f"{path}: not a gridshift agent file (format {d.get('format') if isinstance(d, dict) else None!r}, "
-                         f"expected {FORMAT!r})")
+    fmt = d.get("format") if isinstance(d, dict) else None
+    if fmt != FORMAT:
+        raise ValueError(f"{path}: not a gridshift agent file (format {fmt!r}, expected {FORMAT!r})")
     ws = [t.numpy().astype(np.float32) for t in d["layers"]]
     return Agent(d["algo"], d["activation"], tuple(zip(ws[0::2], ws[1::2], strict=True)), d["bundle_id"],
                  d["recipe"], json.loads(d["hyperparameters"]), int(d["seed"]), int(d["timesteps"]),

@@ -25,8 +25,12 @@ Why this and not the step-level environments (what stopped learning there, docs/
   equal work; each SLA violation costs ``late_penalty_kg`` (the ratio of the default reward's weights, 1
   violation = 100 kg CO2eq, :data:`sim_core.rl.reward.DEFAULT_REWARD`);
 * **observations on fixed scales and relative to the task**: the per-site ``gain`` feature, the decision's
-  saving at the current intensities per kWh of the task, in units of 1,000 g/kWh (site differences of
-  tens of g/kWh are otherwise lost in features of 0.02-0.6).
+  saving at the current intensities (transfer included) per kWh of the task, over 100 g/kWh
+  (:data:`GAIN_SCALE`): on the carbon features' 1,000 g/kWh scale the differences between sites are O(0.1)
+  and an MLP at its default initialisation learned from them ~5x slower (docs/rl.md, "Learning");
+* **no deferral by default** (``allow_defer=False``): under a discount a cost paid k decisions later weighs
+  gamma^k of a cost paid now, so a deferral looks cheaper than it is and the agents learned to defer (and
+  to miss deadlines). ``allow_defer=True`` offers it, masked as above.
 """
 
 from __future__ import annotations
@@ -48,8 +52,12 @@ LATE_PENALTY_KG = 100.0
 #: One unit of reward, kg CO2eq: the main job's mean carbon per task under ``local_only`` (97,909 kg for the
 #: 1.26 M tasks of a year, docs/results.md), so that one decision's reward is of order 0.01-1.
 REWARD_NORM_KG = 0.08
-#: ``gain`` features: the saving per kWh of the task, over this scale (the carbon observations' own).
-GAIN_SCALE = CARBON_SCALE
+#: ``gain`` features: the saving per kWh of the task over this scale, clipped to +-GAIN_CLIP. 100 g/kWh is the
+#: order of the hourly spread between sites' intensities (the main job's sites: 2023 means from ~200 g/kWh,
+#: US-CAL-CISO, to ~500 g/kWh, SG), so gains are O(1); on the carbon observations' own 1,000 g/kWh scale they
+#: were O(0.1), features an MLP at its default initialisation barely reads.
+GAIN_SCALE = 100.0
+GAIN_CLIP = 10.0
 
 
 def decision_feature_names(locations) -> list[str]:
@@ -101,7 +109,9 @@ class TaskDecisionEnv(gym.Env):
         self.n_actions = n + 1
         self.feature_names = decision_feature_names(self.locations)
         m = len(self.feature_names)
-        self.observation_space = spaces.Box(-1.0, 1.0, (m,), np.float32)
+        hi = np.ones(m, np.float32)
+        hi[m - 2 - n:m - 2] = GAIN_CLIP
+        self.observation_space = spaces.Box(-hi, hi, (m,), np.float32)
         self.action_space = spaces.Discrete(self.n_actions)
         # per-site IT power of one core / one GPU at full load (W): the energy a task adds where it runs
         self._w_core = sc.params[:, P_CPU_MAX] / sc.params[:, P_CORES_PER_SERVER]
@@ -291,7 +301,7 @@ class TaskDecisionEnv(gym.Env):
         base = self._cost_kg(i, int(T.origin[i]), self._t, self._now)
         for d in range(n):
             g = (base - self._cost_kg(i, d, self._t, self._now)) * 1000.0 / (e * GAIN_SCALE)
-            out[o4 + d] = min(max(g, -1.0), 1.0)
+            out[o4 + d] = min(max(g, -GAIN_CLIP), GAIN_CLIP)
         pn = self._pend.size
         out[o4 + n] = (pn - self._q) / pn
         out[o4 + n + 1] = pn / (pn + self._n_ref)

@@ -18,18 +18,18 @@ from __future__ import annotations
 RECIPES: dict[str, dict] = {
     # PPO without masks: an invalid action is repaired by the environment (to the origin); the reward says what
     # was done. n_steps 512 x 4 envs = 2,048 decisions per update (SB3's default rollout size for one env).
-    "ppo": {"algo": "stable_baselines3.PPO", "policy": "MlpPolicy", "timesteps": 200_000, "eval_every": 40_000,
+    "ppo": {"algo": "stable_baselines3.PPO", "policy": "MlpPolicy", "timesteps": 300_000, "eval_every": 50_000,
             "kwargs": {"n_steps": 512, "batch_size": 256, "learning_rate": 3e-4, "gamma": 0.9,
                        "policy_kwargs": {"net_arch": [64, 64]}}},
     # MaskablePPO (sb3-contrib): the same PPO, its logits masked by env.action_masks().
-    "maskable_ppo": {"algo": "sb3_contrib.MaskablePPO", "policy": "MlpPolicy", "timesteps": 200_000,
-                     "eval_every": 40_000,
+    "maskable_ppo": {"algo": "sb3_contrib.MaskablePPO", "policy": "MlpPolicy", "timesteps": 300_000,
+                     "eval_every": 50_000,
                      "kwargs": {"n_steps": 512, "batch_size": 256, "learning_rate": 3e-4, "gamma": 0.9,
                                 "policy_kwargs": {"net_arch": [64, 64]}}},
     # DQN (value-based, no masks: repaired actions as for PPO). learning_starts 5,000 (a replay buffer of
     # decisions from several steps before the first update); target_update_interval 2,000 (SB3's 10,000 is
     # tuned for Atari's 10 M frames, 5 % of this budget); exploration over the first 20 % of the budget.
-    "dqn": {"algo": "stable_baselines3.DQN", "policy": "MlpPolicy", "timesteps": 200_000, "eval_every": 40_000,
+    "dqn": {"algo": "stable_baselines3.DQN", "policy": "MlpPolicy", "timesteps": 300_000, "eval_every": 50_000,
             "kwargs": {"learning_rate": 1e-4, "buffer_size": 200_000, "learning_starts": 5_000,
                        "target_update_interval": 2_000, "exploration_fraction": 0.2, "gamma": 0.9,
                        "policy_kwargs": {"net_arch": [64, 64]}}},
