@@ -124,6 +124,13 @@ FEATURE_MEANINGS = {
     "price_<loc>": f"price now / {PRICE_SCALE:g} USD/MWh, clipped to [−1, 1]",
     "carbon_fc_<b>_<loc>": "mean of the latest issued carbon forecast over the lead bucket <b> (same scale)",
     "price_fc_<b>_<loc>": "mean of the latest issued price forecast over the lead bucket <b> (same scale)",
+    # one decision per task (sim_core.rl.decision.TaskDecisionEnv): avail_* there is what is left after the
+    # step's earlier answers
+    "valid_defer": "1 if deferring the task is a valid action (action mask)",
+    "valid_<loc>": "1 if running the task at the site is a valid action: it fits what is left and meets its deadline",
+    "gain_<loc>": "carbon saved by running the task at the site rather than its origin, at the current intensities "
+                  "(transfer included), per kWh of the task / 100 g/kWh, clipped to [−10, 10]",
+    "step_left": "share of this step's pending tasks not yet decided",
 }
 
 

@@ -1,0 +1,197 @@
+"""Train one recipe (sim_core/rl/recipes.py) on one bundle and score it on another, never seen in training,
+against every rule policy at equal work (needs the ``rl`` extra; docs/rl.md, "Learning").
+
+    GRIDSHIFT_EXTRAS=rl ./run.sh python examples/train_agent.py --recipe maskable_ppo \\
+        --train .gridshift/bundles/<2022 id> --test .gridshift/bundles/<2023 id>
+
+The bundles: ``./run.sh gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2022-2023 --mirror
+../shared/data`` (the main job's regions; 2023 is the main job's bundle). The agent learns on
+:class:`sim_core.rl.decision.TaskDecisionEnv` (one decision per task, masks, the dense carbon reward) over
+``episode_days``-day windows of the training bundle drawn among its days. Every ``eval_every`` steps its greedy
+policy runs the test bundle's first ``--curve-days`` days (a fixed window: the learning curve; nothing is
+chosen by it: the agent kept is the last one). At the end the agent runs the test window (``--test-days``,
+default the whole bundle) for each ``--eval-seeds`` seed, and so does every rule policy natively
+(``sim_core.run``); every run drains (equal work). The score is the results pages' own: carbon including the
+transfers (``carbon_incl_transfer_kg``) and the late tasks (``sla_violations``). The agent is saved as
+``<out>/<recipe>-<train bundle id>-s<seed>.pt`` (sim_core.rl.agent: no pickle), the curve as
+``<out>/<recipe>-<train bundle id>-s<seed>.png``; what is printed is what was measured, whatever it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import sim_core  # noqa: E402
+from sim_core.policies import registry  # noqa: E402
+from sim_core.rl.agent import agent_from_model, play, save_agent  # noqa: E402
+from sim_core.rl.decision import TaskDecisionEnv  # noqa: E402
+from sim_core.rl.recipes import COMMON, RECIPES  # noqa: E402
+
+STEPS_PER_DAY = 96
+METRIC = "carbon_incl_transfer_kg"
+
+
+def rule_scores(sc, seeds, **window) -> dict[str, list[dict]]:
+    """Every rule policy's totals, run natively (one decision per task), per seed."""
+    return {name: [sim_core.run(sc, name, seed=s, **window).totals for s in seeds] for name in registry.of_kind("rule")}
+
+
+def saving_pct(totals: dict, local: dict) -> float:
+    return 100.0 * (1.0 - totals[METRIC] / local[METRIC])
+
+
+def make_model(recipe: str, train_sc, seed: int, n_envs: int, episode_days: float):
+    """The recipe's SB3 model on ``n_envs`` training environments (one start per day of the training bundle)."""
+    import torch
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
+
+    spec = RECIPES[recipe]
+    torch.set_num_threads(COMMON["torch_threads"])
+    n_days = int(train_sc.n_steps // STEPS_PER_DAY)
+    last = max(int(n_days - episode_days - 1), 1)  # (room left for the drain inside the bundle)
+    starts = [d * STEPS_PER_DAY for d in range(last)]
+    fns = [lambda i=i: TaskDecisionEnv(train_sc, days=episode_days, episode_starts=starts, seed=seed * 1000 + i)
+           for i in range(n_envs)]
+    venv = VecMonitor(DummyVecEnv(fns))
+    mod, cls = spec["algo"].rsplit(".", 1)
+    algo = getattr(importlib.import_module(mod), cls)
+    return algo(spec["policy"], venv, seed=seed, device="cpu", verbose=0, **spec["kwargs"])
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--recipe", required=True, choices=sorted(RECIPES))
+    ap.add_argument("--train", type=Path, required=True, help="training bundle directory (the 2022 one)")
+    ap.add_argument("--test", type=Path, required=True, help="held-out bundle directory (the 2023 one)")
+    ap.add_argument("--timesteps", type=int, help="training decisions (default: the recipe's budget)")
+    ap.add_argument("--eval-every", type=int, help="steps between two curve points (default: the recipe's)")
+    ap.add_argument("--episode-days", type=float, default=COMMON["episode_days"])
+    ap.add_argument("--seed", type=int, default=COMMON["seed"])
+    ap.add_argument("--curve-days", type=float, default=7.0, help="the curve's fixed window of the test bundle")
+    ap.add_argument("--test-days", type=float, help="held-out window (default: the whole test bundle)")
+    ap.add_argument("--eval-seeds", default="0", help="comma-separated seeds of the held-out runs (0)")
+    ap.add_argument("--out", type=Path, default=Path("agents"))
+    args = ap.parse_args(argv)
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    spec = RECIPES[args.recipe]
+    budget = args.timesteps or spec["timesteps"]
+    every = args.eval_every or spec["eval_every"]
+    seeds = [int(s) for s in args.eval_seeds.split(",")]
+    t0 = time.perf_counter()
+    train_sc, test_sc = sim_core.load(args.train), sim_core.load(args.test)
+    print(f"recipe {args.recipe}: {spec['algo']} {json.dumps(spec['kwargs'], sort_keys=True)}; {COMMON}")
+    print(f"train bundle {train_sc.bundle_id} ({train_sc.start_utc:%Y-%m-%d}, {train_sc.n_tasks:,} tasks), test "
+          f"bundle {test_sc.bundle_id} ({test_sc.start_utc:%Y-%m-%d}, {test_sc.n_tasks:,} tasks)")
+    curve_env = TaskDecisionEnv(test_sc, days=args.curve_days, start=0)
+    curve_rules = {k: v[0] for k, v in rule_scores(test_sc, [0], days=args.curve_days, start=0).items()}
+    prov = dict(bundle_id=train_sc.bundle_id, recipe=args.recipe, seed=args.seed,
+                hyperparameters={"recipe": spec, "common": COMMON}, feature_names=curve_env.feature_names)
+    model = make_model(args.recipe, train_sc, args.seed, COMMON["n_envs"], args.episode_days)
+    curve: list[dict] = []
+    t_train = [0.0]
+
+    def point(m):
+        t = time.perf_counter()
+        tot = play(agent_from_model(m, **prov), curve_env, 0)
+        ep = [e["r"] for e in m.ep_info_buffer]
+        curve.append({"steps": int(m.num_timesteps), "saving_pct": saving_pct(tot, curve_rules["local_only"]),
+                      "late": int(tot["sla_violations"]), "train_return": float(np.mean(ep)) if ep else float("nan")})
+        print(f"  {curve[-1]['steps']:>9,} steps: held-out curve window saving {curve[-1]['saving_pct']:6.2f} %, "
+              f"late {curve[-1]['late']}, training episode return {curve[-1]['train_return']:.1f} "
+              f"({t_train[0]:.0f} s training so far)", flush=True)
+        return time.perf_counter() - t
+
+    class Curve(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.next = every
+            self.t_eval = 0.0
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next:
+                self.next += every
+                t_train[0] = time.perf_counter() - t_start - self.t_eval
+                self.t_eval += point(self.model)
+            return True
+
+    cb = Curve()
+    t_start = time.perf_counter()
+    model.learn(total_timesteps=budget, callback=cb)
+    t_train[0] = time.perf_counter() - t_start - cb.t_eval
+    if not curve or curve[-1]["steps"] != model.num_timesteps:
+        point(model)
+    agent = agent_from_model(model, **prov)
+    name = f"{args.recipe}-{train_sc.bundle_id}-s{args.seed}"
+    path = save_agent(agent, args.out / f"{name}.pt")
+    rate = model.num_timesteps / t_train[0]
+    print(f"trained {model.num_timesteps:,} decisions in {t_train[0]:.0f} s wall ({rate:,.0f} steps/s, curve "
+          f"evaluations excluded); saved {path}")
+
+    window = {} if args.test_days is None else {"days": args.test_days, "start": 0}
+    test_env = TaskDecisionEnv(test_sc, **window)
+    t = time.perf_counter()
+    scores = rule_scores(test_sc, seeds, **window)
+    scores["agent"] = [play(agent, test_env, s) for s in seeds]
+    t_test = time.perf_counter() - t
+    local = scores["local_only"]
+    rows = {k: {"carbon_kg": float(np.mean([x[METRIC] for x in v])),
+                "saving_pct": float(np.mean([saving_pct(x, lo) for x, lo in zip(v, local, strict=True)])),
+                "late": float(np.mean([x["sla_violations"] for x in v]))} for k, v in scores.items()}
+    rules = {k: v for k, v in rows.items() if k != "agent"}
+    best = max(rules, key=lambda k: rules[k]["saving_pct"])
+    print(f"\nheld-out {test_sc.bundle_id} ({'whole bundle' if not window else f'{args.test_days:g} days'}), seeds "
+          f"{seeds}, equal work ({t_test:.0f} s); carbon incl. transfers, saving vs local_only, late tasks:")
+    for k in ["agent", *sorted(rules, key=lambda k: -rules[k]["saving_pct"])]:
+        r = rows[k]
+        print(f"  {k:22s} {r['carbon_kg']:12,.1f} kg  {r['saving_pct']:7.2f} %  late {r['late']:.0f}")
+    a = rows["agent"]
+    beats = a["saving_pct"] > 0.0 and a["late"] <= rows["local_only"]["late"]
+    reaches = a["saving_pct"] >= rules[best]["saving_pct"]
+    print(f"agent beats local_only with no more late tasks: {'yes' if beats else 'NO'}; reaches the best rule "
+          f"policy ({best}, {rules[best]['saving_pct']:.2f} %): {'yes' if reaches else 'NO'}; total "
+          f"{time.perf_counter() - t0:.0f} s")
+    fig = plot(curve, curve_rules, args.out / f"{name}.png", args.recipe, test_sc.bundle_id, args.curve_days)
+    return {"rows": rows, "best_rule": best, "curve": curve, "train_s": t_train[0], "steps_per_s": rate,
+            "agent_path": str(path), "figure": str(fig), "beats_local": beats, "reaches_best": reaches}
+
+
+def plot(curve, rules, path: Path, recipe: str, bundle_id: str, days: float) -> Path:
+    """Held-out saving vs training steps, the rule policies as horizontal lines; the training return beside."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    x = [c["steps"] for c in curve]
+    ax.plot(x, [c["saving_pct"] for c in curve], "o-", color="black", label=recipe)
+    local = rules["local_only"]
+    for k, (name, tot) in enumerate(sorted(rules.items(), key=lambda kv: kv[1][METRIC])):
+        ax.axhline(saving_pct(tot, local), ls="--", lw=1, color=f"C{k % 10}", label=name)
+    ax.set_xlabel("training steps (decisions)")
+    ax.set_ylabel("carbon incl. transfers saved vs local_only (%)")
+    ax.set_title(f"held out: first {days:g} days of {bundle_id}", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    ax2.plot(x, [c["train_return"] for c in curve], "o-", color="black")
+    ax2.set_xlabel("training steps (decisions)")
+    ax2.set_ylabel("training episode return (mean of the last 100)")
+    ax2.set_title("training bundle (dense carbon reward)", fontsize=9)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+if __name__ == "__main__":
+    main()

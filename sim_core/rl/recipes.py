@@ -1,0 +1,41 @@
+"""The training recipes' hyperparameters, all in this one file (docs/rl.md, "Learning"): what
+examples/train_agent.py trains on :class:`sim_core.rl.decision.TaskDecisionEnv`.
+
+Every value not listed here is the library's default (stable-baselines3 / sb3-contrib 2.x), and each listed
+one says why it departs. Shared by every recipe:
+
+* ``episode_days`` 2: an episode is two days of the training bundle from a start drawn among its days (about
+  7,000 decisions at the main job's load), so that a rollout sees several seasons' days;
+* ``n_envs`` 4 environments (DummyVecEnv, one process: the machine has 2 shared cores);
+* ``torch_threads`` 1: one core for torch, one for the environments;
+* ``net_arch`` [64, 64]: SB3's default MLP, stated so that the saved policy's layout is explicit.
+"""
+
+from __future__ import annotations
+
+#: recipe name -> {"algo": the library class, "policy": its policy name, "kwargs": the class's arguments,
+#: "timesteps": the training budget in decisions, "eval_every": steps between two held-out evaluations}
+RECIPES: dict[str, dict] = {
+    # PPO without masks: an invalid action is repaired by the environment (to the origin); the reward says what
+    # was done. n_steps 512 x 4 envs = 2,048 decisions per update (SB3's default rollout size for one env).
+    "ppo": {"algo": "stable_baselines3.PPO", "policy": "MlpPolicy", "timesteps": 300_000, "eval_every": 50_000,
+            "kwargs": {"n_steps": 512, "batch_size": 256, "learning_rate": 3e-4, "gamma": 0.9,
+                       "policy_kwargs": {"net_arch": [64, 64]}}},
+    # MaskablePPO (sb3-contrib): the same PPO, its logits masked by env.action_masks().
+    "maskable_ppo": {"algo": "sb3_contrib.MaskablePPO", "policy": "MlpPolicy", "timesteps": 300_000,
+                     "eval_every": 50_000,
+                     "kwargs": {"n_steps": 512, "batch_size": 256, "learning_rate": 3e-4, "gamma": 0.9,
+                                "policy_kwargs": {"net_arch": [64, 64]}}},
+    # DQN (value-based, no masks: repaired actions as for PPO). learning_starts 5,000 (a replay buffer of
+    # decisions from several steps before the first update); target_update_interval 2,000 (SB3's 10,000 is
+    # tuned for Atari's 10 M frames, 5 % of this budget); exploration over the first 20 % of the budget.
+    "dqn": {"algo": "stable_baselines3.DQN", "policy": "MlpPolicy", "timesteps": 300_000, "eval_every": 50_000,
+            "kwargs": {"learning_rate": 1e-4, "buffer_size": 200_000, "learning_starts": 5_000,
+                       "target_update_interval": 2_000, "exploration_fraction": 0.2, "gamma": 0.9,
+                       "policy_kwargs": {"net_arch": [64, 64]}}},
+}
+
+#: shared by every recipe (module docstring)
+COMMON = {"episode_days": 2, "n_envs": 4, "torch_threads": 1, "seed": 0}
+
+__all__ = ["RECIPES", "COMMON"]

@@ -1,0 +1,93 @@
+"""The training recipes (sim_core/rl/recipes.py through examples/train_agent.py) run end to end for a few hundred
+steps each, and a saved agent loads with one call, without pickle, to the very network that was trained (needs
+the rl extra: GRIDSHIFT_EXTRAS=rl ./run.sh ...)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from sim_core.policies import registry
+from sim_core.rl.recipes import RECIPES
+from tests.conftest import load_example
+
+pytest.importorskip("stable_baselines3", reason="the optional rl extra is not installed (GRIDSHIFT_EXTRAS=rl)")
+pytest.importorskip("sb3_contrib", reason="the optional rl extra is not installed (GRIDSHIFT_EXTRAS=rl)")
+
+
+@pytest.fixture(scope="module")
+def ex():
+    return load_example("train_agent")
+
+
+@pytest.fixture(scope="module")
+def bundles(tmp_path_factory):
+    """Two small 3-site bundles, 3 days each, of different workload seeds (a training and a held-out one)."""
+    from sim_core.testing import reference_bundle
+
+    root = tmp_path_factory.mktemp("recipes")
+    return [reference_bundle(root / name, n_tasks=2400, n_steps=96 * 3, n_dc=3, seed=seed, name=name,
+                             capacity_scale=0.02) for name, seed in (("train", 1), ("test", 2))]
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_recipe_runs_end_to_end(ex, bundles, recipe, tmp_path, capsys):
+    from sim_core.rl.agent import load_agent
+
+    out = ex.main(["--recipe", recipe, "--train", str(bundles[0]), "--test", str(bundles[1]), "--timesteps", "300",
+                   "--eval-every", "150", "--episode-days", "1", "--curve-days", "1", "--test-days", "1",
+                   "--out", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert set(out["rows"]) == {"agent", *registry.of_kind("rule")}
+    assert out["rows"]["local_only"]["saving_pct"] == 0.0
+    assert all(np.isfinite(r["carbon_kg"]) and r["carbon_kg"] > 0 for r in out["rows"].values())
+    steps = [c["steps"] for c in out["curve"]]
+    assert steps == sorted(steps) and steps[-1] >= 300 and all(np.isfinite(c["saving_pct"]) for c in out["curve"])
+    agent = load_agent(out["agent_path"])
+    assert agent.recipe == recipe and agent.seed == 0 and agent.timesteps >= 300
+    assert agent.hyperparameters["recipe"]["kwargs"]["gamma"] == RECIPES[recipe]["kwargs"]["gamma"]
+    assert out["agent_path"].endswith(f"{recipe}-{agent.bundle_id}-s0.pt")
+    assert (tmp_path / f"{recipe}-{agent.bundle_id}-s0.png").stat().st_size > 10_000
+    assert "agent beats local_only with no more late tasks:" in text and "held-out" in text
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_saved_agent_is_the_trained_network(ex, bundles, recipe, tmp_path):
+    import torch
+
+    import sim_core
+    from sim_core.rl.agent import agent_from_model, load_agent, save_agent
+
+    sc = sim_core.load(bundles[0])
+    model = ex.make_model(recipe, sc, 0, 2, 1)
+    model.learn(256)
+    names = model.get_env().get_attr("feature_names")[0]
+    path = save_agent(agent_from_model(model, bundle_id=sc.bundle_id, recipe=recipe, hyperparameters={"x": 1},
+                                       seed=0, feature_names=names), tmp_path / "a.pt")
+    agent = load_agent(path)
+    obs = np.random.default_rng(0).uniform(-1, 1, (5, len(names))).astype(np.float32)
+    with torch.no_grad():
+        x = torch.as_tensor(obs)
+        if recipe == "dqn":
+            want = model.q_net(x).numpy()
+        else:
+            want = model.policy.action_net(model.policy.mlp_extractor.forward_actor(x)).numpy()
+    np.testing.assert_allclose(np.stack([agent.scores(o) for o in obs]), want, rtol=1e-5, atol=1e-6)
+    assert agent.feature_names == tuple(names) and agent.bundle_id == sc.bundle_id
+
+
+def test_load_refuses_pickles_and_other_files(tmp_path):
+    import torch
+
+    from sim_core.rl.agent import load_agent
+
+    evil = tmp_path / "evil.pt"
+    torch.save({"format": "gridshift-agent/1", "layers": [], "x": pickle.loads(pickle.dumps(range(3)))}, evil)
+    with pytest.raises(ValueError, match="evil.pt: not a gridshift agent file"):
+        load_agent(evil)
+    other = tmp_path / "other.pt"
+    torch.save({"weights": torch.zeros(2)}, other)
+    with pytest.raises(ValueError, match="other.pt: not a gridshift agent file.*expected 'gridshift-agent/1'"):
+        load_agent(other)
