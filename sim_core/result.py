@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from numba import njit
 from . import battery as B
 from . import engine as E
 from .drain import work_totals
+from .engine.cache import digest
 from .physics import OUT_NAMES, STEP_HOURS, priced
 from .physics import compute as physics_compute
 from .transfer import transfer_one
@@ -23,19 +25,24 @@ STEP_S = E.STEP_S
 STATUS_NAMES = ["not_arrived", "pending", "in_transit", "queued", "started", "unschedulable", "paused"]
 
 
+@functools.cache
 def gridshift_version() -> str:
-    """The installed gridshift version (recorded with every run and bundle)."""
+    """The version a run's results come from, recorded with every run and part of its run key: the installed
+    gridshift version plus a digest of the code the results depend on (every module of ``sim_core`` and of the
+    ground floor ``gridshift``), as a PEP 440 local label, e.g. ``0.1.0+sim.3f9a1c2e4b7d``. So a stored run is
+    reused only by the code that made it: an edit that changes a result (a policy, a charge, a parameter) is a new
+    version, without anyone remembering to bump one. (A bundle records the plain package version: its bytes do
+    not depend on this code.)"""
     try:
         from gridshift import __version__  # type: ignore[attr-defined]
 
-        return str(__version__)
+        base = str(__version__)
     except (ImportError, AttributeError):
-        try:
-            from importlib.metadata import version
-
-            return version("gridshift")
-        except Exception:  # noqa: BLE001
-            return "0+unknown"
+        base = "0+unknown"
+    root = Path(__file__).resolve().parents[1]
+    files = sorted(p for pkg in ("sim_core", "gridshift") for p in (root / pkg).rglob("*.py")
+                   if "__pycache__" not in p.parts)
+    return f"{base}+sim.{digest(files, root)[:12]}"
 
 
 @dataclass
