@@ -34,6 +34,7 @@ class IntegralityGap:
     """The integer model of a window against its LP relaxation and against the fluid LP's bound."""
 
     fluid_lp: float  # optimum()'s bound of the window (one LP, the default formulation)
+    fixed: float  # the part of it no schedule changes (the window's idle, ``OptimumResult.baseline_*``)
     relaxation: float  # the integer model with its binaries relaxed to [0, 1]
     mip: float  # the best integer schedule HiGHS found (inf: none in the time limit)
     mip_bound: float  # HiGHS's dual bound of the MIP (= mip when solved to optimality)
@@ -47,6 +48,11 @@ class IntegralityGap:
     def gap(self) -> float:
         """(MIP - relaxation) / relaxation: the integrality gap of the integer model."""
         return (self.mip - self.relaxation) / self.relaxation
+
+    @property
+    def gap_of_changeable(self) -> float:
+        """(MIP - relaxation) / (relaxation - fixed): the gap as a share of what a schedule can change."""
+        return (self.mip - self.relaxation) / (self.relaxation - self.fixed)
 
     @property
     def gap_to_fluid(self) -> float:
@@ -165,10 +171,12 @@ def integrality_gap(scenario, *, seed: int = 0, start=None, days=None, steps=Non
     relax, relax_s, _, _ = _run(lp, threads, None)
     lp.integrality_ = [highspy.HighsVarType.kInteger] * m + [highspy.HighsVarType.kContinuous] * (n_col - m)
     mip, mip_s, bound, status = _run(lp, threads, time_limit_s)
-    fluid = optimum(sc, seed=seed, start=start, days=days, steps=steps, objective=objective,
-                    carbon_weight=carbon_weight, cost_weight=cost_weight, threads=threads, **options).value
-    return IntegralityGap(fluid_lp=fluid, relaxation=relax + offset, mip=mip + offset, mip_bound=bound + offset,
-                          status=status, n_tasks=int(tasks.shape[0]), n_columns=int(m), relax_s=relax_s, mip_s=mip_s)
+    fl = optimum(sc, seed=seed, start=start, days=days, steps=steps, objective=objective,
+                 carbon_weight=carbon_weight, cost_weight=cost_weight, threads=threads, **options)
+    fixed = w_c * fl.baseline_carbon_kg + w_u * fl.baseline_cost_usd
+    return IntegralityGap(fluid_lp=fl.value, fixed=fixed, relaxation=relax + offset, mip=mip + offset,
+                          mip_bound=bound + offset, status=status, n_tasks=int(tasks.shape[0]),
+                          n_columns=int(m), relax_s=relax_s, mip_s=mip_s)
 
 
 def _run(lp, threads: int, time_limit_s: float | None):

@@ -90,6 +90,7 @@ def test_integrality_gap_orders_fluid_relaxation_and_integer(sites):
     assert g.relaxation <= g.mip * (1 + 1e-7)
     assert g.mip_bound == pytest.approx(g.mip, rel=2e-4)
     assert 0.0 <= g.gap < 1.0 and g.gap_to_fluid >= g.gap - 1e-9
+    assert 0.0 < g.fixed < g.fluid_lp and g.gap_of_changeable >= g.gap
     run = sim_core.run(sites, "local_only", seed=0, steps=24).totals
     if run["sla_violations"] == 0:
         assert run["carbon_incl_transfer_kg"] >= g.fluid_lp
