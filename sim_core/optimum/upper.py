@@ -145,7 +145,7 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
 
 
 def bracket(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
-            horizon_days: float | None = HORIZON_DAYS, lp: dict | None = None,
+            horizon_days: float | str | None = HORIZON_DAYS, lp: dict | None = None,
             heuristics: tuple[str, ...] = HEURISTICS, search_runs: int = SEARCH_RUNS, **options) -> Bracket:
     """The optimum of a run window bracketed: the LP's lower bound (:func:`optimum`, ``lp``: its extra
     arguments, e.g. ``formulation``) and the best schedule found (:func:`upper_bound`)."""

@@ -94,3 +94,21 @@ def test_integrality_gap_orders_fluid_relaxation_and_integer(sites):
     run = sim_core.run(sites, "local_only", seed=0, steps=24).totals
     if run["sla_violations"] == 0:
         assert run["carbon_incl_transfer_kg"] >= g.fluid_lp
+
+
+def test_the_default_horizon_is_one_lp_up_to_two_weeks(tmp_path):
+    """``horizon_days="auto"`` (the default): one LP while the bound spans at most ONE_LP_MAX_DAYS, rolling 7-day
+    horizons beyond (a year as one LP is out of reach); a bad value is refused."""
+    from sim_core.optimum import OptimumError
+    from sim_core.optimum.solve import ONE_LP_MAX_DAYS
+
+    n = 17 * DAY
+    sc = sim_core.load(write_bundle(tmp_path, locations=["L0", "L1"], timezones=["UTC", "Asia/Tokyo"],
+                                    total_cores=64, total_gpus=0, total_mem_gb=512, n_steps=n,
+                                    signals=synthetic_signals(2, n, 1), tasks=synthetic_tasks(40, n, seed=1)))
+    short = optimum(sc, seed=0, days=ONE_LP_MAX_DAYS - 2)
+    long = optimum(sc, seed=0, days=ONE_LP_MAX_DAYS + 1)
+    assert not short.rolling and short.n_horizons == 1 and short.steps / 96 <= ONE_LP_MAX_DAYS
+    assert long.rolling and long.horizon_steps == 7 * 96 and long.n_horizons == -(-long.steps // (7 * 96))
+    with pytest.raises(OptimumError, match="auto"):
+        optimum(sc, seed=0, days=1, horizon_days="weekly")
