@@ -118,6 +118,7 @@ def power_slack(sc, days: float, policy: str) -> list[str]:
     import numpy as np
 
     import sim_core
+    from gridshift.timestep import STEP_H
     from sim_core.optimum.power import bound_at, facility_pieces, site_power
     from sim_core.optimum.solve import idle_floor_kw
 
@@ -149,7 +150,7 @@ def power_slack(sc, days: float, policy: str) -> list[str]:
         eng = (g["it_cpu_kw"] + g["it_gpu_kw"] + g["it_mem_kw"], g["it_fan_kw"], g["crac_fan_kw"],
                g["total_kw"] - g["it_kw"] - g["crac_fan_kw"], g["total_kw"])
         low = (h, i - h, c, p - i - c, p)
-        w = sc.carbon_g_per_kwh[d, sl] / 1000.0 * 0.25
+        w = sc.carbon_g_per_kwh[d, sl] / 1000.0 * STEP_H  # kg per kW over one step
         kg[0] += [float((x * w).sum()) for x in low]
         kg[1] += [float((x * w).sum()) for x in eng]
     rows = [f"| {nm} | {lo:,.1f} | {en:,.1f} | {en - lo:,.1f} | {100 * (en - lo) / en:.1f} |"
