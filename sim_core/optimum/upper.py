@@ -23,7 +23,8 @@ from .solve import HORIZON_DAYS, OptimumError, OptimumResult, bound_steps, optim
 
 #: wake latencies a plan keeps to spare before a task's deadline (managed power)
 WAKE_SPARE = 2.0
-#: re-runs at most, each with the tasks the engine started too late moved to their arrival step
+#: re-runs of the LP plan at most, each with the tasks the engine started too late started earlier
+#: (``search.Evaluator.repair``: at their arrival step, then at their origin)
 REPAIRS = 2
 
 
@@ -120,10 +121,12 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
     prep = Prepared(sc, lower.seed, **run_kw)
     plan = plan_schedule(prep, lower)
     ev = Evaluator(sc, prep, lower.objective, lower.weights, run_kw)
-    lp_run = ev.repair(ev.plan("LP plan", plan), REPAIRS)
-    cands = [lp_run]
-    for h in heuristics:
-        cands.append(ev.repair(ev.run(h, h, None)))
+    first = ev.plan("LP plan", plan)
+    lp_run = ev.repair(first, REPAIRS)
+    cands = [first] if lp_run is first else [first, lp_run]
+    for h in heuristics:  # a run with late tasks stays listed beside its repair
+        c = ev.run(h, h, None)
+        cands += [c] if c.late == 0 else [c, ev.repair(c)]
     clean = sorted((c for c in cands if c.late == 0), key=lambda c: c.value)
     accepted = 0
     if len(clean) >= 2 and search_runs > 0:
