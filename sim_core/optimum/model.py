@@ -5,13 +5,16 @@ Variables
   y[c]      cell c = (task i, datacenter d, step j): the share of step j that task i runs at d
             (0 <= y <= the share of the step inside the task's allowed interval at d)
   per (d, j): B_c, B_g, B_m (time-weighted busy cores, allocated GPUs, GB in use), A_c, A_g (CPU-only
-            and GPU servers on or waking), H (IT heat), I (IT power), C (CRAC fans), P (total power)
+            and GPU servers on or waking), H (IT heat), I (IT power), C (CRAC fans), P (total power),
+            U (UPS loss), Q (the load behind the transformer)
 Rows
   task i:   need_i / 900 <= sum_c y[c] <= D_i / 900              (its work, in steps)
   (d, j):   B_r = sum_c r_i y[c]                                 (r = cores, GPUs, GB)
             cps (A_c + A_g) >= B_c, gps A_g >= B_g, mps (A_c + A_g) >= B_m      (managed power)
             H = h0 + h_Ac A_c + h_Ag A_g + h_Bc B_c + h_Bg B_g + h_Bm B_m
-            I >= H + fan plane (each), C >= CRAC plane (each), P >= (1 + s) (I + C) + c (each facility line)
+            I >= H + fan plane (each), C >= CRAC plane (each), U >= UPS plane (each)
+            Q >= (1 + s) (I + C + L) + c + U (each facility line; L lighting)
+            P >= (1 + t) Q + e (each transformer plane)
 Objective
   sum_(d,j) w[d, j] 0.25 P[d, j] + sum_c t[c] y[c], w = weights of kg CO2 and USD per kWh, t = the
   transfer emissions / egress cost a remote cell carries (its share of the task's transfer).
@@ -30,8 +33,8 @@ from .battery import add_battery
 from .power import FacilityPieces, SitePower
 
 #: per (datacenter, step) variables, in this order
-DK_VARS = ("B_c", "B_g", "B_m", "A_c", "A_g", "H", "I", "C", "P")
-V_BC, V_BG, V_BM, V_AC, V_AG, V_H, V_I, V_C, V_P = range(len(DK_VARS))
+DK_VARS = ("B_c", "B_g", "B_m", "A_c", "A_g", "H", "I", "C", "P", "U", "Q")
+V_BC, V_BG, V_BM, V_AC, V_AG, V_H, V_I, V_C, V_P, V_U, V_Q = range(len(DK_VARS))
 N_DK = len(DK_VARS)
 
 
@@ -272,18 +275,30 @@ def _site_rows(rows: _Rows, d: int, s: SitePower, base: int, n: int, cap, p_uppe
         add_entries(rr, idx + V_C, 1.0)
         if aH != 0.0:
             add_entries(rr, idx + V_H, -aH)
-    # P >= (1 + s) (I + C) + c for the facility lines in use
+    # U >= a I + c (UPS loss)
+    for a, c in s.ups_planes:
+        r0 = add_rows(np.full(n, c), np.full(n, np.inf))
+        rr = r0 + np.arange(n)
+        add_entries(rr, idx + V_U, 1.0)
+        if a != 0.0:
+            add_entries(rr, idx + V_I, -a)
+    # Q >= (1 + s) (I + C + L) + c + U for the facility lines in use
     k_used = fac.count[d]
     for q in range(fac.slope.shape[2]):
         jj = np.nonzero(k_used > q)[0]
         if jj.shape[0] == 0:
             break
         sq = fac.slope[d, jj, q]
-        r0 = add_rows(fac.icpt[d, jj, q], np.full(jj.shape[0], np.inf))
+        r0 = add_rows(fac.icpt[d, jj, q] + (1.0 + sq) * s.light, np.full(jj.shape[0], np.inf))
         rr = r0 + np.arange(jj.shape[0])
         ix = base + (d * n + jj) * N_DK
-        add_entries(rr, ix + V_P, 1.0)
+        add_entries(rr, ix + V_Q, 1.0)
         add_entries(rr, ix + V_I, -(1.0 + sq))
         add_entries(rr, ix + V_C, -(1.0 + sq))
-
-
+        add_entries(rr, ix + V_U, -1.0)
+    # P >= (1 + t) Q + e (transformer loss)
+    for a, c in s.tr_planes:
+        r0 = add_rows(np.full(n, c), np.full(n, np.inf))
+        rr = r0 + np.arange(n)
+        add_entries(rr, idx + V_P, 1.0)
+        add_entries(rr, idx + V_Q, -(1.0 + a))

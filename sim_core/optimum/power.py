@@ -6,7 +6,9 @@ allocated GPUs, GB in use) and, with managed power, the time-weighted servers on
 A_g)`` (CPU-only and GPU servers). For every engine state (busy resources, servers on / waking /
 asleep, weather) the engine's ``total_kw`` is at least
 
-    P(B, A) = max_j [ (1 + s_j) (I + C) + c_j ]            facility: cooling load I + C, chiller, tower, pumps
+    P(B, A) = max_k [ (1 + t_k) Q + e_k ]                  transformer loss at the load Q behind it
+    Q       = max_j [ (1 + s_j) (I + C + L) + c_j ] + U     cooling load I + C + lighting L, chiller, tower, pumps
+    U       = max( UPS planes (I) )                        UPS loss carrying the IT
     I       = max( H + fan planes (H, a) )                 IT incl. server fans, a = (A_c + A_g) / servers
     C       = max( crac planes (H) )                       CRAC fans
     H       = h0 + h_Ac A_c + h_Ag A_g + h_Bc B_c + h_Bg B_g + h_Bm B_m      IT heat excl. fans (kW)
@@ -74,8 +76,12 @@ class SitePower:
     rej_d: float
     cap: tuple[float, float, float]  # cores, GPUs, GB
     cool_hi: float  # the largest cooling load I + C the bound's terms reach (kW): the facility lines hold up to it
+    cool_lo: float  # the least cooling load I + C the bound's terms reach (kW): the facility lines hold from it
     fan_planes: np.ndarray  # (m, 3): I - H >= a_H * (H - sleep_floor) + a_A * (A_c + A_g) + c
     crac_planes: np.ndarray  # (m, 2): C >= a_H * H + c
+    light: float = 0.0  # lighting (kW, constant): in the cooling load and the power chain
+    ups_planes: np.ndarray = None  # (m, 2): U >= a_I * I + c (UPS loss carrying the IT)
+    tr_planes: np.ndarray = None  # (m, 2): P >= (1 + a) * Q + c (transformer loss serving the load Q)
 
 
 def site_power(p: np.ndarray, cap_cores: float, cap_gpus: float, cap_mem: float, managed: bool) -> SitePower:
@@ -153,14 +159,64 @@ def site_power(p: np.ndarray, cap_cores: float, cap_gpus: float, cap_mem: float,
                      spare_g=spare_g, cps=cps, gps=gps, mps=mps, h0=h0 / 1000.0, h_ac=h_ac / 1000.0,
                      h_ag=h_ag / 1000.0, h_bc=h_bc / 1000.0, h_bg=h_bg / 1000.0, h_bm=mdyn / 1000.0,
                      sleep_floor=sleep_floor / 1000.0, heat_d=heat_d, it_d=it_d, cool_d=cool_d, rej_d=rej_d,
-                     cap=(float(cap_cores), float(cap_gpus), float(cap_mem)), cool_hi=0.0, fan_planes=fan_planes,
-                     crac_planes=crac_planes)
+                     cap=(float(cap_cores), float(cap_gpus), float(cap_mem)), cool_hi=0.0, cool_lo=0.0,
+                     fan_planes=fan_planes, crac_planes=crac_planes)
+    site.light = float(p[ph.P_LIGHT] * it_d)
+    site.ups_planes, site.tr_planes = _chain_planes(p, it_d, rej_d)
     site.cool_hi = _lp_cooling_max(site)
+    site.cool_lo = _lp_cooling_min(site)
     return site
 
 
+#: tangent points of the UPS loss (load fraction of the design IT power) and of the transformer loss
+#: (fraction of its rating, the design heat rejected): denser at light load, where the sites operate
+UPS_X0 = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)
+TR_Y0 = (0.0, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0)
+
+
+def _chain_planes(p: np.ndarray, it_d: float, rej_d: float) -> tuple[np.ndarray, np.ndarray]:
+    """Tangent planes of the power chain behind the cooling plant (``physics.dc_step``): the UPS loss
+    it_d (c0 + c1 x + c2 x^2) at x = IT / it_d (``physics.ups_loss``) and the transformer loss h + h (y / pul)^2 at
+    y = load / rej_d (``physics.transformer_loss``). Both are convex and non-decreasing in their load for
+    x, y >= 0 (c1, c2 >= 0; checked: otherwise the term's bound is its value at no load, c0 it_d or h, if
+    non-negative), so their tangents are below them at any load and rise with it: evaluated at the bound's IT
+    and load (minorants of the engine's), they stay below the engine's losses."""
+    c0, c1, c2 = (float(p[k]) for k in (ph.P_UPS0, ph.P_UPS1, ph.P_UPS2))
+    ups = []
+    if it_d > 0:
+        if c1 >= 0 and c2 >= 0:
+            for x0 in UPS_X0:
+                ups.append((c1 + 2 * c2 * x0, it_d * (c0 + c1 * x0 + c2 * x0 * x0) - (c1 + 2 * c2 * x0) * x0 * it_d))
+        else:
+            ups.append((0.0, max(0.0, it_d * c0)))
+    ups = [(a, c) for a, c in ups] or [(0.0, 0.0)]
+    tr = []
+    eff, pul = float(p[ph.P_TR_EFF]), float(p[ph.P_TR_PUL])
+    if rej_d > 0 and eff < 1.0 and pul > 0:
+        half = 0.5 * pul * rej_d * (1.0 / eff - 1.0)
+        k = half / (pul * pul * rej_d * rej_d)  # tr(Q) = half + k Q^2
+        for y0 in TR_Y0:
+            q0 = y0 * rej_d
+            tr.append((2 * k * q0, half + k * q0 * q0 - 2 * k * q0 * q0))
+    tr = tr or [(0.0, 0.0)]
+    return np.array(ups, dtype=np.float64), np.array(tr, dtype=np.float64)
+
+
+def _lp_cooling_min(s: SitePower) -> float:
+    """The least cooling load the bound's own terms can reach (kW), x (1 - 1e-9): I + C + lighting at the least heat
+    bound
+    (nothing busy, only the spare pool on: every coefficient of H is >= 0), I >= H plus the fan plane that rises
+    with the servers on (its least at the spare pool), C at that heat (the CRAC planes rise with H). The LP's
+    I + C is never below it, nor is the bound's at any engine state, so the facility lines need only hold from
+    it: the tail's hull starts at this load, not at 0 (tighter where the tail is steep at light load)."""
+    h_min = s.h0 + s.h_ac * s.spare_c + s.h_ag * s.spare_g
+    fan = max([0.0] + [aA * (s.spare_c + s.spare_g) + c for aH, aA, c in s.fan_planes if aH == 0.0 and aA >= 0.0])
+    crac = max([0.0] + [aH * h_min + c for aH, c in s.crac_planes])
+    return max(0.0, (1.0 - 1e-9) * (h_min + fan + crac + s.light))
+
+
 def _lp_cooling_max(s: SitePower) -> float:
-    """The largest cooling load the bound's own terms can reach (kW): I + C at the largest heat bound H
+    """The largest cooling load the bound's own terms can reach (kW): I + C + lighting at the largest heat bound H
     (every server on, every resource busy) with the fan planes at the smallest share of servers on.
     The facility lines only need to hold on [0, this]: the bound at any engine state evaluates them at
     its own I + C, never above it."""
@@ -168,7 +224,7 @@ def _lp_cooling_max(s: SitePower) -> float:
     a_min = s.spare_c + s.spare_g
     i_max = h_max + max([0.0] + [aH * (h_max - s.sleep_floor) + aA * a_min + c for aH, aA, c in s.fan_planes])
     c_max = max([0.0] + [aH * h_max + c for aH, c in s.crac_planes])
-    return 1.001 * (i_max + c_max) + 1e-9
+    return 1.001 * (i_max + c_max + s.light) + 1e-9
 
 
 # ---------------------------------------------------------------------------- the facility tail
@@ -278,11 +334,12 @@ def staircase_hull(grid: np.ndarray, values: np.ndarray, support: np.ndarray):
 
 
 def tail_grid(site: SitePower) -> np.ndarray:
-    """The cooling loads (kW) at which the facility tail of a site is sampled: [0, cool_hi], evenly
-    spaced plus geometrically spaced from 1e-4 of it (a relative spacing bounds the staircase's loss
-    at low load)."""
-    top = site.cool_hi
-    return np.unique(np.concatenate([np.linspace(0.0, top, GRID_LINEAR), np.geomspace(1e-4 * top, top, GRID_GEOM)]))
+    """The cooling loads (kW) at which the facility tail of a site is sampled: [cool_lo, cool_hi] (the loads
+    the bound's own I + C can take), evenly spaced plus geometrically spaced from max(cool_lo, 1e-4 cool_hi)
+    (a relative spacing bounds the staircase's loss at low load)."""
+    top, lo = site.cool_hi, min(site.cool_lo, site.cool_hi)
+    return np.unique(np.concatenate([np.linspace(lo, top, GRID_LINEAR),
+                                     np.geomspace(max(lo, 1e-4 * top), top, GRID_GEOM)]))
 
 
 @dataclass
@@ -344,7 +401,8 @@ def facility_pieces(params: np.ndarray, sites: list[SitePower], temp_c: np.ndarr
 # ---------------------------------------------------------------------------- evaluation
 def bound_at(site: SitePower, fac_slope, fac_icpt, bc, bg, bm, ac, ag):
     """The power bound (kW) at given per-step variables (arrays broadcast together; ``fac_*`` the
-    steps' facility lines, shape (..., K)): returns (H, I, C, P), each the largest of its rows."""
+    steps' facility lines, shape (..., K)): returns (H, I, C, P), each the largest of its rows. P: the load
+    Q = I + C + lighting + the plant's tail at that cooling load + the UPS loss, plus the transformer loss at Q."""
     bc, bg, bm, ac, ag = (np.asarray(x, dtype=np.float64) for x in (bc, bg, bm, ac, ag))
     h = site.h0 + site.h_ac * ac + site.h_ag * ag + site.h_bc * bc + site.h_bg * bg + site.h_bm * bm
     i = h.copy()  # (fan >= 0)
@@ -353,6 +411,10 @@ def bound_at(site: SitePower, fac_slope, fac_icpt, bc, bg, bm, ac, ag):
     c_ = np.zeros_like(h)
     for aH, c in site.crac_planes:
         c_ = np.maximum(c_, aH * h + c)
-    cool = i + c_
-    p = ((1.0 + fac_slope) * cool[..., None] + fac_icpt).max(axis=-1)
+    u = np.zeros_like(h)
+    for a, c in site.ups_planes:
+        u = np.maximum(u, a * i + c)
+    cool = i + c_ + site.light  # the load the plant sees: IT, CRAC fans and lighting
+    q = (cool[..., None] + fac_slope * cool[..., None] + fac_icpt).max(axis=-1) + u
+    p = np.max([(1.0 + a) * q + c for a, c in site.tr_planes], axis=0)
     return h, i, c_, p

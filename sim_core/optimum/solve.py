@@ -38,8 +38,15 @@ from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
 from .power import bound_at, facility_pieces, site_power
 
 OBJECTIVES = ("carbon", "cost", "weighted")
-#: default horizon of one LP (days): the issue's "7-day window must solve in under a minute"
-HORIZON_DAYS = 7.0
+#: default rolling horizon: "auto", one LP over the window and its drain (what docs/optimum_table.md and
+#: BENCHMARKS.md report) when the bound's steps span at most ONE_LP_MAX_DAYS, else rolling AUTO_HORIZON_DAYS
+#: horizons. Rolling horizons loosen the bound (each requires only the work that cannot run outside it: 7-day
+#: ones lowered the README week's by 7.4 %), and are for windows one LP cannot hold in time and memory
+HORIZON_DAYS: float | str | None = "auto"
+#: the longest bound (days, window and drain) "auto" solves as one LP: the README week drained (8.24 days,
+#: 180k columns) took 57 CPU s (568 s wall at load 15, BENCHMARKS.md); a year (8 M columns) is out of reach
+ONE_LP_MAX_DAYS = 14.0
+AUTO_HORIZON_DAYS = 7.0
 #: the LP's task aggregation (docs/optimum.md): "cumulative" (default: classes per resource, origin and
 #: transfer bucket with cumulative release/deadline curves) or "classes" (per arrival and deadline hour too)
 FORMULATIONS = ("cumulative", "classes")
@@ -139,7 +146,7 @@ def _weights(objective: str, carbon_weight: float, cost_weight: float) -> tuple[
 
 
 def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
-            carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | None = HORIZON_DAYS,
+            carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | str | None = HORIZON_DAYS,
             shape_tol: float | None = None, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
             formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, profile: bool = False,
             idle_floor: bool = True, **options) -> OptimumResult:
@@ -147,11 +154,12 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
     a run does). ``objective``: ``carbon``, ``cost`` or ``weighted`` (``carbon_weight`` per kg CO2 +
     ``cost_weight`` per USD). Windows longer than ``horizon_days`` are solved as rolling horizons
-    (``None``: one LP). ``formulation``: ``cumulative`` (classes per resource, origin and transfer bucket
-    with cumulative release/deadline curves checked every ``curve_steps`` steps) or ``classes`` (also keyed
-    by arrival and deadline step, one work row per class). ``shape_tol`` / ``time_steps``: the class key's
-    resolution (``optimum.classes``; ``shape_tol`` None: 3.0 for ``cumulative``, 1.0 for ``classes``;
-    ``time_steps`` only for ``classes``).
+    (``None``: one LP; default ``"auto"``: one LP up to ``ONE_LP_MAX_DAYS`` of bound, 7-day horizons beyond).
+    ``formulation``: ``cumulative`` (classes per resource, origin and transfer bucket with cumulative
+    release/deadline curves checked every ``curve_steps`` steps) or ``classes`` (also keyed by arrival and
+    deadline step, one work row per class). ``shape_tol`` / ``time_steps``: the class key's resolution
+    (``optimum.classes``; ``shape_tol`` None: 3.0 for ``cumulative``, 1.0 for ``classes``; ``time_steps`` only
+    for ``classes``).
     ``solver``: HiGHS's ``solver`` option (dual simplex by default: 5x faster than its interior point on
     these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md). ``profile``: keep the
     LP's busy resources and their marginal prices (:class:`LPProfile`, what ``optimum.upper`` rounds to a schedule).
@@ -171,11 +179,13 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     n = bound_steps(prep)
     opts = prep.options
     managed = prep.managed
+    if horizon_days == "auto":
+        horizon_days = None if n * E.STEP_S / 86400.0 <= ONE_LP_MAX_DAYS else AUTO_HORIZON_DAYS
     if horizon_days is None:
         h_steps = n
     else:
-        if not (np.isfinite(horizon_days) and horizon_days > 0):
-            raise OptimumError(f"horizon_days must be > 0 or None, got {horizon_days!r}")
+        if isinstance(horizon_days, str) or not (np.isfinite(horizon_days) and horizon_days > 0):
+            raise OptimumError(f"horizon_days must be > 0, None or 'auto', got {horizon_days!r}")
         h_steps = max(1, int(round(horizon_days * 86400 / E.STEP_S)))
     cap = C.cap
     sites = [site_power(sc.params[d], cap[d, 0], cap[d, 1], cap[d, 2], managed) for d in range(sc.n_dc)]

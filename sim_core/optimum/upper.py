@@ -1,6 +1,7 @@
-"""The optimum bracketed: the LP's lower bound (``optimum.solve``) and an upper bound, a schedule rounded
-from the LP's solution (``optimum.rounding``) and run through the engine as a Python policy that follows
-it, so its carbon (or cost) is what the engine reports for a real schedule (docs/optimum.md).
+"""The optimum bracketed: the LP's lower bound (``optimum.solve``) and an upper bound, the best schedule found
+(``optimum.search``: the schedule rounded from the LP's solution here, ``optimum.rounding``, strong heuristics'
+runs, their late tasks repaired, a local search), each run through the engine, so its carbon (or cost) is what
+the engine reports for a real schedule (docs/optimum.md).
 
 Every policy's distance from the optimum OPT of the window (lower <= OPT <= upper) is then known to within
 the bracket: (value - upper) / upper <= (value - OPT) / OPT <= (value - lower) / lower.
@@ -9,52 +10,28 @@ the bracket: (value - upper) / upper <= (value - OPT) / OPT <= (value - lower) /
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..physics import P_WAKE_S
 from ..simulator import Prepared, as_scenario
-from .rounding import STEP_S, plan_kernel
+from .plan import Plan, PlanPolicy
+from .rounding import plan_kernel
+from .search import HEURISTICS, SEARCH_RUNS, Evaluator, improve
 from .solve import HORIZON_DAYS, OptimumError, OptimumResult, bound_steps, optimum
 
 #: wake latencies a plan keeps to spare before a task's deadline (managed power)
 WAKE_SPARE = 2.0
-#: re-runs at most, each with the tasks the engine started too late moved to their arrival step
+#: re-runs of the LP plan at most, each with the tasks the engine started too late started earlier
+#: (``search.Evaluator.repair``: at their arrival step, then at their origin)
 REPAIRS = 2
 
 
 @dataclass
-class Plan:
-    """One decision per task of the window (the engine's task order): where and when to dispatch it."""
-
-    site: np.ndarray  # datacenter (-1: fits none, the engine leaves it unscheduled)
-    step: np.ndarray  # window step to dispatch it at (>= the window's steps: not inside the window)
-    late: np.ndarray  # 1: no datacenter could finish it by its deadline within the capacity left
-    plan_s: float  # time to round (s)
-
-
-class PlanPolicy:
-    """A Python policy (``sim_core.run``'s callable interface) that dispatches each pending task to its
-    planned datacenter from its planned step on, and defers it before."""
-
-    __name__ = "optimum_plan"
-
-    def __init__(self, plan: Plan, s0: int):
-        self.site = plan.site
-        self.step = plan.step
-        self.s0 = int(s0)
-
-    def __call__(self, obs: dict) -> np.ndarray:
-        idx = obs["pending_index"]
-        j = int(obs["step"]) - self.s0
-        due = self.step[idx] <= j
-        return np.where(due, self.site[idx] + 1, 0).astype(np.int64)
-
-
-@dataclass
 class UpperResult:
-    """The engine's totals of the plan-following run (an achievable value: the upper end of the bracket)."""
+    """The best schedule found, run through the engine (an achievable value: the upper end of the bracket when
+    ``sla_violations`` is 0), and how it was found."""
 
     objective: str
     value: float  # the objective of the run (kg, USD or their weighted sum)
@@ -69,8 +46,14 @@ class UpperResult:
     planned_past_window: int  # tasks planned to start after the bound's steps (their deadline allows it)
     plan_s: float
     sim_s: float  # the engine's runs, repairs included
-    repairs: int  # re-runs with the late tasks moved to their arrival step (0: the plan met every deadline)
-    totals: dict
+    repairs: int  # re-runs of the LP plan with its late tasks started earlier (0: it met every deadline)
+    totals: dict  # the engine's totals of the best candidate's run
+    source: str = "LP plan"  # which candidate is the best: the LP plan, a heuristic, repaired, or a crossover
+    runs: int = 1  # engine runs in all (candidates, repairs, local search)
+    search_accepted: int = 0  # local-search moves kept
+    plan_value: float = float("nan")  # the LP plan's run (after its repairs)
+    plan_late: int = 0
+    candidates: dict = field(default_factory=dict)  # every candidate's (value, late tasks), by name
 
 
 @dataclass
@@ -125,52 +108,55 @@ def plan_schedule(prep: Prepared, lower: OptimumResult) -> Plan:
     return Plan(site=site, step=step, late=late, plan_s=time.perf_counter() - t)
 
 
-def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=None, **options) -> UpperResult:
-    """Round ``lower`` (``optimum(..., profile=True)``) to a schedule and run it through the engine
-    (``sim_core.run`` with :class:`PlanPolicy`) on the same window, seed and run options. A task the engine
-    starts past its deadline (it waited longer for a wake than the plan kept to spare) is moved to its arrival
-    step and the window run again (``REPAIRS`` times at most; the result reports the last run)."""
-    from ..simulator import run
-
+def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=None,
+                heuristics: tuple[str, ...] = HEURISTICS, search_runs: int = SEARCH_RUNS, **options) -> UpperResult:
+    """The best schedule found for the window of ``lower`` (``optimum(..., profile=True)``), run through the
+    engine (``sim_core.run``) on the same window, seed and run options (``optimum.search``): the LP's solution
+    rounded to a plan (:class:`PlanPolicy`), the runs of the ``heuristics`` (registered policies), each
+    candidate's late tasks repaired (started earlier), and ``search_runs`` runs of a local search around the best
+    two. The result is the least candidate with no late task (an upper bound of OPT), or, if none meets every
+    deadline, the one with the fewest late tasks (``sla_violations`` > 0: not a bound)."""
     sc = as_scenario(scenario)
-    prep = Prepared(sc, lower.seed, start=start, days=days, steps=steps, **options)
+    run_kw = dict(start=start, days=days, steps=steps, **options)
+    prep = Prepared(sc, lower.seed, **run_kw)
     plan = plan_schedule(prep, lower)
-    t = time.perf_counter()
-    repairs = 0
-    while True:
-        res = run(sc, PlanPolicy(plan, prep.s0), seed=lower.seed, start=start, days=days, steps=steps, **options)
-        late = res.tasks["violated"].to_numpy()  # (the engine's task order, as the plan's)
-        if not late.any() or repairs == REPAIRS:
-            break
-        # a task the engine started too late (a longer wake wait than the plan kept) goes at its arrival step
-        repairs += 1
-        arr = np.clip((prep.tasks.arrival - prep.t0) // STEP_S, 0, prep.n - 1).astype(np.int64)
-        moved = late & (plan.step > arr)
-        if not moved.any():
-            break
-        plan.step[moved] = arr[moved]
-    sim_s = time.perf_counter() - t
-    tot = res.totals
-    w_c, w_u = lower.weights["per_kg"], lower.weights["per_usd"]
-    carbon, cost = tot["carbon_incl_transfer_kg"], tot["cost_incl_transfer_usd"]
-    value = carbon if lower.objective == "carbon" else cost if lower.objective == "cost" else w_c * carbon + w_u * cost
+    ev = Evaluator(sc, prep, lower.objective, lower.weights, run_kw)
+    first = ev.plan("LP plan", plan)
+    lp_run = ev.repair(first, REPAIRS)
+    cands = [first] if lp_run is first else [first, lp_run]
+    for h in heuristics:  # a run with late tasks stays listed beside its repair
+        c = ev.run(h, h, None)
+        cands += [c] if c.late == 0 else [c, ev.repair(c)]
+    clean = sorted((c for c in cands if c.late == 0), key=lambda c: c.value)
+    accepted = 0
+    if len(clean) >= 2 and search_runs > 0:
+        found, accepted = improve(ev, clean[0], clean[1], search_runs, seed=lower.seed)
+        if found is not clean[0]:
+            cands.append(found)
+            clean.insert(0, found)
+    best = clean[0] if clean else min(cands, key=lambda c: (c.late, c.value))
+    tot = best.result.totals
     not_started = tot["tasks"] - tot["tasks_started"] - tot["tasks_unschedulable"]
-    return UpperResult(objective=lower.objective, value=float(value), carbon_kg=float(carbon), cost_usd=float(cost),
-                       energy_kwh=float(tot["total_kwh"]), sla_violations=int(tot["sla_violations"]),
-                       tasks_forced=int(tot["tasks_forced"]), tasks_started=int(tot["tasks_started"]),
-                       tasks_not_started=int(not_started), planned_late=int(plan.late.sum()),
-                       planned_past_window=int((plan.step >= lower.steps).sum()), plan_s=plan.plan_s, sim_s=sim_s,
-                       repairs=repairs, totals=dict(tot))
+    return UpperResult(objective=lower.objective, value=best.value, carbon_kg=float(tot["carbon_incl_transfer_kg"]),
+                       cost_usd=float(tot["cost_incl_transfer_usd"]), energy_kwh=float(tot["total_kwh"]),
+                       sla_violations=int(tot["sla_violations"]), tasks_forced=int(tot["tasks_forced"]),
+                       tasks_started=int(tot["tasks_started"]), tasks_not_started=int(not_started),
+                       planned_late=int(plan.late.sum()), planned_past_window=int((plan.step >= lower.steps).sum()),
+                       plan_s=plan.plan_s, sim_s=ev.sim_s, repairs=lp_run.repairs, totals=dict(tot), source=best.name,
+                       runs=ev.runs, search_accepted=accepted, plan_value=lp_run.value, plan_late=lp_run.late,
+                       candidates={c.name: (c.value, c.late) for c in cands})
 
 
 def bracket(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
-            horizon_days: float | None = HORIZON_DAYS, lp: dict | None = None, **options) -> Bracket:
+            horizon_days: float | str | None = HORIZON_DAYS, lp: dict | None = None,
+            heuristics: tuple[str, ...] = HEURISTICS, search_runs: int = SEARCH_RUNS, **options) -> Bracket:
     """The optimum of a run window bracketed: the LP's lower bound (:func:`optimum`, ``lp``: its extra
-    arguments, e.g. ``formulation``) and the engine's value of the schedule rounded from it."""
+    arguments, e.g. ``formulation``) and the best schedule found (:func:`upper_bound`)."""
     sc = as_scenario(scenario)
     low = optimum(sc, seed=seed, start=start, days=days, steps=steps, objective=objective,
                   horizon_days=horizon_days, profile=True, **(lp or {}), **options)
-    up = upper_bound(sc, low, start=start, days=days, steps=steps, **options)
+    up = upper_bound(sc, low, start=start, days=days, steps=steps, heuristics=heuristics, search_runs=search_runs,
+                     **options)
     return Bracket(lower=low, upper=up)
 
 

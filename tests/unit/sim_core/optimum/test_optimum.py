@@ -118,7 +118,8 @@ def test_cost_objective_and_weights(tmp_path):
 @pytest.mark.parametrize("power", ["managed", "always_on"])
 def test_power_bound_below_the_engine(power, condenser):
     """At random states (busy resources, servers on that hold them, weather), the bound is <= the engine's
-    total power (physics.compute), and within a few % of it (the default hybrid dry cooler and the wet tower)."""
+    total power (physics.compute), and within 1 % of it at the median (the default hybrid dry cooler and the wet
+    tower; measured 0.998-0.999)."""
     rng = np.random.default_rng(7)
     params = np.stack([ph.param_vector(DatacenterParams(condenser=condenser)) for _ in range(3)])
     caps = np.array([[800.0, 64.0, 6400.0], [2000.0, 0.0, 8000.0], [400.0, 32.0, 3000.0]])
@@ -149,7 +150,8 @@ def test_power_bound_below_the_engine(power, condenser):
     for d, s in enumerate(sites):
         p = bound_at(s, fac.slope[d], fac.icpt[d], busy[0, d], busy[1, d], busy[2, d], a_c[d], a_g[d])[3]
         assert (p <= eng[d] * (1 + 1e-9)).all()
-        assert np.median(p / eng[d]) > 0.9
+        # within 0.3 % at the median: 0.91-0.93 before the power chain (lighting, UPS, transformer) was in it
+        assert np.median(p / eng[d]) > 0.99
 
 
 def _flexible_bundle(tmp_path, n_tasks=600, n_dc=5, days=3):

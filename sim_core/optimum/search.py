@@ -1,0 +1,146 @@
+"""The upper end of the bracket: the best schedule found, not only the schedule rounded from the LP
+(docs/optimum.md "The upper bound: the best schedule found").
+
+Candidates: the rounded LP plan (``upper.plan_schedule``) and the runs of strong heuristics (registered
+policies, ``HEURISTICS``). A heuristic's run with late tasks is replayed as a plan (each task dispatched at the
+step and to the site the policy chose, :func:`plan_from_run`) and repaired: its late tasks start earlier (their
+arrival step), then, if still late, at their origin (no transfer delay). The best candidate is then improved by
+a local search: a share of its tasks takes the decisions of the second-best candidate (a crossover), kept when
+the engine's run is better and meets every deadline. Every candidate is an engine run of the whole window with
+the run's options, so the best one with no late task is an achievable value, an upper bound of OPT.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..simulator import Prepared
+from .plan import Plan, PlanPolicy
+
+#: the heuristics whose runs are candidates (the strongest registered policies on carbon and on cost)
+HEURISTICS = ("lowest_carbon", "lowest_price")
+#: engine runs at most for repairing one candidate's late tasks
+REPAIR_RUNS = 3
+#: engine runs of the local search (crossovers of the best and second-best candidates)
+SEARCH_RUNS = 2
+#: share of the tasks a crossover takes from the second-best candidate (halved after each rejection)
+CROSSOVER_SHARE = 0.5
+
+
+@dataclass
+class Candidate:
+    """One schedule run through the engine: its plan (None: a policy's own run, not replayed), value and late
+    tasks."""
+
+    name: str
+    value: float
+    late: int
+    plan: Plan | None
+    result: object  # sim_core.RunResult
+    repairs: int = 0  # re-runs that repaired it
+
+
+def objective_value(totals: dict, objective: str, w_c: float, w_u: float) -> float:
+    """The objective of a run's totals (kg, USD or their weighted sum)."""
+    carbon, cost = totals["carbon_incl_transfer_kg"], totals["cost_incl_transfer_usd"]
+    return float(carbon if objective == "carbon" else cost if objective == "cost" else w_c * carbon + w_u * cost)
+
+
+def plan_from_run(prep: Prepared, res) -> Plan:
+    """The (datacenter, dispatch step) of every task of a run, as a :class:`Plan` (the engine's task order): a
+    task never dispatched keeps site -1 (it stays pending, as in the run)."""
+    tk = res.tasks
+    if tk.height != prep.tasks.arrival.shape[0]:
+        raise ValueError(f"the run has {tk.height} tasks, the window {prep.tasks.arrival.shape[0]}")
+    dest = tk["dest"].to_physical().fill_null(-1).to_numpy().astype(np.int64)
+    t0 = prep.scenario.start_utc.timestamp()
+    dec = tk["decision_ts_utc"].dt.epoch("us").to_numpy().astype(np.float64) / 1e6 - t0
+    step = np.where(np.isfinite(dec), np.floor(np.nan_to_num(dec) / prep.scenario.step_s), 0).astype(np.int64)
+    step -= prep.s0
+    site = np.where(np.isfinite(dec), dest, -1)
+    return Plan(site=site, step=step, late=np.zeros(site.shape[0], np.int8), plan_s=0.0)
+
+
+def _arrival_step(prep: Prepared) -> np.ndarray:
+    return np.clip((prep.tasks.arrival - prep.t0) // prep.scenario.step_s, 0, prep.n - 1).astype(np.int64)
+
+
+def _copy(plan: Plan) -> Plan:
+    return Plan(site=plan.site.copy(), step=plan.step.copy(), late=plan.late.copy(), plan_s=plan.plan_s)
+
+
+class Evaluator:
+    """Runs plans through the engine on one window (its options), counting the runs and their time."""
+
+    def __init__(self, sc, prep: Prepared, objective: str, weights: dict, run_kw: dict):
+        self.sc, self.prep, self.objective = sc, prep, objective
+        self.w_c, self.w_u = weights["per_kg"], weights["per_usd"]
+        self.run_kw = run_kw
+        self.runs = 0
+        self.sim_s = 0.0
+
+    def run(self, name: str, policy, plan: Plan | None) -> Candidate:
+        from ..simulator import run
+
+        t = time.perf_counter()
+        res = run(self.sc, policy, seed=self.prep.seed, **self.run_kw)
+        self.sim_s += time.perf_counter() - t
+        self.runs += 1
+        return Candidate(name=name, value=objective_value(res.totals, self.objective, self.w_c, self.w_u),
+                         late=int(res.totals["sla_violations"]), plan=plan, result=res)
+
+    def plan(self, name: str, plan: Plan) -> Candidate:
+        return self.run(name, PlanPolicy(plan, self.prep.s0), plan)
+
+    def repair(self, cand: Candidate, runs: int = REPAIR_RUNS) -> Candidate:
+        """Re-run ``cand`` with its late tasks started earlier: at their arrival step (a task the plan deferred),
+        then at their origin (no transfer); at most ``runs`` runs. Returns the last run
+        (``repairs``: its re-runs)."""
+        if cand.late == 0:
+            return cand
+        plan = _copy(cand.plan if cand.plan is not None else plan_from_run(self.prep, cand.result))
+        arr = _arrival_step(self.prep)
+        origin = self.prep.tasks.origin.astype(np.int64)
+        cur = cand
+        for k in range(runs):
+            late = cur.result.tasks["violated"].to_numpy()
+            if not late.any():
+                break
+            earlier = late & (plan.step > arr)
+            if earlier.any():
+                plan.step[earlier] = arr[earlier]
+            moved = late & ~earlier & (plan.site != origin) & (plan.site >= 0)
+            plan.site[moved] = origin[moved]
+            plan.step[moved] = arr[moved]
+            if not (earlier.any() or moved.any()):
+                break
+            cur = self.plan(f"{cand.name}, repaired", _copy(plan))
+            cur.repairs = k + 1
+        return cur
+
+
+def improve(ev: Evaluator, best: Candidate, other: Candidate, runs: int, seed: int = 0) -> tuple[Candidate, int]:
+    """Local search: crossovers of ``best`` and ``other`` (a share of the tasks, drawn at random with ``seed``,
+    take ``other``'s decisions), each run through the engine; one that meets every deadline and is lower
+    replaces ``best``. Returns the best and the number of accepted moves."""
+    rng = np.random.default_rng(seed)
+    a = best.plan if best.plan is not None else plan_from_run(ev.prep, best.result)
+    b = other.plan if other.plan is not None else plan_from_run(ev.prep, other.result)
+    share, accepted = CROSSOVER_SHARE, 0
+    for _ in range(runs):
+        take = rng.random(a.site.shape[0]) < share
+        trial = _copy(a)
+        trial.site[take], trial.step[take] = b.site[take], b.step[take]
+        cand = ev.plan(f"crossover of {best.name} and {other.name}", trial)
+        if cand.late == 0 and cand.value < best.value:
+            best, a, accepted = cand, trial, accepted + 1
+        else:
+            share /= 2
+    return best, accepted
+
+
+__all__ = ["HEURISTICS", "REPAIR_RUNS", "SEARCH_RUNS", "Candidate", "Evaluator", "improve", "objective_value",
+           "plan_from_run"]

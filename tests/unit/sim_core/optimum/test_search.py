@@ -1,0 +1,114 @@
+"""The upper end's search (``optimum.search``): a policy's run replayed as a plan is the same run; late tasks
+are repaired by starting them earlier; the best candidate meets every deadline and is never above the LP
+plan's or a heuristic's deadline-meeting run; the integer model (``optimum.mip``) sits between the fluid LP and
+the engine on small windows."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+import sim_core
+from sim_core.optimum import PlanPolicy, bracket, integrality_gap, optimum
+from sim_core.optimum.plan import Plan
+from sim_core.optimum.search import Evaluator, plan_from_run
+from sim_core.simulator import Prepared
+from sim_core.testing import synthetic_signals, synthetic_tasks, write_bundle
+
+DAY = 96
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory):
+    """3 sites, 2 days, 160 synthetic tasks with allowed delays of 0, 2 or 6 h."""
+    n = 2 * DAY
+    t = synthetic_tasks(160, n, seed=5)
+    t = t.with_columns(max_delay_s=pl.Series(np.random.default_rng(6).choice([0.0, 7200.0, 21600.0], t.height)),
+                       bandwidth_gb=pl.lit(0.5))
+    path = write_bundle(tmp_path_factory.mktemp("search"), locations=["L0", "L1", "L2"],
+                        timezones=["America/Los_Angeles", "Europe/Berlin", "Asia/Singapore"], total_cores=192,
+                        total_gpus=12, total_mem_gb=1500, n_steps=n, signals=synthetic_signals(3, n, 5), tasks=t,
+                        usd_per_gb=0.02, throughput_mbps=400.0, rtt_ms=90.0)
+    return sim_core.load(path)
+
+
+def test_a_policy_run_replayed_as_a_plan_is_the_same_run(sites):
+    """lowest_carbon dispatches each task at once: its (site, dispatch step) per task, followed by PlanPolicy,
+    gives the engine the same decisions, so the same totals."""
+    res = sim_core.run(sites, "lowest_carbon", seed=0, days=1)
+    prep = Prepared(sites, 0, days=1)
+    plan = plan_from_run(prep, res)
+    assert (plan.site >= 0).all()
+    again = sim_core.run(sites, PlanPolicy(plan, prep.s0), seed=0, days=1)
+    assert again.totals["carbon_incl_transfer_kg"] == pytest.approx(res.totals["carbon_incl_transfer_kg"], rel=1e-12)
+    assert again.tasks["dest"].to_list() == res.tasks["dest"].to_list()
+
+
+def test_late_tasks_are_repaired_by_starting_them_earlier(sites):
+    """A plan that dispatches every task 20 h after its arrival misses many deadlines; the repair starts the late
+    ones at their arrival step (then at their origin) and the repaired run has fewer late tasks, none if it can."""
+    prep = Prepared(sites, 0, days=1)
+    arr = ((prep.tasks.arrival - prep.t0) // 900).astype(np.int64)
+    bad = Plan(site=prep.tasks.origin.astype(np.int64), step=arr + 80, late=np.zeros(arr.shape[0], np.int8),
+               plan_s=0.0)
+    ev = Evaluator(sites, prep, "carbon", {"per_kg": 1.0, "per_usd": 0.0}, dict(days=1))
+    first = ev.plan("late plan", bad)
+    assert first.late > 10
+    fixed = ev.repair(first)
+    assert fixed.late < first.late and fixed.late == 0 and 1 <= fixed.repairs <= 3
+    assert fixed.result.totals["sla_violations"] == 0 and ev.runs == 1 + fixed.repairs
+
+
+def test_the_best_schedule_found_is_the_least_deadline_meeting_candidate(sites):
+    b = bracket(sites, seed=0, days=1)
+    up = b.upper
+    assert up.sla_violations == 0 and up.runs >= 3
+    assert set(up.candidates) >= {"LP plan", "lowest_carbon", "lowest_price"}
+    clean = [v for v, late in up.candidates.values() if late == 0]
+    assert up.value == min(clean) and up.value <= up.plan_value
+    for h in ("lowest_carbon", "lowest_price"):  # the heuristics' own runs are candidates, as run
+        tot = sim_core.run(sites, h, seed=0, days=1).totals
+        assert up.candidates[h] == (tot["carbon_incl_transfer_kg"], tot["sla_violations"])
+    assert b.lower.value <= up.value
+    # the API's default is one LP over the window and its drain (the pages' figures)
+    assert not b.lower.rolling and b.lower.n_horizons == 1
+    assert b.lower.value == optimum(sites, seed=0, days=1, horizon_days=None).value
+
+
+def test_no_search_keeps_the_candidates_as_run(sites):
+    b = bracket(sites, seed=0, days=1, heuristics=(), search_runs=0)
+    assert set(b.upper.candidates) <= {"LP plan", "LP plan, repaired"} and b.upper.search_accepted == 0
+
+
+def test_integrality_gap_orders_fluid_relaxation_and_integer(sites):
+    """On a 6-hour window: the fluid LP's bound <= the integer model's relaxation <= its MIP value (each task one
+    whole run), the MIP solved by HiGHS; every deadline-meeting engine run lies above the fluid bound."""
+    g = integrality_gap(sites, seed=0, steps=24, time_limit_s=120)
+    assert g.status == "Optimal" and g.n_tasks > 5 and g.n_columns > g.n_tasks
+    assert g.fluid_lp <= g.relaxation * (1 + 1e-7)
+    assert g.relaxation <= g.mip * (1 + 1e-7)
+    assert g.mip_bound == pytest.approx(g.mip, rel=2e-4)
+    assert 0.0 <= g.gap < 1.0 and g.gap_to_fluid >= g.gap - 1e-9
+    assert 0.0 < g.fixed < g.fluid_lp and g.gap_of_changeable >= g.gap
+    run = sim_core.run(sites, "local_only", seed=0, steps=24).totals
+    if run["sla_violations"] == 0:
+        assert run["carbon_incl_transfer_kg"] >= g.fluid_lp
+
+
+def test_the_default_horizon_is_one_lp_up_to_two_weeks(tmp_path):
+    """``horizon_days="auto"`` (the default): one LP while the bound spans at most ONE_LP_MAX_DAYS, rolling 7-day
+    horizons beyond (a year as one LP is out of reach); a bad value is refused."""
+    from sim_core.optimum import OptimumError
+    from sim_core.optimum.solve import ONE_LP_MAX_DAYS
+
+    n = 17 * DAY
+    sc = sim_core.load(write_bundle(tmp_path, locations=["L0", "L1"], timezones=["UTC", "Asia/Tokyo"],
+                                    total_cores=64, total_gpus=0, total_mem_gb=512, n_steps=n,
+                                    signals=synthetic_signals(2, n, 1), tasks=synthetic_tasks(40, n, seed=1)))
+    short = optimum(sc, seed=0, days=ONE_LP_MAX_DAYS - 2)
+    long = optimum(sc, seed=0, days=ONE_LP_MAX_DAYS + 1)
+    assert not short.rolling and short.n_horizons == 1 and short.steps / 96 <= ONE_LP_MAX_DAYS
+    assert long.rolling and long.horizon_steps == 7 * 96 and long.n_horizons == -(-long.steps // (7 * 96))
+    with pytest.raises(OptimumError, match="auto"):
+        optimum(sc, seed=0, days=1, horizon_days="weekly")
