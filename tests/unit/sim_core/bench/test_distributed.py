@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import re
 import pytest
 from typer.testing import CliRunner
 
@@ -102,7 +103,7 @@ def test_distributed_sweep_to_s3(bundle, client, in_process, s3, tmp_path):
     import boto3
 
     boto3.client("s3", endpoint_url=s3, region_name="us-east-1").delete_object(Bucket="sweeps", Key=keys[0])
-    with pytest.raises(ObjectNotFoundError, match=f"no object at s3://sweeps/{keys[0]}"):
+    with pytest.raises(ObjectNotFoundError, match=re.escape(f"no object at s3://sweeps/{keys[0]}")):
         compare(bundle, POLS, SEEDS, days=1, store=store, missing="skip")
 
 
