@@ -3,9 +3,9 @@ server started here) or a folder: the same objects, byte for byte, as the in-pro
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-import re
 import pytest
 from typer.testing import CliRunner
 
