@@ -18,12 +18,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gridshift.battery_params import BatteryParams
 from gridshift.bounds import Bound
 from gridshift.origin import ACTIVITY_OFF, ACTIVITY_ON, BUSINESS_END_H, BUSINESS_START_H
 
-#: the kinds of option: a flag, an integer, a real number, one of named choices, free text
-BOOL, INT, FLOAT, CHOICE, TEXT = "bool", "int", "float", "choice", "text"
-KINDS = (BOOL, INT, FLOAT, CHOICE, TEXT)
+#: the kinds of option: a flag, an integer, a real number, one of named choices, free text, a parameter set
+BOOL, INT, FLOAT, CHOICE, TEXT, PARAMS = "bool", "int", "float", "choice", "text", "params"
+KINDS = (BOOL, INT, FLOAT, CHOICE, TEXT, PARAMS)
 #: the commands that take run options as flags
 COMMANDS = ("run", "compare", "optimum")
 #: largest integer any option may take (fits every kernel integer, including int32 counters)
@@ -40,7 +41,14 @@ class RunOption:
     multiple of; ``nullable``: ``None`` is allowed (``TEXT``); ``per_task``: the Python API also takes one value
     per bundle task (a 1-D array; never a flag). ``commands`` are the CLI commands that show it as a flag
     (``flag``: its flag declaration, default ``--name`` or, for a ``BOOL``, ``--name/--no-name``), ``sweep``
-    whether the Dagster sweep's config has it. ``citation`` says where the default (and range) come from."""
+    whether the Dagster sweep's config has it. ``citation`` says where the default (and range) come from.
+
+    A ``PARAMS`` option is a set of named parameters declared by its own class ``params`` (a frozen dataclass with
+    ``from_value(mapping or instance)``, which checks every field against its range, and ``to_dict()``; e.g.
+    ``gridshift.battery_params.BatteryParams``); its default is ``None``, the feature off. ``requires`` names
+    the ``PARAMS`` option without which this one has no effect. An option that is off (a ``PARAMS`` left ``None``,
+    or one whose ``requires`` is) is left out of a run's options and run key, so declaring a new feature keeps
+    every stored run's key."""
 
     name: str
     kind: str
@@ -57,6 +65,8 @@ class RunOption:
     flag: str = ""
     commands: tuple[str, ...] = COMMANDS
     sweep: bool = True
+    params: Any = None
+    requires: str = ""
 
     def __post_init__(self) -> None:
         def bad(why: str) -> ValueError:
@@ -70,6 +80,8 @@ class RunOption:
             raise bad("an int or float option has a bound (its valid range), no other kind has one")
         if bool(self.choices) != (self.kind == CHOICE):
             raise bad("a choice option lists its choices, no other kind does")
+        if (self.params is not None) != (self.kind == PARAMS) or (self.kind == PARAMS and self.default is not None):
+            raise bad("a params option names its parameter class and defaults to None (off); no other kind has one")
         if (self.presets and self.kind != FLOAT) or (self.multiple_of and self.kind != INT):
             raise bad("presets belong to a float option, multiple_of to an int option")
         if set(self.commands) - set(COMMANDS):
@@ -82,7 +94,9 @@ class RunOption:
     def admits(self, v: Any) -> bool:
         """Whether ``v`` is a valid scalar value (the checks of ``sim_core.options`` also name the reason)."""
         if v is None:
-            return self.nullable
+            return self.nullable or self.kind == PARAMS
+        if self.kind == PARAMS:
+            return isinstance(v, Mapping | self.params)
         if self.kind == BOOL:
             return isinstance(v, bool)
         if self.kind == CHOICE:
@@ -106,6 +120,10 @@ class RunOption:
         API takes)."""
         if self.kind == BOOL:
             return "True or False"
+        if self.kind == PARAMS:
+            names = ", ".join(f"`{f}`" for f in self.params.__dataclass_fields__)
+            how = "a mapping of" if api else "name=value pairs, comma-separated, of"
+            return f"`None` (off) or {how} {names} (each in its range)"
         if self.kind == CHOICE:
             return " or ".join(f'`"{c}"`' for c in self.choices)
         if self.kind == TEXT:
@@ -159,6 +177,8 @@ _ISSUE_CITE = ("Electricity Maps, the source of the bundles' carbon signal: \"Al
                "covering \"the next 24 hours\"; 15 min (every step) and a day (a day-ahead issue) are the options' "
                "ends")
 _SPEC = "the project's specification, docs/model.md"
+#: the battery rules' names (``sim_core.policies.registry.BATTERY_RULES`` declares them; a test keeps these equal)
+BATTERY_RULE_NAMES = ("carbon_quantile", "price_quantile", "idle")
 
 OPTIONS: tuple[RunOption, ...] = (
     RunOption("single_action", BOOL, False, "one action applies to every pending task (the single-action mode of "
@@ -235,6 +255,14 @@ OPTIONS: tuple[RunOption, ...] = (
               "(a week past the window)", unit="days",
               bound=Bound(0.0, 366.0, "the longest a run drains past its window (docs/simulation.md \"How a run "
                                       "ends\"): >= 0 days, at most a year")),
+    RunOption("battery", PARAMS, None, "battery storage at every site (sim_core.battery): None = none; else its "
+              "parameters (a field left out takes its cited default): grid energy = facility energy + charge - "
+              "discharge", "gridshift.battery_params.BatteryParams (each default's source in its docstring: NREL "
+              "ATB 2020 round trip 0.85, a 4-hour device, ...)", params=BatteryParams),
+    RunOption("battery_policy", CHOICE, "carbon_quantile", "the rule that sets each battery's charge / discharge "
+              "target where a Python policy sets none", "sim_core.policies.registry.BATTERY_RULES (adapted from "
+              "SustainDC's rule-based battery controller, HewlettPackard/dc-rl)",
+              choices=BATTERY_RULE_NAMES, requires="battery"),
 )
 
 _DECLARED: dict[str, RunOption] = {o.name: o for o in OPTIONS}
@@ -279,9 +307,37 @@ def from_text(option: RunOption, raw: str | None) -> Any:
     """A flag's or config's text value as the option takes it: a number or, failing that, a preset name (a
     ``FLOAT`` with presets: the CLI and the sweep config take it as text). Nothing is checked here: the run's
     own checks refuse a bad value, naming it and its range."""
+    if option.kind == PARAMS and isinstance(raw, str):
+        return params_from_text(option, raw)
     if raw is None or option.kind != FLOAT or not option.presets or not isinstance(raw, str):
         return raw
     try:
         return float(raw)
     except ValueError:
         return raw
+
+
+def params_from_text(option: RunOption, raw: str) -> dict[str, Any] | None:
+    """A ``PARAMS`` flag's or config's text, ``name=value,name=value``, as a mapping (each value a number where it
+    reads as one); empty text is ``None`` (off). Names and values are checked by the option's parameter class."""
+    if not raw.strip():
+        return None
+    out: dict[str, Any] = {}
+    for item in raw.split(","):
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise ValueError(f"--{option.name.replace('_', '-')}: {item.strip()!r} is not name=value (e.g. "
+                             f"{next(iter(option.params.__dataclass_fields__))}=100)")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            out[name.strip()] = value.strip()
+    return out
+
+
+def is_off(option: RunOption, values: Mapping[str, Any]) -> bool:
+    """Whether ``option`` has no effect with these option values (a ``PARAMS`` left ``None``, or one whose
+    ``requires`` is): such an option is left out of a run's options and run key."""
+    if option.kind == PARAMS:
+        return values.get(option.name) is None
+    return bool(option.requires) and values.get(option.requires) is None

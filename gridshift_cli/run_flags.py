@@ -19,13 +19,13 @@ import typer
 
 from gridshift import run_options as R
 
-_TYPES: dict[str, type] = {R.BOOL: bool, R.INT: int, R.FLOAT: float, R.CHOICE: str, R.TEXT: str}
+_TYPES: dict[str, type] = {R.BOOL: bool, R.INT: int, R.FLOAT: float, R.CHOICE: str, R.TEXT: str, R.PARAMS: str}
 
 
 def flag_type(o: R.RunOption) -> Any:
     """The flag's Python type: a float with presets is text (a number or a preset name); nullable is optional."""
     t: Any = str if (o.kind == R.FLOAT and o.presets) else _TYPES[o.kind]
-    return t | None if o.nullable else t
+    return t | None if (o.nullable or o.kind == R.PARAMS) else t
 
 
 def flag_help(o: R.RunOption) -> str:
@@ -54,7 +54,10 @@ def with_run_options(fn: Callable[..., Any], command: str) -> Callable[..., Any]
 
     @functools.wraps(fn)
     def cmd(**kw: Any) -> Any:
-        options = {o.name: R.from_text(o, kw.pop(o.name)) for o in specs}
+        try:
+            options = {o.name: R.from_text(o, kw.pop(o.name)) for o in specs}
+        except ValueError as err:  # a parameter set's text that is not name=value pairs
+            raise typer.BadParameter(str(err)) from None
         return fn(**kw, options=options)
 
     del cmd.__wrapped__  # (typer reads the signature below, not fn's)

@@ -30,11 +30,10 @@ from typing import Any
 import numpy as np
 
 from gridshift import run_options as R
-from gridshift.battery_params import BatteryParamError, BatteryParams
 from gridshift.bounds import Bound
+from gridshift.dc_params import ParamError
 
 from . import origin as O
-from .policies.registry import BATTERY_RULES, DEFAULT_BATTERY_RULE
 from .scenario import Scenario
 
 # The options are declared in gridshift.run_options (name, type, default, range, unit, doc, citation); these
@@ -147,8 +146,13 @@ def check_declared(o: R.RunOption, v: Any) -> Any:
     """``v`` validated by option ``o``'s declaration (``gridshift.run_options``) and normalized to a Python
     ``bool``/``int``/``float``/``str`` (a preset name as its value; a per-task array as a read-only float64
     array), or :class:`RunOptionsError` naming the option, the value and the rule."""
-    if v is None and o.nullable:
+    if v is None and (o.nullable or o.kind == R.PARAMS):
         return None
+    if o.kind == R.PARAMS:
+        try:
+            return o.params.from_value(dict(v) if isinstance(v, Mapping) else v)
+        except ParamError as err:
+            raise RunOptionsError(str(err)) from err
     if o.kind == R.BOOL:
         return check_bool(o.name, v)
     if o.kind == R.CHOICE:
@@ -182,30 +186,13 @@ class Options:
     Constructing one validates and normalizes every value (:func:`check_declared`) or raises
     :class:`RunOptionsError`; an unknown name is a ``TypeError``, as an unknown keyword argument is."""
 
-    #: battery storage at every site (sim_core.battery), a parameter set rather than one value, so not (yet) a
-    #: declared option: None = no battery (the default: results and run keys as before); a
-    #: ``gridshift.battery_params.BatteryParams`` or a mapping of its fields (stored as a BatteryParams)
-    battery: BatteryParams | None
-    #: the battery rule that sets each step's charge / discharge target (``registry.BATTERY_RULES``) where a Python
-    #: policy sets none
-    battery_policy: str
-
-    def __init__(self, *, battery: Any = None, battery_policy: str = DEFAULT_BATTERY_RULE, **kw: Any) -> None:
+    def __init__(self, **kw: Any) -> None:
         specs = R.declared()
         unknown = sorted(set(kw) - {o.name for o in specs})
         if unknown:
             raise TypeError(f"unknown run options: {unknown}")
         for o in specs:
             setattr(self, o.name, check_declared(o, kw.get(o.name, o.default)))
-        if battery is not None:
-            try:
-                battery = BatteryParams.from_value(battery)
-            except BatteryParamError as err:
-                raise RunOptionsError(str(err)) from err
-        rules = tuple(r.name for r in BATTERY_RULES)
-        if not isinstance(battery_policy, str) or battery_policy not in rules:
-            raise RunOptionsError(f"battery_policy must be one of {rules}, got {battery_policy!r}")
-        self.battery, self.battery_policy = battery, battery_policy
         if not O.activity(np.arange(24), **self.activity_kw()).any():
             raise RunOptionsError(
                 f"activity is 0 at every local hour (activity_on={self.activity_on!r} in business hours "
@@ -234,15 +221,13 @@ class Options:
                     off=self.activity_off)
 
     def public(self) -> dict:
-        """The options as plain values, in declaration order (a per-task array as the label ``"per-task"``).
-        Without a battery its two options are left out, so that a run without one keeps the options (and the run
-        key) it had before batteries existed."""
-        d = {k: "per-task" if isinstance(v, np.ndarray) else v for k, v in vars(self).items()}
-        if self.battery is None:
-            del d["battery"], d["battery_policy"]
-        else:
-            d["battery"] = self.battery.to_dict()
-        return d
+        """The options as plain values, in declaration order (a per-task array as the label ``"per-task"``, a
+        parameter set as its mapping). An option that is off (``gridshift.run_options.is_off``: a feature left
+        ``None``, e.g. no battery) is left out, so that a run without it keeps the options (and the run key) it had
+        before the feature existed."""
+        values = vars(self)
+        return {k: "per-task" if isinstance(v, np.ndarray) else v.to_dict() if hasattr(v, "to_dict") else v
+                for k, v in values.items() if not R.is_off(R.get(k), values)}
 
 
 def make_options(**kw) -> Options:

@@ -73,10 +73,10 @@ class SweepBase(dg.Config):
 def config_field(o: R.RunOption) -> tuple[Any, Any]:
     """The (type, pydantic field) of run option ``o`` in a Dagster config: a float with presets is text (a
     number or a preset name), a nullable option Optional; its default and doc are the declaration's."""
-    t: Any = {R.BOOL: bool, R.INT: int, R.FLOAT: float, R.CHOICE: str, R.TEXT: str}[o.kind]
+    t: Any = {R.BOOL: bool, R.INT: int, R.FLOAT: float, R.CHOICE: str, R.TEXT: str, R.PARAMS: str}[o.kind]
     if o.kind == R.FLOAT and o.presets:
         t = str
-    if o.nullable:
+    if o.nullable or o.kind == R.PARAMS:  # (a parameter set as its name=value text, None = off)
         t = Optional[t]  # noqa: UP045 - Dagster config needs Optional
     unit = f" ({o.unit})" if o.unit else ""
     return t, Field(default=o.default, description=f"{o.doc}{unit}: {o.describe_valid(api=False)}")

@@ -154,3 +154,41 @@ def test_a_bad_value_is_refused_with_its_range(bundle, tmp_path, command, flags,
     assert res.exit_code == 2, res.output
     assert "Invalid value" in res.output and msg in _text(res.output), res.output
     assert not (tmp_path / "o").exists()
+
+
+def test_the_battery_is_a_declared_option_every_command_and_the_sweep_take(bundle, tmp_path):
+    """A parameter set (``PARAMS``) declared once: a flag of run / compare / optimum as name=value pairs, a field
+    of the sweep's config, a row of the docs table; off (None) it is left out of a run's options and key."""
+    from benchmarks.docs_tables import options_table
+    from dagster_project.assets.sweep import SweepConfig
+    from sim_core.policies.registry import BATTERY_RULES
+
+    o = declared.get("battery")
+    assert o.kind == declared.PARAMS and o.default is None
+    assert declared.get("battery_policy").choices == tuple(r.name for r in BATTERY_RULES)
+    for command in ("run", "compare", "optimum"):
+        assert "--battery" in _text(CliRunner().invoke(make_app(), [command, "--help"], env=ENV).output)
+    assert "battery" in SweepConfig.model_fields and "| `battery` | params | `None` |" in options_table()
+    assert not {"battery", "battery_policy"} & set(run_options.Options().public())  # run keys as before batteries
+    out = tmp_path / "bat"
+    res = _invoke("run", bundle, "--policy", "lowest_carbon", "--battery", "capacity_mwh=0.01,round_trip_eff=0.9",
+                  "--battery-policy", "idle", "--out", out)
+    assert res.exit_code == 0, res.output
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["options"]["battery"]["capacity_mwh"] == 0.01 and meta["options"]["battery_policy"] == "idle"
+    assert meta["options"]["battery"]["power_mw"] == 0.01 / 4  # a field left out takes its default (4-hour device)
+    want = sim_core.run(sim_core.load(bundle), "lowest_carbon",
+                        battery={"capacity_mwh": 0.01, "round_trip_eff": 0.9}, battery_policy="idle").totals
+    assert meta["totals"] == pytest.approx(want, rel=0, abs=0)
+    assert "battery_charge_kwh" in meta["totals"]
+
+
+@pytest.mark.parametrize(("value", "msg"), [
+    ("capacity_mwh", "is not name=value"),
+    ("capacity_mwh=-1", r"battery.capacity_mwh = -1.0 is outside \[0, 100000\]"),
+    ("volts=3", r"unknown battery parameter\(s\) \['volts'\]"),
+])
+def test_a_bad_battery_flag_is_refused_by_name(bundle, tmp_path, value, msg):
+    res = _invoke("run", bundle, "--policy", "local_only", "--battery", value, "--out", tmp_path / "x")
+    assert res.exit_code == 2 and re.search(msg, _text(res.output)), res.output
+    assert not (tmp_path / "x").exists()
