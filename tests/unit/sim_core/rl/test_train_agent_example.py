@@ -4,7 +4,6 @@ the rl extra: GRIDSHIFT_EXTRAS=rl ./run.sh ...)."""
 
 from __future__ import annotations
 
-import pickle
 
 import numpy as np
 import pytest
@@ -78,15 +77,26 @@ def test_saved_agent_is_the_trained_network(ex, bundles, recipe, tmp_path):
     assert agent.feature_names == tuple(names) and agent.bundle_id == sc.bundle_id
 
 
+class _Trap:
+    """An object whose unpickling creates ``path``: what a hostile file would do with code of its own."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (type(self.path).touch, (self.path,))
+
+
 def test_load_refuses_pickles_and_other_files(tmp_path):
     import torch
 
     from sim_core.rl.agent import load_agent
 
-    evil = tmp_path / "evil.pt"
-    torch.save({"format": "gridshift-agent/1", "layers": [], "x": pickle.loads(pickle.dumps(range(3)))}, evil)
+    evil, marker = tmp_path / "evil.pt", tmp_path / "ran"
+    torch.save({"format": "gridshift-agent/1", "layers": [], "x": _Trap(marker)}, evil)  # loading it would run code
     with pytest.raises(ValueError, match="evil.pt: not a gridshift agent file"):
         load_agent(evil)
+    assert not marker.exists()  # refused before anything in the file ran
     other = tmp_path / "other.pt"
     torch.save({"weights": torch.zeros(2)}, other)
     with pytest.raises(ValueError, match="other.pt: not a gridshift agent file.*expected 'gridshift-agent/1'"):
