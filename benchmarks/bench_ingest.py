@@ -226,6 +226,18 @@ def _floor(raws, frames, home_dir: str) -> dict[str, float]:
             "cpu": _cpu(resource.RUSAGE_SELF) - c0, "decoded_rows": decoded}
 
 
+def _timed_reps(what: str, fn, mirror: Path, reps: int) -> tuple[list[float], list[float]]:
+    """(wall s, CPU s) of ``reps`` calls of ``fn(mirror, fresh home)``, each printed as it ends."""
+    walls, cpus = [], []
+    for i in range(reps):
+        with tempfile.TemporaryDirectory() as home:
+            wall, cpu = fn(mirror, home)
+        walls.append(wall)
+        cpus.append(cpu)
+        print(f"{what} rep {i + 1}: {wall:.2f} s, CPU {cpu:.2f} s ({_load()})", flush=True)
+    return walls, cpus
+
+
 def _stats(xs: list[float]) -> str:
     return f"min {min(xs):.2f} s, median {statistics.median(xs):.2f} s (n={len(xs)})"
 
@@ -335,23 +347,11 @@ def main() -> None:
     if args.before:  # an A/B for the terminal: BENCHMARKS.md holds the current figures only (history is git's)
         print(f"CLI sync calls of {args.before}: {_syncs_text(before)}", flush=True)
 
-    rec, rec_cpu = [], []
-    for i in range(args.reps):
-        with tempfile.TemporaryDirectory() as home:
-            wall, cpu = _record(mirror, home)
-        rec.append(wall)
-        rec_cpu.append(cpu)
-        print(f"Dagster's record alone rep {i + 1}: {wall:.2f} s, CPU {cpu:.2f} s ({_load()})", flush=True)
+    rec, rec_cpu = _timed_reps("Dagster's record alone", _record, mirror, args.reps)
     rec_syncs = _syncs(mirror, record_only=True)
     print(f"record-alone sync calls: {_syncs_text(rec_syncs)}", flush=True)
 
-    pipe, pipe_cpu = [], []
-    for i in range(args.reps):
-        with tempfile.TemporaryDirectory() as home:
-            wall, cpu = _pipeline(mirror, home)
-        pipe.append(wall)
-        pipe_cpu.append(cpu)
-        print(f"pipeline rep {i + 1}: {wall:.2f} s, CPU {cpu:.2f} s", flush=True)
+    pipe, pipe_cpu = _timed_reps("pipeline", _pipeline, mirror, args.reps)
 
     raws, frames = _floor_inputs(mirror)
     floors = []
