@@ -226,7 +226,7 @@ class Options:
         ``None``, e.g. no battery) is left out, so that a run without it keeps the options (and the run key) it had
         before the feature existed."""
         values = vars(self)
-        return {k: "per-task" if isinstance(v, np.ndarray) else v.to_dict() if hasattr(v, "to_dict") else v
+        return {k: "per-task" if isinstance(v, np.ndarray) else v.to_dict() if R.get(k).kind == R.PARAMS else v
                 for k, v in values.items() if not R.is_off(R.get(k), values)}
 
 
