@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass
 
 from gridshift.bounds import Bound
+from gridshift.declarations import Declarations
 
 #: how a metric combines over sites and steps: SUM adds (energy, mass, money, work); COUNT adds whole numbers;
 #: RATIO is one sum over another (``of``: numerator, denominator), recomputed from the sums, never averaged;
@@ -155,37 +156,17 @@ METRICS: tuple[Metric, ...] = (
     _util("mem", "memory", "memory"),
 )
 
-_DECLARED: dict[str, Metric] = {m.name: m for m in METRICS}
-
-
-def declare(metric: Metric) -> Metric:
-    """Add a metric at run time (a test, a plug-in): stored, compared, checked and listed like those above.
-    Refused if the name is taken."""
-    if metric.name in _DECLARED:
-        raise ValueError(f"metric {metric.name!r} is already declared")
-    _DECLARED[metric.name] = metric
-    return metric
-
-
-def undeclare(name: str) -> None:
-    """Remove a metric added by :func:`declare` (the built-in ones stay)."""
-    if any(m.name == name for m in METRICS):
-        raise ValueError(f"metric {name!r} is built in")
-    _DECLARED.pop(name, None)
-
-
-def declared() -> tuple[Metric, ...]:
-    """Every metric, in output order (those of :func:`declare` last)."""
-    return tuple(_DECLARED.values())
-
-
-def names() -> tuple[str, ...]:
-    return tuple(_DECLARED)
-
-
-def get(name: str) -> Metric | None:
-    return _DECLARED.get(name)
+#: every metric, in output order (those declared at run time by a test or a plug-in last)
+_TABLE: Declarations[Metric] = Declarations("metric", METRICS)
+#: add a metric at run time: stored, compared, checked and listed like those above (refused if the name is taken)
+declare = _TABLE.declare
+#: remove a metric added by :func:`declare` (the built-in ones stay)
+undeclare = _TABLE.undeclare
+declared = _TABLE.declared
+names = _TABLE.names
+#: the metric of a name, or None
+get = _TABLE.find
 
 
 def units() -> dict[str, str]:
-    return {m.name: m.unit for m in _DECLARED.values()}
+    return {m.name: m.unit for m in declared()}

@@ -20,6 +20,7 @@ from typing import Any
 
 from gridshift.battery_params import BatteryParams
 from gridshift.bounds import Bound
+from gridshift.declarations import Declarations
 from gridshift.origin import ACTIVITY_OFF, ACTIVITY_ON, BUSINESS_END_H, BUSINESS_START_H
 
 #: the kinds of option: a flag, an integer, a real number, one of named choices, free text, a parameter set
@@ -265,42 +266,25 @@ OPTIONS: tuple[RunOption, ...] = (
               choices=BATTERY_RULE_NAMES, requires="battery"),
 )
 
-_DECLARED: dict[str, RunOption] = {o.name: o for o in OPTIONS}
-
-
-def declare(option: RunOption) -> RunOption:
-    """Add an option at run time (a test, a plug-in); it is checked, shown as flags, configurable in the sweep
-    and listed in the docs table like the ones above. Refused if the name is taken."""
-    if option.name in _DECLARED:
-        raise ValueError(f"run option {option.name!r} is already declared")
-    _DECLARED[option.name] = option
-    return option
-
-
-def undeclare(name: str) -> None:
-    """Remove an option added by :func:`declare` (the built-in ones stay)."""
-    if any(o.name == name for o in OPTIONS):
-        raise ValueError(f"run option {name!r} is built in")
-    _DECLARED.pop(name, None)
-
-
-def declared() -> tuple[RunOption, ...]:
-    """Every run option, in declaration order (those of :func:`declare` last)."""
-    return tuple(_DECLARED.values())
-
-
-def get(name: str) -> RunOption:
-    return _DECLARED[name]
+#: every run option, in declaration order (those declared at run time by a test or a plug-in last)
+_TABLE: Declarations[RunOption] = Declarations("run option", OPTIONS)
+#: add an option at run time: checked, shown as flags, configurable in the sweep and listed in the docs table like
+#: those above (refused if the name is taken)
+declare = _TABLE.declare
+#: remove an option added by :func:`declare` (the built-in ones stay)
+undeclare = _TABLE.undeclare
+declared = _TABLE.declared
+get = _TABLE.get
 
 
 def defaults() -> dict[str, Any]:
     """Every option's default (a preset as its name)."""
-    return {o.name: o.default for o in _DECLARED.values()}
+    return {o.name: o.default for o in declared()}
 
 
 def for_command(command: str) -> Iterator[RunOption]:
     """The options a CLI command takes as flags."""
-    return (o for o in _DECLARED.values() if command in o.commands)
+    return (o for o in declared() if command in o.commands)
 
 
 def from_text(option: RunOption, raw: str | None) -> Any:

@@ -4,7 +4,6 @@ the rl extra: GRIDSHIFT_EXTRAS=rl ./run.sh ...)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
