@@ -36,14 +36,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from matplotlib.figure import Figure
 
 import sim_core
 from benchmarks._report import ROOT, machine
 from gridshift.atomic import atomic_write_bytes
 from gridshift.bundle import TASK_FLEX_DEFAULTS
 from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams
+from gridshift_plots.style import direct_labels, save_png
 from sim_core import forecast as F
 from sim_core import network_power as NP
+from sim_core.bench.figures import policy_styles
 from sim_core.egress import DEFAULT_EGRESS, EGRESS_PRESETS, with_egress
 from sim_core.options import DEFAULT_TRANSFER_PRESET, TRANSFER_KWH_PER_GB_PRESETS
 from sim_core.physics import param_vector
@@ -56,8 +59,13 @@ DAYS = 30
 SEEDS = (0, 1, 2)
 BASELINE = "local_only"
 METRICS = (("carbon_incl_transfer_kg", "carbon incl. transfers"), ("cost_incl_transfer_usd", "cost incl. transfers"))
-#: what else a run keeps (the power-model rows are derived from it): transfer emissions, its window
-EXTRA = ("transfer_carbon_kg", "start_step", "steps")
+#: what else a run keeps: transfer emissions and its window (the power-model rows are derived from them), and the
+#: share of its tasks late (``sim_core.sla.late_rule``: service beside each saving)
+EXTRA = ("transfer_carbon_kg", "start_step", "steps", "sla_violation_rate")
+#: the column of :data:`EXTRA`'s late share in a row of :func:`measure`
+LATE = len(METRICS) + EXTRA.index("sla_violation_rate")
+#: where the bundle axes with numeric values draw their figure (saving and lateness against the value)
+FIGURE = ROOT / "docs" / "img" / "sensitivity_{axis}.png"
 #: Axes that need another export of the bundle: key -> (title, BuildParams field, values). A value equal to the
 #: main bundle's shares its runs. ``scale`` (issue 34) joins here as ("scale", (0.1, 1.0, 10.0)) once BuildParams
 #: has the field: nothing else in this script needs to change.
@@ -198,7 +206,8 @@ def measure(sc, settings: list[Setting], policies: list[str], days: int, seeds, 
                 for seed in seeds:
                     r = sim_core.run(scn, pol, seed=seed, start=w, days=days, **dict(s.options))
                     rows.append([float(r.totals[m]) for m, _ in METRICS] + [float(r.totals[EXTRA[0]]),
-                                float(r.options["start_step"]), float(r.options["steps"])])
+                                float(r.options["start_step"]), float(r.options["steps"]),
+                                float(r.totals[EXTRA[3]])])
             vals[pol] = np.array(rows)
         out[s.key] = vals
     return out
@@ -224,7 +233,58 @@ def _table(results: dict, ax: Axis, policies: list[str]) -> list[str]:
                 lines.append(f"| `{pol}` | " + " | ".join(_cell(savings(results[s.key], pol, k))
                                                           for s in ax.settings) + " |")
         lines.append("")
-    return lines
+    lines += ["Tasks late (finishing after their deadline, `sim_core.sla`), % of the tasks started:", "",
+              "| policy | " + " | ".join(s.label for s in ax.settings) + " |", "|---|" + "---:|" * len(ax.settings)]
+    for pol in policies:
+        lines.append(f"| `{pol}` | " + " | ".join(_late_cell(late(results[s.key], pol)) for s in ax.settings) + " |")
+    return lines + [""]
+
+
+def late(v: dict, pol: str) -> np.ndarray:
+    """A policy's share of tasks late per run, in %."""
+    return 100.0 * v[pol][:, LATE]
+
+
+def _late_cell(x: np.ndarray) -> str:
+    return f"{x.mean():.2f} ({x.min():.2f}…{x.max():.2f})"
+
+
+def numeric_axis(ax: Axis) -> list[float] | None:
+    """The values of a bundle axis whose settings are numbers (the sizing utilisation, the scale), else None."""
+    if ax.key not in BUNDLE_AXES:
+        return None
+    vals = BUNDLE_AXES[ax.key][2]
+    return [float(v) for v in vals] if all(isinstance(v, int | float) for v in vals) else None
+
+
+def axis_figure(results: dict, ax: Axis, policies: list[str]):
+    """Two panels against a numeric axis's value: each policy's carbon saving incl. transfers (mean, with the
+    smallest…largest run as a band) and its share of tasks late (mean): a headline as a curve, with its
+    service beside it."""
+    xs = numeric_axis(ax)
+    styles = policy_styles(policies)
+    fig = Figure(figsize=(13, 5.5), layout="constrained")
+    fig.get_layout_engine().set(rect=(0, 0, 0.86, 1), wspace=0.25)
+    left, right = fig.subplots(1, 2)
+    ends_l, ends_r = [], []
+    for pol in policies:
+        st = styles[pol]
+        if pol != BASELINE:
+            sv = [savings(results[s.key], pol, 0) for s in ax.settings]
+            m = [x.mean() for x in sv]
+            left.fill_between(xs, [x.min() for x in sv], [x.max() for x in sv], color=st["color"], alpha=0.08, lw=0)
+            left.plot(xs, m, color=st["color"], marker=st["marker"], ms=4, lw=1.2)
+            ends_l.append((pol, xs[-1], m[-1], st["color"]))
+        lt = [late(results[s.key], pol).mean() for s in ax.settings]
+        right.plot(xs, lt, color=st["color"], marker=st["marker"], ms=4, lw=1.2)
+        ends_r.append((pol, xs[-1], lt[-1], st["color"]))
+    left.axhline(0.0, color="0.5", lw=0.8)
+    left.set(xlabel=ax.title.split(" (")[0], ylabel=f"carbon saving incl. transfers vs {BASELINE}, %", xticks=xs)
+    right.set(xlabel=ax.title.split(" (")[0], ylabel="tasks late, % of tasks started", xticks=xs)
+    fig.suptitle(f"{ax.title}: mean over seeds and windows (band: smallest…largest run)", fontsize=10)
+    direct_labels(left, ends_l)
+    direct_labels(right, ends_r)
+    return fig
 
 
 def _totals(row: np.ndarray) -> dict:
@@ -309,6 +369,9 @@ def sections(sc, results: dict, ax_list: list[Axis], policies: list[str]) -> dic
     out = {}
     for ax in ax_list:
         body = _power_model(sc, results, policies) if ax.key == "power_model" else _table(results, ax, policies)
+        if numeric_axis(ax):
+            img = FIGURE.relative_to(PAGE.parent).as_posix().format(axis=ax.key)
+            body = [f"![saving and lateness against {ax.key}]({img})", "", *body]
         out[ax.key] = _block(ax.key, [f"## {ax.title}", "", *body])
     spread = _spread(results, ax_list, policies)
     if spread:
@@ -399,6 +462,9 @@ def main(argv: list[str] | None = None) -> None:
     print(text)
     if a.write:
         atomic_write_bytes(PAGE, text.encode())
+        for ax in chosen:
+            if numeric_axis(ax):
+                print(save_png(axis_figure(results, ax, policies), Path(str(FIGURE).format(axis=ax.key))))
 
 
 if __name__ == "__main__":

@@ -112,3 +112,28 @@ def test_only_replaces_its_own_sections():
     assert new.startswith(head) and "N1" in new and "L2" in new and "L1" not in new and "old header" not in new
     assert new.index("L2") < new.index("## egress") < new.index("Run time: 5 s.") and "1344" not in new
     assert S.mark_sections(new, ax) == new  # already marked: unchanged
+
+
+def test_lateness_beside_savings_and_the_utilisation_figure(sc):
+    """Each axis's section gives every policy's share of tasks late (the runs' own ``sla_violation_rate``); a
+    numeric bundle axis links its figure, whose two panels carry every policy's line with no label overlap."""
+    from gridshift_plots.style import overlapping_labels
+
+    settings = [S.Setting("default"), S.Setting("tighter", (("sla_multiplier", 1.0),))]
+    res = S.measure(sc, settings, POLS, 1, [0], windows=W)
+    r = sim_core.run(sc, "lowest_carbon", seed=0, start=W[0], days=1, sla_multiplier=1.0)
+    assert res[settings[1].key]["lowest_carbon"][0, S.LATE] == r.totals["sla_violation_rate"]
+    sec = S.sections(sc, res, [S.Axis("network", "t", settings)], POLS)["network"]
+    late_rows = sec.split("Tasks late")[1]
+    assert f"{100.0 * r.totals['sla_violation_rate']:.2f}" in late_rows.split("| `lowest_carbon` |")[1]
+    assert "| `local_only` |" in late_rows  # the baseline's own service is shown too
+
+    util = _axis("utilisation")
+    fake = {s.key: res[settings[i % 2].key] for i, s in enumerate(util.settings)}
+    assert S.numeric_axis(util) == [0.3, 0.5, 0.7, 0.8] and S.numeric_axis(_axis("regions")) is None
+    assert "![saving and lateness against utilisation](img/sensitivity_utilisation.png)" in \
+        S.sections(sc, fake, [util], POLS)["utilisation"]
+    fig = S.axis_figure(fake, util, POLS)
+    left, right = fig.axes
+    assert len(left.get_lines()) >= 1 and len(right.get_lines()) >= len(POLS)
+    assert overlapping_labels(fig) == []
