@@ -21,8 +21,8 @@ beyond the seeds. Each distinct setting runs once (the defaults are shared by ev
 
 ``--only AXIS,...`` runs only those axes (and the default setting they are compared with) and, with ``--write``,
 replaces only their sections of the page (each sits between ``<!-- sensitivity:AXIS:start/end -->`` markers); the
-spread section is rewritten from the axes run in that call. Give it the page's ``--days`` and ``--seeds`` (the
-header states the call's).
+spread section is rewritten only by a call that runs every bundle axis (it spans them all). Give it the page's
+``--days`` and ``--seeds`` (the header states the call's).
 """
 
 from __future__ import annotations
@@ -374,7 +374,7 @@ def sections(sc, results: dict, ax_list: list[Axis], policies: list[str]) -> dic
             body = [f"![saving and lateness against {ax.key}]({img})", "", *body]
         out[ax.key] = _block(ax.key, [f"## {ax.title}", "", *body])
     spread = _spread(results, ax_list, policies)
-    if spread:
+    if spread and set(BUNDLE_AXES) <= {a.key for a in ax_list}:  # it spans every bundle axis: only all rewrite it
         out["spread"] = _block("spread", ["## Uncertainty beyond the seeds", "", *spread])
     return out
 

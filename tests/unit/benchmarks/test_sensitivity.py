@@ -133,6 +133,11 @@ def test_lateness_beside_savings_and_the_utilisation_figure(sc):
     assert S.numeric_axis(util) == [0.3, 0.5, 0.7, 0.8] and S.numeric_axis(_axis("regions")) is None
     assert "![saving and lateness against utilisation](img/sensitivity_utilisation.png)" in \
         S.sections(sc, fake, [util], POLS)["utilisation"]
+    # the spread section spans every bundle axis: a call that ran only some of them leaves it alone
+    assert "spread" not in S.sections(sc, fake, [util], POLS)
+    every = [_axis(k) for k in S.BUNDLE_AXES]
+    full = {s.key: res[settings[0].key] for a in every for s in a.settings}
+    assert "over utilisation | over year | over regions" in S.sections(sc, full, every, POLS)["spread"]
     fig = S.axis_figure(fake, util, POLS)
     left, right = fig.axes
     assert len(left.get_lines()) >= 1 and len(right.get_lines()) >= len(POLS)
