@@ -266,8 +266,9 @@ OPTIONS: tuple[RunOption, ...] = (
               "docs/simulation.md \"Data locality\" (sim_core.locality; tenants: the PAI 2020 trace's users, Weng et "
               "al., NSDI 2022)", choices=CATALOGUES),
     RunOption("catalogue_tenants", INT, PAI_2020_USERS, "tenants of the trace_groups catalogue, split evenly among "
-              "the sites (ignored by public)", "the PAI 2020 trace's jobs were \"submitted by over 1,300 users\" (Weng et al., "
-              "\"MLaaS in the Wild\", NSDI 2022, project page; gridshift.run_options.PAI_2020_USERS)", unit="tenants",
+              "the sites (ignored by public)", "the PAI 2020 trace's jobs were \"submitted by over 1,300 users\" "
+              "(Weng et al., \"MLaaS in the Wild\", NSDI 2022, project page; gridshift.run_options.PAI_2020_USERS)",
+              unit="tenants",
               bound=Bound(1, 1_000_000, "at least one tenant; a million is beyond any trace's users")),
     RunOption("drain_max_days", FLOAT, 7.0, "the cap on draining past the window's end (also the bundle's end); "
               "the work left there is charged at the run's own rates", "docs/simulation.md \"How a run ends\" "

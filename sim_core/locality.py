@@ -15,11 +15,12 @@ Who shares a dataset is the run option ``catalogue`` (docs/simulation.md "Data l
 * ``public`` (the default): every task that reads an entry reads the one shared copy of it, which every origin
   holds (nine public datasets, which a few moves replicate at every site);
 * ``trace_groups``: datasets are private to the trace's tenants. The ``catalogue_tenants`` tenants (default
-  :data:`PAI_USERS`, the PAI 2020 trace's users) are split evenly among the sites, each homed at one; a task
-  belongs to one of its origin's tenants (drawn once per bundle task from the bundle's workload seed) and reads
-  its tenant's own copy of its entry: a job group (tenant, entry) shares one dataset, held at the tenant's home,
-  and two tenants reading ImageNet hold two copies. Sizes are the tasks' own (the bundle's, so a run without
-  locality moves the same GB under either catalogue); only who shares a copy, and where it starts, changes.
+  ``gridshift.run_options.PAI_2020_USERS``, the PAI 2020 trace's users, cited there) are split evenly among the
+  sites, each homed at one; a task belongs to one of its origin's tenants (drawn once per bundle task from the
+  bundle's workload seed) and reads its tenant's own copy of its entry: a job group (tenant, entry) shares one
+  dataset, held at the tenant's home, and two tenants reading ImageNet hold two copies. Sizes are the tasks' own
+  (the bundle's, so a run without locality moves the same GB under either catalogue); only who shares a copy, and
+  where it starts, changes.
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ from .scenario import Scenario, shared
 
 #: dataset id of a task that reads no shared dataset
 NO_DATASET = -1
-#: tenants of ``trace_groups`` by default: the PAI 2020 trace's users (gridshift.run_options.PAI_2020_USERS, cited there)
-PAI_USERS = PAI_2020_USERS
 #: the random stream of the tenant draw (apart from the workload derivation's own streams)
 _TENANT_STREAM = 35
 
@@ -68,7 +67,7 @@ def tenants_per_site(n_dc: int, tenants: int) -> int:
     return max(1, -(-int(tenants) // max(int(n_dc), 1)))
 
 
-def n_datasets(sc: Scenario, preset: str = "public", tenants: int = PAI_USERS) -> int:
+def n_datasets(sc: Scenario, preset: str = "public", tenants: int = PAI_2020_USERS) -> int:
     """How many datasets a run's replica sets track: the catalogue's entries, once per tenant of every site
     under ``trace_groups``."""
     k = len(catalogue(sc)[0])
@@ -76,7 +75,7 @@ def n_datasets(sc: Scenario, preset: str = "public", tenants: int = PAI_USERS) -
 
 
 def window_datasets(sc: Scenario, rows: np.ndarray, origin: np.ndarray, preset: str = "public",
-                    tenants: int = PAI_USERS) -> tuple[np.ndarray, np.ndarray]:
+                    tenants: int = PAI_2020_USERS) -> tuple[np.ndarray, np.ndarray]:
     """The dataset id (below :func:`n_datasets`, or :data:`NO_DATASET`; int32) and the dataset's GB of a run's
     tasks: bundle rows ``rows``, origins ``origin``. ``public``: the :func:`task_datasets` entry;
     ``trace_groups``: ``((origin x tenants per site) + tenant) x entries + entry``, the tenant one of the origin's

@@ -23,7 +23,7 @@ from sim_core.locality import (
     window_datasets,
 )
 from sim_core.options import RunOptionsError
-from tests.unit.sim_core.test_locality import IMAGENET, P, SQUAD, _bundle, _run, moved_gb
+from tests.unit.sim_core.test_locality import IMAGENET, SQUAD, P, _bundle, _run, moved_gb
 
 N = 40
 K = len(P.ai_workloads)
