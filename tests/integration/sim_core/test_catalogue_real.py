@@ -50,26 +50,34 @@ def test_tenants_are_the_trace_users_in_even_shares(sc):
     assert ((ds >= 0) == (entry >= 0)).all() and (entry >= 0).mean() > 0.9
 
 
-def _replication(sc, **kw) -> tuple[float, dict]:
+def _replication(sc, **kw) -> tuple[float, float, dict]:
     """A week of ``lowest_carbon`` (the engine's own kernel, as ``sim_core.run`` runs it): the share of (site,
-    dataset) pairs its replica sets held, among the datasets its tasks read, and the run's totals."""
+    dataset) pairs its replica sets held, among the datasets its tasks read; the share of its moves of a task with a
+    dataset that shipped the dataset (moved GB = the task's whole size); its totals."""
     from sim_core.result import build_result
 
     spec = policy_spec("lowest_carbon")
     prep = Prepared(sc, 0, start=START, days=DAYS, policy_code=spec.code, controls=spec.stateful, **kw)
     kern = spec.kernel()
     run_drained(prep, lambda j: kern(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code, j))
-    return replication_share(prep.state.rep, prep.tasks.ds), build_result(prep, "lowest_carbon").totals
+    T, S = prep.tasks, prep.state
+    moved = (S.dest >= 0) & (S.dest != T.origin) & (T.ds >= 0)
+    shipped = float((S.gb[moved] == T.bw[moved]).mean())
+    return replication_share(S.rep, T.ds), shipped, build_result(prep, "lowest_carbon").totals
 
 
 def test_trace_groups_do_not_replicate_every_dataset_everywhere(sc):
-    pub, t_pub = _replication(sc)
-    grp, t_grp = _replication(sc, catalogue="trace_groups")
+    pub, ship_pub, t_pub = _replication(sc)
+    grp, ship_grp, t_grp = _replication(sc, catalogue="trace_groups")
     off = sim_core.run(sc, "lowest_carbon", seed=0, start=START, days=DAYS, locality=False).totals
     assert t_pub == sim_core.run(sc, "lowest_carbon", seed=0, start=START, days=DAYS).totals  # the same run
-    print(f"replication share, lowest_carbon {START[:10]} + {DAYS} d: public {pub:.3f}, trace_groups {grp:.3f}; "
-          f"transfer kWh: public {t_pub['transfer_kwh']:.1f}, trace_groups {t_grp['transfer_kwh']:.1f}, "
+    print(f"lowest_carbon {START[:10]} + {DAYS} d: replication share public {pub:.3f}, trace_groups {grp:.3f}; "
+          f"moves shipping their dataset: public {ship_pub:.4f}, trace_groups {ship_grp:.4f}; transfer kWh: public "
+          f"{t_pub['transfer_kwh']:.1f}, trace_groups {t_grp['transfer_kwh']:.1f}, "
           f"locality off {off['transfer_kwh']:.1f}")
-    assert pub == 1.0  # the public datasets reach every site
-    assert grp < 0.9  # a tenant's copy reaches only the sites its tasks were sent to
+    # the few public datasets reach (nearly) every site within days, after which a move ships only a checkpoint;
+    # a tenant's copy reaches only the sites its own tasks were sent to, and a move ships its dataset a hundred
+    # times as often (measured: 0.952 vs 0.797 of the pairs held, 0.04 % vs 45 % of the moves)
+    assert pub > 0.9 and ship_pub < 0.01
+    assert grp < pub - 0.1 and ship_grp > 100 * ship_pub
     assert t_pub["transfer_kwh"] < t_grp["transfer_kwh"] < off["transfer_kwh"]
