@@ -182,8 +182,9 @@ _SPEC = "the project's specification, docs/model.md"
 #: "a mix of training and inference jobs submitted by over 1,300 users" (the two-month trace of Weng et al., "MLaaS
 #: in the Wild: Workload Analysis and Scheduling in Large-Scale Heterogeneous GPU Clusters", NSDI 2022, as its
 #: authors' project page states it: cse.hkust.edu.hk/pg/research/projects/weiwa/mlaas; the trace's ``user`` column
-#: of pai_job_table). "Over": a lower bound, taken as the count. How tasks split among users (the paper's Fig. 2a,
-#: heavy-tailed) is not published as numbers: tasks are split evenly, an assumption the sensitivity page varies.
+#: of pai_job_table). "Over": a lower bound, taken as the count. How tasks split among users is published only as a
+#: CDF plot (the trace's analysis notebook, alibaba/clusterdata cluster-trace-gpu-v2020/analysis/analysis.ipynb,
+#: "Figure 2": tasks per user from 1 to about 3e5): tasks are split evenly, an assumption the sensitivity page varies.
 PAI_2020_USERS = 1300
 #: the ``catalogue`` presets (who shares a dataset under data locality; sim_core.locality)
 CATALOGUES = ("public", "trace_groups")
