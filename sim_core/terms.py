@@ -48,7 +48,7 @@ def collect(modules, result_identities: tuple[Identity, ...] = RESULT_IDENTITIES
             raise ValueError(f"two physics terms named {t.name!r}")
         for o in t.outputs:
             if o in seen_out:
-                raise ValueError(f"physics term {t.name!r}: output {o!r} is already term {seen_out[o]!r}'s")
+                raise ValueError(f"physics term {t.name!r}: output {o!r} is already declared by term {seen_out[o]!r}")
             seen_out[o] = t.name
         for p in t.params:
             if p not in t.registry and p not in DERIVED_PARAMS:
@@ -56,7 +56,8 @@ def collect(modules, result_identities: tuple[Identity, ...] = RESULT_IDENTITIES
                                  "sim_core.physics.params.DERIVED_PARAMS")
             key = (id(t.registry) if p in t.registry else 0, p)
             if key in seen_par:
-                raise ValueError(f"physics term {t.name!r}: parameter {p!r} is already term {seen_par[key]!r}'s")
+                raise ValueError(f"physics term {t.name!r}: parameter {p!r} is already declared by term "
+                                 f"{seen_par[key]!r}")
             seen_par[key] = t.name
     declared = [i for t in terms for i in t.identities] + list(result_identities)
     names = [i.name for i in declared]

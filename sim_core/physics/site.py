@@ -49,8 +49,15 @@ from .water import air_econ_water_l, plant_water
 
 #: the terms :func:`dc_step` composes, in its order; the output slots follow their declared outputs
 MODULES = (it_term, cooling, water, power_chain)
-#: each output's slot in ``out``
-SLOT = {name: i for i, name in enumerate(n for m in MODULES for n in m.TERM.outputs)}
+
+
+def layout(modules) -> dict[str, int]:
+    """Each output's slot in ``out``: the terms' declared outputs (``TERM.outputs``), term by term in ``modules``'
+    order (a term added at the end leaves every other slot where it was)."""
+    return {name: i for i, name in enumerate(n for m in modules for n in m.TERM.outputs)}
+
+
+SLOT = layout(MODULES)
 N_OUT = len(SLOT)
 #: the outputs in the per-step frame's column order: as published (results files keep it; the golden digests
 #: pin it), then the outputs of any term added since, in the terms' order
