@@ -71,7 +71,7 @@ _PUBLISHED = (
     "air_econ_kw", "air_econ_frac", "air_econ_water_l")
 OUT_NAMES = _PUBLISHED + tuple(n for n in SLOT if n not in _PUBLISHED)
 if set(OUT_NAMES) != set(SLOT):
-    raise ImportError(f"published physics outputs no term declares: {sorted(set(OUT_NAMES) - set(SLOT))}")
+    raise ValueError(f"published physics outputs no term declares: {sorted(set(OUT_NAMES) - set(SLOT))}")
 
 
 def _slots(names) -> np.ndarray:
