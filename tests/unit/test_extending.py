@@ -246,6 +246,12 @@ def test_a_physics_term_is_its_module_the_composition_and_its_parameters():
     assert [m.__name__ for m in site.MODULES] == [f"sim_core.physics.{n}" for n in ("it", "cooling", "water",
                                                                                        "power_chain")]
     assert list(site.SLOT) == [o for m in site.MODULES for o in m.TERM.outputs]
+    # every site parameter (the registry's and the derived ones) is owned by exactly one of them
+    from gridshift.dc_params import PARAM_RANGES
+    from sim_core.physics.params import DERIVED_PARAMS
+
+    owned = [p for m in site.MODULES for p in m.TERM.params]
+    assert sorted(owned) == sorted((*PARAM_RANGES, *DERIVED_PARAMS))
 
 
 @pytest.fixture(scope="module")
