@@ -310,7 +310,7 @@ def facility_from_cooling(p, cool, t_db, t_wb, cool_d, rej_d):
     """The cooling plant of one datacenter and step from its cooling load ``cool`` (kW): the ``PLANT_OUT`` values
     (the water its heat rejection takes is the water term's, ``sim_core.physics.water``).
     ``t_db``/``t_wb``: outdoor dry/wet bulb (degC); ``cool_d``/``rej_d``: design cooling load and heat rejected
-    (kW, :func:`design_point`). The one model of the plant: ``dc_step`` calls it, the optimum's power bound
+    (kW, ``site.design_point``). The one model of the plant: ``dc_step`` calls it, the optimum's power bound
     samples it through :func:`facility_kernel`."""
     # heat rejection: condenser-water temperature from the tower / dry cooler, or outdoor air
     rated_cap = p[P_CAP_FACTOR] * cool_d
