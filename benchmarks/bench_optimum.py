@@ -108,34 +108,50 @@ def mip_rows(tmp: str, tasks_per_day: int, windows_days: list[float], time_limit
     return out
 
 
-def power_slack(sc, days: float, policy: str) -> list[str]:
-    """Where the power bound is below the engine at a real schedule's own state: ``policy``'s drained run of the
-    window, each site and step's busy resources and servers on or waking put into the bound's terms
-    (``optimum.power.bound_at``, raised to the idle floor), against the engine's own terms, in kg (x the step's
-    intensity). The servers on are split into GPU ones (the fewest that hold the busy GPUs) and CPU-only ones (the
-    rest): the split the engine does not report, taken where it gives the least IT heat, so the IT row's gap is an
-    upper estimate. Returns table rows, and the count of steps where the bound exceeds the engine (must be 0)."""
+def power_slack(sc, res, lower) -> tuple[list[str], int, list[str], list[str]]:
+    """Where the bracket's width lies, at a real schedule's own state: ``res`` (a drained run of the bound's
+    window: the bracket's upper end, or a policy's), each site and step's busy resources and servers on or waking
+    put into the bound's terms (``optimum.power.bound_at``, raised to the idle floor) against the engine's own
+    terms, in kg (x the step's intensity). The servers on are split into GPU ones (the fewest that hold the busy
+    GPUs) and CPU-only ones (the rest): the split the engine does not report, taken where it gives the least IT
+    heat, so the IT row's gap is an upper estimate. Returns the per-term rows, the count of steps where the bound
+    exceeds the engine (must be 0), the decomposition of upper - lower into the schedule's part (the bound at the
+    run's busy resources with the fewest servers that hold them, as the LP's servers, plus the run's transfers,
+    less the LP's bound), the servers' part (the run's own servers on or waking instead) and the power bound's
+    error (the engine's facility carbon instead), and per site the LP's and the run's share of the busy GPU-hours
+    and the site's mean intensity."""
     import numpy as np
 
-    import sim_core
     from gridshift.timestep import STEP_H
     from sim_core.optimum.power import bound_at, facility_pieces, site_power
     from sim_core.optimum.solve import idle_floor_kw
 
-    res = sim_core.run(sc, policy, seed=0, days=days, workload="origins")
     st = res.steps
-    s0, n = int(st["step"].min()), int(st["step"].max()) - int(st["step"].min()) + 1
+    s0 = int(st["step"].min())
+    n = max(int(st["step"].max()) - s0 + 1, lower.steps)
     sl = slice(s0, s0 + n)
     managed = res.options["power"] == "managed"
     sites = [site_power(sc.params[d], sc.cap_cores[d], sc.cap_gpus[d], sc.cap_mem_gb[d], managed)
              for d in range(sc.n_dc)]
     fac = facility_pieces(sc.params, sites, sc.temp_c[:, sl], sc.wetbulb_c[:, sl])
     floor = idle_floor_kw(sc, sl, managed, fac)
+
+    def fewest(s, bc, bg, bm):
+        """The fewest servers (CPU-only, GPU) that hold the busy resources, as the LP's rows allow."""
+        if not managed:
+            return 0.0 * bc, 0.0 * bc
+        ag = np.clip(bg / s.gps, s.spare_g, s.n_g) if s.n_g > 0 else 0.0 * bc
+        ac = np.maximum.reduce([np.full_like(bc, s.spare_c), bc / s.cps - ag, bm / s.mps - ag])
+        return ac, ag
+
     names = ("IT excl. server fans", "server fans", "CRAC fans", "plant, lighting, UPS, transformer", "total")
     kg = np.zeros((2, len(names)))
     above = 0
+    least = 0.0
+    gpu_h = np.zeros((2, sc.n_dc))
     for d, s in enumerate(sites):
         f = st.filter(st["dc"] == d).sort("step")
+        k = f["step"].to_numpy() - s0
         g = {c: f[c].to_numpy() for c in ("busy_cores", "busy_gpus", "busy_mem_gb", "servers_on", "servers_waking",
                                           "it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw", "crac_fan_kw",
                                           "total_kw")}
@@ -144,18 +160,43 @@ def power_slack(sc, days: float, policy: str) -> list[str]:
         a_c = np.maximum(a - a_g, s.spare_c)
         if not managed:
             a_c = a_g = 0.0 * a
-        h, i, c, p = bound_at(s, fac.slope[d], fac.icpt[d], g["busy_cores"], g["busy_gpus"], g["busy_mem_gb"], a_c, a_g)
-        p = np.maximum(p, floor[d])
+        h, i, c, p = bound_at(s, fac.slope[d][k], fac.icpt[d][k], g["busy_cores"], g["busy_gpus"], g["busy_mem_gb"],
+                              a_c, a_g)
+        p = np.maximum(p, floor[d][k])
         above += int((p > g["total_kw"] * (1 + 1e-9)).sum())
         eng = (g["it_cpu_kw"] + g["it_gpu_kw"] + g["it_mem_kw"], g["it_fan_kw"], g["crac_fan_kw"],
                g["total_kw"] - g["it_kw"] - g["crac_fan_kw"], g["total_kw"])
         low = (h, i - h, c, p - i - c, p)
-        w = sc.carbon_g_per_kwh[d, sl] / 1000.0 * STEP_H  # kg per kW over one step
+        w = sc.carbon_g_per_kwh[d, s0 + k] / 1000.0 * STEP_H  # kg per kW over one step
         kg[0] += [float((x * w).sum()) for x in low]
         kg[1] += [float((x * w).sum()) for x in eng]
+        ac, ag = fewest(s, g["busy_cores"], g["busy_gpus"], g["busy_mem_gb"])
+        p_least = bound_at(s, fac.slope[d][k], fac.icpt[d][k], g["busy_cores"], g["busy_gpus"], g["busy_mem_gb"],
+                           ac, ag)[3]
+        least += float((np.maximum(p_least, floor[d][k]) * w).sum())
+        gpu_h[1, d] = float(g["busy_gpus"].sum()) * STEP_H
+        if lower.profile is not None:
+            gpu_h[0, d] = float(lower.profile.busy[d, :, 1].sum()) * STEP_H
     rows = [f"| {nm} | {lo:,.1f} | {en:,.1f} | {en - lo:,.1f} | {100 * (en - lo) / en:.1f} |"
             for nm, lo, en in zip(names, kg[0], kg[1], strict=True)]
-    return rows, above
+    up = float(res.totals["carbon_incl_transfer_kg"])
+    xfer = float(st["transfer_carbon_kg"].sum())
+    width = up - lower.value
+    parts = (("lower bound (the LP)", lower.value, None),
+             ("the schedule: where and when its work runs, its transfers, its drain (the bound at the run's busy "
+              "resources with the fewest servers that hold them, + its transfers, - the lower bound)",
+              least + xfer - lower.value, 1),
+             ("servers on or waking beyond the fewest that hold the busy resources (whole servers, the spare pool "
+              "kept on top of the work, queued work, wakes)", kg[0][-1] - least, 1),
+             ("the power bound's error at the run's own state (the engine's facility carbon - the bound's)",
+              up - xfer - kg[0][-1], 1),
+             ("upper end (the run)", up, None))
+    dec = [f"| {nm} | {v:,.1f} | {'' if sh is None else f'{100 * v / width:.1f}'} |" for nm, v, sh in parts]
+    ci = sc.carbon_g_per_kwh[:, s0:s0 + lower.window_steps].mean(axis=1)
+    tot = gpu_h.sum(axis=1, keepdims=True)
+    share = 100 * gpu_h / np.where(tot > 0, tot, 1.0)
+    site_rows = [f"| {sc.locations[d]} | {ci[d]:.0f} | {share[0, d]:.1f} | {share[1, d]:.1f} |" for d in range(sc.n_dc)]
+    return rows, above, dec, site_rows
 
 
 def findings(rows: list[tuple[str, dict]]) -> str:
@@ -203,8 +244,8 @@ def main() -> None:
     ap.add_argument("--mip-hours", type=float, nargs="*", default=[1.0],
                     help="window lengths (h) of integrality-gap rows on the benchmark's own bundle (none: no rows)")
     ap.add_argument("--mip-time-limit", type=float, default=240.0, help="HiGHS's MIP time limit per window (s)")
-    ap.add_argument("--slack-policy", default="lowest_carbon",
-                    help="the run whose state the power bound is checked at (the 7-day window; '' for none)")
+    ap.add_argument("--slack-policy", default="upper",
+                    help="the run the 7-day bracket is decomposed at: 'upper' (its upper end's run), a policy, or ''")
     ap.add_argument("--no-write", action="store_true", help="print only (BENCHMARKS.md untouched)")
     args = ap.parse_args()
     import sim_core
@@ -232,7 +273,14 @@ def main() -> None:
         if year:
             for h in args.year_horizon_days:
                 rows.append(measure(sc, f"{days_total:g} days, rolling {h:g}-day horizons", days_total, h, lp, clean))
-        slack = power_slack(sc, 7, args.slack_policy) if args.slack_policy and not args.year_only else None
+        slack = None
+        if args.slack_policy and not args.year_only:
+            week = rows[0][1]["b"]
+            res = week.upper.run if args.slack_policy == "upper" else \
+                sim_core.run(sc, args.slack_policy, seed=0, days=7, workload="origins")
+            who = f"the upper end's run ({week.upper.source})" if args.slack_policy == "upper" else \
+                f"`{args.slack_policy}`'s drained run"
+            slack = (*power_slack(sc, res, week.lower), who)
         mip = mip_rows(tmp, args.mip_tasks_per_day, args.mip_days, args.mip_time_limit, sc, args.mip_hours) \
             if (args.mip_days or args.mip_hours) and not args.year_only else []
     load = os.getloadavg()[0]
@@ -247,7 +295,7 @@ def main() -> None:
         cmd += " --week-horizons" + "".join(f" {h:g}" for h in args.week_horizons)
     cmd += f" --formulation {args.formulation}" if args.formulation != "cumulative" else ""
     cmd += " --no-idle-floor" if args.no_idle_floor else ""
-    cmd += f" --slack-policy {args.slack_policy or chr(39) * 2}" if args.slack_policy != "lowest_carbon" else ""
+    cmd += f" --slack-policy {args.slack_policy or chr(39) * 2}" if args.slack_policy != "upper" else ""
     if args.mip_days != [1.0, 2.0]:
         cmd += " --mip-days" + "".join(f" {d:g}" for d in args.mip_days)
     cmd += f" --mip-tasks-per-day {args.mip_tasks_per_day}" if args.mip_tasks_per_day != 60 else ""
@@ -262,9 +310,10 @@ def main() -> None:
              "Lower: the LP bound (kg CO2 incl. transfers; bound days: the window and the drain to the last "
              "deadline); fixed: the part of it no schedule changes (the window's idle); plan kg: the engine's carbon "
              "of the schedule rounded from the LP, late: its SLA violations (a bound only where late is 0); upper: "
-             "the least run with no SLA violation (the best schedule `bracket` found: the LP plan, heuristics' runs, "
-             "repaired, local search; or a registered policy's run), a schedule of the optimum's set; bracket: (upper "
-             "- lower) / lower, and as a share of lower - fixed; LP s: set-up + assembly + HiGHS (HiGHS alone); "
+             "the least run with no SLA violation (the best schedule `bracket` found: the LP plan and its tighter "
+             "roundings, heuristics' runs, repaired, local search; or a registered policy's run), a schedule of the "
+             "optimum's set; bracket: (upper - lower) / lower, and as a share of lower - fixed; LP s: set-up + "
+             "assembly + HiGHS (HiGHS alone); "
              "engine s: every candidate's run; total wall/CPU s: the bracket (LP, rounding, search), the policies' "
              "runs not included.", "",
              "| window | bound days | tasks | LP columns | lower kg | fixed kg | plan kg | late | upper kg (run) "
@@ -273,12 +322,17 @@ def main() -> None:
     lines += [row(name, m) for name, m in rows]
     lines += ["", findings(rows)]
     if slack:
-        lines += ["", f"The power bound at a real schedule's state (`{args.slack_policy}`'s drained 7-day run, "
-                  "`workload=\"origins\"`): its busy resources and servers on or waking per site and step put into the "
-                  "bound's terms (raised to the idle floor) against the engine's own, kg CO2 (kWh x intensity); the "
-                  "servers on are split into GPU and CPU-only ones where that gives the least IT heat (the engine "
-                  f"does not report the split), so the IT row's gap is an upper estimate. Steps where the bound "
-                  f"exceeds the engine: {slack[1]}.", "",
+        lines += ["", f"Where the 7-day bracket lies, at {slack[4]}: its busy resources and servers per site and step "
+                  "put into the bound's terms (`optimum.power.bound_at`, raised to the idle floor), kg CO2 (kWh x "
+                  "intensity); each part's share of upper - lower.", "",
+                  "| part | kg | of the bracket % |", "|---|---:|---:|", *slack[2], "",
+                  "Where the work runs: each site's mean intensity over the window and its share of the busy "
+                  "GPU-hours in the LP's solution and in that run.", "",
+                  "| site | mean g/kWh | LP GPU-h % | run GPU-h % |", "|---|---:|---:|---:|", *slack[3], "",
+                  "The power bound at that run's state by term, against the engine's own; the servers on are split "
+                  "into GPU and CPU-only ones where that gives the least IT heat (the engine does not report the "
+                  f"split), so the IT row's gap is an upper estimate. Steps where the bound exceeds the engine: "
+                  f"{slack[1]}.", "",
                   "| term | bound kg | engine kg | gap kg | gap % |", "|---|---:|---:|---:|---:|", *slack[0]]
     if mip:
         lines += ["", f"Integrality gap on small windows (`sim_core.optimum.integrality_gap`, docs/optimum.md): "

@@ -99,7 +99,7 @@ TARGETS = (
            functions=("begin_step",), env=NO_JIT,
            why="the engine's step start: arrivals inside the step, tasks undecided at their deadline forced "
                "to their origin"),
-    Target("engine_accounting", "sim_core/physics.py", ("tests/unit/sim_core/test_step_accounting.py",),
+    Target("engine_accounting", "sim_core/physics/site.py", ("tests/unit/sim_core/test_step_accounting.py",),
            functions=("step_energy",), env=NO_JIT,
            why="the engine's per-step accounting: energy, cost and carbon per datacenter and their sums"),
     Target("engine_sla", "sim_core/engine/queues.py", ("tests/unit/sim_core/test_sla_segments.py",),

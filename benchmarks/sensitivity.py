@@ -8,7 +8,8 @@
 ``BUNDLE``: the README's main-job bundle (``gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2023 --mirror
 ../shared/data --home DIR`` writes it into ``DIR/bundles/``). One axis at a time moves away from the run defaults,
 the others stay at theirs: the network energy per GB moved (0, the default, the 2015 figure) and the network power
-model (:mod:`sim_core.network_power`, derived exactly from the default runs), data locality on / off, the forecast
+model (:mod:`sim_core.network_power`, derived exactly from the default runs), data locality on / off, who shares a
+dataset (the ``catalogue`` presets, ``trace_groups`` at :data:`CATALOGUE_TENANTS` tenants), the forecast
 model (every model of ``sim_core.forecast.MODELS``), the facility design (every preset of
 ``gridshift.dc_params.FACILITY_PRESETS``, read when the script runs, applied over the bundle's site physics), task
 flexibility on / off (off: every task as ``gridshift.bundle.TASK_FLEX_DEFAULTS``), the egress price
@@ -43,6 +44,7 @@ from benchmarks._report import ROOT, machine
 from gridshift.atomic import atomic_write_bytes
 from gridshift.bundle import TASK_FLEX_DEFAULTS
 from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams
+from gridshift.run_options import PAI_2020_USERS
 from gridshift_plots.style import direct_labels, save_png
 from sim_core import forecast as F
 from sim_core import network_power as NP
@@ -66,6 +68,9 @@ EXTRA = ("transfer_carbon_kg", "start_step", "steps", "sla_violation_rate")
 LATE = len(METRICS) + EXTRA.index("sla_violation_rate")
 #: where the bundle axes with numeric values draw their figure (saving and lateness against the value)
 FIGURE = ROOT / "docs" / "img" / "sensitivity_{axis}.png"
+#: tenant counts of the ``trace_groups`` catalogue: the trace's users, and a tenth and ten times as many (the split of
+#: tasks among users is an assumption: fewer tenants stand for a few heavy users holding most tasks)
+CATALOGUE_TENANTS = (PAI_2020_USERS // 10, PAI_2020_USERS, PAI_2020_USERS * 10)
 #: Axes that need another export of the bundle: key -> (title, BuildParams field, values). A value equal to the
 #: main bundle's shares its runs. ``scale`` (issue 34) joins here as ("scale", (0.1, 1.0, 10.0)) once BuildParams
 #: has the field: nothing else in this script needs to change.
@@ -137,6 +142,13 @@ def axes(build: dict) -> list[Axis]:
         Axis("power_model", "network energy as a power model (`sim_core.network_power`)", [Setting("default")]),
         Axis("locality", "data locality (`locality`)",
              [Setting("on (default)"), Setting("off", (("locality", False),))]),
+        Axis("catalogue", "who shares a dataset (`catalogue`; `catalogue_tenants`, the tenants of `trace_groups`: "
+             "the PAI 2020 trace's 1,300 users by default, split evenly among the sites, an assumption varied here)",
+             [Setting("`public` (default: nine shared public datasets)")]
+             + [Setting(f"`trace_groups`, {n:,} tenants" + (" (the trace's users)" if n == PAI_2020_USERS else ""),
+                        (("catalogue", "trace_groups"),) + ((("catalogue_tenants", n),) if n != PAI_2020_USERS
+                                                            else ()))
+                for n in CATALOGUE_TENANTS]),
         Axis("forecast", "forecast model (`forecast`)",
              [Setting(f"`{m}`" + (" (default)" if m == F.DEFAULT_MODEL else ""),
                       () if m == F.DEFAULT_MODEL else (("forecast", m),)) for m in F.MODELS]),

@@ -178,6 +178,16 @@ _ISSUE_CITE = ("Electricity Maps, the source of the bundles' carbon signal: \"Al
                "covering \"the next 24 hours\"; 15 min (every step) and a day (a day-ahead issue) are the options' "
                "ends")
 _SPEC = "the project's specification, docs/model.md"
+#: users of the Alibaba PAI 2020 trace, the default tenants of the ``trace_groups`` catalogue (sim_core.locality):
+#: "a mix of training and inference jobs submitted by over 1,300 users" (the two-month trace of Weng et al., "MLaaS
+#: in the Wild: Workload Analysis and Scheduling in Large-Scale Heterogeneous GPU Clusters", NSDI 2022, as its
+#: authors' project page states it: cse.hkust.edu.hk/pg/research/projects/weiwa/mlaas; the trace's ``user`` column
+#: of pai_job_table). "Over": a lower bound, taken as the count. How tasks split among users is published only as a
+#: CDF plot (the trace's analysis notebook, alibaba/clusterdata cluster-trace-gpu-v2020/analysis/analysis.ipynb,
+#: "Figure 2": tasks per user from 1 to about 3e5): tasks are split evenly, an assumption the sensitivity page varies.
+PAI_2020_USERS = 1300
+#: the ``catalogue`` presets (who shares a dataset under data locality; sim_core.locality)
+CATALOGUES = ("public", "trace_groups")
 #: the battery rules' names (``sim_core.policies.registry.BATTERY_RULES`` declares them; a test keeps these equal)
 BATTERY_RULE_NAMES = ("carbon_quantile", "price_quantile", "idle")
 
@@ -251,6 +261,16 @@ OPTIONS: tuple[RunOption, ...] = (
               "not accessed for 30 consecutive days out of its frequent-access tier (S3 user guide)", unit="days",
               bound=Bound(0.0, 3660.0, "how long a site keeps a dataset replica after its last use: >= 0 days (0: "
                                        "only tasks decided at the same instant share it), at most ten years")),
+    RunOption("catalogue", CHOICE, "public", "who shares a dataset under data locality: public (one copy of each "
+              "of the nine public catalogue datasets, held wherever a task reads it) or trace_groups (each of the "
+              "trace's tenants, homed at one site, reads its own copy: a job group per tenant and dataset)",
+              "docs/simulation.md \"Data locality\" (sim_core.locality; tenants: the PAI 2020 trace's users, Weng et "
+              "al., NSDI 2022)", choices=CATALOGUES),
+    RunOption("catalogue_tenants", INT, PAI_2020_USERS, "tenants of the trace_groups catalogue, split evenly among "
+              "the sites (ignored by public)", "the PAI 2020 trace's jobs were \"submitted by over 1,300 users\" "
+              "(Weng et al., \"MLaaS in the Wild\", NSDI 2022, project page; gridshift.run_options.PAI_2020_USERS)",
+              unit="tenants",
+              bound=Bound(1, 1_000_000, "at least one tenant; a million is beyond any trace's users")),
     RunOption("drain_max_days", FLOAT, 7.0, "the cap on draining past the window's end (also the bundle's end); "
               "the work left there is charged at the run's own rates", "docs/simulation.md \"How a run ends\" "
               "(a week past the window)", unit="days",

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from gridshift.battery_params import CYCLE_LIFE, HOURS_PER_MONTH, BatteryParams
+from gridshift.battery_params import BATTERY_RANGES, CYCLE_LIFE, HOURS_PER_MONTH, BatteryParams
 from gridshift.timestep import STEP_H
+
+from .physics.term import Identity, Term
 
 #: the parameter vector of one battery (kWh, kW, per-step factors), in this order
 VEC_NAMES = ("capacity_kwh", "power_kw", "eta_charge", "eta_discharge", "keep_per_step", "soc_min_kwh",
@@ -35,6 +37,21 @@ B_CAP, B_P, B_ETA_C, B_ETA_D, B_KEEP, B_LO, B_HI = range(len(VEC_NAMES))
 OUT_NAMES = ("battery_charge_kwh", "battery_discharge_kwh", "battery_soc_kwh", "battery_loss_kwh", "grid_kwh")
 O_CH, O_DIS, O_SOC, O_LOSS, O_GRID = range(len(OUT_NAMES))
 N_OUT = len(OUT_NAMES)
+_NET = ((1.0, "battery_charge_kwh"), (-1.0, "battery_discharge_kwh"))
+
+TERM = Term(
+    "battery", tuple(BATTERY_RANGES), OUT_NAMES,
+    "battery storage per site: grid energy = facility energy + charge - discharge",
+    # (carbon and cost through grid energy; the change of energy held is derived from battery_soc_kwh)
+    enters={"grid_energy": _NET, "storage": _NET, "carbon": (), "cost": ()},
+    identities=(
+        Identity("grid_energy", "grid_kwh", "grid energy = facility energy + battery charge - battery discharge",
+                 ((1.0, "total_kwh"),)),
+        Identity("storage", "battery_loss_kwh", "what a battery took and did not give back or keep: change of "
+                 "energy held subtracted from charge - discharge", ((-1.0, "battery_soc_delta_kwh"),)),
+    ),
+    registry=BATTERY_RANGES, optional=True,
+)
 
 
 def param_vector(bp: BatteryParams) -> np.ndarray:

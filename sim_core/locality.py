@@ -9,16 +9,32 @@ exactly; the dataset's GB is that entry's ``data_gb``, the rest (the checkpoint)
 size matches no entry (CPU-only tasks and GPU shares too small for any entry, which carry a reference-model
 input size; every task of a bundle built with another size model) has no shared dataset (id -1): its whole
 size is its own input and always moves.
+
+Who shares a dataset is the run option ``catalogue`` (docs/simulation.md "Data locality"):
+
+* ``public`` (the default): every task that reads an entry reads the one shared copy of it, which every origin
+  holds (nine public datasets, which a few moves replicate at every site);
+* ``trace_groups``: datasets are private to the trace's tenants. The ``catalogue_tenants`` tenants (default
+  ``gridshift.run_options.PAI_2020_USERS``, the PAI 2020 trace's users, cited there) are split evenly among the
+  sites, each homed at one; a task belongs to one of its origin's tenants (drawn once per bundle task from the
+  bundle's workload seed) and reads its tenant's own copy of its entry: a job group (tenant, entry) shares one
+  dataset, held at the tenant's home, and two tenants reading ImageNet hold two copies. Sizes are the tasks' own
+  (the bundle's, so a run without locality moves the same GB under either catalogue); only who shares a copy, and
+  where it starts, changes.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from gridshift.run_options import CATALOGUES, PAI_2020_USERS
+
 from .scenario import Scenario, shared
 
 #: dataset id of a task that reads no shared dataset
 NO_DATASET = -1
+#: the random stream of the tenant draw (apart from the workload derivation's own streams)
+_TENANT_STREAM = 35
 
 
 def caption(options: dict) -> str:
@@ -26,7 +42,10 @@ def caption(options: dict) -> str:
     sweep's table and compare.json name)."""
     if not options.get("locality", True):
         return "off, every move ships its dataset"
-    return f"on, replicas kept {options.get('locality_retention_days')} days after last use"
+    words = f"on, replicas kept {options.get('locality_retention_days')} days after last use"
+    if options.get("catalogue", "public") != "public":
+        words += f"; datasets per tenant ({options.get('catalogue_tenants')} tenants, catalogue {options['catalogue']})"
+    return words
 
 
 def catalogue(sc: Scenario) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
@@ -41,6 +60,65 @@ def catalogue(sc: Scenario) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     # the derivation's arithmetic (pipelines.workload.derive.assign_bandwidth), so that sizes match bit for bit
     ckpt = np.array([float(e[2]) for e in entries]) * 1e6 * float(wp["ai_checkpoint_bytes_per_param"]) / 1e9
     return names, data, data + ckpt
+
+
+def tenants_per_site(n_dc: int, tenants: int) -> int:
+    """Tenants homed at each site under ``trace_groups``: ``tenants`` split evenly, at least one per site."""
+    return max(1, -(-int(tenants) // max(int(n_dc), 1)))
+
+
+def n_datasets(sc: Scenario, preset: str = "public", tenants: int = PAI_2020_USERS) -> int:
+    """How many datasets a run's replica sets track: the catalogue's entries, once per tenant of every site
+    under ``trace_groups``."""
+    k = len(catalogue(sc)[0])
+    return k if _preset(preset) == "public" else k * sc.n_dc * tenants_per_site(sc.n_dc, tenants)
+
+
+def window_datasets(sc: Scenario, rows: np.ndarray, origin: np.ndarray, preset: str = "public",
+                    tenants: int = PAI_2020_USERS) -> tuple[np.ndarray, np.ndarray]:
+    """The dataset id (below :func:`n_datasets`, or :data:`NO_DATASET`; int32) and the dataset's GB of a run's
+    tasks: bundle rows ``rows``, origins ``origin``. ``public``: the :func:`task_datasets` entry;
+    ``trace_groups``: ``((origin x tenants per site) + tenant) x entries + entry``, the tenant one of the origin's
+    (:func:`task_tenants`)."""
+    ds_all, gb_all = task_datasets(sc)
+    ds, gb = ds_all[rows], gb_all[rows]
+    if _preset(preset) == "public":
+        return ds, gb
+    per = tenants_per_site(sc.n_dc, tenants)
+    group = origin.astype(np.int64) * per + task_tenants(sc, per)[rows]
+    out = np.where(ds >= 0, group * len(catalogue(sc)[0]) + ds, NO_DATASET).astype(np.int32)
+    return out, gb
+
+
+def task_tenants(sc: Scenario, per_site: int) -> np.ndarray:
+    """Which of its origin's ``per_site`` tenants each bundle task belongs to (0..per_site-1): uniform, one draw
+    per task in bundle order from the bundle's workload seed (the manifest's ``parameters.seed``), so a bundle
+    gives the same draws on every machine and for every run seed; computed once per scenario."""
+    memo = shared(sc).setdefault("task_tenants", {})
+    if per_site not in memo:
+        seed = int((sc.manifest.get("parameters") or {}).get("seed", 0))
+        rng = np.random.default_rng(np.random.SeedSequence([seed, _TENANT_STREAM]))
+        t = rng.integers(0, per_site, size=sc.n_tasks, dtype=np.int64)
+        t.flags.writeable = False
+        memo[per_site] = t
+    return memo[per_site]
+
+
+def replication_share(rep: np.ndarray, used: np.ndarray) -> float:
+    """The share of (site, dataset) pairs that held a replica during a run, among the datasets its tasks read:
+    ``rep`` is the run's replica state (sites x datasets, last use; -inf: never held; the engine's ``State.rep``),
+    ``used`` the dataset ids of its tasks (:data:`NO_DATASET` ignored). 1.0: every dataset read reached every
+    site; NaN when no task read one."""
+    ids = np.unique(used[used >= 0])
+    if ids.size == 0:
+        return float("nan")
+    return float(np.isfinite(rep[:, ids]).mean())
+
+
+def _preset(preset: str) -> str:
+    if preset not in CATALOGUES:
+        raise ValueError(f"catalogue must be one of {CATALOGUES}, got {preset!r}")
+    return preset
 
 
 def task_datasets(sc: Scenario) -> tuple[np.ndarray, np.ndarray]:

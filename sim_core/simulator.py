@@ -20,7 +20,7 @@ from . import engine as E
 from . import forecast as F
 from . import origin as O
 from .drain import drain_steps, run_drained, work_left_now
-from .locality import catalogue, task_datasets
+from .locality import n_datasets, window_datasets
 from .options import (
     RunOptionsError,
     check_actions,
@@ -95,7 +95,7 @@ class Prepared:
         self.n_flexible = int(flexible.sum())
         n_w = arr_w.shape[0]
         self.state = E.new_state(n_w, sc.n_dc, n, n_flex=n_w if (controls and self.n_flexible) else 1,
-                                 n_ds=len(catalogue(sc)[0]))
+                                 n_ds=n_datasets(sc, opts.catalogue, opts.catalogue_tenants))
         #: a stateful policy's plan (``sim_core.policies.plan.Plan``), None for the rule policies
         spec = registry.by_code(policy_code) if policy_code >= 0 else None
         self.plan = new_plan(n_w, sc.n_dc, n, self.info.fc.shape[2], past_tasks(sc, self.seed, opts, t0, spec)) \
@@ -173,7 +173,7 @@ def window_tasks(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float) -> tup
         deadline = task_deadline(arr_w, dur_w, delay_w, mult)
     intr, smin, smax = sc.interruptible[rows], sc.min_scale[rows], sc.max_scale[rows]
     flexible = intr | (smin < 1.0) | (smax > 1.0)
-    ds_all, ds_gb_all = task_datasets(sc)  # (sim_core.locality)
+    ds_w, ds_gb_w = window_datasets(sc, rows, origin_w, opts.catalogue, opts.catalogue_tenants)  # (sim_core.locality)
     tasks = E.Tasks(
         arrival=arr_w, duration=dur_w, cores=sc.cpu_cores[rows],
         gpus=sc.gpus[rows], mem=sc.mem_gb[rows], bw=sc.bandwidth_gb[rows],
@@ -181,7 +181,7 @@ def window_tasks(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float) -> tup
         origin=origin_w, u_rand=u_w,
         max_delay=delay_w, interruptible=intr, ckpt=sc.checkpoint_s[rows], smin=smin, smax=smax,
         mthr=sc.marginal_throughput[rows], flexible=np.ascontiguousarray(flexible),
-        ds=ds_all[rows], ds_gb=ds_gb_all[rows])
+        ds=ds_w, ds_gb=ds_gb_w)
     return tasks, lo, task_id
 
 

@@ -1,110 +1,81 @@
-"""The physics terms: one declaration each (its parameters, from a registry with ranges; its named outputs, the
-per-step columns of the results; the module whose kernels compute them) and the conservation identities those
-outputs enter. :func:`check` evaluates every identity on a run's per-step frame, so a test (or a user) sees at
-once that a new term's energy, carbon, cost or water is accounted for.
+"""The physics terms, collected from their modules, and the conservation identities their outputs enter.
 
-Where the kernels live: IT, the cooling plant, the power chain and water are computed together in
-``sim_core.physics.dc_step`` (one jitted pass per site and step: splitting it into a call per term costs 5-11 %
-of stepping, measured when ``facility_from_cooling`` was split out), network energy in ``sim_core.transfer``,
-the battery in ``sim_core.battery``. The declarations name the slots those kernels already fill, so the results
-are bit for bit what they were.
+Each term module declares itself (``TERM``, :class:`sim_core.physics.term.Term`: the parameters it owns, from a
+registry with ranges; its named outputs, the per-step columns of the results; the identities its outputs enter
+and those whose total it computes): ``sim_core.physics.site.MODULES`` (IT, cooling plant, water, power chain, the
+order ``dc_step`` composes them in), network energy (``sim_core.transfer``) and the battery (``sim_core.battery``).
+:func:`collect` gathers them and checks them against each other; :func:`residuals` evaluates every identity on a
+run's per-step frame, so a test (or a user) sees at once that a new term's energy, carbon, cost or water is
+accounted for.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
+from types import ModuleType
 
 import numpy as np
 import polars as pl
 
-from gridshift.battery_params import BATTERY_RANGES
-from gridshift.param_ranges import PARAM_RANGES
+from . import battery, transfer
+from .physics import site
+from .physics.params import DERIVED_PARAMS
+from .physics.term import Identity, Term
 
-from . import battery as B
-from . import physics as PH
-
-
-@dataclass(frozen=True)
-class Identity:
-    """``total`` = sum of ``sign x column`` over ``parts``, every row of the per-step frame (to rounding)."""
-
-    name: str
-    total: str
-    parts: tuple[tuple[float, str], ...]
-    doc: str
-
-
-@dataclass(frozen=True)
-class PhysicsTerm:
-    """One physics term. ``params``: its parameter names in ``registry`` (``PARAM_RANGES`` of
-    ``gridshift.dc_params`` or ``BATTERY_RANGES`` of ``gridshift.battery_params``, each with its range);
-    ``outputs``: its columns of the per-step frame; ``module``: where its kernels are; ``enters``: the identities
-    its outputs are part of; ``optional``: present only when its option is on (the battery)."""
-
-    name: str
-    module: str
-    params: tuple[str, ...]
-    outputs: tuple[str, ...]
-    enters: tuple[str, ...]
-    doc: str
-    optional: bool = False
-
-    def ranges(self) -> dict:
-        """Each parameter's declared range (``gridshift.bounds.Bound``; derived parameters have none)."""
-        reg = BATTERY_RANGES if self.name == "battery" else PARAM_RANGES
-        return {p: reg[p] for p in self.params if p in reg}
-
-
-_FACILITY = ("crac_fan_kw", "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw")
-_CHAIN = ("ups_loss_kw", "transformer_loss_kw", "lighting_kw")
-_WATER = ("water_evap_l", "water_drift_l", "water_blowdown_l", "air_econ_water_l")
-
-IDENTITIES: tuple[Identity, ...] = (
-    Identity("facility_power", "total_kw", tuple((1.0, c) for c in ("it_kw",) + _FACILITY + _CHAIN),
-             "facility power = IT + CRAC fans + chiller + heat-rejection fans + pumps + UPS + transformer + lighting"),
-    Identity("white_space_heat", "cooling_load_kw", ((1.0, "it_kw"), (1.0, "crac_fan_kw"), (1.0, "lighting_kw")),
-             "the cooling load is every watt dissipated in the white space (docs/model.md §4)"),
-    Identity("water", "water_l", tuple((1.0, c) for c in _WATER),
-             "water = tower evaporation + drift + blowdown + the air-side economizer's evaporation"),
-    Identity("grid_energy", "grid_kwh", ((1.0, "total_kwh"), (1.0, "battery_charge_kwh"),
-                                         (-1.0, "battery_discharge_kwh")),
-             "grid energy = facility energy + battery charge - battery discharge"),
-    Identity("carbon", "carbon_kg", ((1.0, "grid_carbon_kg"),),
-             "a site's carbon is its grid energy x the step's carbon intensity"),
-    Identity("cost", "cost_usd", ((1.0, "grid_cost_usd"),), "a site's cost is its grid energy x the step's price"),
-    Identity("storage", "battery_loss_kwh", ((1.0, "battery_charge_kwh"), (-1.0, "battery_discharge_kwh"),
-                                             (-1.0, "battery_soc_delta_kwh")),
-             "what a battery took and did not give back or keep: charge - discharge - change of energy held"),
+#: the identities over the results' own columns: a site's carbon and cost are its grid energy's
+#: (``grid_carbon_kg`` and ``grid_cost_usd`` are derived by :func:`residuals` from the step's signals)
+RESULT_IDENTITIES = (
+    Identity("carbon", "carbon_kg", "a site's carbon is its grid energy x the step's carbon intensity",
+             ((1.0, "grid_carbon_kg"),)),
+    Identity("cost", "cost_usd", "a site's cost is its grid energy x the step's price", ((1.0, "grid_cost_usd"),)),
 )
-
-TERMS: tuple[PhysicsTerm, ...] = (
-    PhysicsTerm("it", "sim_core.physics", tuple(p for p in PH.IT_PARAMS), PH.IT_OUT, ("facility_power",
-                "white_space_heat"), "servers, GPUs, memory and server fans in their power states"),
-    PhysicsTerm("cooling_plant", "sim_core.physics",
-                tuple(p for p in PH.FACILITY_PARAMS if not p.startswith(("ups_", "transformer_", "lighting_")))
-                + ("condenser_is_water", "condenser_is_dry", "economizer_on", "adiabatic_on", "air_econ_on",
-                   "air_econ_evap"),
-                ("crac_fan_kw",) + tuple(PH.PLANT_OUT) + ("air_econ_kw", "air_econ_frac"),
-                ("facility_power", "white_space_heat"),
-                "air side, air- and water-side economizers, chiller, heat rejection and pumps"),
-    PhysicsTerm("electrical_losses", "sim_core.physics",
-                ("ups_loss_c0", "ups_loss_c1", "ups_loss_c2", "transformer_nameplate_eff",
-                 "transformer_nameplate_pul", "lighting_frac"), _CHAIN, ("facility_power", "white_space_heat"),
-                "UPS and transformer / distribution losses and lighting"),
-    PhysicsTerm("water", "sim_core.physics",
-                ("latent_heat_kj_per_kg", "drift_frac", "cw_range_k", "water_cp_kj_per_kg_k",
-                 "cycles_of_concentration"),
-                _WATER + ("water_l",), ("water",), "evaporation, drift and blowdown of the heat rejection"),
-    PhysicsTerm("network", "sim_core.transfer", ("transfer_kwh_per_gb",),
-                ("transfer_kwh", "transfer_carbon_kg", "transfer_cost_usd"), (),
-                "energy, emissions and egress cost of moving a task's data (a run option, not a site parameter)"),
-    PhysicsTerm("battery", "sim_core.battery", tuple(BATTERY_RANGES), B.OUT_NAMES,
-                ("grid_energy", "carbon", "cost", "storage"),
-                "battery storage per site: grid energy = facility energy + charge - discharge", optional=True),
-)
+#: the modules of the terms, in their order
+MODULES: tuple[ModuleType, ...] = site.MODULES + (transfer, battery)
 
 
-def term(name: str) -> PhysicsTerm:
+def collect(modules, result_identities: tuple[Identity, ...] = RESULT_IDENTITIES
+            ) -> tuple[tuple[Term, ...], tuple[Identity, ...]]:
+    """(terms, identities) declared by ``modules`` (each with a ``TERM``) and ``result_identities``: each
+    identity's parts are its own followed by what each term's ``enters`` adds, in the modules' order. Refuses
+    (ValueError naming the term) two terms of one name, an output or a parameter declared by two terms, a
+    parameter in neither its registry nor the derived ones, an identity declared twice or entered but not
+    declared."""
+    terms = tuple(replace(m.TERM, module=m.__name__) for m in modules)
+    seen_out: dict[str, str] = {}
+    seen_par: dict[tuple[int, str], str] = {}
+    for t in terms:
+        if t.name in {u.name for u in terms if u is not t}:
+            raise ValueError(f"two physics terms named {t.name!r}")
+        for o in t.outputs:
+            if o in seen_out:
+                raise ValueError(f"physics term {t.name!r}: output {o!r} is already declared by term {seen_out[o]!r}")
+            seen_out[o] = t.name
+        for p in t.params:
+            if p not in t.registry and p not in DERIVED_PARAMS:
+                raise ValueError(f"physics term {t.name!r}: parameter {p!r} is in neither its registry nor "
+                                 "sim_core.physics.params.DERIVED_PARAMS")
+            key = (id(t.registry) if p in t.registry else 0, p)
+            if key in seen_par:
+                raise ValueError(f"physics term {t.name!r}: parameter {p!r} is already declared by term "
+                                 f"{seen_par[key]!r}")
+            seen_par[key] = t.name
+    declared = [i for t in terms for i in t.identities] + list(result_identities)
+    names = [i.name for i in declared]
+    if len(set(names)) != len(names):
+        raise ValueError(f"an identity declared twice: {sorted(n for n in set(names) if names.count(n) > 1)}")
+    for t in terms:
+        unknown = set(t.enters) - set(names)
+        if unknown:
+            raise ValueError(f"physics term {t.name!r} enters identities nobody declares: {sorted(unknown)}")
+    identities = tuple(replace(i, parts=i.parts + tuple(part for t in terms for part in t.enters.get(i.name, ())))
+                       for i in declared)
+    return terms, identities
+
+
+TERMS, IDENTITIES = collect(MODULES)
+
+
+def term(name: str) -> Term:
     for t in TERMS:
         if t.name == name:
             return t
@@ -130,13 +101,15 @@ def _with_derived(steps: pl.DataFrame, soc0_kwh: np.ndarray | None) -> pl.DataFr
     return steps.with_columns(pl.Series("battery_soc_delta_kwh", (soc - prev).reshape(-1)))
 
 
-def residuals(steps: pl.DataFrame, soc0_kwh: np.ndarray | None = None) -> dict[str, float]:
+def residuals(steps: pl.DataFrame, soc0_kwh: np.ndarray | None = None,
+              identities: tuple[Identity, ...] | None = None) -> dict[str, float]:
     """The largest relative residual of every identity whose columns the frame has (a battery's identities only
     with batteries; ``soc0_kwh``: each battery's energy before the first step, its ``soc_min``),
-    max |total - sum parts| / max(1, |total|)."""
+    max |total - sum parts| / max(1, |total|). ``identities``: those of :func:`collect` (default: the built-in
+    terms')."""
     df = _with_derived(steps, soc0_kwh)
     out = {}
-    for ident in IDENTITIES:
+    for ident in IDENTITIES if identities is None else identities:
         cols = [ident.total] + [c for _, c in ident.parts]
         if any(c not in df.columns for c in cols):
             continue

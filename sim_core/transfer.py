@@ -15,6 +15,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from gridshift import run_options
+
+from .physics.term import Term
+
+#: the network term: its energy is a run option's (kWh per GB moved), not a site parameter
+TERM = Term("network", ("transfer_kwh_per_gb",), ("transfer_kwh", "transfer_carbon_kg", "transfer_cost_usd"),
+            "energy, emissions and egress cost of moving a task's data (a run option, not a site parameter)",
+            registry={"transfer_kwh_per_gb": run_options.get("transfer_kwh_per_gb").bound})
+
 #: slots of the ``out`` vector of :func:`step_transfers_sla`
 STEP_XFER_NAMES = ("transfer_cost_usd", "transfer_kwh", "transfer_carbon_kg", "transfer_gb", "transfers",
                    "sla_violations", "tasks_started", "tasks_decided")

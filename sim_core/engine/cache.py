@@ -24,7 +24,7 @@ from numba import config
 #: (``abspath``, not ``resolve``: Numba files the cache of a source under its absolute path, links kept)
 SIM_CORE = Path(os.path.abspath(__file__)).parents[1]
 #: the packages whose jitted kernels call one another across files
-PACKAGES = ("engine", "policies")
+PACKAGES = ("engine", "policies", "physics")
 #: a module's recorded digest, beside its entries: ``<stem>.kernels.sha256``
 STAMP_SUFFIX = ".kernels.sha256"
 

@@ -9,12 +9,13 @@ candidate is a datacenter that holds the task and a dispatch step s from the tas
 it runs at scale 1 over
 [tau, tau + duration), tau = max(step start, arrival) + the transfer delay (0 at the origin), and it must
 finish by its deadline with ``wake_s`` to spare (a sleeping server's wake) and fit the capacity left at
-every step it touches, from its dispatch step to the step of its finish after the transfer and the wake spare
+every step it touches, from its dispatch step to the step of its finish after the transfer and ``hold_s``
 (capacity is booked for whole steps, as the engine holds it until the step boundary after a finish). Its
 score is its transfer (GB x the objective's weight per GB at the dispatch step) plus, per step it runs in,
 its share of the step x sum_r request_r x price[d, k, r] while the load placed there stays within the LP's busy profile,
-or x the site's largest price of that resource where it would exceed it (so tasks fill the LP's profile
-first and overflow where the LP says a resource-step is cheapest). A candidate whose dispatch step lies
+or x (``over_w`` x the site's largest price of that resource + (1 - ``over_w``) x the step's) where it would
+exceed it (``over_w`` 1: tasks fill the LP's profile first and overflow where the LP says a resource-step is
+cheapest; 0: up to the capacity, every step at its own price). A candidate whose dispatch step lies
 past the window's end (allowed when the task can still finish by its deadline from there) costs 0 inside
 the window, as in the LP, which counts only the work that must run inside it. A task with no candidate
 (no datacenter can finish it by its deadline within the capacity left) is dispatched at its arrival step
@@ -32,9 +33,10 @@ STEP_S = float(timestep.STEP_S)  # (a float: the kernels divide times in seconds
 
 
 @njit(cache=True, nogil=True)
-def _task_costs(d, s_lo, s_hi, req, price, hi_price, busy, load, occ, cap, cost, bad):
+def _task_costs(d, s_lo, s_hi, req, price, hi_price, busy, load, occ, cap, cost, bad, over_w):
     """Per window step k in [s_lo, s_hi] of datacenter d: the cost of a whole step of the task's request
-    (``cost[k - s_lo]``) and whether the request no longer fits there (``bad``)."""
+    (``cost[k - s_lo]``; beyond the LP's profile weighted by ``over_w``, the module's docs) and whether the
+    request no longer fits there (``bad``)."""
     for k in range(s_lo, s_hi + 1):
         c = 0.0
         b = 0
@@ -42,7 +44,7 @@ def _task_costs(d, s_lo, s_hi, req, price, hi_price, busy, load, occ, cap, cost,
             if req[r] <= 0.0:
                 continue
             over = load[d, k, r] + req[r] > busy[d, k, r] + 1e-9
-            c += req[r] * (hi_price[d, r] if over else price[d, k, r])
+            c += req[r] * ((over_w * hi_price[d, r] + (1.0 - over_w) * price[d, k, r]) if over else price[d, k, r])
             if occ[d, k, r] + req[r] > cap[d, r] + 1e-9:
                 b = 1
         cost[k - s_lo] = c
@@ -65,7 +67,7 @@ def _integral(cum, s_lo, t0, t):
 
 @njit(cache=True, nogil=True)
 def plan_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadline, cap, delay_s_per_gb, rtt_s,
-                t0, n, price, busy, xfer_w, wake_s, site, step, late):
+                t0, n, price, busy, xfer_w, wake_s, hold_s, over_w, site, step, late):
     """Place every task of ``order`` (docs in the module): writes ``site`` (-1: fits no datacenter), ``step``
     (the window step to dispatch it at; >= n: not inside the window) and ``late`` (1: no candidate met its
     deadline). ``xfer_w`` (n_dc origin, n_dc destination, n): the objective per GB moved, by dispatch step."""
@@ -110,8 +112,8 @@ def plan_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadline
             s_max = int((last - t0) // STEP_S)
             # the last step any dispatch step up to s_max touches (transfer delay included: a remote task runs
             # from max(step start, arrival) + delay)
-            k_hi = min(n - 1, int((max(t0 + STEP_S * s_max, a) + delay + wake_s[d] + dur - 1e-6 - t0) // STEP_S))
-            _task_costs(d, s_lo, k_hi, req, price, hi_price, busy, load, occ, cap, cost, bad)
+            k_hi = min(n - 1, int((max(t0 + STEP_S * s_max, a) + delay + hold_s[d] + dur - 1e-6 - t0) // STEP_S))
+            _task_costs(d, s_lo, k_hi, req, price, hi_price, busy, load, occ, cap, cost, bad, over_w)
             cum[0] = 0.0
             nbad[0] = 0
             for k in range(k_hi - s_lo + 1):
@@ -120,7 +122,7 @@ def plan_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadline
             cum_v = cum[:k_hi - s_lo + 2]
             for s in range(s_lo, s_max + 1):
                 tau = max(t0 + STEP_S * s, a) + delay
-                k_last = min(n - 1, int((tau + wake_s[d] + dur - 1e-6 - t0) // STEP_S))
+                k_last = min(n - 1, int((tau + hold_s[d] + dur - 1e-6 - t0) // STEP_S))
                 if nbad[k_last - s_lo + 1] - nbad[s - s_lo] > 0:
                     continue
                 c = _integral(cum_v, s_lo, t0, tau + dur) - _integral(cum_v, s_lo, t0, tau)
@@ -139,7 +141,7 @@ def plan_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadline
         delay = 0.0 if d == o else bw[i] * delay_s_per_gb[o, d] + rtt_s[o, d]
         tau = max(t0 + STEP_S * best_s, a) + delay
         end = tau + dur
-        k_last = min(n - 1, int((end + wake_s[d] - 1e-6 - t0) // STEP_S))
+        k_last = min(n - 1, int((end + hold_s[d] - 1e-6 - t0) // STEP_S))
         for k in range(best_s, k_last + 1):
             ks = t0 + STEP_S * k
             frac = max(0.0, min(end, ks + STEP_S) - max(tau, ks)) / STEP_S

@@ -35,7 +35,7 @@ is evaluated inside the jitted call with the same arithmetic as in Python; any o
 component or callable) is evaluated in Python per environment after the jitted call (correct, slower).
 ``info["components"][name]`` is the (N,) array of the raw values of each component.
 
-The jitted functions here are cached, but they call kernels of ``engine/``, ``physics.py``,
+The jitted functions here are cached, but they call kernels of ``engine/``, ``physics/``,
 ``transfer.py`` and ``rl/env.py``, and Numba's cache, keyed on the caller's file, would not notice an
 edit to any of those (docs/architecture.md, "Rules for the kernels"): at import, the engine's cache guard
 (``engine.cache.drop_stale``) therefore drops this module's cache entries whenever the sha256 of those
@@ -268,16 +268,18 @@ def set_slot(slots, i, slot):
 
 #: the files whose kernels the functions above call
 _DEPENDENCIES = ("engine/capacity.py", "engine/flexible.py", "engine/information.py", "engine/layout.py",
-                 "engine/queues.py", "engine/servers.py", "engine/step.py", "physics.py", "transfer.py", "rl/env.py",
+                 "engine/queues.py", "engine/servers.py", "engine/step.py", "physics", "transfer.py", "rl/env.py",
                  "rl/vector.py")
 
 
 def dependencies_digest(root: Path | None = None) -> str:
-    """sha256 of the files whose kernels this module's jitted functions call."""
+    """sha256 of the files whose kernels this module's jitted functions call (a folder: each of its modules)."""
     root = Path(__file__).resolve().parents[1] if root is None else root
     h = hashlib.sha256()
     for name in _DEPENDENCIES:
-        h.update((root / name).read_bytes())
+        path = root / name
+        for f in sorted(path.glob("*.py")) if path.is_dir() else (path,):
+            h.update(f.read_bytes())
     return h.hexdigest()
 
 

@@ -210,3 +210,116 @@ def test_the_run_contract_and_compare_take_every_metric_from_the_declarations():
                            "mean_mem_util_frac"} == NAN_ALLOWED
     assert SAVINGS_METRICS == ("total_kwh", "it_kwh", "cost_usd", "carbon_kg", "water_l", "transfer_cost_usd",
                                "cost_incl_transfer_usd", "carbon_incl_transfer_kg")
+
+
+# ------------------------------------------------------------------------------------------------ physics terms
+@pytest.fixture
+def new_term(tmp_path, monkeypatch):
+    """The page's example term, written as the module a term author adds (in a package of its own here)."""
+    pkg = tmp_path / "extra_terms"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "water_supply.py").write_text(_example("A physics term"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    return importlib.import_module("extra_terms.water_supply")
+
+
+def _files_to_touch(heading: str) -> list[str]:
+    """The files the page's "Files:" sentence of ``### <heading>`` names (in bold)."""
+    text = PAGE.read_text(encoding="utf-8")
+    part = text[text.index(f"### {heading}\n"):]
+    files = part[part.index("Files:"):part.index("```")]
+    return re.findall(r"\*\*([^*]+)\*\*", files)
+
+
+def test_a_physics_term_is_its_module_the_composition_and_its_parameters():
+    from sim_core.physics import site
+
+    files = _files_to_touch("A physics term")
+    assert len(files) <= 3, files
+    assert files[0].startswith("a term module in `sim_core/physics/`")
+    for f in files[1:]:
+        assert (ROOT / f.strip("`")).is_file(), f
+    # the built-in terms are such modules: the output slots are their declared outputs, term by term
+    assert [m.__name__ for m in site.MODULES] == [f"sim_core.physics.{n}" for n in ("it", "cooling", "water",
+                                                                                       "power_chain")]
+    assert list(site.SLOT) == [o for m in site.MODULES for o in m.TERM.outputs]
+    # every site parameter (the registry's and the derived ones) is owned by exactly one of them
+    from gridshift.dc_params import PARAM_RANGES
+    from sim_core.physics.params import DERIVED_PARAMS
+
+    owned = [p for m in site.MODULES for p in m.TERM.params]
+    assert sorted(owned) == sorted((*PARAM_RANGES, *DERIVED_PARAMS))
+
+
+@pytest.fixture(scope="module")
+def wet_bundle(tmp_path_factory):
+    """Two sites a warm day, one with a wet cooling tower, one a hybrid dry cooler (its pads wetted): both use
+    water."""
+    from gridshift.dc_params import DatacenterParams
+    from sim_core.testing import write_bundle
+
+    n = 12
+    tasks = {"task_id": np.arange(n, dtype=np.int64), "arrival_ts_utc": np.arange(n) * 3600.0 + 60.0,
+             "duration_s": np.full(n, 5400.0), "cpu_cores": np.full(n, 8.0), "gpus": np.zeros(n),
+             "mem_gb": np.ones(n), "gpu_mem_gb": np.zeros(n), "bandwidth_gb": np.ones(n)}
+    return write_bundle(tmp_path_factory.mktemp("terms"), locations=["AA", "BB"], timezones=["UTC", "UTC"],
+                        n_steps=96, tasks=tasks, physics=[DatacenterParams(condenser="water"), DatacenterParams()],
+                        signals={"temp_c": 30.0, "wetbulb_c": 22.0})
+
+
+def test_a_new_terms_output_enters_its_identity_and_is_checked_on_a_run(new_term, wet_bundle):
+    import sim_core
+    from sim_core import terms
+    from sim_core.physics import site
+
+    found, identities = terms.collect(terms.MODULES + (new_term,))
+    t = next(x for x in found if x.name == "water_supply")
+    assert t.module == "extra_terms.water_supply" and list(t.ranges()) == ["water_supply_kwh_per_m3"]
+    power = next(i for i in identities if i.name == "facility_power")
+    assert power.parts[-1] == (1.0, "water_supply_kw") and len(power.parts) == 10
+    # its output takes the next slot; the built-in terms' slots stay where they were
+    slots = site.layout(site.MODULES + (new_term,))
+    assert slots["water_supply_kw"] == site.N_OUT and {k: slots[k] for k in site.SLOT} == site.SLOT
+
+    steps = sim_core.run(sim_core.load(wet_bundle), "local_only", seed=0, days=0.5).steps
+    water_l = steps["water_l"].to_numpy()
+    kw = np.array([new_term.water_supply_kw(0.5, w) for w in water_l])
+    assert (kw > 0.0).all()  # (every step of both sites uses water: the check below can fail)
+    # a facility whose total carries the new term's power keeps every identity ...
+    with_term = steps.with_columns(pl.Series("water_supply_kw", kw), pl.col("total_kw") + kw)
+    res = terms.residuals(with_term, identities=identities)
+    assert set(res) == {"facility_power", "white_space_heat", "water", "grid_energy", "carbon", "cost"}
+    assert max(res.values()) < 1e-12, res
+    # ... and one whose total leaves it out breaks facility power (the identity really holds the new output)
+    res = terms.residuals(steps.with_columns(pl.Series("water_supply_kw", kw)), identities=identities)
+    assert res["facility_power"] > 1e-6 and res["water"] < 1e-12
+    # without the new term the built-in identities hold on the run as it is
+    assert max(terms.residuals(steps).values()) < 1e-12
+
+
+def test_collecting_terms_refuses_what_would_break_the_seam(new_term):
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from sim_core import terms
+
+    def with_term(**changes):
+        return terms.collect(terms.MODULES + (SimpleNamespace(__name__="extra", TERM=replace(new_term.TERM,
+                                                                                             **changes)),))
+
+    with pytest.raises(ValueError, match="'water_supply': output 'water_l' is already declared by term 'water'"):
+        with_term(outputs=("water_l",))
+    with pytest.raises(ValueError, match="parameter 'supply_kwh' is in neither its registry"):
+        with_term(params=("supply_kwh",))
+    with pytest.raises(ValueError, match="'water_supply': parameter 'lighting_frac' is already declared "
+                                         "by term 'electrical_losses'"):
+        with_term(params=("lighting_frac",), registry=terms.term("it").registry)
+    with pytest.raises(ValueError, match="enters identities nobody declares: \\['pue'\\]"):
+        with_term(enters={"pue": ((1.0, "water_supply_kw"),)})
+    with pytest.raises(ValueError, match="two physics terms named 'water'"):
+        with_term(name="water")
+    with pytest.raises(ValueError, match="an identity declared twice: \\['water'\\]"):
+        with_term(identities=terms.term("water").identities)

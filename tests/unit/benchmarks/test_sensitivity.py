@@ -49,6 +49,16 @@ def test_bundle_axes_share_the_bundles_own_value():
     assert [s.bundle for s in other.settings if not s.bundle] == [()] and other.settings[2].bundle == ()
 
 
+def test_catalogue_axis_is_public_then_trace_groups_over_tenants():
+    """The default (``public``) shares the default runs; ``trace_groups`` at a tenth, one and ten times the trace's
+    users, the trace's own count left at its default."""
+    cat = _axis("catalogue").settings
+    assert [s.options for s in cat] == [
+        (), (("catalogue", "trace_groups"), ("catalogue_tenants", 130)), (("catalogue", "trace_groups"),),
+        (("catalogue", "trace_groups"), ("catalogue_tenants", 13000))]
+    assert all(s.bundle == () and s.scenario is None for s in cat)
+
+
 def test_windows_are_the_iso_mondays():
     assert S.windows_for(2023) == ["2023-01-09T00:00:00+00:00", "2023-07-10T00:00:00+00:00"]
     assert S.windows_for(2022) == ["2022-01-10T00:00:00+00:00", "2022-07-11T00:00:00+00:00"]

@@ -96,12 +96,15 @@ def test_the_rounded_schedule_is_feasible(three_sites, one_day):
     assert occ.max() > 0 and np.all(occ <= prep.ctx.cap[:, None, :] + 1e-9)
 
 
-def booked(prep, plan, n):
+def booked(prep, plan, n, hold_wakes=None):
     """The plan's bookings recomputed from its decisions (independently of the kernel): each task's request at
-    its site from its dispatch step to the step holding its finish + the wake spare, the task running from
-    max(dispatch step start, arrival) + its transfer delay (the whole bandwidth moves)."""
+    its site from its dispatch step to the step holding its finish + ``hold_wakes`` wake latencies (default: the
+    wake spare), the task running from max(dispatch step start, arrival) + its transfer delay (the whole
+    bandwidth moves)."""
     from sim_core.optimum.upper import WAKE_SPARE
     from sim_core.physics import P_WAKE_S
+
+    hold_wakes = WAKE_SPARE if hold_wakes is None else hold_wakes
 
     T, C, sc = prep.tasks, prep.ctx, prep.scenario
     occ = np.zeros((sc.n_dc, n, 3))
@@ -109,11 +112,42 @@ def booked(prep, plan, n):
     for i in np.flatnonzero((plan.site >= 0) & (plan.step < n)):
         d, o = plan.site[i], T.origin[i]
         delay = 0.0 if d == o else T.bw[i] * C.delay_s_per_gb[o, d] + C.rtt_s[o, d]
-        wake = WAKE_SPARE * sc.params[d][P_WAKE_S] if prep.managed else 0.0
+        wake = hold_wakes * sc.params[d][P_WAKE_S] if prep.managed else 0.0
         tau = max(C.t0 + 900.0 * plan.step[i], T.arrival[i]) + delay
         k_last = min(n - 1, int((tau + T.duration[i] + wake - 1e-6 - C.t0) // 900.0))
         occ[d, plan.step[i]:k_last + 1] += req[i]
     return occ
+
+
+def test_plan_variants_book_within_capacity_and_are_candidates(three_sites, one_day):
+    """The tighter roundings (``PLAN_VARIANTS``: less capacity held past a finish, load beyond the LP's profile at
+    the step's own price, capacity over-booked by a factor) never book more than that factor x a site's capacity
+    and still meet the deadline with the wake spare in the plan; each is an engine-run candidate of the bracket
+    (repaired when late), and the upper end is the least deadline-meeting candidate, so never above the plan's
+    own run."""
+    from sim_core.optimum.upper import PLAN_VARIANTS, WAKE_SPARE, variant_name
+    from sim_core.physics import P_WAKE_S
+
+    prep = Prepared(three_sites, 0, days=1)
+    T, n = prep.tasks, one_day.lower.steps
+    base = plan_schedule(prep, one_day.lower)
+    moved = 0
+    for hold, ov, scale in PLAN_VARIANTS:
+        plan = plan_schedule(prep, one_day.lower, hold_wakes=hold, overflow=ov, cap_scale=scale)
+        occ = booked(prep, plan, n, hold)
+        assert occ.max() > 0 and np.all(occ <= scale * prep.ctx.cap[:, None, :] + 1e-9)
+        inside = (plan.site >= 0) & (plan.step < n) & (plan.late == 0)
+        d, o = plan.site[inside], T.origin[inside]
+        delay = np.where(d == o, 0.0, T.bw[inside] * prep.ctx.delay_s_per_gb[o, d] + prep.ctx.rtt_s[o, d])
+        tau = np.maximum(prep.ctx.t0 + 900.0 * plan.step[inside], T.arrival[inside]) + delay
+        wake = np.array([WAKE_SPARE * three_sites.params[k][P_WAKE_S] for k in d]) if prep.managed else 0.0
+        assert np.all(tau + T.duration[inside] + wake <= T.deadline[inside] + 1e-6)
+        moved += int(((plan.site != base.site) | (plan.step != base.step)).sum())
+        assert variant_name(hold, ov, scale) in one_day.upper.candidates
+    assert moved > 0  # the variants are other schedules, not the plan again
+    assert one_day.upper.value <= one_day.upper.plan_value
+    with pytest.raises(OptimumError, match="cap_scale"):
+        plan_schedule(prep, one_day.lower, cap_scale=0.0)
 
 
 def test_a_remote_dispatch_books_the_steps_after_its_transfer(tmp_path):
