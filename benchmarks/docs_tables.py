@@ -1,8 +1,9 @@
 """Write the tables the documents show of a declaration: the README's data sources (``gridshift.sources``),
-docs/simulation.md's run options (``gridshift.run_options``) and docs/benchmarks.md's metrics
-(``gridshift.metrics``).
+docs/simulation.md's run options (``gridshift.run_options``), docs/benchmarks.md's metrics
+(``gridshift.metrics``) and docs/data_dictionary.md, every column of the warehouse's tables, a bundle's files and
+a run's series (``gridshift.fields``, as ``warehouse.schemas`` and ``gridshift.bundle`` list them).
 
-    ./run.sh python -m benchmarks.docs_tables          # rewrite the three sections
+    ./run.sh python -m benchmarks.docs_tables          # rewrite the generated sections
     ./run.sh python -m benchmarks.docs_tables --check  # exit 1 if one is stale
 
 What the tables say is declared only in the registries; the documents show these generated copies, and
@@ -18,11 +19,16 @@ from pathlib import Path
 
 from benchmarks._report import ROOT, update_section
 from gridshift import metrics, run_options, sources
+from gridshift.bundle import format as bundle_format
+from gridshift.fields import Field, TableSpec
+from gridshift.results import SERIES
+from warehouse.schemas import FRAMES, TABLES
 
 README = ROOT / "README.md"
 SECTION = "sources"
 SIMULATION_MD = ROOT / "docs" / "simulation.md"
 BENCHMARKS_DOC = ROOT / "docs" / "benchmarks.md"
+DICTIONARY_DOC = ROOT / "docs" / "data_dictionary.md"
 
 
 def _cell(text: str) -> str:
@@ -69,9 +75,45 @@ def metrics_table() -> str:
     return "\n".join(lines)
 
 
+def _valid(f: Field) -> str:
+    parts = [f"{f.bound.describe()} ({f.bound.reason})"] if f.bound is not None else []
+    parts += [f"one of {', '.join(f'`{v}`' for v in f.isin)}"] if f.isin else []
+    parts += [f"matches `{f.pattern}`"] if f.pattern else []
+    return "; ".join(parts) or "-"
+
+
+def _spec_table(where: str, spec: TableSpec) -> list[str]:
+    key = ", ".join(f"`{k}`" for k in spec.primary_key) or "none"
+    lines = [f"### `{spec.name}` ({where})", "", f"{_cell(spec.description.rstrip('.'))}. Primary key: {key}.", "",
+             "| column | type | unit | valid values | null | meaning |", "|---|---|---|---|---|---|"]
+    for f in spec.fields:
+        more = "; ".join(f"{k}: {v}" for k, v in f.metadata.items())
+        lines.append(f"| `{f.name}` | {f.dtype} | {f.unit or '-'} | {_cell(_valid(f))} | "
+                     f"{'yes' if f.nullable else 'no'} | {_cell(f.description + (f' ({more})' if more else ''))} |")
+    return lines + [""]
+
+
+def dictionary() -> str:
+    """Every column of every declared table: the warehouse's (``warehouse.schemas.TABLES`` and the frames
+    validated before they leave it), a bundle's Parquet files (``gridshift.bundle``) and a run's per-step series
+    (``gridshift.results.SERIES``), each from its field declaration in ``gridshift.fields``."""
+    out = ["## Warehouse tables (DuckDB, `warehouse.schemas`)", ""]
+    for t in TABLES.values():
+        out += _spec_table("warehouse", t.spec)
+    out += ["## Frames validated outside the warehouse", ""]
+    for t in FRAMES.values():
+        out += _spec_table("validated frame", t.spec)
+    out += ["## A bundle's Parquet files (`gridshift.bundle`)", ""]
+    for spec in bundle_format.TABLES.values():
+        out += _spec_table("bundle file", spec)
+    out += ["## A run's per-step series (`gridshift.results.SERIES`)", ""]
+    out += _spec_table("run series", SERIES)
+    return "\n".join(out).rstrip()
+
+
 #: (document, section name, its generated table)
 GENERATED = ((README, SECTION, sources_table), (SIMULATION_MD, "options", options_table),
-             (BENCHMARKS_DOC, "metrics", metrics_table))
+             (BENCHMARKS_DOC, "metrics", metrics_table), (DICTIONARY_DOC, "dictionary", dictionary))
 
 
 def section_in(path: Path = README, name: str = SECTION) -> str | None:

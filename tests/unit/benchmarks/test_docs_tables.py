@@ -75,3 +75,20 @@ def test_benchmarks_md_is_the_scripts_sections_only():
     hashes = [h for h in re.findall(r"\b[0-9a-f]{7,40}\b", text) if re.search("[a-f]", h)]
     assert not [h for h in hashes if h != bundle_id.group(1)], "a commit hash"
     assert not re.search(r"this (round|stop)|last stop|previous (round|stop)", text, flags=re.I), "a diary"
+
+
+def test_the_data_dictionary_is_every_declared_column():
+    """docs/data_dictionary.md is generated from the field declarations: every warehouse table, every bundle
+    file and the run series appear with each column's type and unit, and the page is current."""
+    from gridshift.bundle import format as bundle_format
+    from warehouse.schemas import TABLES
+
+    page = docs_tables.section_in(docs_tables.DICTIONARY_DOC, "dictionary")
+    assert page == docs_tables.dictionary()
+    specs = [t.spec for t in TABLES.values()] + list(bundle_format.TABLES.values())
+    for spec in specs:
+        block = page.split(f"### `{spec.name}` (")[1].split("\n### ")[0]
+        for f in spec.fields:
+            row = next(line for line in block.splitlines() if line.startswith(f"| `{f.name}` |"))
+            assert f"| {f.dtype} | {f.unit or '-'} |" in row, (spec.name, f.name)
+    assert "### `grid_carbon` (warehouse)" in page and "`carbon_g_per_kwh`" in page
