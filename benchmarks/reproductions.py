@@ -461,20 +461,24 @@ MASAC_ABLATION = (("revenue for all work (gridshift runs drain: equal work) inst
                   ("free egress (migration_usd_per_gb 0; transfer carbon kept)", {"migration_usd_per_gb": 0.0}))
 
 
-def masac_utility(res, sc, slack_share: float | None = MASAC_SLACK, **params) -> dict[str, float]:
+def masac_utility(res, sc, slack_share: float | str | None = MASAC_SLACK, **params) -> dict[str, float]:
     """The MASAC utility (Eqs. 2-7, ``sim_core.rl.reward``) of a whole run, from its steps and transfers. With
     ``slack_share``, the revenue counts only the jobs started within that share of their duration after arrival
-    (the paper's successful jobs J+; their GPU-hours at their requested GPUs); None: all the GPU-hours run."""
+    (the paper's successful jobs J+; their GPU-hours at their requested GPUs); ``"allowed"``: within their allowed
+    delay (``max_delay_s``, the ``masac-5dc`` scenario's); None: all the GPU-hours run. ``pue`` may be one per
+    site (Table I's)."""
     from sim_core.rl.reward import MASAC_DEFAULTS, masac_site_terms, masac_transfer_terms
 
     m = {**MASAC_DEFAULTS, **params}
     s = res.steps
+    dc = s["dc"].to_numpy()
     busy = s["busy_gpus"].to_numpy()
-    idle = np.asarray(sc.cap_gpus, dtype=np.float64)[s["dc"].to_numpy()] - busy  # installed - busy (Eq. 3)
+    idle = np.asarray(sc.cap_gpus, dtype=np.float64)[dc] - busy  # installed - busy (Eq. 3)
+    pue = np.asarray(m["pue"], dtype=np.float64)[dc] if isinstance(m["pue"], tuple | list) else m["pue"]
     site = masac_site_terms(busy, idle, s["it_kwh"].to_numpy(),
                             s["total_kwh"].to_numpy(), s["cost_usd"].to_numpy(), s["carbon_kg"].to_numpy(),
                             m["revenue_usd_per_gpu_h"], m["carbon_usd_per_t"], m["idle_power_ratio"], m["gpu_kw"],
-                            m["pue"])
+                            pue)
     out = {k: float(v.sum()) for k, v in site.items()}
     if slack_share is not None:
         # a run's task id is the bundle's id x 64 + the week it was realised in (sim_core.realisation)
@@ -482,7 +486,8 @@ def masac_utility(res, sc, slack_share: float | None = MASAC_SLACK, **params) ->
             pl.DataFrame({"bundle_task_id": sc.task_id, "gpus": sc.gpus}), on="bundle_task_id", how="left")
         if t["gpus"].null_count():
             raise ValueError(f"{t['gpus'].null_count()} run tasks have no bundle task (task_id // 64)")
-        ok = t.filter(pl.col("wait_s") <= slack_share * pl.col("duration_s"))
+        allowed = pl.col("max_delay_s") if slack_share == "allowed" else slack_share * pl.col("duration_s")
+        ok = t.filter(pl.col("wait_s") <= allowed + 1e-6)
         out["revenue"] = m["revenue_usd_per_gpu_h"] * float((ok["gpus"] * ok["duration_s"]).sum()) / 3600.0
     x = res.transfers.group_by(pl.col("decision_ts_utc").dt.truncate("15m")).agg(
         pl.col("cost_usd").sum(), pl.col("carbon_kg").sum(), pl.col("bandwidth_gb").sum(), pl.len().alias("n"))

@@ -184,7 +184,7 @@ class SACAgent:
         self.opt_alpha.step()
         _polyak(self.nets["q1"], self.nets["q1_target"], self.cfg.tau)
         _polyak(self.nets["q2"], self.nets["q2_target"], self.cfg.tau)
-        return {"loss_q": float(loss_q), "loss_pi": float(loss_pi), "alpha": float(alpha)}
+        return {"loss_q": loss_q.item(), "loss_pi": loss_pi.item(), "alpha": alpha.item()}
 
     def tensors(self) -> dict[str, np.ndarray]:
         out = {f"{k}/{n}": v.detach().numpy() for k, net in self.nets.items() for n, v in net.state_dict().items()}
@@ -231,7 +231,7 @@ class DQNAgent:
         loss.backward()
         self.opt.step()
         _polyak(self.nets["q"], self.nets["q_target"], self.cfg.tau)
-        return {"loss_q": float(loss)}
+        return {"loss_q": loss.item()}
 
     def tensors(self) -> dict[str, np.ndarray]:
         return {f"{k}/{n}": v.detach().numpy() for k, net in self.nets.items() for n, v in net.state_dict().items()}
@@ -299,12 +299,15 @@ def _run_episodes(team: MARL, envs: list, seeds: list[int], buffers: list[Replay
 
 
 def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, validate_window: dict | None = None,
-          log=print, meta: dict | None = None) -> tuple[MARL, list[dict]]:
+          log=print, meta: dict | None = None, budget_s: float | None = None,
+          on_epoch=None) -> tuple[MARL, list[dict]]:
     """Train a team (Algorithm 1): each epoch runs one episode (capped at K_max decision steps) in each of
     ``cfg.envs_per_epoch`` environments (``make_env(window)`` for the next of ``train_windows``, round robin, each
     episode a fresh origin seed), then ``cfg.updates_per_epoch`` updates per agent on batches from its buffer;
-    after each epoch a greedy episode in ``validate_window`` (when given). Returns the team and one row per epoch
-    (training return per episode, validation return, seconds)."""
+    after each epoch a greedy episode in ``validate_window`` (when given). ``budget_s``: no epoch starts once
+    this many seconds have passed (a CPU budget; the epochs run are in the rows); ``on_epoch(team, rows)`` after
+    each epoch (a checkpoint). Returns the team and one row per epoch (training return per episode, its decision
+    steps, validation return, seconds)."""
     torch.set_num_threads(1)
     torch.manual_seed(cfg.seed)
     envs = [make_env(train_windows[i % len(train_windows)]) for i in range(cfg.envs_per_epoch)]
@@ -315,8 +318,12 @@ def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, 
                       "validate_window": validate_window})
     buffers = [Replay(cfg.buffer_size, e0.obs_dim) for _ in e0.agents]
     brng = np.random.default_rng(cfg.seed + 1)
-    rows = []
+    rows: list[dict] = []
+    start = time.perf_counter()
     for epoch in range(cfg.epochs):
+        if budget_s is not None and time.perf_counter() - start >= budget_s:
+            log(f"{algorithm}: budget of {budget_s:.0f} s spent after {epoch} epochs")
+            break
         t0 = time.perf_counter()
         if algorithm == "madqn":
             f = min(epoch / max(cfg.eps_decay_epochs, 1), 1.0)
@@ -333,9 +340,11 @@ def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, 
         row = {"epoch": epoch + 1, "train_return_usd": float(np.mean(ret)), "validation_return_usd": val,
                "buffer": int(sum(b.n for b in buffers)), "seconds": time.perf_counter() - t0, **stats}
         rows.append(row)
+        team.meta["epochs"] = rows
+        if on_epoch is not None:
+            on_epoch(team, rows)
         log(f"{algorithm} epoch {epoch + 1}/{cfg.epochs}: train {row['train_return_usd']:,.1f} USD/episode, "
             f"validation {val if val is None else f'{val:,.1f}'} USD, {row['seconds']:.0f} s")
-    team.meta["epochs"] = rows
     return team, rows
 
 
