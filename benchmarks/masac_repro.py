@@ -3,7 +3,7 @@
 evaluated on 10 unseen 2-day episodes beside the paper's Fig. 4 and text.
 
     nice ./run.sh python benchmarks/masac_repro.py --home /tmp/masac-home --mirror ../shared/data --epochs 10 \
-        --budget-min 40 --write
+        --budget-min 35 --write
 
 Trained agents are kept in ``<home>/masac/<algorithm>-e<epochs>-b<budget>-s<seed>.{npz,json}`` and reused once
 complete; ``--train-only ALGO`` trains one and stops (two processes train both at once). The CPU budget: no epoch
@@ -45,13 +45,13 @@ def windows(seed: int = 0) -> tuple[list[dict], dict, list[dict]]:
     return train, {"start": "2022-11-07", "days": DAYS}, test
 
 
-def scenario(home: Path, mirror: Path, seed: int, load: float = 1.0):
+def bundle(home: Path, mirror: Path, seed: int):
+    """The preset's bundle (exported into ``home`` once) and its zones."""
     import sim_core
 
     stats = RP.zone_stats(mirror, RP.MASAC.year)
     zones = [m for _, m, _ in RP.pick_zones(RP.MASAC, stats)]
-    sc = sim_core.load(R.export(home, mirror, zones, RP.MASAC.year, RP.MASAC.export, seed))
-    return RP.masac_scenario(sc, seed, load), zones
+    return sim_core.load(R.export(home, mirror, zones, RP.MASAC.year, RP.MASAC.export, seed)), zones
 
 
 def masac_params() -> dict:
@@ -101,6 +101,16 @@ def trained(home: Path, sc, algorithm: str, epochs: int, budget_min: float, seed
     return team
 
 
+def section_of(bundle_sc, zones: list[str], seed: int, home: Path, mirror: Path, epochs: int = 10,
+               budget_min: float = 35.0) -> str:
+    """The MASAC section for the preset's bundle ``bundle_sc`` (Table I applied here)."""
+    from benchmarks.masac_section import section
+
+    command = (f"nice ./run.sh python benchmarks/masac_repro.py --home <home> --mirror ../shared/data --epochs "
+               f"{epochs} --budget-min {budget_min:g}" + (f" --seed {seed}" if seed else "") + " --write")
+    return section(home, mirror, RP.masac_scenario(bundle_sc, seed), zones, seed, epochs, budget_min, command)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", type=Path, required=True)
@@ -108,18 +118,16 @@ def main(argv: list[str] | None = None) -> None:
                                                                        / "data")))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=10, help="training epochs at most (the paper: 100)")
-    ap.add_argument("--budget-min", type=float, default=40.0, help="no epoch starts after this many minutes")
+    ap.add_argument("--budget-min", type=float, default=35.0, help="no epoch starts after this many minutes")
     ap.add_argument("--train-only", choices=("masac", "madqn"), help="train this algorithm and stop")
     ap.add_argument("--write", action="store_true", help="write docs/reproductions.md's MASAC section")
     a = ap.parse_args(argv)
     home, mirror = a.home.resolve(), a.mirror.resolve()
-    sc, zones = scenario(home, mirror, a.seed)
+    bundle_sc, zones = bundle(home, mirror, a.seed)
     if a.train_only:
-        trained(home, sc, a.train_only, a.epochs, a.budget_min, a.seed)
+        trained(home, RP.masac_scenario(bundle_sc, a.seed), a.train_only, a.epochs, a.budget_min, a.seed)
         return
-    from benchmarks.masac_section import section
-
-    text = section(home, mirror, sc, zones, a.seed, a.epochs, a.budget_min, argv_line(a))
+    text = section_of(bundle_sc, zones, a.seed, home, mirror, a.epochs, a.budget_min)
     print(text)
     if a.write:
         doc = R.DOC
@@ -128,11 +136,6 @@ def main(argv: list[str] | None = None) -> None:
         tmp.write_text(out)
         tmp.replace(doc)
         print(f"wrote {doc}")
-
-
-def argv_line(a) -> str:
-    return (f"nice ./run.sh python benchmarks/masac_repro.py --home <home> --mirror ../shared/data --epochs {a.epochs} "
-            f"--budget-min {a.budget_min:g}" + (f" --seed {a.seed}" if a.seed else "") + " --write")
 
 
 if __name__ == "__main__":

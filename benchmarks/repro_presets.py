@@ -110,8 +110,9 @@ def masac_scenario(sc, seed: int = 0, load: float = 1.0):
     """The ``masac-5dc`` scenario: bundle ``sc`` with Table I applied (:data:`MASAC_TABLE1`). Its tasks thinned
     (seeded) to ``jobs_per_2_days`` per two days; origins drawn in proportion to delta_n (population weights;
     the engine's business-hours activity is kept); GPUs installed R_n (cores and memory grow with them, the bundle's
-    servers: with a fifth of its jobs they stay ample, "CPU and memory resources are generally ample", §II); jobs gang-scheduled and not interruptible ("cannot be interrupted until
-    finished"), allowed delay 40 % of the duration and at least one 15-minute slot; GPU requests scaled by
+    servers: with a fifth of its jobs they stay ample, "CPU and memory resources are generally ample", §II); jobs
+    gang-scheduled and not interruptible ("cannot be interrupted until finished"), allowed delay 40 % of the
+    duration and at least one 15-minute slot; GPU requests scaled by
     :data:`MASAC_LOAD_RULE` (times ``load``). The PUEs go to the utility (``masac_params["pue"]``)."""
     t = MASAC_TABLE1
     if sc.n_dc != len(t["gpus"]):
@@ -250,4 +251,5 @@ def carbon_kg(res, accounting: str) -> float:
     return float((busy * s["carbon_g_per_kwh"]).sum() / 1000.0)
 
 
-__all__ = ["Preset", "PRESETS", "MASAC_TABLE1", "MASAC_LOAD_RULE", "masac_scenario", "tasks_where", "zone_stats", "pick_zone", "pick_zones", "with_queues", "hour_plus", "carbon_kg"]
+__all__ = ["Preset", "PRESETS", "MASAC_TABLE1", "MASAC_LOAD_RULE", "masac_scenario", "tasks_where", "zone_stats",
+           "pick_zone", "pick_zones", "with_queues", "hour_plus", "carbon_kg"]

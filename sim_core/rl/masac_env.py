@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import engine as E
 from .env import TIME_FEATURES, TaskSchedulingEnv
+from .multiagent import slack_fraction
 from .reward import MASAC_DEFAULTS, check_masac_params, masac_terms
 
 GPU = 1  # resource column of GPUs in the engine's (cores, GPUs, memory) arrays
@@ -114,10 +115,7 @@ class JobDecisionEnv:
         self._queued = np.bincount(org, weights=g, minlength=self.n_agents)
         j = min(int(S.sc[E.SC_STEP]), p.n - 1)
         t = C.t0 + E.STEP_S * j
-        span = T.deadline[idx] - T.arrival[idx] - T.duration[idx]
-        s = T.deadline[idx] - t - T.duration[idx]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            self._slack = np.where(span <= 0.0, np.where(s >= 0.0, 1.0, -1.0), np.clip(s / span, -1.0, 1.0))
+        self._slack = slack_fraction(t, T.arrival[idx], T.duration[idx], T.deadline[idx])
         scale = self.env._t_scale
         self._g_norm = g / scale[1]
         self._d_norm = T.duration[idx] / scale[4]
