@@ -207,7 +207,8 @@ def section(home: Path, mirror: Path, sc, zones: list[str], seed: int, epochs: i
               f"| MASAC's GPU-hours above the others' | up to +{M.PAPER['s4_gpu_h_above_others_pct']} % (Fig. 6b) | "
               f"{100 * (gh['S4'] - others) / others:+.1f} % vs the best other | — |",
               f"| epochs to converge (MASAC, MADQN) | {M.PAPER['masac_converged_epoch']}, "
-              f"{M.PAPER['madqn_converged_epoch']} | best validation at epoch {best_ep['masac']} of {len(ep['masac'])}, "
+              f"{M.PAPER['madqn_converged_epoch']} | best validation at epoch {best_ep['masac']} of "
+              f"{len(ep['masac'])}, "
               f"{best_ep['madqn']} of {len(ep['madqn'])} | — |", ""]
     # sensitivity
     lines += ["### Sensitivity: ψ and s' (the same test runs re-scored)", "",
