@@ -39,13 +39,8 @@ CARBONFLEX_POLICIES = {"carbonflex": "CarbonFlex", "carbonscaler": "CarbonScaler
 CARBONFLEX_PAPER = {"gpu_saving_pct": 57.5, "gpu_from_oracle_pct": 2.1, "alibaba_saving_pct": 36.9,
                     "alibaba_from_oracle_pct": 5.7, "vs_carbonscaler_pct": 20.8, "vs_wait_awhile_pct": 44.0,
                     "vs_gaia_pct": 47.2}
-#: MASAC §IV: S0 local computing, S1 price greedy, S2 carbon greedy ("jobs are primarily served by local data
-#: centers; when lacking GPUs, jobs are migrated to the data center with the lowest energy price / carbon
-#: intensity": :func:`greedy_overflow`), and gridshift's rule policies that send every job to that site
-MASAC_POLICIES = {"local_only": "S0 local computing", "S1": "S1 price greedy (local first, overflow)",
-                  "S2": "S2 carbon greedy (local first, overflow)",
-                  "lowest_price": "every job to the cheapest site (`lowest_price`)",
-                  "lowest_carbon": "every job to the greenest site (`lowest_carbon`)"}
+#: MASAC §IV: S1 price greedy, S2 carbon greedy ("jobs are primarily served by local data centers; when lacking
+#: GPUs, jobs are migrated to the data center with the lowest energy price / carbon intensity": :func:`greedy_overflow`)
 MASAC_GREEDY = {"S1": "price_usd_per_mwh", "S2": "carbon_g_per_kwh"}
 GPU = 1  # resource index of GPUs in a Python policy's ``available`` (cores, GPUs, memory)
 
@@ -461,20 +456,24 @@ MASAC_ABLATION = (("revenue for all work (gridshift runs drain: equal work) inst
                   ("free egress (migration_usd_per_gb 0; transfer carbon kept)", {"migration_usd_per_gb": 0.0}))
 
 
-def masac_utility(res, sc, slack_share: float | None = MASAC_SLACK, **params) -> dict[str, float]:
+def masac_utility(res, sc, slack_share: float | str | None = MASAC_SLACK, **params) -> dict[str, float]:
     """The MASAC utility (Eqs. 2-7, ``sim_core.rl.reward``) of a whole run, from its steps and transfers. With
     ``slack_share``, the revenue counts only the jobs started within that share of their duration after arrival
-    (the paper's successful jobs J+; their GPU-hours at their requested GPUs); None: all the GPU-hours run."""
+    (the paper's successful jobs J+; their GPU-hours at their requested GPUs); ``"allowed"``: within their allowed
+    delay (``max_delay_s``, the ``masac-5dc`` scenario's); None: all the GPU-hours run. ``pue`` may be one per
+    site (Table I's)."""
     from sim_core.rl.reward import MASAC_DEFAULTS, masac_site_terms, masac_transfer_terms
 
     m = {**MASAC_DEFAULTS, **params}
     s = res.steps
+    dc = s["dc"].to_numpy()
     busy = s["busy_gpus"].to_numpy()
-    idle = np.asarray(sc.cap_gpus, dtype=np.float64)[s["dc"].to_numpy()] - busy  # installed - busy (Eq. 3)
+    idle = np.asarray(sc.cap_gpus, dtype=np.float64)[dc] - busy  # installed - busy (Eq. 3)
+    pue = np.asarray(m["pue"], dtype=np.float64)[dc] if isinstance(m["pue"], tuple | list) else m["pue"]
     site = masac_site_terms(busy, idle, s["it_kwh"].to_numpy(),
                             s["total_kwh"].to_numpy(), s["cost_usd"].to_numpy(), s["carbon_kg"].to_numpy(),
                             m["revenue_usd_per_gpu_h"], m["carbon_usd_per_t"], m["idle_power_ratio"], m["gpu_kw"],
-                            m["pue"])
+                            pue)
     out = {k: float(v.sum()) for k, v in site.items()}
     if slack_share is not None:
         # a run's task id is the bundle's id x 64 + the week it was realised in (sim_core.realisation)
@@ -482,7 +481,8 @@ def masac_utility(res, sc, slack_share: float | None = MASAC_SLACK, **params) ->
             pl.DataFrame({"bundle_task_id": sc.task_id, "gpus": sc.gpus}), on="bundle_task_id", how="left")
         if t["gpus"].null_count():
             raise ValueError(f"{t['gpus'].null_count()} run tasks have no bundle task (task_id // 64)")
-        ok = t.filter(pl.col("wait_s") <= slack_share * pl.col("duration_s"))
+        allowed = pl.col("max_delay_s") if slack_share == "allowed" else slack_share * pl.col("duration_s")
+        ok = t.filter(pl.col("wait_s") <= allowed + 1e-6)
         out["revenue"] = m["revenue_usd_per_gpu_h"] * float((ok["gpus"] * ok["duration_s"]).sum()) / 3600.0
     x = res.transfers.group_by(pl.col("decision_ts_utc").dt.truncate("15m")).agg(
         pl.col("cost_usd").sum(), pl.col("carbon_kg").sum(), pl.col("bandwidth_gb").sum(), pl.len().alias("n"))
@@ -495,47 +495,12 @@ def masac_utility(res, sc, slack_share: float | None = MASAC_SLACK, **params) ->
     return out
 
 
-def _vs_s0(u: dict[str, dict]) -> dict[str, float]:
-    base = u[BASE]["utility"]
-    return {q: 100.0 * (t["utility"] - base) / abs(base) for q, t in u.items()}
+def masac_section(sc, p: RP.Preset, zones: list[str], seed: int, home: Path, mirror: Path) -> str:
+    """The MASAC section: Table I applied, MADQN and MASAC trained (or loaded from ``home``), S0-S4 on the test
+    episodes (``benchmarks/masac_repro.py``, which also writes it alone)."""
+    from benchmarks import masac_repro as M
 
-
-def masac_ablation(sc, rows: dict[str, dict]) -> str:
-    lines = ["### Ablation: from the paper's utility to gridshift's accounting (same runs)", "",
-             "| step | S1 vs S0 % | S2 vs S0 % | conclusion (S1, S2 above S0) |", "|---|---:|---:|---|"]
-    kw: dict = {}
-    for label, change in (("paper's setup (above)", {}), *MASAC_ABLATION):
-        kw.update(change)
-        v = _vs_s0({q: masac_utility(r["res"], sc, **kw) for q, r in rows.items()})
-        lines.append(f"| {label} | {v['S1']:+.1f} | {v['S2']:+.1f} | "
-                     f"{'holds' if v['S1'] > 0 and v['S2'] > 0 else 'does not hold'} |")
-    return "\n".join(lines) + "\n\n" + _verdict(lines[4:]) + "\n"
-
-
-def masac_section(sc, p: RP.Preset, zones: list[str], seed: int) -> str:
-    rows = run_policies(sc, list(MASAC_POLICIES), p, seed, accounting="facility")
-    u = {q: masac_utility(r["res"], sc) for q, r in rows.items()}
-    vs = _vs_s0(u)
-    lines = ["## MASAC (Zhang, Xu, Lim & Niyato 2023)", "", preset_block(p, zones),
-             "Utility: the paper's Eqs. 2-7 with Table I (α 0.05 USD/GPU-h, μ 100 USD/t, β 10 %, slack 40 % of a "
-             "job's duration: revenue counts the jobs started within it; ρ and the result size s' are not in the "
-             "paper: `sim_core.rl.reward.MASAC_DEFAULTS` states the defaults taken), in USD over the run "
-             "(its window and drain).", "",
-             "| scenario | U1 GPU profit | U2 idle | U3 carbon | U4 migration | U5 retrieval | utility | vs S0 % |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for q, name in MASAC_POLICIES.items():
-        t = u[q]
-        lines.append(f"| {name} | {t['revenue'] - t['energy_cost']:,.2f} | {t['idle_cost']:,.2f} | "
-                     f"{t['carbon_cost']:,.2f} | {t['migration_cost']:,.2f} | {t['retrieval_cost']:,.2f} | "
-                     f"{t['utility']:,.2f} | {vs[q]:+.1f} |")
-    below = [q for q in MASAC_GREEDY if vs[q] <= 0]
-    verdict = "yes" if not below else "no: " + ", ".join(below) + " not above S0"
-    lines += ["", "| figure | paper | gridshift | gap |", "|---|---|---|---|",
-              "| MASAC (S4) utility vs local computing | +28.6 % | no MASAC agent trained here | — |",
-              f"| migration scenarios (S1, S2) above local computing | yes (Fig. 4b) | {verdict} | — |", ""]
-    if below:
-        lines.append(masac_ablation(sc, rows))
-    return "\n".join(lines)
+    return M.section_of(sc, zones, seed, home, mirror)
 
 
 def sustaingym_section(sc, p: RP.Preset, zones: list[str], seed: int) -> str:
@@ -567,7 +532,7 @@ def document(home: Path, mirror: Path, seed: int, only: list[str] | None = None)
             continue
         zones = [m for _, m, _ in picks[name]]
         sc = sim_core.load(export(home, mirror, zones, pr.year, pr.export, seed))
-        extra = {"mirror": mirror, "home": home} if name == "carbonflex-alibaba" else {}
+        extra = {"mirror": mirror, "home": home} if name in ("carbonflex-alibaba", "masac-5dc") else {}
         sections.append(makers[name](sc, pr, zones, seed, **extra))
     head = ["# Seed papers reproduced", "",
             "Generated by `./run.sh python benchmarks/reproductions.py --home <home> --mirror ../shared/data --write` "

@@ -54,6 +54,15 @@ from .reward import MASAC_DEFAULTS, REGISTRY, TERM_RANGES, check_masac_params, m
 OWN_FEATURES = ("own_share", "own_cores", "own_gpus", "own_mem", "own_min_slack")
 
 
+def slack_fraction(t: float, arrival, duration, deadline) -> np.ndarray:
+    """The observations' slack of tasks at time ``t`` (vectorised ``env._slack``): (deadline - t - duration) /
+    (deadline - arrival - duration) in [-1, 1]; 1 / -1 (on time / late) for a task with no allowed delay."""
+    span = deadline - arrival - duration
+    s = deadline - t - duration
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(span <= 0.0, np.where(s >= 0.0, 1.0, -1.0), np.clip(s / span, -1.0, 1.0))
+
+
 class SiteSchedulingParallelEnv(ParallelEnv):
     """One agent per site (module docstring). Arguments as for :class:`TaskSchedulingEnv` (the window,
     ``seed``, ``allow_defer``, run options), plus ``masac_params`` (overrides of ``MASAC_DEFAULTS``),
@@ -117,10 +126,7 @@ class SiteSchedulingParallelEnv(ParallelEnv):
             out[:, 1 + r] = np.clip(dem / cap[r], 0.0, 1.0) if cap[r] > 0 else 0.0
         j = min(int(S.sc[E.SC_STEP]), p.n - 1)
         t = p.ctx.t0 + E.STEP_S * j
-        span = T.deadline[idx] - T.arrival[idx] - T.duration[idx]
-        s = T.deadline[idx] - t - T.duration[idx]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            slack = np.where(span <= 0.0, np.where(s >= 0.0, 1.0, -1.0), np.clip(s / span, -1.0, 1.0))
+        slack = slack_fraction(t, T.arrival[idx], T.duration[idx], T.deadline[idx])
         mins = np.ones(n)
         np.minimum.at(mins, org, slack)
         out[:, 4] = mins
@@ -244,4 +250,4 @@ class SiteSchedulingParallelEnv(ParallelEnv):
         return self.env.result()
 
 
-__all__ = ["SiteSchedulingParallelEnv", "OWN_FEATURES"]
+__all__ = ["SiteSchedulingParallelEnv", "OWN_FEATURES", "slack_fraction"]

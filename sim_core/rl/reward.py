@@ -213,7 +213,8 @@ for _name, (_metric, _unit, _norm, _doc) in STEP_TOTAL_COMPONENTS.items():
 #: retrieves: ``gpu_kw`` 0.3 = the NVIDIA V100 SXM2's 300 W TDP (NVIDIA V100 datasheet; the paper sizes its
 #: workloads in V100 days), ``result_gb`` 4.27 = the Stable Diffusion v1-4 checkpoint (CompVis model card,
 #: sd-v1-4.ckpt), the model of its text-to-image task. ``pue``: None = each site's facility PUE of the step
-#: (total / IT energy) in place of Table I's per-site constants; a number = that PUE at every site.
+#: (total / IT energy) in place of Table I's per-site constants; a number = that PUE at every site; a sequence =
+#: one PUE per site, manifest order (Table I's eta_n: the ``masac-5dc`` preset's).
 #: ``migration_usd_per_gb``: None = the bundle's own egress prices, a number = that flat USD/GB.
 MASAC_DEFAULTS = {"revenue_usd_per_gpu_h": 0.05, "carbon_usd_per_t": 100.0, "idle_power_ratio": 0.10,
                   "gpu_kw": 0.3, "pue": None, "result_gb": 4.27, "migration_usd_per_gb": None,
@@ -240,6 +241,16 @@ def check_masac_params(params: Mapping[str, Any]) -> dict[str, Any]:
     unknown = set(params) - set(MASAC_DEFAULTS)
     if unknown:
         raise RewardConfigError(f"unknown masac_params {sorted(unknown)}; known: {sorted(MASAC_DEFAULTS)}")
+    pue = params.get("pue")
+    if isinstance(pue, list | tuple | np.ndarray):  # one PUE per site (Table I's eta_n): each checked
+        if len(pue) == 0:
+            raise RewardConfigError("component 'masac_utility': pue must be a number, None or one number per site, "
+                                    "got an empty sequence")
+        for v in pue:
+            check_params("masac_utility", {"pue": v}, MASAC_RANGES)
+        params = {**params, "pue": tuple(float(v) for v in pue)}
+        rest = {k: v for k, v in params.items() if k != "pue"}
+        return {**check_params("masac_utility", rest, MASAC_RANGES), "pue": params["pue"]}
     return check_params("masac_utility", params, MASAC_RANGES)
 
 
@@ -251,10 +262,11 @@ def _ratio(num, den):
 
 def masac_site_terms(busy_gpus, idle_gpus, it_kwh, total_kwh, cost_usd, carbon_kg,
                      revenue_usd_per_gpu_h: float, carbon_usd_per_t: float, idle_power_ratio: float,
-                     gpu_kw: float, pue: float | None) -> dict[str, np.ndarray]:
+                     gpu_kw: float, pue) -> dict[str, np.ndarray]:
     """The per-site terms of the paper's Eqs. 2-4 for one step (USD, arrays over the sites), with the site's
     price P_n = cost / energy and carbon intensity I_n = emissions / energy of the step (the engine's own
-    signals: it computes cost and emissions as energy x signal), eta_n = ``pue`` or the step's total / IT energy::
+    signals: it computes cost and emissions as energy x signal), eta_n = ``pue`` (a number, or one per site) or
+    the step's total / IT energy::
 
         revenue     = alpha x busy GPU-h                              (U1, revenue)
         energy_cost = eta rho P x busy GPU-h                          (U1, energy of the busy GPUs)
@@ -263,7 +275,7 @@ def masac_site_terms(busy_gpus, idle_gpus, it_kwh, total_kwh, cost_usd, carbon_k
     """
     h = STEP_HOURS
     busy, idle = np.asarray(busy_gpus, dtype=np.float64), np.asarray(idle_gpus, dtype=np.float64)
-    eta = _ratio(total_kwh, it_kwh) if pue is None else np.full(busy.shape, float(pue))
+    eta = _ratio(total_kwh, it_kwh) if pue is None else np.broadcast_to(np.asarray(pue, dtype=np.float64), busy.shape)
     eta = np.where(np.asarray(it_kwh) > 0.0, eta, 1.0) if pue is None else eta
     price = _ratio(cost_usd, total_kwh)  # USD/kWh
     kg_per_kwh = _ratio(carbon_kg, total_kwh)
@@ -298,7 +310,7 @@ def masac_terms(o, revenue_usd_per_gpu_h: float = MASAC_DEFAULTS["revenue_usd_pe
                 carbon_usd_per_t: float = MASAC_DEFAULTS["carbon_usd_per_t"],
                 idle_power_ratio: float = MASAC_DEFAULTS["idle_power_ratio"],
                 gpu_kw: float = MASAC_DEFAULTS["gpu_kw"],
-                pue: float | None = MASAC_DEFAULTS["pue"],
+                pue: float | tuple | None = MASAC_DEFAULTS["pue"],
                 result_gb: float = MASAC_DEFAULTS["result_gb"],
                 migration_usd_per_gb: float | None = MASAC_DEFAULTS["migration_usd_per_gb"],
                 include_transfer_carbon: bool = MASAC_DEFAULTS["include_transfer_carbon"]) -> dict[str, float]:
@@ -329,7 +341,7 @@ def masac_utility(o, revenue_usd_per_gpu_h: float = MASAC_DEFAULTS["revenue_usd_
                   carbon_usd_per_t: float = MASAC_DEFAULTS["carbon_usd_per_t"],
                   idle_power_ratio: float = MASAC_DEFAULTS["idle_power_ratio"],
                   gpu_kw: float = MASAC_DEFAULTS["gpu_kw"],
-                  pue: float | None = MASAC_DEFAULTS["pue"],
+                  pue: float | tuple | None = MASAC_DEFAULTS["pue"],
                   result_gb: float = MASAC_DEFAULTS["result_gb"],
                   migration_usd_per_gb: float | None = MASAC_DEFAULTS["migration_usd_per_gb"],
                   include_transfer_carbon: bool = MASAC_DEFAULTS["include_transfer_carbon"]) -> float:

@@ -109,3 +109,36 @@ def test_masac_run_utility_conserves_gpu_hours(tmp_path):
     assert waited > 0  # 12 GPUs asked of 4 per site: some wait
     assert R.masac_utility(res, sc, slack_share=0.0)["revenue"] == pytest.approx(0.05 * (n - waited), rel=1e-9)
     assert every["migration_cost"] == every["retrieval_cost"] == 0.0  # local_only moves nothing
+
+
+def test_masac_scenario_applies_table_one(tmp_path):
+    """Table I on a 5-site bundle: GPUs, origins in proportion to delta, 1,500 jobs per 2 days, allowed delay 40 %
+    (at least a slot), not interruptible, and the stated load rule: SG's mean offered GPU load = its 120 GPUs."""
+    from sim_core.testing import write_bundle
+
+    rng = np.random.default_rng(0)
+    n, days = 8000, 4
+    loc = ["AU-NSW", "AU-VIC", "CA-ON", "DE-LU", "SG"]
+    sc = sim_core.load(write_bundle(
+        tmp_path, locations=loc, timezones=["Australia/Sydney", "Australia/Melbourne", "America/Toronto",
+                                            "Europe/Berlin", "Asia/Singapore"],
+        total_gpus=[29, 38, 44, 46, 51], n_steps=96 * days,
+        tasks={"arrival_ts_utc": np.sort(rng.uniform(0, days * 86400.0, n)),
+               "duration_s": rng.uniform(600, 20000, n), "cpu_cores": np.full(n, 2.0),
+               "gpus": rng.choice([0.25, 0.5, 1.0], n), "interruptible": np.ones(n, bool)}))
+    out = RP.masac_scenario(sc, seed=1)
+    t = RP.MASAC_TABLE1
+    np.testing.assert_array_equal(out.cap_gpus, t["gpus"])
+    np.testing.assert_allclose(out.population_weight, np.array(t["delta"]) / sum(t["delta"]))
+    assert abs(out.n_tasks - 1500 * days / 2) < 4 * math.sqrt(1500 * days / 2)  # thinned, seeded
+    assert set(out.task_id.tolist()) <= set(sc.task_id.tolist())
+    np.testing.assert_allclose(out.max_delay_s, np.maximum(0.4 * out.duration_s, 900.0))
+    assert not out.interruptible.any() and (out.min_scale == 1).all() and (out.max_scale == 1).all()
+    assert out.extra["masac_hot_site"] == "SG"
+    gpu_h = float((out.gpus * out.duration_s).sum()) / 3600.0 / out.n_tasks
+    sg_jobs_per_h = 1500 / 48.0 * 0.03 / sum(t["delta"])
+    assert sg_jobs_per_h * gpu_h == pytest.approx(120.0, rel=1e-9)
+    np.testing.assert_allclose(out.gpus / np.asarray(sc.gpus)[np.isin(sc.task_id, out.task_id)],
+                               out.extra["masac_gpu_scale"])
+    with pytest.raises(ValueError, match="the MASAC preset has 5 sites, the bundle 3"):
+        RP.masac_scenario(sim_core.load(tiny_bundle(tmp_path / "three")))
