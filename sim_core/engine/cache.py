@@ -9,6 +9,12 @@ drops that module's cache entries when its digest differs from the one recorded 
 policy's module drops that policy's kernels only; an edit to an engine module drops the kernels of the
 modules that import it (every policy's run loop imports :mod:`.loop`, hence :mod:`.step`); never a stale
 kernel, and no cold compile of what the edit cannot reach.
+
+A table that modules read constants from (the policy registry: each policy module freezes its own policies'
+codes and parameters) enters a module's digest as the part of it that module reads (``tables``), not as its
+whole source: a new policy's entry, or another policy's parameter, recompiles nothing else. ``sim_core``'s
+``__init__`` runs :func:`guard` at import, before any kernel is called (Numba reads its cache at a kernel's first
+call, not at its definition).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from numba import config
@@ -93,12 +100,29 @@ def deps(root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None) -> dict[
     return out
 
 
-def digest(files: list[Path], root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None) -> str:
+#: a table file (its path below the root, posix) -> what of it the kernels of a module (its dotted name) read
+Tables = Mapping[str, Callable[[str], bytes]]
+
+
+def dotted(path: Path, root: Path = SIM_CORE) -> str:
+    """The module name of source file ``path`` (``sim_core.policies.carbonflex.kernel``; a package's ``__init__``:
+    the package)."""
+    return ".".join((root.name, *_module_of(path, root)))
+
+
+def digest(files: list[Path], root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None,
+           tables: Tables | None = None) -> str:
     """sha256 over the paths (below ``root``) and contents of ``files`` (``texts``: their contents, when read
-    already)."""
+    already); a file of ``tables`` counts as what the other ``files`` read of it."""
     h = hashlib.sha256()
     for p in files:
-        h.update(p.relative_to(root).as_posix().encode() + b"\0" + (texts[p] if texts else p.read_bytes()) + b"\0")
+        name = p.relative_to(root).as_posix()
+        if tables and name in tables:
+            body = b"".join(tables[name](dotted(q, root)) for q in files if q.relative_to(root).as_posix()
+                            not in tables)
+        else:
+            body = texts[p] if texts else p.read_bytes()
+        h.update(name.encode() + b"\0" + body + b"\0")
     return h.hexdigest()
 
 
@@ -153,13 +177,14 @@ def drop_stale(cache_dir: Path, stem: str, want: str) -> bool:
     return True
 
 
-def guard(root: Path = SIM_CORE) -> list[Path]:
-    """Drop the cache entries of each engine and policy module whose source, or a source it imports, changed
-    since they were written; the source files whose entries were dropped (or had no stamp yet)."""
+def guard(root: Path = SIM_CORE, tables: Tables | None = None) -> list[Path]:
+    """Drop the cache entries of each engine and policy module whose source, or a source it imports (of a table
+    in ``tables``: the part it reads), changed since they were written; the source files whose entries were
+    dropped (or had no stamp yet)."""
     texts = {p: p.read_bytes() for p in source_files(root)}
     dropped = []
     for src, files in deps(root, texts).items():
-        want = digest(files, root, texts)
+        want = digest(files, root, texts, tables)
         hit = False
         for d in cache_dirs(src.parent):
             hit |= drop_stale(d, src.stem, want)

@@ -186,3 +186,44 @@ def test_is_cached_finds_the_index_numba_writes(tmp_path, numba_cache_dir):
     else:
         assert index.parent == tmp_path / "__pycache__"
     assert sorted(p.name for p in index.parent.glob("mod.*")) == [f"{index.stem}.1.nbc", index.name]
+
+
+def test_the_registry_counts_as_each_modules_own_policies_entries(tree):
+    """A table (the registry) enters a module's digest as what that module reads of it: an edit of the file
+    alone, a new policy's entry, or another policy's parameter drops nothing; a policy's own entry drops the
+    modules that run it (and only those)."""
+    read = {"sim_core.policies.gaia": b"gaia=1:grid_steps=4;", "sim_core.policies.carbonflex": b"carbonflex=2:k=5;"}
+    tables = {"policies/registry.py": lambda module: b"".join(v for m, v in read.items()
+                                                               if module == m or module.startswith(m + "."))}
+
+    def guard_again() -> tuple[set[str], set[str]]:
+        dropped = rel(cache.guard(tree, tables), tree)
+        gone = {p for p in rel(cache.source_files(tree), tree) if not entry(tree / p).exists()}
+        for p in cache.source_files(tree):
+            entry(p).write_text("x")
+        return dropped, gone
+
+    guard_again()  # (the fixture recorded the whole file: the first guard with the table records its parts)
+    assert guard_again() == (set(), set())
+    reg = tree / "policies" / "registry.py"
+    reg.write_text(reg.read_text() + "\n# a comment, a new docstring\n")
+    assert guard_again() == (set(), set())
+    read["sim_core.policies.a_new_policy"] = b"a_new_policy=3:;"  # a new policy's entry
+    assert guard_again() == (set(), set())
+    read["sim_core.policies.gaia"] = b"gaia=1:grid_steps=2;"  # one policy's parameter
+    assert guard_again() == ({"policies/gaia.py"}, {"policies/gaia.py"})
+    read["sim_core.policies.carbonflex"] = b"carbonflex=2:k=7;"
+    cf = {"policies/carbonflex/__init__.py", "policies/carbonflex/kernel.py", "policies/carbonflex/oracle.py"}
+    assert guard_again() == (cf, cf)
+
+
+def test_importing_sim_core_ran_the_guard_with_the_registry():
+    """``import sim_core`` stamps each policy module with its sources and its own policies' registry entries."""
+    import sim_core  # noqa: F401 (runs the guard)
+    from sim_core.policies import registry, rules
+
+    src = cache.SIM_CORE / "policies" / "rules.py"
+    want = cache.digest(cache.deps()[src], tables={registry.TABLE_FILE: registry.frozen})
+    assert want != cache.digest(cache.deps()[src])  # (the registry counts as the rules' entries, not its text)
+    stamp = cache.index_file(rules.decide).parent / f"rules{cache.STAMP_SUFFIX}"
+    assert stamp.read_text() == want
