@@ -87,24 +87,39 @@ def tree(tmp_path, monkeypatch):
     assert len(cache.guard(root)) == len(cache.source_files(root))  # no stamp yet: every module's dropped
     for src in cache.source_files(root):
         entry(src).write_text("x")
+        loop_entry(src).write_text("x")
     assert cache.guard(root) == []  # nothing changed
     return root
 
 
 def entry(src: Path) -> Path:
     """A fake cache entry of module ``src`` (a Numba index, as Numba names it)."""
-    return src.parent / "__pycache__" / f"{src.stem}.run-12.py311.nbi"
+    return src.parent / "__pycache__" / f"{src.stem}.decide-12.py311.nbi"
+
+
+def loop_entry(src: Path) -> Path:
+    """A fake cache entry of the run loop ``engine.loop.policy_loop`` files under module ``src``."""
+    return src.parent / "__pycache__" / f"{src.stem}.decide_loop-40.py311.nbi"
 
 
 def edit_and_guard(root: Path, name: str) -> tuple[set[str], set[str]]:
-    """Append a comment to ``root/name``, run the guard: (the modules it reports, those whose entry is gone)."""
+    """Append a comment to ``root/name``, run the guard: (the modules it reports, those that lost an entry)."""
+    dropped, gone, _loops_only = edit_guard_loops(root, name)
+    return dropped, gone
+
+
+def edit_guard_loops(root: Path, name: str) -> tuple[set[str], set[str], set[str]]:
+    """:func:`edit_and_guard`, and the modules that lost their run loop's entry only."""
     src = root / name
     src.write_text(src.read_text() + "\n# an edit\n")
     dropped = rel(cache.guard(root), root)
     gone = {p for p in rel(cache.source_files(root), root) if not entry(root / p).exists()}
+    gone_loops = {p for p in rel(cache.source_files(root), root) if not loop_entry(root / p).exists()}
+    assert gone <= gone_loops  # (a loop calls its module's other kernels)
     for p in cache.source_files(root):  # Numba writes them again at the next run
         entry(p).write_text("x")
-    return dropped, gone
+        loop_entry(p).write_text("x")
+    return dropped, gone_loops, gone_loops - gone
 
 
 def test_an_edit_of_one_policy_drops_that_policys_entries_only(tree):
@@ -119,12 +134,17 @@ def test_an_edit_of_a_shared_module_drops_its_importers_and_nothing_else(tree):
                  "policies/carbonflex/oracle.py"}
     dropped, gone = edit_and_guard(tree, "policies/plan.py")
     assert dropped == gone == baselines  # the rules keep theirs
-    dropped, gone = edit_and_guard(tree, "engine/servers.py")
+    dropped, gone, loops_only = edit_guard_loops(tree, "engine/servers.py")
     assert dropped == gone
     assert {"engine/servers.py", "engine/queues.py", "engine/step.py", "engine/loop.py", "engine/__init__.py",
             "policies/rules.py", "policies/gaia.py", "policies/carbonflex/kernel.py"} <= gone
     assert not gone & {"engine/layout.py", "engine/capacity.py", "engine/information.py", "engine/flexible.py",
                        "policies/plan.py", "policies/registry.py", "policies/carbonflex/oracle.py"}
+    # each policy's run loop calls the step (hence the servers): recompiled; its decision and helpers import
+    # less of the engine and keep theirs, unless they import the servers themselves (GAIA's RES-First)
+    assert {"policies/rules.py", "policies/wait_awhile.py", "policies/vcc.py", "policies/carbonscaler.py",
+            "policies/carbonflex/kernel.py"} <= loops_only
+    assert "policies/gaia.py" not in loops_only
 
 
 def test_stale_entries_are_dropped_once_and_other_modules_are_left_alone(tmp_path):
@@ -201,6 +221,7 @@ def test_the_registry_counts_as_each_modules_own_policies_entries(tree):
         gone = {p for p in rel(cache.source_files(tree), tree) if not entry(tree / p).exists()}
         for p in cache.source_files(tree):
             entry(p).write_text("x")
+            loop_entry(p).write_text("x")
         return dropped, gone
 
     guard_again()  # (the fixture recorded the whole file: the first guard with the table records its parts)
@@ -225,5 +246,6 @@ def test_importing_sim_core_ran_the_guard_with_the_registry():
     src = cache.SIM_CORE / "policies" / "rules.py"
     want = cache.digest(cache.deps()[src], tables={registry.TABLE_FILE: registry.frozen})
     assert want != cache.digest(cache.deps()[src])  # (the registry counts as the rules' entries, not its text)
-    stamp = cache.index_file(rules.decide).parent / f"rules{cache.STAMP_SUFFIX}"
+    stamp = cache.index_file(rules.decide).parent / f"rules{cache.LOOPS_STAMP_SUFFIX}"
     assert stamp.read_text() == want
+    assert cache.is_loop(cache.index_file(rules.run)) and not cache.is_loop(cache.index_file(rules.decide))
