@@ -251,3 +251,63 @@ def test_a_new_policy_is_one_module_and_one_registry_entry(new_policy, tmp_path)
     assert moved.height > 0 and "BB" in set(moved["dest"].cast(str).to_list())
     lo = sim_core.run(busy, "local_only", seed=0).tasks
     assert lo.filter(lo["dest"] != lo["origin"]).height == 0
+
+
+# ---------------------------------------------------------------------------- a new stateful policy owns its state
+STATEFUL = '''
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from sim_core.engine.layout import SC_PEND_N
+from sim_core.engine.loop import policy_loop
+
+#: its own state: no field of another policy's, none of its added to theirs
+CountingState = namedtuple("CountingState", ["steps", "seen"])
+
+
+def new_state(n_tasks, n_dc, n_steps, horizon_steps, past):
+    return CountingState(steps=np.zeros(1, np.int64), seen=np.zeros(max(n_tasks, 1), np.int64))
+
+
+@njit(cache=True, nogil=True)
+def decide(T, S, C, info, P, code, j, actions):
+    P.steps[0] += 1
+    for q in range(S.sc[SC_PEND_N]):
+        i = S.pend[q]
+        P.seen[i] += 1
+        actions[q] = T.origin[i] + 1
+
+
+run = policy_loop(decide)
+'''
+
+
+def test_a_new_stateful_policy_brings_its_own_state(tmp_path, monkeypatch):
+    """A baseline declares its own state in its module (``new_state``); the run makes it and passes it to the
+    module's jitted loop, which Numba compiles for that type: nothing shared is widened."""
+    from sim_core.simulator import Prepared
+
+    (tmp_path / "counting_policy.py").write_text(STATEFUL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = register(PolicySpec("counting_baseline", "counting_policy", "baseline", "every task at its origin, "
+                               "counting the steps and each task's decisions in its own state"))
+    try:
+        p = tiny_bundle(tmp_path / "b")
+        prep = Prepared(sim_core.load(p), 0, policy_code=spec.code, controls=spec.stateful)
+        assert type(prep.plan).__name__ == "CountingState" and prep.plan.steps[0] == 0
+        spec.kernel()(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code, prep.n_window)
+        assert prep.plan.steps[0] == prep.n_window == 96  # asked at every step (a baseline)
+        assert prep.plan.seen.tolist() == [1] * 8  # each task decided once, at the step it arrived
+        r = sim_core.run(p, "counting_baseline", seed=0)
+        assert r.totals["tasks"] == 8 and r.tasks["dest"].to_list() == r.tasks["origin"].to_list()
+    finally:
+        unregister(spec.name)
+        sys.modules.pop("counting_policy", None)
+    # the built-in baselines' states: each its own type, none holding another's parts
+    states = {registry.get(n).module: type(Prepared(sim_core.load(p), 0, policy_code=registry.code(n),
+                                                    controls=True).plan).__name__ for n in registry.of_kind("baseline")}
+    assert states == {"sim_core.policies.wait_awhile": "WaitAwhileState", "sim_core.policies.gaia": "GaiaState",
+                      "sim_core.policies.carbonscaler": "CarbonScalerState", "sim_core.policies.vcc": "VccState",
+                      "sim_core.policies.carbonflex": "CarbonFlexState"}
