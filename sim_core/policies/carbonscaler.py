@@ -22,7 +22,7 @@ from ..engine.layout import (
 )
 from ..engine.loop import policy_loop
 from . import registry
-from .plan import available, carbon_buffer, ctl, know_carbon, needs_forecast, planned_starts, work_left
+from .plan import available, carbon_buffer, ctl, know_carbon, needs_forecast, task_slots, work_left
 
 CARBONSCALER = registry.code("carbonscaler")
 #: one-hour slots: CarbonScaler's scaling slot (hourly carbon intensity; artifact umassos/CarbonScaler
@@ -36,7 +36,7 @@ CarbonScalerState = namedtuple("CarbonScalerState", ["tgt", "cb"])
 
 def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> CarbonScalerState:
     """A run's empty state (``n_steps``, ``past``: unused)."""
-    return CarbonScalerState(tgt=planned_starts(n_tasks), cb=carbon_buffer(n_dc, horizon_steps))
+    return CarbonScalerState(tgt=task_slots(n_tasks), cb=carbon_buffer(n_dc, horizon_steps))
 
 
 @njit(cache=True, nogil=True)

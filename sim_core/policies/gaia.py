@@ -23,11 +23,11 @@ from .plan import (
     carbon_buffer,
     know_carbon,
     needs_forecast,
-    planned_starts,
     reserve,
     room_for,
     site_plan,
     steps_of,
+    task_slots,
 )
 
 LOWEST_CARBON_WINDOW = registry.code("gaia_lowest_carbon_window")
@@ -52,7 +52,7 @@ GaiaState = namedtuple("GaiaState", ["start", "cls", "cb", "resv"])
 
 def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> GaiaState:
     """A run's empty state: nothing planned, empty queues (``past``: unused)."""
-    return GaiaState(start=planned_starts(n_tasks), cls=np.zeros((2, 2)), cb=carbon_buffer(n_dc, horizon_steps),
+    return GaiaState(start=task_slots(n_tasks), cls=np.zeros((2, 2)), cb=carbon_buffer(n_dc, horizon_steps),
                      resv=site_plan(n_dc, n_steps))
 
 

@@ -24,7 +24,7 @@ from ..engine.layout import IO_H, SIG_CARBON, ST_STARTED, STEP_S
 # ------------------------------------------------------------------- the parts of a baseline's state
 # Each stateful baseline keeps its own state (a namedtuple of arrays its module's ``new_state`` makes, passed to its
 # kernels as ``P``): a new baseline adds its own, never a field to another's. These make the parts several share.
-def planned_starts(n_tasks: int) -> np.ndarray:
+def task_slots(n_tasks: int) -> np.ndarray:
     """Per task, a start planned at first sight (bundle step; NaN: not seen yet) or, CarbonScaler's and
     CarbonFlex's, a target scale (NaN: none)."""
     return np.full(max(n_tasks, 1), np.nan)

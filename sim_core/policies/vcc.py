@@ -28,10 +28,10 @@ from .plan import (
     carbon_buffer,
     know_carbon,
     needs_forecast,
-    planned_starts,
     release_vload,
     site_fractions,
     steps_of,
+    task_slots,
 )
 
 VCC = registry.code("vcc")
@@ -54,7 +54,7 @@ VccState = namedtuple("VccState", ["start", "curve", "dem", "infl", "cb", "isc",
 
 def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> VccState:
     """A run's empty state: nothing seen, no curve (no cap), no demand recorded (``past``: unused)."""
-    return VccState(start=planned_starts(n_tasks), curve=np.full((n_dc, 24), np.inf),
+    return VccState(start=task_slots(n_tasks), curve=np.full((n_dc, 24), np.inf),
                     dem=np.zeros((n_dc, HISTORY_DAYS + 1)), infl=np.zeros((2, n_dc, STEPS_PER_DAY)),
                     cb=carbon_buffer(n_dc, horizon_steps), isc=np.array([0], np.int64),
                     vload=np.zeros((2, n_dc, 3)), vbook=np.zeros((2, n_dc, 3, n_steps + 1)),

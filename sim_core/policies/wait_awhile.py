@@ -34,11 +34,11 @@ from .plan import (
     ctl,
     know_carbon,
     needs_forecast,
-    planned_starts,
     reserve,
     room_for,
     site_plan,
     steps_of,
+    task_slots,
     work_left,
 )
 
@@ -58,7 +58,7 @@ WaitAwhileState = namedtuple("WaitAwhileState", ["start", "cb", "resv"])
 
 def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> WaitAwhileState:
     """A run's empty state: nothing planned (``past``: unused)."""
-    return WaitAwhileState(start=planned_starts(n_tasks), cb=carbon_buffer(n_dc, horizon_steps),
+    return WaitAwhileState(start=task_slots(n_tasks), cb=carbon_buffer(n_dc, horizon_steps),
                            resv=site_plan(n_dc, n_steps))
 
 

@@ -33,11 +33,11 @@ from ..plan import (
     carbon_buffer,
     ctl,
     know_carbon,
-    planned_starts,
     release_load,
     release_vload,
     site_fractions,
     steps_of,
+    task_slots,
     work_left,
 )
 from .oracle import (
@@ -80,7 +80,7 @@ CarbonFlexState = namedtuple("CarbonFlexState", ["tgt", "book", "load", "cb", "d
 
 def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> CarbonFlexState:
     """A run's empty state: nothing learned or booked, with the job history ``past``."""
-    return CarbonFlexState(tgt=planned_starts(n_tasks), book=np.zeros((5, n_dc, n_steps + 1)), load=np.zeros((5, n_dc)),
+    return CarbonFlexState(tgt=task_slots(n_tasks), book=np.zeros((5, n_dc, n_steps + 1)), load=np.zeros((5, n_dc)),
                            cb=carbon_buffer(n_dc, horizon_steps), day=np.array([-1], np.int64),
                            vload=np.zeros((2, n_dc, 3)), vbook=np.zeros((2, n_dc, 3, n_steps + 1)),
                            table=np.full((n_dc, N_REPLAYS * KB_ROWS, N_COLS), np.nan), rate=np.zeros((n_dc, 3)),
