@@ -16,6 +16,14 @@ that the edits below touch neither the working tree nor its cache:
 ``sim_core.precompile.COMPILE_S`` (the notice's estimate) is declared from these figures: the script prints the
 dict, and the section lists the declared figures beside the measured ones. The section goes between
 ``<!-- compile:start -->`` and ``<!-- compile:end -->`` in BENCHMARKS.md.
+
+    ./run.sh python benchmarks/bench_compile.py --recompile [--source DIR]
+
+What one edit recompiles when every policy is warm (section ``recompile``): the warm-up of all the built-in
+policies (``python -m sim_core.precompile`` with every name, one fresh process) from a cold cache, then again
+after each edit in :data:`EDITS` (a policy's kernel module, a new policy's entry in the registry, one policy's
+parameter in the registry, an engine module): its CPU and wall seconds and the kernels it rewrote. ``--source``:
+the ``sim_core`` folder to copy (default this checkout's; another tree's gives its figures to compare).
 """
 
 from __future__ import annotations
@@ -76,13 +84,121 @@ def rewritten(before: dict, after: dict) -> list[str]:
 
 def edit(path: Path) -> None:
     """Append a comment: a changed source (its digest), the same code."""
-    path.write_text(path.read_text() + "\n# edited by benchmarks/bench_compile.py\n")
+    path.write_text(append(path.read_text()))
+
+
+#: a new policy's entry appended to the registry (its kernel module is never imported: no run uses it); written
+#: to run on any version of the registry (a ``code`` is given only where a spec still takes one)
+NEW_ENTRY = """
+# appended by benchmarks/bench_compile.py: a new policy's entry
+from dataclasses import fields as _fields
+_new = {f.name: getattr(BUILTIN[0], f.name) for f in _fields(PolicySpec) if f.init}
+_new.update(name="bench_new_policy", module="sim_core.policies.bench_new_policy", description="a new rule")
+if "code" in _new:
+    _new["code"] = 1000
+register(PolicySpec(**_new))
+"""
+
+
+def append(text: str) -> str:
+    """A comment appended: a changed source (its digest), the same code."""
+    return text + "\n# edited by benchmarks/bench_compile.py\n"
+
+
+def new_entry(text: str) -> str:
+    """The registry with :data:`NEW_ENTRY` appended."""
+    return text + NEW_ENTRY
+
+
+def gaia_grid(text: str) -> str:
+    """GAIA's start grid (``grid_steps``) from every hour to every half hour: one policy family's parameter."""
+    old = 'Param("grid_steps", 4,'
+    if text.count(old) != 1:
+        raise SystemExit(f"the registry has no single {old!r} to edit")
+    return text.replace(old, 'Param("grid_steps", 2,')
+
+
+#: (file under sim_core, what the edit is, the edit)
+EDITS = (
+    ("policies/gaia.py", "a comment appended to one policy's kernel module", append),
+    ("policies/registry.py", "a new policy's entry appended to the registry", new_entry),
+    ("policies/registry.py", "one policy's parameter changed in the registry (GAIA's `grid_steps` 4 -> 2)",
+     gaia_grid),
+    ("engine/servers.py", "a comment appended to an engine module", append),
+)
+
+
+def timed_warm(names: list[str], env: dict) -> dict:
+    """One fresh ``python -m sim_core.precompile NAMES``: its wall and CPU seconds."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "sim_core.precompile", *names], env=env, capture_output=True,
+                       text=True, cwd=tempfile.gettempdir())
+    wall = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode:
+        raise SystemExit(f"python -m sim_core.precompile failed ({p.returncode}):\n{p.stderr}")
+    return {"wall": wall, "cpu": r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime,
+            "said": p.stderr.strip().splitlines()[-1]}
+
+
+def recompile(source: Path, write: bool) -> None:
+    """The ``recompile`` section: the warm-up of every built-in policy, cold, warm, and after each edit."""
+    names = list(registry.names())
+    cmd = "./run.sh python benchmarks/bench_compile.py --recompile"
+    load0 = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="bench-recompile-") as tmpd:
+        tmp = Path(tmpd)
+        src = tmp / "src"
+        shutil.copytree(source, src / "sim_core", ignore=shutil.ignore_patterns("__pycache__"))
+        cache = tmp / "cache"
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join([str(src), str(ROOT)]))
+        cold = timed_warm(names, env)
+        print("cold", cold, flush=True)
+        warm = timed_warm(names, env)
+        print("warm", warm, flush=True)
+        rows = []
+        for rel, what, change in EDITS:
+            path = src / "sim_core" / rel
+            path.write_text(change(path.read_text()))
+            before = indexes(cache)
+            r = timed_warm(names, env)
+            rows.append((f"`sim_core/{rel}`: {what}", r, rewritten(before, indexes(cache))))
+            print(rows[-1], flush=True)
+    load1 = os.getloadavg()[0]
+
+    def modules(kernels: list[str]) -> str:
+        mods = sorted({k.split("/")[-1].split(".")[0] for k in kernels})
+        return f"{len(kernels)} in {len(mods)} modules" + (f" ({', '.join(f'`{m}`' for m in mods)})" if mods else "")
+
+    out = [
+        "## What one edit recompiles (the warm-up of every policy)",
+        "",
+        f"Command: `{cmd}`  ",
+        f"Machine: {machine()} (shared with other jobs: load average {load0:.1f} at the start, {load1:.1f} at the "
+        f"end); measured {time.strftime('%Y-%m-%d')}. Each figure is one fresh `python -m sim_core.precompile` "
+        f"process warming all {len(names)} built-in policies on a copy of `sim_core` with its own "
+        "`NUMBA_CACHE_DIR`; each edit is made to the copy after the previous figure, so each row recompiles that "
+        "edit alone. CPU seconds are what the compile costs (wall seconds grow with the load).",
+        "",
+        "| warm-up of every policy | CPU s | wall s | kernels recompiled |",
+        "|---|---|---|---|",
+        f"| cold cache | {cold['cpu']:.1f} | {cold['wall']:.1f} | all |",
+        f"| warm cache (nothing edited) | {warm['cpu']:.1f} | {warm['wall']:.1f} | 0 |",
+        *(f"| after an edit of {what} | {r['cpu']:.1f} | {r['wall']:.1f} | {modules(k)} |" for what, r, k in rows),
+    ]
+    publish("recompile", "\n".join(out), write=write)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--recompile", action="store_true", help="what one edit recompiles (section recompile)")
+    ap.add_argument("--source", type=Path, default=ROOT / "sim_core", help="the sim_core folder to measure")
     args = ap.parse_args()
+    if args.recompile:
+        recompile(args.source, write=not args.no_write)
+        return
     cmd = "./run.sh python benchmarks/bench_compile.py"
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-compile-") as tmpd:

@@ -33,7 +33,6 @@ from .options import (
 from .physics import P_SPARE_MIN, P_WAKE_S, server_layout
 from .physics import compute as physics_compute
 from .policies import registry
-from .policies.plan import new_plan
 from .realisation import ID_STRIDE, realise_window, uniforms_from
 from .scenario import Scenario, load, shared
 from .sla import task_deadline
@@ -96,9 +95,9 @@ class Prepared:
         n_w = arr_w.shape[0]
         self.state = E.new_state(n_w, sc.n_dc, n, n_flex=n_w if (controls and self.n_flexible) else 1,
                                  n_ds=n_datasets(sc, opts.catalogue, opts.catalogue_tenants))
-        #: a stateful policy's plan (``sim_core.policies.plan.Plan``), None for the rule policies
+        #: a stateful policy's own state (its module's ``new_state``), None for the rule policies
         spec = registry.by_code(policy_code) if policy_code >= 0 else None
-        self.plan = new_plan(n_w, sc.n_dc, n, self.info.fc.shape[2], past_tasks(sc, self.seed, opts, t0, spec)) \
+        self.plan = spec.new_state(n_w, sc.n_dc, n, self.info.fc.shape[2], past_tasks(sc, self.seed, opts, t0, spec)) \
             if spec is not None and spec.stateful else None
         self.state.free[:] = cap
         S = self.state

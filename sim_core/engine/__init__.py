@@ -17,13 +17,12 @@ in three namedtuples: ``Tasks`` (read-only task inputs, restricted to the run wi
 
 Numba's cache is keyed on each kernel's own file and does not notice an edit to a kernel it calls in
 another file; :mod:`.cache` therefore drops the cache entries of an engine or policy module whenever its file
-or one it imports from them changed (importing this package runs it, before any kernel is called: Numba reads
+or one it imports from them changed (importing ``sim_core`` runs it, before any kernel is called: Numba reads
 its cache at a kernel's first call, not at its definition).
 """
 
 from __future__ import annotations
 
-from . import cache
 from .capacity import (
     fallback_dc,
     fits,
@@ -243,5 +242,3 @@ __all__ = [
     "steps_major",
     "stream_base",
 ]
-
-cache.guard()

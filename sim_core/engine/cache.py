@@ -8,7 +8,15 @@ digest over its own source and every source it imports from these packages, tran
 drops that module's cache entries when its digest differs from the one recorded with them. An edit to one
 policy's module drops that policy's kernels only; an edit to an engine module drops the kernels of the
 modules that import it (every policy's run loop imports :mod:`.loop`, hence :mod:`.step`); never a stale
-kernel, and no cold compile of what the edit cannot reach.
+kernel, and no cold compile of what the edit cannot reach. A policy module's run loop (``engine.loop``) is
+keyed apart from its other kernels: an edit of the step or the queues recompiles each policy's loop, not its
+decision and helpers, which import less of the engine.
+
+A table that modules read constants from (the policy registry: each policy module freezes its own policies'
+codes and parameters) enters a module's digest as the part of it that module reads (``tables``), not as its
+whole source: a new policy's entry, or another policy's parameter, recompiles nothing else. ``sim_core``'s
+``__init__`` runs :func:`guard` at import, before any kernel is called (Numba reads its cache at a kernel's first
+call, not at its definition).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from numba import config
@@ -27,6 +36,13 @@ SIM_CORE = Path(os.path.abspath(__file__)).parents[1]
 PACKAGES = ("engine", "policies", "physics")
 #: a module's recorded digest, beside its entries: ``<stem>.kernels.sha256``
 STAMP_SUFFIX = ".kernels.sha256"
+#: the recorded digest of a policy module's run loops (``<stem>.loops.sha256``)
+LOOPS_STAMP_SUFFIX = ".loops.sha256"
+#: where a policy module's run loop comes from (``engine.loop.policy_loop``): the loop calls the step
+#: (``begin_step`` / ``end_step``), and through it most of the engine; the module's own kernels need not. The
+#: loops are filed under the module's source as ``<decide>_loop`` (:data:`LOOP_SUFFIX`).
+LOOP_FILE = "engine/loop.py"
+LOOP_SUFFIX = "_loop"
 
 
 def source_files(root: Path = SIM_CORE) -> list[Path]:
@@ -75,13 +91,17 @@ def _imported(path: Path, root: Path, text: bytes) -> set[tuple[str, ...]]:
     return out
 
 
-def deps(root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None) -> dict[Path, list[Path]]:
+def deps(root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None, cut: str | None = None
+         ) -> dict[Path, list[Path]]:
     """Each source file (:func:`source_files`) -> itself and every source file it imports from the engine and
     the policies, transitively, in a fixed order (importing a package's module does not count its
-    ``__init__``: a kernel calls functions, not packages). ``texts``: the files' contents, when read already."""
+    ``__init__``: a kernel calls functions, not packages). ``texts``: the files' contents, when read already.
+    ``cut`` (a file below ``root``, posix): its imports are not followed, nor is it counted by the others."""
     texts = texts if texts is not None else {p: p.read_bytes() for p in source_files(root)}
     by_module = {_module_of(p, root): p for p in texts}
     direct = {p: {by_module[m] for m in _imported(p, root, t) if m in by_module} for p, t in texts.items()}
+    if cut is not None:
+        direct = {p: {q for q in ps if q != root / cut} for p, ps in direct.items()}
     out = {}
     for p in sorted(texts):
         seen, todo = {p}, [p]
@@ -93,12 +113,29 @@ def deps(root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None) -> dict[
     return out
 
 
-def digest(files: list[Path], root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None) -> str:
+#: a table file (its path below the root, posix) -> what of it the kernels of a module (its dotted name) read
+Tables = Mapping[str, Callable[[str], bytes]]
+
+
+def dotted(path: Path, root: Path = SIM_CORE) -> str:
+    """The module name of source file ``path`` (``sim_core.policies.carbonflex.kernel``; a package's ``__init__``:
+    the package)."""
+    return ".".join((root.name, *_module_of(path, root)))
+
+
+def digest(files: list[Path], root: Path = SIM_CORE, texts: dict[Path, bytes] | None = None,
+           tables: Tables | None = None) -> str:
     """sha256 over the paths (below ``root``) and contents of ``files`` (``texts``: their contents, when read
-    already)."""
+    already); a file of ``tables`` counts as what the other ``files`` read of it."""
     h = hashlib.sha256()
     for p in files:
-        h.update(p.relative_to(root).as_posix().encode() + b"\0" + (texts[p] if texts else p.read_bytes()) + b"\0")
+        name = p.relative_to(root).as_posix()
+        if tables and name in tables:
+            body = b"".join(tables[name](dotted(q, root)) for q in files if q.relative_to(root).as_posix()
+                            not in tables)
+        else:
+            body = texts[p] if texts else p.read_bytes()
+        h.update(name.encode() + b"\0" + body + b"\0")
     return h.hexdigest()
 
 
@@ -131,18 +168,25 @@ def is_cached(kernel) -> bool:
     return index_file(kernel).is_file()
 
 
-def drop_stale(cache_dir: Path, stem: str, want: str) -> bool:
+def is_loop(entry: Path) -> bool:
+    """Whether cache entry ``entry`` (``<stem>.<qualname>-<line>.py311.nbi`` / ``.<n>.nbc``) is a run loop's."""
+    return entry.name.split("-", 1)[0].endswith(LOOP_SUFFIX)
+
+
+def drop_stale(cache_dir: Path, stem: str, want: str, loops: bool | None = None) -> bool:
     """Delete the cache entries (``<stem>.*.nbi`` / ``.nbc``) of module ``stem`` in ``cache_dir`` unless its
-    stamp there records ``want``, then record it; True when the stamp was missing or different. A read-only
-    directory keeps no stamp (Numba writes nothing there either)."""
-    stamp = cache_dir / f"{stem}{STAMP_SUFFIX}"
+    stamp there records ``want``, then record it; True when the stamp was missing or different. ``loops``:
+    True, only its run loops' entries (:func:`is_loop`; their own stamp); False, all but those; None, all. A
+    read-only directory keeps no stamp (Numba writes nothing there either)."""
+    stamp = cache_dir / f"{stem}{LOOPS_STAMP_SUFFIX if loops else STAMP_SUFFIX}"
     try:
         if stamp.read_text() == want:
             return False
     except OSError:
         pass
     for f in cache_dir.glob(f"{stem}.*.nb[ic]"):
-        f.unlink(missing_ok=True)
+        if loops is None or is_loop(f) == loops:
+            f.unlink(missing_ok=True)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         tmp = stamp.with_suffix(f".{os.getpid()}.tmp")
@@ -153,16 +197,22 @@ def drop_stale(cache_dir: Path, stem: str, want: str) -> bool:
     return True
 
 
-def guard(root: Path = SIM_CORE) -> list[Path]:
-    """Drop the cache entries of each engine and policy module whose source, or a source it imports, changed
-    since they were written; the source files whose entries were dropped (or had no stamp yet)."""
+def guard(root: Path = SIM_CORE, tables: Tables | None = None) -> list[Path]:
+    """Drop the cache entries of each engine and policy module whose source, or a source it imports (of a table
+    in ``tables``: the part it reads), changed since they were written; the source files whose entries were
+    dropped (or had no stamp yet)."""
     texts = {p: p.read_bytes() for p in source_files(root)}
+    own = deps(root, texts, cut=LOOP_FILE)
     dropped = []
     for src, files in deps(root, texts).items():
-        want = digest(files, root, texts)
+        want = digest(files, root, texts, tables)
         hit = False
         for d in cache_dirs(src.parent):
-            hit |= drop_stale(d, src.stem, want)
+            if own[src] == files:  # (no run loop: one digest for every kernel)
+                hit |= drop_stale(d, src.stem, want)
+            else:  # its run loops on everything they call; its other kernels on what they import themselves
+                hit |= drop_stale(d, src.stem, want, loops=True)
+                hit |= drop_stale(d, src.stem, digest(own[src], root, texts, tables), loops=False)
         if hit:
             dropped.append(src)
     return dropped

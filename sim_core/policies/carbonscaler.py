@@ -4,6 +4,8 @@ finish by their deadline; interruptible ones are suspended in the hours that get
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -20,12 +22,21 @@ from ..engine.layout import (
 )
 from ..engine.loop import policy_loop
 from . import registry
-from .plan import available, ctl, know_carbon, needs_forecast, work_left
+from .plan import available, carbon_buffer, ctl, know_carbon, needs_forecast, task_slots, work_left
 
 CARBONSCALER = registry.code("carbonscaler")
 #: one-hour slots: CarbonScaler's scaling slot (hourly carbon intensity; artifact umassos/CarbonScaler
 #: ``carbon_scaler.go`` ``timeSlot``)
 SLOT_STEPS = registry.param("carbonscaler", "slot_steps")
+
+#: CarbonScaler's state between steps (:func:`new_state`): ``tgt`` per task, the scale its plan gives it now
+#: (NaN: none), ``cb`` the carbon known now (``plan.carbon_buffer``).
+CarbonScalerState = namedtuple("CarbonScalerState", ["tgt", "cb"])
+
+
+def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> CarbonScalerState:
+    """A run's empty state (``n_steps``, ``past``: unused)."""
+    return CarbonScalerState(tgt=task_slots(n_tasks), cb=carbon_buffer(n_dc, horizon_steps))
 
 
 @njit(cache=True, nogil=True)
@@ -154,5 +165,5 @@ def decide(T, S, C, info, P, code, j, actions):
     S.sc[SC_CTL_N] = n_ctl
 
 
-#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with CarbonScaler (its plan in ``P``).
+#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with CarbonScaler (its state in ``P``).
 run = policy_loop(decide)

@@ -8,6 +8,7 @@ the jobs it has started and planned (``plan.room_for``)."""
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -17,7 +18,17 @@ from ..engine.layout import IO_S0, K_CPU, K_GPU, OPT_ALLOW_DEFER, OPT_MANAGED, S
 from ..engine.loop import policy_loop
 from ..engine.servers import _cap_of
 from . import registry
-from .plan import available, know_carbon, needs_forecast, reserve, room_for, steps_of
+from .plan import (
+    available,
+    carbon_buffer,
+    know_carbon,
+    needs_forecast,
+    reserve,
+    room_for,
+    site_plan,
+    steps_of,
+    task_slots,
+)
 
 LOWEST_CARBON_WINDOW = registry.code("gaia_lowest_carbon_window")
 CARBON_TIME = registry.code("gaia_carbon_time")
@@ -32,6 +43,17 @@ GAIA_WAIT_LONG_S = registry.param("gaia_carbon_time", "wait_long_s")
 #: start times GAIA considers: every hour of the waiting time (artifact ``carbon_waiting_policy.py``:
 #: ``range(0, waiting_time + 1, 3600 // TIME_FACTOR)``)
 GAIA_GRID_STEPS = registry.param("gaia_carbon_time", "grid_steps")
+
+#: GAIA's state between steps (:func:`new_state`): ``start`` per task (its planned start, bundle step; NaN: not
+#: seen yet), ``cls`` (2, 2) the running sum and count of job lengths per queue, ``cb`` the carbon known now
+#: (``plan.carbon_buffer``), ``resv`` the capacity-aware variant's plan of each site (``plan.site_plan``).
+GaiaState = namedtuple("GaiaState", ["start", "cls", "cb", "resv"])
+
+
+def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> GaiaState:
+    """A run's empty state: nothing planned, empty queues (``past``: unused)."""
+    return GaiaState(start=task_slots(n_tasks), cls=np.zeros((2, 2)), cb=carbon_buffer(n_dc, horizon_steps),
+                     resv=site_plan(n_dc, n_steps))
 
 
 @njit(cache=True, nogil=True)
@@ -141,5 +163,5 @@ def decide(T, S, C, info, P, code, j, actions):
         actions[q] = best + 1
 
 
-#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with GAIA variant ``code`` (its plan in ``P``).
+#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with GAIA variant ``code`` (its state in ``P``).
 run = policy_loop(decide)

@@ -1,77 +1,44 @@
-"""What the published baselines share (docs/baselines.md): the plan a baseline keeps between steps, the
-carbon it knows now, and the steps of its decision that are the same for every paper.
+"""What the published baselines share (docs/baselines.md): the parts of the state a baseline keeps between steps
+(each baseline's own state is declared in its module), the carbon it knows now, and the steps of its decision
+that are the same for every paper.
 
 Like every policy they see only what was known at the decision: the carbon intensity of the current step
 (history) and the latest issued forecast (``Info.fc``, issued here for carbon only); CarbonFlex's learning
 reads the history of the steps before now. They are single-site (temporal shifting: every task runs at its
-origin, as in the papers), keep their own plan between steps (:data:`Plan`) and control the flexible tasks
-through the same per-step controls as a user's policy (``State.ctl_task`` / ``ctl_val``).
+origin, as in the papers), keep their own state between steps (their module's ``new_state``) and control the
+flexible tasks through the same per-step controls as a user's policy (``State.ctl_task`` / ``ctl_val``).
 """
 
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
 from ..engine.capacity import speedup
 from ..engine.information import issue_forecast
-from ..engine.layout import IO_H, SIG_CARBON, ST_STARTED, STEP_S, STEPS_PER_DAY
-from . import registry
-
-#: days of daily flexible demand a plan keeps (VCC's forecast reads them; ``Plan.dem``)
-HISTORY_DAYS = registry.param("vcc", "history_days")
-#: CarbonFlex's replays in its knowledge base: one week-long window ending at each day of its job history
-CF_REPLAYS = registry.param("carbonflex", "history_days") - registry.param("carbonflex", "window_days") + 1
-#: rows of CarbonFlex's knowledge base per site (``Plan.table``): per replay, one per hour of its window with
-#: its whole day ahead in it
-CF_ROWS = CF_REPLAYS * (registry.param("carbonflex", "window_days") * 24 - 23)
-#: columns of a knowledge-base row: the 7 state features of the paper's Table 2, then servers and rho
-CF_COLS = 9
-
-# integer slots in Plan.isc
-PI_DAYS = 0  # complete days of demand recorded (VCC / CarbonFlex), at most HISTORY_DAYS
-PI_DAY = 1  # bundle day of the current curve (VCC) or of the last learning phase (CarbonFlex); -1: none yet
-N_PI = 2
-
-#: A baseline's state between steps: ``start`` per task (planned start, bundle step; NaN = not planned),
-#: ``tgt`` per task (CarbonScaler's target scale), ``cls`` GAIA's running sum / count of durations per
-#: queue, ``book`` (5, n_dc, n + 1) shares booked to be released at a run step (0 flexible, 1 inflexible;
-#: CarbonFlex: 2-4 jobs per queue of the tasks it cannot control), ``load`` (5, n_dc) booked
-#: now, ``curve`` (n_dc, 24) flexible capacity share per hour of the
-#: current day (VCC; CarbonFlex: the provisioned share), ``dem`` (n_dc, HISTORY_DAYS + 1) daily
-#: flexible demand (share x steps; the last column is today's), ``infl`` (2, n_dc, 96) inflexible share per
-#: step of yesterday / today, ``table`` (n_dc, CF_ROWS, CF_COLS) CarbonFlex's knowledge base (state ->
-#: servers, rho; CF_REPLAYS blocks of one replay each, NaN rows unused), ``rate`` (n_dc, 3) its rows per
-#: site, this hour's servers and rho, ``cb``
-#: (n_dc, H + 1) carbon known now (h = 0 the actual, h >= 1 the latest issued forecast; +inf where unknown),
-#: ``isc`` integer slots (``PI_*``); VCC's and CarbonFlex's load per resource (VCC's curve caps cores, GPUs
-#: and memory alike; CarbonFlex provisions the binding resource's servers): ``vload`` (2, n_dc, 3) fractions of
-#: the site's cores / GPUs / memory booked now (VCC: 0 flexible, 1 inflexible; CarbonFlex: 0 the tasks it
-#: cannot control), ``vbook`` (2, n_dc, 3, n + 1) the fractions to release at a run step, ``vdem`` (n_dc, 3)
-#: today's flexible demand per resource (fraction x steps).
-#: ``resv`` (n_dc, 3, n_steps + 1): the capacity-aware variants' plan of each site's cores / GPUs / GB per run step
-#: (every task they planned or started, over the steps they expect it to run; :func:`room_for`, :func:`reserve`).
-#: ``past``: the tasks (``engine.Tasks``) that arrived in the days before the run's start a policy learns from
-#: (``registry.PolicySpec.past_days``; CarbonFlex's learning phase replays them with the run's own, §4.2), none for
-#: the others.
-Plan = namedtuple("Plan", ["start", "tgt", "cls", "book", "load", "curve", "dem", "infl", "table", "rate", "cb",
-                           "isc", "vload", "vbook", "vdem", "resv", "past"])
+from ..engine.layout import IO_H, SIG_CARBON, ST_STARTED, STEP_S
 
 
-def new_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> Plan:
-    """An empty plan (no task planned, no curve, nothing learned) with the tasks ``past`` that arrived before the
-    run (``engine.Tasks``)."""
-    return Plan(start=np.full(max(n_tasks, 1), np.nan), tgt=np.full(max(n_tasks, 1), np.nan), cls=np.zeros((2, 2)),
-                book=np.zeros((5, n_dc, n_steps + 1)), load=np.zeros((5, n_dc)), curve=np.full((n_dc, 24), np.inf),
-                dem=np.zeros((n_dc, HISTORY_DAYS + 1)), infl=np.zeros((2, n_dc, STEPS_PER_DAY)),
-                table=np.full((n_dc, CF_ROWS, CF_COLS), np.nan), rate=np.zeros((n_dc, 3)),
-                cb=np.full((n_dc, horizon_steps + 1), np.inf),
-                isc=np.array([0, -1], np.int64), vload=np.zeros((2, n_dc, 3)),
-                vbook=np.zeros((2, n_dc, 3, n_steps + 1)), vdem=np.zeros((n_dc, 3)),
-                resv=np.zeros((n_dc, 3, n_steps + 1)), past=past)
+# ------------------------------------------------------------------- the parts of a baseline's state
+# Each stateful baseline keeps its own state (a namedtuple of arrays its module's ``new_state`` makes, passed to its
+# kernels as ``P``): a new baseline adds its own, never a field to another's. These make the parts several share.
+def task_slots(n_tasks: int) -> np.ndarray:
+    """Per task, a start planned at first sight (bundle step; NaN: not seen yet) or, CarbonScaler's and
+    CarbonFlex's, a target scale (NaN: none)."""
+    return np.full(max(n_tasks, 1), np.nan)
+
+
+def carbon_buffer(n_dc: int, horizon_steps: int) -> np.ndarray:
+    """(n_dc, H + 1): the carbon intensity known now, filled by :func:`know_carbon` (+inf where unknown)."""
+    return np.full((n_dc, horizon_steps + 1), np.inf)
+
+
+def site_plan(n_dc: int, n_steps: int) -> np.ndarray:
+    """(n_dc, 3, n_steps + 1): the capacity-aware variants' plan of each site's cores / GPUs / GB per run step
+    (every task they planned or started, over the steps they expect it to run; :func:`room_for`, :func:`reserve`)."""
+    return np.zeros((n_dc, 3, n_steps + 1))
 
 
 @njit(cache=True, nogil=True)
@@ -183,29 +150,6 @@ def release_vload(P_vload, P_vbook, j):
                     P_vload[r, d, x] = 0.0
 
 
-@njit(cache=True, nogil=True, inline="always")
-def roll_day(P_dem, P_infl, P_isc):
-    """A day has ended: shift the daily flexible demand one day back (today's becomes yesterday's) and
-    yesterday's inflexible load becomes today's."""
-    days = P_dem.shape[1] - 1
-    nd = min(P_isc[PI_DAYS] + 1, days)
-    for d in range(P_dem.shape[0]):
-        for x in range(days - 1, 0, -1):
-            P_dem[d, x] = P_dem[d, x - 1]
-        P_dem[d, 0] = P_dem[d, days]
-        P_dem[d, days] = 0.0
-        for s in range(STEPS_PER_DAY):
-            P_infl[0, d, s] = P_infl[1, d, s]
-    P_isc[PI_DAYS] = nd
-
-
-@njit(cache=True, nogil=True, inline="always")
-def record_inflexible(P_infl, P_load, k):
-    """Today's inflexible load at this step of the day (VCC's curve of tomorrow reads it)."""
-    for d in range(P_load.shape[1]):
-        P_infl[1, d, k % STEPS_PER_DAY] = P_load[1, d]
-
-
 @njit(cache=True, nogil=True)
 def work_left(i, t, status, fin, segs, rem, nseg, scale, T_ckpt, T_mthr):
     """Work (s at scale 1) a started flexible task has left at time t (a running segment has done
@@ -221,7 +165,7 @@ def work_left(i, t, status, fin, segs, rem, nseg, scale, T_ckpt, T_mthr):
 @njit(cache=True, nogil=True)
 def room_for(resv, cap, d, j, n, c, g, m):
     """Whether a request of c cores, g GPUs and m GB fits in site d's capacity beside what the plan already holds
-    there (``Plan.resv``) in every run step j .. j + n - 1 (steps past the plan's end hold nothing)."""
+    there (``resv``, :func:`site_plan`) in every run step j .. j + n - 1 (steps past the plan's end hold nothing)."""
     e = min(j + n, resv.shape[2])
     for x in range(j, e):
         if (resv[d, 0, x] + c > cap[d, 0] + 1e-9 or resv[d, 1, x] + g > cap[d, 1] + 1e-9

@@ -1,19 +1,25 @@
-"""The one table of the built-in policies: each one's name, code, kernel module, parameters (with their
-defaults), citation and description. Pure Python (no Numba, no NumPy): the command lines' help, the
-benchmarks and the docs table (docs/baselines.md) are built from it without compiling or importing a kernel.
+"""The one table of the built-in policies: each one's name, kernel module, parameters (with their defaults),
+citation and description; the registry assigns each its code (:func:`code_of`). Pure Python (no Numba, no
+NumPy): the command lines' help, the benchmarks and the docs table (docs/baselines.md) are built from it
+without compiling or importing a kernel.
 
 A policy is one kernel module (``sim_core/policies/<family>.py``, docs/adding_a_policy.md) whose jitted
-``run(T, S, C, info, P, code, j_end)`` runs steps ``S.sc[SC_STEP] .. j_end - 1`` and one entry here. The
-module reads its codes and parameter defaults from this table (module-level ints and floats, frozen into
-its kernels when they compile), so each is declared once. Policies defined outside this package (an
+``run(T, S, C, info, P, code, j_end)`` runs steps ``S.sc[SC_STEP] .. j_end - 1`` (``P``: the state its
+``new_state`` made, a stateful policy's own structure; None for a rule) and one entry here. The module reads
+its codes and parameter defaults from this table (module-level ints and floats, frozen into its kernels when
+they compile), so each is declared once: only its own policies' (``sim_core.engine.cache`` recompiles a module
+when they change, not when another policy's entry does). Policies defined outside this package (an
 example, a test, a user's project) join through :func:`register`.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib
 from dataclasses import dataclass, field
+
+from gridshift.declarations import Declarations
 
 
 @dataclass(frozen=True)
@@ -28,15 +34,22 @@ class Param:
     option: str | None = None
 
 
+def code_of(name: str) -> int:
+    """The code the registry assigns to policy ``name``: the first 31 bits of the sha256 of the name. It depends
+    on the name alone, so it is the same in every process and never changes when another policy is added,
+    removed or reordered (nor do the kernels that freeze it, ``sim_core.engine.cache``); results store the
+    name, never the code. :func:`register` refuses a name whose code another policy's already is."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:4], "big") & 0x7FFFFFFF
+
+
 @dataclass(frozen=True)
 class PolicySpec:
-    """One policy. ``code``: the integer its kernel module branches on (unique); ``module``: the dotted name
-    of the kernel module (its jitted ``run``); ``kind``: ``rule`` (stateless, decides only the pending
-    tasks) or ``baseline`` (a published method: keeps a plan across steps, ``sim_core.policies.plan.Plan``,
-    and may pause, resume and rescale flexible tasks)."""
+    """One policy. ``module``: the dotted name of the kernel module (its jitted ``run``); ``kind``: ``rule``
+    (stateless, decides only the pending tasks) or ``baseline`` (a published method: keeps its own state
+    across steps, made by its module's ``new_state``, and may pause, resume and rescale flexible tasks).
+    :attr:`code`, the integer its kernel module branches on, is the registry's (:func:`code_of`)."""
 
     name: str
-    code: int
     module: str
     kind: str
     description: str
@@ -45,8 +58,14 @@ class PolicySpec:
     #: the parameter giving the days of past jobs (before the run's start) the policy learns from; "" for none
     past_param: str = ""
 
+    @property
+    def code(self) -> int:
+        """The integer the kernel module branches on: :func:`code_of` the name."""
+        return code_of(self.name)
+
     def past_days(self) -> float:
-        """Days of job history before the run's start the policy's plan receives (``Plan.past``); 0 for none."""
+        """Days of job history before the run's start the policy's state receives (``past`` of its module's
+        ``new_state``); 0 for none."""
         return float(self.defaults()[self.past_param]) if self.past_param else 0.0
 
     @property
@@ -61,6 +80,13 @@ class PolicySpec:
     def kernel(self):
         """The module's jitted ``run`` (imports the kernel module; compiles nothing)."""
         return importlib.import_module(self.module).run
+
+    def new_state(self, n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past):
+        """A new run's state of a stateful policy (its module's ``new_state``, the one structure its kernels
+        keep between steps; ``past``: the tasks of :meth:`past_days`, ``engine.Tasks``); None for a rule."""
+        if not self.stateful:
+            return None
+        return importlib.import_module(self.module).new_state(n_tasks, n_dc, n_steps, horizon_steps, past)
 
 
 _RULES = "sim_core.policies.rules"
@@ -93,106 +119,107 @@ _CF_PARAMS = (
 )
 
 BUILTIN: tuple[PolicySpec, ...] = (
-    PolicySpec("local_only", 0, _RULES, "rule", "every task at its origin"),
-    PolicySpec("round_robin", 1, _RULES, "rule", "the next datacenter with room, in turn"),
-    PolicySpec("most_available", 2, _RULES, "rule", "the datacenter with the most free cores"),
-    PolicySpec("least_pending", 3, _RULES, "rule", "the datacenter with the fewest tasks queued or in transit"),
-    PolicySpec("lowest_carbon", 4, _RULES, "rule", "the datacenter with room of lowest carbon intensity now"),
-    PolicySpec("lowest_price", 5, _RULES, "rule", "the datacenter with room of lowest electricity price now"),
-    PolicySpec("lowest_utilization", 6, _RULES, "rule", "the datacenter with room of lowest committed fraction"),
-    PolicySpec("random", 7, _RULES, "rule", "a datacenter with room, uniformly (the run's seeded uniforms)"),
-    PolicySpec("defer_to_greener", 8, _RULES, "rule",
+    PolicySpec("local_only", _RULES, "rule", "every task at its origin"),
+    PolicySpec("round_robin", _RULES, "rule", "the next datacenter with room, in turn"),
+    PolicySpec("most_available", _RULES, "rule", "the datacenter with the most free cores"),
+    PolicySpec("least_pending", _RULES, "rule", "the datacenter with the fewest tasks queued or in transit"),
+    PolicySpec("lowest_carbon", _RULES, "rule", "the datacenter with room of lowest carbon intensity now"),
+    PolicySpec("lowest_price", _RULES, "rule", "the datacenter with room of lowest electricity price now"),
+    PolicySpec("lowest_utilization", _RULES, "rule", "the datacenter with room of lowest committed fraction"),
+    PolicySpec("random", _RULES, "rule", "a datacenter with room, uniformly (the run's seeded uniforms)"),
+    PolicySpec("defer_to_greener", _RULES, "rule",
                "defer while the origin's carbon is above a quantile of its forecast window and the deadline "
                "allows; else the greenest datacenter with room that meets the deadline",
                params=(Param("defer_quantile", 0.3, "", "quantile of the window's carbon intensity",
                              option="defer_quantile"),
                        Param("defer_window_steps", 96, "steps", "window: now and the forecast's next steps",
                              option="defer_window_steps"))),
-    PolicySpec("wait_awhile", 9, "sim_core.policies.wait_awhile", "baseline",
+    PolicySpec("wait_awhile", "sim_core.policies.wait_awhile", "baseline",
                "start each delay-tolerant task in the lowest-carbon contiguous window within its allowed delay",
                _WA),
-    PolicySpec("wait_awhile_interrupting", 10, "sim_core.policies.wait_awhile", "baseline",
+    PolicySpec("wait_awhile_interrupting", "sim_core.policies.wait_awhile", "baseline",
                "run an interruptible task in the lowest-carbon steps before its deadline, paused otherwise", _WA),
-    PolicySpec("gaia_lowest_carbon_window", 11, "sim_core.policies.gaia", "baseline",
+    PolicySpec("gaia_lowest_carbon_window", "sim_core.policies.gaia", "baseline",
                "start at the hour (within the queue's wait) of least carbon for a job of the queue's mean length",
                _GAIA, _GAIA_PARAMS),
-    PolicySpec("gaia_carbon_time", 12, "sim_core.policies.gaia", "baseline",
+    PolicySpec("gaia_carbon_time", "sim_core.policies.gaia", "baseline",
                "start at the hour that saves the most carbon per unit of completion time", _GAIA, _GAIA_PARAMS),
-    PolicySpec("gaia_res_first", 13, "sim_core.policies.gaia", "baseline",
+    PolicySpec("gaia_res_first", "sim_core.policies.gaia", "baseline",
                "Carbon-Time, but a waiting job starts at once on free reserved capacity (cost-aware)", _GAIA,
                _GAIA_PARAMS),
-    PolicySpec("carbonscaler", 14, "sim_core.policies.carbonscaler", "baseline",
+    PolicySpec("carbonscaler", "sim_core.policies.carbonscaler", "baseline",
                "scale elastic tasks by marginal throughput per unit of carbon (greedy over the forecast), done by "
                "the deadline", _CS, (_SLOT,)),
-    PolicySpec("vcc", 15, "sim_core.policies.vcc", "baseline",
+    PolicySpec("vcc", "sim_core.policies.vcc", "baseline",
                "a daily virtual capacity curve per site from the day-ahead carbon forecast caps the flexible load "
                "per hour", _VCC,
                (_SLOT, Param("history_days", 7, "days", "the daily flexible demand forecast is the largest of "
                              "this many past days (our stand-in for the paper's risk-aware quantile forecast)"))),
-    PolicySpec("carbonflex", 16, "sim_core.policies.carbonflex", "baseline",
+    PolicySpec("carbonflex", "sim_core.policies.carbonflex", "baseline",
                "each day replays its oracle (Algorithm 1) over the past week; each hour provisions each site's "
                "servers as the k nearest past states' oracle did, and scales jobs by marginal throughput above "
                "the learned threshold rho (Algorithm 3)", _CF,
                _CF_PARAMS + (Param("k", 5, "", "nearest past states whose provisioning and rho are averaged (§5: "
                                    "k = 5, Euclidean distance)"),), past_param="history_days"),
-    PolicySpec("carbonflex_scaled", 17, "sim_core.policies.carbonflex", "baseline",
+    PolicySpec("carbonflex_scaled", "sim_core.policies.carbonflex", "baseline",
                "CarbonFlex with its k-NN over standardised state features (each feature's distance in standard "
                "deviations of the knowledge base; the paper names Euclidean distance and no scaling)", _CF,
                _CF_PARAMS + (Param("k", 5, "", "nearest past states whose provisioning and rho are averaged (§5: "
                                    "k = 5, Euclidean distance over standardised features)"),),
                past_param="history_days"),
-    PolicySpec("wait_awhile_threshold", 20, "sim_core.policies.wait_awhile", "baseline",
+    PolicySpec("wait_awhile_threshold", "sim_core.policies.wait_awhile", "baseline",
                "suspend-resume: a delay-tolerant task runs while its site's carbon is at most a quantile of the next "
                "24 h of forecast, waits (or is paused) above it, and runs to completion once its allowed delay is "
                "spent", _WA_THR,
                (Param("quantile", 0.3, "", "the threshold: this quantile of the forecast (CarbonFlex §6.1: the 30th "
                       "percentile)"),
                 Param("window_steps", 96, "steps", "the forecast window: now and the next 24 h (CarbonFlex §6.1)"))),
-    PolicySpec("wait_awhile_capacity", 21, "sim_core.policies.wait_awhile", "baseline",
+    PolicySpec("wait_awhile_capacity", "sim_core.policies.wait_awhile", "baseline",
                "wait_awhile's lowest-carbon window, among the windows with room left at the site in the policy's "
                "own plan of the tasks it has started and planned (else at once)", _WA + _ROOM),
-    PolicySpec("gaia_carbon_time_capacity", 22, "sim_core.policies.gaia", "baseline",
+    PolicySpec("gaia_carbon_time_capacity", "sim_core.policies.gaia", "baseline",
                "gaia_carbon_time among the hourly starts with room left at the site in the policy's plan (jobs of "
                "the queue's mean length), else at once", _GAIA + _ROOM, _GAIA_PARAMS),
 )
 
-_TABLE: dict[str, PolicySpec] = {}
+class _Policies(Declarations[PolicySpec]):
+    """The declared policies: a name must be new, its code (:func:`code_of`) too, its kind a known one."""
+
+    def declare(self, item: PolicySpec) -> PolicySpec:
+        if not isinstance(item, PolicySpec):
+            raise TypeError(f"register takes a PolicySpec, got {type(item).__name__}")
+        if item.kind not in ("rule", "baseline"):
+            raise ValueError(f"policy {item.name!r}: kind {item.kind!r} is neither 'rule' nor 'baseline'")
+        clash = [s.name for s in self.declared() if s.code == item.code and s.name != item.name]
+        if clash:
+            raise ValueError(f"policy {item.name!r}: its code {item.code} is already that of {clash[0]!r} "
+                             "(rename it)")
+        return super().declare(item)
+
+
+#: every policy, in declaration order: the built-in ones, then those :func:`register` added
+_TABLE = _Policies("policy", BUILTIN)
 
 
 def register(spec: PolicySpec) -> PolicySpec:
     """Add a policy to the table (for policies defined outside ``sim_core/policies``: an example, a test, a
-    user's project). Its name and code must be new and its kind ``rule`` or ``baseline``; returns ``spec``.
-    The command lines list it (``gridshift_cli.make_app``) and ``sim_core.run`` runs it by name."""
-    if not isinstance(spec, PolicySpec):
-        raise TypeError(f"register takes a PolicySpec, got {type(spec).__name__}")
-    if spec.kind not in ("rule", "baseline"):
-        raise ValueError(f"policy {spec.name!r}: kind {spec.kind!r} is neither 'rule' nor 'baseline'")
-    if spec.name in _TABLE:
-        raise ValueError(f"policy {spec.name!r} is already registered")
-    clash = [s.name for s in _TABLE.values() if s.code == spec.code]
-    if clash:
-        raise ValueError(f"policy {spec.name!r}: code {spec.code} is already {clash[0]!r}'s")
-    _TABLE[spec.name] = spec
-    return spec
+    user's project). Its name must be new (its code is the registry's) and its kind ``rule`` or ``baseline``;
+    returns ``spec``. The command lines list it (``gridshift_cli.make_app``) and ``sim_core.run`` runs it by name."""
+    return _TABLE.declare(spec)
 
 
 def unregister(name: str) -> PolicySpec:
     """Remove a policy added with :func:`register` (the built-in ones stay); returns its spec."""
-    if any(s.name == name for s in BUILTIN):
-        raise ValueError(f"{name!r} is a built-in policy")
-    try:
-        return _TABLE.pop(name)
-    except KeyError:
-        raise KeyError(f"no registered policy {name!r}") from None
-
-
-for _spec in BUILTIN:
-    register(_spec)
+    spec = _TABLE.find(name)
+    if spec is None:
+        raise KeyError(f"no registered policy {name!r}")
+    _TABLE.undeclare(name)
+    return spec
 
 
 def names() -> tuple[str, ...]:
-    """Every policy's name, in code order."""
-    return tuple(s.name for s in sorted(_TABLE.values(), key=lambda s: s.code))
+    """Every policy's name, in declaration order (the built-in ones first)."""
+    return _TABLE.names()
 
 
 def unknown(name: object) -> str:
@@ -201,20 +228,20 @@ def unknown(name: object) -> str:
     close = difflib.get_close_matches(str(name), names(), n=1)
     if close:
         return f"unknown policy {name!r}: did you mean {close[0]!r}?"
-    return f"unknown policy {name!r}; the policies: {', '.join(sorted(_TABLE))}"
+    return f"unknown policy {name!r}; the policies: {', '.join(sorted(names()))}"
 
 
 def get(name: str) -> PolicySpec:
     """The spec of policy ``name`` (KeyError with :func:`unknown`'s message otherwise)."""
-    try:
-        return _TABLE[name]
-    except (KeyError, TypeError):
-        raise KeyError(unknown(name)) from None
+    spec = _TABLE.find(name) if isinstance(name, str) else None
+    if spec is None:
+        raise KeyError(unknown(name))
+    return spec
 
 
 def by_code(code: int) -> PolicySpec:
     """The spec whose code is ``code``."""
-    for s in _TABLE.values():
+    for s in _TABLE.declared():
         if s.code == code:
             return s
     raise KeyError(f"no policy has code {code}")
@@ -225,24 +252,36 @@ def code(name: str) -> int:
     return get(name).code
 
 
+#: this file below ``sim_core`` (``sim_core.engine.cache`` counts it in a module's digest as :func:`frozen`)
+TABLE_FILE = "policies/registry.py"
+
+
+def frozen(module: str) -> bytes:
+    """What the kernels of module ``module`` (a dotted name) freeze from this table: the codes and parameter
+    defaults of the policies it runs (``PolicySpec.module`` is the module or a package holding it). A module
+    reads only its own policies' (a test checks), so another policy's entry changes none of its kernels."""
+    own = [s for s in _TABLE.declared() if module == s.module or module.startswith(s.module + ".")]
+    return "".join(f"{s.name}={s.code}:" + ",".join(f"{p.name}={p.default!r}" for p in s.params) + ";\n"
+                   for s in own).encode()
+
+
 def param(name: str, param_name: str) -> float | int:
     """The default of parameter ``param_name`` of policy ``name`` (what its kernel module freezes)."""
     return get(name).defaults()[param_name]
 
 
 def of_kind(kind: str) -> tuple[str, ...]:
-    """The names of the policies of ``kind`` (``rule`` or ``baseline``), in code order."""
-    return tuple(n for n in names() if _TABLE[n].kind == kind)
+    """The names of the policies of ``kind`` (``rule`` or ``baseline``), in declaration order."""
+    return tuple(s.name for s in _TABLE.declared() if s.kind == kind)
 
 
 def markdown_table() -> str:
     """The docs table (docs/baselines.md, "Every policy"): one row per policy."""
-    rows = ["| name | code | kind | parameters (defaults) | source | rule in one line |",
-            "|---|---|---|---|---|---|"]
-    for n in names():
-        s = _TABLE[n]
+    rows = ["| name | kind | parameters (defaults) | source | rule in one line |",
+            "|---|---|---|---|---|"]
+    for s in _TABLE.declared():
         ps = ", ".join(f"`{p.name}` = {p.default:g}{' ' + p.unit if p.unit else ''}" for p in s.params) or "-"
-        rows.append(f"| `{s.name}` | {s.code} | {s.kind} | {ps} | {s.citation or '-'} | {s.description} |")
+        rows.append(f"| `{s.name}` | {s.kind} | {ps} | {s.citation or '-'} | {s.description} |")
     return "\n".join(rows) + "\n"
 
 

@@ -14,6 +14,8 @@ resource looked fully booked, so the curve came out flat."""
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
@@ -22,19 +24,41 @@ from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_PEND_N, STEP_S, STEPS_PER
 from ..engine.loop import policy_loop
 from . import registry
 from .plan import (
-    PI_DAYS,
     available,
+    carbon_buffer,
     know_carbon,
     needs_forecast,
     release_vload,
-    roll_day,
     site_fractions,
     steps_of,
+    task_slots,
 )
 
 VCC = registry.code("vcc")
 #: one-hour slots: VCC's hourly capacity curve
 SLOT_STEPS = registry.param("vcc", "slot_steps")
+#: days of daily flexible demand the state keeps (``dem``; the curve's demand forecast reads them)
+HISTORY_DAYS = registry.param("vcc", "history_days")
+# integer slots of VccState.isc
+I_DAYS = 0  # complete days of demand recorded, at most HISTORY_DAYS
+
+#: VCC's state between steps (:func:`new_state`): ``start`` per task (the bundle step it was first seen; NaN: not
+#: yet), ``curve`` (n_dc, 24) the flexible capacity fraction allowed per hour of the current day, ``dem`` (n_dc,
+#: HISTORY_DAYS + 1) daily flexible demand (fraction x steps; the last column is today's), ``infl`` (2, n_dc, 96)
+#: the inflexible fraction per step of yesterday / today, ``cb`` the carbon known now (``plan.carbon_buffer``),
+#: ``isc`` integer slots (``I_*``), ``vload`` (2, n_dc, 3) fractions of each site's cores / GPUs / GB booked now
+#: (0 flexible, 1 inflexible; the curve caps them alike), ``vbook`` (2, n_dc, 3, n_steps + 1) the fractions to
+#: release at a run step, ``vdem`` (n_dc, 3) today's flexible demand per resource (fraction x steps).
+VccState = namedtuple("VccState", ["start", "curve", "dem", "infl", "cb", "isc", "vload", "vbook", "vdem"])
+
+
+def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> VccState:
+    """A run's empty state: nothing seen, no curve (no cap), no demand recorded (``past``: unused)."""
+    return VccState(start=task_slots(n_tasks), curve=np.full((n_dc, 24), np.inf),
+                    dem=np.zeros((n_dc, HISTORY_DAYS + 1)), infl=np.zeros((2, n_dc, STEPS_PER_DAY)),
+                    cb=carbon_buffer(n_dc, horizon_steps), isc=np.array([0], np.int64),
+                    vload=np.zeros((2, n_dc, 3)), vbook=np.zeros((2, n_dc, 3, n_steps + 1)),
+                    vdem=np.zeros((n_dc, 3)))
 
 
 @njit(cache=True, nogil=True)
@@ -78,14 +102,30 @@ def new_curves(P, cb, day_start):
     cap)."""
     P_curve, P_dem, P_isc, P_infl = P.curve, P.dem, P.isc, P.infl
     for d in range(P_curve.shape[0]):
-        if P_isc[PI_DAYS] == 0 or not day_start:
+        if P_isc[I_DAYS] == 0 or not day_start:
             for h in range(24):
                 P_curve[d, h] = np.inf
         else:
             dmax = 0.0
-            for x in range(P_isc[PI_DAYS]):
+            for x in range(P_isc[I_DAYS]):
                 dmax = max(dmax, P_dem[d, x])
             vcc_curve(cb[d], dmax, P_infl[0, d], P_curve[d])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def roll_day(P_dem, P_infl, P_isc):
+    """A day has ended: shift the daily flexible demand one day back (today's becomes yesterday's) and
+    yesterday's inflexible load becomes today's."""
+    days = P_dem.shape[1] - 1
+    nd = min(P_isc[I_DAYS] + 1, days)
+    for d in range(P_dem.shape[0]):
+        for x in range(days - 1, 0, -1):
+            P_dem[d, x] = P_dem[d, x - 1]
+        P_dem[d, 0] = P_dem[d, days]
+        P_dem[d, days] = 0.0
+        for s in range(STEPS_PER_DAY):
+            P_infl[0, d, s] = P_infl[1, d, s]
+    P_isc[I_DAYS] = nd
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -170,5 +210,5 @@ def decide(T, S, C, info, P, code, j, actions):
         P.infl[1, d, k % STEPS_PER_DAY] = max(P_vload[1, d, 0], P_vload[1, d, 1], P_vload[1, d, 2])
 
 
-#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with VCC (its plan in ``P``).
+#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with VCC (its state in ``P``, :data:`VccState`).
 run = policy_loop(decide)

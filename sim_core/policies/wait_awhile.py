@@ -9,6 +9,7 @@ CarbonFlex §6.1 ran it)."""
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -27,7 +28,19 @@ from ..engine.layout import (
 )
 from ..engine.loop import policy_loop
 from . import registry
-from .plan import available, ctl, know_carbon, needs_forecast, reserve, room_for, steps_of, work_left
+from .plan import (
+    available,
+    carbon_buffer,
+    ctl,
+    know_carbon,
+    needs_forecast,
+    reserve,
+    room_for,
+    site_plan,
+    steps_of,
+    task_slots,
+    work_left,
+)
 
 WAIT_AWHILE = registry.code("wait_awhile")
 WAIT_AWHILE_INTERRUPTING = registry.code("wait_awhile_interrupting")
@@ -36,6 +49,17 @@ WAIT_AWHILE_CAPACITY = registry.code("wait_awhile_capacity")
 #: the threshold rule's quantile and window (CarbonFlex §6.1: the 30th percentile of the next 24 h of forecast)
 THRESHOLD_Q = registry.param("wait_awhile_threshold", "quantile")
 THRESHOLD_WINDOW = registry.param("wait_awhile_threshold", "window_steps")
+
+#: Wait Awhile's state between steps (:func:`new_state`): ``start`` per task (its planned start, bundle step; NaN:
+#: not planned), ``cb`` the carbon known now (``plan.carbon_buffer``), ``resv`` the capacity-aware variant's plan
+#: of each site (``plan.site_plan``).
+WaitAwhileState = namedtuple("WaitAwhileState", ["start", "cb", "resv"])
+
+
+def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> WaitAwhileState:
+    """A run's empty state: nothing planned (``past``: unused)."""
+    return WaitAwhileState(start=task_slots(n_tasks), cb=carbon_buffer(n_dc, horizon_steps),
+                           resv=site_plan(n_dc, n_steps))
 
 
 @njit(cache=True, nogil=True)
@@ -174,5 +198,5 @@ def decide(T, S, C, info, P, code, j, actions):
     S.sc[SC_CTL_N] = n_ctl
 
 
-#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with Wait Awhile variant ``code`` (its plan in ``P``).
+#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with Wait Awhile variant ``code`` (its state in ``P``).
 run = policy_loop(decide)

@@ -5,7 +5,15 @@ threshold rho, over a job history of 7 weeks) and an execution phase (:mod:`.ker
 neighbours provision each site hour by hour in whole servers, Algorithm 3 scales jobs by marginal throughput
 above rho). ``carbonflex_scaled``: the same with the k-NN over standardised features."""
 
-from .kernel import CARBONFLEX, CARBONFLEX_SCALED, knn_provision, run, schedule_alg3
+from .kernel import (
+    CARBONFLEX,
+    CARBONFLEX_SCALED,
+    CarbonFlexState,
+    knn_provision,
+    new_state,
+    run,
+    schedule_alg3,
+)
 from .oracle import (
     CF_HISTORY_DAYS,
     CF_WINDOW_DAYS,
@@ -19,4 +27,5 @@ from .oracle import (
 )
 
 __all__ = ["CARBONFLEX", "CARBONFLEX_SCALED", "CF_HISTORY_DAYS", "CF_WINDOW_DAYS", "KB_ROWS", "K_NN", "N_COLS",
-           "N_REPLAYS", "SLOT_STEPS", "carbonflex_learn", "knn_provision", "oracle_alg1", "run", "schedule_alg3"]
+           "N_REPLAYS", "SLOT_STEPS", "CarbonFlexState", "carbonflex_learn", "knn_provision", "new_state",
+           "oracle_alg1", "run", "schedule_alg3"]

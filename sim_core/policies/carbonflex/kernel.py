@@ -9,6 +9,7 @@ share of each of the site's resources (cores, GPUs, GB); jobs are fitted per res
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -28,14 +29,15 @@ from ...engine.layout import (
 from ...engine.loop import policy_loop
 from .. import registry
 from ..plan import (
-    PI_DAY,
     available,
+    carbon_buffer,
     ctl,
     know_carbon,
     release_load,
     release_vload,
     site_fractions,
     steps_of,
+    task_slots,
     work_left,
 )
 from .oracle import (
@@ -45,7 +47,10 @@ from .oracle import (
     F_ELAST,
     F_Q0,
     K_NN,
+    KB_ROWS,
+    N_COLS,
     N_FEAT,
+    N_REPLAYS,
     SLOT_STEPS,
     carbon_state,
     carbonflex_learn,
@@ -58,8 +63,28 @@ from .oracle import (
 CARBONFLEX = registry.code("carbonflex")
 #: the variant whose k-NN standardises the state's features (:func:`knn_provision`)
 CARBONFLEX_SCALED = registry.code("carbonflex_scaled")
-# slots of Plan.rate[d]: knowledge-base rows, this slot's provisioning m_t (servers), this slot's rho
+# slots of CarbonFlexState.rate[d]: knowledge-base rows, this slot's provisioning m_t (servers), this slot's rho
 R_ROWS, R_M, R_RHO = 0, 1, 2
+
+#: CarbonFlex's state between steps (:func:`new_state`): ``tgt`` per task, the scale Algorithm 3 chose (NaN: none),
+#: ``book`` (5, n_dc, n_steps + 1) jobs per queue (rows 2-4) of the tasks it cannot control, to be released at a run
+#: step, ``load`` (5, n_dc) those booked now, ``cb`` the carbon known now (``plan.carbon_buffer``), ``day`` (1,) the
+#: bundle day of the last learning phase (-1: none yet), ``vload`` (2, n_dc, 3) fractions of each site's cores /
+#: GPUs / GB the tasks it cannot control hold now (row 0), ``vbook`` (2, n_dc, 3, n_steps + 1) those to release at
+#: a run step, ``table`` (n_dc, N_REPLAYS x KB_ROWS, N_COLS) the knowledge base (state -> servers, rho; one block
+#: per replay, NaN rows unused), ``rate`` (n_dc, 3) its rows per site, this slot's servers and rho (``R_*``),
+#: ``past`` the tasks (``engine.Tasks``) of the job history before the run's start the learning phase replays.
+CarbonFlexState = namedtuple("CarbonFlexState", ["tgt", "book", "load", "cb", "day", "vload", "vbook", "table",
+                                                 "rate", "past"])
+
+
+def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> CarbonFlexState:
+    """A run's empty state: nothing learned or booked, with the job history ``past``."""
+    return CarbonFlexState(tgt=task_slots(n_tasks), book=np.zeros((5, n_dc, n_steps + 1)), load=np.zeros((5, n_dc)),
+                           cb=carbon_buffer(n_dc, horizon_steps), day=np.array([-1], np.int64),
+                           vload=np.zeros((2, n_dc, 3)), vbook=np.zeros((2, n_dc, 3, n_steps + 1)),
+                           table=np.full((n_dc, N_REPLAYS * KB_ROWS, N_COLS), np.nan), rate=np.zeros((n_dc, 3)),
+                           past=past)
 
 
 @njit(cache=True, nogil=True)
@@ -288,8 +313,8 @@ def decide(T, S, C, info, P, code, j, actions):
     day_start = k % STEPS_PER_DAY == 0
     hour_start = k % SLOT_STEPS == 0 or j == 0
     if day_start:
-        carbonflex_learn(info.hist, k, T, P.past, cap, C.srv_cfg, t, P.table, P_rate, P.isc[PI_DAY] < 0)
-        P.isc[PI_DAY] = k // STEPS_PER_DAY
+        carbonflex_learn(info.hist, k, T, P.past, cap, C.srv_cfg, t, P.table, P_rate, P.day[0] < 0)
+        P.day[0] = k // STEPS_PER_DAY
     if hour_start:
         know_carbon(info, j, k, P.cb)
         for d in range(n_dc):
@@ -367,5 +392,5 @@ def controls(T, S, P_tgt, P_rate, t, t1):
     return n_ctl
 
 
-#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with CarbonFlex (its plan in ``P``).
+#: The run loop: steps S.sc[SC_STEP] .. j_end - 1 with CarbonFlex (its state in ``P``, :data:`CarbonFlexState`).
 run = policy_loop(decide)

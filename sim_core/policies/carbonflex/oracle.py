@@ -353,7 +353,7 @@ def replay(hist, k, T, past, cap, cfg, t0k, table, r0):
     """One replay (§4.2): Algorithm 1 (:func:`oracle_alg1`) per site over the CF_WINDOW_DAYS days before bundle
     step k (time ``t0k``; clipped at the bundle's start) with the actual past carbon (history only) and the jobs
     (:func:`in_queues`) that arrived there at that site (their true lengths) -- those of the run (``T``) and,
-    before the run's start, its job history ``past`` (``Plan.past``: the paper replays the cluster's job
+    before the run's start, its job history ``past`` (``CarbonFlexState.past``: the paper replays the cluster's job
     arrival logs, so a run that starts mid-bundle learns from the jobs it did not see) -- in the engine's steps
     (a job is charged the capacity of the steps it runs, not of a whole hour); one knowledge-base row per
     one-hour slot whose day-ahead lies in the window (:func:`kb_rows`) into ``table[d, r0:r0 + KB_ROWS]``, the

@@ -82,7 +82,7 @@ def test_the_older_names_run_the_same_command(tmp_path):
 
 
 def test_a_registered_policy_appears_in_run_and_compare_help():
-    spec = register(PolicySpec("cli_listed_policy", 118, "cli_listed_policy_module", "rule", "listed by the CLI"))
+    spec = register(PolicySpec("cli_listed_policy", "cli_listed_policy_module", "rule", "listed by the CLI"))
     try:
         for command in ("run", "compare"):
             res = CliRunner().invoke(make_app(), [command, "--help"], env={"COLUMNS": "400"})

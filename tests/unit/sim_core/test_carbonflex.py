@@ -211,10 +211,8 @@ def test_learning_phase_stores_table_2_states_and_whole_servers_per_hour():
 
 
 def _kb_table():
-    """One site's empty knowledge base (``Plan.table``)."""
-    from sim_core.policies.plan import CF_COLS, CF_ROWS
-
-    return np.full((1, CF_ROWS, CF_COLS), np.nan)
+    """One site's empty knowledge base (``CarbonFlexState.table``)."""
+    return np.full((1, O.N_REPLAYS * O.KB_ROWS, O.N_COLS), np.nan)
 
 
 def _learned(table):

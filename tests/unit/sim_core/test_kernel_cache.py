@@ -87,24 +87,39 @@ def tree(tmp_path, monkeypatch):
     assert len(cache.guard(root)) == len(cache.source_files(root))  # no stamp yet: every module's dropped
     for src in cache.source_files(root):
         entry(src).write_text("x")
+        loop_entry(src).write_text("x")
     assert cache.guard(root) == []  # nothing changed
     return root
 
 
 def entry(src: Path) -> Path:
     """A fake cache entry of module ``src`` (a Numba index, as Numba names it)."""
-    return src.parent / "__pycache__" / f"{src.stem}.run-12.py311.nbi"
+    return src.parent / "__pycache__" / f"{src.stem}.decide-12.py311.nbi"
+
+
+def loop_entry(src: Path) -> Path:
+    """A fake cache entry of the run loop ``engine.loop.policy_loop`` files under module ``src``."""
+    return src.parent / "__pycache__" / f"{src.stem}.decide_loop-40.py311.nbi"
 
 
 def edit_and_guard(root: Path, name: str) -> tuple[set[str], set[str]]:
-    """Append a comment to ``root/name``, run the guard: (the modules it reports, those whose entry is gone)."""
+    """Append a comment to ``root/name``, run the guard: (the modules it reports, those that lost an entry)."""
+    dropped, gone, _loops_only = edit_guard_loops(root, name)
+    return dropped, gone
+
+
+def edit_guard_loops(root: Path, name: str) -> tuple[set[str], set[str], set[str]]:
+    """:func:`edit_and_guard`, and the modules that lost their run loop's entry only."""
     src = root / name
     src.write_text(src.read_text() + "\n# an edit\n")
     dropped = rel(cache.guard(root), root)
     gone = {p for p in rel(cache.source_files(root), root) if not entry(root / p).exists()}
+    gone_loops = {p for p in rel(cache.source_files(root), root) if not loop_entry(root / p).exists()}
+    assert gone <= gone_loops  # (a loop calls its module's other kernels)
     for p in cache.source_files(root):  # Numba writes them again at the next run
         entry(p).write_text("x")
-    return dropped, gone
+        loop_entry(p).write_text("x")
+    return dropped, gone_loops, gone_loops - gone
 
 
 def test_an_edit_of_one_policy_drops_that_policys_entries_only(tree):
@@ -119,12 +134,17 @@ def test_an_edit_of_a_shared_module_drops_its_importers_and_nothing_else(tree):
                  "policies/carbonflex/oracle.py"}
     dropped, gone = edit_and_guard(tree, "policies/plan.py")
     assert dropped == gone == baselines  # the rules keep theirs
-    dropped, gone = edit_and_guard(tree, "engine/servers.py")
+    dropped, gone, loops_only = edit_guard_loops(tree, "engine/servers.py")
     assert dropped == gone
     assert {"engine/servers.py", "engine/queues.py", "engine/step.py", "engine/loop.py", "engine/__init__.py",
             "policies/rules.py", "policies/gaia.py", "policies/carbonflex/kernel.py"} <= gone
     assert not gone & {"engine/layout.py", "engine/capacity.py", "engine/information.py", "engine/flexible.py",
                        "policies/plan.py", "policies/registry.py", "policies/carbonflex/oracle.py"}
+    # each policy's run loop calls the step (hence the servers): recompiled; its decision and helpers import
+    # less of the engine and keep theirs, unless they import the servers themselves (GAIA's RES-First)
+    assert {"policies/rules.py", "policies/wait_awhile.py", "policies/vcc.py", "policies/carbonscaler.py",
+            "policies/carbonflex/kernel.py"} <= loops_only
+    assert "policies/gaia.py" not in loops_only
 
 
 def test_stale_entries_are_dropped_once_and_other_modules_are_left_alone(tmp_path):
@@ -186,3 +206,46 @@ def test_is_cached_finds_the_index_numba_writes(tmp_path, numba_cache_dir):
     else:
         assert index.parent == tmp_path / "__pycache__"
     assert sorted(p.name for p in index.parent.glob("mod.*")) == [f"{index.stem}.1.nbc", index.name]
+
+
+def test_the_registry_counts_as_each_modules_own_policies_entries(tree):
+    """A table (the registry) enters a module's digest as what that module reads of it: an edit of the file
+    alone, a new policy's entry, or another policy's parameter drops nothing; a policy's own entry drops the
+    modules that run it (and only those)."""
+    read = {"sim_core.policies.gaia": b"gaia=1:grid_steps=4;", "sim_core.policies.carbonflex": b"carbonflex=2:k=5;"}
+    tables = {"policies/registry.py": lambda module: b"".join(v for m, v in read.items()
+                                                               if module == m or module.startswith(m + "."))}
+
+    def guard_again() -> tuple[set[str], set[str]]:
+        dropped = rel(cache.guard(tree, tables), tree)
+        gone = {p for p in rel(cache.source_files(tree), tree) if not entry(tree / p).exists()}
+        for p in cache.source_files(tree):
+            entry(p).write_text("x")
+            loop_entry(p).write_text("x")
+        return dropped, gone
+
+    guard_again()  # (the fixture recorded the whole file: the first guard with the table records its parts)
+    assert guard_again() == (set(), set())
+    reg = tree / "policies" / "registry.py"
+    reg.write_text(reg.read_text() + "\n# a comment, a new docstring\n")
+    assert guard_again() == (set(), set())
+    read["sim_core.policies.a_new_policy"] = b"a_new_policy=3:;"  # a new policy's entry
+    assert guard_again() == (set(), set())
+    read["sim_core.policies.gaia"] = b"gaia=1:grid_steps=2;"  # one policy's parameter
+    assert guard_again() == ({"policies/gaia.py"}, {"policies/gaia.py"})
+    read["sim_core.policies.carbonflex"] = b"carbonflex=2:k=7;"
+    cf = {"policies/carbonflex/__init__.py", "policies/carbonflex/kernel.py", "policies/carbonflex/oracle.py"}
+    assert guard_again() == (cf, cf)
+
+
+def test_importing_sim_core_ran_the_guard_with_the_registry():
+    """``import sim_core`` stamps each policy module with its sources and its own policies' registry entries."""
+    import sim_core  # noqa: F401 (runs the guard)
+    from sim_core.policies import registry, rules
+
+    src = cache.SIM_CORE / "policies" / "rules.py"
+    want = cache.digest(cache.deps()[src], tables={registry.TABLE_FILE: registry.frozen})
+    assert want != cache.digest(cache.deps()[src])  # (the registry counts as the rules' entries, not its text)
+    stamp = cache.index_file(rules.decide).parent / f"rules{cache.LOOPS_STAMP_SUFFIX}"
+    assert stamp.read_text() == want
+    assert cache.is_loop(cache.index_file(rules.run)) and not cache.is_loop(cache.index_file(rules.decide))

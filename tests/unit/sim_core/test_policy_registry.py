@@ -7,6 +7,9 @@ appears in ``compare --help`` and runs jitted."""
 from __future__ import annotations
 
 import importlib
+import os
+import re
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -22,7 +25,8 @@ from sim_core.options import make_options
 from sim_core.policies import PolicySpec, register, registry, unregister
 from sim_core.testing import tiny_bundle
 
-DOCS = Path(__file__).resolve().parents[3] / "docs"
+ROOT = Path(__file__).resolve().parents[3]
+DOCS = ROOT / "docs"
 
 #: kernel module -> parameter -> the module-level constant its kernels freeze ("<module>.<NAME>")
 CONSTANTS = {
@@ -31,7 +35,7 @@ CONSTANTS = {
     "sim_core.policies.carbonscaler": {"slot_steps": "carbonscaler.SLOT_STEPS"},
     "sim_core.policies.wait_awhile": {"quantile": "wait_awhile.THRESHOLD_Q",
                                       "window_steps": "wait_awhile.THRESHOLD_WINDOW"},
-    "sim_core.policies.vcc": {"slot_steps": "vcc.SLOT_STEPS", "history_days": "plan.HISTORY_DAYS"},
+    "sim_core.policies.vcc": {"slot_steps": "vcc.SLOT_STEPS", "history_days": "vcc.HISTORY_DAYS"},
     "sim_core.policies.carbonflex": {"slot_steps": "carbonflex.SLOT_STEPS", "window_days": "carbonflex.CF_WINDOW_DAYS",
                                      "history_days": "carbonflex.CF_HISTORY_DAYS", "k": "carbonflex.K_NN"},
 }
@@ -85,7 +89,56 @@ def test_each_module_freezes_the_registry_defaults():
             n_const += 1
     assert n_const == 4 * 4 + 1 + 2 + 2 * 4 + 2  # (GAIA's four variants share four, CarbonFlex's two four)
     rules = importlib.import_module("sim_core.policies.rules")
-    assert registry.code("defer_to_greener") == rules.DEFER_TO_GREENER and rules.LOCAL_ONLY == 0
+    assert registry.code("defer_to_greener") == rules.DEFER_TO_GREENER
+    assert rules.LOCAL_ONLY == registry.code_of("local_only") == 489716376  # (sha256 of the name, first 31 bits)
+
+
+#: a module's reads of the registry: ``registry.code("name")`` / ``registry.param("name", ...)``
+READS = re.compile(r"registry\.(?:code|param)\(\s*\"([a-z0-9_]+)\"")
+
+
+def test_each_module_reads_only_its_own_policies_from_the_registry():
+    """The cache guard's premise (``registry.frozen``): a module's kernels freeze only the codes and parameters of
+    the policies it runs, so an edit of another policy's entry cannot leave them stale."""
+    read = 0
+    for path in sorted((ROOT / "sim_core" / "policies").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        for name in READS.findall(path.read_text()):
+            spec = registry.get(name)
+            assert module == spec.module or module.startswith(spec.module + "."), (module, name)
+            assert f"{name}={spec.code}:".encode() in registry.frozen(module)
+            read += 1
+    assert read == 34  # (every read found: rules 9, gaia 8, wait_awhile 6, vcc 3, carbonscaler 2, carbonflex 6)
+
+
+def test_codes_come_from_the_names_alone():
+    """The registry assigns each code from the policy's name: unique, the same in every process, and unchanged
+    when a policy is added (or removed) anywhere in the table; results and run keys store names, not codes."""
+    before = {n: registry.code(n) for n in registry.names()}
+    assert all(0 <= c < 2**31 and c == registry.code_of(n) for n, c in before.items())
+    frozen = {m: registry.frozen(m) for m in {registry.get(n).module for n in before}}
+    spec = register(PolicySpec("a_new_rule", "a_new_rule_module", "rule", "a new rule, no list edited"))
+    try:
+        assert registry.code("a_new_rule") == registry.code_of("a_new_rule") not in before.values()
+        assert registry.by_code(spec.code) is spec and registry.names()[-1] == "a_new_rule"
+        assert {n: registry.code(n) for n in before} == before
+        assert {m: registry.frozen(m) for m in frozen} == frozen  # (no module's kernels recompile)
+        assert registry.frozen("a_new_rule_module") == f"a_new_rule={spec.code}:;\n".encode()
+    finally:
+        unregister("a_new_rule")
+    assert {n: registry.code(n) for n in registry.names()} == before
+    # a fresh interpreter assigns the same codes (sha256, not Python's salted hash)
+    out = subprocess.run([sys.executable, "-c", "from sim_core.policies import registry as r; "
+                          "print({n: r.code(n) for n in r.names()})"], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONHASHSEED": "12345"}, cwd=ROOT).stdout
+    assert out.strip() == str(before)
+
+
+def test_a_code_that_collides_is_refused(monkeypatch):
+    monkeypatch.setattr(registry, "code_of", lambda name: 7)
+    with pytest.raises(ValueError, match=r"policy 'a_clash': its code 7 is already that of 'local_only' \(rename"):
+        register(PolicySpec("a_clash", "x", "rule", "d"))
+    assert "a_clash" not in registry.names()
 
 
 def test_the_command_line_the_partitions_and_the_docs_table_are_the_registry():
@@ -97,18 +150,20 @@ def test_the_command_line_the_partitions_and_the_docs_table_are_the_registry():
     assert _policies() == list(registry.names())
     page = (DOCS / "baselines.md").read_text()
     assert registry.with_docs_table(page) == page, "python -m sim_core.policies docs/baselines.md"
-    assert "| `carbonflex` | 16 | baseline | `slot_steps` = 4 steps" in page
+    assert "| `carbonflex` | baseline | `slot_steps` = 4 steps" in page
 
 
-def test_register_refuses_a_taken_name_or_code_and_builtins_stay():
-    with pytest.raises(ValueError, match="already registered"):
-        register(PolicySpec("vcc", 99, "x", "rule", "d"))
-    with pytest.raises(ValueError, match="code 15 is already 'vcc'"):
-        register(PolicySpec("new_name", 15, "x", "rule", "d"))
+def test_register_refuses_a_taken_name_and_builtins_stay():
+    with pytest.raises(ValueError, match="policy 'vcc' is already declared"):
+        register(PolicySpec("vcc", "x", "rule", "d"))
     with pytest.raises(ValueError, match="neither 'rule' nor 'baseline'"):
-        register(PolicySpec("new_name", 99, "x", "oracle", "d"))
-    with pytest.raises(ValueError, match="built-in"):
+        register(PolicySpec("new_name", "x", "oracle", "d"))
+    with pytest.raises(TypeError, match="register takes a PolicySpec, got dict"):
+        register({"name": "new_name"})
+    with pytest.raises(ValueError, match="policy 'local_only' is built in"):
         unregister("local_only")
+    with pytest.raises(KeyError, match="no registered policy 'new_name'"):
+        unregister("new_name")
     with pytest.raises(sim_core.RunOptionsError, match="unknown policy 'no_such_policy'; the policies: "):
         sim_core.run("/nonexistent", "no_such_policy")
 
@@ -169,7 +224,7 @@ def _doc_example() -> str:
 def new_policy(tmp_path, monkeypatch):
     (tmp_path / "local_or_greenest_policy.py").write_text(textwrap.dedent(MODULE) + "\n\n" + _doc_example())
     monkeypatch.syspath_prepend(str(tmp_path))
-    spec = register(PolicySpec("local_or_greenest", 117, "local_or_greenest_policy", "rule",
+    spec = register(PolicySpec("local_or_greenest", "local_or_greenest_policy", "rule",
                                "the origin when it has room, else the greenest datacenter with room"))
     yield spec
     unregister(spec.name)
@@ -196,3 +251,63 @@ def test_a_new_policy_is_one_module_and_one_registry_entry(new_policy, tmp_path)
     assert moved.height > 0 and "BB" in set(moved["dest"].cast(str).to_list())
     lo = sim_core.run(busy, "local_only", seed=0).tasks
     assert lo.filter(lo["dest"] != lo["origin"]).height == 0
+
+
+# ---------------------------------------------------------------------------- a new stateful policy owns its state
+STATEFUL = '''
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from sim_core.engine.layout import SC_PEND_N
+from sim_core.engine.loop import policy_loop
+
+#: its own state: no field of another policy's, none of its added to theirs
+CountingState = namedtuple("CountingState", ["steps", "seen"])
+
+
+def new_state(n_tasks, n_dc, n_steps, horizon_steps, past):
+    return CountingState(steps=np.zeros(1, np.int64), seen=np.zeros(max(n_tasks, 1), np.int64))
+
+
+@njit(cache=True, nogil=True)
+def decide(T, S, C, info, P, code, j, actions):
+    P.steps[0] += 1
+    for q in range(S.sc[SC_PEND_N]):
+        i = S.pend[q]
+        P.seen[i] += 1
+        actions[q] = T.origin[i] + 1
+
+
+run = policy_loop(decide)
+'''
+
+
+def test_a_new_stateful_policy_brings_its_own_state(tmp_path, monkeypatch):
+    """A baseline declares its own state in its module (``new_state``); the run makes it and passes it to the
+    module's jitted loop, which Numba compiles for that type: nothing shared is widened."""
+    from sim_core.simulator import Prepared
+
+    (tmp_path / "counting_policy.py").write_text(STATEFUL)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = register(PolicySpec("counting_baseline", "counting_policy", "baseline", "every task at its origin, "
+                               "counting the steps and each task's decisions in its own state"))
+    try:
+        p = tiny_bundle(tmp_path / "b")
+        prep = Prepared(sim_core.load(p), 0, policy_code=spec.code, controls=spec.stateful)
+        assert type(prep.plan).__name__ == "CountingState" and prep.plan.steps[0] == 0
+        spec.kernel()(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code, prep.n_window)
+        assert prep.plan.steps[0] == prep.n_window == 96  # asked at every step (a baseline)
+        assert prep.plan.seen.tolist() == [1] * 8  # each task decided once, at the step it arrived
+        r = sim_core.run(p, "counting_baseline", seed=0)
+        assert r.totals["tasks"] == 8 and r.tasks["dest"].to_list() == r.tasks["origin"].to_list()
+    finally:
+        unregister(spec.name)
+        sys.modules.pop("counting_policy", None)
+    # the built-in baselines' states: each its own type, none holding another's parts
+    states = {registry.get(n).module: type(Prepared(sim_core.load(p), 0, policy_code=registry.code(n),
+                                                    controls=True).plan).__name__ for n in registry.of_kind("baseline")}
+    assert states == {"sim_core.policies.wait_awhile": "WaitAwhileState", "sim_core.policies.gaia": "GaiaState",
+                      "sim_core.policies.carbonscaler": "CarbonScalerState", "sim_core.policies.vcc": "VccState",
+                      "sim_core.policies.carbonflex": "CarbonFlexState"}
