@@ -11,9 +11,10 @@ into per-task arrays (one value per task of the year or of the window) and the r
 4. stepping (the policy's jitted loop, drain included);
 5. ``build_result`` (physics of every step, the per-task passes; the per-task frames are lazy).
 
-    ./run.sh python benchmarks/profile_scale.py BUNDLE [--days D]
+    ./run.sh python benchmarks/profile_scale.py BUNDLE [--label 0.1] [--days D] [--functions N] [--no-write]
 
-A printout, not a timed test: the figures say which arrays to make narrower, stream or drop.
+A printout, not a timed test: the figures say which arrays to make narrower, stream or drop. Prints the section
+and writes it between ``<!-- scale-profile:start -->`` and ``<!-- scale-profile:end -->`` in BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._report import machine  # noqa: E402
+from benchmarks._report import machine, publish  # noqa: E402
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -70,6 +71,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("bundle", type=Path)
     ap.add_argument("--days", type=float, default=None, help="a window of D days (default: the bundle's year)")
+    ap.add_argument("--label", default="?", help="the bundle's scale, as the section names it (e.g. 0.1)")
+    ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--functions", type=int, default=0, help="also print the N functions of most own time (cProfile)")
     args = ap.parse_args()
     prof = None
@@ -91,6 +94,12 @@ def main() -> None:
     def mark(name: str, t: float, note: str = "") -> None:
         rows.append((name, time.perf_counter() - t, rss_mb(), peak_mb(), note))
 
+    import tempfile
+
+    from sim_core.testing import tiny_bundle
+
+    with tempfile.TemporaryDirectory() as d:  # (the loader's imports and buffers first: not per task)
+        sim_core.run(tiny_bundle(Path(d)), "lowest_carbon")
     base = rss_mb()
     t = time.perf_counter()
     sc = sim_core.load(args.bundle)
@@ -123,18 +132,22 @@ def main() -> None:
         prof.disable()
         pstats.Stats(prof).sort_stats("tottime").print_stats(args.functions)
 
-    print(f"profile_scale: {args.bundle.name}, {n_year:,} tasks in the bundle, {n_w:,} in the window; "
-          f"machine {machine()}, load {os.getloadavg()[0]:.1f}")
-    print(f"command: ./run.sh python benchmarks/profile_scale.py BUNDLE{'' if args.days is None else f' --days {args.days:g}'}")
-    print(f"process before loading: {base:,.0f} MB resident (interpreter, numba, polars, the engine's code)")
-    print(f"{'phase':58s} {'s':>7s} {'µs/task':>8s} {'RSS MB':>8s} {'peak MB':>8s}  arrays")
-    for name, dt, r, p, note in rows:
-        print(f"{name:58s} {dt:7.2f} {1e6 * dt / max(n_w, 1):8.3f} {r:8,.0f} {p:8,.0f}  {note}")
-    print(f"{'whole':58s} {total:7.2f} {1e6 * total / max(n_w, 1):8.3f} {'':8s} {peak_mb():8,.0f}  "
-          f"{(peak_mb() - base) * 2**20 / max(n_w, 1):.0f} B of peak RSS per task above the bare process")
-    print("per-task arrays (B/task): ")
+    days = "" if args.days is None else f" --days {args.days:g}"
+    lines = [f"## Scale: where a year's memory and time go per task\n",
+             f"Command: `./run.sh python benchmarks/profile_scale.py BUNDLE{days}` on the ×{args.label} bundle "
+             f"({n_year:,} tasks; {n_w:,} in the run's realised window) — machine: {machine()}; shared with other "
+             f"jobs, load {os.getloadavg()[0]:.1f}. The process after the loader's imports and a tiny run: "
+             f"{base:,.0f} MB resident; each phase's time, resident set after it and peak so far:\n",
+             "| phase | s | µs per task | RSS MB | peak MB | what it holds |", "|---|---|---|---|---|---|"]
+    lines += [f"| {name} | {dt:.2f} | {1e6 * dt / max(n_w, 1):.3f} | {r:,.0f} | {p:,.0f} | {note} |"
+              for name, dt, r, p, note in rows]
+    lines.append(f"| whole | {total:.2f} | {1e6 * total / max(n_w, 1):.3f} | | {peak_mb():,.0f} | "
+                 f"{(peak_mb() - base) * 2**20 / max(n_w, 1):.0f} B of peak RSS per task above that process |")
+    lines.append("\nPer-task arrays, bytes per task (the engine-only ones are dropped once the stepping ends; the "
+                 "scenario's are consumed as the window is taken):\n")
     for label, named, n in (("Scenario", named_sc, n_year), ("Tasks", named_t, n_w), ("State", named_s, n_w)):
-        print(f"  {label}: " + ", ".join(f"{k} {b / n:.0f}" for k, b in sorted(named, key=lambda x: -x[1])))
+        lines.append(f"- {label}: " + ", ".join(f"{k} {b / n:.0f}" for k, b in sorted(named, key=lambda x: -x[1])))
+    publish("scale-profile", "\n".join(lines), not args.no_write)
 
 
 if __name__ == "__main__":
