@@ -133,7 +133,7 @@ def main() -> None:
         pstats.Stats(prof).sort_stats("tottime").print_stats(args.functions)
 
     days = "" if args.days is None else f" --days {args.days:g}"
-    lines = [f"## Scale: where a year's memory and time go per task\n",
+    lines = ["## Scale: where a year's memory and time go per task\n",
              f"Command: `./run.sh python benchmarks/profile_scale.py BUNDLE{days}` on the ×{args.label} bundle "
              f"({n_year:,} tasks; {n_w:,} in the run's realised window) — machine: {machine()}; shared with other "
              f"jobs, load {os.getloadavg()[0]:.1f}. The process after the loader's imports and a tiny run: "
