@@ -9,10 +9,13 @@ one ingests them first), for each of ``--scales`` (the first is the candidate de
 2. **a full year under lowest_carbon**: ``sim_core.run`` as a fresh script's first call (load, set-up, stepping,
    results) with the compile cache warm (a 1-day run in another process first), its address space capped at
    ``--cap-gb`` (12) so that a run too large for the machine ends in a MemoryError, reported, never in the
-   kernel's OOM killer; wall time and peak RSS; goal ≤ 10 s and ≤ 4 GB;
+   kernel's OOM killer; wall time, peak RSS (and per task), the time of each phase (set-up: the bundle loaded and
+   the window taken; stepping; results); goal ≤ 10 s and ≤ 4 GB;
 3. the ``rack`` default's export from the populated warehouse (the comparison for "≤ 2× today's export"), how many
-   of its tasks are identical (what exact cohort aggregation could merge), and the per-task floor of the largest
-   run that fit (kB of peak RSS and µs per task).
+   of its tasks are identical (what exact cohort aggregation could merge), the per-task floor of the largest
+   run that fit (kB of peak RSS and µs per task) and the time floor of a ×1 year at that run's per-task rates
+   (stepping alone against the ≤ 10 s goal). ``benchmarks/profile_scale.py`` and ``profile_export.py`` break a
+   year and an export down by phase.
 
     ./run.sh python benchmarks/bench_scale.py --home /tmp/scale-home [--scales 1,0.1] [--gpu H100]
 
