@@ -9,10 +9,13 @@ one ingests them first), for each of ``--scales`` (the first is the candidate de
 2. **a full year under lowest_carbon**: ``sim_core.run`` as a fresh script's first call (load, set-up, stepping,
    results) with the compile cache warm (a 1-day run in another process first), its address space capped at
    ``--cap-gb`` (12) so that a run too large for the machine ends in a MemoryError, reported, never in the
-   kernel's OOM killer; wall time and peak RSS; goal ≤ 10 s and ≤ 4 GB;
+   kernel's OOM killer; wall time, peak RSS (and per task), the time of each phase (set-up: the bundle loaded and
+   the window taken; stepping; results); goal ≤ 10 s and ≤ 4 GB;
 3. the ``rack`` default's export from the populated warehouse (the comparison for "≤ 2× today's export"), how many
-   of its tasks are identical (what exact cohort aggregation could merge), and the per-task floor of the largest
-   run that fit (kB of peak RSS and µs per task).
+   of its tasks are identical (what exact cohort aggregation could merge), the per-task floor of the largest
+   run that fit (kB of peak RSS and µs per task) and the time floor of a ×1 year at that run's per-task rates
+   (stepping alone against the ≤ 10 s goal). ``benchmarks/profile_scale.py`` and ``profile_export.py`` break a
+   year and an export down by phase.
 
     ./run.sh python benchmarks/bench_scale.py --home /tmp/scale-home [--scales 1,0.1] [--gpu H100]
 
@@ -44,10 +47,17 @@ cap = int(float(sys.argv[4]) * 2**30)
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))  # a MemoryError at the cap, never the machine's OOM killer
 t0 = time.perf_counter()
 import sim_core
-res = sim_core.run(sys.argv[1], sys.argv[2], seed=0, days=(float(sys.argv[3]) if sys.argv[3] != "-" else None))
+phases, last = {}, [t0, "import"]
+def on_phase(name):  # (set-up: the bundle loaded and the window taken; stepping; results)
+    now = time.perf_counter()
+    phases[last[1]] = now - last[0]
+    last[:] = [now, name]
+res = sim_core.run(sys.argv[1], sys.argv[2], seed=0, days=(float(sys.argv[3]) if sys.argv[3] != "-" else None),
+                   on_phase=on_phase)
 t = time.perf_counter() - t0
-print(json.dumps(dict(t_s=t, rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-                      carbon_kg=res.totals["carbon_kg"], load_avg=os.getloadavg()[0])))
+phases[last[1]] = t0 + t - last[0]
+print(json.dumps(dict(t_s=t, rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, phases=phases,
+                      tasks=res.totals["tasks"], carbon_kg=res.totals["carbon_kg"], load_avg=os.getloadavg()[0])))
 """
 
 
@@ -116,7 +126,9 @@ def _run_year(path: Path, cap_gb: float) -> dict:
 def _fmt_run(y: dict, goal: str) -> str:
     if "refused" in y:
         return f"{y['refused']} (goal {goal}; load {y['load_avg']:.1f})"
-    return f"{y['t_s']:.1f} s, {y['rss_mb']:,.0f} MB peak RSS (goal {goal}; load {y['load_avg']:.1f})"
+    ph = ", ".join(f"{k} {v:.1f} s ({1e6 * v / y['tasks']:.2f} µs/task)" for k, v in y["phases"].items())
+    return (f"{y['t_s']:.1f} s, {y['rss_mb']:,.0f} MB peak RSS, {y['rss_mb'] * 2**20 / y['tasks']:.0f} B per task "
+            f"(goal {goal}; load {y['load_avg']:.1f}); {ph}")
 
 
 def main() -> None:
@@ -173,7 +185,14 @@ def main() -> None:
         rows.append(("×1 and ×10 projected from that floor (linear in tasks; not measured)",
                      f"×1 ≈ {n1:,} tasks, {kb * n1 / 2**20:.0f} GB, {y['t_s'] * n1 / n:.0f} s; "
                      f"×10 ≈ {10 * n1:,} tasks, {10 * kb * n1 / 2**20:.0f} GB, {10 * y['t_s'] * n1 / n:.0f} s"))
-    cmd = f"./run.sh python benchmarks/bench_scale.py --home HOME --scales {args.scales} --gpu {args.gpu}"
+        us = {k: 1e6 * v / n for k, v in y["phases"].items()}
+        rows.append(("time floor of a ×1 year at that run's per-task rates (the ≤ 10 s goal allows "
+                     f"{1e7 / n1:.2f} µs/task)",
+                     f"stepping alone {us.get('stepping', 0.0):.2f} µs/task × {n1:,} = "
+                     f"{us.get('stepping', 0.0) * n1 / 1e6:.0f} s; set-up (load, window) "
+                     f"{us.get('set-up', 0.0) * n1 / 1e6:.0f} s; results {us.get('results', 0.0) * n1 / 1e6:.0f} s"))
+    cap = "" if args.cap_gb == CAP_GB else f" --cap-gb {args.cap_gb:g}"
+    cmd = f"./run.sh python benchmarks/bench_scale.py --home HOME --scales {args.scales} --gpu {args.gpu}{cap}"
     body = (f"## Scale (issue 34: the source cluster's size)\n\nCommand: `{cmd}` — machine: {machine()}; shared "
             "with other jobs, load averages as measured at each step\n\n| figure | value |\n|---|---|\n"
             + "\n".join(f"| {a} | {b} |" for a, b in rows))

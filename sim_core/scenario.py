@@ -37,7 +37,9 @@ def shared(sc) -> dict:
 
 @dataclass
 class Scenario:
-    """A verified bundle as flat arrays. Datacenter index order = manifest ``locations``."""
+    """A verified bundle as flat arrays. Datacenter index order = manifest ``locations``. A scenario that
+    ``sim_core.run`` loaded from a path for one run is consumed by it (``simulator.window_tasks``): its task
+    columns are None afterwards, so that a year of them is not held beside the run's window."""
 
     path: Path | None
     bundle_id: str

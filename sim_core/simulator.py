@@ -50,7 +50,9 @@ class Prepared:
     """Everything a run needs as arrays (one object per run)."""
 
     def __init__(self, scenario, seed: int = 0, *, start=None, days=None, steps=None,
-                 policy_code: int = -1, controls: bool = False, **options):
+                 policy_code: int = -1, controls: bool = False, consume: bool = False, **options):
+        # ``consume``: the scenario is this run's alone (``run`` loaded it from a path): its year of task columns is
+        # consumed as the run's window is taken from it (:func:`window_tasks`), not held beside the run's own
         sc = as_scenario(scenario)
         self.scenario = sc
         self.seed = check_seed(seed)
@@ -64,7 +66,10 @@ class Prepared:
         t0 = float(s0 * sc.step_s)
         self.t0 = t0
 
-        self.tasks, self.lo, self.task_id = window_tasks(sc, self.seed, opts, t0, t0 + n * sc.step_s)
+        spec = registry.by_code(policy_code) if policy_code >= 0 else None
+        # (a stateful policy's job history first: an owned scenario's task columns are gone once the window is taken)
+        past = past_tasks(sc, self.seed, opts, t0, spec) if spec is not None and spec.stateful else None
+        self.tasks, self.lo, self.task_id = window_tasks(sc, self.seed, opts, t0, t0 + n * sc.step_s, consume=consume)
         arr_w = self.tasks.arrival
         self.hi = self.lo + arr_w.shape[0]
         #: the window's steps (arrivals) and the steps a run may take, its drain included (sim_core.drain)
@@ -96,9 +101,7 @@ class Prepared:
         self.state = E.new_state(n_w, sc.n_dc, n, n_flex=n_w if (controls and self.n_flexible) else 1,
                                  n_ds=n_datasets(sc, opts.catalogue, opts.catalogue_tenants))
         #: a stateful policy's own state (its module's ``new_state``), None for the rule policies
-        spec = registry.by_code(policy_code) if policy_code >= 0 else None
-        self.plan = spec.new_state(n_w, sc.n_dc, n, self.info.fc.shape[2], past_tasks(sc, self.seed, opts, t0, spec)) \
-            if spec is not None and spec.stateful else None
+        self.plan = spec.new_state(n_w, sc.n_dc, n, self.info.fc.shape[2], past) if past is not None else None
         self.state.free[:] = cap
         S = self.state
         if self.managed:  # the run starts empty: only the spare pool is on
@@ -117,6 +120,13 @@ class Prepared:
         n = self.n_out
         return self.state.srv[:, :, :n] if self.managed else None
 
+    def end_stepping(self) -> None:
+        """The run will not step again (``run``, once its loop has ended): drop the per-task arrays that only the
+        engine reads (the queues' links and order, the pending list, the inputs no result reads), so that the
+        results' per-task passes (``sim_core.result``) take their place rather than adding to the run's peak."""
+        self.tasks = self.tasks._replace(**dict.fromkeys(ENGINE_ONLY_TASK_FIELDS))
+        self.state = self.state._replace(**dict.fromkeys(ENGINE_ONLY_STATE_FIELDS))
+
     @property
     def n_out(self) -> int:
         """The steps the results cover: where the run ended (its drain included), else the whole run."""
@@ -134,10 +144,27 @@ class Prepared:
         return False
 
 
-def window_tasks(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float) -> tuple[E.Tasks, int, np.ndarray]:
+#: the fields of ``engine.Tasks`` and ``engine.State`` that no result reads (:meth:`Prepared.end_stepping`)
+ENGINE_ONLY_TASK_FIELDS = ("mem", "bw", "u_rand", "ckpt", "mthr", "flexible", "ds", "ds_gb")
+ENGINE_ONLY_STATE_FIELDS = ("nxt", "seq", "pend")
+
+
+def window_tasks(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float, *,
+                 consume: bool = False) -> tuple[E.Tasks, int, np.ndarray]:
     """The tasks of the run's realised year (seed ``seed``, options ``opts``) that arrive in ``[t_lo, t_hi)`` s
     from the bundle's start: (their ``Tasks``, the index of the first in the whole year, their ids). The same
-    for every interval: a task has the origin and uniform it has in the whole year, whichever window holds it."""
+    for every interval: a task has the origin and uniform it has in the whole year, whichever window holds it.
+    ``consume`` (a scenario loaded for one run, :class:`Prepared`): each of the scenario's task columns is dropped
+    (set to None) as soon as the window's is taken from it, so that the bundle's year and the run's window are
+    never both held whole; the scenario then serves no other window."""
+    n_bundle = sc.n_tasks
+
+    def take(name: str, rows: np.ndarray) -> np.ndarray:
+        a = getattr(sc, name)[rows]
+        if consume:
+            setattr(sc, name, None)
+        return a
+
     # random streams: one Generator per purpose, spawned from the run seed (child i is the same
     # whatever the count, so adding a stream never changes the others)
     g_origin, g_policy, g_workload = (np.random.Generator(np.random.PCG64(c))
@@ -147,39 +174,46 @@ def window_tasks(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float) -> tup
     # (one draw per realised task in arrival order; the draws before the window are skipped, not made)
     win = realise_window(sc.arrival_s, float(sc.n_steps * sc.step_s), g_workload, opts.workload, t_lo, t_hi)
     rows, arr_w, slot_w = win.rows
+    if consume:
+        sc.arrival_s = None
     lo = win.first
     step_of_task = np.clip(floor_div(arr_w, float(sc.step_s)).astype(np.int64), 0, sc.n_steps - 1)
     probs = origin_probabilities(sc, opts)
     origin_w = O.sample_origins(g_origin, step_of_task, probs, first=lo)
     u_w = uniforms_from(g_policy, lo, rows.shape[0])
+    # the datasets the window's tasks read (sim_core.locality: memoised per scenario, dropped when consumed)
+    ds_w, ds_gb_w = window_datasets(sc, rows, origin_w, opts.catalogue, opts.catalogue_tenants)
+    if consume:
+        for memo in ("task_datasets", "task_tenants"):
+            shared(sc).pop(memo, None)
+        sc.gpu_mem_gb = None  # (no kernel reads it)
     realised = not win.identity  # ("origins" and a too-short bundle keep the bundle's tasks as they are)
     # ids of the window's tasks: the bundle's, or ``bundle id * ID_STRIDE + week slot`` for a resampled year
-    task_id = sc.task_id[rows]
+    task_id = take("task_id", rows)
     if realised:  # (in place: a year's ids are 10 MB; the dtype numpy gives id * stride + slot)
         task_id = task_id.astype(np.result_type(task_id, slot_w), copy=False)
         task_id *= ID_STRIDE
         task_id += slot_w
     mult = opts.sla_multiplier  # (validated: a float, or a float64 array)
     if isinstance(mult, np.ndarray):
-        if mult.shape != (sc.n_tasks,):
+        if mult.shape != (n_bundle,):
             raise RunOptionsError(f"sla_multiplier has {mult.shape[0]} per-task values; the bundle has "
-                                  f"{sc.n_tasks} tasks")
+                                  f"{n_bundle} tasks")
         mult = mult[rows]
     arr_w = np.ascontiguousarray(arr_w)
-    dur_w = sc.duration_s[rows]
-    delay_w = sc.max_delay_s[rows]
+    dur_w = take("duration_s", rows)
+    delay_w = take("max_delay_s", rows)
     with np.errstate(over="ignore", invalid="ignore"):  # (a huge duration: an infinite deadline, never missed)
         deadline = task_deadline(arr_w, dur_w, delay_w, mult)
-    intr, smin, smax = sc.interruptible[rows], sc.min_scale[rows], sc.max_scale[rows]
+    intr, smin, smax = take("interruptible", rows), take("min_scale", rows), take("max_scale", rows)
     flexible = intr | (smin < 1.0) | (smax > 1.0)
-    ds_w, ds_gb_w = window_datasets(sc, rows, origin_w, opts.catalogue, opts.catalogue_tenants)  # (sim_core.locality)
     tasks = E.Tasks(
-        arrival=arr_w, duration=dur_w, cores=sc.cpu_cores[rows],
-        gpus=sc.gpus[rows], mem=sc.mem_gb[rows], bw=sc.bandwidth_gb[rows],
+        arrival=arr_w, duration=dur_w, cores=take("cpu_cores", rows),
+        gpus=take("gpus", rows), mem=take("mem_gb", rows), bw=take("bandwidth_gb", rows),
         deadline=np.ascontiguousarray(deadline, dtype=np.float64),
         origin=origin_w, u_rand=u_w,
-        max_delay=delay_w, interruptible=intr, ckpt=sc.checkpoint_s[rows], smin=smin, smax=smax,
-        mthr=sc.marginal_throughput[rows], flexible=np.ascontiguousarray(flexible),
+        max_delay=delay_w, interruptible=intr, ckpt=take("checkpoint_s", rows), smin=smin, smax=smax,
+        mthr=take("marginal_throughput", rows), flexible=np.ascontiguousarray(flexible),
         ds=ds_w, ds_gb=ds_gb_w)
     return tasks, lo, task_id
 
@@ -297,19 +331,23 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     from .result import build_result
 
     on_phase("set-up")
+    own = isinstance(bundle_or_scenario, str | Path)  # (loaded here for this run alone: Prepared's ``consume``)
     if isinstance(policy, str):
         spec = policy_spec(policy)
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps,
-                        policy_code=spec.code, controls=spec.stateful, **options)
+                        policy_code=spec.code, controls=spec.stateful, consume=own, **options)
         # the policy's own jitted loop (a stateful one keeps its plan in prep.plan and controls flexible tasks)
         kern = spec.kernel()
         on_phase("stepping")
         run_drained(prep, lambda j_end: kern(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code,
                                              j_end))
+        prep.end_stepping()
     elif isinstance(policy, CPUDispatcher):
-        prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, **options)
+        prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, consume=own,
+                        **options)
         on_phase("stepping")
         run_drained(prep, lambda j_end: E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, j_end))
+        prep.end_stepping()
     elif callable(policy):
         sim = Simulator(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)
         obs = sim.reset()
