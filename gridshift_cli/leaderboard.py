@@ -148,8 +148,9 @@ def leaderboard(
          f"cells, each cell's optimum bracketed; scored on {protocol.score_year}")
     client = None
     if scheduler is not None:
-        from gridshift_cli.simulate import _dask_client
         from rich.console import Console
+
+        from gridshift_cli.simulate import _dask_client
 
         client = _dask_client(scheduler, Console(stderr=True))
 

@@ -96,8 +96,9 @@ def page(rows: pl.DataFrame, protocol: Protocol, command: str, wall_s: float | N
         f"- protocol `{protocol.name}` revision {protocol.revision}, sha256 `{protocol.sha256}`",
         f"- agents learn on {protocol.train_year}; every entry is scored on {protocol.score_year}, whose bundles "
         "are built for scoring only",
-        f"- grid: {len(protocol.region_sets)} region sets x utilisations {', '.join(f'{u:g}' for u in protocol.utilisations)}"
-        f" x windows starting the Monday of ISO weeks {', '.join(map(str, protocol.iso_weeks))} "
+        f"- grid: {len(protocol.region_sets)} region sets x utilisations "
+        f"{', '.join(f'{u:g}' for u in protocol.utilisations)} x windows starting the Monday of ISO weeks "
+        f"{', '.join(map(str, protocol.iso_weeks))} "
         f"({protocol.days:g} days of arrivals, drained: equal work), seeds {', '.join(map(str, protocol.seeds))}",
         f"- code version {versions}" + (f"; wall time {wall_s / 60:.1f} min" if wall_s is not None else ""),
         "",

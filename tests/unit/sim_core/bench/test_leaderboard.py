@@ -78,7 +78,7 @@ def test_values_are_the_engine_s_drained_runs(tiny):
     """Each row's carbon, cost, water and lateness are ``sim_core.run``'s totals of the same window exactly; the
     external file (every task at its origin, as a Python callable) scores what ``local_only`` scores."""
     proto, bundles, _entries, rows = tiny
-    for (regions, u), path in bundles.items():
+    for (regions, _u), path in bundles.items():
         sc = sim_core.load(path)
         for pol in ("local_only", "lowest_carbon"):
             tot = sim_core.run(sc, pol, seed=0, start=proto.window_start(1), days=1.0).totals
