@@ -28,7 +28,7 @@ from ..policies import registry
 KINDS = ("policy", "agent", "external")
 #: a saved agent's file name, as examples/train_agent.py writes it: <recipe>-<training bundle id>-s<seed>.pt
 AGENT_FILE = re.compile(r"^(?P<recipe>[a-z0-9_]+)-(?P<bundle>[0-9a-f]{16})-s(?P<seed>[0-9]+)\.pt$")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+:-]{0,63}$")
 
 
 class EntryError(ValueError):
@@ -103,7 +103,7 @@ def _existing(path: Path) -> Path:
 
 def _checked_name(name: str, path: Path) -> str:
     if not _NAME.match(name):
-        raise EntryError(f"entry {path}: its NAME {name!r} must be 1-64 letters, digits or ._+- (no spaces)")
+        raise EntryError(f"entry {path}: its NAME {name!r} must be 1-64 letters, digits or ._+:- (no spaces)")
     if name in registry.names():
         raise EntryError(f"entry {path}: its NAME {name!r} is a registered policy's; name it apart")
     return name

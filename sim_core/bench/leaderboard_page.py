@@ -127,7 +127,17 @@ def page(rows: pl.DataFrame, protocol: Protocol, command: str, wall_s: float | N
                      f"`{r['bundle_id']}` | {_f(r['baseline_kg'], 1)} | {_f(r['bracket_lower_kg'], 1)} – "
                      f"{_f(r['bracket_upper_kg'], 1)} | {_f(r['width_pct'], 1)} | {_f(r['opt_saving_min_pct'])} – "
                      f"{_f(r['opt_saving_max_pct'])} |")
-    lines += ["", "The protocol:", "", "```json", json.dumps(protocol.to_dict(), indent=1, sort_keys=True), "```", ""]
+    lines += ["", "## Entering a scheduler", "",
+              "Every registered policy is an entry; so is every saved agent of a learning recipe in `<home>/agents` "
+              "(`--agents DIR`; `<recipe>-<train bundle id>-s<seed>.pt` as `examples/train_agent.py` writes it), "
+              "scored only on its own region set and only if its training bundle is one of the train year's; and "
+              "any file given with `--entry PATH` (repeatable): a Python module defining `policy(obs) -> actions` "
+              "(and optionally `NAME`), executed because you named it, or a saved agent (`.pt`, loaded without "
+              "pickle). `--score-year Y` scores the same protocol on another year the mirror (or `--live`) holds; "
+              "`--scheduler tcp://host:8786` scores the cells on a Dask cluster; the rows go to `--results URL` "
+              "(default `<home>/results`) as one Parquet object whose footer holds the protocol and every column's "
+              "meaning (`sim_core.bench.leaderboard.read_rows`).",
+              "", "The protocol:", "", "```json", json.dumps(protocol.to_dict(), indent=1, sort_keys=True), "```", ""]
     return "\n".join(lines)
 
 

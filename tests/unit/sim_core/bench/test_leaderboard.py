@@ -203,3 +203,29 @@ def test_cli_refuses_a_year_the_mirror_lacks_before_building_anything(tmp_path):
     assert "the score year 2024 is not in the mirror" in text and "--live" in text
     assert "15 partition(s) missing, first grid_carbon AU-NSW 2024" in text  # 5 regions x 3 signals
     assert not (tmp_path / "h" / "bundles").exists() or not any((tmp_path / "h" / "bundles").iterdir())
+
+
+def test_a_saved_agent_is_scored_on_its_own_region_set_only(tiny, tmp_path):
+    """An agent file (``save_agent``: no pickle) given as an external entry: its sites are read from its observation
+    layout, so it is scored on the three-site cell and left out of the two-site one; its row names its training
+    bundle and the file's sha256, and its values are those of its greedy episode (``play``), drained."""
+    pytest.importorskip("torch")
+    from sim_core.rl.agent import Agent, load_agent, play, save_agent
+    from sim_core.rl.decision import TaskDecisionEnv, decision_feature_names
+
+    proto, bundles, entries, _rows = tiny
+    names = tuple(decision_feature_names(list(SETS[0])))
+    rng = np.random.default_rng(0)
+    layer = (rng.normal(size=(len(SETS[0]) + 1, len(names))).astype(np.float32), np.zeros(len(SETS[0]) + 1, np.float32))
+    agent = Agent("PPO", "Tanh", (layer,), "0123456789abcdef", "ppo", {}, 0, 0, names)
+    path = save_agent(agent, tmp_path / "ppo-0123456789abcdef-s0.pt")
+    e = external(path)
+    assert e.kind == "agent" and e.regions == SETS[0] and e.train_bundle_id == "0123456789abcdef"
+    rows = L.leaderboard(proto, bundles, [registered(["local_only"])[0], e])
+    mine = rows.filter(pl.col("entry") == e.name)
+    assert mine.height == 1 and mine["regions"][0] == ",".join(SETS[0])
+    assert mine["train_bundle_id"][0] == "0123456789abcdef" and mine["entry_sha256"][0] == e.sha256
+    sc = sim_core.load(bundles[(SETS[0], 0.5)])
+    tot = play(load_agent(path), TaskDecisionEnv(sc, start=proto.window_start(1), days=1.0), 0)
+    assert mine["carbon_incl_transfer_kg"][0] == tot["carbon_incl_transfer_kg"]
+    assert tot["work_left_core_hours"] == 0.0
