@@ -157,11 +157,17 @@ def leaderboard(
     def on_entry(name: str, secs: float) -> None:
         _err(f"    {name:<28} {secs:7.1f} s")
 
+    ends: list[float] = []
+
     def on_cell(done: int, total: int, cell, seed: int, secs: float) -> None:
-        elapsed = time.perf_counter() - t_run
-        left = elapsed / done * (total - done)
+        ends.append(time.perf_counter())
+        elapsed = ends[-1] - t_run
+        # the first cell compiles every entry's kernels (once per code version): the estimate leaves it out
+        warm = ends[1:]
+        per = (warm[-1] - ends[0]) / len(warm) if warm else elapsed
         _err(f"[{done}/{total}] {cell.label} seed {seed}: {secs:.0f} s; {elapsed / 60:.1f} min so far, about "
-             f"{left / 60:.1f} min left (measured on the cells done)")
+             f"{per * (total - done) / 60:.1f} min left (measured on the cells done"
+             f"{' after the first, which compiled the kernels' if warm else ', compiling included'})")
 
     t_run = time.perf_counter()
     try:
