@@ -32,6 +32,14 @@ def ranking(rows: pl.DataFrame) -> pl.DataFrame:
             .sort(["carbon_saving_pct", "entry"], descending=[True, False]))
 
 
+def common_cells(rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows of the cells (and seeds) every entry was scored on."""
+    keys = ["regions", "utilisation", "iso_week", "seed"]
+    n = rows["entry"].n_unique()
+    full = rows.group_by(keys).agg(pl.col("entry").n_unique().alias("n")).filter(pl.col("n") == n).drop("n")
+    return rows.join(full, on=keys, how="semi", maintain_order="left")
+
+
 def brackets(rows: pl.DataFrame, baseline: str) -> pl.DataFrame:
     """One row per cell and seed: its bundle, the baseline's carbon and the bracket."""
     keys = ["regions", "utilisation", "iso_week", "seed"]
@@ -119,6 +127,14 @@ def page(rows: pl.DataFrame, protocol: Protocol, command: str, wall_s: float | N
         lines.append(f"| `{r['entry']}` | {r['entry_kind']} | {r['cells']} | {_f(r['carbon_saving_pct'])} | "
                      f"{_f(r['late_pct'], 3)} | {_f(r['cost_saving_pct'])} | {_f(r['water_l'], 0)} | "
                      f"{_f(r['closed_min_pct'], 1)} – {_f(r['closed_max_pct'], 1)} |")
+    common = common_cells(rows)
+    if common.height < rows.height:  # an agent scored on its own region set only: compare on the shared cells
+        n = common.select("regions", "utilisation", "iso_week", "seed").unique().height
+        lines += ["", f"On the {n} cells every entry was scored on (an agent only on its own region set):", "",
+                  "| entry | carbon saving % | tasks late % | closes of the gap to OPT, % |", "|---|---:|---:|---:|"]
+        for r in ranking(common).iter_rows(named=True):
+            lines.append(f"| `{r['entry']}` | {_f(r['carbon_saving_pct'])} | {_f(r['late_pct'], 3)} | "
+                         f"{_f(r['closed_min_pct'], 1)} – {_f(r['closed_max_pct'], 1)} |")
     lines += ["", "## The cells and their brackets", "",
               "| regions | utilisation | window (UTC) | seed | score bundle | baseline kg | bracket kg | width % | "
               "optimum's saving % |", "|---|---:|---|---:|---|---:|---:|---:|---:|"]
@@ -152,4 +168,4 @@ def write_page(rows: pl.DataFrame, protocol: Protocol, path: Path, command: str,
     return path
 
 
-__all__ = ["FIGURE", "brackets", "figure", "page", "ranking", "write_page"]
+__all__ = ["FIGURE", "brackets", "common_cells", "figure", "page", "ranking", "write_page"]
