@@ -17,7 +17,7 @@ import sim_core
 from gridshift_cli import app
 from sim_core.bench import leaderboard as L
 from sim_core.bench.entries import Entry, EntryError, external, registered
-from sim_core.bench.leaderboard_page import FIGURE, page, ranking, write_page
+from sim_core.bench.leaderboard_page import FIGURE, common_cells, page, ranking, write_page
 from sim_core.bench.protocol import DEFAULT, Protocol
 from sim_core.result import gridshift_version
 from sim_core.testing import synthetic_signals, synthetic_tasks, write_bundle
@@ -229,3 +229,6 @@ def test_a_saved_agent_is_scored_on_its_own_region_set_only(tiny, tmp_path):
     tot = play(load_agent(path), TaskDecisionEnv(sc, start=proto.window_start(1), days=1.0), 0)
     assert mine["carbon_incl_transfer_kg"][0] == tot["carbon_incl_transfer_kg"]
     assert tot["work_left_core_hours"] == 0.0
+    shared = common_cells(rows)  # the ranking on the cells both entries were scored on: the agent's one
+    assert shared.height == 2 and set(shared["regions"]) == {",".join(SETS[0])}
+    assert "On the 1 cells every entry was scored on" in page(rows, proto, "./run.sh gridshift leaderboard")
