@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from gridshift import __version__
-from gridshift_cli import bundles, ingest, optimum, simulate, ui
+from gridshift_cli import bundles, ingest, leaderboard, optimum, simulate, ui
 from gridshift_cli.common import console
 from gridshift_cli.options import DebugOpt
 from gridshift_cli.run_flags import with_run_options
@@ -23,7 +23,7 @@ def policy_list() -> str:
 
 
 def _main(ctx: typer.Context, debug: DebugOpt = False) -> None:
-    """gridshift: ingest, export, verify, inspect, list, run, compare, optimum, ui."""
+    """gridshift: ingest, export, verify, inspect, list, run, compare, optimum, leaderboard, ui."""
     ctx.obj = {"debug": debug}  # the commands' context: read by gridshift_cli.common.failures
 
 
@@ -46,6 +46,7 @@ def make_app() -> typer.Typer:
     app.command("run", epilog=policy_list())(with_run_options(simulate.run, "run"))
     app.command("compare", epilog=policy_list())(with_run_options(simulate.compare, "compare"))
     app.command("optimum")(with_run_options(optimum.optimum, "optimum"))
+    app.command("leaderboard", epilog=policy_list())(leaderboard.leaderboard)
     app.command(context_settings=ui.CONTEXT)(ui.ui)
     app.command("plot-workload")(ingest.plot_workload_cmd)
     app.command()(version)

@@ -25,7 +25,7 @@ from sim_core.testing import tiny_bundle
 
 ROOT = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
-COMMANDS = ("ingest", "export", "verify", "inspect", "list", "run", "compare", "optimum", "ui")
+COMMANDS = ("ingest", "export", "verify", "inspect", "list", "run", "compare", "optimum", "leaderboard", "ui")
 ENV = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
 
 

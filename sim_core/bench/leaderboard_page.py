@@ -1,0 +1,171 @@
+"""docs/leaderboard.md and its figure, generated from a leaderboard's rows (``gridshift leaderboard --write-page``).
+
+The ranking: per entry, the mean over the cells and seeds it was scored on of its carbon saving against the
+baseline (carbon incl. transfers), its share of tasks late, its cost and water savings, and the share of the
+gap from the baseline to the optimum it closes (the bracket's two ends); then every cell's bracket with its
+score bundle. The figure: carbon saving vs share of tasks late, one point per entry, and the optimum's saving
+as a band (mean over the cells of ``1 - upper / B`` to ``1 - lower / B``, at no task late).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+
+from .protocol import Protocol
+
+FIGURE = "img/leaderboard.png"
+
+
+def ranking(rows: pl.DataFrame) -> pl.DataFrame:
+    """One row per entry, best carbon saving first (means over the cells and seeds it was scored on)."""
+    return (rows.group_by("entry", "entry_kind", maintain_order=True)
+            .agg(pl.len().alias("cells"), (100 * pl.col("carbon_saving_frac")).mean().alias("carbon_saving_pct"),
+                 (100 * pl.col("late_share")).mean().alias("late_pct"),
+                 (100 * pl.col("cost_saving_frac")).mean().alias("cost_saving_pct"),
+                 pl.col("water_l").mean().alias("water_l"),
+                 (100 * pl.col("bracket_closed_min_frac")).mean().alias("closed_min_pct"),
+                 (100 * pl.col("bracket_closed_max_frac")).mean().alias("closed_max_pct"))
+            .sort(["carbon_saving_pct", "entry"], descending=[True, False]))
+
+
+def common_cells(rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows of the cells (and seeds) every entry was scored on."""
+    keys = ["regions", "utilisation", "iso_week", "seed"]
+    n = rows["entry"].n_unique()
+    full = rows.group_by(keys).agg(pl.col("entry").n_unique().alias("n")).filter(pl.col("n") == n).drop("n")
+    return rows.join(full, on=keys, how="semi", maintain_order="left")
+
+
+def brackets(rows: pl.DataFrame, baseline: str) -> pl.DataFrame:
+    """One row per cell and seed: its bundle, the baseline's carbon and the bracket."""
+    keys = ["regions", "utilisation", "iso_week", "seed"]
+    return (rows.filter(pl.col("entry") == baseline)
+            .select(*keys, "window_start_utc", "bundle_id", pl.col("carbon_incl_transfer_kg").alias("baseline_kg"),
+                    "bracket_lower_kg", "bracket_upper_kg")
+            .with_columns(width_pct=100 * (pl.col("bracket_upper_kg") / pl.col("bracket_lower_kg") - 1),
+                          opt_saving_min_pct=100 * (1 - pl.col("bracket_upper_kg") / pl.col("baseline_kg")),
+                          opt_saving_max_pct=100 * (1 - pl.col("bracket_lower_kg") / pl.col("baseline_kg")))
+            .sort(keys))
+
+
+def _f(x, nd: int = 2) -> str:
+    return "–" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:,.{nd}f}"
+
+
+def figure(rows: pl.DataFrame, protocol: Protocol):
+    """Carbon saving vs share of tasks late (entries' means), the optimum's saving as a band."""
+    from matplotlib.figure import Figure
+
+    from gridshift_plots.style import direct_labels
+
+    from .figures import policy_styles
+
+    rk = ranking(rows)
+    br = brackets(rows, protocol.baseline)
+    fig = Figure(figsize=(10, 6))
+    ax = fig.add_subplot()
+    lo, hi = br["opt_saving_min_pct"].drop_nans().mean(), br["opt_saving_max_pct"].drop_nans().mean()
+    if lo is not None and hi is not None:
+        ax.axhspan(lo, hi, color="0.85", zorder=0, label="the optimum's saving (bracket, mean over cells)")
+    styles = policy_styles(rk["entry"].to_list())
+    ends = []
+    for r in rk.iter_rows(named=True):
+        st = styles[r["entry"]]
+        ax.plot([r["late_pct"]], [r["carbon_saving_pct"]], linestyle="none", marker=st.get("marker", "o"),
+                color=st["color"], markersize=6)
+        ends.append((r["entry"], r["late_pct"], r["carbon_saving_pct"], st["color"]))
+    ax.axhline(0.0, color="0.4", lw=0.6)
+    ax.set_xlabel("tasks late, % (mean over cells)")
+    ax.set_ylabel(f"carbon saving vs {protocol.baseline}, % (incl. transfers, equal work)")
+    ax.set_title(f"{protocol.name}/{protocol.revision}: scored on {protocol.score_year}, "
+                 f"{len(protocol.cells())} cells x {len(protocol.seeds)} seed(s)", fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.subplots_adjust(right=0.72)
+    direct_labels(ax, ends)
+    return fig
+
+
+def page(rows: pl.DataFrame, protocol: Protocol, command: str, wall_s: float | None = None) -> str:
+    """The markdown of docs/leaderboard.md."""
+    rk = ranking(rows)
+    br = brackets(rows, protocol.baseline)
+    versions = ", ".join(sorted(rows["gridshift_version"].unique().to_list()))
+    lines = [
+        "# Leaderboard: every scheduler scored on a held-out year against the optimum's bracket",
+        "",
+        f"Generated by `{command}` (`gridshift_cli/leaderboard.py`); do not edit by hand. The protocol is one "
+        "declared object (`sim_core/bench/protocol.py`); its sha256 is in every result row, with the score bundle's "
+        "id and the code version.",
+        "",
+        f"- protocol `{protocol.name}` revision {protocol.revision}, sha256 `{protocol.sha256}`",
+        f"- agents learn on {protocol.train_year}; every entry is scored on {protocol.score_year}, whose bundles "
+        "are built for scoring only",
+        f"- grid: {len(protocol.region_sets)} region sets x utilisations "
+        f"{', '.join(f'{u:g}' for u in protocol.utilisations)} x windows starting the Monday of ISO weeks "
+        f"{', '.join(map(str, protocol.iso_weeks))} "
+        f"({protocol.days:g} days of arrivals, drained: equal work), seeds {', '.join(map(str, protocol.seeds))}",
+        f"- code version {versions}" + (f"; wall time {wall_s / 60:.1f} min" if wall_s is not None else ""),
+        "",
+        "A saving is `1 - X / B` against the baseline `" + protocol.baseline + "` on the same cell and seed. The "
+        "optimum OPT of a cell lies in its bracket, lower (the LP relaxation's bound) <= OPT <= upper (the best "
+        "schedule the engine ran with no task late, `sim_core.optimum.bracket`); an entry closes the share "
+        "`(B - X) / (B - OPT)` of the gap from the baseline to the optimum, at least `(B - X) / (B - lower)` and at "
+        "most `(B - X) / (B - upper)` (the two columns). Entries with tasks late are ranked beside the others: read "
+        "their saving with their lateness.",
+        "",
+        f"![carbon saving vs tasks late, the optimum's bracket as a band]({FIGURE})",
+        "",
+        "| entry | kind | cells | carbon saving % | tasks late % | cost saving % | water L (mean) | "
+        "closes of the gap to OPT, % |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rk.iter_rows(named=True):
+        lines.append(f"| `{r['entry']}` | {r['entry_kind']} | {r['cells']} | {_f(r['carbon_saving_pct'])} | "
+                     f"{_f(r['late_pct'], 3)} | {_f(r['cost_saving_pct'])} | {_f(r['water_l'], 0)} | "
+                     f"{_f(r['closed_min_pct'], 1)} – {_f(r['closed_max_pct'], 1)} |")
+    common = common_cells(rows)
+    if common.height < rows.height:  # an agent scored on its own region set only: compare on the shared cells
+        n = common.select("regions", "utilisation", "iso_week", "seed").unique().height
+        lines += ["", f"On the {n} cells every entry was scored on (an agent only on its own region set):", "",
+                  "| entry | carbon saving % | tasks late % | closes of the gap to OPT, % |", "|---|---:|---:|---:|"]
+        for r in ranking(common).iter_rows(named=True):
+            lines.append(f"| `{r['entry']}` | {_f(r['carbon_saving_pct'])} | {_f(r['late_pct'], 3)} | "
+                         f"{_f(r['closed_min_pct'], 1)} – {_f(r['closed_max_pct'], 1)} |")
+    lines += ["", "## The cells and their brackets", "",
+              "| regions | utilisation | window (UTC) | seed | score bundle | baseline kg | bracket kg | width % | "
+              "optimum's saving % |", "|---|---:|---|---:|---|---:|---:|---:|---:|"]
+    for r in br.iter_rows(named=True):
+        lines.append(f"| {r['regions']} | {r['utilisation']:g} | {r['window_start_utc'][:10]} | {r['seed']} | "
+                     f"`{r['bundle_id']}` | {_f(r['baseline_kg'], 1)} | {_f(r['bracket_lower_kg'], 1)} – "
+                     f"{_f(r['bracket_upper_kg'], 1)} | {_f(r['width_pct'], 1)} | {_f(r['opt_saving_min_pct'])} – "
+                     f"{_f(r['opt_saving_max_pct'])} |")
+    lines += ["", "## Entering a scheduler", "",
+              "Every registered policy is an entry; so is every saved agent of a learning recipe in `<home>/agents` "
+              "(`--agents DIR`; `<recipe>-<train bundle id>-s<seed>.pt` as `examples/train_agent.py` writes it), "
+              "scored only on its own region set and only if its training bundle is one of the train year's; and "
+              "any file given with `--entry PATH` (repeatable): a Python module defining `policy(obs) -> actions` "
+              "(and optionally `NAME`), executed because you named it, or a saved agent (`.pt`, loaded without "
+              "pickle). `--score-year Y` scores the same protocol on another year the mirror (or `--live`) holds; "
+              "`--scheduler tcp://host:8786` scores the cells on a Dask cluster; the rows go to `--results URL` "
+              "(default `<home>/results`) as one Parquet object whose footer holds the protocol and every column's "
+              "meaning (`sim_core.bench.leaderboard.read_rows`).",
+              "", "The protocol:", "", "```json", json.dumps(protocol.to_dict(), indent=1, sort_keys=True), "```", ""]
+    return "\n".join(lines)
+
+
+def write_page(rows: pl.DataFrame, protocol: Protocol, path: Path, command: str, wall_s: float | None = None) -> Path:
+    """Write the page at ``path`` and its figure beside it (``img/leaderboard.png``), each atomically."""
+    from gridshift.atomic import atomic_write_bytes
+    from gridshift_plots.style import save_png
+
+    path = Path(path)
+    save_png(figure(rows, protocol), path.parent / FIGURE)
+    atomic_write_bytes(path, page(rows, protocol, command, wall_s).encode())
+    return path
+
+
+__all__ = ["FIGURE", "brackets", "common_cells", "figure", "page", "ranking", "write_page"]
