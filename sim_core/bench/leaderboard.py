@@ -10,13 +10,13 @@ A cell is scored by :func:`score_cell`, a top-level function of plain arguments,
 the workers need the bundles, and external entries' files, at the same paths.
 
 What a row holds (:data:`COLUMNS`, each with its unit): the protocol's sha256 and score year, the cell, the seed,
-the score bundle's id, the code version (``sim_core.result.gridshift_version``), the entry (name, kind, source
-file and its sha256, an agent's training bundle), its drained run's carbon incl. transfers, cost incl. egress,
-late tasks and their share, water; its saving against the baseline; the cell's bracket, lower <= OPT <= upper
-(carbon incl. transfers of the window's work: the LP's bound and the best schedule the engine ran with no task
-late), and the share of the baseline-to-optimum gap the entry closes, ``(B - X) / (B - OPT)`` with OPT unknown
-inside the bracket: ``(B - X) / (B - lower)`` at least and ``(B - X) / (B - upper)`` at most (NaN when the
-upper end saves nothing over the baseline, or when no schedule without a late task was found).
+the score bundle's id, the code version (``sim_core.result.gridshift_version``), the entry (name, kind, source file
+and its sha256, an agent's training bundle), its drained run's carbon incl. transfers, cost incl. egress, late
+tasks and their share, water (:data:`RUN_METRICS`, declared metrics); its saving against the baseline; the cell's
+bracket, lower <= OPT <= upper (carbon incl. transfers of the window's work: the LP's bound and the best schedule
+the engine ran with no task late), and the share of the baseline-to-optimum gap the entry closes, ``(B - X) / (B -
+OPT)`` with OPT unknown inside the bracket: ``(B - X) / (B - lower)`` at least and ``(B - X) / (B - upper)`` at
+most (NaN when the upper end saves nothing over the baseline, or when no schedule without a late task was found).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gridshift import objectstore
+from gridshift import metrics, objectstore
 
 from .entries import Entry, run_entry
 from .protocol import Cell, Protocol
@@ -40,6 +40,20 @@ from .protocol import Cell, Protocol
 FORMAT = 1
 METADATA_KEY = b"gridshift.leaderboard"
 CARBON = "carbon_incl_transfer_kg"
+
+#: the run metrics a row carries: declared metrics (``gridshift.metrics``), their type, unit and meaning from there
+RUN_METRICS = ("carbon_incl_transfer_kg", "cost_incl_transfer_usd", "sla_violations", "sla_violation_rate",
+               "water_l")
+
+
+def _metric_column(name: str) -> tuple[pl.DataType, str]:
+    m = metrics.get(name)
+    return (pl.Int64 if m.aggregate == metrics.COUNT else pl.Float64), f"{m.doc} ({m.unit})"
+
+
+def _metric_value(name: str, totals: Mapping) -> int | float:
+    return int(totals[name]) if metrics.get(name).aggregate == metrics.COUNT else float(totals[name])
+
 
 #: every column of a result row: name -> (polars type, meaning with its unit)
 COLUMNS: dict[str, tuple[pl.DataType, str]] = {
@@ -61,11 +75,7 @@ COLUMNS: dict[str, tuple[pl.DataType, str]] = {
     "entry_sha256": (pl.String, "sha256 of the entry file ('' for a registered policy)"),
     "train_bundle_id": (pl.String, "an agent's training bundle id ('' otherwise)"),
     "tasks": (pl.Int64, "tasks that arrived in the window (all run: equal work)"),
-    "carbon_incl_transfer_kg": (pl.Float64, "kg CO2eq: facility energy x grid intensity + transfers' emissions"),
-    "cost_incl_transfer_usd": (pl.Float64, "USD: electricity + egress"),
-    "late_tasks": (pl.Int64, "tasks finished after their deadline"),
-    "late_share": (pl.Float64, "late_tasks / tasks"),
-    "water_l": (pl.Float64, "litres of water evaporated and blown down"),
+    **{name: _metric_column(name) for name in RUN_METRICS},
     "carbon_saving_frac": (pl.Float64, "1 - carbon / the baseline's carbon (same cell and seed)"),
     "cost_saving_frac": (pl.Float64, "1 - cost / the baseline's cost (same cell and seed)"),
     "bracket_lower_kg": (pl.Float64, "the optimum's lower bound, kg CO2eq (LP relaxation)"),
@@ -89,9 +99,8 @@ def _row(protocol: Protocol, cell: Cell, seed: int, start: str, bundle_id: str, 
         "utilisation": cell.utilisation, "iso_week": cell.iso_week, "window_start_utc": start,
         "window_days": float(protocol.days), "seed": int(seed), "bundle_id": bundle_id, "gridshift_version": version,
         "entry": entry.name, "entry_kind": entry.kind, "entry_source": entry.source, "entry_sha256": entry.sha256,
-        "train_bundle_id": entry.train_bundle_id, "tasks": tasks, CARBON: x,
-        "cost_incl_transfer_usd": float(tot["cost_incl_transfer_usd"]), "late_tasks": int(tot["sla_violations"]),
-        "late_share": int(tot["sla_violations"]) / tasks if tasks else 0.0, "water_l": float(tot["water_l"]),
+        "train_bundle_id": entry.train_bundle_id, "tasks": tasks,
+        **{name: _metric_value(name, tot) for name in RUN_METRICS},
         "carbon_saving_frac": _frac(b - x, b),
         "cost_saving_frac": _frac(float(base["cost_incl_transfer_usd"]) - float(tot["cost_incl_transfer_usd"]),
                                   float(base["cost_incl_transfer_usd"])),

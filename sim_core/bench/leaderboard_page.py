@@ -24,7 +24,7 @@ def ranking(rows: pl.DataFrame) -> pl.DataFrame:
     """One row per entry, best carbon saving first (means over the cells and seeds it was scored on)."""
     return (rows.group_by("entry", "entry_kind", maintain_order=True)
             .agg(pl.len().alias("cells"), (100 * pl.col("carbon_saving_frac")).mean().alias("carbon_saving_pct"),
-                 (100 * pl.col("late_share")).mean().alias("late_pct"),
+                 (100 * pl.col("sla_violation_rate")).mean().alias("late_pct"),
                  (100 * pl.col("cost_saving_frac")).mean().alias("cost_saving_pct"),
                  pl.col("water_l").mean().alias("water_l"),
                  (100 * pl.col("bracket_closed_min_frac")).mean().alias("closed_min_pct"),

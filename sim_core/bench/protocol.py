@@ -62,7 +62,7 @@ class Protocol:
     days: float = 2.0
     #: workload seeds (a seed draws the run's workload realisation and origins)
     seeds: tuple[int, ...] = (0,)
-    metrics: tuple[str, ...] = ("carbon_incl_transfer_kg", "cost_incl_transfer_usd", "late_share", "water_l",
+    metrics: tuple[str, ...] = ("carbon_incl_transfer_kg", "cost_incl_transfer_usd", "sla_violation_rate", "water_l",
                                 "bracket_closed_min_frac", "bracket_closed_max_frac")
     baseline: str = "local_only"
 

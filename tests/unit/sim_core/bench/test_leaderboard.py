@@ -86,7 +86,7 @@ def test_values_are_the_engine_s_drained_runs(tiny):
             assert r["carbon_incl_transfer_kg"] == tot["carbon_incl_transfer_kg"]
             assert r["cost_incl_transfer_usd"] == tot["cost_incl_transfer_usd"]
             assert r["water_l"] == tot["water_l"]
-            assert r["late_tasks"] == tot["sla_violations"] and r["tasks"] == tot["tasks"] > 50
+            assert r["sla_violations"] == tot["sla_violations"] and r["tasks"] == tot["tasks"] > 50
             assert tot["work_left_core_hours"] == 0.0  # drained: equal work
         cell = rows.filter(pl.col("regions") == ",".join(regions))
         by = {r["entry"]: r for r in cell.iter_rows(named=True)}
@@ -101,7 +101,7 @@ def test_the_bracket_and_the_share_closed(tiny):
     for r in rows.iter_rows(named=True):
         lo, up = r["bracket_lower_kg"], r["bracket_upper_kg"]
         assert 0 < lo <= up
-        if r["late_tasks"] == 0:
+        if r["sla_violations"] == 0:
             assert r["carbon_incl_transfer_kg"] >= lo
         base = rows.filter((pl.col("regions") == r["regions"]) & (pl.col("entry") == "local_only"))[
             "carbon_incl_transfer_kg"][0]
@@ -232,3 +232,18 @@ def test_a_saved_agent_is_scored_on_its_own_region_set_only(tiny, tmp_path):
     shared = common_cells(rows)  # the ranking on the cells both entries were scored on: the agent's one
     assert shared.height == 2 and set(shared["regions"]) == {",".join(SETS[0])}
     assert "On the 1 cells every entry was scored on" in page(rows, proto, "./run.sh gridshift leaderboard")
+
+
+def test_run_metric_columns_are_the_declared_metrics():
+    """A row's run metrics are declared metrics (gridshift.metrics): their type and meaning come from there, and
+    every metric the default protocol ranks is a column of the row."""
+    from gridshift import metrics
+    from sim_core.bench import leaderboard as L
+    from sim_core.bench.protocol import DEFAULT
+
+    for name in L.RUN_METRICS:
+        m = metrics.get(name)
+        dtype, meaning = L.COLUMNS[name]
+        assert meaning.startswith(m.doc) and m.unit in meaning
+        assert dtype == (pl.Int64 if m.aggregate == metrics.COUNT else pl.Float64)
+    assert set(DEFAULT.metrics) <= set(L.COLUMNS)
