@@ -45,6 +45,7 @@ from gridshift.atomic import atomic_write_bytes
 from gridshift.bundle import TASK_FLEX_DEFAULTS
 from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams
 from gridshift.run_options import PAI_2020_USERS
+from gridshift.scale import RACK_SCALE
 from gridshift_plots.style import direct_labels, save_png
 from sim_core import forecast as F
 from sim_core import network_power as NP
@@ -72,14 +73,16 @@ FIGURE = ROOT / "docs" / "img" / "sensitivity_{axis}.png"
 #: tasks among users is an assumption: fewer tenants stand for a few heavy users holding most tasks)
 CATALOGUE_TENANTS = (PAI_2020_USERS // 10, PAI_2020_USERS, PAI_2020_USERS * 10)
 #: Axes that need another export of the bundle: key -> (title, BuildParams field, values). A value equal to the
-#: main bundle's shares its runs. ``scale`` (issue 34) joins here as ("scale", (0.1, 1.0, 10.0)) once BuildParams
-#: has the field: nothing else in this script needs to change.
+#: main bundle's shares its runs. ``scale``: the rack preset (the main job's), a tenth and the whole of the source
+#: cluster (gridshift.scale); x10 is out of this machine's reach (its export projects to ~92 GB, BENCHMARKS "Scale").
 BUNDLE_AXES: dict[str, tuple[str, str, tuple]] = {
     "utilisation": ("sizing utilisation (`gridshift export --target-utilization`, the mean utilisation the sites are "
                     "sized for)", "target_utilization", (0.3, 0.5, 0.7, 0.8)),
     "year": ("year of the mirror's signals (`--year`)", "year", (2022, 2023)),
     "regions": ("region set (`--regions`)", "regions",
                 (("US-CAL-CISO", "DE-LU", "SG"), ("US-CAL-CISO", "DE-LU", "CL-SIC", "SG", "AU-NSW"))),
+    "scale": ("study scale (`gridshift export --scale`, × the PAI 2020 source cluster's workload and sites)", "scale",
+              (RACK_SCALE, 0.1, 1.0)),
 }
 
 
@@ -161,12 +164,19 @@ def axes(build: dict) -> list[Axis]:
                       None if n == DEFAULT_EGRESS else f"egress:{n}") for n, c in EGRESS_PRESETS.items()]),
     ]
     for key, (title, field, values) in BUNDLE_AXES.items():
-        own = build.get(field)
+        own = build.get(field, _build_default(field))
         own = tuple(own) if isinstance(own, list) else own
         out.append(Axis(key, title, [
             Setting(_value_label(field, v) + (" (the bundle's)" if v == own else ""), (), None,
                     () if v == own else ((field, v),)) for v in values]))
     return out
+
+
+def _build_default(field: str):
+    """A build parameter's default (a manifest leaves out a parameter at its default, as ``scale`` at ``rack``)."""
+    from scenario_builder.bundle import BuildParams
+
+    return next((f.default for f in dataclasses.fields(BuildParams) if f.name == field), None)
 
 
 def _transform(key: str | None) -> Callable | None:
@@ -290,9 +300,14 @@ def axis_figure(results: dict, ax: Axis, policies: list[str]):
         lt = [late(results[s.key], pol).mean() for s in ax.settings]
         right.plot(xs, lt, color=st["color"], marker=st["marker"], ms=4, lw=1.2)
         ends_r.append((pol, xs[-1], lt[-1], st["color"]))
+    for ax_ in (left, right):  # (a scale spans decades: log spacing)
+        if max(xs) / min(xs) > 10:
+            ax_.set_xscale("log")
     left.axhline(0.0, color="0.5", lw=0.8)
     left.set(xlabel=ax.title.split(" (")[0], ylabel=f"carbon saving incl. transfers vs {BASELINE}, %", xticks=xs)
     right.set(xlabel=ax.title.split(" (")[0], ylabel="tasks late, % of tasks started", xticks=xs)
+    for ax_ in (left, right):
+        ax_.set_xticklabels([f"{x:g}" for x in xs])
     fig.suptitle(f"{ax.title}: mean over seeds and windows (band: smallest…largest run)", fontsize=10)
     direct_labels(left, ends_l)
     direct_labels(right, ends_r)

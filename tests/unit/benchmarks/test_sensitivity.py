@@ -148,6 +148,10 @@ def test_lateness_beside_savings_and_the_utilisation_figure(sc):
     every = [_axis(k) for k in S.BUNDLE_AXES]
     full = {s.key: res[settings[0].key] for a in every for s in a.settings}
     assert "over utilisation | over year | over regions" in S.sections(sc, full, every, POLS)["spread"]
+    scale = _axis("scale")  # the manifest leaves scale out at its default (rack): that setting is the bundle's
+    assert [s.bundle for s in scale.settings][0] == () and scale.settings[0].label.endswith("(the bundle's)")
+    assert S.axis_figure({s.key: res[settings[0].key] for s in scale.settings}, scale, POLS).axes[0].get_xscale() \
+        == "log"
     fig = S.axis_figure(fake, util, POLS)
     left, right = fig.axes
     assert len(left.get_lines()) >= 1 and len(right.get_lines()) >= len(POLS)
