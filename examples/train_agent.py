@@ -15,6 +15,11 @@ default the whole bundle) for each ``--eval-seeds`` seed, and so does every rule
 transfers (``carbon_incl_transfer_kg``) and the late tasks (``sla_violations``). The agent is saved as
 ``<out>/<recipe>-<train bundle id>-s<seed>.pt`` (sim_core.rl.agent: no pickle), the curve as
 ``<out>/<recipe>-<train bundle id>-s<seed>.png``; what is printed is what was measured, whatever it is.
+
+A recipe with ``warm_start`` (``maskable_ppo_bc``) first clones a rule's decisions (sim_core/rl/imitation.py; the
+curve's first point, at 0 steps, is the clone), then fine-tunes; the fine-tuned agent is kept only if it beats
+the clone on the recipe's validation windows of the *training* bundle, else the clone is. The training time
+printed (wall and CPU) includes the warm start and that validation, not the curve's evaluations.
 """
 
 from __future__ import annotations
