@@ -128,8 +128,10 @@ def main(argv=None) -> dict:
     from stable_baselines3.common.callbacks import BaseCallback
 
     spec = RECIPES[args.recipe]
-    budget = args.timesteps or spec["timesteps"]
+    budget = spec["timesteps"] if args.timesteps is None else args.timesteps  # (0: a warm start's clone alone)
     every = args.eval_every or spec["eval_every"]
+    if budget < 0 or every < 1:
+        ap.error(f"--timesteps must be >= 0 and --eval-every >= 1, got {budget} and {every}")
     seeds = [int(s) for s in args.eval_seeds.split(",")]
     t0 = time.perf_counter()
     train_sc, test_sc = sim_core.load(args.train), sim_core.load(args.test)

@@ -58,6 +58,20 @@ def test_recipe_runs_end_to_end(ex, bundles, recipe, tmp_path, capsys):
         assert out["warm_start"] is None and out["kept"] == "trained"
 
 
+def test_warm_start_alone_is_the_clone(ex, bundles, tmp_path):
+    """--timesteps 0: the warm-started recipe's clone alone, scored and saved as such (docs/rl.md, "Warm start")."""
+    from sim_core.rl.agent import load_agent
+
+    recipe = next(r for r in sorted(RECIPES) if "warm_start" in RECIPES[r])
+    out = ex.main(["--recipe", recipe, "--train", str(bundles[0]), "--test", str(bundles[1]), "--timesteps", "0",
+                   "--episode-days", "1", "--curve-days", "1", "--test-days", "1", "--warm-decisions", "400",
+                   "--out", str(tmp_path)])
+    assert out["kept"] == "clone" and [c["steps"] for c in out["curve"]] == [0]
+    assert load_agent(out["agent_path"]).timesteps == 0 and out["warm_start"]["decisions"] == 400
+    with pytest.raises(SystemExit):
+        ex.main(["--recipe", recipe, "--train", str(bundles[0]), "--test", str(bundles[1]), "--timesteps", "-1"])
+
+
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_saved_agent_is_the_trained_network(ex, bundles, recipe, tmp_path):
     import torch
