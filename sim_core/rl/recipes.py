@@ -42,10 +42,11 @@ RECIPES: dict[str, dict] = {
                        "target_update_interval": 2_000, "exploration_fraction": 0.2, "gamma": 0.9,
                        "policy_kwargs": {"net_arch": [64, 64]}}},
     # MaskablePPO warm-started by cloning lowest_carbon (sim_core/rl/imitation.py): 50,000 demonstrated decisions
-    # (~7 two-day episodes), 10 epochs at Adam's usual 1e-3 (a supervised fit). The fine-tuning steps at PPO's
-    # default rate would first undo the clone (its advantages are noise until the critic follows the new
-    # policy): learning_rate 1e-4 and clip_range 0.1, the conservative ends of the ranges the PPO paper tried
-    # (Schulman et al. 2017, arXiv:1707.06347, Table 1: clip 0.1, 0.2, 0.3; its Atari runs anneal the rate).
+    # (~7 two-day episodes), 10 epochs at Adam's default 1e-3 (Kingma & Ba 2015, arXiv:1412.6980, Algorithm 1: a
+    # supervised fit). The fine-tuning starts from a policy worth keeping, so its steps are smaller than PPO's
+    # defaults (3e-4, clip 0.2): learning_rate 1e-4 and clip_range 0.1, the conservative end of the clip range the
+    # PPO paper compares (Schulman et al. 2017, arXiv:1707.06347, Table 1: 0.1, 0.2, 0.3). Chosen before any run,
+    # not tuned (docs/rl.md, "Warm start": one run per training seed).
     "maskable_ppo_bc": {"algo": "sb3_contrib.MaskablePPO", "policy": "MlpPolicy", "timesteps": 100_000,
                         "eval_every": 25_000,
                         "warm_start": {"rule": "lowest_carbon", "decisions": 50_000, "epochs": 10,
