@@ -49,7 +49,7 @@ RECIPES: dict[str, dict] = {
     # not tuned (docs/rl.md, "Warm start": one run per training seed).
     "maskable_ppo_bc": {"algo": "sb3_contrib.MaskablePPO", "policy": "MlpPolicy", "timesteps": 100_000,
                         "eval_every": 25_000,
-                        "warm_start": {"rule": "lowest_carbon", "decisions": 50_000, "epochs": 10,
+                        "warm_start": {"rule": "lowest_carbon", "decisions": 200_000, "epochs": 20,
                                        "batch_size": 256, "learning_rate": 1e-3},
                         "kwargs": {"n_steps": 512, "batch_size": 256, "learning_rate": 1e-4, "clip_range": 0.1,
                                    "gamma": 0.9, "policy_kwargs": {"net_arch": [64, 64]}}},
