@@ -15,6 +15,11 @@ default the whole bundle) for each ``--eval-seeds`` seed, and so does every rule
 transfers (``carbon_incl_transfer_kg``) and the late tasks (``sla_violations``). The agent is saved as
 ``<out>/<recipe>-<train bundle id>-s<seed>.pt`` (sim_core.rl.agent: no pickle), the curve as
 ``<out>/<recipe>-<train bundle id>-s<seed>.png``; what is printed is what was measured, whatever it is.
+
+A recipe with ``warm_start`` (``maskable_ppo_bc``) first clones a rule's decisions (sim_core/rl/imitation.py; the
+curve's first point, at 0 steps, is the clone), then fine-tunes; the fine-tuned agent is kept only if it beats
+the clone on the recipe's validation windows of the *training* bundle, else the clone is. The training time
+printed (wall and CPU) includes the warm start and that validation, not the curve's evaluations.
 """
 
 from __future__ import annotations
@@ -49,6 +54,46 @@ def saving_pct(totals: dict, local: dict) -> float:
     return 100.0 * (1.0 - totals[METRIC] / local[METRIC])
 
 
+def training_starts(train_sc, episode_days: float) -> list[int]:
+    """The steps an episode of the training bundle may start at: each day's first, room left for the drain."""
+    n_days = int(train_sc.n_steps // STEPS_PER_DAY)
+    last = max(int(n_days - episode_days - 1), 1)
+    return [d * STEPS_PER_DAY for d in range(last)]
+
+
+def warm_start(model, recipe: str, train_sc, seed: int, episode_days: float, decisions: int | None = None) -> dict:
+    """Clone the recipe's rule into ``model``'s policy (sim_core.rl.imitation): demonstrations on the training
+    bundle's episodes (an environment of its own, seeded apart from the training ones), then the fit.
+    ``decisions``: how many (default: the recipe's)."""
+    from sim_core.rl.imitation import clone, demonstrate
+
+    ws = RECIPES[recipe]["warm_start"]
+    t, c = time.perf_counter(), time.process_time()
+    env = TaskDecisionEnv(train_sc, days=episode_days, episode_starts=training_starts(train_sc, episode_days),
+                          seed=seed * 1000 + 999)
+    demos = demonstrate(env, ws["rule"], decisions or ws["decisions"], gamma=RECIPES[recipe]["kwargs"]["gamma"],
+                        seed=seed * 1000 + 999)
+    fit = clone(model.policy, demos, epochs=ws["epochs"], batch_size=ws["batch_size"],
+                learning_rate=ws["learning_rate"], seed=seed, masked=type(model).__name__ == "MaskablePPO")
+    return {**fit, "rule": ws["rule"], "decisions": len(demos), "wall_s": time.perf_counter() - t,
+            "cpu_s": time.process_time() - c}
+
+
+def validation_score(agent, train_sc, validation: dict) -> float:
+    """Carbon incl. transfers + LATE_PENALTY_KG per late task, summed over the validation windows of the training
+    bundle (``validation``: ``days`` long, starting at the shares ``at`` of its span), workload seed 0: what
+    decides whether a fine-tuned agent replaces its clone."""
+    from sim_core.rl.decision import LATE_PENALTY_KG
+
+    total, days = 0.0, validation["days"]
+    last = max(int(train_sc.n_steps // STEPS_PER_DAY - days - 1), 0)  # (room for the drain, as in training)
+    for at in validation["at"]:
+        env = TaskDecisionEnv(train_sc, days=days, start=int(at * last) * STEPS_PER_DAY)
+        tot = play(agent, env, 0)
+        total += tot[METRIC] + LATE_PENALTY_KG * tot["sla_violations"]
+    return total
+
+
 def make_model(recipe: str, train_sc, seed: int, n_envs: int, episode_days: float):
     """The recipe's SB3 model on ``n_envs`` training environments (one start per day of the training bundle)."""
     import torch
@@ -56,9 +101,7 @@ def make_model(recipe: str, train_sc, seed: int, n_envs: int, episode_days: floa
 
     spec = RECIPES[recipe]
     torch.set_num_threads(COMMON["torch_threads"])
-    n_days = int(train_sc.n_steps // STEPS_PER_DAY)
-    last = max(int(n_days - episode_days - 1), 1)  # (room left for the drain inside the bundle)
-    starts = [d * STEPS_PER_DAY for d in range(last)]
+    starts = training_starts(train_sc, episode_days)
     fns = [lambda i=i: TaskDecisionEnv(train_sc, days=episode_days, episode_starts=starts, seed=seed * 1000 + i)
            for i in range(n_envs)]
     venv = VecMonitor(DummyVecEnv(fns))
@@ -76,6 +119,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--eval-every", type=int, help="steps between two curve points (default: the recipe's)")
     ap.add_argument("--episode-days", type=float, default=COMMON["episode_days"])
     ap.add_argument("--seed", type=int, default=COMMON["seed"])
+    ap.add_argument("--warm-decisions", type=int, help="demonstrated decisions of a warm start (the recipe's)")
     ap.add_argument("--curve-days", type=float, default=7.0, help="the curve's fixed window of the test bundle")
     ap.add_argument("--test-days", type=float, help="held-out window (default: the whole test bundle)")
     ap.add_argument("--eval-seeds", default="0", help="comma-separated seeds of the held-out runs (0)")
@@ -84,8 +128,10 @@ def main(argv=None) -> dict:
     from stable_baselines3.common.callbacks import BaseCallback
 
     spec = RECIPES[args.recipe]
-    budget = args.timesteps or spec["timesteps"]
+    budget = spec["timesteps"] if args.timesteps is None else args.timesteps  # (0: a warm start's clone alone)
     every = args.eval_every or spec["eval_every"]
+    if budget < 0 or every < 1:
+        ap.error(f"--timesteps must be >= 0 and --eval-every >= 1, got {budget} and {every}")
     seeds = [int(s) for s in args.eval_seeds.split(",")]
     t0 = time.perf_counter()
     train_sc, test_sc = sim_core.load(args.train), sim_core.load(args.test)
@@ -96,46 +142,67 @@ def main(argv=None) -> dict:
     curve_rules = {k: v[0] for k, v in rule_scores(test_sc, [0], days=args.curve_days, start=0).items()}
     prov = dict(bundle_id=train_sc.bundle_id, recipe=args.recipe, seed=args.seed,
                 hyperparameters={"recipe": spec, "common": COMMON}, feature_names=curve_env.feature_names)
+    t_start, c_start = time.perf_counter(), time.process_time()
     model = make_model(args.recipe, train_sc, args.seed, COMMON["n_envs"], args.episode_days)
     curve: list[dict] = []
     t_train = [0.0]
+    warm = None
+    if "warm_start" in spec:
+        warm = warm_start(model, args.recipe, train_sc, args.seed, args.episode_days, args.warm_decisions)
+        print(f"warm start: {warm['decisions']:,} decisions of {warm['rule']} cloned in {warm['wall_s']:.0f} s wall "
+              f"({warm['cpu_s']:.0f} s CPU); agreement with the rule on them {100 * warm['agreement']:.2f} %, "
+              f"policy loss {warm['policy_loss']:.4f}, value loss {warm['value_loss']:.4f}", flush=True)
+        clone_agent = agent_from_model(model, **prov)
+
+    ev = {"wall": 0.0, "cpu": 0.0}  # (time spent on curve points: left out of the training time)
 
     def point(m):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         tot = play(agent_from_model(m, **prov), curve_env, 0)
-        ep = [e["r"] for e in m.ep_info_buffer]
+        ep = [e["r"] for e in m.ep_info_buffer or []]
         curve.append({"steps": int(m.num_timesteps), "saving_pct": saving_pct(tot, curve_rules["local_only"]),
                       "late": int(tot["sla_violations"]), "train_return": float(np.mean(ep)) if ep else float("nan")})
         print(f"  {curve[-1]['steps']:>9,} steps: held-out curve window saving {curve[-1]['saving_pct']:6.2f} %, "
               f"late {curve[-1]['late']}, training episode return {curve[-1]['train_return']:.1f} "
               f"({t_train[0]:.0f} s training so far)", flush=True)
-        return time.perf_counter() - t
+        ev["wall"] += time.perf_counter() - t
+        ev["cpu"] += time.process_time() - c
 
     class Curve(BaseCallback):
         def __init__(self):
             super().__init__()
             self.next = every
-            self.t_eval = 0.0
 
         def _on_step(self) -> bool:
             if self.num_timesteps >= self.next:
                 self.next += every
-                t_train[0] = time.perf_counter() - t_start - self.t_eval
-                self.t_eval += point(self.model)
+                t_train[0] = time.perf_counter() - t_start - ev["wall"]
+                point(self.model)
             return True
 
     cb = Curve()
-    t_start = time.perf_counter()
+    if warm is not None:
+        point(model)  # (the clone: step 0)
     model.learn(total_timesteps=budget, callback=cb)
-    t_train[0] = time.perf_counter() - t_start - cb.t_eval
+    t_train[0] = time.perf_counter() - t_start - ev["wall"]
     if not curve or curve[-1]["steps"] != model.num_timesteps:
         point(model)
     agent = agent_from_model(model, **prov)
+    kept = "trained"
+    if warm is not None:
+        t = time.perf_counter()
+        v_rl, v_clone = (validation_score(a, train_sc, COMMON["validation"]) for a in (agent, clone_agent))
+        kept = "fine-tuned" if v_rl < v_clone else "clone"
+        agent = agent if v_rl < v_clone else clone_agent
+        print(f"validation on the training bundle (windows {COMMON['validation']}): fine-tuned {v_rl:,.1f} kg, "
+              f"clone {v_clone:,.1f} kg -> kept the {kept} ({time.perf_counter() - t:.0f} s)", flush=True)
+    t_train[0] = time.perf_counter() - t_start - ev["wall"]
+    c_train = time.process_time() - c_start - ev["cpu"]
     name = f"{args.recipe}-{train_sc.bundle_id}-s{args.seed}"
     path = save_agent(agent, args.out / f"{name}.pt")
     rate = model.num_timesteps / t_train[0]
-    print(f"trained {model.num_timesteps:,} decisions in {t_train[0]:.0f} s wall ({rate:,.0f} steps/s, curve "
-          f"evaluations excluded); saved {path}")
+    print(f"trained {model.num_timesteps:,} decisions in {t_train[0]:.0f} s wall, {c_train:.0f} s CPU ({rate:,.0f} "
+          f"steps/s; warm start and validation included, curve evaluations excluded); saved {path}")
 
     window = {} if args.test_days is None else {"days": args.test_days, "start": 0}
     test_env = TaskDecisionEnv(test_sc, **window)
@@ -161,7 +228,9 @@ def main(argv=None) -> dict:
           f"policy ({best}, {rules[best]['saving_pct']:.2f} %): {'yes' if reaches else 'NO'}; total "
           f"{time.perf_counter() - t0:.0f} s")
     fig = plot(curve, curve_rules, args.out / f"{name}.png", args.recipe, test_sc.bundle_id, args.curve_days)
-    return {"rows": rows, "best_rule": best, "curve": curve, "train_s": t_train[0], "steps_per_s": rate,
+    return {"rows": rows, "best_rule": best, "curve": curve, "train_s": t_train[0], "train_cpu_s": c_train,
+            "steps_per_s": rate,
+            "warm_start": warm, "kept": kept,
             "agent_path": str(path), "figure": str(fig), "beats_local": beats, "reaches_best": reaches}
 
 

@@ -185,6 +185,7 @@ class TaskDecisionEnv(gym.Env):
         sim._issue(*sim._issue_args, j)  # the latest issued forecast
         _dc_block(C.cap, S.commit, self._info.hist, self._info.fc, self._k, CARBON_SCALE, PRICE_SCALE, self._dc, 0)
         self._now = self._info.hist[E.SIG_CARBON, :, self._k].astype(np.float64)
+        self._rule_acts = {}
 
     def _account(self, o) -> None:
         v = int(o["sla_violations"])
@@ -246,6 +247,22 @@ class TaskDecisionEnv(gym.Env):
     def action_masks(self) -> np.ndarray:
         """Which of the ``n_actions`` choices are valid for the task shown (module docstring)."""
         return self._mask.copy()
+
+    def rule_action(self, policy: str) -> int:
+        """What rule policy ``policy`` (``sim_core.policies.registry``, kind "rule") answers for the task shown, in
+        this environment's encoding: its decision for the whole step (:meth:`sim_core.Simulator.builtin_actions`:
+        the rule's own kernel, each task reserving what the rule handed out before it) taken at the step's start,
+        entry ``q`` for the step's ``q``-th task. Exact while the earlier answers of the step were the rule's; an
+        answer the masks refuse (a site where the task would miss its deadline, or any site but the origin when no
+        site has room) is repaired by :meth:`step`. Asking changes nothing in the run, ``round_robin``'s counter
+        included (it restarts from the same site at every step here)."""
+        if self.sim.done or self._q >= self._pend.size:
+            return int(np.flatnonzero(self._mask)[0])
+        acts = self._rule_acts.get(policy)
+        if acts is None:
+            acts = self._rule_acts[policy] = self.sim.builtin_actions(policy).astype(np.int64)
+        a = int(acts[self._q])
+        return a if self.allow_defer or a > 0 else int(self._T.origin[int(self._pend[self._q])]) + 1
 
     def _valid(self) -> np.ndarray:
         m = np.zeros(self.n_actions, bool)

@@ -8,7 +8,15 @@ one says why it departs. Shared by every recipe:
   7,000 decisions at the main job's load), so that a rollout sees several seasons' days;
 * ``n_envs`` 4 environments (DummyVecEnv, one process: the machine has 2 shared cores);
 * ``torch_threads`` 1: one core for torch, one for the environments;
-* ``net_arch`` [64, 64]: SB3's default MLP, stated so that the saved policy's layout is explicit.
+* ``net_arch`` [64, 64]: SB3's default MLP, stated so that the saved policy's layout is explicit;
+* ``validation``: the windows of the *training* bundle on which a warm-started recipe's fine-tuned agent must
+  beat its clone to be kept: ``days`` long from the shares ``at`` of its span (on a year, one two-day window in
+  the middle of each quarter: every season; the held-out year chooses nothing).
+
+A recipe with ``warm_start`` first clones a rule policy's decisions (:mod:`sim_core.rl.imitation`): ``rule``
+(the best rule of the results pages, ``lowest_carbon``), ``decisions`` recorded on the training bundle's
+episodes, ``epochs`` passes of Adam at ``learning_rate`` in batches of ``batch_size``; then the RL algorithm
+fine-tunes the clone for ``timesteps``.
 """
 
 from __future__ import annotations
@@ -33,9 +41,24 @@ RECIPES: dict[str, dict] = {
             "kwargs": {"learning_rate": 1e-4, "buffer_size": 200_000, "learning_starts": 5_000,
                        "target_update_interval": 2_000, "exploration_fraction": 0.2, "gamma": 0.9,
                        "policy_kwargs": {"net_arch": [64, 64]}}},
+    # MaskablePPO warm-started by cloning lowest_carbon (sim_core/rl/imitation.py): 200,000 demonstrated decisions
+    # (~28 two-day episodes), 20 epochs at Adam's default 1e-3 (Kingma & Ba 2015, arXiv:1412.6980, Algorithm 1: a
+    # supervised fit). The first version cloned 50,000 for 10 epochs; its clones fell short of the rule on the
+    # held-out year (docs/rl.md, "Warm start"). The fine-tuning starts from a policy worth keeping, so its steps
+    # are smaller than PPO's
+    # defaults (3e-4, clip 0.2): learning_rate 1e-4 and clip_range 0.1, the conservative end of the clip range the
+    # PPO paper compares (Schulman et al. 2017, arXiv:1707.06347, Table 1: 0.1, 0.2, 0.3). Chosen before any run,
+    # not tuned (docs/rl.md, "Warm start": one run per training seed).
+    "maskable_ppo_bc": {"algo": "sb3_contrib.MaskablePPO", "policy": "MlpPolicy", "timesteps": 100_000,
+                        "eval_every": 25_000,
+                        "warm_start": {"rule": "lowest_carbon", "decisions": 200_000, "epochs": 20,
+                                       "batch_size": 256, "learning_rate": 1e-3},
+                        "kwargs": {"n_steps": 512, "batch_size": 256, "learning_rate": 1e-4, "clip_range": 0.1,
+                                   "gamma": 0.9, "policy_kwargs": {"net_arch": [64, 64]}}},
 }
 
 #: shared by every recipe (module docstring)
-COMMON = {"episode_days": 2, "n_envs": 4, "torch_threads": 1, "seed": 0}
+COMMON = {"episode_days": 2, "n_envs": 4, "torch_threads": 1, "seed": 0,
+          "validation": {"at": [0.125, 0.375, 0.625, 0.875], "days": 2}}
 
 __all__ = ["RECIPES", "COMMON"]

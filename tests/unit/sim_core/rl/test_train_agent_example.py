@@ -36,7 +36,7 @@ def test_recipe_runs_end_to_end(ex, bundles, recipe, tmp_path, capsys):
 
     out = ex.main(["--recipe", recipe, "--train", str(bundles[0]), "--test", str(bundles[1]), "--timesteps", "300",
                    "--eval-every", "150", "--episode-days", "1", "--curve-days", "1", "--test-days", "1",
-                   "--out", str(tmp_path)])
+                   "--warm-decisions", "600", "--out", str(tmp_path)])
     text = capsys.readouterr().out
     assert set(out["rows"]) == {"agent", *registry.of_kind("rule")}
     assert out["rows"]["local_only"]["saving_pct"] == 0.0
@@ -44,11 +44,32 @@ def test_recipe_runs_end_to_end(ex, bundles, recipe, tmp_path, capsys):
     steps = [c["steps"] for c in out["curve"]]
     assert steps == sorted(steps) and steps[-1] >= 300 and all(np.isfinite(c["saving_pct"]) for c in out["curve"])
     agent = load_agent(out["agent_path"])
-    assert agent.recipe == recipe and agent.seed == 0 and agent.timesteps >= 300
+    assert agent.recipe == recipe and agent.seed == 0 and (agent.timesteps >= 300 or out["kept"] == "clone")
     assert agent.hyperparameters["recipe"]["kwargs"]["gamma"] == RECIPES[recipe]["kwargs"]["gamma"]
     assert out["agent_path"].endswith(f"{recipe}-{agent.bundle_id}-s0.pt")
     assert (tmp_path / f"{recipe}-{agent.bundle_id}-s0.png").stat().st_size > 10_000
     assert "agent beats local_only with no more late tasks:" in text and "held-out" in text
+    if "warm_start" in RECIPES[recipe]:  # (cloned first: the curve starts at the clone, kept only if beaten)
+        assert steps[0] == 0 and out["warm_start"]["decisions"] == 600
+        assert out["warm_start"]["agreement"] > 0.5 and out["kept"] in {"fine-tuned", "clone"}
+        assert agent.timesteps == (0 if out["kept"] == "clone" else out["curve"][-1]["steps"])
+        assert f"kept the {out['kept']}" in text
+    else:
+        assert out["warm_start"] is None and out["kept"] == "trained"
+
+
+def test_warm_start_alone_is_the_clone(ex, bundles, tmp_path):
+    """--timesteps 0: the warm-started recipe's clone alone, scored and saved as such (docs/rl.md, "Warm start")."""
+    from sim_core.rl.agent import load_agent
+
+    recipe = next(r for r in sorted(RECIPES) if "warm_start" in RECIPES[r])
+    out = ex.main(["--recipe", recipe, "--train", str(bundles[0]), "--test", str(bundles[1]), "--timesteps", "0",
+                   "--episode-days", "1", "--curve-days", "1", "--test-days", "1", "--warm-decisions", "400",
+                   "--out", str(tmp_path)])
+    assert out["kept"] == "clone" and [c["steps"] for c in out["curve"]] == [0]
+    assert load_agent(out["agent_path"]).timesteps == 0 and out["warm_start"]["decisions"] == 400
+    with pytest.raises(SystemExit):
+        ex.main(["--recipe", recipe, "--train", str(bundles[0]), "--test", str(bundles[1]), "--timesteps", "-1"])
 
 
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
