@@ -46,6 +46,7 @@ from gridshift.bundle import TASK_FLEX_DEFAULTS
 from gridshift.dc_params import FACILITY_PRESETS, DatacenterParams
 from gridshift.run_options import PAI_2020_USERS
 from gridshift.scale import RACK_SCALE
+from gridshift.scale import describe as scale_describe
 from gridshift_plots.style import direct_labels, save_png
 from sim_core import forecast as F
 from sim_core import network_power as NP
@@ -129,6 +130,8 @@ def _facility(name: str) -> Callable:
 
 
 def _value_label(field: str, v) -> str:
+    if field == "scale":  # (×, with a preset's name and the GPUs it stands for: gridshift.scale.describe)
+        return scale_describe(v).split(" at utilisation")[0]
     return ", ".join(v) if field == "regions" else f"{v:g}" if isinstance(v, float) else str(v)
 
 
