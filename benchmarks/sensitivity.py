@@ -68,7 +68,8 @@ METRICS = (("carbon_incl_transfer_kg", "carbon incl. transfers"), ("cost_incl_tr
 EXTRA = ("transfer_carbon_kg", "start_step", "steps", "sla_violation_rate")
 #: the column of :data:`EXTRA`'s late share in a row of :func:`measure`
 LATE = len(METRICS) + EXTRA.index("sla_violation_rate")
-#: where the bundle axes with numeric values draw their figure (saving and lateness against the value)
+#: the bundle axes drawn as curves (saving and lateness against the value), and where each figure goes
+FIGURE_AXES = ("utilisation", "scale")
 FIGURE = ROOT / "docs" / "img" / "sensitivity_{axis}.png"
 #: tenant counts of the ``trace_groups`` catalogue: the trace's users, and a tenth and ten times as many (the split of
 #: tasks among users is an assumption: fewer tenants stand for a few heavy users holding most tasks)
@@ -232,7 +233,7 @@ def measure(sc, settings: list[Setting], policies: list[str], days: int, seeds, 
                     r = sim_core.run(scn, pol, seed=seed, start=w, days=days, **dict(s.options))
                     rows.append([float(r.totals[m]) for m, _ in METRICS] + [float(r.totals[EXTRA[0]]),
                                 float(r.options["start_step"]), float(r.options["steps"]),
-                                float(r.totals[EXTRA[3]])])
+                                float(r.totals["sla_violation_rate"])])
             vals[pol] = np.array(rows)
         out[s.key] = vals
     return out
@@ -275,11 +276,8 @@ def _late_cell(x: np.ndarray) -> str:
 
 
 def numeric_axis(ax: Axis) -> list[float] | None:
-    """The values of a bundle axis whose settings are numbers (the sizing utilisation, the scale), else None."""
-    if ax.key not in BUNDLE_AXES:
-        return None
-    vals = BUNDLE_AXES[ax.key][2]
-    return [float(v) for v in vals] if all(isinstance(v, int | float) for v in vals) else None
+    """The values of an axis of :data:`FIGURE_AXES` (drawn as curves), else None."""
+    return [float(v) for v in BUNDLE_AXES[ax.key][2]] if ax.key in FIGURE_AXES else None
 
 
 def axis_figure(results: dict, ax: Axis, policies: list[str]):

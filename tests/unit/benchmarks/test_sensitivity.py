@@ -141,6 +141,7 @@ def test_lateness_beside_savings_and_the_utilisation_figure(sc):
     util = _axis("utilisation")
     fake = {s.key: res[settings[i % 2].key] for i, s in enumerate(util.settings)}
     assert S.numeric_axis(util) == [0.3, 0.5, 0.7, 0.8] and S.numeric_axis(_axis("regions")) is None
+    assert S.numeric_axis(_axis("year")) is None  # (numbers, but two years are not a curve)
     assert "![saving and lateness against utilisation](img/sensitivity_utilisation.png)" in \
         S.sections(sc, fake, [util], POLS)["utilisation"]
     # the spread section spans every bundle axis: a call that ran only some of them leaves it alone
