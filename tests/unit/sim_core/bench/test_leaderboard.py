@@ -247,3 +247,27 @@ def test_run_metric_columns_are_the_declared_metrics():
         assert meaning.startswith(m.doc) and m.unit in meaning
         assert dtype == (pl.Int64 if m.aggregate == metrics.COUNT else pl.Float64)
     assert set(DEFAULT.metrics) <= set(L.COLUMNS)
+
+
+@pytest.mark.parametrize(("footer", "match"), [
+    (None, "no 'gridshift.leaderboard' footer entry"),
+    (b"{", "holds no valid protocol \\(JSONDecodeError"),
+    (b"[1]", "holds no valid protocol \\(TypeError"),
+    (b"{}", "holds no valid protocol \\(KeyError"),
+    (json.dumps({"protocol": {**DEFAULT.to_dict(), "days": -1.0}}).encode(), "days must be in \\(0, 7\\]"),
+    (json.dumps({"protocol": DEFAULT.to_dict(), "protocol_sha256": DEFAULT.sha256}).encode(),
+     "no protocol_sha256 column"),
+])
+def test_a_hostile_rows_object_is_refused_by_name(tmp_path, footer, match):
+    """An object that is not a leaderboard, or whose footer is broken, is a DataError naming the file."""
+    from gridshift.errors import DataError
+
+    path = tmp_path / "x.parquet"
+    table = pl.DataFrame({"a": [1]}).to_arrow()
+    pq.write_table(table if footer is None else table.replace_schema_metadata({L.METADATA_KEY: footer}), path)
+    with pytest.raises(DataError, match=match) as err:
+        L.read_rows(str(path))
+    assert err.value.file == str(path)
+    path.write_text("not parquet")
+    with pytest.raises(DataError, match="not a Parquet object"):
+        L.read_rows(str(path))
