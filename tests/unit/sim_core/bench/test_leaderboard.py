@@ -191,6 +191,8 @@ def test_cli_refuses_an_unknown_entry_and_a_bad_path(tmp_path):
     assert res.exit_code == 2 and "unknown policy 'nope'" in " ".join(res.output.split())
     res = _cli("--home", tmp_path / "h", "--entry", tmp_path / "nowhere.py")
     assert res.exit_code == 2 and "does not exist" in " ".join(res.output.split())
+    res = _cli("--home", tmp_path / "h", "--entries", "local_only", "--results", "ftp://host/x")
+    assert res.exit_code == 2 and "scheme 'ftp' is not supported" in " ".join(res.output.replace("│", " ").split())
     assert not (tmp_path / "h" / "results").exists()
 
 
