@@ -161,23 +161,46 @@ def test_the_protocol_is_declared_once_and_hashed():
         DEFAULT.for_year(2022)
 
 
-def test_entry_refusals(tmp_path):
+#: (file name, its content (None: a directory of that name), the refusal that names it)
+BAD_ENTRIES = [
+    ("missing.py", "", "does not exist"),
+    ("folder.py", None, "does not exist \\(or is not a file\\)"),
+    ("notes.txt", "x", "expected a Python policy module"),
+    ("empty.py", "X = 1\n", "defines no callable 'policy'"),
+    ("broken.py", "def policy(:\n", "importing it failed \\(SyntaxError"),
+    ("raises.py", "raise RuntimeError('boom')\n", "importing it failed \\(RuntimeError: boom"),
+    ("clash.py", "NAME = 'local_only'\ndef policy(obs):\n    return obs['origin'] + 1\n", "is a registered policy's"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "match"), BAD_ENTRIES, ids=[b[0] for b in BAD_ENTRIES])
+def test_a_bad_entry_file_is_refused_by_name(tmp_path, name, content, match):
+    path = tmp_path / name
+    if content is None:
+        path.mkdir()
+    elif name != "missing.py":
+        path.write_text(content)
+    with pytest.raises(EntryError, match=match):
+        external(path)
+
+
+def test_a_pt_that_is_not_an_agent_is_refused_by_name(tmp_path):
+    torch = pytest.importorskip("torch")
+    from sim_core.rl.agent import FORMAT
+
+    (tmp_path / "garbage.pt").write_text("not torch")
+    torch.save({"format": FORMAT}, tmp_path / "fieldless.pt")  # the right tag, no layers
+    torch.save([1, 2], tmp_path / "list.pt")
+    for name, match in (("garbage.pt", "not a gridshift agent file \\(UnpicklingError"),
+                        ("fieldless.pt", "a field is missing or of the wrong type: KeyError: 'layers'"),
+                        ("list.pt", "not a gridshift agent file \\(format None")):
+        with pytest.raises(EntryError, match=match):
+            external(tmp_path / name)
+
+
+def test_entry_refusals():
     with pytest.raises(EntryError, match="did you mean 'lowest_carbon'"):
         registered(["lowest_carbn"])
-    with pytest.raises(EntryError, match="does not exist"):
-        external(tmp_path / "missing.py")
-    (tmp_path / "notes.txt").write_text("x")
-    with pytest.raises(EntryError, match="expected a Python policy module"):
-        external(tmp_path / "notes.txt")
-    (tmp_path / "empty.py").write_text("X = 1\n")
-    with pytest.raises(EntryError, match="defines no callable 'policy'"):
-        external(tmp_path / "empty.py")
-    (tmp_path / "broken.py").write_text("def policy(:\n")
-    with pytest.raises(EntryError, match="importing it failed \\(SyntaxError"):
-        external(tmp_path / "broken.py")
-    (tmp_path / "clash.py").write_text("NAME = 'local_only'\ndef policy(obs):\n    return obs['origin'] + 1\n")
-    with pytest.raises(EntryError, match="is a registered policy's"):
-        external(tmp_path / "clash.py")
     assert Entry("x", "agent", regions=("A", "B")).applies_to(("A", "B"))
     assert not Entry("x", "agent", regions=("A", "B")).applies_to(("A", "B", "C"))
 
