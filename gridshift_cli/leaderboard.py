@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
@@ -43,7 +44,7 @@ def _entries(names: str | None, entry: list[Path], agents: Path | None, h: Home)
         out += [E.external(absolute(p)) for p in entry]
     except E.EntryError as err:
         raise typer.BadParameter(str(err), param_hint="--entries / --entry / --agents") from None
-    dup = sorted({e.name for e in out if [x.name for x in out].count(e.name) > 1})
+    dup = sorted(n for n, k in Counter(e.name for e in out).items() if k > 1)
     if dup:
         raise typer.BadParameter(f"entry given twice: {', '.join(dup)}", param_hint="--entries / --entry")
     return out
@@ -198,7 +199,8 @@ def leaderboard(
         command = "./run.sh gridshift leaderboard --mirror ../shared/data --write-page docs/leaderboard.md"
         if score_year != DEFAULT.score_year:
             command += f" --score-year {score_year}"
-        write(rows, protocol, absolute(write_page), command, wall)
+        with failures(ctx, home):
+            write(rows, protocol, absolute(write_page), command, wall)
         print(f"wrote {write_page} and {Path(write_page).parent / 'img/leaderboard.png'}")
 
 
