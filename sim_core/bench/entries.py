@@ -121,7 +121,7 @@ def load_module_policy(path: Path):
     mod = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(mod)
-    except Exception as err:  # noqa: BLE001 - the user's module failed on import: name the file and the error
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - the user's module failed (or exited) on import: name it
         raise EntryError(f"entry {path}: importing it failed ({type(err).__name__}: {err})") from None
     fn = getattr(mod, "policy", None)
     if not callable(fn):

@@ -169,6 +169,7 @@ BAD_ENTRIES = [
     ("empty.py", "X = 1\n", "defines no callable 'policy'"),
     ("broken.py", "def policy(:\n", "importing it failed \\(SyntaxError"),
     ("raises.py", "raise RuntimeError('boom')\n", "importing it failed \\(RuntimeError: boom"),
+    ("exits.py", "import sys\nsys.exit(3)\n", "importing it failed \\(SystemExit: 3"),
     ("clash.py", "NAME = 'local_only'\ndef policy(obs):\n    return obs['origin'] + 1\n", "is a registered policy's"),
 ]
 
