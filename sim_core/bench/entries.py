@@ -137,8 +137,8 @@ def external(path: Path) -> Entry:
         return agent_entry(p)
     if p.suffix != ".py":
         raise EntryError(f"entry {path}: expected a Python policy module (.py) or a saved agent (.pt)")
-    _, name = load_module_policy(p)
     p = _existing(p)
+    _, name = load_module_policy(p)
     return Entry(_checked_name(str(name) if name is not None else f"file:{p.stem}", p), "external", str(p),
                  sha256_file(p))
 

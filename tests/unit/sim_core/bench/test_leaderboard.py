@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 import sim_core
+from gridshift.errors import DataError
 from gridshift_cli import app
 from sim_core.bench import leaderboard as L
 from sim_core.bench.entries import Entry, EntryError, external, registered
@@ -134,7 +135,7 @@ def test_the_rows_object_is_self_describing(tiny, tmp_path):
     # a footer that names another protocol is refused
     other = dataclasses.replace(proto, days=2.0)
     (tmp_path / "bad.parquet").write_bytes(L.encode(rows, other))
-    with pytest.raises(Exception, match="different protocols"):
+    with pytest.raises(DataError, match="different protocols"):
         L.read_rows(str(tmp_path / "bad.parquet"))
 
 
@@ -286,8 +287,6 @@ def test_run_metric_columns_are_the_declared_metrics():
 ])
 def test_a_hostile_rows_object_is_refused_by_name(tmp_path, footer, match):
     """An object that is not a leaderboard, or whose footer is broken, is a DataError naming the file."""
-    from gridshift.errors import DataError
-
     path = tmp_path / "x.parquet"
     table = pl.DataFrame({"a": [1]}).to_arrow()
     pq.write_table(table if footer is None else table.replace_schema_metadata({L.METADATA_KEY: footer}), path)
