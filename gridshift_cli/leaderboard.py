@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from gridshift import objectstore
 from gridshift.home import RESULTS_URL_ENV, Home
 from gridshift_cli.common import absolute, command_tags, failures, quiet_dagster, resolve_mirror
 from gridshift_cli.options import HomeOpt, LiveOpt, MirrorOpt
@@ -41,7 +44,7 @@ def _entries(names: str | None, entry: list[Path], agents: Path | None, h: Home)
         out += [E.external(absolute(p)) for p in entry]
     except E.EntryError as err:
         raise typer.BadParameter(str(err), param_hint="--entries / --entry / --agents") from None
-    dup = sorted({e.name for e in out if [x.name for x in out].count(e.name) > 1})
+    dup = sorted(n for n, k in Counter(e.name for e in out).items() if k > 1)
     if dup:
         raise typer.BadParameter(f"entry given twice: {', '.join(dup)}", param_hint="--entries / --entry")
     return out
@@ -113,11 +116,15 @@ def leaderboard(
 
     t_all = time.perf_counter()
     try:
-        protocol = DEFAULT.for_year(score_year)
-        protocol = type(protocol).from_dict({**protocol.to_dict(), "train_year": train_year})
+        protocol = replace(DEFAULT, score_year=score_year, train_year=train_year)
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--score-year / --train-year") from None
     h = Home.resolve(home)
+    url_base = results or str(h.root / "results")
+    try:  # a bad results URL is refused now, not after the hour of scoring
+        objectstore.parse(url_base)
+    except objectstore.StoreURLError as err:
+        raise typer.BadParameter(str(err), param_hint="--results") from None
     ents = _entries(entries, list(entry or []), absolute(agents), h)
     quiet_dagster()
     with failures(ctx, home):
@@ -176,8 +183,8 @@ def leaderboard(
     finally:
         if client is not None:
             client.close()
-    url_base = results or str(h.root / "results")
-    url = L.write_rows(rows, protocol, url_base)
+    with failures(ctx, home):
+        url = L.write_rows(rows, protocol, url_base)
     wall = time.perf_counter() - t_all
     from sim_core.bench.leaderboard_page import ranking
 
@@ -192,7 +199,8 @@ def leaderboard(
         command = "./run.sh gridshift leaderboard --mirror ../shared/data --write-page docs/leaderboard.md"
         if score_year != DEFAULT.score_year:
             command += f" --score-year {score_year}"
-        write(rows, protocol, absolute(write_page), command, wall)
+        with failures(ctx, home):
+            write(rows, protocol, absolute(write_page), command, wall)
         print(f"wrote {write_page} and {Path(write_page).parent / 'img/leaderboard.png'}")
 
 

@@ -75,6 +75,9 @@ def agent_entry(path: Path, name: str | None = None) -> Entry:
         raise EntryError(f"agent {path}: loading a saved agent needs torch (GRIDSHIFT_EXTRAS=rl): {err}") from None
     except ValueError as err:
         raise EntryError(str(err)) from None
+    except (KeyError, TypeError, AttributeError) as err:  # the format tag is right, a field is missing or mistyped
+        raise EntryError(f"agent {path}: not a gridshift agent file (a field is missing or of the wrong type: "
+                         f"{type(err).__name__}: {err})") from None
     regions = _agent_regions(agent.feature_names)
     if len(regions) < 2:
         raise EntryError(f"agent {path}: its observation layout names no sites ({list(agent.feature_names)[:4]}...)")
@@ -118,7 +121,7 @@ def load_module_policy(path: Path):
     mod = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(mod)
-    except Exception as err:  # noqa: BLE001 - the user's module failed on import: name the file and the error
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - the user's module failed (or exited) on import: name it
         raise EntryError(f"entry {path}: importing it failed ({type(err).__name__}: {err})") from None
     fn = getattr(mod, "policy", None)
     if not callable(fn):
@@ -134,8 +137,8 @@ def external(path: Path) -> Entry:
         return agent_entry(p)
     if p.suffix != ".py":
         raise EntryError(f"entry {path}: expected a Python policy module (.py) or a saved agent (.pt)")
-    _, name = load_module_policy(p)
     p = _existing(p)
+    _, name = load_module_policy(p)
     return Entry(_checked_name(str(name) if name is not None else f"file:{p.stem}", p), "external", str(p),
                  sha256_file(p))
 

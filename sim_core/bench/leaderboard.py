@@ -219,14 +219,23 @@ def read_rows(url: str) -> tuple[pl.DataFrame, Protocol]:
     from gridshift.limits import RESULT_OBJECT_BYTES
 
     data = objectstore.read_bytes(url, limit=RESULT_OBJECT_BYTES)
-    table = pq.read_table(pa.BufferReader(data))
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except pa.ArrowException as err:
+        raise DataError(f"not a Parquet object ({err})", file=url) from None
     raw = (table.schema.metadata or {}).get(METADATA_KEY)
     if raw is None:
         raise DataError(f"no {METADATA_KEY.decode()!r} footer entry (not a gridshift leaderboard)", file=url)
-    meta = json.loads(raw)
-    protocol = Protocol.from_dict(meta["protocol"])
+    try:
+        meta = json.loads(raw)
+        protocol = Protocol.from_dict(meta["protocol"])
+    except (ValueError, KeyError, TypeError) as err:  # JSON, a missing field, a value the protocol refuses
+        raise DataError(f"the {METADATA_KEY.decode()!r} footer holds no valid protocol ({type(err).__name__}: "
+                        f"{err})", file=url) from None
     rows = pl.from_arrow(table)
     assert isinstance(rows, pl.DataFrame)
+    if "protocol_sha256" not in rows.columns:
+        raise DataError("no protocol_sha256 column (not a gridshift leaderboard)", file=url, column="protocol_sha256")
     bad = rows.filter(pl.col("protocol_sha256") != protocol.sha256)
     if protocol.sha256 != meta.get("protocol_sha256") or bad.height:
         raise DataError("rows and footer name different protocols", file=url, column="protocol_sha256")

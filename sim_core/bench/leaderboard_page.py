@@ -18,6 +18,8 @@ import polars as pl
 from .protocol import Protocol
 
 FIGURE = "img/leaderboard.png"
+#: what names a cell and seed in the rows
+CELL_KEYS = ["regions", "utilisation", "iso_week", "seed"]
 
 
 def ranking(rows: pl.DataFrame) -> pl.DataFrame:
@@ -34,22 +36,20 @@ def ranking(rows: pl.DataFrame) -> pl.DataFrame:
 
 def common_cells(rows: pl.DataFrame) -> pl.DataFrame:
     """The rows of the cells (and seeds) every entry was scored on."""
-    keys = ["regions", "utilisation", "iso_week", "seed"]
     n = rows["entry"].n_unique()
-    full = rows.group_by(keys).agg(pl.col("entry").n_unique().alias("n")).filter(pl.col("n") == n).drop("n")
-    return rows.join(full, on=keys, how="semi", maintain_order="left")
+    full = rows.group_by(CELL_KEYS).agg(pl.col("entry").n_unique().alias("n")).filter(pl.col("n") == n).drop("n")
+    return rows.join(full, on=CELL_KEYS, how="semi", maintain_order="left")
 
 
 def brackets(rows: pl.DataFrame, baseline: str) -> pl.DataFrame:
     """One row per cell and seed: its bundle, the baseline's carbon and the bracket."""
-    keys = ["regions", "utilisation", "iso_week", "seed"]
     return (rows.filter(pl.col("entry") == baseline)
-            .select(*keys, "window_start_utc", "bundle_id", pl.col("carbon_incl_transfer_kg").alias("baseline_kg"),
+            .select(*CELL_KEYS, "window_start_utc", "bundle_id", pl.col("carbon_incl_transfer_kg").alias("baseline_kg"),
                     "bracket_lower_kg", "bracket_upper_kg")
             .with_columns(width_pct=100 * (pl.col("bracket_upper_kg") / pl.col("bracket_lower_kg") - 1),
                           opt_saving_min_pct=100 * (1 - pl.col("bracket_upper_kg") / pl.col("baseline_kg")),
                           opt_saving_max_pct=100 * (1 - pl.col("bracket_lower_kg") / pl.col("baseline_kg")))
-            .sort(keys))
+            .sort(CELL_KEYS))
 
 
 def _f(x, nd: int = 2) -> str:
@@ -129,7 +129,7 @@ def page(rows: pl.DataFrame, protocol: Protocol, command: str, wall_s: float | N
                      f"{_f(r['closed_min_pct'], 1)} – {_f(r['closed_max_pct'], 1)} |")
     common = common_cells(rows)
     if common.height < rows.height:  # an agent scored on its own region set only: compare on the shared cells
-        n = common.select("regions", "utilisation", "iso_week", "seed").unique().height
+        n = common.select(CELL_KEYS).unique().height
         lines += ["", f"On the {n} cells every entry was scored on (an agent only on its own region set):", "",
                   "| entry | carbon saving % | tasks late % | closes of the gap to OPT, % |", "|---|---:|---:|---:|"]
         for r in ranking(common).iter_rows(named=True):

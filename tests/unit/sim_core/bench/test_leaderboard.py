@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 import sim_core
+from gridshift.errors import DataError
 from gridshift_cli import app
 from sim_core.bench import leaderboard as L
 from sim_core.bench.entries import Entry, EntryError, external, registered
@@ -134,7 +135,7 @@ def test_the_rows_object_is_self_describing(tiny, tmp_path):
     # a footer that names another protocol is refused
     other = dataclasses.replace(proto, days=2.0)
     (tmp_path / "bad.parquet").write_bytes(L.encode(rows, other))
-    with pytest.raises(Exception, match="different protocols"):
+    with pytest.raises(DataError, match="different protocols"):
         L.read_rows(str(tmp_path / "bad.parquet"))
 
 
@@ -161,23 +162,47 @@ def test_the_protocol_is_declared_once_and_hashed():
         DEFAULT.for_year(2022)
 
 
-def test_entry_refusals(tmp_path):
+#: (file name, its content (None: a directory of that name), the refusal that names it)
+BAD_ENTRIES = [
+    ("missing.py", "", "does not exist"),
+    ("folder.py", None, "does not exist \\(or is not a file\\)"),
+    ("notes.txt", "x", "expected a Python policy module"),
+    ("empty.py", "X = 1\n", "defines no callable 'policy'"),
+    ("broken.py", "def policy(:\n", "importing it failed \\(SyntaxError"),
+    ("raises.py", "raise RuntimeError('boom')\n", "importing it failed \\(RuntimeError: boom"),
+    ("exits.py", "import sys\nsys.exit(3)\n", "importing it failed \\(SystemExit: 3"),
+    ("clash.py", "NAME = 'local_only'\ndef policy(obs):\n    return obs['origin'] + 1\n", "is a registered policy's"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "match"), BAD_ENTRIES, ids=[b[0] for b in BAD_ENTRIES])
+def test_a_bad_entry_file_is_refused_by_name(tmp_path, name, content, match):
+    path = tmp_path / name
+    if content is None:
+        path.mkdir()
+    elif name != "missing.py":
+        path.write_text(content)
+    with pytest.raises(EntryError, match=match):
+        external(path)
+
+
+def test_a_pt_that_is_not_an_agent_is_refused_by_name(tmp_path):
+    torch = pytest.importorskip("torch")
+    from sim_core.rl.agent import FORMAT
+
+    (tmp_path / "garbage.pt").write_text("not torch")
+    torch.save({"format": FORMAT}, tmp_path / "fieldless.pt")  # the right tag, no layers
+    torch.save([1, 2], tmp_path / "list.pt")
+    for name, match in (("garbage.pt", "not a gridshift agent file \\(UnpicklingError"),
+                        ("fieldless.pt", "a field is missing or of the wrong type: KeyError: 'layers'"),
+                        ("list.pt", "not a gridshift agent file \\(format None")):
+        with pytest.raises(EntryError, match=match):
+            external(tmp_path / name)
+
+
+def test_entry_refusals():
     with pytest.raises(EntryError, match="did you mean 'lowest_carbon'"):
         registered(["lowest_carbn"])
-    with pytest.raises(EntryError, match="does not exist"):
-        external(tmp_path / "missing.py")
-    (tmp_path / "notes.txt").write_text("x")
-    with pytest.raises(EntryError, match="expected a Python policy module"):
-        external(tmp_path / "notes.txt")
-    (tmp_path / "empty.py").write_text("X = 1\n")
-    with pytest.raises(EntryError, match="defines no callable 'policy'"):
-        external(tmp_path / "empty.py")
-    (tmp_path / "broken.py").write_text("def policy(:\n")
-    with pytest.raises(EntryError, match="importing it failed \\(SyntaxError"):
-        external(tmp_path / "broken.py")
-    (tmp_path / "clash.py").write_text("NAME = 'local_only'\ndef policy(obs):\n    return obs['origin'] + 1\n")
-    with pytest.raises(EntryError, match="is a registered policy's"):
-        external(tmp_path / "clash.py")
     assert Entry("x", "agent", regions=("A", "B")).applies_to(("A", "B"))
     assert not Entry("x", "agent", regions=("A", "B")).applies_to(("A", "B", "C"))
 
@@ -191,6 +216,8 @@ def test_cli_refuses_an_unknown_entry_and_a_bad_path(tmp_path):
     assert res.exit_code == 2 and "unknown policy 'nope'" in " ".join(res.output.split())
     res = _cli("--home", tmp_path / "h", "--entry", tmp_path / "nowhere.py")
     assert res.exit_code == 2 and "does not exist" in " ".join(res.output.split())
+    res = _cli("--home", tmp_path / "h", "--entries", "local_only", "--results", "ftp://host/x")
+    assert res.exit_code == 2 and "scheme 'ftp' is not supported" in " ".join(res.output.replace("│", " ").split())
     assert not (tmp_path / "h" / "results").exists()
 
 
@@ -247,3 +274,25 @@ def test_run_metric_columns_are_the_declared_metrics():
         assert meaning.startswith(m.doc) and m.unit in meaning
         assert dtype == (pl.Int64 if m.aggregate == metrics.COUNT else pl.Float64)
     assert set(DEFAULT.metrics) <= set(L.COLUMNS)
+
+
+@pytest.mark.parametrize(("footer", "match"), [
+    (None, "no 'gridshift.leaderboard' footer entry"),
+    (b"{", "holds no valid protocol \\(JSONDecodeError"),
+    (b"[1]", "holds no valid protocol \\(TypeError"),
+    (b"{}", "holds no valid protocol \\(KeyError"),
+    (json.dumps({"protocol": {**DEFAULT.to_dict(), "days": -1.0}}).encode(), "days must be in \\(0, 7\\]"),
+    (json.dumps({"protocol": DEFAULT.to_dict(), "protocol_sha256": DEFAULT.sha256}).encode(),
+     "no protocol_sha256 column"),
+])
+def test_a_hostile_rows_object_is_refused_by_name(tmp_path, footer, match):
+    """An object that is not a leaderboard, or whose footer is broken, is a DataError naming the file."""
+    path = tmp_path / "x.parquet"
+    table = pl.DataFrame({"a": [1]}).to_arrow()
+    pq.write_table(table if footer is None else table.replace_schema_metadata({L.METADATA_KEY: footer}), path)
+    with pytest.raises(DataError, match=match) as err:
+        L.read_rows(str(path))
+    assert err.value.file == str(path)
+    path.write_text("not parquet")
+    with pytest.raises(DataError, match="not a Parquet object"):
+        L.read_rows(str(path))
