@@ -73,11 +73,8 @@ def agent_entry(path: Path, name: str | None = None) -> Entry:
         agent = load_agent(path)
     except ModuleNotFoundError as err:
         raise EntryError(f"agent {path}: loading a saved agent needs torch (GRIDSHIFT_EXTRAS=rl): {err}") from None
-    except ValueError as err:
-        raise EntryError(str(err)) from None
-    except (KeyError, TypeError, AttributeError) as err:  # the format tag is right, a field is missing or mistyped
-        raise EntryError(f"agent {path}: not a gridshift agent file (a field is missing or of the wrong type: "
-                         f"{type(err).__name__}: {err})") from None
+    except ValueError as err:  # (load_agent names the file and what is wrong with it)
+        raise EntryError(f"agent {err}") from None
     regions = _agent_regions(agent.feature_names)
     if len(regions) < 2:
         raise EntryError(f"agent {path}: its observation layout names no sites ({list(agent.feature_names)[:4]}...)")

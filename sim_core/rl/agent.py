@@ -126,10 +126,14 @@ def load_agent(path: str | Path) -> Agent:
     fmt = d.get("format") if isinstance(d, dict) else None
     if fmt != FORMAT:
         raise ValueError(f"{path}: not a gridshift agent file (format {fmt!r}, expected {FORMAT!r})")
-    ws = [t.numpy().astype(np.float32) for t in d["layers"]]
-    return Agent(d["algo"], d["activation"], tuple(zip(ws[0::2], ws[1::2], strict=True)), d["bundle_id"],
-                 d["recipe"], json.loads(d["hyperparameters"]), int(d["seed"]), int(d["timesteps"]),
-                 tuple(d["feature_names"]))
+    try:
+        ws = [t.numpy().astype(np.float32) for t in d["layers"]]
+        return Agent(d["algo"], d["activation"], tuple(zip(ws[0::2], ws[1::2], strict=True)), d["bundle_id"],
+                     d["recipe"], json.loads(d["hyperparameters"]), int(d["seed"]), int(d["timesteps"]),
+                     tuple(d["feature_names"]))
+    except (KeyError, TypeError, AttributeError, ValueError) as e:  # the tag is right, a field is missing or mistyped
+        raise ValueError(f"{path}: not a gridshift agent file (a field is missing or of the wrong type: "
+                         f"{type(e).__name__}: {e})") from None
 
 
 __all__ = ["Agent", "play", "agent_from_model", "save_agent", "load_agent", "FORMAT"]
