@@ -27,6 +27,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import repro_presets as RP  # noqa: E402
+from gridshift.atomic import atomic_write_bytes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "reproductions.md"
@@ -559,6 +560,14 @@ def splice(old: str, new: str) -> str:
     return head + body.rstrip("\n") + "\n"
 
 
+def write(text: str, only: bool) -> None:
+    """Write ``text`` to :data:`DOC` atomically; ``only`` (some presets' sections): spliced into the page there."""
+    if only and DOC.exists():
+        text = splice(DOC.read_text(), text)
+    atomic_write_bytes(DOC, text.encode())
+    print(f"wrote {DOC}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", type=Path, required=True, help="gridshift home for the presets' bundles")
@@ -572,12 +581,7 @@ def main(argv: list[str] | None = None) -> None:
     text = document(a.home.resolve(), a.mirror.resolve(), a.seed, a.only)
     print(text)
     if a.write:
-        if a.only and DOC.exists():
-            text = splice(DOC.read_text(), text)
-        tmp = DOC.with_suffix(".md.tmp")
-        tmp.write_text(text)
-        tmp.replace(DOC)
-        print(f"wrote {DOC}")
+        write(text, only=bool(a.only))
 
 
 if __name__ == "__main__":
