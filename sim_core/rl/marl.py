@@ -52,7 +52,9 @@ class MARLConfig:
     would take 1.5 GB for five agents), ``target_entropy_ratio`` 0.98 x log |A| and ``alpha_lr`` = the critic's
     (Christodoulou 2019, discrete SAC), MADQN's learning rate = Table I's critic rate and epsilon from 1 to 0.05
     over the first ``eps_decay_epochs`` epochs (Mnih et al. 2015 anneal 1 to 0.1 over the first 4 % of
-    training; here the first 10 % of the paper's 100 epochs), ``warmup`` transitions before the first update."""
+    training; here the first 10 % of the paper's 100 epochs; the end value 0.05 is an assumption, not Mnih's), and
+    ``warmup`` 1,000 (an assumption): updates start once every agent's buffer holds ``min(warmup, batch_size)``
+    transitions, so with these defaults the batch size (256) decides."""
 
     actor_lr: float = 1e-5
     critic_lr: float = 5e-4
