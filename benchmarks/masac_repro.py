@@ -130,12 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     text = section_of(bundle_sc, zones, a.seed, home, mirror, a.epochs, a.budget_min)
     print(text)
     if a.write:
-        doc = R.DOC
-        out = R.splice(doc.read_text(), text)
-        tmp = doc.with_suffix(".md.tmp")
-        tmp.write_text(out)
-        tmp.replace(doc)
-        print(f"wrote {doc}")
+        R.write(text, only=True)
 
 
 if __name__ == "__main__":

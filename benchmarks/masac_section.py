@@ -44,11 +44,9 @@ def run_rules(sc, window: dict, seed: int) -> dict:
 def figures(res, sc, **params) -> dict:
     """Utility terms (USD) and the run's GPU-hours of successful jobs, late share, migrated share."""
     u = R.masac_utility(res, sc, slack_share="allowed", **{**M.masac_params(), **params})
-    t = res.tasks.filter(pl.col("wait_s").is_not_null())
+    t = R.tasks_with_gpus(res, sc).filter(pl.col("wait_s").is_not_null())
     ok = t.filter(pl.col("wait_s") <= pl.col("max_delay_s") + 1e-6)
-    gpus = dict(zip(sc.task_id.tolist(), sc.gpus.tolist(), strict=True))
-    ok_gpu_h = sum(gpus[i // 64] * d for i, d in zip(ok["task_id"].to_list(), ok["duration_s"].to_list(),
-                                                      strict=True)) / 3600.0
+    ok_gpu_h = float((ok["gpus"] * ok["duration_s"]).sum()) / 3600.0
     moved = float((t["dest"].cast(str) != t["origin"].cast(str)).mean()) if t.height else 0.0
     return {**u, "gpu_h": ok_gpu_h, "late": 1.0 - ok.height / max(t.height, 1), "moved": moved,
             "tasks": t.height}

@@ -27,6 +27,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import repro_presets as RP  # noqa: E402
+from gridshift.atomic import atomic_write_bytes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "reproductions.md"
@@ -456,6 +457,18 @@ MASAC_ABLATION = (("revenue for all work (gridshift runs drain: equal work) inst
                   ("free egress (migration_usd_per_gb 0; transfer carbon kept)", {"migration_usd_per_gb": 0.0}))
 
 
+def tasks_with_gpus(res, sc) -> pl.DataFrame:
+    """The run's tasks with their bundle task's ``gpus``: a run's task id is the bundle's id x ``ID_STRIDE`` + the
+    week it was realised in (``sim_core.realisation``). A run task with no bundle task is refused."""
+    from sim_core.realisation import ID_STRIDE
+
+    t = res.tasks.with_columns((pl.col("task_id") // ID_STRIDE).alias("bundle_task_id")).join(
+        pl.DataFrame({"bundle_task_id": sc.task_id, "gpus": sc.gpus}), on="bundle_task_id", how="left")
+    if t["gpus"].null_count():
+        raise ValueError(f"{t['gpus'].null_count()} run tasks have no bundle task (task_id // {ID_STRIDE})")
+    return t
+
+
 def masac_utility(res, sc, slack_share: float | str | None = MASAC_SLACK, **params) -> dict[str, float]:
     """The MASAC utility (Eqs. 2-7, ``sim_core.rl.reward``) of a whole run, from its steps and transfers. With
     ``slack_share``, the revenue counts only the jobs started within that share of their duration after arrival
@@ -476,11 +489,7 @@ def masac_utility(res, sc, slack_share: float | str | None = MASAC_SLACK, **para
                             pue)
     out = {k: float(v.sum()) for k, v in site.items()}
     if slack_share is not None:
-        # a run's task id is the bundle's id x 64 + the week it was realised in (sim_core.realisation)
-        t = res.tasks.with_columns((pl.col("task_id") // 64).alias("bundle_task_id")).join(
-            pl.DataFrame({"bundle_task_id": sc.task_id, "gpus": sc.gpus}), on="bundle_task_id", how="left")
-        if t["gpus"].null_count():
-            raise ValueError(f"{t['gpus'].null_count()} run tasks have no bundle task (task_id // 64)")
+        t = tasks_with_gpus(res, sc)
         allowed = pl.col("max_delay_s") if slack_share == "allowed" else slack_share * pl.col("duration_s")
         ok = t.filter(pl.col("wait_s") <= allowed + 1e-6)
         out["revenue"] = m["revenue_usd_per_gpu_h"] * float((ok["gpus"] * ok["duration_s"]).sum()) / 3600.0
@@ -559,6 +568,14 @@ def splice(old: str, new: str) -> str:
     return head + body.rstrip("\n") + "\n"
 
 
+def write(text: str, only: bool) -> None:
+    """Write ``text`` to :data:`DOC` atomically; ``only`` (some presets' sections): spliced into the page there."""
+    if only and DOC.exists():
+        text = splice(DOC.read_text(), text)
+    atomic_write_bytes(DOC, text.encode())
+    print(f"wrote {DOC}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--home", type=Path, required=True, help="gridshift home for the presets' bundles")
@@ -572,12 +589,7 @@ def main(argv: list[str] | None = None) -> None:
     text = document(a.home.resolve(), a.mirror.resolve(), a.seed, a.only)
     print(text)
     if a.write:
-        if a.only and DOC.exists():
-            text = splice(DOC.read_text(), text)
-        tmp = DOC.with_suffix(".md.tmp")
-        tmp.write_text(text)
-        tmp.replace(DOC)
-        print(f"wrote {DOC}")
+        write(text, only=bool(a.only))
 
 
 if __name__ == "__main__":

@@ -74,7 +74,8 @@ def demonstrate(env, rule: str, decisions: int, *, gamma: float, seed: int) -> D
 def clone(policy, demos: Demonstrations, *, epochs: int, batch_size: int, learning_rate: float, seed: int,
           vf_coef: float = 0.5, masked: bool = True) -> dict:
     """Fit SB3 actor-critic ``policy`` (PPO's or MaskablePPO's: its public ``evaluate_actions``) to ``demos``:
-    minimise ``-log pi(a | s) + vf_coef * (V(s) - G)^2`` over ``epochs`` shuffled passes (Adam). ``masked``: the
+    minimise ``-log pi(a | s) + vf_coef * (V(s) - G)^2`` over ``epochs`` shuffled passes (Adam); ``vf_coef`` 0.5
+    is SB3 PPO's default value-loss weight (the fine-tuning's own), not tuned here. ``masked``: the
     likelihood under the action masks (MaskablePPO acts under them; PPO does not). Returns the last epoch's mean
     losses and the share of the demonstrations whose greedy action is the rule's."""
     import torch

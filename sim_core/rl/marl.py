@@ -23,10 +23,11 @@ their source). Evaluation acts greedily (the argmax of pi or Q). Weights are sav
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
-import os
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +35,8 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from gridshift.atomic import atomic_write_bytes
 
 ALGORITHMS = ("masac", "madqn")
 FORMAT = "gridshift-marl-1"
@@ -49,7 +52,9 @@ class MARLConfig:
     would take 1.5 GB for five agents), ``target_entropy_ratio`` 0.98 x log |A| and ``alpha_lr`` = the critic's
     (Christodoulou 2019, discrete SAC), MADQN's learning rate = Table I's critic rate and epsilon from 1 to 0.05
     over the first ``eps_decay_epochs`` epochs (Mnih et al. 2015 anneal 1 to 0.1 over the first 4 % of
-    training; here the first 10 % of the paper's 100 epochs), ``warmup`` transitions before the first update."""
+    training; here the first 10 % of the paper's 100 epochs; the end value 0.05 is an assumption, not Mnih's), and
+    ``warmup`` 1,000 (an assumption): updates start once every agent's buffer holds ``min(warmup, batch_size)``
+    transitions, so with these defaults the batch size (256) decides."""
 
     actor_lr: float = 1e-5
     critic_lr: float = 5e-4
@@ -375,13 +380,10 @@ def save_agents(team: MARL, path: str | Path) -> tuple[Path, Path]:
     meta = {"format": FORMAT, "algorithm": team.algorithm, "agents": team.agent_names, "obs_dim": team.obs_dim,
             "n_actions": team.n_actions, "config": dataclasses.asdict(team.cfg), "meta": team.meta}
     npz, js = path.with_suffix(".npz"), path.with_suffix(".json")
-    tmp = npz.with_suffix(".npz.tmp")
-    with open(tmp, "wb") as f:
-        np.savez(f, **arrays)
-    os.replace(tmp, npz)
-    tmp = js.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(meta, indent=1, default=str))
-    os.replace(tmp, js)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    atomic_write_bytes(npz, buf.getvalue())
+    atomic_write_bytes(js, json.dumps(meta, indent=1, default=str).encode())
     return npz, js
 
 
@@ -390,20 +392,34 @@ def load_agents(path: str | Path) -> MARL:
     path = Path(path)
     base = path.with_suffix("") if path.suffix in (".npz", ".json") else path
     js, npz = base.with_suffix(".json"), base.with_suffix(".npz")
-    meta = json.loads(js.read_text())
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"{js}: not a gridshift MARL file (format {meta.get('format')!r}, expected {FORMAT!r})")
-    c = meta["config"]
-    cfg = MARLConfig(**{**c, "hidden": tuple(c["hidden"])})
-    team = MARL(meta["algorithm"], meta["agents"], meta["obs_dim"], meta["n_actions"], cfg, meta.get("meta"))
-    with np.load(npz, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
+    try:
+        meta = json.loads(js.read_text())
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{js}: not a gridshift MARL file ({type(e).__name__}: {e})") from None
+    fmt = meta.get("format") if isinstance(meta, dict) else None
+    if fmt != FORMAT:
+        raise ValueError(f"{js}: not a gridshift MARL file (format {fmt!r}, expected {FORMAT!r})")
+    try:
+        c = meta["config"]
+        cfg = MARLConfig(**{**c, "hidden": tuple(c["hidden"])})
+        team = MARL(meta["algorithm"], meta["agents"], meta["obs_dim"], meta["n_actions"], cfg, meta.get("meta"))
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{js}: bad MARL metadata ({type(e).__name__}: {e})") from None
+    try:
+        with np.load(npz, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as e:  # missing, truncated, or an object array (pickle)
+        raise ValueError(f"{npz}: not a gridshift MARL weights file ({type(e).__name__}: {e})") from None
     for i, ag in enumerate(team.agents):
         pre = f"agent{i}/"
         mine = {k[len(pre):]: v for k, v in arrays.items() if k.startswith(pre)}
         if not mine:
             raise ValueError(f"{npz}: no tensors for agent {i} ({meta['agents'][i]})")
-        ag.load(mine)
+        try:
+            ag.load(mine)
+        except (KeyError, RuntimeError, TypeError) as e:  # a tensor missing or of another shape than the json's
+            raise ValueError(f"{npz}: agent {i} ({meta['agents'][i]}) does not match {js.name} "
+                             f"({type(e).__name__}: {e})") from None
     return team
 
 

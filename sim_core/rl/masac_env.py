@@ -35,7 +35,9 @@ from .reward import MASAC_DEFAULTS, check_masac_params, masac_terms
 
 GPU = 1  # resource column of GPUs in the engine's (cores, GPUs, memory) arrays
 PER_SITE = ("job_gpus", "job_duration", "job_slack", "avail_gpus", "queued_gpus", "price", "carbon")
-QUEUED_CLIP = 4.0  # queued GPUs / installed is clipped to this (a queue of 4 sites' worth says "overloaded")
+#: queued GPUs / installed is clipped to this: an assumption (the paper does not scale Q_n), a queue of four
+#: sites' worth already says "overloaded"
+QUEUED_CLIP = 4.0
 
 
 class JobDecisionEnv:

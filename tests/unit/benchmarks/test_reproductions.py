@@ -91,6 +91,17 @@ def test_splice_replaces_only_the_regenerated_sections():
     assert out == "# Head\n\nintro\n\n## Zones\n\nnew zones\n\n## CarbonFlex (x)\n\nnew cf\n\n## MASAC\n\nmasac\n"
 
 
+def test_write_splices_one_run_into_the_page_and_replaces_it_whole_otherwise(tmp_path, monkeypatch):
+    doc = tmp_path / "reproductions.md"
+    doc.write_text("# Head\n\nintro\n\n## Zones\n\nold zones\n\n## MASAC\n\nold masac\n")
+    monkeypatch.setattr(R, "DOC", doc)
+    R.write("# H\n\n## MASAC\n\nnew masac\n", only=True)
+    assert doc.read_text() == "# Head\n\nintro\n\n## Zones\n\nold zones\n\n## MASAC\n\nnew masac\n"
+    R.write("# H\n\n## MASAC\n\nnew masac\n", only=False)
+    assert doc.read_text() == "# H\n\n## MASAC\n\nnew masac\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["reproductions.md"]  # no temporary file left
+
+
 def test_masac_run_utility_conserves_gpu_hours(tmp_path):
     """The run-level MASAC utility: revenue over every job's GPU-hours (slack unbounded) equals the revenue over
     the GPU-hours the steps ran (a drained run does all the work); a slack of 0 drops the jobs that waited."""

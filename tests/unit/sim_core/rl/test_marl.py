@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import polars as pl
@@ -239,9 +240,25 @@ def test_load_refuses_other_files(tmp_path):
     with pytest.raises(ValueError, match="not a gridshift MARL file"):
         marl.load_agents(tmp_path / "t")
     js.write_text(json.dumps(meta))
+    good = npz.read_bytes()
     np.savez(npz, x=np.array([np.array([1]), "s"], dtype=object))  # an object array needs pickle to load
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=f"{re.escape(str(npz))}: not a gridshift MARL weights file"):
         marl.load_agents(tmp_path / "t")
+    npz.write_bytes(good[: len(good) // 2])  # truncated
+    with pytest.raises(ValueError, match=f"{re.escape(str(npz))}: not a gridshift MARL weights file"):
+        marl.load_agents(tmp_path / "t")
+    npz.write_bytes(good)
+    js.write_text(json.dumps({**meta, "obs_dim": 7}))  # the weights are of another shape than the json says
+    with pytest.raises(ValueError, match=f"{re.escape(str(npz))}: agent 0 \\(A\\) does not match t.json"):
+        marl.load_agents(tmp_path / "t")
+    js.write_text("{not json")
+    with pytest.raises(ValueError, match=f"{re.escape(str(js))}: not a gridshift MARL file"):
+        marl.load_agents(tmp_path / "t")
+    js.write_text(json.dumps({k: v for k, v in meta.items() if k != "config"}))
+    with pytest.raises(ValueError, match=f"{re.escape(str(js))}: bad MARL metadata"):
+        marl.load_agents(tmp_path / "t")
+    js.write_text(json.dumps(meta))
+    assert marl.load_agents(tmp_path / "t").agent_names == ["A", "B"]
     with pytest.raises(ValueError, match="algorithm must be one of"):
         marl.MARL("ppo", ["A"], 3, 2, marl.MARLConfig())
     with pytest.raises(ValueError, match="MARLConfig.batch_size must be a positive int"):
