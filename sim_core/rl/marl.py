@@ -26,6 +26,7 @@ import dataclasses
 import io
 import json
 import math
+import os
 import time
 import zipfile
 from dataclasses import dataclass
@@ -303,6 +304,10 @@ def _run_episodes(team: MARL, envs: list, seeds: list[int], buffers: list[Replay
     return ret
 
 
+#: the fields of an epoch's row that measure the machine (wall seconds, the load they ran under), not the training:
+#: everything else repeats exactly under a seed
+MEASURED = ("seconds", "load_avg_1min")
+
 def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, validate_window: dict | None = None,
           log=print, meta: dict | None = None, budget_s: float | None = None,
           on_epoch=None) -> tuple[MARL, list[dict]]:
@@ -343,7 +348,8 @@ def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, 
                     stats = ag.update(b.sample(brng, cfg.batch_size))
         val = _run_episodes(team, [val_env], [cfg.seed], None, False, None)[0] if val_env is not None else None
         row = {"epoch": epoch + 1, "train_return_usd": float(np.mean(ret)), "validation_return_usd": val,
-               "buffer": int(sum(b.n for b in buffers)), "seconds": time.perf_counter() - t0, **stats}
+               "buffer": int(sum(b.n for b in buffers)), "seconds": time.perf_counter() - t0,
+               "load_avg_1min": os.getloadavg()[0], **stats}
         rows.append(row)
         team.meta["epochs"] = rows
         if on_epoch is not None:

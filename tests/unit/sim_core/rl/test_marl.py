@@ -211,8 +211,9 @@ def test_short_training_finishes_and_repeats_under_a_seed(busy, algorithm, tmp_p
     runs = [marl.train(algorithm, make, wins, TINY, {"steps": 40}, log=lambda m: None) for _ in range(2)]
     (t1, rows1), (t2, rows2) = runs
     assert len(rows1) == 2 and rows1[-1]["buffer"] > 200
-    assert [{k: v for k, v in r.items() if k != "seconds"} for r in rows1] == \
-        [{k: v for k, v in r.items() if k != "seconds"} for r in rows2]
+    assert [{k: v for k, v in r.items() if k not in marl.MEASURED} for r in rows1] == \
+        [{k: v for k, v in r.items() if k not in marl.MEASURED} for r in rows2]
+    assert all(set(marl.MEASURED) <= set(r) for r in rows1)
     for a, b in zip(t1.agents, t2.agents, strict=True):
         ta, tb = a.tensors(), b.tensors()
         assert ta.keys() == tb.keys()
