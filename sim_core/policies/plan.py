@@ -41,6 +41,12 @@ def site_plan(n_dc: int, n_steps: int) -> np.ndarray:
     return np.zeros((n_dc, 3, n_steps + 1))
 
 
+def start_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> dict[str, np.ndarray]:
+    """The state parts of a baseline that plans each task's start (Wait Awhile, GAIA): ``start``
+    (:func:`task_slots`), ``cb`` (:func:`carbon_buffer`) and ``resv`` (:func:`site_plan`), empty."""
+    return {"start": task_slots(n_tasks), "cb": carbon_buffer(n_dc, horizon_steps), "resv": site_plan(n_dc, n_steps)}
+
+
 @njit(cache=True, nogil=True)
 def carbon_known(hist, fc, k, cb):
     """cb[d, h]: the carbon intensity of bundle step k + h as known at k -- the actual for h = 0, the
