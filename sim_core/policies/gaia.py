@@ -18,17 +18,7 @@ from ..engine.layout import IO_S0, K_CPU, K_GPU, OPT_ALLOW_DEFER, OPT_MANAGED, S
 from ..engine.loop import policy_loop
 from ..engine.servers import _cap_of
 from . import registry
-from .plan import (
-    available,
-    carbon_buffer,
-    know_carbon,
-    needs_forecast,
-    reserve,
-    room_for,
-    site_plan,
-    steps_of,
-    task_slots,
-)
+from .plan import available, know_carbon, needs_forecast, reserve, room_for, start_plan, steps_of
 
 LOWEST_CARBON_WINDOW = registry.code("gaia_lowest_carbon_window")
 CARBON_TIME = registry.code("gaia_carbon_time")
@@ -46,14 +36,14 @@ GAIA_GRID_STEPS = registry.param("gaia_carbon_time", "grid_steps")
 
 #: GAIA's state between steps (:func:`new_state`): ``start`` per task (its planned start, bundle step; NaN: not
 #: seen yet), ``cls`` (2, 2) the running sum and count of job lengths per queue, ``cb`` the carbon known now
-#: (``plan.carbon_buffer``), ``resv`` the capacity-aware variant's plan of each site (``plan.site_plan``).
+#: (``plan.carbon_buffer``), ``resv`` the capacity-aware variant's plan of each site (``plan.site_plan``): the
+#: parts but ``cls`` are ``plan.start_plan``'s.
 GaiaState = namedtuple("GaiaState", ["start", "cls", "cb", "resv"])
 
 
 def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> GaiaState:
     """A run's empty state: nothing planned, empty queues (``past``: unused)."""
-    return GaiaState(start=task_slots(n_tasks), cls=np.zeros((2, 2)), cb=carbon_buffer(n_dc, horizon_steps),
-                     resv=site_plan(n_dc, n_steps))
+    return GaiaState(cls=np.zeros((2, 2)), **start_plan(n_tasks, n_dc, n_steps, horizon_steps))
 
 
 @njit(cache=True, nogil=True)

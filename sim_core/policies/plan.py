@@ -41,6 +41,19 @@ def site_plan(n_dc: int, n_steps: int) -> np.ndarray:
     return np.zeros((n_dc, 3, n_steps + 1))
 
 
+def start_plan(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int) -> dict[str, np.ndarray]:
+    """The state parts of a baseline that plans each task's start (Wait Awhile, GAIA): ``start``
+    (:func:`task_slots`), ``cb`` (:func:`carbon_buffer`) and ``resv`` (:func:`site_plan`), empty."""
+    return {"start": task_slots(n_tasks), "cb": carbon_buffer(n_dc, horizon_steps), "resv": site_plan(n_dc, n_steps)}
+
+
+def resource_book(n_dc: int, n_steps: int) -> dict[str, np.ndarray]:
+    """The per-resource booking VCC's and CarbonFlex's states share, empty: ``vload`` (2, n_dc, 3) fractions of each
+    site's cores / GPUs / GB booked now, ``vbook`` (2, n_dc, 3, n_steps + 1) those to release at a run step
+    (:func:`release_vload`)."""
+    return {"vload": np.zeros((2, n_dc, 3)), "vbook": np.zeros((2, n_dc, 3, n_steps + 1))}
+
+
 @njit(cache=True, nogil=True)
 def carbon_known(hist, fc, k, cb):
     """cb[d, h]: the carbon intensity of bundle step k + h as known at k -- the actual for h = 0, the

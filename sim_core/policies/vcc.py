@@ -29,6 +29,7 @@ from .plan import (
     know_carbon,
     needs_forecast,
     release_vload,
+    resource_book,
     site_fractions,
     steps_of,
     task_slots,
@@ -56,9 +57,8 @@ def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -
     """A run's empty state: nothing seen, no curve (no cap), no demand recorded (``past``: unused)."""
     return VccState(start=task_slots(n_tasks), curve=np.full((n_dc, 24), np.inf),
                     dem=np.zeros((n_dc, HISTORY_DAYS + 1)), infl=np.zeros((2, n_dc, STEPS_PER_DAY)),
-                    cb=carbon_buffer(n_dc, horizon_steps), isc=np.array([0], np.int64),
-                    vload=np.zeros((2, n_dc, 3)), vbook=np.zeros((2, n_dc, 3, n_steps + 1)),
-                    vdem=np.zeros((n_dc, 3)))
+                    cb=carbon_buffer(n_dc, horizon_steps), isc=np.array([0], np.int64), vdem=np.zeros((n_dc, 3)),
+                    **resource_book(n_dc, n_steps))
 
 
 @njit(cache=True, nogil=True)

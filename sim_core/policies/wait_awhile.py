@@ -28,19 +28,7 @@ from ..engine.layout import (
 )
 from ..engine.loop import policy_loop
 from . import registry
-from .plan import (
-    available,
-    carbon_buffer,
-    ctl,
-    know_carbon,
-    needs_forecast,
-    reserve,
-    room_for,
-    site_plan,
-    steps_of,
-    task_slots,
-    work_left,
-)
+from .plan import available, ctl, know_carbon, needs_forecast, reserve, room_for, start_plan, steps_of, work_left
 
 WAIT_AWHILE = registry.code("wait_awhile")
 WAIT_AWHILE_INTERRUPTING = registry.code("wait_awhile_interrupting")
@@ -52,14 +40,13 @@ THRESHOLD_WINDOW = registry.param("wait_awhile_threshold", "window_steps")
 
 #: Wait Awhile's state between steps (:func:`new_state`): ``start`` per task (its planned start, bundle step; NaN:
 #: not planned), ``cb`` the carbon known now (``plan.carbon_buffer``), ``resv`` the capacity-aware variant's plan
-#: of each site (``plan.site_plan``).
+#: of each site (``plan.site_plan``): ``plan.start_plan``'s parts.
 WaitAwhileState = namedtuple("WaitAwhileState", ["start", "cb", "resv"])
 
 
 def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -> WaitAwhileState:
     """A run's empty state: nothing planned (``past``: unused)."""
-    return WaitAwhileState(start=task_slots(n_tasks), cb=carbon_buffer(n_dc, horizon_steps),
-                           resv=site_plan(n_dc, n_steps))
+    return WaitAwhileState(**start_plan(n_tasks, n_dc, n_steps, horizon_steps))
 
 
 @njit(cache=True, nogil=True)

@@ -35,6 +35,7 @@ from ..plan import (
     know_carbon,
     release_load,
     release_vload,
+    resource_book,
     site_fractions,
     steps_of,
     task_slots,
@@ -82,9 +83,8 @@ def new_state(n_tasks: int, n_dc: int, n_steps: int, horizon_steps: int, past) -
     """A run's empty state: nothing learned or booked, with the job history ``past``."""
     return CarbonFlexState(tgt=task_slots(n_tasks), book=np.zeros((5, n_dc, n_steps + 1)), load=np.zeros((5, n_dc)),
                            cb=carbon_buffer(n_dc, horizon_steps), day=np.array([-1], np.int64),
-                           vload=np.zeros((2, n_dc, 3)), vbook=np.zeros((2, n_dc, 3, n_steps + 1)),
                            table=np.full((n_dc, N_REPLAYS * KB_ROWS, N_COLS), np.nan), rate=np.zeros((n_dc, 3)),
-                           past=past)
+                           past=past, **resource_book(n_dc, n_steps))
 
 
 @njit(cache=True, nogil=True)
