@@ -174,15 +174,10 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
         batt_base, n_col, col_lower, col_upper, col_cost = add_battery(
             rows, battery, p_col, weight_kwh, n_col, col_lower, col_upper, col_cost, battery_free_start)
 
-    r = np.concatenate(rows.rows_i)
-    c = np.concatenate(rows.cols_i)
-    v = np.concatenate(rows.vals)
-    order = np.lexsort((r, c))
-    r, c, v = r[order], c[order], v[order]
-    start = np.searchsorted(c, np.arange(n_col + 1)).astype(np.int32)
+    start, index, value = rows.csc(n_col)
     return LPModel(n_col=n_col, n_row=rows.n_row, col_cost=col_cost, col_lower=col_lower, col_upper=col_upper,
                    row_lower=np.concatenate(rows.rlo), row_upper=np.concatenate(rows.rhi), start=start,
-                   index=r.astype(np.int32), value=v, n_cells=nc, dk_base=base, task_rows=task_rows,
+                   index=index, value=value, n_cells=nc, dk_base=base, task_rows=task_rows,
                    p_weight=weight_kwh * STEP_H, batt_base=batt_base)
 
 
@@ -212,6 +207,16 @@ class _Rows:
         self.rows_i.append(r.ravel())
         self.cols_i.append(c.ravel())
         self.vals.append(v.ravel())
+
+    def csc(self, n_col: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries as a column-wise matrix of ``n_col`` columns (HiGHS's ``kColwise``): column starts (int32),
+        row indices (int32, rising within a column) and values."""
+        r = np.concatenate(self.rows_i)
+        c = np.concatenate(self.cols_i)
+        v = np.concatenate(self.vals)
+        order = np.lexsort((r, c))
+        start = np.searchsorted(c[order], np.arange(n_col + 1)).astype(np.int32)
+        return start, r[order].astype(np.int32), v[order]
 
 
 def _site_rows(rows: _Rows, d: int, s: SitePower, base: int, n: int, cap, p_upper, weight_kwh, fac: FacilityPieces,
