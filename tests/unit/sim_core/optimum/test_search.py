@@ -6,7 +6,6 @@ the engine on small windows."""
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 import pytest
 
 import sim_core
