@@ -103,6 +103,10 @@ def plan_schedule(prep: Prepared, lower: OptimumResult, hold_wakes: float = WAKE
                            f"{prep.seed})")
     if not (np.isfinite(cap_scale) and cap_scale > 0):
         raise OptimumError(f"cap_scale must be > 0, got {cap_scale!r}")
+    if not (np.isfinite(hold_wakes) and hold_wakes >= 0):
+        raise OptimumError(f"hold_wakes must be >= 0 (wake latencies), got {hold_wakes!r}")
+    if not 0.0 <= overflow <= 1.0:
+        raise OptimumError(f"overflow must be in [0, 1], got {overflow!r}")
     t = time.perf_counter()
     sc, T, C = prep.scenario, prep.tasks, prep.ctx
     n, s0 = lower.steps, prep.s0

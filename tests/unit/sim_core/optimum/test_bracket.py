@@ -139,6 +139,10 @@ def test_plan_variants_book_within_capacity_and_are_candidates(three_sites, one_
     assert one_day.upper.value <= one_day.upper.plan_value
     with pytest.raises(OptimumError, match="cap_scale"):
         plan_schedule(prep, one_day.lower, cap_scale=0.0)
+    with pytest.raises(OptimumError, match="hold_wakes"):
+        plan_schedule(prep, one_day.lower, hold_wakes=float("nan"))
+    with pytest.raises(OptimumError, match="overflow"):
+        plan_schedule(prep, one_day.lower, overflow=1.5)
 
 
 def test_a_remote_dispatch_books_the_steps_after_its_transfer(tmp_path):
