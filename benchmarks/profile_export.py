@@ -30,15 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks._report import machine, publish  # noqa: E402
 from benchmarks.bench_scale import REGIONS, YEAR  # noqa: E402
+from benchmarks.profile_scale import rss_mb  # noqa: E402
 
-PAGE = os.sysconf("SC_PAGE_SIZE")
 #: a bundle file by its schema's first column
 FILES = {"task_id": "tasks.parquet", "location": "signals.parquet", "src_location": "network.parquet"}
-
-
-def rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * PAGE / 2**20
 
 
 class Sampler:

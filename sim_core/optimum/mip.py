@@ -157,17 +157,12 @@ def integrality_gap(scenario, *, seed: int = 0, start=None, days=None, steps=Non
     base = np.maximum(baseline_kw(sites, fac), floor)
     offset = -float((w_kwh[:, k0:] * STEP_H * base[:, k0:]).sum())
 
-    r = np.concatenate(rows.rows_i)
-    cc = np.concatenate(rows.cols_i)
-    v = np.concatenate(rows.vals)
-    order = np.lexsort((r, cc))
     lp = highspy.HighsLp()
     lp.num_col_, lp.num_row_ = int(n_col), int(rows.n_row)
     lp.col_cost_, lp.col_lower_, lp.col_upper_ = col_cost, col_lower, col_upper
     lp.row_lower_, lp.row_upper_ = np.concatenate(rows.rlo), np.concatenate(rows.rhi)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = np.searchsorted(cc[order], np.arange(n_col + 1)).astype(np.int32)
-    lp.a_matrix_.index_, lp.a_matrix_.value_ = r[order].astype(np.int32), v[order]
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = rows.csc(n_col)
     relax, relax_s, _, _ = _run(lp, threads, None)
     lp.integrality_ = [highspy.HighsVarType.kInteger] * m + [highspy.HighsVarType.kContinuous] * (n_col - m)
     mip, mip_s, bound, status = _run(lp, threads, time_limit_s)

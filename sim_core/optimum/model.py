@@ -174,15 +174,10 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
         batt_base, n_col, col_lower, col_upper, col_cost = add_battery(
             rows, battery, p_col, weight_kwh, n_col, col_lower, col_upper, col_cost, battery_free_start)
 
-    r = np.concatenate(rows.rows_i)
-    c = np.concatenate(rows.cols_i)
-    v = np.concatenate(rows.vals)
-    order = np.lexsort((r, c))
-    r, c, v = r[order], c[order], v[order]
-    start = np.searchsorted(c, np.arange(n_col + 1)).astype(np.int32)
+    start, index, value = rows.csc(n_col)
     return LPModel(n_col=n_col, n_row=rows.n_row, col_cost=col_cost, col_lower=col_lower, col_upper=col_upper,
                    row_lower=np.concatenate(rows.rlo), row_upper=np.concatenate(rows.rhi), start=start,
-                   index=r.astype(np.int32), value=v, n_cells=nc, dk_base=base, task_rows=task_rows,
+                   index=index, value=value, n_cells=nc, dk_base=base, task_rows=task_rows,
                    p_weight=weight_kwh * STEP_H, batt_base=batt_base)
 
 
@@ -212,6 +207,16 @@ class _Rows:
         self.rows_i.append(r.ravel())
         self.cols_i.append(c.ravel())
         self.vals.append(v.ravel())
+
+    def csc(self, n_col: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The entries as a column-wise matrix of ``n_col`` columns (HiGHS's ``kColwise``): column starts (int32),
+        row indices (int32, rising within a column) and values."""
+        r = np.concatenate(self.rows_i)
+        c = np.concatenate(self.cols_i)
+        v = np.concatenate(self.vals)
+        order = np.lexsort((r, c))
+        start = np.searchsorted(c[order], np.arange(n_col + 1)).astype(np.int32)
+        return start, r[order].astype(np.int32), v[order]
 
 
 def _site_rows(rows: _Rows, d: int, s: SitePower, base: int, n: int, cap, p_upper, weight_kwh, fac: FacilityPieces,
@@ -256,32 +261,16 @@ def _site_rows(rows: _Rows, d: int, s: SitePower, base: int, n: int, cap, p_uppe
         if coef != 0.0:
             add_entries(rr, idx + v, -coef)
     # I >= H (fans >= 0) and I >= H + fan plane
-    r0 = add_rows(np.zeros(n), np.full(n, np.inf))
-    rr = r0 + np.arange(n)
-    add_entries(rr, idx + V_I, 1.0)
-    add_entries(rr, idx + V_H, -1.0)
+    _ge_rows(rows, np.zeros(n), (idx + V_I, 1.0), (idx + V_H, -1.0))
     for aH, aA, c in s.fan_planes:
-        r0 = add_rows(np.full(n, c - aH * s.sleep_floor), np.full(n, np.inf))
-        rr = r0 + np.arange(n)
-        add_entries(rr, idx + V_I, 1.0)
-        add_entries(rr, idx + V_H, -(1.0 + aH))
-        if aA != 0.0:
-            add_entries(rr, idx + V_AC, -aA)
-            add_entries(rr, idx + V_AG, -aA)
+        _ge_rows(rows, np.full(n, c - aH * s.sleep_floor), (idx + V_I, 1.0), (idx + V_H, -(1.0 + aH)),
+                 (idx + V_AC, -aA), (idx + V_AG, -aA))
     # C >= CRAC plane
     for aH, c in s.crac_planes:
-        r0 = add_rows(np.full(n, c), np.full(n, np.inf))
-        rr = r0 + np.arange(n)
-        add_entries(rr, idx + V_C, 1.0)
-        if aH != 0.0:
-            add_entries(rr, idx + V_H, -aH)
+        _ge_rows(rows, np.full(n, c), (idx + V_C, 1.0), (idx + V_H, -aH))
     # U >= a I + c (UPS loss)
     for a, c in s.ups_planes:
-        r0 = add_rows(np.full(n, c), np.full(n, np.inf))
-        rr = r0 + np.arange(n)
-        add_entries(rr, idx + V_U, 1.0)
-        if a != 0.0:
-            add_entries(rr, idx + V_I, -a)
+        _ge_rows(rows, np.full(n, c), (idx + V_U, 1.0), (idx + V_I, -a))
     # Q >= (1 + s) (I + C + L) + c + U for the facility lines in use
     k_used = fac.count[d]
     for q in range(fac.slope.shape[2]):
@@ -298,7 +287,13 @@ def _site_rows(rows: _Rows, d: int, s: SitePower, base: int, n: int, cap, p_uppe
         add_entries(rr, ix + V_U, -1.0)
     # P >= (1 + t) Q + e (transformer loss)
     for a, c in s.tr_planes:
-        r0 = add_rows(np.full(n, c), np.full(n, np.inf))
-        rr = r0 + np.arange(n)
-        add_entries(rr, idx + V_P, 1.0)
-        add_entries(rr, idx + V_Q, -(1.0 + a))
+        _ge_rows(rows, np.full(n, c), (idx + V_P, 1.0), (idx + V_Q, -(1.0 + a)))
+
+
+def _ge_rows(rows: _Rows, lower: np.ndarray, *terms: tuple[np.ndarray, float]) -> None:
+    """One row per entry of ``lower``: sum of coef x column >= lower, for the ``(columns, coef)`` terms (a zero
+    coefficient adds no entry)."""
+    rr = rows.add_rows(lower, np.full(lower.shape[0], np.inf)) + np.arange(lower.shape[0])
+    for cols, coef in terms:
+        if coef != 0.0:
+            rows.add_entries(rr, cols, coef)

@@ -189,7 +189,7 @@ def _chain_planes(p: np.ndarray, it_d: float, rej_d: float) -> tuple[np.ndarray,
                 ups.append((c1 + 2 * c2 * x0, it_d * (c0 + c1 * x0 + c2 * x0 * x0) - (c1 + 2 * c2 * x0) * x0 * it_d))
         else:
             ups.append((0.0, max(0.0, it_d * c0)))
-    ups = [(a, c) for a, c in ups] or [(0.0, 0.0)]
+    ups = ups or [(0.0, 0.0)]
     tr = []
     eff, pul = float(p[ph.P_TR_EFF]), float(p[ph.P_TR_PUL])
     if rej_d > 0 and eff < 1.0 and pul > 0:

@@ -101,6 +101,12 @@ def plan_schedule(prep: Prepared, lower: OptimumResult, hold_wakes: float = WAKE
         raise OptimumError(f"the lower bound's window (step {lower.start_step}, {lower.steps} steps, seed "
                            f"{lower.seed}) is not the run's (step {prep.s0}, {bound_steps(prep)} steps, seed "
                            f"{prep.seed})")
+    if not (np.isfinite(cap_scale) and cap_scale > 0):
+        raise OptimumError(f"cap_scale must be > 0, got {cap_scale!r}")
+    if not (np.isfinite(hold_wakes) and hold_wakes >= 0):
+        raise OptimumError(f"hold_wakes must be >= 0 (wake latencies), got {hold_wakes!r}")
+    if not 0.0 <= overflow <= 1.0:
+        raise OptimumError(f"overflow must be in [0, 1], got {overflow!r}")
     t = time.perf_counter()
     sc, T, C = prep.scenario, prep.tasks, prep.ctx
     n, s0 = lower.steps, prep.s0
@@ -114,16 +120,14 @@ def plan_schedule(prep: Prepared, lower: OptimumResult, hold_wakes: float = WAKE
     # a task that needs a sleeping server waits for its wake, and for a wake group requested later in the same
     # step (docs/simulation.md "Server power states"): twice the wake latency is kept to spare (measured: the
     # longest wait past a dispatch on the benchmark bundle was 1.3 wakes)
-    wake = np.array([WAKE_SPARE * float(sc.params[d][P_WAKE_S]) if prep.managed else 0.0 for d in range(sc.n_dc)])
-    hold = np.array([hold_wakes * float(sc.params[d][P_WAKE_S]) if prep.managed else 0.0 for d in range(sc.n_dc)])
+    wake_s = np.array([float(sc.params[d][P_WAKE_S]) if prep.managed else 0.0 for d in range(sc.n_dc)])
+    wake, hold = WAKE_SPARE * wake_s, hold_wakes * wake_s
     slack = T.deadline - T.arrival - T.duration
     order = np.lexsort((T.arrival, slack)).astype(np.int64)
     m = T.arrival.shape[0]
     site = np.full(m, -1, np.int64)
     step = np.zeros(m, np.int64)
     late = np.zeros(m, np.int8)
-    if not (np.isfinite(cap_scale) and cap_scale > 0):
-        raise OptimumError(f"cap_scale must be > 0, got {cap_scale!r}")
     plan_kernel(order, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.bw, T.origin, T.deadline, C.cap * cap_scale,
                 C.delay_s_per_gb, C.rtt_s, float(C.t0), int(n), np.ascontiguousarray(lower.profile.price),
                 np.ascontiguousarray(lower.profile.busy), xfer_w, wake, hold, float(overflow), site, step, late)

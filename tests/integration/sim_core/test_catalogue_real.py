@@ -15,21 +15,12 @@ from sim_core.drain import run_drained
 from sim_core.locality import replication_share, task_datasets, task_tenants, tenants_per_site, window_datasets
 from sim_core.simulator import Prepared, policy_spec
 
-MAIN_JOB_ID = "0aa016f2fbf57f59"  # README's main job
 START, DAYS = "2023-07-10T00:00:00+00:00", 7
 
 
 @pytest.fixture(scope="module")
-def sc(shared_data, tmp_path_factory):
-    from dagster_project.runner import export_bundle
-    from gridshift.home import Home
-    from scenario_builder.bundle import BuildParams
-
-    home = Home.resolve(tmp_path_factory.mktemp("cat_home")).ensure()
-    built = export_bundle(BuildParams(regions=("US-CAL-CISO", "DE-LU", "SG"), year=2023), home=home,
-                          mirror=shared_data)
-    assert built.bundle_id == MAIN_JOB_ID
-    return sim_core.load(built.path)
+def sc(main_job):
+    return sim_core.load(main_job)
 
 
 def test_tenants_are_the_trace_users_in_even_shares(sc):

@@ -13,21 +13,12 @@ import sim_core
 from sim_core import network_power as NP
 from sim_core.options import TRANSFER_KWH_PER_GB
 
-MAIN_JOB_ID = "0aa016f2fbf57f59"  # README's main job
 START, DAYS = "2023-07-10T00:00:00+00:00", 7
 
 
 @pytest.fixture(scope="module")
-def sc(shared_data, tmp_path_factory):
-    from dagster_project.runner import export_bundle
-    from gridshift.home import Home
-    from scenario_builder.bundle import BuildParams
-
-    home = Home.resolve(tmp_path_factory.mktemp("np_home")).ensure()
-    built = export_bundle(BuildParams(regions=("US-CAL-CISO", "DE-LU", "SG"), year=2023), home=home,
-                          mirror=shared_data)
-    assert built.bundle_id == MAIN_JOB_ID
-    return sim_core.load(built.path)
+def sc(main_job):
+    return sim_core.load(main_job)
 
 
 def test_sign_change_inside_the_plausible_range(sc):

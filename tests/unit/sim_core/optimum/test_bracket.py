@@ -20,18 +20,9 @@ DAY = 96
 
 
 @pytest.fixture(scope="module")
-def three_sites(tmp_path_factory):
+def three_sites(three_site_bundle):
     """3 sites, 2 days of synthetic signals, 240 synthetic tasks with allowed delays of 0, 2 or 6 h."""
-    n = 2 * DAY
-    t = synthetic_tasks(240, n, seed=3)
-    t = t.with_columns(max_delay_s=pl.Series(np.random.default_rng(4).choice([0.0, 7200.0, 21600.0], t.height)),
-                       bandwidth_gb=pl.lit(0.5))
-    tz = ["America/Los_Angeles", "Europe/Berlin", "Asia/Singapore"]
-    path = write_bundle(tmp_path_factory.mktemp("bracket"), locations=["L0", "L1", "L2"], timezones=tz,
-                        total_cores=256, total_gpus=16, total_mem_gb=2000, n_steps=n,
-                        signals=synthetic_signals(3, n, 3), tasks=t, usd_per_gb=0.02, throughput_mbps=400.0,
-                        rtt_ms=90.0)
-    return sim_core.load(path)
+    return three_site_bundle("bracket", n_tasks=240, seed=3, total_cores=256, total_gpus=16, total_mem_gb=2000)
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +139,10 @@ def test_plan_variants_book_within_capacity_and_are_candidates(three_sites, one_
     assert one_day.upper.value <= one_day.upper.plan_value
     with pytest.raises(OptimumError, match="cap_scale"):
         plan_schedule(prep, one_day.lower, cap_scale=0.0)
+    with pytest.raises(OptimumError, match="hold_wakes"):
+        plan_schedule(prep, one_day.lower, hold_wakes=float("nan"))
+    with pytest.raises(OptimumError, match="overflow"):
+        plan_schedule(prep, one_day.lower, overflow=1.5)
 
 
 def test_a_remote_dispatch_books_the_steps_after_its_transfer(tmp_path):

@@ -6,7 +6,6 @@ the engine on small windows."""
 from __future__ import annotations
 
 import numpy as np
-import polars as pl
 import pytest
 
 import sim_core
@@ -20,17 +19,9 @@ DAY = 96
 
 
 @pytest.fixture(scope="module")
-def sites(tmp_path_factory):
+def sites(three_site_bundle):
     """3 sites, 2 days, 160 synthetic tasks with allowed delays of 0, 2 or 6 h."""
-    n = 2 * DAY
-    t = synthetic_tasks(160, n, seed=5)
-    t = t.with_columns(max_delay_s=pl.Series(np.random.default_rng(6).choice([0.0, 7200.0, 21600.0], t.height)),
-                       bandwidth_gb=pl.lit(0.5))
-    path = write_bundle(tmp_path_factory.mktemp("search"), locations=["L0", "L1", "L2"],
-                        timezones=["America/Los_Angeles", "Europe/Berlin", "Asia/Singapore"], total_cores=192,
-                        total_gpus=12, total_mem_gb=1500, n_steps=n, signals=synthetic_signals(3, n, 5), tasks=t,
-                        usd_per_gb=0.02, throughput_mbps=400.0, rtt_ms=90.0)
-    return sim_core.load(path)
+    return three_site_bundle("search", n_tasks=160, seed=5, total_cores=192, total_gpus=12, total_mem_gb=1500)
 
 
 def test_a_policy_run_replayed_as_a_plan_is_the_same_run(sites):
