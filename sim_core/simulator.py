@@ -16,6 +16,7 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from . import battery as B
+from . import chunks as K
 from . import engine as E
 from . import forecast as F
 from . import origin as O
@@ -50,9 +51,12 @@ class Prepared:
     """Everything a run needs as arrays (one object per run)."""
 
     def __init__(self, scenario, seed: int = 0, *, start=None, days=None, steps=None,
-                 policy_code: int = -1, controls: bool = False, consume: bool = False, **options):
+                 policy_code: int = -1, controls: bool = False, consume: bool = False, chunk_steps: int | None = None,
+                 **options):
         # ``consume``: the scenario is this run's alone (``run`` loaded it from a path): its year of task columns is
-        # consumed as the run's window is taken from it (:func:`window_tasks`), not held beside the run's own
+        # consumed as the run's window is taken from it (:func:`window_tasks`), not held beside the run's own.
+        # ``chunk_steps``: the window's tasks are taken that many steps of arrivals at a time (sim_core.chunks; None:
+        # all at once); a run with flexible-task controls takes them all at once
         sc = as_scenario(scenario)
         self.scenario = sc
         self.seed = check_seed(seed)
@@ -69,12 +73,31 @@ class Prepared:
         spec = registry.by_code(policy_code) if policy_code >= 0 else None
         # (a stateful policy's job history first: an owned scenario's task columns are gone once the window is taken)
         past = past_tasks(sc, self.seed, opts, t0, spec) if spec is not None and spec.stateful else None
-        self.tasks, self.lo, self.task_id = window_tasks(sc, self.seed, opts, t0, t0 + n * sc.step_s, consume=consume)
+        if chunk_steps is not None and (isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int)
+                                        or chunk_steps < 1):
+            raise RunOptionsError(f"chunk_steps must be a whole number of steps >= 1 (or None), got {chunk_steps!r}")
+        #: steps of arrivals per chunk (sim_core.chunks): the whole window when it is one chunk
+        self.chunk_steps = n if chunk_steps is None or controls else min(int(chunk_steps), n)
+        self._consume = consume
+        t_end = t0 + n * sc.step_s
+        if self.chunk_steps < n:  # the window's count and queue minima first (the chunks come one at a time)
+            n_w, qmin = window_summary(sc, self.seed, opts, t0, t_end)
+        self.tasks, self.lo, ids = window_tasks(sc, self.seed, opts, t0, t0 + self.chunk_steps * sc.step_s,
+                                                consume=consume and self.chunk_steps == n)
         arr_w = self.tasks.arrival
-        self.hi = self.lo + arr_w.shape[0]
+        if self.chunk_steps == n:
+            n_w, qmin = arr_w.shape[0], _queue_minima(self.tasks)
+            self.task_id, self._out, self._gidx = ids, None, None
+        else:  # (ids and per-task outputs for the whole window; the engine's arrays hold the live tasks)
+            self.task_id = np.empty(n_w, ids.dtype)
+            self.task_id[:ids.shape[0]] = ids
+            self._out, self._gidx = K.Outputs(n_w), np.arange(arr_w.shape[0], dtype=np.int64)
+        #: the first step whose arrivals are not taken yet
+        self._next = self.chunk_steps
+        self.hi = self.lo + n_w
         #: the window's steps (arrivals) and the steps a run may take, its drain included (sim_core.drain)
         self.n_window = n
-        n = self.n = n + drain_steps(opts, s0, n, sc.n_steps, float(sc.step_s), arr_w.shape[0])
+        n = self.n = n + drain_steps(opts, s0, n, sc.n_steps, float(sc.step_s), n_w)
         #: the step count at which the run ended (set when it has; None before)
         self.n_end = None
         flexible = self.tasks.flexible
@@ -85,7 +108,6 @@ class Prepared:
         carbon = np.ascontiguousarray(sc.carbon_g_per_kwh[:, s0:s0 + n])
         # what a policy may know, step by step (sim_core.forecast): history, forecasts, publications
         self.info = F.build_info(sc, s0, n, opts, self.seed)
-        qmin = _queue_minima(self.tasks)
         cfg = server_config(sc)
         self.managed = opts.power == "managed"
         #: the sites' batteries (sim_core.battery; None without one): their targets for every step of the run
@@ -97,11 +119,11 @@ class Prepared:
         #: whether a policy may pause / resume / rescale flexible tasks (not the built-in policies)
         self.controls = bool(controls)
         self.n_flexible = int(flexible.sum())
-        n_w = arr_w.shape[0]
-        self.state = E.new_state(n_w, sc.n_dc, n, n_flex=n_w if (controls and self.n_flexible) else 1,
+        n_c = arr_w.shape[0]
+        self.state = E.new_state(n_c, sc.n_dc, n, n_flex=n_c if (controls and self.n_flexible) else 1,
                                  n_ds=n_datasets(sc, opts.catalogue, opts.catalogue_tenants))
         #: a stateful policy's own state (its module's ``new_state``), None for the rule policies
-        self.plan = spec.new_state(n_w, sc.n_dc, n, self.info.fc.shape[2], past) if past is not None else None
+        self.plan = spec.new_state(n_c, sc.n_dc, n, self.info.fc.shape[2], past) if past is not None else None
         self.state.free[:] = cap
         S = self.state
         if self.managed:  # the run starts empty: only the spare pool is on
@@ -120,10 +142,32 @@ class Prepared:
         n = self.n_out
         return self.state.srv[:, :, :n] if self.managed else None
 
+    def step_to(self, j_end: int, advance) -> None:
+        """Run to step ``j_end`` with ``advance(j)`` (the policy's loop to step j), taking each next chunk of
+        arrivals at its first step (sim_core.chunks: the done tasks leave the arrays, the chunk's join them)."""
+        sc = self.scenario
+        while self._next < min(j_end, self.n_window):
+            b = self._next
+            advance(b)
+            e = min(b + self.chunk_steps, self.n_window)
+            new, lo, ids = window_tasks(sc, self.seed, self.options, self.t0 + b * sc.step_s,
+                                        self.t0 + e * sc.step_s, consume=self._consume and e == self.n_window)
+            first = lo - self.lo
+            self.task_id[first:first + ids.shape[0]] = ids
+            self.n_flexible += int(new.flexible.sum())
+            self.tasks, self.state, self._gidx = K.compact(self.tasks, self.state, self._gidx, self._out, new, first)
+            self._next = e
+        advance(j_end)
+
     def end_stepping(self) -> None:
         """The run will not step again (``run``, once its loop has ended): drop the per-task arrays that only the
         engine reads (the queues' links and order, the pending list, the inputs no result reads), so that the
-        results' per-task passes (``sim_core.result``) take their place rather than adding to the run's peak."""
+        results' per-task passes (``sim_core.result``) take their place rather than adding to the run's peak. A
+        chunked run's results read its window's per-task outputs (sim_core.chunks)."""
+        if self._gidx is not None:
+            self.tasks, self.state = K.finish(self.tasks, self.state, self._gidx, self._out)
+            self._gidx = self._out = None
+            return
         self.tasks = self.tasks._replace(**dict.fromkeys(ENGINE_ONLY_TASK_FIELDS))
         self.state = self.state._replace(**dict.fromkeys(ENGINE_ONLY_STATE_FIELDS))
 
@@ -145,8 +189,8 @@ class Prepared:
 
 
 #: the fields of ``engine.Tasks`` and ``engine.State`` that no result reads (:meth:`Prepared.end_stepping`)
-ENGINE_ONLY_TASK_FIELDS = ("mem", "bw", "u_rand", "ckpt", "mthr", "flexible", "ds", "ds_gb")
-ENGINE_ONLY_STATE_FIELDS = ("nxt", "seq", "pend")
+ENGINE_ONLY_TASK_FIELDS = K.ENGINE_ONLY_TASK_FIELDS
+ENGINE_ONLY_STATE_FIELDS = K.ENGINE_ONLY_STATE_FIELDS
 
 
 def window_tasks(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float, *,
@@ -165,10 +209,7 @@ def window_tasks(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float, *,
             setattr(sc, name, None)
         return a
 
-    # random streams: one Generator per purpose, spawned from the run seed (child i is the same
-    # whatever the count, so adding a stream never changes the others)
-    g_origin, g_policy, g_workload = (np.random.Generator(np.random.PCG64(c))
-                                      for c in np.random.SeedSequence(seed).spawn(3))
+    g_origin, g_policy, g_workload = _streams(seed)
     # the run's workload realisation (which of the bundle's weeks make up its year, sim_core.realisation):
     # only the window's tasks are built, each with the origin and the uniform it has in the whole year
     # (one draw per realised task in arrival order; the draws before the window are skipped, not made)
@@ -216,6 +257,24 @@ def window_tasks(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float, *,
         mthr=take("marginal_throughput", rows), flexible=np.ascontiguousarray(flexible),
         ds=ds_w, ds_gb=ds_gb_w)
     return tasks, lo, task_id
+
+
+def _streams(seed: int) -> tuple[np.random.Generator, ...]:
+    """The run's random streams (origins, the policy's uniforms, the workload realisation): one Generator per
+    purpose, spawned from the run seed (child i is the same whatever the count, so adding a stream never changes
+    the others)."""
+    return tuple(np.random.Generator(np.random.PCG64(c)) for c in np.random.SeedSequence(seed).spawn(3))
+
+
+def window_summary(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float) -> tuple[int, np.ndarray]:
+    """What a chunked run needs of its whole window before its first chunk (sim_core.chunks): the count of the
+    realised tasks arriving in ``[t_lo, t_hi)`` and their queue minima (``Ctx.qmin``, :func:`_queue_minima`), the
+    same as :func:`window_tasks` would give for the whole window."""
+    rows = realise_window(sc.arrival_s, float(sc.n_steps * sc.step_s), _streams(seed)[2], opts.workload,
+                          t_lo, t_hi).rows[0]
+    q = np.zeros(6)
+    E.queue_minima(sc.cpu_cores[rows], sc.gpus[rows], sc.mem_gb[rows], q)
+    return int(rows.shape[0]), q
 
 
 def past_tasks(sc: Scenario, seed: int, opts, t0: float, spec) -> E.Tasks:
@@ -317,7 +376,7 @@ def _no_phase(name: str) -> None:
 
 
 def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None, days=None,
-        steps=None, on_phase=_no_phase, **options):
+        steps=None, on_phase=_no_phase, chunk_steps: int | None = None, **options):
     """Run a whole window with a policy and return a :class:`~sim_core.result.RunResult`.
 
     ``policy``: a policy's name (``sim_core.policies.registry``), a Numba-jitted function
@@ -335,18 +394,19 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     if isinstance(policy, str):
         spec = policy_spec(policy)
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps,
-                        policy_code=spec.code, controls=spec.stateful, consume=own, **options)
+                        policy_code=spec.code, controls=spec.stateful, consume=own, chunk_steps=chunk_steps, **options)
         # the policy's own jitted loop (a stateful one keeps its plan in prep.plan and controls flexible tasks)
         kern = spec.kernel()
         on_phase("stepping")
-        run_drained(prep, lambda j_end: kern(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code,
-                                             j_end))
+        run_drained(prep, lambda j_end: prep.step_to(j_end, lambda j: kern(prep.tasks, prep.state, prep.ctx, prep.info,
+                                                                            prep.plan, spec.code, j)))
         prep.end_stepping()
     elif isinstance(policy, CPUDispatcher):
         prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, consume=own,
-                        **options)
+                        chunk_steps=chunk_steps, **options)
         on_phase("stepping")
-        run_drained(prep, lambda j_end: E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, j_end))
+        run_drained(prep, lambda j_end: prep.step_to(j_end, lambda j: E.run_custom(prep.tasks, prep.state, prep.ctx,
+                                                                                  prep.info, policy, j)))
         prep.end_stepping()
     elif callable(policy):
         sim = Simulator(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)

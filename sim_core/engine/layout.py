@@ -198,6 +198,59 @@ def steps_major(shape, dtype=np.float64, fill=0) -> np.ndarray:
     return np.swapaxes(np.full((*lead, n_steps, n_dc), fill, dtype), -1, -2)
 
 
+#: the per-task fields of ``State`` and their initial values (dtype, fill): one place for :func:`new_state` and
+#: for the tasks a chunked run appends (``sim_core.chunks``)
+TASK_INIT = {
+    "status": (np.int8, 0), "dest": (np.int32, -1), "decision": (np.float64, np.nan),
+    "ready": (np.float64, np.nan), "start": (np.float64, np.nan), "delay": (np.float64, 0.0),
+    "forced": (np.int8, 0), "violated": (np.int8, 0), "nxt": (np.int32, -1), "seq": (np.int64, 0),
+    "fin": (np.float64, np.nan), "gb": (np.float64, 0.0),
+}
+#: the flexible-task fields of ``State`` (one slot per task when the run has flexible tasks and controls, else one
+#: slot in all) and their initial values
+FLEX_INIT = {
+    "scale": (np.float64, 1.0), "segs": (np.float64, np.nan), "rem": (np.float64, 0.0), "run_s": (np.float64, 0.0),
+    "nseg": (np.int32, 0), "npause": (np.int32, 0), "nrescale": (np.int32, 0),
+    "flex": (np.int32, 0), "ctl_task": (np.int32, 0), "ctl_val": (np.float64, 0.0),
+}
+
+# ---------------------------------------------------------------------------- what compaction does to each field
+# A chunked run (``sim_core.chunks``) drops the tasks that are done from its arrays and appends the next
+# arrivals; every field of ``Tasks`` and ``State`` is declared here once by what it holds, so that the
+# compaction is one generic function and a new field cannot be forgotten (tests/unit/sim_core/test_chunks.py).
+K_VALUE = "value"  # one value per task (gathered with the tasks kept)
+K_LINK = "link"  # one task index per task (-1: none): gathered, and its values renumbered
+K_INDEX = "index"  # task indices that are not per task (-1: none): renumbered in place
+K_LIST = "list"  # a list of task indices, its first ``State.sc[slot]`` entries live (slot: :data:`LIST_COUNT`)
+K_FLEX = "flex"  # per task only when the run has flexible tasks and controls (else one slot): a run that
+#                  has them keeps one chunk
+K_RUN = "run"  # per run: datacenters, steps, counters (no task index)
+TASK_KIND = dict.fromkeys(Tasks._fields, K_VALUE)
+STATE_KIND = {
+    **dict.fromkeys(("status", "dest", "decision", "ready", "start", "delay", "forced", "violated", "seq", "fin",
+                     "gb"), K_VALUE),
+    "nxt": K_LINK,
+    **dict.fromkeys(("q_head", "q_tail", "bucket_head", "bucket_tail"), K_INDEX),
+    "pend": K_LIST,
+    **dict.fromkeys(FLEX_INIT, K_FLEX),
+    **dict.fromkeys(("free", "commit", "q_len", "transit_n", "acc", "acc_run", "srv_on", "srv_wk", "srv_twk", "qdem",
+                     "srv", "rel", "part", "diff", "run_part", "run_diff", "m_queue", "m_transit", "m_pending", "sc",
+                     "n_paused", "m_viol", "m_paused", "rep"), K_RUN),
+}
+#: the count slot in ``State.sc`` of each list of task indices
+LIST_COUNT = {"pend": SC_PEND_N, "flex": SC_FLEX_N, "ctl_task": SC_CTL_N}
+#: the slots of ``State.sc`` that hold a task index (renumbered by a compaction); every other slot is a count
+SC_TASK_INDEX = (SC_NEXT_ARRIVAL,)
+#: statuses in which the engine writes nothing more of a task unless an index field still refers to it (a started
+#: task is final at its start without controls; with them it stays on the ``flex`` list until it has finished)
+ST_FINAL = (ST_STARTED, ST_UNSCHEDULABLE)
+
+
+def task_arrays(n_tasks: int) -> dict[str, np.ndarray]:
+    """The per-task fields of a fresh ``State`` (:data:`TASK_INIT`) for ``n_tasks`` tasks."""
+    return {k: np.full(n_tasks, v, dt) for k, (dt, v) in TASK_INIT.items()}
+
+
 def new_state(n_tasks: int, n_dc: int, n_steps: int, n_flex: int = 1, n_ds: int = 0) -> State:
     """Zeroed state; ``n_flex``: the size of the flexible-task arrays (the task count when the run has
     flexible tasks and controls, else 1); ``n_ds``: the datasets of the run (no site holds a replica yet).
@@ -205,11 +258,7 @@ def new_state(n_tasks: int, n_dc: int, n_steps: int, n_flex: int = 1, n_ds: int 
     f = np.float64
     k = max(n_flex, 1)
     return State(
-        status=np.zeros(n_tasks, np.int8), dest=np.full(n_tasks, -1, np.int32),
-        decision=np.full(n_tasks, np.nan), ready=np.full(n_tasks, np.nan),
-        start=np.full(n_tasks, np.nan), delay=np.zeros(n_tasks), forced=np.zeros(n_tasks, np.int8),
-        violated=np.zeros(n_tasks, np.int8), nxt=np.full(n_tasks, -1, np.int32),
-        seq=np.zeros(n_tasks, np.int64),
+        **task_arrays(n_tasks), **{name: np.full(k, v, dt) for name, (dt, v) in FLEX_INIT.items()},
         free=np.zeros((n_dc, 3), f), commit=np.zeros((n_dc, 3), f),
         q_head=np.full((n_dc, 2), -1, np.int32), q_tail=np.full((n_dc, 2), -1, np.int32),
         q_len=np.zeros(n_dc, np.int64), transit_n=np.zeros(n_dc, np.int64),
@@ -223,11 +272,7 @@ def new_state(n_tasks: int, n_dc: int, n_steps: int, n_flex: int = 1, n_ds: int 
         m_queue=steps_major((n_dc, n_steps), np.int64), m_transit=steps_major((n_dc, n_steps), np.int64),
         m_pending=steps_major((n_dc, n_steps), np.int64),
         pend=np.zeros(max(n_tasks, 1), np.int32), sc=np.zeros(N_SC, np.int64),
-        fin=np.full(n_tasks, np.nan),
-        scale=np.ones(k), segs=np.full(k, np.nan), rem=np.zeros(k), run_s=np.zeros(k),
-        nseg=np.zeros(k, np.int32), npause=np.zeros(k, np.int32), nrescale=np.zeros(k, np.int32),
-        flex=np.zeros(k, np.int32), ctl_task=np.zeros(k, np.int32), ctl_val=np.zeros(k),
         n_paused=np.zeros(n_dc, np.int64), m_viol=steps_major((n_dc, n_steps), np.int64),
         m_paused=steps_major((n_dc, n_steps), np.int64),
-        gb=np.zeros(n_tasks), rep=np.full((n_dc, max(n_ds, 1)), -np.inf),
+        rep=np.full((n_dc, max(n_ds, 1)), -np.inf),
     )

@@ -1,0 +1,132 @@
+"""Chunked stepping (sim_core.chunks, issue 34 item 4): a run that takes its window's tasks a few steps of arrivals
+at a time, dropping the done tasks from the engine's arrays between chunks, gives the one-chunk run's results bit for
+bit. The golden bundle (tests/unit/sim_core/test_golden_totals.py) queues, defers and sends tasks away, so a chunk of
+seven steps (105 min) leaves tasks pending, in transit and queued across most boundaries; its recorded digests are
+those of one-chunk runs."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import sim_core
+from sim_core import chunks as K
+from sim_core import engine as E
+from sim_core.drain import WORK_KEYS
+from sim_core.engine import layout as L
+from sim_core.options import RunOptionsError
+from sim_core.policies import registry
+from sim_core.simulator import Prepared
+from tests.unit.sim_core.test_golden_totals import (
+    DIGESTS,
+    DRAIN_DAYS,
+    DRAINED,
+    POWERS,
+    _frame_digest,
+    _totals_digest,
+    golden_bundle,
+)
+
+CHUNK = 7  # steps of arrivals per chunk: ~100 tasks, 55 chunks over the golden bundle's four days
+
+
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory):
+    return sim_core.load(golden_bundle(tmp_path_factory.mktemp("golden_chunks")))
+
+
+def test_every_field_is_declared_for_compaction():
+    """A field added to Tasks or State without a declaration fails here, not silently in a chunked run."""
+    assert set(L.TASK_KIND) == set(E.Tasks._fields)
+    assert set(L.STATE_KIND) == set(E.State._fields)
+    assert set(L.STATE_KIND.values()) <= {L.K_VALUE, L.K_LINK, L.K_INDEX, L.K_LIST, L.K_FLEX, L.K_RUN}
+    # the per-task fields are exactly those with an initial value per task; the lists each have a count slot
+    assert {f for f, k in L.STATE_KIND.items() if k in (L.K_VALUE, L.K_LINK)} == set(L.TASK_INIT)
+    assert {f for f, k in L.STATE_KIND.items() if k == L.K_FLEX} == set(L.FLEX_INIT)
+    assert {f for f, k in L.STATE_KIND.items() if k == L.K_LIST} <= set(L.LIST_COUNT)
+    assert set(L.SC_TASK_INDEX) <= set(range(E.N_SC))
+    # every field a result reads is an output of a chunked run
+    assert set(K.TASK_OUT) | set(K.ENGINE_ONLY_TASK_FIELDS) == set(E.Tasks._fields)
+
+
+@pytest.mark.parametrize("power", POWERS)
+@pytest.mark.parametrize("policy", sim_core.POLICIES)
+def test_every_policy_chunked_reproduces_the_one_chunk_digests(golden, policy, power):
+    """Stopped at the window's end (the recorded digests' runs); a policy that controls flexible tasks (the stateful
+    baselines) runs in one chunk whatever it is given."""
+    r = sim_core.run(golden, policy, seed=5, power=power, drain=False, chunk_steps=CHUNK)
+    got = {"totals": _totals_digest({k: v for k, v in r.totals.items() if k not in WORK_KEYS}),
+           "steps": _frame_digest(r.steps), "tasks": _frame_digest(r.tasks)}
+    assert got == json.loads(DIGESTS.read_text())[f"{policy}/{power}"]
+
+
+@pytest.mark.parametrize("policy", sim_core.POLICIES)
+def test_every_policy_chunked_and_drained_reproduces_the_one_chunk_digests(golden, policy):
+    r = sim_core.run(golden, policy, seed=5, days=DRAIN_DAYS, chunk_steps=CHUNK)
+    got = {"totals": _totals_digest(r.totals), "steps": _frame_digest(r.steps), "tasks": _frame_digest(r.tasks)}
+    assert got == json.loads(DRAINED.read_text())[policy]
+
+
+@pytest.mark.parametrize("chunk", [1, 96, 4 * 96 - 1])
+def test_any_chunk_length_gives_the_same_tasks_and_totals(golden, chunk):
+    """One step per chunk (a compaction at every step), a day, and all but the last step."""
+    one = sim_core.run(golden, "lowest_carbon", seed=3, power="managed")
+    many = sim_core.run(golden, "lowest_carbon", seed=3, power="managed", chunk_steps=chunk)
+    assert many.tasks.equals(one.tasks) and many.transfers.equals(one.transfers) and many.steps.equals(one.steps)
+    assert _totals_digest(many.totals) == _totals_digest(one.totals)
+
+
+def test_the_arrays_hold_the_live_tasks_and_every_link_survives_a_compaction(golden):
+    """Stepped by hand chunk by chunk: at the boundaries tasks are pending, in transit and queued (the links that
+    compaction renumbers), the arrays hold far fewer tasks than the window, and each queue and transit bucket
+    still links exactly its tasks."""
+    spec = registry.get("defer_to_greener")  # (defers: tasks pending across boundaries)
+    prep = Prepared(golden, 5, policy_code=spec.code, chunk_steps=CHUNK, power="managed")
+    kern = spec.kernel()
+    n_window = prep.hi - prep.lo
+    seen = {E.ST_PENDING: 0, E.ST_TRANSIT: 0, E.ST_QUEUED: 0}
+    largest = 0
+    for b in range(CHUNK, prep.n_window, CHUNK):
+        prep.step_to(b + 1, lambda j: kern(prep.tasks, prep.state, prep.ctx, prep.info, None, spec.code, j))
+        S = prep.state
+        largest = max(largest, S.status.shape[0])
+        for st in seen:
+            seen[st] += int((S.status == st).sum())
+        _check_links(S)
+    assert all(v > 0 for v in seen.values()), seen
+    assert largest < n_window / 3, (largest, n_window)
+
+
+def _check_links(S) -> None:
+    """Every queue holds q_len tasks, all queued at that site; every transit bucket holds tasks in transit."""
+    n = S.status.shape[0]
+    for d in range(S.q_len.shape[0]):
+        count = 0
+        for k in range(2):
+            i = int(S.q_head[d, k])
+            while i >= 0:
+                assert 0 <= i < n and S.status[i] == E.ST_QUEUED and S.dest[i] == d
+                count += 1
+                i = int(S.nxt[i])
+        assert count == S.q_len[d]
+    in_buckets = 0
+    for j in np.flatnonzero(S.bucket_head >= 0):
+        i = int(S.bucket_head[j])
+        while i >= 0:
+            assert S.status[i] == E.ST_TRANSIT
+            in_buckets += 1
+            i = int(S.nxt[i])
+    assert in_buckets == int(S.transit_n.sum())
+
+
+def test_a_run_with_controls_keeps_one_chunk(golden):
+    prep = Prepared(golden, 5, days=1, policy_code=registry.get("carbonscaler").code, controls=True, chunk_steps=4)
+    assert prep.chunk_steps == prep.n_window and prep.tasks.arrival.shape[0] == prep.hi - prep.lo
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "7"])
+def test_a_bad_chunk_length_is_refused_by_name(golden, bad):
+    with pytest.raises(RunOptionsError, match="chunk_steps"):
+        sim_core.run(golden, "lowest_carbon", days=1, chunk_steps=bad)
