@@ -16,6 +16,11 @@ flexible state and a baseline's own per-task plan are not yet declared for compa
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+import weakref
+from pathlib import Path
+
 import numpy as np
 
 from .engine import layout as L
@@ -30,24 +35,113 @@ STATE_OUT = tuple(f for f, k in L.STATE_KIND.items() if k in (L.K_VALUE, L.K_LIN
                   and f not in ENGINE_ONLY_STATE_FIELDS)
 
 
+#: rows per part of a chunked run's result passes (``sim_core.result``): what they hold at a time, per column
+PART_ROWS = 1 << 21
+
+
+class Derived:
+    """Per-task columns the result passes derive part by part (``sim_core.result``), in task order: kept in memory,
+    or appended to files in ``root`` (a chunked run's, whose window is not held whole)."""
+
+    def __init__(self, root: Path | None = None):
+        self.root = root
+        self._parts: dict[str, list[np.ndarray]] = {}
+        self._dtype: dict[str, np.dtype] = {}
+
+    def add(self, name: str, a: np.ndarray) -> None:
+        if self.root is None:
+            self._parts.setdefault(name, []).append(a)
+            return
+        self._dtype[name] = a.dtype
+        with open(self.root / f"derived-{name}", "ab") as f:
+            np.ascontiguousarray(a).tofile(f)
+
+    def whole(self, name: str) -> np.ndarray:
+        """Column ``name`` of the run's tasks (the one part itself when there was one)."""
+        if self.root is None:
+            parts = self._parts[name]
+            return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return np.fromfile(self.root / f"derived-{name}", self._dtype[name])
+
+
+class ArrayColumns:
+    """The per-task columns of a run whose arrays held its window (one chunk): its ``Tasks`` and ``State``."""
+
+    def __init__(self, T, S):
+        self.T, self.S = T, S
+        self.n = T.arrival.shape[0]
+        #: whether the flexible-task fields are per task (a run with flexible tasks and controls)
+        self.flex_per_task = bool(self.n) and S.scale.shape[0] == self.n
+
+    def whole(self, name: str) -> np.ndarray:
+        return getattr(self.T if name in L.TASK_KIND else self.S, name)
+
+    def parts(self) -> list[tuple[int, int]]:
+        return [(0, self.n)]
+
+    def part(self, lo: int, hi: int) -> dict[str, np.ndarray]:
+        return _Part(self.whole) if (lo, hi) == (0, self.n) else _Part(lambda f: self.whole(f)[lo:hi])
+
+    def derived(self) -> Derived:
+        return Derived()
+
+
+class _Part(dict):
+    """Columns of some rows, read on first use."""
+
+    def __init__(self, read):
+        super().__init__()
+        self._read = read
+
+    def __missing__(self, name: str) -> np.ndarray:
+        self[name] = a = self._read(name)
+        return a
+
+
 class Outputs:
-    """The per-task results of a chunked run's window (``n`` tasks), filled as its tasks leave the arrays: one
-    array per field of :data:`TASK_OUT` and :data:`STATE_OUT`, allocated at the first write with the dtype
-    of the engine's array."""
+    """The per-task results of a chunked run's window (``n`` tasks), written as its tasks leave the engine's
+    arrays: one file per field of :data:`TASK_OUT` and :data:`STATE_OUT` in a directory of its own (removed with
+    this object), each ``n`` values at the tasks' window indices, so that the window is never held whole; the
+    results read it back :data:`PART_ROWS` tasks at a time (the same interface as :class:`ArrayColumns`)."""
+
+    flex_per_task = False  # (a run with controls keeps one chunk)
 
     def __init__(self, n: int):
         self.n = n
-        self.tasks: dict[str, np.ndarray] = {}
-        self.state: dict[str, np.ndarray] = {}
+        self.root = Path(tempfile.mkdtemp(prefix="gridshift-run-"))
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True)
+        self._dtype: dict[str, np.dtype] = {}
 
     def put(self, rows: np.ndarray, T, S, sel: np.ndarray) -> None:
         """Write the tasks ``sel`` (a mask or indices into the engine's arrays) at window indices ``rows``."""
-        for fields, src, dst in ((TASK_OUT, T, self.tasks), (STATE_OUT, S, self.state)):
+        for fields, src in ((TASK_OUT, T), (STATE_OUT, S)):
             for f in fields:
                 a = getattr(src, f)
-                if f not in dst:
-                    dst[f] = np.empty(self.n, a.dtype)
-                dst[f][rows] = a[sel]
+                path = self.root / f
+                if f not in self._dtype:
+                    self._dtype[f] = a.dtype
+                    with open(path, "wb") as fh:
+                        fh.truncate(self.n * a.dtype.itemsize)
+                if self.n:
+                    mm = np.memmap(path, a.dtype, "r+", shape=(self.n,))
+                    mm[rows] = a[sel]
+                    del mm  # (unmapped: the pages written are the file's, not the run's)
+
+    def read(self, name: str, lo: int, hi: int) -> np.ndarray:
+        dt = self._dtype[name]
+        return np.fromfile(self.root / name, dt, count=hi - lo, offset=lo * dt.itemsize)
+
+    def whole(self, name: str) -> np.ndarray:
+        return self.read(name, 0, self.n)
+
+    def parts(self) -> list[tuple[int, int]]:
+        return [(lo, min(lo + PART_ROWS, self.n)) for lo in range(0, max(self.n, 1), PART_ROWS)]
+
+    def part(self, lo: int, hi: int) -> dict[str, np.ndarray]:
+        return _Part(lambda f: self.read(f, lo, hi))
+
+    def derived(self) -> Derived:
+        return Derived(self.root)
 
 
 def referenced(S, n: int) -> np.ndarray:
@@ -116,9 +210,9 @@ def compact(T, S, gidx: np.ndarray, out: Outputs, new_T, first: int):
 
 
 def finish(T, S, gidx: np.ndarray, out: Outputs):
-    """The run's ``(Tasks, State)`` for its results once it has stepped: every task still in the arrays written
-    into ``out``, the per-task fields the results read replaced by the window's outputs, the rest dropped."""
+    """The run's ``(Tasks, State)`` once it has stepped: every task still in the arrays written into ``out``
+    (whose files the results then read), every per-task field dropped."""
     out.put(gidx, T, S, np.arange(T.arrival.shape[0]))
-    T2 = T._replace(**dict.fromkeys(ENGINE_ONLY_TASK_FIELDS), **out.tasks)
-    S2 = S._replace(**dict.fromkeys(ENGINE_ONLY_STATE_FIELDS), **out.state)
+    T2 = T._replace(**dict.fromkeys(L.Tasks._fields))
+    S2 = S._replace(**{f: None for f, k in L.STATE_KIND.items() if k in (L.K_VALUE, L.K_LINK, L.K_LIST)})
     return T2, S2

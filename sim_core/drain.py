@@ -102,16 +102,24 @@ def charge_share(gpu_share: float, done_c: float, done_g: float, left_c: float, 
     return share
 
 
-def work_totals(prep, n: int, finish: np.ndarray, totals: dict, gpu_share: float) -> dict:
-    """The work done and left at the run's end (nominal: cores or GPUs x duration, at scale 1), the work left
-    charged at the run's own rates per GPU-hour and per core-hour (:func:`charge_share`; only with
-    ``drain=True``; ``gpu_share``: the GPUs' share of the run's IT energy), and the per-unit rates."""
-    T, S, C = prep.tasks, prep.state, prep.ctx
-    rem_p = S.rem if S.rem.shape == T.duration.shape else T.duration  # (S.rem is per task only with controls)
-    *terms, counts = _work_terms(S.status, S.start, finish, rem_p, T.duration, T.cores, T.gpus, C.t0 + n * E.STEP_S)
-    hours = [(float(terms[2 * j][:counts[j]].sum()) / 3600, float(terms[2 * j + 1][:counts[j]].sum()) / 3600)
-             for j in range(2)]
-    (all_c, left_c), (all_g, left_g) = hours
+#: the per-task work terms (:func:`work_terms`), in the order ``work_totals`` sums them
+WORK_TERMS = ("work_all_core_s", "work_left_core_s", "work_all_gpu_s", "work_left_gpu_s")
+
+
+def work_terms(status, start, finish, rem_p, duration, cores, gpus, t_end: float) -> dict[str, np.ndarray]:
+    """The terms of :data:`WORK_TERMS` of some of the run's tasks (:func:`_work_terms`; ``rem_p``: the recorded
+    remainders when the run has them per task, else the durations): the run's are those of its tasks in order,
+    whose sums :func:`work_totals` takes."""
+    *terms, counts = _work_terms(status, start, finish, rem_p, duration, cores, gpus, t_end)
+    return {name: terms[k][:counts[k // 2]] for k, name in enumerate(WORK_TERMS)}
+
+
+def work_totals(prep, n: int, sums: dict[str, float], totals: dict, gpu_share: float) -> dict:
+    """The work done and left at the run's end (nominal: cores or GPUs x duration, at scale 1; ``sums``: the sums
+    of the run's :data:`WORK_TERMS`), the work left charged at the run's own rates per GPU-hour and per
+    core-hour (:func:`charge_share`; only with ``drain=True``; ``gpu_share``: the GPUs' share of the run's IT
+    energy), and the per-unit rates."""
+    all_c, left_c, all_g, left_g = (sums[name] / 3600 for name in WORK_TERMS)
     done_c, done_g = all_c - left_c, all_g - left_g
     out = {"drain_steps": int(n - prep.n_window), "work_core_hours": done_c, "work_gpu_hours": done_g,
            "work_left_core_hours": left_c, "work_left_gpu_hours": left_g}

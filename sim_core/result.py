@@ -14,7 +14,7 @@ from numba import njit
 
 from . import battery as B
 from . import engine as E
-from .drain import work_totals
+from .drain import WORK_TERMS, work_terms, work_totals
 from .engine.cache import digest
 from .physics import OUT_NAMES, STEP_HOURS, priced
 from .physics import compute as physics_compute
@@ -152,8 +152,9 @@ def _step_in(x, n):
 
 @njit(cache=True, nogil=True)
 def _task_counters(origin, dest, status, forced, arrival, decision, start, fin, bw, usd_per_gb,
-                   carbon, kwh_per_gb, mean_ci, t0, s0, n):
-    """One pass over the tasks: per-(dc, step) event counts and transfer flows, per-task transfer
+                   carbon, kwh_per_gb, mean_ci, t0, s0, n, cnt, flow):
+    """One pass over the tasks: per-(dc, step) event counts and transfer flows (added to ``cnt``, ``flow``, in task
+    order: a run's tasks passed in consecutive parts give its one pass's sums), per-task transfer
     cost/energy/emissions and finish times.
 
     Arrivals count at the origin, decisions/starts/finishes at the destination, transfers at the
@@ -163,10 +164,7 @@ def _task_counters(origin, dest, status, forced, arrival, decision, start, fin, 
     from task times (data): each is range-checked as a float by :func:`_step_in` before it becomes an
     integer, so a non-finite or huge time (a task that never finishes) counts nowhere.
     """
-    n_dc = usd_per_gb.shape[0]
     n_all = carbon.shape[1]
-    cnt = np.zeros((len(COUNTERS), n_dc, n), np.int64)
-    flow = np.zeros((len(FLOWS), n_dc, n))
     m = origin.shape[0]
     x_cost = np.zeros(m)
     x_kwh = np.zeros(m)
@@ -208,7 +206,7 @@ def _task_counters(origin, dest, status, forced, arrival, decision, start, fin, 
         jf = _step_in(np.ceil((f - t0) / STEP_S) - 1, n)
         if jf >= 0:
             cnt[7, d, jf] += 1
-    return cnt, flow, x_cost, x_kwh, x_kg, finish
+    return x_cost, x_kwh, x_kg, finish
 
 
 #: the per-task counts of :func:`_task_tallies`, in the order it returns them (keys of ``RunResult.totals``)
@@ -254,20 +252,22 @@ def _task_tallies(status, dest, origin, start, arrival, finish, violated, t_end)
     return c, wait
 
 
-def flex_task_state(prep, finish: np.ndarray) -> dict[str, np.ndarray]:
+def flex_task_state(cols, finish: np.ndarray) -> dict[str, np.ndarray]:
     """Per window task: scale at the end, pauses, resumes (forced ones included), rescales, and the
     seconds it ran (booked, checkpoint overheads included; NaN if it never started). Without controls
-    (or without flexible tasks) every task ran once at scale 1 for its duration."""
-    S, T = prep.state, prep.tasks
-    m = T.arrival.shape[0]
-    if S.scale.shape[0] == m and m:
-        nseg = S.nseg.astype(np.int64)
-        return {"scale": S.scale.copy(), "n_pauses": S.npause.astype(np.int64),
-                "n_resumes": np.maximum(nseg - 1 - S.nrescale, 0), "n_rescales": S.nrescale.astype(np.int64),
-                "run_s": np.where(nseg > 0, S.run_s, finish - S.start)}
+    (or without flexible tasks) every task ran once at scale 1 for its duration. ``cols``: the run's per-task
+    columns (``sim_core.chunks``)."""
+    m = cols.n
+    start = cols.whole("start")
+    if cols.flex_per_task and m:
+        nseg = cols.whole("nseg").astype(np.int64)
+        nrescale = cols.whole("nrescale")
+        return {"scale": cols.whole("scale").copy(), "n_pauses": cols.whole("npause").astype(np.int64),
+                "n_resumes": np.maximum(nseg - 1 - nrescale, 0), "n_rescales": nrescale.astype(np.int64),
+                "run_s": np.where(nseg > 0, cols.whole("run_s"), finish - start)}
     zeros = np.zeros(m, np.int64)
     return {"scale": np.ones(m), "n_pauses": zeros, "n_resumes": zeros, "n_rescales": zeros,
-            "run_s": finish - S.start}
+            "run_s": finish - start}
 
 
 def site_summary(locations, ph: dict) -> pl.DataFrame:
@@ -297,7 +297,7 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
     """Results of a finished (or paused) run. ``lazy_tasks``: build the per-task frames on first
     access; only for a ``prep`` that will not step any further (their arrays are read then)."""
     sc = prep.scenario
-    T, S, C = prep.tasks, prep.state, prep.ctx
+    S = prep.state
     n, s0 = prep.n_out, prep.s0
     ks = slice(s0, s0 + n)
 
@@ -311,26 +311,55 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
                          servers=None if srv is None else np.ascontiguousarray(srv))
 
     # ---------------------------------------------------------------- per-task events and transfers
-    cnt, flow, xfer_cost, xfer_kwh, xfer_kg, finish = _task_counters(
-        T.origin, S.dest, S.status, S.forced, T.arrival, S.decision, S.start, S.fin, S.gb,
-        sc.usd_per_gb, sc.carbon_g_per_kwh, float(prep.options.transfer_kwh_per_gb),
-        prep.options.transfer_emissions == "mean", float(C.t0), s0, n)
+    cols = prep.columns()
+    cnt, flow, tally, der = _task_passes(prep, cols, n)
     cnt[5] = S.m_viol[:, :n]  # violations decided in each step, net (a pause withdraws one decided at the start)
-    xfer = (xfer_cost, xfer_kwh, xfer_kg)
     # the batteries (sim_core.battery): grid energy = facility energy + charge - discharge
     bat = None if prep.battery is None else B.apply(prep.battery, ph["total_kw"])
     steps = _steps_frame(prep, ph, busy, cnt, flow, bat)
 
     def task_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
-        return _task_frames(prep, finish, xfer)
+        return _task_frames(prep, cols, der)
 
-    totals = _totals(prep, ph, steps, finish, xfer)
+    totals = _totals(prep, ph, steps, tally, der)
     if bat is not None:
         totals.update(battery_totals(prep.battery.params, bat))
     return RunResult(steps=steps, task_frames=task_frames if lazy_tasks else task_frames(), totals=totals,
                      sites=site_summary(sc.locations, ph),
                      seed=prep.seed, bundle_id=sc.bundle_id, gridshift_version=gridshift_version(), policy=policy,
                      options={**prep.options.public(), "start_step": s0, "steps": prep.n_window})
+
+
+#: the per-task columns the result passes derive (:func:`_task_passes`): transfers, finish, wait, work terms
+XFER = ("transfer_cost_usd", "transfer_kwh", "transfer_carbon_kg")
+
+
+def _task_passes(prep, cols, n: int):
+    """The per-task passes over the run's tasks, part by part in task order (``cols.parts()``: one part for a run
+    whose arrays held its window, sim_core.chunks): the per-(dc, step) counters and flows, the tallies, and the
+    derived per-task columns (:data:`XFER`, ``finish``, ``wait``, ``drain.WORK_TERMS``) in ``cols.derived()``."""
+    sc, C = prep.scenario, prep.ctx
+    cnt = np.zeros((len(COUNTERS), sc.n_dc, n), np.int64)
+    flow = np.zeros((len(FLOWS), sc.n_dc, n))
+    tally = np.zeros(len(TALLIES), np.int64)
+    der = cols.derived()
+    t_tally = C.t0 + n * float(sc.step_s)
+    t_work = C.t0 + n * E.STEP_S
+    usd, kwh_gb, mean = sc.usd_per_gb, float(prep.options.transfer_kwh_per_gb), prep.options.transfer_emissions == "mean"
+    for lo, hi in cols.parts():
+        c = cols.part(lo, hi)
+        x_cost, x_kwh, x_kg, finish = _task_counters(
+            c["origin"], c["dest"], c["status"], c["forced"], c["arrival"], c["decision"], c["start"], c["fin"],
+            c["gb"], usd, sc.carbon_g_per_kwh, kwh_gb, mean, float(C.t0), prep.s0, n, cnt, flow)
+        k, wait = _task_tallies(c["status"], c["dest"], c["origin"], c["start"], c["arrival"], finish, c["violated"],
+                                t_tally)
+        tally += k
+        rem_p = c["rem"] if cols.flex_per_task else c["duration"]  # (the remainders are per task only with controls)
+        terms = work_terms(c["status"], c["start"], finish, rem_p, c["duration"], c["cores"], c["gpus"], t_work)
+        for name, v in (*zip(XFER, (x_cost, x_kwh, x_kg), strict=True), ("finish", finish), ("wait", wait),
+                        *terms.items()):
+            der.add(name, v)
+    return cnt, flow, tally, der
 
 
 def battery_totals(params, bat: dict) -> dict:
@@ -406,42 +435,45 @@ def _steps_frame(prep, ph: dict, busy: tuple, cnt, flow, bat: dict | None = None
 
 
 
-def _task_frames(prep, finish, xfer) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The per-task frame and the transfers frame (one row per task sent away from its origin)."""
-    sc, T, S = prep.scenario, prep.tasks, prep.state
-    origin, dest, status = T.origin, S.dest, S.status
-    xfer_cost, xfer_kwh, xfer_kg = xfer
+def _task_frames(prep, cols, der) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The per-task frame and the transfers frame (one row per task sent away from its origin), from the run's
+    per-task columns ``cols`` and those the result passes derived ``der``."""
+    sc, w = prep.scenario, cols.whole
+    origin, dest, status = w("origin"), w("dest"), w("status")
+    xfer_cost, xfer_kwh, xfer_kg = (der.whole(x) for x in XFER)
+    finish = der.whole("finish")
+    start, arrival = w("start"), w("arrival")
     t0_us = int(sc.start_utc.timestamp()) * 1_000_000
     loc_enum = pl.Enum(sc.locations)
-    started = ~np.isnan(S.start)  # started at least once (a paused task has started)
+    started = ~np.isnan(start)  # started at least once (a paused task has started)
     remote = (dest >= 0) & (dest != origin)
-    violated = S.violated.astype(bool)
-    forced_m = S.forced.astype(bool)
+    violated = w("violated").astype(bool)
+    forced_m = w("forced").astype(bool)
     # ---------------------------------------------------------------- tasks frame
     tid = prep.task_id
-    flex = flex_task_state(prep, finish)
+    flex = flex_task_state(cols, finish)
     tasks = pl.DataFrame({
         "task_id": tid,
         "origin": _enum(origin, loc_enum),
         "dest": _enum(dest, loc_enum),
         "status": _enum(status, pl.Enum(STATUS_NAMES)),
-        "arrival_ts_utc": _ts(t0_us, T.arrival),
-        "decision_ts_utc": _ts(t0_us, S.decision),
-        "ready_ts_utc": _ts(t0_us, S.ready),
-        "start_ts_utc": _ts(t0_us, S.start),
+        "arrival_ts_utc": _ts(t0_us, arrival),
+        "decision_ts_utc": _ts(t0_us, w("decision")),
+        "ready_ts_utc": _ts(t0_us, w("ready")),
+        "start_ts_utc": _ts(t0_us, start),
         "finish_ts_utc": _ts(t0_us, finish),
-        "deadline_ts_utc": _ts(t0_us, T.deadline),
-        "duration_s": T.duration,
-        "wait_s": np.where(started, S.start - T.arrival, np.nan),
-        "transit_delay_s": S.delay,
+        "deadline_ts_utc": _ts(t0_us, w("deadline")),
+        "duration_s": w("duration"),
+        "wait_s": np.where(started, start - arrival, np.nan),
+        "transit_delay_s": w("delay"),
         "violated": violated,
         "forced": forced_m,
         "remote": remote,
         "transfer_cost_usd": xfer_cost,
         # flexibility: attributes, and what the controls did (docs/simulation.md "Flexible tasks")
-        "max_delay_s": T.max_delay,
-        "interruptible": T.interruptible,
-        "elastic": (T.smin < 1.0) | (T.smax > 1.0),
+        "max_delay_s": w("max_delay"),
+        "interruptible": w("interruptible"),
+        "elastic": (w("smin") < 1.0) | (w("smax") > 1.0),
         "scale": flex["scale"],
         "n_pauses": flex["n_pauses"],
         "n_resumes": flex["n_resumes"],
@@ -455,9 +487,9 @@ def _task_frames(prep, finish, xfer) -> tuple[pl.DataFrame, pl.DataFrame]:
         "task_id": tid[rm],
         "src_location": _enum(origin[rm], loc_enum),
         "dst_location": _enum(dest[rm], loc_enum),
-        "decision_ts_utc": _ts(t0_us, S.decision[rm]),
-        "bandwidth_gb": S.gb[rm],  # GB moved: the task's size less a dataset the destination held
-        "delay_s": S.delay[rm],
+        "decision_ts_utc": _ts(t0_us, w("decision")[rm]),
+        "bandwidth_gb": w("gb")[rm],  # GB moved: the task's size less a dataset the destination held
+        "delay_s": w("delay")[rm],
         "cost_usd": xfer_cost[rm],
         "energy_kwh": xfer_kwh[rm],
         "carbon_kg": xfer_kg[rm],
@@ -466,16 +498,14 @@ def _task_frames(prep, finish, xfer) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 
-def _totals(prep, ph: dict, steps: pl.DataFrame, finish, xfer) -> dict:
+def _totals(prep, ph: dict, steps: pl.DataFrame, tally_counts: np.ndarray, der) -> dict:
     """The run's totals (``RunResult.totals``)."""
-    T, S, C = prep.tasks, prep.state, prep.ctx
+    S = prep.state
     n, n_dc = prep.n_out, prep.scenario.n_dc
-    step_s = float(prep.scenario.step_s)
-    xfer_cost, xfer_kwh, xfer_kg = xfer
     it_kwh = ph["it_kw"] * STEP_HOURS
     total_kwh = ph["total_kw"] * STEP_HOURS
-    cnt, wait = _task_tallies(S.status, S.dest, T.origin, S.start, T.arrival, finish, S.violated, C.t0 + n * step_s)
-    tally = dict(zip(TALLIES, (int(v) for v in cnt), strict=True))
+    wait = der.whole("wait")
+    tally = dict(zip(TALLIES, (int(v) for v in tally_counts), strict=True))
     n_waits = tally.pop("n_waits")
     it_tot = float(it_kwh.sum())
     tot_kwh = float(total_kwh.sum())
@@ -483,7 +513,7 @@ def _totals(prep, ph: dict, steps: pl.DataFrame, finish, xfer) -> dict:
     n_started = tally["tasks_started"]
     n_viol = tally["sla_violations"]
     totals = {
-        "steps": n, "n_dc": n_dc, "tasks": int(T.arrival.shape[0]),
+        "steps": n, "n_dc": n_dc, "tasks": int(prep.hi - prep.lo),
         **{k: tally[k] for k in TALLIES[:7]},
         "tasks_flexible": int(prep.n_flexible),
         "pauses": int(S.sc[E.SC_PAUSES]), "resumes": int(S.sc[E.SC_RESUMES]),
@@ -504,13 +534,13 @@ def _totals(prep, ph: dict, steps: pl.DataFrame, finish, xfer) -> dict:
         "it_idle_kwh": float((ph["it_idle_kw"] * STEP_HOURS).sum()),
         "it_sleep_kwh": float((ph["it_sleep_kw"] * STEP_HOURS).sum()),
         "it_wake_kwh": float((ph["it_wake_kw"] * STEP_HOURS).sum()),
-        "transfer_cost_usd": float(xfer_cost.sum()), "transfer_kwh": float(xfer_kwh.sum()),
-        "transfer_carbon_kg": float(xfer_kg.sum()),
+        **{x: float(der.whole(x).sum()) for x in XFER},
     }
     # share of the IT energy drawn by capacity that was on but unused (server fans excluded)
     totals["idle_share_of_it"] = totals["it_idle_kwh"] / it_tot if it_tot else float("nan")
     gpu_kwh = float((ph["it_gpu_kw"] * STEP_HOURS).sum())
-    totals.update(work_totals(prep, n, finish, totals, gpu_kwh / it_tot if it_tot > 0 else 0.0))
+    sums = {name: float(der.whole(name).sum()) for name in WORK_TERMS}
+    totals.update(work_totals(prep, n, sums, totals, gpu_kwh / it_tot if it_tot > 0 else 0.0))
     # over all the work that arrived: the work left at a drain's cap is charged in (0.0 with drain=False, where
     # these are carbon_kg + transfer_carbon_kg exactly as before; sim_core.drain)
     totals["carbon_incl_transfer_kg"] = totals["carbon_kg_equal_work"] + totals["transfer_carbon_kg"]

@@ -81,7 +81,9 @@ class Prepared:
         self._consume = consume
         t_end = t0 + n * sc.step_s
         if self.chunk_steps < n:  # the window's count and queue minima first (the chunks come one at a time)
-            n_w, qmin = window_summary(sc, self.seed, opts, t0, t_end)
+            n_w, qmin = window_summary(sc, self.seed, opts, t0, t_end, self.chunk_steps * float(sc.step_s))
+            if consume:
+                sc.gpu_mem_gb = None  # (no kernel reads it)
         self.tasks, self.lo, ids = window_tasks(sc, self.seed, opts, t0, t0 + self.chunk_steps * sc.step_s,
                                                 consume=consume and self.chunk_steps == n)
         arr_w = self.tasks.arrival
@@ -166,10 +168,15 @@ class Prepared:
         chunked run's results read its window's per-task outputs (sim_core.chunks)."""
         if self._gidx is not None:
             self.tasks, self.state = K.finish(self.tasks, self.state, self._gidx, self._out)
-            self._gidx = self._out = None
+            self._gidx = None
             return
         self.tasks = self.tasks._replace(**dict.fromkeys(ENGINE_ONLY_TASK_FIELDS))
         self.state = self.state._replace(**dict.fromkeys(ENGINE_ONLY_STATE_FIELDS))
+
+    def columns(self):
+        """The run's per-task columns for its results (``sim_core.chunks``): its own arrays, or a chunked run's
+        outputs once it has stepped."""
+        return K.ArrayColumns(self.tasks, self.state) if self._out is None else self._out
 
     @property
     def n_out(self) -> int:
@@ -266,15 +273,38 @@ def _streams(seed: int) -> tuple[np.random.Generator, ...]:
     return tuple(np.random.Generator(np.random.PCG64(c)) for c in np.random.SeedSequence(seed).spawn(3))
 
 
-def window_summary(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float) -> tuple[int, np.ndarray]:
+def window_summary(sc: Scenario, seed: int, opts, t_lo: float, t_hi: float, chunk_s: float) -> tuple[int, np.ndarray]:
     """What a chunked run needs of its whole window before its first chunk (sim_core.chunks): the count of the
-    realised tasks arriving in ``[t_lo, t_hi)`` and their queue minima (``Ctx.qmin``, :func:`_queue_minima`), the
-    same as :func:`window_tasks` would give for the whole window."""
-    rows = realise_window(sc.arrival_s, float(sc.n_steps * sc.step_s), _streams(seed)[2], opts.workload,
-                          t_lo, t_hi).rows[0]
-    q = np.zeros(6)
-    E.queue_minima(sc.cpu_cores[rows], sc.gpus[rows], sc.mem_gb[rows], q)
-    return int(rows.shape[0]), q
+    realised tasks arriving in ``[t_lo, t_hi)`` and their queue minima (``Ctx.qmin``), exactly those
+    :func:`window_tasks` and :func:`_queue_minima` give for the whole window, taken ``chunk_s`` seconds of
+    arrivals at a time (so that no window-sized array is held: :func:`combine_minima`)."""
+    n, q = 0, None
+    horizon = float(sc.n_steps * sc.step_s)
+    lo = t_lo
+    while lo < t_hi:
+        hi = min(lo + chunk_s, t_hi)
+        rows = realise_window(sc.arrival_s, horizon, _streams(seed)[2], opts.workload, lo, hi).rows[0]
+        g = sc.gpus[rows]
+        part = np.zeros(6)
+        E.queue_minima(sc.cpu_cores[rows], g, sc.mem_gb[rows], part)
+        has = (bool((g <= 0.0).any()), bool((~(g <= 0.0)).any()))
+        q = (part, has) if q is None else combine_minima(q, (part, has))
+        n += int(rows.shape[0])
+        lo = hi
+    return n, (np.zeros(6) if q is None else q[0])
+
+
+def combine_minima(a: tuple[np.ndarray, tuple[bool, bool]], b: tuple[np.ndarray, tuple[bool, bool]]):
+    """The queue minima (``engine.queue_minima``) of two consecutive runs of tasks, each with whether it has CPU
+    and GPU tasks, as of their concatenation: per class, the later part's minimum only where it is smaller or NaN
+    and the earlier's is not NaN (``queues._min_nan`` in task order; a class with no task is 0)."""
+    (qa, (ca, ga)), (qb, (cb, gb)) = a, b
+    out = qa.copy()
+    for slots, has_a, has_b in (((0, 2), ca, cb), ((3, 4, 5), ga, gb)):
+        for k in slots:
+            if not has_a or (has_b and out[k] == out[k] and (qb[k] != qb[k] or qb[k] < out[k])):
+                out[k] = qb[k]
+    return out, (ca or cb, ga or gb)
 
 
 def past_tasks(sc: Scenario, seed: int, opts, t0: float, spec) -> E.Tasks:

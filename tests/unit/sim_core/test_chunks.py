@@ -18,7 +18,7 @@ from sim_core.drain import WORK_KEYS
 from sim_core.engine import layout as L
 from sim_core.options import RunOptionsError
 from sim_core.policies import registry
-from sim_core.simulator import Prepared
+from sim_core.simulator import Prepared, combine_minima
 from tests.unit.sim_core.test_golden_totals import (
     DIGESTS,
     DRAIN_DAYS,
@@ -130,3 +130,25 @@ def test_a_run_with_controls_keeps_one_chunk(golden):
 def test_a_bad_chunk_length_is_refused_by_name(golden, bad):
     with pytest.raises(RunOptionsError, match="chunk_steps"):
         sim_core.run(golden, "lowest_carbon", days=1, chunk_steps=bad)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_queue_minima_combine_over_parts_exactly(seed):
+    """The whole window's queue minima from its parts (a chunked run's set-up): NaN requests, classes empty in one
+    part or in all, ties of 0.0 and -0.0 (the first kept), as ``engine.queue_minima`` over the whole."""
+    rng = np.random.default_rng(seed)
+    m = 60
+    cores = rng.choice([0.0, -0.0, 1.0, 2.0, 4.0, np.nan], m, p=[0.2, 0.1, 0.3, 0.2, 0.15, 0.05])
+    gpus = rng.choice([0.0, 1.0, 8.0, np.nan], m, p=[0.5, 0.3, 0.15, 0.05]) if seed % 3 else np.zeros(m)
+    mem = rng.choice([0.0, -0.0, 3.0, 9.0, np.nan], m, p=[0.2, 0.2, 0.3, 0.25, 0.05])
+    want = np.zeros(6)
+    E.queue_minima(cores, gpus, mem, want)
+    cuts = [0, *sorted(rng.choice(np.arange(1, m), 4, replace=False)), m]
+    acc = None
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        q = np.zeros(6)
+        g = gpus[lo:hi]
+        E.queue_minima(cores[lo:hi], g, mem[lo:hi], q)
+        part = (q, (bool((g <= 0.0).any()), bool((~(g <= 0.0)).any())))
+        acc = part if acc is None else combine_minima(acc, part)
+    assert acc[0].tobytes() == want.tobytes()
