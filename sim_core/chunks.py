@@ -100,9 +100,9 @@ class _Part(dict):
 
 class Outputs:
     """The per-task results of a chunked run's window (``n`` tasks), written as its tasks leave the engine's
-    arrays: one file per field of :data:`TASK_OUT` and :data:`STATE_OUT` in a directory of its own (removed with
-    this object), each ``n`` values at the tasks' window indices, so that the window is never held whole; the
-    results read it back :data:`PART_ROWS` tasks at a time (the same interface as :class:`ArrayColumns`)."""
+    arrays: one file per field of :data:`TASK_OUT` and :data:`STATE_OUT`, ``n`` values at the tasks' window
+    indices, in a directory of its own (removed with this object), so that the window is never held whole; the
+    results read them back :data:`PART_ROWS` tasks at a time (the same interface as :class:`ArrayColumns`)."""
 
     flex_per_task = False  # (a run with controls keeps one chunk)
 
@@ -112,20 +112,33 @@ class Outputs:
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True)
         self._dtype: dict[str, np.dtype] = {}
 
+    def _columns(self, T, S):
+        cols = [(f, getattr(src, f)) for fields, src in ((TASK_OUT, T), (STATE_OUT, S)) for f in fields]
+        for f, a in cols:
+            if f not in self._dtype:
+                self._dtype[f] = a.dtype
+                with open(self.root / f, "wb") as fh:
+                    fh.truncate(self.n * a.dtype.itemsize)
+        return cols
+
     def put(self, rows: np.ndarray, T, S, sel: np.ndarray) -> None:
         """Write the tasks ``sel`` (a mask or indices into the engine's arrays) at window indices ``rows``."""
-        for fields, src in ((TASK_OUT, T), (STATE_OUT, S)):
-            for f in fields:
-                a = getattr(src, f)
-                path = self.root / f
-                if f not in self._dtype:
-                    self._dtype[f] = a.dtype
-                    with open(path, "wb") as fh:
-                        fh.truncate(self.n * a.dtype.itemsize)
-                if self.n:
-                    mm = np.memmap(path, a.dtype, "r+", shape=(self.n,))
-                    mm[rows] = a[sel]
-                    del mm  # (unmapped: the pages written are the file's, not the run's)
+        cols = self._columns(T, S)
+        if not rows.shape[0]:
+            return
+        for f, a in cols:
+            mm = np.memmap(self.root / f, a.dtype, "r+", shape=(self.n,))
+            mm[rows] = a[sel]
+            del mm  # (unmapped: the pages written are the file's, not the run's)
+
+    def put_block(self, first: int, T, S, p: int) -> None:
+        """Write the tasks from index ``p`` of the engine's arrays on, window indices ``first`` on (consecutive), in
+        one sequential write per field: for a task still live this writes the values it has now, which its own
+        write when it leaves replaces."""
+        for f, a in self._columns(T, S):
+            with open(self.root / f, "r+b") as fh:
+                fh.seek(first * a.dtype.itemsize)
+                np.ascontiguousarray(a[p:]).tofile(fh)
 
     def read(self, name: str, lo: int, hi: int) -> np.ndarray:
         dt = self._dtype[name]
@@ -166,14 +179,22 @@ def _check_one_slot(S, n: int) -> None:
             raise ValueError(f"State.{name} is per task (a run with flexible-task controls): it runs in one chunk")
 
 
-def compact(T, S, gidx: np.ndarray, out: Outputs, new_T, first: int):
+def compact(T, S, gidx: np.ndarray, out: Outputs, new_T, first: int, fresh: int):
     """The engine's arrays without their done tasks (written into ``out``) and with the chunk ``new_T`` appended,
     whose first task is task ``first`` of the window: ``(T, S, gidx)``, ``gidx`` the window index of every task
-    in the arrays. Every index field is renumbered; the tasks kept stay in their order, before the new ones."""
+    in the arrays (ascending: the arrays keep window order). ``fresh``: the window index of the first task of the
+    chunk appended last (none of its tasks has been written yet). Every index field is renumbered; the tasks kept
+    stay in their order, before the new ones."""
     n = T.arrival.shape[0]
     _check_one_slot(S, n)
     leave = np.isin(S.status, L.ST_FINAL) & ~referenced(S, n)
-    out.put(gidx[leave], T, S, leave)
+    # the tasks of the last chunk are consecutive in the window and none has left before: written as one block (the
+    # live ones rewritten when they leave); the earlier ones that leave now, one by one
+    p = int(np.searchsorted(gidx, fresh))
+    out.put_block(fresh, T, S, p)
+    old = leave.copy()
+    old[p:] = False
+    out.put(gidx[old], T, S, old)
     keep = ~leave
     new_pos = np.cumsum(keep, dtype=np.int64) - 1  # (a kept task's index after the compaction)
     n_keep = int(new_pos[-1]) + 1 if n else 0

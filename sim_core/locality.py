@@ -80,8 +80,7 @@ def window_datasets(sc: Scenario, rows: np.ndarray, origin: np.ndarray, preset: 
     tasks: bundle rows ``rows``, origins ``origin``. ``public``: the :func:`task_datasets` entry;
     ``trace_groups``: ``((origin x tenants per site) + tenant) x entries + entry``, the tenant one of the origin's
     (:func:`task_tenants`)."""
-    ds_all, gb_all = task_datasets(sc)
-    ds, gb = ds_all[rows], gb_all[rows]
+    ds, gb = _match(sc, sc.bandwidth_gb[rows])  # (per task: the window's rows alone, no bundle-wide array)
     if _preset(preset) == "public":
         return ds, gb
     per = tenants_per_site(sc.n_dc, tenants)
@@ -126,17 +125,20 @@ def task_datasets(sc: Scenario) -> tuple[np.ndarray, np.ndarray]:
     as int32 and the dataset's GB (0 without one) as float64; computed once per scenario."""
     memo = shared(sc)
     if "task_datasets" not in memo:
-        memo["task_datasets"] = _match(sc)
+        ds, ds_gb = _match(sc, sc.bandwidth_gb)
+        ds.flags.writeable = False
+        ds_gb.flags.writeable = False
+        memo["task_datasets"] = ds, ds_gb
     return memo["task_datasets"]
 
 
-def _match(sc: Scenario) -> tuple[np.ndarray, np.ndarray]:
+def _match(sc: Scenario, bandwidth_gb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The dataset id and GB of tasks of ``sc`` whose transfer sizes are ``bandwidth_gb`` (task by task: the same
+    for a task whichever tasks are matched with it)."""
     _, data, moved = catalogue(sc)
-    ds = np.full(sc.n_tasks, NO_DATASET, np.int32)
+    ds = np.full(bandwidth_gb.shape[0], NO_DATASET, np.int32)
     for k in range(moved.shape[0]):  # a handful of entries; each a columnar comparison
-        ds[sc.bandwidth_gb == moved[k]] = k
+        ds[bandwidth_gb == moved[k]] = k
     ds_gb = np.ascontiguousarray(np.where(ds >= 0, data[np.maximum(ds, 0)] if data.size else 0.0, 0.0),
                                  dtype=np.float64)
-    ds.flags.writeable = False
-    ds_gb.flags.writeable = False
     return ds, ds_gb

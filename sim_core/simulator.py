@@ -94,8 +94,8 @@ class Prepared:
             self.task_id = np.empty(n_w, ids.dtype)
             self.task_id[:ids.shape[0]] = ids
             self._out, self._gidx = K.Outputs(n_w), np.arange(arr_w.shape[0], dtype=np.int64)
-        #: the first step whose arrivals are not taken yet
-        self._next = self.chunk_steps
+        #: the first step whose arrivals are not taken yet, and the window index of the last chunk's first task
+        self._next, self._fresh = self.chunk_steps, 0
         self.hi = self.lo + n_w
         #: the window's steps (arrivals) and the steps a run may take, its drain included (sim_core.drain)
         self.n_window = n
@@ -157,7 +157,9 @@ class Prepared:
             first = lo - self.lo
             self.task_id[first:first + ids.shape[0]] = ids
             self.n_flexible += int(new.flexible.sum())
-            self.tasks, self.state, self._gidx = K.compact(self.tasks, self.state, self._gidx, self._out, new, first)
+            self.tasks, self.state, self._gidx = K.compact(self.tasks, self.state, self._gidx, self._out, new, first,
+                                                           self._fresh)
+            self._fresh = first
             self._next = e
         advance(j_end)
 
