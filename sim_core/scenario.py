@@ -107,12 +107,15 @@ class Scenario:
         return t0 + np.arange(self.n_steps, dtype=np.int64) * np.timedelta64(self.step_s * 1_000_000, "us")
 
 
-def load(path: str | Path) -> Scenario:
+def load(path: str | Path, *, lazy_tasks: bool = False) -> Scenario:
     """Load a bundle for simulation: integrity (only the format's files, no links, every sha256, the id)
     and content (types, finiteness, ranges, grid, references) are checked first by the one bundle-format
     module, so every kernel runs on arrays it can index safely. Any problem is a :class:`BundleError`
-    naming the file, column, first rows and values."""
-    content = load_content(path)
+    naming the file, column, first rows and values. ``lazy_tasks`` (a chunked run's own scenario,
+    ``sim_core.chunks``): the task columns other than arrivals and ids are read from the file as the run's
+    chunks ask for rows (``gridshift.bundle.content.TaskColumn``: indexed by rows like an array, checked as
+    read), so that the bundle's year of them is never held whole."""
+    content = load_content(path, lazy_tasks=lazy_tasks)
     h = content.header
     dcs = content.datacenters
     physics = [d["physics"] for d in dcs]

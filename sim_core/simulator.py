@@ -57,7 +57,12 @@ class Prepared:
         # consumed as the run's window is taken from it (:func:`window_tasks`), not held beside the run's own.
         # ``chunk_steps``: the window's tasks are taken that many steps of arrivals at a time (sim_core.chunks; None:
         # all at once); a run with flexible-task controls takes them all at once
-        sc = as_scenario(scenario)
+        if chunk_steps is not None and (isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int)
+                                        or chunk_steps < 1):
+            raise RunOptionsError(f"chunk_steps must be a whole number of steps >= 1 (or None), got {chunk_steps!r}")
+        # (a chunked run's own scenario reads its task columns as its chunks ask for them: sim_core.chunks)
+        sc = load(scenario, lazy_tasks=True) if (consume and chunk_steps is not None and not controls
+                                                 and isinstance(scenario, str | Path)) else as_scenario(scenario)
         self.scenario = sc
         self.seed = check_seed(seed)
         self.options = make_options(**options)
@@ -73,9 +78,6 @@ class Prepared:
         spec = registry.by_code(policy_code) if policy_code >= 0 else None
         # (a stateful policy's job history first: an owned scenario's task columns are gone once the window is taken)
         past = past_tasks(sc, self.seed, opts, t0, spec) if spec is not None and spec.stateful else None
-        if chunk_steps is not None and (isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int)
-                                        or chunk_steps < 1):
-            raise RunOptionsError(f"chunk_steps must be a whole number of steps >= 1 (or None), got {chunk_steps!r}")
         #: steps of arrivals per chunk (sim_core.chunks): the whole window when it is one chunk
         self.chunk_steps = n if chunk_steps is None or controls else min(int(chunk_steps), n)
         self._consume = consume

@@ -25,10 +25,11 @@ from gridshift.bundle.writer import Published, publish
 from gridshift.timestep import STEP_S
 
 
-def load_content(path: str | Path) -> BundleContent:
-    """Verify a bundle's integrity and read its checked content (what ``sim_core.load`` builds on)."""
+def load_content(path: str | Path, *, lazy_tasks: bool = False) -> BundleContent:
+    """Verify a bundle's integrity and read its checked content (what ``sim_core.load`` builds on); ``lazy_tasks``:
+    the task columns other than arrivals and ids read on demand (``content.open_tasks``)."""
     root = Path(path)
-    return read_content(root, check_integrity(root))
+    return read_content(root, check_integrity(root), lazy_tasks=lazy_tasks)
 
 
 __all__ = [

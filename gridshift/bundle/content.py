@@ -42,7 +42,7 @@ from gridshift.bundle.format import (
     is_number,
     parse_json,
 )
-from gridshift.bundle.manifest_params import check_counts, check_manifest_params
+from gridshift.bundle.manifest_params import check_count_values, check_counts, check_manifest_params
 from gridshift.bundle.size import check_bundle_sizes
 from gridshift.dc_params import DatacenterParams, physics_column
 from gridshift.fields import FIELDS
@@ -330,19 +330,42 @@ def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
     footer (schema, row groups) is read once for both passes."""
     path = root / TASKS
     file = str(path)
+    f, schema, out = _read_arrival_and_ids(root, header)
+    cols, nulls = _read_task_columns(path, f, schema, _REST)
+    for c in (*TASK_RESOURCES, *TASK_FLEX):
+        _no_nulls(file, c, nulls)
+        a = cols.pop(c)
+        _check_values(a, c, file)
+        out[c] = a
+    for c in TASK_FLAGS:
+        _no_nulls(file, c, nulls)
+        out[c] = cols.pop(c)
+    _check_flexibility(out, file)
+    return out
+
+
+def _no_nulls(file: str, c: str, nulls: dict) -> None:
+    """What _read_parquet raises for a column with nulls (``nulls``: :func:`_read_task_columns`'s)."""
+    if c in nulls:
+        k, rows = nulls[c]
+        raise BundleError(f"{k} null value(s)", file=file, column=c, rows=rows, values=[None] * len(rows))
+
+
+#: the task columns read after arrival and ``task_id``
+_REST = {c: TASKS_TABLE.polars_schema()[c] for c in (*TASK_RESOURCES, *TASK_FLEX, *TASK_FLAGS)}
+
+
+def _read_arrival_and_ids(root: Path, header: Header) -> tuple[Any, dict[str, pl.DataType], dict[str, np.ndarray]]:
+    """The tasks file opened (:func:`_open_tasks`) and its arrivals (s since the start) and ids, checked: no nulls,
+    every arrival in the bundle's window and in order, the ids unique."""
+    path = root / TASKS
+    file = str(path)
     schema_of = TASKS_TABLE.polars_schema()
     first = {c: schema_of[c] for c in ("arrival_ts_utc", "task_id")}
-    rest = {c: schema_of[c] for c in (*TASK_RESOURCES, *TASK_FLEX, *TASK_FLAGS)}
-
-    def no_nulls(c: str, nulls: dict) -> None:  # what _read_parquet raises for a column with nulls
-        if c in nulls:
-            k, rows = nulls[c]
-            raise BundleError(f"{k} null value(s)", file=file, column=c, rows=rows, values=[None] * len(rows))
-
     f, schema = _open_tasks(path)
     cols, nulls = _read_task_columns(path, f, schema, first)
     t0 = int(header.start_utc.timestamp()) * 1_000_000
-    no_nulls("arrival_ts_utc", nulls)
+    _no_nulls(file, "arrival_ts_utc", nulls)
     arr_us = cols.pop("arrival_ts_utc")
     end = t0 + header.n_steps * STEP_S * 1_000_000
     outside = (arr_us < t0) | (arr_us >= end)
@@ -367,27 +390,99 @@ def read_tasks(root: Path, header: Header) -> dict[str, np.ndarray]:
         arrival_s[i:i + (1 << 20)] = (arr_us[i:i + (1 << 20)] - t0).astype(np.float64) / 1e6
     out = {"arrival_s": arrival_s}
     del arr_us
-    no_nulls("task_id", nulls)
+    _no_nulls(file, "task_id", nulls)
     ids = pl.Series(cols["task_id"])
     if ids.n_unique() != ids.len():
         dup = ids.filter(ids.is_duplicated()).head(5).to_list()
         raise BundleError("task_id is not unique", file=file, column="task_id", values=dup)
     del ids
     out["task_id"] = cols.pop("task_id")
-    cols, nulls = _read_task_columns(path, f, schema, rest)
-    for c in (*TASK_RESOURCES, *TASK_FLEX):
-        no_nulls(c, nulls)
-        a = cols.pop(c)
-        _check_values(a, c, file)
-        out[c] = a
-    for c in TASK_FLAGS:
-        no_nulls(c, nulls)
-        out[c] = cols.pop(c)
-    _check_flexibility(out, file)
-    return out
+    return f, schema, out
 
 
-def _check_flexibility(t: dict[str, np.ndarray], file: str) -> None:
+class TaskRows:
+    """The task columns of a bundle's tasks file other than its arrivals and ids, read by Parquet row group as a run
+    asks for rows (:meth:`take`), so that a year of them is never held whole: every row group is checked as
+    :func:`read_tasks` checks the whole file when the file is opened (:func:`open_tasks`) and again each time it is
+    read. The last few row groups read are kept."""
+
+    KEEP = 4  # row groups kept decoded (a run's chunk of a week at the source cluster's size spans ~6)
+
+    def __init__(self, path: Path, f: Any):
+        self.path, self._f = path, f
+        sizes = [f.metadata.row_group(i).num_rows for i in range(f.num_row_groups)]
+        self.starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+        self._kept: dict[int, dict[str, np.ndarray]] = {}
+
+    def group(self, k: int) -> dict[str, np.ndarray]:
+        """Row group ``k``'s columns, checked."""
+        g = self._kept.pop(k, None)
+        if g is None:
+            file = str(self.path)
+            try:
+                df = pl.from_arrow(self._f.read_row_group(k, columns=list(_REST)))
+            except Exception as exc:  # noqa: BLE001
+                raise BundleError(f"cannot read ({exc})", file=file) from None
+            off = int(self.starts[k])
+            for c in _REST:
+                k_null = df[c].null_count()
+                if k_null:
+                    rows = (off + np.flatnonzero(df[c].is_null().to_numpy())[:5]).tolist()
+                    raise BundleError(f"{k_null} null value(s)", file=file, column=c, rows=rows,
+                                      values=[None] * len(rows))
+            g = {c: df[c].to_numpy() for c in _REST}
+            rows = np.arange(off, off + df.height)
+            for c in (*TASK_RESOURCES, *TASK_FLEX):
+                _check_values(g[c], c, file, rows=rows)
+            _check_flexibility(g, file, rows=rows)
+        self._kept[k] = g
+        while len(self._kept) > self.KEEP:
+            self._kept.pop(next(iter(self._kept)))
+        return g
+
+    def take(self, name: str, rows: np.ndarray) -> np.ndarray:
+        """Column ``name`` at file rows ``rows`` (any order)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        dtype = np.bool_ if name in TASK_FLAGS else np.float64
+        out = np.empty(rows.shape[0], dtype)
+        if not rows.shape[0]:
+            return out
+        g = np.searchsorted(self.starts, rows, side="right") - 1
+        for k in np.unique(g):
+            sel = g == k
+            out[sel] = self.group(int(k))[name][rows[sel] - self.starts[k]]
+        return out
+
+
+class TaskColumn:
+    """One task column of a :class:`TaskRows`, indexed by file rows like the array it stands for."""
+
+    def __init__(self, rows: TaskRows, name: str):
+        self._rows, self.name = rows, name
+        self.shape = (int(rows.starts[-1]),)
+        self.dtype = np.dtype(np.bool_ if name in TASK_FLAGS else np.float64)
+
+    def __getitem__(self, rows) -> np.ndarray:
+        return self._rows.take(self.name, rows)
+
+
+def open_tasks(root: Path, header: Header) -> tuple[dict[str, Any], int, int]:
+    """The task columns as :func:`read_tasks` gives them, the arrivals and ids as arrays and the rest as
+    :class:`TaskColumn` read on demand, after every row group has been checked as :func:`read_tasks` checks them;
+    and the counts of interruptible and elastic tasks (``manifest_params.check_count_values``)."""
+    f, schema, out = _read_arrival_and_ids(root, header)
+    _check_schema(root / TASKS, list(_REST), _REST, schema)
+    rows = TaskRows(root / TASKS, f)
+    n_int = n_el = 0
+    for k in range(f.num_row_groups):
+        g = rows.group(k)
+        n_int += int(g["interruptible"].sum())
+        n_el += int((g["max_scale"] > 1.0).sum())
+    out.update({c: TaskColumn(rows, c) for c in _REST})
+    return out, n_int, n_el
+
+
+def _check_flexibility(t: dict[str, np.ndarray], file: str, *, rows: np.ndarray | None = None) -> None:
     """A checkpoint overhead only on a task that can be paused or rescaled (anything else is a column
     mix-up: the engine could never charge it)."""
     flexible = t["interruptible"] | (t["min_scale"] < 1.0) | (t["max_scale"] > 1.0)
@@ -395,7 +490,8 @@ def _check_flexibility(t: dict[str, np.ndarray], file: str) -> None:
     if bad.any():
         r, v = _first_bad(bad, t["checkpoint_s"])
         raise BundleError(f"{int(bad.sum())} task(s) with a checkpoint overhead that are neither interruptible nor "
-                          "elastic (min_scale = max_scale = 1)", file=file, column="checkpoint_s", rows=r, values=v)
+                          "elastic (min_scale = max_scale = 1)", file=file, column="checkpoint_s",
+                          rows=(rows[r].tolist() if rows is not None else r), values=v)
 
 
 def read_network(root: Path, header: Header) -> dict[str, np.ndarray]:
@@ -426,12 +522,18 @@ def read_network(root: Path, header: Header) -> dict[str, np.ndarray]:
     return out
 
 
-def read_content(root: Path, manifest: dict[str, Any]) -> BundleContent:
-    """Read and check every file of a bundle whose integrity was verified."""
+def read_content(root: Path, manifest: dict[str, Any], *, lazy_tasks: bool = False) -> BundleContent:
+    """Read and check every file of a bundle whose integrity was verified. ``lazy_tasks``: the task columns other
+    than arrivals and ids are read on demand (:func:`open_tasks`), not held whole."""
     root = Path(root)
     header = read_header(manifest, str(root / MANIFEST))
     check_bundle_sizes(root, header.n_dc, header.n_steps)
-    datacenters, signals, tasks = read_datacenters(root, header), read_signals(root, header), read_tasks(root, header)
-    check_counts(manifest, tasks, str(root / MANIFEST))
+    datacenters, signals = read_datacenters(root, header), read_signals(root, header)
+    if lazy_tasks:
+        tasks, n_int, n_el = open_tasks(root, header)
+        check_count_values(manifest, int(tasks["task_id"].shape[0]), n_int, n_el, str(root / MANIFEST))
+    else:
+        tasks = read_tasks(root, header)
+        check_counts(manifest, tasks, str(root / MANIFEST))
     return BundleContent(root=root, manifest=manifest, header=header, datacenters=datacenters, signals=signals,
                          tasks=tasks, network=read_network(root, header))

@@ -203,11 +203,16 @@ def check_manifest_params(manifest: dict[str, Any], file: str) -> None:
 def check_counts(manifest: dict[str, Any], tasks: Mapping[str, np.ndarray], file: str) -> None:
     """The task counts the manifest claims (``n_tasks``; ``flexibility.n_tasks``, ``n_interruptible``, ``n_elastic``
     as ``pipelines.workload.flexibility.summary`` counts them) against the tasks file's."""
+    check_count_values(manifest, int(tasks["task_id"].shape[0]), int(tasks["interruptible"].sum()),
+                       int((tasks["max_scale"] > 1.0).sum()), file)
+
+
+def check_count_values(manifest: dict[str, Any], n: int, n_interruptible: int, n_elastic: int, file: str) -> None:
+    """:func:`check_counts` given the tasks file's counts (a reader that does not hold its columns whole)."""
     flex = manifest.get("flexibility") if isinstance(manifest.get("flexibility"), dict) else {}
-    n = int(tasks["task_id"].shape[0])
     actual = {"n_tasks": (manifest.get("n_tasks"), n), "flexibility.n_tasks": (flex.get("n_tasks"), n),
-              "flexibility.n_interruptible": (flex.get("n_interruptible"), int(tasks["interruptible"].sum())),
-              "flexibility.n_elastic": (flex.get("n_elastic"), int((tasks["max_scale"] > 1.0).sum()))}
+              "flexibility.n_interruptible": (flex.get("n_interruptible"), n_interruptible),
+              "flexibility.n_elastic": (flex.get("n_elastic"), n_elastic)}
     for where, (claim, count) in actual.items():
         if claim is not None and claim != count:
             raise BundleError(f"manifest parameter {where} is {claim:,}, but tasks.parquet holds {count:,}",

@@ -152,3 +152,78 @@ def test_queue_minima_combine_over_parts_exactly(seed):
         part = (q, (bool((g <= 0.0).any()), bool((~(g <= 0.0)).any())))
         acc = part if acc is None else combine_minima(acc, part)
     assert acc[0].tobytes() == want.tobytes()
+
+
+@pytest.fixture(scope="module")
+def golden_path(tmp_path_factory):
+    return golden_bundle(tmp_path_factory.mktemp("golden_chunks_path"))
+
+
+@pytest.mark.parametrize("policy", sim_core.POLICIES)
+def test_a_chunked_run_from_the_path_reads_its_tasks_on_demand_and_reproduces_the_digests(golden_path, policy,
+                                                                                        monkeypatch):
+    """From the bundle's path the chunked run's scenario holds arrivals and ids only (the other task columns read
+    by row group, gridshift.bundle.content.TaskColumn); the stateful baselines load theirs whole (one chunk)."""
+    from gridshift.bundle.content import TaskColumn
+
+    seen = []
+    real = Prepared.__init__
+
+    def spy(self, *a, **kw):
+        real(self, *a, **kw)
+        seen.append(type(self.scenario.duration_s) if self.scenario.duration_s is not None else None)
+
+    monkeypatch.setattr(Prepared, "__init__", spy)
+    r = sim_core.run(golden_path, policy, seed=5, days=DRAIN_DAYS, chunk_steps=CHUNK)
+    got = {"totals": _totals_digest(r.totals), "steps": _frame_digest(r.steps), "tasks": _frame_digest(r.tasks)}
+    assert got == json.loads(DRAINED.read_text())[policy]
+    assert seen == [TaskColumn if not registry.get(policy).stateful else None]
+
+
+def _regrouped(golden_path, tmp_path, edit=None):
+    """The golden bundle's tasks file rewritten in row groups of 400 rows (``edit``: a change to its frame first),
+    with the header of its manifest."""
+    import polars as pl
+
+    from gridshift.bundle.content import read_header
+
+    root = tmp_path / "b"
+    root.mkdir()
+    df = pl.read_parquet(golden_path / "tasks.parquet")
+    if edit is not None:
+        df = edit(df)
+    df.write_parquet(root / "tasks.parquet", row_group_size=400)
+    manifest = json.loads((golden_path / "manifest.json").read_text())
+    return root, read_header(manifest, "manifest.json")
+
+
+def test_task_rows_read_by_row_group_equal_the_whole_columns(golden_path, tmp_path):
+    """Rows in any order, across row groups, repeated (a realised year draws a week more than once)."""
+    from gridshift.bundle.content import open_tasks, read_tasks
+
+    root, header = _regrouped(golden_path, tmp_path)
+    whole = read_tasks(root, header)
+    lazy, n_int, n_el = open_tasks(root, header)
+    assert n_int == int(whole["interruptible"].sum()) > 0 and n_el == int((whole["max_scale"] > 1.0).sum()) > 0
+    rows = np.random.default_rng(1).integers(0, whole["task_id"].shape[0], 5000)
+    for name, col in whole.items():
+        got = lazy[name][rows]
+        assert got.dtype == col.dtype and got.flags.c_contiguous and got.flags.writeable, name
+        np.testing.assert_array_equal(got, col[rows], err_msg=name)
+
+
+def test_a_bad_value_in_a_later_row_group_is_refused_when_the_file_is_opened(golden_path, tmp_path):
+    """Every row group is checked before a run takes any (the row named is the file's, not the group's)."""
+    import polars as pl
+
+    from gridshift.bundle import BundleError
+    from gridshift.bundle.content import open_tasks
+
+    def bad(df):
+        return df.with_columns(pl.when(pl.int_range(pl.len()) == 2345).then(-5.0).otherwise(pl.col("duration_s"))
+                               .alias("duration_s"))
+
+    root, header = _regrouped(golden_path, tmp_path, bad)
+    with pytest.raises(BundleError, match="duration_s") as err:
+        open_tasks(root, header)
+    assert "2345" in str(err.value)
