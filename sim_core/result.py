@@ -345,7 +345,8 @@ def _task_passes(prep, cols, n: int):
     der = cols.derived()
     t_tally = C.t0 + n * float(sc.step_s)
     t_work = C.t0 + n * E.STEP_S
-    usd, kwh_gb, mean = sc.usd_per_gb, float(prep.options.transfer_kwh_per_gb), prep.options.transfer_emissions == "mean"
+    opts = prep.options
+    usd, kwh_gb, mean = sc.usd_per_gb, float(opts.transfer_kwh_per_gb), opts.transfer_emissions == "mean"
     for lo, hi in cols.parts():
         c = cols.part(lo, hi)
         x_cost, x_kwh, x_kg, finish = _task_counters(

@@ -403,54 +403,54 @@ def _read_arrival_and_ids(root: Path, header: Header) -> tuple[Any, dict[str, pl
 class TaskRows:
     """The task columns of a bundle's tasks file other than its arrivals and ids, read by Parquet row group as a run
     asks for rows (:meth:`take`), so that a year of them is never held whole: every row group is checked as
-    :func:`read_tasks` checks the whole file when the file is opened (:func:`open_tasks`) and again each time it is
-    read. The last few row groups read are kept."""
-
-    KEEP = 4  # row groups kept decoded (a run's chunk of a week at the source cluster's size spans ~6)
+    :func:`read_tasks` checks the whole file when the file is opened (:func:`open_tasks`, :meth:`check_group`),
+    and each column read again is checked again (nulls, finiteness, bounds)."""
 
     def __init__(self, path: Path, f: Any):
         self.path, self._f = path, f
         sizes = [f.metadata.row_group(i).num_rows for i in range(f.num_row_groups)]
         self.starts = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
-        self._kept: dict[int, dict[str, np.ndarray]] = {}
+        self._split: tuple[np.ndarray, list] | None = None  # (rows, [(group, positions, rows in the group)])
 
-    def group(self, k: int) -> dict[str, np.ndarray]:
-        """Row group ``k``'s columns, checked."""
-        g = self._kept.pop(k, None)
-        if g is None:
-            file = str(self.path)
-            try:
-                df = pl.from_arrow(self._f.read_row_group(k, columns=list(_REST)))
-            except Exception as exc:  # noqa: BLE001
-                raise BundleError(f"cannot read ({exc})", file=file) from None
-            off = int(self.starts[k])
-            for c in _REST:
-                k_null = df[c].null_count()
-                if k_null:
-                    rows = (off + np.flatnonzero(df[c].is_null().to_numpy())[:5]).tolist()
-                    raise BundleError(f"{k_null} null value(s)", file=file, column=c, rows=rows,
-                                      values=[None] * len(rows))
-            g = {c: df[c].to_numpy() for c in _REST}
-            rows = np.arange(off, off + df.height)
-            for c in (*TASK_RESOURCES, *TASK_FLEX):
-                _check_values(g[c], c, file, rows=rows)
-            _check_flexibility(g, file, rows=rows)
-        self._kept[k] = g
-        while len(self._kept) > self.KEEP:
-            self._kept.pop(next(iter(self._kept)))
-        return g
+    def _read(self, k: int, columns: list[str]) -> dict[str, np.ndarray]:
+        """Columns ``columns`` of row group ``k``, with no nulls and each within its bounds."""
+        file = str(self.path)
+        try:
+            df = pl.from_arrow(self._f.read_row_group(k, columns=columns))
+        except Exception as exc:  # noqa: BLE001
+            raise BundleError(f"cannot read ({exc})", file=file) from None
+        off = int(self.starts[k])
+        out = {}
+        for c in columns:
+            k_null = df[c].null_count()
+            if k_null:
+                rows = (off + np.flatnonzero(df[c].is_null().to_numpy())[:5]).tolist()
+                raise BundleError(f"{k_null} null value(s)", file=file, column=c, rows=rows, values=[None] * len(rows))
+            out[c] = df[c].to_numpy()
+            if c not in TASK_FLAGS:
+                _check_values(out[c], c, file, rows=np.arange(off, off + df.height))
+        return out
+
+    def check_group(self, k: int) -> tuple[int, int]:
+        """Check row group ``k`` whole (:func:`read_tasks`'s checks); its interruptible and elastic tasks."""
+        g = self._read(k, list(_REST))
+        _check_flexibility(g, str(self.path), rows=np.arange(int(self.starts[k]), int(self.starts[k + 1])))
+        return int(g["interruptible"].sum()), int((g["max_scale"] > 1.0).sum())
 
     def take(self, name: str, rows: np.ndarray) -> np.ndarray:
-        """Column ``name`` at file rows ``rows`` (any order)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        dtype = np.bool_ if name in TASK_FLAGS else np.float64
-        out = np.empty(rows.shape[0], dtype)
-        if not rows.shape[0]:
-            return out
-        g = np.searchsorted(self.starts, rows, side="right") - 1
-        for k in np.unique(g):
-            sel = g == k
-            out[sel] = self.group(int(k))[name][rows[sel] - self.starts[k]]
+        """Column ``name`` at file rows ``rows`` (any order; the split of ``rows`` by row group is kept for the next
+        column asked for the same rows)."""
+        if self._split is None or self._split[0] is not rows:
+            r = np.asarray(rows, dtype=np.int64)
+            g = np.searchsorted(self.starts, r, side="right") - 1
+            order = np.argsort(g, kind="stable")
+            ks, first = np.unique(g[order], return_index=True)
+            ends = [*first[1:], order.shape[0]]
+            self._split = (rows, [(int(k), order[a:b], r[order[a:b]] - self.starts[k])
+                                  for k, a, b in zip(ks, first, ends, strict=True)])
+        out = np.empty(len(rows), np.bool_ if name in TASK_FLAGS else np.float64)
+        for k, pos, local in self._split[1]:
+            out[pos] = self._read(k, [name])[name][local]
         return out
 
 
@@ -475,9 +475,9 @@ def open_tasks(root: Path, header: Header) -> tuple[dict[str, Any], int, int]:
     rows = TaskRows(root / TASKS, f)
     n_int = n_el = 0
     for k in range(f.num_row_groups):
-        g = rows.group(k)
-        n_int += int(g["interruptible"].sum())
-        n_el += int((g["max_scale"] > 1.0).sum())
+        i, e = rows.check_group(k)
+        n_int += i
+        n_el += e
     out.update({c: TaskColumn(rows, c) for c in _REST})
     return out, n_int, n_el
 
