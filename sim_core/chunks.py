@@ -65,15 +65,18 @@ class Derived:
 
 
 class ArrayColumns:
-    """The per-task columns of a run whose arrays held its window (one chunk): its ``Tasks`` and ``State``."""
+    """The per-task columns of a run whose arrays held its window (one chunk): its ``Tasks``, ``State`` and the
+    tasks' ids."""
 
-    def __init__(self, T, S):
-        self.T, self.S = T, S
+    def __init__(self, T, S, task_id: np.ndarray):
+        self.T, self.S, self.task_id = T, S, task_id
         self.n = T.arrival.shape[0]
         #: whether the flexible-task fields are per task (a run with flexible tasks and controls)
         self.flex_per_task = bool(self.n) and S.scale.shape[0] == self.n
 
     def whole(self, name: str) -> np.ndarray:
+        if name == "task_id":
+            return self.task_id
         return getattr(self.T if name in L.TASK_KIND else self.S, name)
 
     def parts(self) -> list[tuple[int, int]]:
@@ -130,6 +133,17 @@ class Outputs:
             mm = np.memmap(self.root / f, a.dtype, "r+", shape=(self.n,))
             mm[rows] = a[sel]
             del mm  # (unmapped: the pages written are the file's, not the run's)
+
+    def put_ids(self, first: int, ids: np.ndarray) -> None:
+        """The ids of the window's tasks ``first`` on (a chunk's, written as it is taken)."""
+        path = self.root / "task_id"
+        if "task_id" not in self._dtype:
+            self._dtype["task_id"] = ids.dtype
+            with open(path, "wb") as fh:
+                fh.truncate(self.n * ids.dtype.itemsize)
+        with open(path, "r+b") as fh:
+            fh.seek(first * ids.dtype.itemsize)
+            np.ascontiguousarray(ids).tofile(fh)
 
     def put_block(self, first: int, T, S, p: int) -> None:
         """Write the tasks from index ``p`` of the engine's arrays on, window indices ``first`` on (consecutive), in

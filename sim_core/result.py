@@ -451,7 +451,7 @@ def _task_frames(prep, cols, der) -> tuple[pl.DataFrame, pl.DataFrame]:
     violated = w("violated").astype(bool)
     forced_m = w("forced").astype(bool)
     # ---------------------------------------------------------------- tasks frame
-    tid = prep.task_id
+    tid = w("task_id")
     flex = flex_task_state(cols, finish)
     tasks = pl.DataFrame({
         "task_id": tid,

@@ -92,10 +92,10 @@ class Prepared:
         if self.chunk_steps == n:
             n_w, qmin = arr_w.shape[0], _queue_minima(self.tasks)
             self.task_id, self._out, self._gidx = ids, None, None
-        else:  # (ids and per-task outputs for the whole window; the engine's arrays hold the live tasks)
-            self.task_id = np.empty(n_w, ids.dtype)
-            self.task_id[:ids.shape[0]] = ids
+        else:  # (ids and per-task outputs in files; the engine's arrays hold the live tasks)
+            self.task_id = None  # (the ids are the outputs' too: columns().whole("task_id"))
             self._out, self._gidx = K.Outputs(n_w), np.arange(arr_w.shape[0], dtype=np.int64)
+            self._out.put_ids(0, ids)
         #: the first step whose arrivals are not taken yet, and the window index of the last chunk's first task
         self._next, self._fresh = self.chunk_steps, 0
         self.hi = self.lo + n_w
@@ -157,7 +157,7 @@ class Prepared:
             new, lo, ids = window_tasks(sc, self.seed, self.options, self.t0 + b * sc.step_s,
                                         self.t0 + e * sc.step_s, consume=self._consume and e == self.n_window)
             first = lo - self.lo
-            self.task_id[first:first + ids.shape[0]] = ids
+            self._out.put_ids(first, ids)
             self.n_flexible += int(new.flexible.sum())
             self.tasks, self.state, self._gidx = K.compact(self.tasks, self.state, self._gidx, self._out, new, first,
                                                            self._fresh)
@@ -180,7 +180,7 @@ class Prepared:
     def columns(self):
         """The run's per-task columns for its results (``sim_core.chunks``): its own arrays, or a chunked run's
         outputs once it has stepped."""
-        return K.ArrayColumns(self.tasks, self.state) if self._out is None else self._out
+        return K.ArrayColumns(self.tasks, self.state, self.task_id) if self._out is None else self._out
 
     @property
     def n_out(self) -> int:

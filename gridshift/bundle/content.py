@@ -427,7 +427,7 @@ class TaskRows:
                 rows = (off + np.flatnonzero(df[c].is_null().to_numpy())[:5]).tolist()
                 raise BundleError(f"{k_null} null value(s)", file=file, column=c, rows=rows, values=[None] * len(rows))
             out[c] = df[c].to_numpy()
-            if c not in TASK_FLAGS:
+            if c in _REST and c not in TASK_FLAGS:
                 _check_values(out[c], c, file, rows=np.arange(off, off + df.height))
         return out
 
@@ -448,10 +448,15 @@ class TaskRows:
             ends = [*first[1:], order.shape[0]]
             self._split = (rows, [(int(k), order[a:b], r[order[a:b]] - self.starts[k])
                                   for k, a, b in zip(ks, first, ends, strict=True)])
-        out = np.empty(len(rows), np.bool_ if name in TASK_FLAGS else np.float64)
+        out = np.empty(len(rows), _dtype(name))
         for k, pos, local in self._split[1]:
             out[pos] = self._read(k, [name])[name][local]
         return out
+
+
+def _dtype(name: str) -> np.dtype:
+    """The array dtype of task column ``name`` (:func:`read_tasks`'s)."""
+    return np.dtype(np.int64 if name == "task_id" else np.bool_ if name in TASK_FLAGS else np.float64)
 
 
 class TaskColumn:
@@ -460,16 +465,17 @@ class TaskColumn:
     def __init__(self, rows: TaskRows, name: str):
         self._rows, self.name = rows, name
         self.shape = (int(rows.starts[-1]),)
-        self.dtype = np.dtype(np.bool_ if name in TASK_FLAGS else np.float64)
+        self.dtype = _dtype(name)
 
     def __getitem__(self, rows) -> np.ndarray:
         return self._rows.take(self.name, rows)
 
 
 def open_tasks(root: Path, header: Header) -> tuple[dict[str, Any], int, int]:
-    """The task columns as :func:`read_tasks` gives them, the arrivals and ids as arrays and the rest as
-    :class:`TaskColumn` read on demand, after every row group has been checked as :func:`read_tasks` checks them;
-    and the counts of interruptible and elastic tasks (``manifest_params.check_count_values``)."""
+    """The task columns as :func:`read_tasks` gives them, the arrivals as an array and the rest (the ids too, once
+    checked unique) as :class:`TaskColumn` read on demand, after every row group has been checked as
+    :func:`read_tasks` checks them; and the counts of interruptible and elastic tasks
+    (``manifest_params.check_count_values``)."""
     f, schema, out = _read_arrival_and_ids(root, header)
     _check_schema(root / TASKS, list(_REST), _REST, schema)
     rows = TaskRows(root / TASKS, f)
@@ -478,7 +484,7 @@ def open_tasks(root: Path, header: Header) -> tuple[dict[str, Any], int, int]:
         i, e = rows.check_group(k)
         n_int += i
         n_el += e
-    out.update({c: TaskColumn(rows, c) for c in _REST})
+    out.update({c: TaskColumn(rows, c) for c in ("task_id", *_REST)})
     return out, n_int, n_el
 
 
