@@ -79,7 +79,10 @@ def main() -> None:
     for b in args.bundles:
         m = json.loads((b / "manifest.json").read_text())
         gpus = sum(d["total_gpus"] for d in json.loads((b / "datacenters.json").read_text())["datacenters"])
-        name = f"`{b.name}` ({m['n_tasks']:,} tasks, {gpus:,.0f} GPUs)"
+        par = m.get("parameters") or {}
+        # (named by scale and GPU, not by id: BENCHMARKS.md holds no hash but the README's bundle's)
+        name = (f"×{par.get('scale', 1.0):g} {par.get('gpu', 'V100')}, {'+'.join(par.get('regions', []))} "
+                f"{par.get('year', '')} ({m['n_tasks']:,} tasks, {gpus:,.0f} GPUs)")
         _run(b, "1", str(args.chunk_steps), args.cap_gb)  # (the compile cache warm)
         chunked = _run(b, "-", str(args.chunk_steps), args.cap_gb)
         rows.append((f"{name}: chunks of {args.chunk_steps} steps", _fmt(chunked)))

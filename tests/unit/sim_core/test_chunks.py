@@ -227,3 +227,24 @@ def test_a_bad_value_in_a_later_row_group_is_refused_when_the_file_is_opened(gol
     with pytest.raises(BundleError, match="duration_s") as err:
         open_tasks(root, header)
     assert "2345" in str(err.value)
+
+
+@pytest.fixture(scope="module")
+def weeks_path(tmp_path_factory):
+    """Three weeks, so that a run's year is resampled week by week (sim_core.realisation ``weeks``: the golden
+    bundle's four days are used as they are)."""
+    from sim_core.testing import reference_bundle
+
+    return reference_bundle(tmp_path_factory.mktemp("weeks"), n_tasks=4000, n_steps=3 * 7 * 96, seed=4,
+                            capacity_scale=0.01, name="weeks")
+
+
+@pytest.mark.parametrize("policy", ["random", "defer_to_greener", "lowest_carbon"])
+def test_a_resampled_year_in_chunks_from_the_path_equals_its_one_chunk_run(weeks_path, policy):
+    """The week slots draw other weeks (ids carry the slot), the chunk boundaries fall inside slots, and the lazily
+    read scenario serves rows of several row groups in one chunk; ``random`` reads each task's uniform."""
+    one = sim_core.run(sim_core.load(weeks_path), policy, seed=2)
+    assert one.tasks["task_id"].max() > 64 * 4000 // 2  # (realised ids: bundle id x 64 + slot)
+    many = sim_core.run(weeks_path, policy, seed=2, chunk_steps=50)
+    assert many.tasks.equals(one.tasks) and many.steps.equals(one.steps) and many.transfers.equals(one.transfers)
+    assert _totals_digest(many.totals) == _totals_digest(one.totals)
