@@ -139,6 +139,8 @@ def _value_label(field: str, v) -> str:
 def axes(build: dict) -> list[Axis]:
     """The axes and their settings; the facility designs and forecast models are read from their registries now.
     ``build``: the bundle's build parameters (its manifest's ``parameters``)."""
+    from scenario_builder.bundle import BuildParams
+
     bundle_physics = str(build.get("physics", "default"))
     kwh = [("none", "0 (`none`)"), (DEFAULT_TRANSFER_PRESET, f"{TRANSFER_KWH_PER_GB_PRESETS[DEFAULT_TRANSFER_PRESET]:g}"
                                     f" (`{DEFAULT_TRANSFER_PRESET}`, default)"),
@@ -168,19 +170,11 @@ def axes(build: dict) -> list[Axis]:
                       None if n == DEFAULT_EGRESS else f"egress:{n}") for n, c in EGRESS_PRESETS.items()]),
     ]
     for key, (title, field, values) in BUNDLE_AXES.items():
-        own = build.get(field, _build_default(field))
-        own = tuple(own) if isinstance(own, list) else own
+        own = getattr(BuildParams.from_manifest(build), field)
         out.append(Axis(key, title, [
             Setting(_value_label(field, v) + (" (the bundle's)" if v == own else ""), (), None,
                     () if v == own else ((field, v),)) for v in values]))
     return out
-
-
-def _build_default(field: str):
-    """A build parameter's default (a manifest leaves out a parameter at its default, as ``scale`` at ``rack``)."""
-    from scenario_builder.bundle import BuildParams
-
-    return next((f.default for f in dataclasses.fields(BuildParams) if f.name == field), None)
 
 
 def _transform(key: str | None) -> Callable | None:
@@ -201,10 +195,8 @@ def variant(sc, overrides: tuple, home: Path, mirror: Path):
     from gridshift.home import Home
     from scenario_builder.bundle import BuildParams
 
-    fields = {f.name for f in dataclasses.fields(BuildParams)}
-    p = {k: (tuple(v) if isinstance(v, list) else v) for k, v in sc.manifest["parameters"].items() if k in fields}
-    p.update(dict(overrides))
-    (built,) = runner.export_bundles([BuildParams(**p)], home=Home.resolve(home), mirror=mirror)
+    p = dataclasses.replace(BuildParams.from_manifest(sc.manifest["parameters"]), **dict(overrides))
+    (built,) = runner.export_bundles([p], home=Home.resolve(home), mirror=mirror)
     return sim_core.load(built.path)
 
 

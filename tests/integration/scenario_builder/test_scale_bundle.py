@@ -1,6 +1,6 @@
 """A bundle at another scale and GPU generation (issue 34): the workload grows by its arrival rate with the
 trace's job sizes, the sites are sized for it, both options are recorded, and the run's energy, carbon, water
-and cost identities hold on it. Exporting the default again afterwards derives the workload at load factor 1
+and cost identities hold on it. Exporting the rack preset (V100) afterwards derives the workload at load factor 1
 again (the warehouse holds one (workload, year) set: the export notices a set of another scale)."""
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ SCALE = 0.01  # the range's lower end: ~67 GPUs of the PAI cluster, ~0.33 × the
 
 @pytest.fixture(scope="module")
 def bundles(bundle_home, shared_data, tmp_path_factory):
-    """The ×0.01 H100 bundle, then the default (rack) of the same regions and year: the second export finds the
-    ×0.01 set in the warehouse and derives the load-factor-1 year again."""
+    """The ×0.01 H100 bundle, then the rack preset with V100s of the same regions and year: the second export finds
+    the ×0.01 set in the warehouse and derives the load-factor-1 year again."""
     from dagster_project.runner import export_bundle as export
 
     params = BuildParams(regions=REGIONS, year=2022, workload="synthetic", max_gap_hours=8, scale=SCALE, gpu="H100")
     scaled = export(params, home=bundle_home, mirror=shared_data, out=tmp_path_factory.mktemp("scaled"))
-    rack = export(BuildParams(regions=REGIONS, year=2022, workload="synthetic", max_gap_hours=8),
+    rack = export(BuildParams(regions=REGIONS, year=2022, workload="synthetic", max_gap_hours=8,
+                              scale=scale.RACK_SCALE, gpu="V100"),
                   home=bundle_home, mirror=shared_data, out=tmp_path_factory.mktemp("rack"))
     return scaled, rack
 
@@ -37,7 +38,7 @@ def scaled(bundles):
     return bundles[0]
 
 
-def test_the_default_is_derived_again_and_records_nothing_new(bundles):
+def test_the_rack_preset_is_derived_again_and_records_nothing_new(bundles):
     m = json.loads((bundles[1].path / "manifest.json").read_text())
     assert "scale" not in m["parameters"] and "gpu" not in m["parameters"]
     assert json.loads(m["parameters"]["workload_params"]["extra"][0][1])["load_factor"] == 1.0
