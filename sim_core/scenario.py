@@ -107,6 +107,11 @@ class Scenario:
         return t0 + np.arange(self.n_steps, dtype=np.int64) * np.timedelta64(self.step_s * 1_000_000, "us")
 
 
+#: the scenario's per-task columns (the bundle's tasks.parquet as arrays)
+TASK_COLUMNS = ("task_id", "arrival_s", "duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb",
+                "max_delay_s", "interruptible", "checkpoint_s", "min_scale", "max_scale", "marginal_throughput")
+
+
 def load(path: str | Path) -> Scenario:
     """Load a bundle for simulation: integrity (only the format's files, no links, every sha256, the id)
     and content (types, finiteness, ranges, grid, references) are checked first by the one bundle-format
@@ -132,10 +137,7 @@ def load(path: str | Path) -> Scenario:
         carbon_g_per_kwh=sig["carbon_g_per_kwh"], price_usd_per_mwh=sig["price_usd_per_mwh"],
         temp_c=sig["temp_c"], wetbulb_c=sig["wetbulb_c"],
         local_hour=local_hours(timezones, h.start_utc, h.n_steps, h.step_s),
-        task_id=tasks["task_id"], arrival_s=tasks["arrival_s"],
-        **{c: tasks[c] for c in ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb",
-                                 "max_delay_s", "interruptible", "checkpoint_s", "min_scale", "max_scale",
-                                 "marginal_throughput")},
+        **{c: tasks[c] for c in TASK_COLUMNS},
         usd_per_gb=net["usd_per_gb"], throughput_mbps=net["throughput_mbps"], rtt_ms=net["rtt_ms"],
         carbon_basis=h.carbon_basis,
         signal_location=[str(d.get("signal_location", d["location"])) for d in dcs],

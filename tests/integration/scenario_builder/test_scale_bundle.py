@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import polars as pl
 import pytest
 
 from gridshift import scale
 from gridshift.bundle import verify_bundle
 from scenario_builder.bundle import BuildParams
+from tests.integration.helpers import assert_run_identities
 
 REGIONS = ("DE-LU", "IN-WE")
 SCALE = 0.01  # the range's lower end: ~67 GPUs of the PAI cluster, ~0.33 × the rack-sized year
@@ -75,27 +75,7 @@ def test_job_sizes_keep_the_traces_distribution(bundles):
 def test_identities_hold_on_the_scaled_bundle(scaled):
     import sim_core
 
-    res = sim_core.run(scaled.path, "lowest_carbon", seed=0, days=3)
-    s = res.steps
-    parts = sum(s[k] for k in ("it_kw", "crac_fan_kw", "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw",
-                               "lighting_kw", "ups_loss_kw", "transformer_loss_kw"))
-    np.testing.assert_allclose(parts.to_numpy(), s["total_kw"].to_numpy(), rtol=1e-12)
-    it = s["it_cpu_kw"] + s["it_gpu_kw"] + s["it_mem_kw"] + s["it_fan_kw"]
-    np.testing.assert_allclose(it.to_numpy(), s["it_kw"].to_numpy(), rtol=1e-12)
-    np.testing.assert_allclose(s["total_kwh"].to_numpy(), (s["total_kw"] * 0.25).to_numpy(), rtol=1e-15)
-    np.testing.assert_allclose(s["carbon_kg"].to_numpy(), (s["total_kwh"] * s["carbon_g_per_kwh"] / 1000).to_numpy(),
-                               rtol=1e-12)
-    np.testing.assert_allclose(s["cost_usd"].to_numpy(), (s["total_kwh"] * s["price_usd_per_mwh"] / 1000).to_numpy(),
-                               rtol=1e-12)
-    water = s["water_evap_l"] + s["water_drift_l"] + s["water_blowdown_l"] + s["air_econ_water_l"]
-    np.testing.assert_allclose(water.to_numpy(), s["water_l"].to_numpy(), rtol=1e-12, atol=1e-9)
-    # no GPU draws more than its generation's maximum (board + its share of the DGX host)
-    caps = json.loads((scaled.path / "datacenters.json").read_text())["datacenters"]
-    cap_kw = {d["location"]: d["total_gpus"] * d["physics"]["gpu_max_w"] / 1000 for d in caps}
-    for loc, kw in cap_kw.items():
-        assert float(s.filter(pl.col("location") == loc)["it_gpu_kw"].max()) <= kw + 1e-9
-    for k in ("total_kwh", "carbon_kg", "cost_usd", "water_l"):  # the totals are the steps' sums
-        assert res.totals[k] == pytest.approx(float(s[k].sum()), rel=1e-9), k
+    assert_run_identities(sim_core.run(scaled.path, "lowest_carbon", seed=0, days=3), scaled.path)
 
 
 def test_the_load_factor_1_demand_is_the_generators(bundles):
