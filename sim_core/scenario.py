@@ -112,12 +112,13 @@ TASK_COLUMNS = ("task_id", "arrival_s", "duration_s", "cpu_cores", "gpus", "mem_
                 "max_delay_s", "interruptible", "checkpoint_s", "min_scale", "max_scale", "marginal_throughput")
 
 
-def load(path: str | Path) -> Scenario:
+def load(path: str | Path, tasks: bool = True) -> Scenario:
     """Load a bundle for simulation: integrity (only the format's files, no links, every sha256, the id)
     and content (types, finiteness, ranges, grid, references) are checked first by the one bundle-format
     module, so every kernel runs on arrays it can index safely. Any problem is a :class:`BundleError`
-    naming the file, column, first rows and values."""
-    content = load_content(path)
+    naming the file, column, first rows and values. ``tasks=False``: the scenario without its task columns
+    (:data:`TASK_COLUMNS` are None), for a caller that runs from the path (a sweep: ``sim_core.bench.sweep``)."""
+    content = load_content(path, tasks=tasks)
     h = content.header
     dcs = content.datacenters
     physics = [d["physics"] for d in dcs]
@@ -137,7 +138,7 @@ def load(path: str | Path) -> Scenario:
         carbon_g_per_kwh=sig["carbon_g_per_kwh"], price_usd_per_mwh=sig["price_usd_per_mwh"],
         temp_c=sig["temp_c"], wetbulb_c=sig["wetbulb_c"],
         local_hour=local_hours(timezones, h.start_utc, h.n_steps, h.step_s),
-        **{c: tasks[c] for c in TASK_COLUMNS},
+        **{c: None if tasks is None else tasks[c] for c in TASK_COLUMNS},
         usd_per_gb=net["usd_per_gb"], throughput_mbps=net["throughput_mbps"], rtt_ms=net["rtt_ms"],
         carbon_basis=h.carbon_basis,
         signal_location=[str(d.get("signal_location", d["location"])) for d in dcs],

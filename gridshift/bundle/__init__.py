@@ -25,10 +25,11 @@ from gridshift.bundle.writer import Published, publish
 from gridshift.timestep import STEP_S
 
 
-def load_content(path: str | Path) -> BundleContent:
-    """Verify a bundle's integrity and read its checked content (what ``sim_core.load`` builds on)."""
+def load_content(path: str | Path, tasks: bool = True) -> BundleContent:
+    """Verify a bundle's integrity and read its checked content (what ``sim_core.load`` builds on); ``tasks=False``
+    leaves the tasks unread (:func:`read_content`)."""
     root = Path(path)
-    return read_content(root, check_integrity(root))
+    return read_content(root, check_integrity(root), tasks=tasks)
 
 
 __all__ = [

@@ -426,12 +426,17 @@ def read_network(root: Path, header: Header) -> dict[str, np.ndarray]:
     return out
 
 
-def read_content(root: Path, manifest: dict[str, Any]) -> BundleContent:
-    """Read and check every file of a bundle whose integrity was verified."""
+def read_content(root: Path, manifest: dict[str, Any], tasks: bool = True) -> BundleContent:
+    """Read and check every file of a bundle whose integrity was verified; ``tasks=False``: all but the tasks (their
+    file's bytes were still verified), for a reader that leaves the tasks to each run (``tasks`` is then None)."""
     root = Path(root)
     header = read_header(manifest, str(root / MANIFEST))
     check_bundle_sizes(root, header.n_dc, header.n_steps)
-    datacenters, signals, tasks = read_datacenters(root, header), read_signals(root, header), read_tasks(root, header)
-    check_counts(manifest, tasks, str(root / MANIFEST))
+    datacenters, signals = read_datacenters(root, header), read_signals(root, header)
+    if tasks:
+        tasks = read_tasks(root, header)
+        check_counts(manifest, tasks, str(root / MANIFEST))
+    else:
+        tasks = None
     return BundleContent(root=root, manifest=manifest, header=header, datacenters=datacenters, signals=signals,
                          tasks=tasks, network=read_network(root, header))

@@ -26,7 +26,6 @@ and the sha256 of the canonical JSON of the run options including the resolved w
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from gridshift.results import RUN_KEY, read_run
 from .. import result as _result
 from ..options import MAX_SEED, RunOptionsError, make_options, resolve_window
 from ..policies import registry
-from ..scenario import TASK_COLUMNS, Scenario
+from ..scenario import Scenario, load
 from ..simulator import as_scenario
 from .metrics import BASELINE, metric_names
 from .run import RunKey, RunRecord, execute, worker_name  # noqa: F401 - re-exported (the sweep API)
@@ -202,14 +201,12 @@ def compare(
         raise ValueError("missing='skip' needs a store and recompute=False")
     pols = check_policies(policies)
     sds = check_seeds(seeds)
-    sc = as_scenario(bundle_or_scenario)
+    # given a bundle directory, each run loads (and consumes) its own tasks from it and the sweep reads the bundle
+    # without them, so a sweep's peak is one run's (at ×1 of the source cluster, 41 M tasks, loading them whole
+    # took ~12 GB); the offline optimum reads the tasks, so it loads them
+    source = Path(bundle_or_scenario) if isinstance(bundle_or_scenario, str | Path) and not optimum else None
+    sc = as_scenario(bundle_or_scenario) if source is None else load(source, tasks=False)
     opts = run_options(sc, start=start, days=days, steps=steps, **options)
-    # given a bundle directory, each run loads (and consumes) its own tasks from it and the sweep holds the scenario
-    # without them, so a sweep's peak is one run's (at ×1 of the source cluster, 41 M tasks: ~5 GB less); the
-    # offline optimum reads the tasks itself, so it keeps them
-    source = sc.path if isinstance(bundle_or_scenario, str | Path) and not optimum else None
-    if source is not None:
-        sc = dataclasses.replace(sc, **dict.fromkeys(TASK_COLUMNS))
     osha = options_sha256(opts)
     version = _result.gridshift_version()  # what the RunResult records: keys and results agree
     keys = [RunKey(sc.bundle_id, p, s, version, osha) for p in pols for s in sds]
