@@ -5,7 +5,9 @@
     ./run.sh python benchmarks/bench_sim.py --quick    # headline only
 
 The headline includes the phases of a full-year ``sim_core.run`` (set-up, stepping, results) on the reference
-cluster and on the README's bundle (``--readme-bundle``; by default the main job's bundle in the home).
+cluster and on the main job's regions and year at the rack preset with V100s (``--rack-bundle``; by default that
+bundle in the home), the same size as the reference cluster; the main job at its default size (×1 of the source
+cluster) is ``benchmarks/bench_scale.py``'s.
 
 Each measurement runs in a fresh subprocess so that peak RSS is the run's own. The bundles are
 written first (by another subprocess) into a temporary directory. The figures are printed and
@@ -17,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -101,15 +102,11 @@ print(json.dumps(dict({k: min(v) for k, v in best.items()}, t_first_run=t_first,
 
 
 
-def readme_main_job() -> tuple[str, str]:
-    """The README's main-job command and the bundle id the README says it writes (read from README.md, as
-    ``tests/integration/test_readme.py`` reads them: the id follows the defaults)."""
-    text = (ROOT / "README.md").read_text()
-    command = re.search(r"# the main job[^\n]*\n(\./run\.sh (?:gridshift|scenario_builder) export [^\n]+)\n", text)
-    cited = re.search(r"The main job writes bundle \*\*`([0-9a-f]{16})`\*\*", text)
-    if command is None or cited is None:
-        raise SystemExit("README.md no longer states the main job's command and bundle id: pass --readme-bundle")
-    return command.group(1), cited.group(1)
+#: the main job at ``--scale rack --gpu V100`` (its bundle before issue 34; tests/integration/sim_core/conftest.py
+#: checks that the export builds this id)
+RACK_JOB_ID = "0aa016f2fbf57f59"
+RACK_JOB = ("./run.sh gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2023 --mirror ../shared/data "
+            "--scale rack --gpu V100")
 
 
 MAKE = r"""
@@ -134,15 +131,15 @@ def phases(path: str, policy: str = "lowest_carbon", repeats: int = 3, env=None)
     return run_child_json(PHASES, path, policy, repeats, env=env)
 
 
-def readme_bundle(arg: str | None) -> Path:
-    """The README's bundle: ``--readme-bundle``, else in the home (``$GRIDSHIFT_HOME`` or ``.gridshift``)."""
+def rack_bundle(arg: str | None) -> Path:
+    """The main job's rack bundle: ``--rack-bundle``, else in the home (``$GRIDSHIFT_HOME`` or ``.gridshift``)."""
     if arg:
         return Path(arg)
-    return Path(os.environ.get("GRIDSHIFT_HOME", ROOT / ".gridshift")) / "bundles" / readme_main_job()[1]
+    return Path(os.environ.get("GRIDSHIFT_HOME", ROOT / ".gridshift")) / "bundles" / RACK_JOB_ID
 
 
-def phase_rows(year: str, readme: Path, repeats: int) -> list[str]:
-    """The table of a full-year run's phases on the reference cluster and on the README's bundle."""
+def phase_rows(year: str, rack: Path, repeats: int) -> list[str]:
+    """The table of a full-year run's phases on the reference cluster and on the main job's rack bundle."""
     rows = ["", f"Phases of a full-year `sim_core.run` (`lowest_carbon`, seed 0, defaults: drained, calibrated "
             f"forecast; best of {repeats} in one process after a 1-day warm-up, each run's arrays dropped before "
             "the next as in a sweep; first run: the process's first full-year run, which also builds the window's "
@@ -150,11 +147,10 @@ def phase_rows(year: str, readme: Path, repeats: int) -> list[str]:
             "| bundle | tasks | set-up s | stepping s | results s | whole run s | first run s | load avg |",
             "|---|---|---|---|---|---|---|---|"]
     runs = [("reference 5-DC cluster, synthetic", year)]
-    if readme.is_dir():
-        runs.append((f"README bundle `{readme.name}` (the main job's)", str(readme)))
+    if rack.is_dir():
+        runs.append((f"main job at `--scale rack --gpu V100`, bundle `{rack.name}`", str(rack)))
     else:
-        print(f"README bundle not found at {readme}: write it with `{readme_main_job()[0]}` "
-              "(or pass --readme-bundle)")
+        print(f"the main job's rack bundle not found at {rack}: write it with `{RACK_JOB}` (or pass --rack-bundle)")
     for name, path in runs:
         r = phases(path, repeats=repeats)
         print(name, json.dumps(r))
@@ -176,7 +172,7 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=1_300_000)
     ap.add_argument("--scaling-days", type=float, default=14.0)
     ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--readme-bundle", help="the README's bundle (default: the id README.md cites, in the home)")
+    ap.add_argument("--rack-bundle", help="the main job's bundle at the rack preset (default: its id in the home)")
     ap.add_argument("--repeats", type=int, default=3, help="full-year runs per phase measurement (best kept)")
     args = ap.parse_args()
     cmd = "./run.sh python benchmarks/bench_sim.py" + (" --quick" if args.quick else "")
@@ -220,7 +216,7 @@ def main() -> None:
             f"Speed-up of the stepping: ≈ {100.0 / m['t_step']:,.0f}×.",
         ]
         lines += head
-        lines += phase_rows(year, readme_bundle(args.readme_bundle), args.repeats)
+        lines += phase_rows(year, rack_bundle(args.rack_bundle), args.repeats)
         if not args.quick:
             days = args.scaling_days
             n_win = int(days * 96)

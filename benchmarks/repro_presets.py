@@ -28,6 +28,13 @@ H = 3600.0
 MIN_MEAN_G_PER_KWH = 100.0
 
 
+#: The size of every preset's bundle: the ``rack`` scale with V100s, gridshift's size before issue 34 (the export's
+#: default became the source cluster with H100s). The presets keep it so that their bundles, hence the page, stay
+#: byte for byte as published; a paper's own cluster enters through its preset where the paper gives one (MASAC's
+#: Table I GPUs), not through the export's scale. A preset at the new default is a new preset, not this one.
+PAPER_SCALE = {"scale": "rack", "gpu": "V100"}
+
+
 @dataclass(frozen=True)
 class Preset:
     """One paper's setup. ``regions``: (the paper's zone, the rule that picks a mirror zone when the mirror lacks
@@ -67,7 +74,7 @@ CARBONFLEX = Preset(
     name="carbonflex-alibaba", paper="CarbonFlex",
     regions=(("AUS-SA", f"highest-cov-min-mean:{MIN_MEAN_G_PER_KWH:g}"),), year=2022, days=7.0, start="2022-02-21",
     more_starts=("2022-05-23", "2022-08-22", "2022-11-21"), min_job_h=1.0,
-    export={"workload": "synthetic", "target_utilization": 0.5, "datacenters": "sized"},
+    export={"workload": "synthetic", "target_utilization": 0.5, "datacenters": "sized", **PAPER_SCALE},
     run={"forecast": "oracle", "power": "managed"},
     queues=((2.0, 6.0), (12.0, 24.0), (float("inf"), 48.0)), accounting="job",
     notes=("the Alibaba-PAI trace's task table is not in the mirror: gridshift's synthetic workload (its model of "
@@ -84,7 +91,7 @@ MASAC = Preset(
     regions=(("AUS-SA", "same-market-highest-cov:AU-"), ("AUS-WA", "same-market-lowest-cov:AU-"),
              ("CA-ON", "exact"), ("PL", "named:DE-LU"), ("SG", "exact")),
     year=2022, days=2.0, start="2022-06-06",
-    export={"workload": "synthetic", "target_utilization": 0.5, "datacenters": "sized"},
+    export={"workload": "synthetic", "target_utilization": 0.5, "datacenters": "sized", **PAPER_SCALE},
     # its transfer emissions: epsilon s (I_i + I_j) / 2 with epsilon from Aslan et al. 2018 (its ref. [14])
     run={"forecast": "oracle", "transfer_emissions": "mean", "transfer_kwh_per_gb": "aslan2018-2015"},
     notes=("Electricity Maps prices and intensities of 2022 (the paper's are of its own period); a job's size is "
@@ -145,7 +152,7 @@ def masac_scenario(sc, seed: int = 0, load: float = 1.0):
 SUSTAINGYM = Preset(
     name="sustaingym-vcc", paper="SustainGym DatacenterEnv",
     regions=(("US-CAL-CISO", "exact"),), year=2022, days=30.0, start="2022-05-01",
-    export={"workload": "synthetic", "target_utilization": 0.5, "datacenters": "sized"},
+    export={"workload": "synthetic", "target_utilization": 0.5, "datacenters": "sized", **PAPER_SCALE},
     run={"forecast": "oracle"},
     notes=("the Google cluster trace of May 2019 is not in the mirror: the synthetic workload stands in",
            "the MOER (marginal) signal is replaced by the average (direct) intensity of the same grid"))

@@ -58,13 +58,11 @@ def render(rows: list[dict], bundle: Path, at_half_load: dict[str, float], cite)
     params = json.loads((bundle / "manifest.json").read_text())["parameters"]
     size = float(params.get("scale", scale.RACK_SCALE))
     a(f"## The bundle's own sites at their own load (`{bundle.name}`: scale ×{size:.4g}, {rows[0]['gpu_model']})\n")
-    if size < 1.0:
-        a(f"This bundle is ×{size:.4g} of the source cluster (`gridshift/scale.py`). The candidate MW-class default, "
-          "×1 (about 2,000-2,500 GPUs per site), exports, but a year of it does not fit in the simulator's memory on "
-          "this machine (BENCHMARKS.md \"Scale\"), so its sites are validated here at the largest scale that runs. "
-          "Every facility part of the model is sized per design IT power, so PUE and WUE follow the load fraction "
-          "and the weather rather than the size; what does not scale is the spare pool (one idle server per kind), "
-          "a larger share of a smaller site.\n")
+    if size != 1.0:
+        a(f"This bundle is ×{size:.4g} of the source cluster (`gridshift/scale.py`); the main job's default is ×1.\n")
+    a("Every facility part of the model is sized per design IT power, so PUE and WUE follow the load fraction and "
+      "the weather rather than the size; what does not scale is the spare pool (one idle server per kind), a larger "
+      "share of a smaller site.\n")
     a(f"A whole year of the bundle under `{POLICY}` (seed 0, power-managed servers, as every result): each site at "
       "its own size, GPU generation and load. Design IT = every server at full load (the rating of its UPS, fans "
       "and pumps); load = mean IT power / design IT.\n")

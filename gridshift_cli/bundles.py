@@ -85,13 +85,13 @@ def export(
     flexibility: Annotated[str, typer.Option(
         help="task flexibility (allowed delay, suspend-resume, elastic scaling; docs/workload.md): 'default' "
              "(the cited model) or 'none'")] = D.FLEXIBILITY,
-    scale: Annotated[str, typer.Option(
+    scale: Annotated[str | None, typer.Option(
         help="size of the synthetic workload and its sized sites, × the Alibaba PAI 2020 cluster (6,742 GPUs): "
-             "a number in [0.01, 10], 'source' (= 1) or 'rack' (the size before issue 34, ×0.0306; "
-             "gridshift/scale.py)")] = D.SCALE,
+             "a number in [0.01, 10], 'source' (= 1, the default) or 'rack' (the size before issue 34, ×0.0306; "
+             "gridshift/scale.py); a trace workload keeps its own size", show_default=False)] = None,
     gpu: Annotated[str, typer.Option(
-        help="GPU generation of every site: V100 (the model before issue 34), A100 or H100 (8-GPU DGX servers "
-             "with their host power; gridshift/dc_params.py GPU_GENERATIONS)")] = D.GPU,
+        help="GPU generation of every site: H100 (the default), A100 or V100 (the model before issue 34; 8-GPU DGX "
+             "servers with their host power for A100/H100; gridshift/dc_params.py GPU_GENERATIONS)")] = D.GPU,
     max_gap_hours: Annotated[float, typer.Option(help="longest gap filled (flagged) before the build fails")
                              ] = D.MAX_GAP_HOURS,
     max_edge_fill_hours: Annotated[
@@ -121,7 +121,7 @@ def export(
             carbon_basis=carbon, seed=seed, max_gap_hours=max_gap_hours, max_edge_fill_hours=max_edge_fill_hours,
             datacenters=datacenters if datacenters in ("sized", "reference") else str(absolute(Path(datacenters))),
             target_utilization=target_utilization, physics=physics, flexibility=flexibility,
-            scale=scale_mod.parse(scale), gpu=gpu,
+            scale=None if scale is None else scale_mod.parse(scale), gpu=gpu,
         )
         h = writable_home(Home.resolve(home))
         with progress_bar("export") as progress:

@@ -69,10 +69,11 @@ def missing_inputs(years: list[int], region_sets, h: Home, mirror: Path | None) 
 def _bundles(protocol, year: int, region_sets, h: Home, mirror, live: bool, ctx) -> dict[tuple, str]:
     """(regions, utilisation) -> the bundle directory of ``year``, built (or reused) by ``gridshift export``'s path."""
     from dagster_project import runner
+    from gridshift import scale as scale_mod
     from scenario_builder.bundle import BuildParams
 
-    params = [BuildParams(regions=tuple(r), year=year, target_utilization=u) for r in region_sets
-              for u in protocol.utilisations]
+    params = [BuildParams(regions=tuple(r), year=year, target_utilization=u, scale=scale_mod.parse(protocol.scale),
+                          gpu=protocol.gpu) for r in region_sets for u in protocol.utilisations]
     t = time.perf_counter()
     _err(f"building {len(params)} bundle(s) of {year} (reused when present)")
     built = runner.export_bundles(params, home=h, mirror=mirror, live=live, tags=command_tags(ctx),

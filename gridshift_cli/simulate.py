@@ -185,6 +185,7 @@ def compare(
 
     Runs are stored in the home's warehouse (objects under --results) and reused by later calls."""
     from gridshift.errors import GridshiftError, StorageError, storage_error
+    from sim_core import BundleError
     from sim_core.bench import service
     from sim_core.bench.report import assumptions_line, write_outputs
     from sim_core.bench.sweep import ReuseMismatchError
@@ -201,7 +202,6 @@ def compare(
         line = notice(pols)
         if line is not None:
             print(f"gridshift: {line}", file=sys.stderr, flush=True)
-    scenario = load_bundle(path)
     store = _store(h, results)
     if scheduler is not None and store is None:
         raise typer.BadParameter("a distributed sweep needs --results (or a home) for the workers' Parquet objects",
@@ -213,10 +213,13 @@ def compare(
 
     client = _dask_client(scheduler, console) if scheduler is not None else None
     try:
-        cmp = run_compare(scenario, pols, sds, days=days, start=start_arg(start), store=store, recompute=recompute,
+        # (the path, not a loaded scenario: each run reads its own tasks, so the sweep holds one run's at a time)
+        cmp = run_compare(path, pols, sds, days=days, start=start_arg(start), store=store, recompute=recompute,
                           on_run=progress, optimum=optimum, executor=client, verify_reuse=verify_reuse,
                           **(options or {}),
                           results_url=store.results.url if hasattr(store, "results") else getattr(store, "url", None))
+    except BundleError as err:  # the bundle refused (integrity or content): a bad BUNDLE argument
+        raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
     except (GridshiftError, ReuseMismatchError) as err:  # a missing, changed or refused result object...
         Console(stderr=True).print(f"[red]error:[/red] {err}", markup=True, highlight=False)
         raise typer.Exit(1) from err

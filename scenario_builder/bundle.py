@@ -10,6 +10,7 @@ versions).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -65,7 +66,9 @@ class BuildParams:
     target_utilization: float = D.TARGET_UTILIZATION
     physics: str = D.PHYSICS  # a facility preset of gridshift.dc_params.FACILITY_PRESETS, for every site
     flexibility: str = D.FLEXIBILITY  # task flexibility model (pipelines.workload.flexibility.PROFILES)
-    scale: float = scale_mod.PRESETS[D.SCALE]  # × the source cluster (gridshift.scale): workload and sites
+    #: × the source cluster (gridshift.scale): workload and sites. None: the workload's own default, the
+    #: source cluster's size for the synthetic workload (export_defaults.SCALE), a trace's own size for a trace
+    scale: float | None = None
     gpu: str = D.GPU  # GPU generation of every site (gridshift.dc_params.GPU_GENERATIONS)
 
     def __post_init__(self) -> None:
@@ -96,6 +99,9 @@ class BuildParams:
             raise GridshiftError(f"--target-utilization must be in (0, 1], got {self.target_utilization}")
         if self.flexibility not in flex_mod.PROFILES:
             raise GridshiftError(f"--flexibility must be one of {flex_mod.PROFILES}, got {self.flexibility!r}")
+        if self.scale is None:  # (frozen: the default resolved once, so the field always holds the scale used)
+            object.__setattr__(self, "scale", scale_mod.PRESETS[D.SCALE] if self.workload == "synthetic"
+                               else scale_mod.RACK_SCALE)
         scale_mod.check(self.scale)
         if not scale_mod.is_rack(self.scale) and self.workload != "synthetic":
             raise scale_mod.ScaleError(f"--scale applies to the synthetic workload (calibrated to the PAI 2020 "
@@ -136,6 +142,17 @@ class BuildParams:
     @property
     def max_edge_fill(self) -> timedelta:
         return timedelta(hours=self.max_edge_fill_hours)
+
+    @classmethod
+    def from_manifest(cls, parameters: dict[str, Any]) -> BuildParams:
+        """The build parameters a bundle's manifest records (its ``parameters``), read back: a manifest leaves out
+        ``scale`` at ``rack`` and ``gpu`` at ``V100`` (:meth:`manifest_parameters`), whatever the export's defaults
+        are now, so an absent value means those, not the current default."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        p = {k: (tuple(v) if isinstance(v, list) else v) for k, v in parameters.items() if k in fields}
+        p.setdefault("scale", scale_mod.RACK_SCALE)
+        p.setdefault("gpu", "V100")
+        return cls(**p)
 
     def manifest_parameters(self) -> dict[str, Any]:
         """The build parameters as written to the manifest (no paths, no times)."""

@@ -107,15 +107,21 @@ class Scenario:
         return t0 + np.arange(self.n_steps, dtype=np.int64) * np.timedelta64(self.step_s * 1_000_000, "us")
 
 
-def load(path: str | Path, *, lazy_tasks: bool = False) -> Scenario:
+#: the scenario's per-task columns (the bundle's tasks.parquet as arrays)
+TASK_COLUMNS = ("task_id", "arrival_s", "duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb",
+                "max_delay_s", "interruptible", "checkpoint_s", "min_scale", "max_scale", "marginal_throughput")
+
+
+def load(path: str | Path, tasks: bool = True, *, lazy_tasks: bool = False) -> Scenario:
     """Load a bundle for simulation: integrity (only the format's files, no links, every sha256, the id)
     and content (types, finiteness, ranges, grid, references) are checked first by the one bundle-format
     module, so every kernel runs on arrays it can index safely. Any problem is a :class:`BundleError`
-    naming the file, column, first rows and values. ``lazy_tasks`` (a chunked run's own scenario,
-    ``sim_core.chunks``): the task columns other than arrivals and ids are read from the file as the run's
-    chunks ask for rows (``gridshift.bundle.content.TaskColumn``: indexed by rows like an array, checked as
-    read), so that the bundle's year of them is never held whole."""
-    content = load_content(path, lazy_tasks=lazy_tasks)
+    naming the file, column, first rows and values. ``tasks=False``: the scenario without its task columns
+    (:data:`TASK_COLUMNS` are None), for a caller that runs from the path (a sweep: ``sim_core.bench.sweep``).
+    ``lazy_tasks`` (a chunked run's own scenario, ``sim_core.chunks``): the task columns other than arrivals
+    are read from the file as the run's chunks ask for rows (``gridshift.bundle.content.TaskColumn``: indexed
+    by rows like an array, checked as read), so that the bundle's year of them is never held whole."""
+    content = load_content(path, tasks=tasks, lazy_tasks=lazy_tasks)
     h = content.header
     dcs = content.datacenters
     physics = [d["physics"] for d in dcs]
@@ -135,10 +141,7 @@ def load(path: str | Path, *, lazy_tasks: bool = False) -> Scenario:
         carbon_g_per_kwh=sig["carbon_g_per_kwh"], price_usd_per_mwh=sig["price_usd_per_mwh"],
         temp_c=sig["temp_c"], wetbulb_c=sig["wetbulb_c"],
         local_hour=local_hours(timezones, h.start_utc, h.n_steps, h.step_s),
-        task_id=tasks["task_id"], arrival_s=tasks["arrival_s"],
-        **{c: tasks[c] for c in ("duration_s", "cpu_cores", "gpus", "mem_gb", "gpu_mem_gb", "bandwidth_gb",
-                                 "max_delay_s", "interruptible", "checkpoint_s", "min_scale", "max_scale",
-                                 "marginal_throughput")},
+        **{c: None if tasks is None else tasks[c] for c in TASK_COLUMNS},
         usd_per_gb=net["usd_per_gb"], throughput_mbps=net["throughput_mbps"], rtt_ms=net["rtt_ms"],
         carbon_basis=h.carbon_basis,
         signal_location=[str(d.get("signal_location", d["location"])) for d in dcs],

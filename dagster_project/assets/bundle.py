@@ -39,7 +39,8 @@ class BundleConfig(dg.Config):
     target_utilization: float = _DEFAULTS["target_utilization"]
     physics: str = _DEFAULTS["physics"]  # facility preset (gridshift.dc_params.FACILITY_PRESETS)
     flexibility: str = _DEFAULTS["flexibility"]  # task flexibility: default | none
-    scale: float = _DEFAULTS["scale"]  # × the source cluster (gridshift.scale; rack = 0.0306)
+    # × the source cluster (gridshift.scale; rack = 0.0306); None: the workload's own (source for the synthetic)
+    scale: Optional[float] = _DEFAULTS["scale"]  # noqa: UP045
     gpu: str = _DEFAULTS["gpu"]  # GPU generation of every site: V100 | A100 | H100
     out_dir: Optional[str] = None  # noqa: UP045 - default: <home>/bundles
 

@@ -25,11 +25,12 @@ from gridshift.bundle.writer import Published, publish
 from gridshift.timestep import STEP_S
 
 
-def load_content(path: str | Path, *, lazy_tasks: bool = False) -> BundleContent:
-    """Verify a bundle's integrity and read its checked content (what ``sim_core.load`` builds on); ``lazy_tasks``:
-    the task columns other than arrivals and ids read on demand (``content.open_tasks``)."""
+def load_content(path: str | Path, tasks: bool = True, *, lazy_tasks: bool = False) -> BundleContent:
+    """Verify a bundle's integrity and read its checked content (what ``sim_core.load`` builds on); ``tasks=False``
+    leaves the tasks unread (:func:`read_content`); ``lazy_tasks``: the task columns other than arrivals read on
+    demand (``content.open_tasks``)."""
     root = Path(path)
-    return read_content(root, check_integrity(root), lazy_tasks=lazy_tasks)
+    return read_content(root, check_integrity(root), tasks=tasks, lazy_tasks=lazy_tasks)
 
 
 __all__ = [

@@ -528,14 +528,18 @@ def read_network(root: Path, header: Header) -> dict[str, np.ndarray]:
     return out
 
 
-def read_content(root: Path, manifest: dict[str, Any], *, lazy_tasks: bool = False) -> BundleContent:
-    """Read and check every file of a bundle whose integrity was verified. ``lazy_tasks``: the task columns other
-    than arrivals and ids are read on demand (:func:`open_tasks`), not held whole."""
+def read_content(root: Path, manifest: dict[str, Any], tasks: bool = True, *,
+                 lazy_tasks: bool = False) -> BundleContent:
+    """Read and check every file of a bundle whose integrity was verified; ``tasks=False``: all but the tasks (their
+    file's bytes were still verified), for a reader that leaves the tasks to each run (``tasks`` is then None);
+    ``lazy_tasks``: the task columns other than arrivals are read on demand (:func:`open_tasks`), not held whole."""
     root = Path(root)
     header = read_header(manifest, str(root / MANIFEST))
     check_bundle_sizes(root, header.n_dc, header.n_steps)
     datacenters, signals = read_datacenters(root, header), read_signals(root, header)
-    if lazy_tasks:
+    if not tasks:
+        tasks = None
+    elif lazy_tasks:
         tasks, n_int, n_el = open_tasks(root, header)
         check_count_values(manifest, int(tasks["task_id"].shape[0]), n_int, n_el, str(root / MANIFEST))
     else:

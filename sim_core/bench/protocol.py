@@ -21,6 +21,8 @@ import datetime as dt
 from dataclasses import asdict, dataclass, replace
 from typing import NamedTuple
 
+from gridshift import scale as scale_mod
+from gridshift.dc_params import GPU_GENERATIONS
 from gridshift.hashing import canonical_json, sha256_bytes
 
 #: the region sets (benchmarks/sensitivity.py's region axis): the README's main job, and it widened to five
@@ -48,7 +50,7 @@ class Protocol:
     measured from (``local_only``: every task at its origin, what no scheduling does)."""
 
     name: str = "gridshift-leaderboard"
-    revision: int = 1
+    revision: int = 2
     train_year: int = 2022
     score_year: int = 2023
     region_sets: tuple[tuple[str, ...], ...] = (MAIN_REGIONS, WIDE_REGIONS)
@@ -62,6 +64,12 @@ class Protocol:
     days: float = 2.0
     #: workload seeds (a seed draws the run's workload realisation and origins)
     seeds: tuple[int, ...] = (0,)
+    #: the score bundles' size and GPUs (``gridshift export --scale/--gpu``): the rack preset with V100s, not the
+    #: export's default (the source cluster with H100s). Why: the learning recipes' agents decide per task and were
+    #: trained on rack-sized bundles (sim_core.rl.recipes), and the bracket of each of the 16 cells is solved on the
+    #: cell's tasks; at ×1 a cell holds 32× the tasks. Revision 2 declares it (revision 1 used the same bundles).
+    scale: str = "rack"
+    gpu: str = "V100"
     metrics: tuple[str, ...] = ("carbon_incl_transfer_kg", "cost_incl_transfer_usd", "sla_violation_rate", "water_l",
                                 "bracket_closed_min_frac", "bracket_closed_max_frac")
     baseline: str = "local_only"
@@ -80,6 +88,9 @@ class Protocol:
             raise ValueError(f"iso_weeks must be in 1..52, got {self.iso_weeks}")
         if not 0.0 < self.days <= 7.0:
             raise ValueError(f"days must be in (0, 7], got {self.days}")
+        scale_mod.parse(self.scale)  # (a ScaleError names the range)
+        if self.gpu not in GPU_GENERATIONS:
+            raise ValueError(f"gpu must be one of {sorted(GPU_GENERATIONS)}, got {self.gpu!r}")
         if not self.seeds or any(s < 0 for s in self.seeds):
             raise ValueError(f"seeds must be non-negative integers, got {self.seeds}")
 

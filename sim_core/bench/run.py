@@ -11,6 +11,7 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -44,16 +45,19 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def execute(scenario: Scenario, key: RunKey, options: dict[str, Any], run_fn: Callable | None = None) -> tuple[
-        RunRecord, _result.RunResult]:
-    """Run one (policy, seed) with the canonical options and return its record (and the result)."""
+def execute(scenario: Scenario, key: RunKey, options: dict[str, Any], run_fn: Callable | None = None,
+            source: Path | None = None) -> tuple[RunRecord, _result.RunResult]:
+    """Run one (policy, seed) with the canonical options and return its record (and the result). ``source``: the
+    scenario's bundle directory, to run from (the run then loads and consumes its own copy of the tasks, so a sweep
+    need not hold them: ``sim_core.run``'s memory at scale); ``scenario`` still gives the metrics' site data."""
     import sim_core
 
     run = run_fn or sim_core.run
     sim_opts = {k: v for k, v in options.items() if k not in ("start_step", "steps")}
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
-    res = run(scenario, key.policy, seed=key.seed, start=options["start_step"], steps=options["steps"], **sim_opts)
+    res = run(scenario if source is None else source, key.policy, seed=key.seed, start=options["start_step"],
+              steps=options["steps"], **sim_opts)
     wall = time.perf_counter() - t0
     finished = dt.datetime.now(dt.UTC)
     if res.gridshift_version != key.gridshift_version or res.bundle_id != key.bundle_id:

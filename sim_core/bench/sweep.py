@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -42,7 +43,7 @@ from gridshift.results import RUN_KEY, read_run
 from .. import result as _result
 from ..options import MAX_SEED, RunOptionsError, make_options, resolve_window
 from ..policies import registry
-from ..scenario import Scenario
+from ..scenario import Scenario, load
 from ..simulator import as_scenario
 from .metrics import BASELINE, metric_names
 from .run import RunKey, RunRecord, execute, worker_name  # noqa: F401 - re-exported (the sweep API)
@@ -200,7 +201,11 @@ def compare(
         raise ValueError("missing='skip' needs a store and recompute=False")
     pols = check_policies(policies)
     sds = check_seeds(seeds)
-    sc = as_scenario(bundle_or_scenario)
+    # given a bundle directory, each run loads (and consumes) its own tasks from it and the sweep reads the bundle
+    # without them, so a sweep's peak is one run's (at ×1 of the source cluster, 41 M tasks, loading them whole
+    # took ~12 GB); the offline optimum reads the tasks, so it loads them
+    source = Path(bundle_or_scenario) if isinstance(bundle_or_scenario, str | Path) and not optimum else None
+    sc = as_scenario(bundle_or_scenario) if source is None else load(source, tasks=False)
     opts = run_options(sc, start=start, days=days, steps=steps, **options)
     osha = options_sha256(opts)
     version = _result.gridshift_version()  # what the RunResult records: keys and results agree
@@ -212,7 +217,7 @@ def compare(
     if missing == "skip":
         keys = [k for k in keys if k in stored]
     if verify_reuse:
-        _verify_reuse(sc, [k for k in keys if k in stored], stored, store, opts, verify_reuse, osha)
+        _verify_reuse(sc, [k for k in keys if k in stored], stored, store, opts, verify_reuse, osha, source)
     rows, computed, reused = [], [], []
     fresh_series: dict[RunKey, pl.DataFrame] = {}
     remote: dict[RunKey, Any] = {}
@@ -229,7 +234,7 @@ def compare(
         else:
             # (the run's result is dropped here, not held while the next run computes: at 200 sites a
             # year's result is ~4 GB; benchmarks/bench_sites.py)
-            rec = execute(sc, k, opts, run_fn=sim_core.run)[0]
+            rec = execute(sc, k, opts, run_fn=sim_core.run, source=source)[0]
             metrics = rec.metrics
             if store is not None:
                 store.save(rec)
@@ -270,7 +275,7 @@ class ReuseMismatchError(RuntimeError):
 
 
 def _verify_reuse(sc: Scenario, reused: list[RunKey], stored: dict, store, opts: dict[str, Any], n: int,
-                  osha: str) -> None:
+                  osha: str, source: Path | None = None) -> None:
     """Simulate ``n`` of the ``reused`` runs again (a sample seeded by the options hash: the same sweep checks the
     same runs) and compare metrics (float bits, NaN included) and series with the stored ones."""
     import random
@@ -280,7 +285,7 @@ def _verify_reuse(sc: Scenario, reused: list[RunKey], stored: dict, store, opts:
     if n < 0:
         raise RunOptionsError(f"verify_reuse must be >= 0, got {n}")
     for k in random.Random(osha).sample(reused, min(n, len(reused))):
-        rec = execute(sc, k, opts, run_fn=sim_core.run)[0]
+        rec = execute(sc, k, opts, run_fn=sim_core.run, source=source)[0]
         want = stored[k]
         where = getattr(store, "url_for", None) or getattr(getattr(store, "results", None), "url_for", None)
         url = where(k) if where is not None else "the store"

@@ -1,4 +1,5 @@
-"""Helpers to build corrupted mirrors: symlink the real files, replace one with a modified copy."""
+"""Helpers of the integration tests: corrupted mirrors (symlink the real files, replace one with a modified copy)
+and the run identities every bundle size must keep."""
 
 from __future__ import annotations
 
@@ -67,3 +68,33 @@ def year_instance(*years: int):
     instance = dg.DagsterInstance.ephemeral()
     add_years(instance, years)
     return instance
+
+
+def assert_run_identities(res, bundle: Path) -> None:
+    """The run's energy, carbon, cost and water identities, per step and in the totals, and no site's GPUs above
+    their generation's maximum (board + its share of the DGX host): ``res`` a ``RunResult`` of ``bundle``."""
+    import json
+
+    import numpy as np
+    import polars as pl
+    import pytest
+
+    s = res.steps
+    parts = sum(s[k] for k in ("it_kw", "crac_fan_kw", "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw",
+                               "lighting_kw", "ups_loss_kw", "transformer_loss_kw"))
+    np.testing.assert_allclose(parts.to_numpy(), s["total_kw"].to_numpy(), rtol=1e-12)
+    it = s["it_cpu_kw"] + s["it_gpu_kw"] + s["it_mem_kw"] + s["it_fan_kw"]
+    np.testing.assert_allclose(it.to_numpy(), s["it_kw"].to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(s["total_kwh"].to_numpy(), (s["total_kw"] * 0.25).to_numpy(), rtol=1e-15)
+    np.testing.assert_allclose(s["carbon_kg"].to_numpy(), (s["total_kwh"] * s["carbon_g_per_kwh"] / 1000).to_numpy(),
+                               rtol=1e-12)
+    np.testing.assert_allclose(s["cost_usd"].to_numpy(), (s["total_kwh"] * s["price_usd_per_mwh"] / 1000).to_numpy(),
+                               rtol=1e-12)
+    water = s["water_evap_l"] + s["water_drift_l"] + s["water_blowdown_l"] + s["air_econ_water_l"]
+    np.testing.assert_allclose(water.to_numpy(), s["water_l"].to_numpy(), rtol=1e-12, atol=1e-9)
+    caps = json.loads((bundle / "datacenters.json").read_text())["datacenters"]
+    for d in caps:
+        kw = d["total_gpus"] * d["physics"]["gpu_max_w"] / 1000
+        assert float(s.filter(pl.col("location") == d["location"])["it_gpu_kw"].max()) <= kw + 1e-9
+    for k in ("total_kwh", "carbon_kg", "cost_usd", "water_l"):  # the totals are the steps' sums
+        assert res.totals[k] == pytest.approx(float(s[k].sum()), rel=1e-9), k

@@ -10,6 +10,7 @@ import pytest
 from gridshift import sources
 from gridshift.dc_params import DatacenterParams
 from gridshift.errors import DataError
+from gridshift.scale import RACK_SCALE
 from scenario_builder import datacenters as dcm
 from scenario_builder.bundle import BuildParams
 
@@ -60,7 +61,8 @@ def test_synthetic_workload_bundle(bundle_home, shared_data, tmp_path):
     from dagster_project.runner import export_bundle as export
     from warehouse.db import read_table
 
-    b = export(BuildParams(regions=("DE-LU", "IN-WE"), year=2022, workload="synthetic", max_gap_hours=8),
+    b = export(BuildParams(regions=("DE-LU", "IN-WE"), year=2022, workload="synthetic", max_gap_hours=8,
+                           scale=RACK_SCALE, gpu="V100"),
                home=bundle_home, mirror=shared_data, out=tmp_path)
     tasks = pl.read_parquet(b.path / "tasks.parquet")
     n = read_table(bundle_home.warehouse_path, "SELECT count(*) AS n FROM workload_tasks WHERE workload = "

@@ -1,19 +1,19 @@
 """A bundle at another scale and GPU generation (issue 34): the workload grows by its arrival rate with the
 trace's job sizes, the sites are sized for it, both options are recorded, and the run's energy, carbon, water
-and cost identities hold on it. Exporting the default again afterwards derives the workload at load factor 1
+and cost identities hold on it. Exporting the rack preset (V100) afterwards derives the workload at load factor 1
 again (the warehouse holds one (workload, year) set: the export notices a set of another scale)."""
 
 from __future__ import annotations
 
 import json
 
-import numpy as np
 import polars as pl
 import pytest
 
 from gridshift import scale
 from gridshift.bundle import verify_bundle
 from scenario_builder.bundle import BuildParams
+from tests.integration.helpers import assert_run_identities
 
 REGIONS = ("DE-LU", "IN-WE")
 SCALE = 0.01  # the range's lower end: ~67 GPUs of the PAI cluster, ~0.33 × the rack-sized year
@@ -21,13 +21,14 @@ SCALE = 0.01  # the range's lower end: ~67 GPUs of the PAI cluster, ~0.33 × the
 
 @pytest.fixture(scope="module")
 def bundles(bundle_home, shared_data, tmp_path_factory):
-    """The ×0.01 H100 bundle, then the default (rack) of the same regions and year: the second export finds the
-    ×0.01 set in the warehouse and derives the load-factor-1 year again."""
+    """The ×0.01 H100 bundle, then the rack preset with V100s of the same regions and year: the second export finds
+    the ×0.01 set in the warehouse and derives the load-factor-1 year again."""
     from dagster_project.runner import export_bundle as export
 
     params = BuildParams(regions=REGIONS, year=2022, workload="synthetic", max_gap_hours=8, scale=SCALE, gpu="H100")
     scaled = export(params, home=bundle_home, mirror=shared_data, out=tmp_path_factory.mktemp("scaled"))
-    rack = export(BuildParams(regions=REGIONS, year=2022, workload="synthetic", max_gap_hours=8),
+    rack = export(BuildParams(regions=REGIONS, year=2022, workload="synthetic", max_gap_hours=8,
+                              scale=scale.RACK_SCALE, gpu="V100"),
                   home=bundle_home, mirror=shared_data, out=tmp_path_factory.mktemp("rack"))
     return scaled, rack
 
@@ -37,7 +38,7 @@ def scaled(bundles):
     return bundles[0]
 
 
-def test_the_default_is_derived_again_and_records_nothing_new(bundles):
+def test_the_rack_preset_is_derived_again_and_records_nothing_new(bundles):
     m = json.loads((bundles[1].path / "manifest.json").read_text())
     assert "scale" not in m["parameters"] and "gpu" not in m["parameters"]
     assert json.loads(m["parameters"]["workload_params"]["extra"][0][1])["load_factor"] == 1.0
@@ -74,27 +75,7 @@ def test_job_sizes_keep_the_traces_distribution(bundles):
 def test_identities_hold_on_the_scaled_bundle(scaled):
     import sim_core
 
-    res = sim_core.run(scaled.path, "lowest_carbon", seed=0, days=3)
-    s = res.steps
-    parts = sum(s[k] for k in ("it_kw", "crac_fan_kw", "chiller_kw", "tower_fan_kw", "chw_pump_kw", "cw_pump_kw",
-                               "lighting_kw", "ups_loss_kw", "transformer_loss_kw"))
-    np.testing.assert_allclose(parts.to_numpy(), s["total_kw"].to_numpy(), rtol=1e-12)
-    it = s["it_cpu_kw"] + s["it_gpu_kw"] + s["it_mem_kw"] + s["it_fan_kw"]
-    np.testing.assert_allclose(it.to_numpy(), s["it_kw"].to_numpy(), rtol=1e-12)
-    np.testing.assert_allclose(s["total_kwh"].to_numpy(), (s["total_kw"] * 0.25).to_numpy(), rtol=1e-15)
-    np.testing.assert_allclose(s["carbon_kg"].to_numpy(), (s["total_kwh"] * s["carbon_g_per_kwh"] / 1000).to_numpy(),
-                               rtol=1e-12)
-    np.testing.assert_allclose(s["cost_usd"].to_numpy(), (s["total_kwh"] * s["price_usd_per_mwh"] / 1000).to_numpy(),
-                               rtol=1e-12)
-    water = s["water_evap_l"] + s["water_drift_l"] + s["water_blowdown_l"] + s["air_econ_water_l"]
-    np.testing.assert_allclose(water.to_numpy(), s["water_l"].to_numpy(), rtol=1e-12, atol=1e-9)
-    # no GPU draws more than its generation's maximum (board + its share of the DGX host)
-    caps = json.loads((scaled.path / "datacenters.json").read_text())["datacenters"]
-    cap_kw = {d["location"]: d["total_gpus"] * d["physics"]["gpu_max_w"] / 1000 for d in caps}
-    for loc, kw in cap_kw.items():
-        assert float(s.filter(pl.col("location") == loc)["it_gpu_kw"].max()) <= kw + 1e-9
-    for k in ("total_kwh", "carbon_kg", "cost_usd", "water_l"):  # the totals are the steps' sums
-        assert res.totals[k] == pytest.approx(float(s[k].sum()), rel=1e-9), k
+    assert_run_identities(sim_core.run(scaled.path, "lowest_carbon", seed=0, days=3), scaled.path)
 
 
 def test_the_load_factor_1_demand_is_the_generators(bundles):

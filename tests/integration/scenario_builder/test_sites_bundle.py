@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from gridshift.scale import RACK_SCALE
 from scenario_builder.bundle import BuildParams
 
 SITES = [
@@ -32,7 +33,8 @@ def sites_bundle(bundle_home, shared_data, tmp_path_factory):
     f.write_text(json.dumps({"sites": SITES}))
     # the same inputs as test_datacenters_workload's bundle (the session's warehouse is reused)
     b = export(BuildParams(regions=("DE-LU", "IN-WE"), year=2022, workload="synthetic", max_gap_hours=8,
-                           datacenters=str(f)), home=bundle_home, mirror=shared_data, out=tmp / "out")
+                           datacenters=str(f), scale=RACK_SCALE, gpu="V100"),
+               home=bundle_home, mirror=shared_data, out=tmp / "out")
     plain = export(BuildParams(regions=("DE-LU", "IN-WE"), year=2022, workload="none", max_gap_hours=8,
                                datacenters="reference"), home=bundle_home, mirror=shared_data, out=tmp / "plain")
     return b.path, plain.path

@@ -19,8 +19,8 @@ START, DAYS = "2023-07-10T00:00:00+00:00", 7
 
 
 @pytest.fixture(scope="module")
-def sc(main_job):
-    return sim_core.load(main_job)
+def sc(rack_job):
+    return sim_core.load(rack_job)
 
 
 def test_tenants_are_the_trace_users_in_even_shares(sc):

@@ -17,8 +17,8 @@ START, DAYS = "2023-07-10T00:00:00+00:00", 7
 
 
 @pytest.fixture(scope="module")
-def sc(main_job):
-    return sim_core.load(main_job)
+def sc(rack_job):
+    return sim_core.load(rack_job)
 
 
 def test_sign_change_inside_the_plausible_range(sc):

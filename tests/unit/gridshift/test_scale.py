@@ -46,20 +46,31 @@ def test_parse_refuses_words_it_does_not_know():
         scale.parse("20")
 
 
-def test_the_defaults_record_nothing_new_and_other_values_are_recorded():
+def test_the_default_is_the_source_cluster_with_h100s_and_the_rack_preset_records_nothing_new():
     default = BuildParams(regions=REGIONS, year=2023)
-    assert default.scale == scale.RACK_SCALE and default.gpu == "V100" and default.load_factor == 1.0
-    assert "scale" not in default.manifest_parameters() and "gpu" not in default.manifest_parameters()
-    big = BuildParams(regions=REGIONS, year=2023, scale=1.0, gpu="H100")
-    mp = big.manifest_parameters()
+    assert default.scale == 1.0 and default.gpu == "H100"
+    assert default.load_factor == pytest.approx(32.6918, rel=1e-5)
+    mp = default.manifest_parameters()
     assert mp["scale"] == 1.0 and mp["gpu"] == "H100"
-    assert big.load_factor == pytest.approx(32.6918, rel=1e-5)
+    rack = BuildParams(regions=REGIONS, year=2023, scale=scale.RACK_SCALE, gpu="V100")
+    assert rack.load_factor == 1.0
+    assert "scale" not in rack.manifest_parameters() and "gpu" not in rack.manifest_parameters()
+
+
+def test_a_manifest_is_read_back_with_absent_meaning_rack_and_v100():
+    """A manifest leaves out the pre-issue-34 values: read back, they are those, not the export's current default."""
+    rack = BuildParams(regions=REGIONS, year=2023, scale=scale.RACK_SCALE, gpu="V100")
+    assert BuildParams.from_manifest(rack.manifest_parameters()) == rack
+    default = BuildParams(regions=REGIONS, year=2023)
+    assert BuildParams.from_manifest(default.manifest_parameters()) == default
+    assert BuildParams.from_manifest({**default.manifest_parameters(), "workload_params": {}}) == default
 
 
 def test_scale_applies_to_the_synthetic_workload_only():
     with pytest.raises(scale.ScaleError, match="alibaba-2020"):
         BuildParams(regions=REGIONS, year=2023, workload="alibaba-2020", scale=1.0)
-    BuildParams(regions=REGIONS, year=2023, workload="alibaba-2020")  # rack: the trace as it is
+    trace = BuildParams(regions=REGIONS, year=2023, workload="alibaba-2020")  # the trace as it is
+    assert trace.scale == scale.RACK_SCALE and trace.load_factor == 1.0
 
 
 def test_unknown_gpu_is_refused():
@@ -71,7 +82,8 @@ def test_v100_generation_is_the_old_physics_bit_for_bit():
     old = DatacenterParams()
     assert old.with_gpu("V100") == old
     assert json.dumps(old.with_gpu("V100").to_dict(), sort_keys=True) == json.dumps(old.to_dict(), sort_keys=True)
-    assert dc_mod.default_entry("DE-LU") == dc_mod.default_entry("DE-LU", "default", "V100")
+    assert dc_mod.default_entry("DE-LU", "default", "V100")["physics"] == old.to_dict()
+    assert dc_mod.default_entry("DE-LU") == dc_mod.default_entry("DE-LU", "default", "H100")  # the default now
 
 
 def test_a100_and_h100_servers_carry_their_dgx_host_power():

@@ -25,9 +25,11 @@ def test_export_options_buildparams_and_launchpad_share_the_defaults():
     launchpad = BundleConfig(regions=["DE-LU"], year=2023)
     assert set(fields) <= set(options)
     for name, default in fields.items():
-        # --scale takes a preset name or a number (gridshift.scale.parse); the field holds the number
-        assert (scale.parse(options[name]) if name == "scale" else options[name]) == default, name
+        # (--scale's None: the workload's own, resolved by BuildParams: the source cluster for the synthetic one)
+        assert options[name] == default, name
         assert getattr(launchpad, name) == default, name
+    assert fields["scale"] is None and BuildParams(regions=("DE-LU",), year=2023).scale == scale.PRESETS[D.SCALE]
+    assert launchpad.build_params().scale == 1.0 and launchpad.build_params().gpu == D.GPU == "H100"
     assert fields["max_gap_hours"] == MAX_GAP.total_seconds() / 3600 == 3.0
     assert fields["max_edge_fill_hours"] == MAX_EDGE_FILL.total_seconds() / 3600 == 15.0
     assert (fields["workload"], fields["provider"], fields["target_utilization"]) == (D.WORKLOAD, D.PROVIDER, 0.5)

@@ -8,6 +8,7 @@ import json
 from dagster_project.runner import export_bundle, materialize_workload
 from gridshift import sources
 from gridshift.home import Home
+from gridshift.scale import RACK_SCALE
 from scenario_builder.bundle import BuildParams
 from tests.integration.pipelines.workload.workload_fixture import write_trace
 from warehouse.ingest import ingest_grid
@@ -29,8 +30,8 @@ def test_every_registered_source_is_credited_in_the_bundles_that_use_it(fake, sh
     manifests = {}
     for workload in ("alibaba-2023", "alibaba-2020", "synthetic"):
         done = export_bundle(BuildParams(regions=("DE-LU", "US-CAL-CISO", "SG"), year=2023, workload=workload,
-                                         max_gap_hours=8), home=home, mirror=shared_data, live=True,
-                             out=tmp_path / "bundles")
+                                         max_gap_hours=8, scale=RACK_SCALE, gpu="V100"),
+                             home=home, mirror=shared_data, live=True, out=tmp_path / "bundles")
         manifests[workload] = json.loads((done.path / "manifest.json").read_text())
     for name in sources.names():
         using = [w for w, m in manifests.items() if name in {d["source"] for d in m["lineage"]} | {w}]

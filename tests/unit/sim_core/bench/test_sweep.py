@@ -50,6 +50,20 @@ def test_runs_and_summary_equal_run_totals_exactly(scenario):
     assert totals["lowest_carbon", 0]["tasks_remote"] > 0 == totals["local_only", 0]["tasks_remote"]
 
 
+def test_a_sweep_from_a_bundle_directory_holds_no_tasks_and_equals_the_loaded_one(bundle, scenario):
+    """Given a path, each run loads and consumes its own tasks (one run's memory, not the sweep's): the metrics are
+    those of the sweep over the loaded scenario bit for bit, and the sweep's scenario holds no task column."""
+    from sim_core.scenario import TASK_COLUMNS
+
+    by_path = compare(bundle, POLS, [0, 1], days=1)
+    loaded = compare(scenario, POLS, [0, 1], days=1)
+    assert by_path.runs.equals(loaded.runs)
+    assert all(getattr(by_path.scenario, c) is None for c in TASK_COLUMNS)
+    assert all(getattr(loaded.scenario, c) is not None for c in TASK_COLUMNS)
+    # the optimum reads the tasks: a sweep that solves it keeps them
+    assert compare(bundle, ["local_only"], [0], days=1, optimum=True).scenario.task_id is not None
+
+
 def test_one_seed_summary_is_the_run_itself(scenario):
     cmp = compare(scenario, ["lowest_price"], [5], days=1)
     tot = sim_core.run(scenario, "lowest_price", seed=5, days=1).totals
