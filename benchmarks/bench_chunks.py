@@ -1,7 +1,7 @@
 """A year's memory with chunked stepping (issue 34 item 4, ``sim_core.chunks``): the same run in one chunk and in
 chunks of ``--chunk-steps`` (a week by default), each ``sim_core.run(path)`` as a fresh process's first call (compile
 cache warm: a 1-day run first), its address space capped at ``--cap-gb``; wall time, peak RSS (and per task), the
-time of each phase, and whether the two runs' totals are identical, bit for bit.
+time of each phase and the peak RSS by its end, and whether the two runs' totals are identical, bit for bit.
 
     ./run.sh python benchmarks/bench_chunks.py BUNDLE [BUNDLE ...] [--chunk-steps 672] [--one-chunk-max-tasks N]
 
@@ -33,18 +33,22 @@ cap = int(float(sys.argv[4]) * 2**30)
 resource.setrlimit(resource.RLIMIT_AS, (cap, cap))  # a MemoryError at the cap, never the machine's OOM killer
 t0 = time.perf_counter()
 import sim_core
-phases, last = {}, [t0, "import"]
-def on_phase(name):
+phases, peaks, last = {}, {}, [t0, "import"]
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def on_phase(name):  # (each phase's time, and the peak RSS by its end)
     now = time.perf_counter()
     phases[last[1]] = now - last[0]
+    peaks[last[1]] = peak_mb()
     last[:] = [now, name]
 chunk = None if sys.argv[3] == "-" else int(sys.argv[3])
 days = None if sys.argv[2] == "-" else float(sys.argv[2])
 res = sim_core.run(sys.argv[1], "lowest_carbon", seed=0, days=days, on_phase=on_phase, chunk_steps=chunk)
 t = time.perf_counter() - t0
 phases[last[1]] = t0 + t - last[0]
+peaks[last[1]] = peak_mb()
 tot = {k: (float(v).hex() if isinstance(v, float) else v) for k, v in res.totals.items()}
-print(json.dumps(dict(t_s=t, rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, phases=phases,
+print(json.dumps(dict(t_s=t, rss_mb=peak_mb(), phases=phases, peaks=peaks,
                       tasks=res.totals["tasks"], totals=tot, load_avg=os.getloadavg()[0])))
 """
 
@@ -62,7 +66,7 @@ def _run(path: Path, days: str, chunk: str, cap_gb: float) -> dict:
 def _fmt(y: dict) -> str:
     if "refused" in y:
         return f"{y['refused']} (load {y['load_avg']:.1f})"
-    ph = ", ".join(f"{k} {v:.1f} s" for k, v in y["phases"].items())
+    ph = ", ".join(f"{k} {v:.1f} s (peak by its end {y['peaks'][k]:,.0f} MB)" for k, v in y["phases"].items())
     return (f"{y['t_s']:.1f} s ({1e6 * y['t_s'] / y['tasks']:.2f} µs/task), {y['rss_mb']:,.0f} MB peak RSS, "
             f"{y['rss_mb'] * 2**20 / y['tasks']:.0f} B per task (load {y['load_avg']:.1f}); {ph}")
 
