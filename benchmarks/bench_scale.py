@@ -1,7 +1,7 @@
 """The whole chain at the scale of the source cluster (issue 34): export and a year of simulation per scale.
 
 On the main job's regions and year, from a home whose warehouse holds the grid signals (``--home``; an empty
-one ingests them first), for each of ``--scales`` (the first is the candidate default):
+one ingests them first), for each of ``--scales`` (the first is the default, ×1):
 
 1. **export** (the CLI in a fresh process, as a user runs it) with ``--scale S --gpu H100``: first (it derives the
    synthetic workload at the scale's load factor when the warehouse holds another scale), then again from the
@@ -12,7 +12,8 @@ one ingests them first), for each of ``--scales`` (the first is the candidate de
    ``--cap-gb`` (12) so that a run too large for the machine ends in a MemoryError, reported, never in the
    kernel's OOM killer; wall time, peak RSS (and per task), the time of each phase (set-up: the bundle loaded and
    the window taken; stepping; results); goal ≤ 10 s and ≤ 4 GB;
-3. the ``rack`` default's export from the populated warehouse (the comparison for "≤ 2× today's export"), how many
+3. the ``rack`` preset's export with V100s (the default before issue 34, byte for byte) from the populated warehouse
+   (the comparison for "≤ 2× today's export"), how many
    of its tasks are identical (what exact cohort aggregation could merge), the per-task floor of the largest
    run that fit (kB of peak RSS and µs per task) and the time floor of a ×1 year at that run's per-task rates
    (stepping alone against the ≤ 10 s goal). ``benchmarks/profile_scale.py`` and ``profile_export.py`` break a
@@ -37,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks._report import machine, publish  # noqa: E402
+from gridshift import scale  # noqa: E402
 
 REGIONS = "US-CAL-CISO,DE-LU,SG"
 YEAR = 2023
@@ -79,13 +81,6 @@ def _export(home: Path, mirror: Path, out: Path, *extra: str) -> dict:
     bid = next(line.split()[1] for line in r.stdout.splitlines() if line.startswith("id "))
     return {"t_s": dt, "rss_mb": int(r.stderr.strip().splitlines()[-1]) / 1024.0, "id": bid,
             "load_avg": os.getloadavg()[0]}
-
-
-def _readme_bundle_id() -> str:
-    import re
-
-    m = re.search(r"The main job writes bundle \*\*`([0-9a-f]{16})`\*\*", (ROOT / "README.md").read_text())
-    return m.group(1) if m else ""
 
 
 def _bundle_facts(path: Path) -> dict:
@@ -170,14 +165,15 @@ def main() -> None:
         if "refused" not in y:
             per_task.append((f["n_tasks"], y))
             per_task_scales.append(float(sc))
-    _export(home, mirror, out)  # the warehouse back at the rack default's workload
-    rack = _export(home, mirror, out)
+    rack_opts = ("--scale", "rack", "--gpu", "V100")
+    _export(home, mirror, out, *rack_opts)  # the warehouse back at the rack preset's workload
+    rack = _export(home, mirror, out, *rack_opts)
     n_rack, n_distinct = _distinct_tasks(out / rack["id"])
     rows += [
-        ("rack (the default): export, populated warehouse", f"{rack['t_s']:.1f} s, {rack['rss_mb']:,.0f} MB peak RSS "
-                                                            f"(load {rack['load_avg']:.1f})"),
-        ("rack (the default): its bundle is the README's, byte for byte",
-         "yes, " + rack["id"] if rack["id"] == _readme_bundle_id() else f"NO ({rack['id']})"),
+        ("rack with V100 (the default before issue 34): export, populated warehouse",
+         f"{rack['t_s']:.1f} s, {rack['rss_mb']:,.0f} MB peak RSS (load {rack['load_avg']:.1f})"),
+        ("rack with V100: its bundle is the main job's before issue 34, byte for byte",
+         "yes, " + rack["id"] if rack["id"] == scale.RACK_MAIN_JOB_ID else f"NO ({rack['id']})"),
         ("identical tasks (what exact cohorts could merge), rack year",
          f"{n_rack - n_distinct:,} of {n_rack:,}: every task is distinct (continuous sizes, second-resolution "
          "arrivals)"),

@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks._report import machine, publish, run_child, run_child_json  # noqa: E402
+from gridshift import scale  # noqa: E402
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -102,9 +103,6 @@ print(json.dumps(dict({k: min(v) for k, v in best.items()}, t_first_run=t_first,
 
 
 
-#: the main job at ``--scale rack --gpu V100`` (its bundle before issue 34; tests/integration/sim_core/conftest.py
-#: checks that the export builds this id)
-RACK_JOB_ID = "0aa016f2fbf57f59"
 RACK_JOB = ("./run.sh gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2023 --mirror ../shared/data "
             "--scale rack --gpu V100")
 
@@ -135,7 +133,7 @@ def rack_bundle(arg: str | None) -> Path:
     """The main job's rack bundle: ``--rack-bundle``, else in the home (``$GRIDSHIFT_HOME`` or ``.gridshift``)."""
     if arg:
         return Path(arg)
-    return Path(os.environ.get("GRIDSHIFT_HOME", ROOT / ".gridshift")) / "bundles" / RACK_JOB_ID
+    return Path(os.environ.get("GRIDSHIFT_HOME", ROOT / ".gridshift")) / "bundles" / scale.RACK_MAIN_JOB_ID
 
 
 def phase_rows(year: str, rack: Path, repeats: int) -> list[str]:

@@ -46,6 +46,10 @@ LOAD_FACTOR_1_MEAN_GPUS = 103.114516
 RACK_SCALE = LOAD_FACTOR_1_MEAN_GPUS / (SOURCE_CLUSTER_GPUS * TARGET_UTILIZATION)
 SCALE_MIN = 0.01
 SCALE_MAX = 10.0
+#: The bundle id of the main job (``gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2023``) at ``--scale rack
+#: --gpu V100``: the main job's bundle before issue 34, which that preset rebuilds byte for byte (its published
+#: numbers stay reproducible; tests/integration/sim_core/conftest.py exports it and checks the id).
+RACK_MAIN_JOB_ID = "0aa016f2fbf57f59"
 #: Named scales: ``rack`` (gridshift's size before issue 34) and ``source`` (the source cluster's size).
 PRESETS: dict[str, float] = {"rack": RACK_SCALE, "source": 1.0}
 

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-#: the main job's bundle before issue 34 made the source cluster with H100s the default: the ``rack`` preset with
-#: V100s reproduces it byte for byte, which the fixture checks (its published numbers stay reproducible)
-RACK_JOB_ID = "0aa016f2fbf57f59"
-
 
 @pytest.fixture(scope="session")
 def rack_job(shared_data, tmp_path_factory):
@@ -22,5 +18,5 @@ def rack_job(shared_data, tmp_path_factory):
     home = Home.resolve(tmp_path_factory.mktemp("rack_job_home")).ensure()
     built = export_bundle(BuildParams(regions=("US-CAL-CISO", "DE-LU", "SG"), year=2023, scale=scale.RACK_SCALE,
                                       gpu="V100"), home=home, mirror=shared_data)
-    assert built.bundle_id == RACK_JOB_ID
+    assert built.bundle_id == scale.RACK_MAIN_JOB_ID  # the main job before issue 34, byte for byte
     return built.path
