@@ -54,7 +54,9 @@ def test_the_main_jobs_sites_are_mw_class_with_current_gpus(main_job):
 
 
 def test_a_run_of_the_main_job_keeps_its_identities(main_job):
+    """Two days of the 41 M-task year, a day of arrivals at a time (sim_core.chunks: the run reads its task columns
+    by row group, not the year's)."""
     import sim_core
 
     _, bundle = main_job
-    assert_run_identities(sim_core.run(bundle, "lowest_carbon", seed=0, days=2), bundle)
+    assert_run_identities(sim_core.run(bundle, "lowest_carbon", seed=0, days=2, chunk_steps=96), bundle)
