@@ -99,6 +99,8 @@ def make_model(recipe: str, train_sc, seed: int, n_envs: int, episode_days: floa
     import torch
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
+    from sim_core.rl.sb3 import silent_logger
+
     spec = RECIPES[recipe]
     torch.set_num_threads(COMMON["torch_threads"])
     starts = training_starts(train_sc, episode_days)
@@ -107,7 +109,9 @@ def make_model(recipe: str, train_sc, seed: int, n_envs: int, episode_days: floa
     venv = VecMonitor(DummyVecEnv(fns))
     mod, cls = spec["algo"].rsplit(".", 1)
     algo = getattr(importlib.import_module(mod), cls)
-    return algo(spec["policy"], venv, seed=seed, device="cpu", verbose=0, **spec["kwargs"])
+    model = algo(spec["policy"], venv, seed=seed, device="cpu", verbose=0, **spec["kwargs"])
+    model.set_logger(silent_logger())  # (SB3's default logger leaves a folder in the system's temp directory)
+    return model
 
 
 def main(argv=None) -> dict:

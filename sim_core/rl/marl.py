@@ -310,12 +310,13 @@ MEASURED = ("seconds", "load_avg_1min")
 
 def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, validate_window: dict | None = None,
           log=print, meta: dict | None = None, budget_s: float | None = None,
-          on_epoch=None) -> tuple[MARL, list[dict]]:
+          on_epoch=None, budget_cpu_s: float | None = None) -> tuple[MARL, list[dict]]:
     """Train a team (Algorithm 1): each epoch runs one episode (capped at K_max decision steps) in each of
     ``cfg.envs_per_epoch`` environments (``make_env(window)`` for the next of ``train_windows``, round robin, each
     episode a fresh origin seed), then ``cfg.updates_per_epoch`` updates per agent on batches from its buffer;
     after each epoch a greedy episode in ``validate_window`` (when given). ``budget_s``: no epoch starts once
-    this many seconds have passed (a CPU budget; the epochs run are in the rows); ``on_epoch(team, rows)`` after
+    this many seconds have passed (a CPU budget; the epochs run are in the rows); ``budget_cpu_s``: the same in
+    seconds of this process's CPU time (a budget that the machine's other load does not move); ``on_epoch(team, rows)`` after
     each epoch (a checkpoint). Returns the team and one row per epoch (training return per episode, its decision
     steps, validation return, seconds)."""
     torch.set_num_threads(1)
@@ -329,10 +330,13 @@ def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, 
     buffers = [Replay(cfg.buffer_size, e0.obs_dim) for _ in e0.agents]
     brng = np.random.default_rng(cfg.seed + 1)
     rows: list[dict] = []
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), time.process_time()
     for epoch in range(cfg.epochs):
         if budget_s is not None and time.perf_counter() - start >= budget_s:
             log(f"{algorithm}: budget of {budget_s:.0f} s spent after {epoch} epochs")
+            break
+        if budget_cpu_s is not None and time.process_time() - cpu0 >= budget_cpu_s:
+            log(f"{algorithm}: CPU budget of {budget_cpu_s:.0f} s spent after {epoch} epochs")
             break
         t0 = time.perf_counter()
         if algorithm == "madqn":

@@ -1,0 +1,108 @@
+"""MASAC's training-length ablation (docs/reproductions.md, MASAC section, "Training length"): train MASAC (S4) as
+``benchmarks/masac_repro.py`` does (same windows, seed, ``MARLConfig``), keep a snapshot of the team after every
+epoch, then score every snapshot on the 10 unseen test episodes beside S0 (local computing), as the page's test
+table scores the final team. Answers "is it improving, flat or diverging?" within a stated CPU budget.
+
+    nice -n 15 ./run.sh python benchmarks/masac_curve.py --bundle <home>/bundles/<masac-5dc id> \
+        --out /tmp/rl-masac --cpu-min 40 --epochs 30
+
+``--cpu-min``: no epoch starts once the process has used this much CPU time (an epoch is 3-4 CPU-min here, so
+the run stops at most one epoch past it). Snapshots: ``<out>/masac-s<seed>-e<k>.{npz,json}`` (no pickle;
+``sim_core.rl.marl.save_agents``); an existing complete curve is scored without training (``--score-only``).
+Prints one row per epoch (training return, validation return, CPU s, test utility vs S0) and the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import masac_repro as M  # noqa: E402
+from benchmarks import masac_section as S  # noqa: E402
+from benchmarks import repro_presets as RP  # noqa: E402
+
+
+def train_curve(sc, out: Path, seed: int, epochs: int, cpu_min: float, warmup: int | None = None) -> list[dict]:
+    """Train MASAC, saving the team after every epoch; stop starting epochs after ``cpu_min`` CPU minutes."""
+    from sim_core.rl.marl import MARLConfig, save_agents, train
+
+    tr, val, _ = M.windows(seed)
+    cfg = MARLConfig(epochs=epochs, seed=seed, **({} if warmup is None else {"warmup": warmup}))
+    out.mkdir(parents=True, exist_ok=True)
+    c0 = time.process_time()
+    cpu = []
+
+    def checkpoint(team, rows):
+        cpu.append(time.process_time() - c0)
+        team.meta["cpu_seconds"] = cpu[-1]
+        save_agents(team, out / f"masac-s{seed}-e{len(rows)}")
+
+    _, rows = train("masac", M.env_factory(sc, seed), tr, cfg, val,
+                    log=lambda m: print(m, file=sys.stderr, flush=True),
+                    meta={"bundle_id": sc.bundle_id, "preset": RP.MASAC.name, "masac_params": M.masac_params()},
+                    budget_cpu_s=60.0 * cpu_min, on_epoch=checkpoint)
+    for r, c in zip(rows, cpu, strict=True):
+        r["cpu_s_cum"] = c
+    (out / f"curve-s{seed}.json").write_text(json.dumps(rows, indent=1))
+    return rows
+
+
+def score(sc, out: Path, seed: int) -> list[dict]:
+    """Every epoch's snapshot on the test episodes: mean utility (USD) and its % vs S0, late and migrated shares."""
+    from sim_core.rl.marl import evaluate, load_agents
+
+    rows = json.loads((out / f"curve-s{seed}.json").read_text())
+    _, _, test = M.windows(seed)
+    seeds = [M.TEST_SEED0 + i for i in range(len(test))]
+    s0 = [S.run_rules(sc, w, s)["S0"] for w, s in zip(test, seeds, strict=True)]
+    u0 = np.array([S.figures(r, sc)["utility"] for r in s0])
+    env = M.env_factory(sc, seed)(test[0])
+    for r in rows:
+        team = load_agents(out / f"masac-s{seed}-e{r['epoch']}")
+        f = [S.figures(x, sc) for x in evaluate(team, env, test, seeds)]
+        u = np.array([x["utility"] for x in f])
+        r.update(test_utility_usd=float(u.mean()), test_vs_s0_pct=float(np.mean(100.0 * (u - u0) / np.abs(u0))),
+                 test_late_pct=100.0 * float(np.mean([x["late"] for x in f])),
+                 test_moved_pct=100.0 * float(np.mean([x["moved"] for x in f])), s0_utility_usd=float(u0.mean()))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    import sim_core
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bundle", type=Path, required=True, help="the masac-5dc preset's bundle directory")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--epochs", type=int, default=30, help="epochs at most (the paper: 100)")
+    ap.add_argument("--cpu-min", type=float, default=40.0, help="no epoch starts after this much CPU time")
+    ap.add_argument("--warmup", type=int, help="MARLConfig.warmup (default: the config's)")
+    ap.add_argument("--score-only", action="store_true", help="score the snapshots already in --out")
+    a = ap.parse_args(argv)
+    sc = RP.masac_scenario(sim_core.load(a.bundle), a.seed)
+    if not a.score_only:
+        train_curve(sc, a.out, a.seed, a.epochs, a.cpu_min, a.warmup)
+    t = time.perf_counter()
+    rows = score(sc, a.out, a.seed)
+    print(f"command: nice -n 15 ./run.sh python benchmarks/masac_curve.py --bundle <home>/bundles/{sc.bundle_id} "
+          f"--out <out> --epochs {a.epochs} --cpu-min {a.cpu_min:g}; scoring {time.perf_counter() - t:.0f} s")
+    print(f"S0 (local computing) on the test episodes: {rows[0]['s0_utility_usd']:,.1f} USD")
+    print("| epoch | CPU min (cumulative) | train USD/episode | validation USD | test utility USD | vs S0 % | late % "
+          "| migrated % |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['epoch']} | {r['cpu_s_cum'] / 60:.1f} | {r['train_return_usd']:,.1f} | "
+              f"{r['validation_return_usd']:,.1f} | {r['test_utility_usd']:,.1f} | {r['test_vs_s0_pct']:+.1f} | "
+              f"{r['test_late_pct']:.1f} | {r['test_moved_pct']:.1f} |")
+    (a.out / f"curve-s{a.seed}-scored.json").write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
