@@ -8,7 +8,8 @@ table scores the final team. Answers "is it improving, flat or diverging?" withi
 
 ``--cpu-min``: no epoch starts once the process has used this much CPU time (an epoch is 3-4 CPU-min here, so
 the run stops at most one epoch past it). Snapshots: ``<out>/masac-s<seed>-e<k>.{npz,json}`` (no pickle;
-``sim_core.rl.marl.save_agents``); an existing complete curve is scored without training (``--score-only``).
+``sim_core.rl.marl.save_agents``), each with the cumulative CPU seconds; ``--score-only`` scores the snapshots
+already there (an interrupted run: the epochs it finished).
 Prints one row per epoch (training return, validation return, CPU s, test utility vs S0) and the command.
 """
 
@@ -37,20 +38,31 @@ def train_curve(sc, out: Path, seed: int, epochs: int, cpu_min: float, warmup: i
     cfg = MARLConfig(epochs=epochs, seed=seed, **({} if warmup is None else {"warmup": warmup}))
     out.mkdir(parents=True, exist_ok=True)
     c0 = time.process_time()
-    cpu = []
 
     def checkpoint(team, rows):
-        cpu.append(time.process_time() - c0)
-        team.meta["cpu_seconds"] = cpu[-1]
+        team.meta["cpu_seconds"] = time.process_time() - c0
         save_agents(team, out / f"masac-s{seed}-e{len(rows)}")
 
     _, rows = train("masac", M.env_factory(sc, seed), tr, cfg, val,
                     log=lambda m: print(m, file=sys.stderr, flush=True),
                     meta={"bundle_id": sc.bundle_id, "preset": RP.MASAC.name, "masac_params": M.masac_params()},
                     budget_cpu_s=60.0 * cpu_min, on_epoch=checkpoint)
-    for r, c in zip(rows, cpu, strict=True):
-        r["cpu_s_cum"] = c
-    (out / f"curve-s{seed}.json").write_text(json.dumps(rows, indent=1))
+    return rows
+
+
+def curve_rows(out: Path, seed: int) -> list[dict]:
+    """The epochs' rows, from the snapshots themselves (so an interrupted run scores the epochs it finished): the
+    last snapshot's ``meta["epochs"]``, each with the cumulative CPU seconds its own snapshot recorded."""
+    snaps = {int(p.stem.rsplit("-e", 1)[1]): json.loads(p.read_text())["meta"]
+             for p in out.glob(f"masac-s{seed}-e*.json")}
+    if not snaps:
+        raise FileNotFoundError(f"{out}: no snapshot masac-s{seed}-e<k>.json")
+    last = max(snaps)
+    if sorted(snaps) != list(range(1, last + 1)):
+        raise ValueError(f"{out}: snapshots of epochs {sorted(snaps)} are not 1..{last}")
+    rows = snaps[last]["epochs"]
+    for r in rows:
+        r["cpu_s_cum"] = snaps[r["epoch"]]["cpu_seconds"]
     return rows
 
 
@@ -58,7 +70,7 @@ def score(sc, out: Path, seed: int) -> list[dict]:
     """Every epoch's snapshot on the test episodes: mean utility (USD) and its % vs S0, late and migrated shares."""
     from sim_core.rl.marl import evaluate, load_agents
 
-    rows = json.loads((out / f"curve-s{seed}.json").read_text())
+    rows = curve_rows(out, seed)
     _, _, test = M.windows(seed)
     seeds = [M.TEST_SEED0 + i for i in range(len(test))]
     s0 = [S.run_rules(sc, w, s)["S0"] for w, s in zip(test, seeds, strict=True)]

@@ -65,7 +65,10 @@ def test_recipe_runs_end_to_end(ex, bundles, recipe, tmp_path, capsys, monkeypat
     if "warm_start" in RECIPES[recipe]:  # (cloned first: the curve starts at the clone, kept only if beaten)
         assert steps[0] == 0 and out["warm_start"]["decisions"] == 600
         assert out["warm_start"]["agreement"] > 0.5 and out["kept"] in {"fine-tuned", "clone"}
-        assert agent.timesteps == (0 if out["kept"] == "clone" else out["curve"][-1]["steps"])
+        # (kept: the clone or a checkpoint, the least carbon on the validation windows among them all)
+        assert set(out["validation"]) == set(steps) and out["kept_steps"] == agent.timesteps
+        assert out["validation"][agent.timesteps] == min(out["validation"].values())
+        assert (agent.timesteps == 0) == (out["kept"] == "clone")
         assert f"kept the {out['kept']}" in text
     else:
         assert out["warm_start"] is None and out["kept"] == "trained"
