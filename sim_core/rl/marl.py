@@ -315,9 +315,9 @@ def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, 
     ``cfg.envs_per_epoch`` environments (``make_env(window)`` for the next of ``train_windows``, round robin, each
     episode a fresh origin seed), then ``cfg.updates_per_epoch`` updates per agent on batches from its buffer;
     after each epoch a greedy episode in ``validate_window`` (when given). ``budget_s``: no epoch starts once
-    this many seconds have passed (a CPU budget; the epochs run are in the rows); ``budget_cpu_s``: the same in
-    seconds of this process's CPU time (a budget that the machine's other load does not move); ``on_epoch(team, rows)`` after
-    each epoch (a checkpoint). Returns the team and one row per epoch (training return per episode, its decision
+    this many seconds of wall time have passed (the epochs run are in the rows); ``budget_cpu_s``: the same in
+    seconds of this process's CPU time (a budget the machine's other load does not move); ``on_epoch(team, rows)``
+    after each epoch (a checkpoint). Returns the team and one row per epoch (training return per episode, its decision
     steps, validation return, seconds)."""
     torch.set_num_threads(1)
     torch.manual_seed(cfg.seed)
