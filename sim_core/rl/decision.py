@@ -15,8 +15,8 @@ Why this and not the step-level environments (what stopped learning there, docs/
   what is left of it after this step's earlier answers (capacity minus committed minus reserved) and can
   still meet its deadline after the transfer. When it fits nowhere, it queues wherever it goes: every site
   where it can still meet its deadline after the transfer is valid (the rules then pick the least
-  over-committed site; an origin-only mask there cost ``lowest_carbon`` 0.10 point of its saving on the
-  held-out year and 0.xx on the training one, docs/rl.md "Warm start"). Deferral is valid only while the task
+  over-committed site; an origin-only mask there cost ``lowest_carbon`` 0.11 point of its saving on the
+  held-out year and 0.04 on the training one, docs/rl.md "Warm start"). Deferral is valid only while the task
   can still start at its origin after one more step and meet its deadline. Never empty: with nothing valid,
   the origin is. An
   invalid action (from an agent without masks: PPO, DQN) is *repaired* to the origin (or the first valid

@@ -20,7 +20,8 @@ one says why it departs. Shared by every recipe:
 A recipe with ``warm_start`` first clones a rule policy's decisions (:mod:`sim_core.rl.imitation`): ``rule``
 (the best rule of the results pages, ``lowest_carbon``), ``decisions`` recorded on the training bundle's
 episodes, ``epochs`` passes of Adam at ``learning_rate`` in batches of ``batch_size``; then the RL algorithm
-fine-tunes the clone for ``timesteps``.
+fine-tunes the clone for ``timesteps``, a checkpoint every ``eval_every``; the clone or the checkpoint of least
+carbon on the ``validation`` windows is kept.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def test_rule_on_a_tight_cluster_queues_where_the_rule_sends(busy):
     """On a cluster where tasks often fit nowhere, the rule sends them to queue at its least over-committed site; the
     environment's masks leave that choice to the policy (any site where the task can still meet its deadline), so
     the rule played through it is still the native run, total for total, late tasks included (docs/rl.md, "Warm
-    start": an origin-only mask there cost lowest_carbon 0.10 point of its saving on the held-out year)."""
+    start": an origin-only mask there cost lowest_carbon 0.11 point of its saving on the held-out year)."""
     got, repaired = _play_rule(TaskDecisionEnv(busy, seed=0), "lowest_carbon", 0)
     want = sim_core.run(busy, "lowest_carbon", seed=0).totals
     assert want["sla_violations"] > 0 and want["tasks_remote"] > 0
