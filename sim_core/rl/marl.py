@@ -55,7 +55,10 @@ class MARLConfig:
     over the first ``eps_decay_epochs`` epochs (Mnih et al. 2015 anneal 1 to 0.1 over the first 4 % of
     training; here the first 10 % of the paper's 100 epochs; the end value 0.05 is an assumption, not Mnih's), and
     ``warmup`` 1,000 (an assumption): updates start once every agent's buffer holds ``min(warmup, batch_size)``
-    transitions, so with these defaults the batch size (256) decides."""
+    transitions, so with these defaults the batch size (256) decides. The paper has no warm-up (its Algorithm 1
+    updates G times after every epoch's episodes, lines 8-21), and on its preset the first epoch's ten episodes
+    leave ~1,900 transitions in the smallest agent's buffer (17,860 in all), past either gate: updates start after
+    epoch 1 whichever acts, as in Algorithm 1 (docs/reproductions.md, MASAC)."""
 
     actor_lr: float = 1e-5
     critic_lr: float = 5e-4
