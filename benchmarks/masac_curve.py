@@ -6,8 +6,8 @@ table scores the final team. Answers "is it improving, flat or diverging?" withi
     nice -n 15 ./run.sh python benchmarks/masac_curve.py --bundle <home>/bundles/<masac-5dc id> \
         --out /tmp/rl-masac --cpu-min 40 --epochs 30
 
-``--cpu-min``: no epoch starts once the process has used this much CPU time (an epoch is 3-4 CPU-min here, so
-the run stops at most one epoch past it). Snapshots: ``<out>/masac-s<seed>-e<k>.{npz,json}`` (no pickle;
+``--cpu-min``: no epoch starts once the process has used this much CPU time (an epoch is about one CPU-minute
+here, so the run stops at most that far past it). Snapshots: ``<out>/masac-s<seed>-e<k>.{npz,json}`` (no pickle;
 ``sim_core.rl.marl.save_agents``), each with the cumulative CPU seconds; ``--score-only`` scores the snapshots
 already there (an interrupted run: the epochs it finished).
 Prints the MASAC section's "Training length" subsection (:func:`render`: one row per epoch, the trend, the time to
@@ -115,8 +115,8 @@ def render(rows: list[dict], command: str, paper_epochs: int = 100) -> list[str]
               f"{max(half, 1)} epochs, {second:+.1f} % over the last {len(v) - half}; best {v[best]:+.1f} % at epoch "
               f"{best + 1}, against the paper's +28.6 % after 100 epochs (it reports convergence after 10). At "
               f"{late.mean() / 60:.1f} CPU-min per epoch (mean of epochs 2-{len(rows)}), the paper's {paper_epochs} "
-              f"epochs would take ≈ {paper_epochs * late.mean() / 3600:.1f} CPU-hours on this machine (one thread; "
-              "MADQN as much again).", ""]
+              f"epochs would take ≈ {paper_epochs * late.mean() / 3600:.1f} CPU-hours of MASAC training on this machine "
+              "(one thread).", ""]
     return lines
 
 
