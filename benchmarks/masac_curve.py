@@ -115,8 +115,8 @@ def render(rows: list[dict], command: str, paper_epochs: int = 100) -> list[str]
               f"{max(half, 1)} epochs, {second:+.1f} % over the last {len(v) - half}; best {v[best]:+.1f} % at epoch "
               f"{best + 1}, against the paper's +28.6 % after 100 epochs (it reports convergence after 10). At "
               f"{late.mean() / 60:.1f} CPU-min per epoch (mean of epochs 2-{len(rows)}), the paper's {paper_epochs} "
-              f"epochs would take ≈ {paper_epochs * late.mean() / 3600:.1f} CPU-hours of MASAC training on this machine "
-              "(one thread).", ""]
+              f"epochs would take ≈ {paper_epochs * late.mean() / 3600:.1f} CPU-hours of MASAC training on this "
+              "machine (one thread).", ""]
     return lines
 
 
