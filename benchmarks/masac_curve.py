@@ -4,7 +4,7 @@ epoch, then score every snapshot on the 10 unseen test episodes beside S0 (local
 table scores the final team. Answers "is it improving, flat or diverging?" within a stated CPU budget.
 
     nice -n 15 ./run.sh python benchmarks/masac_curve.py --bundle <home>/bundles/<masac-5dc id> \
-        --out /tmp/rl-masac --cpu-min 40 --epochs 30
+        --out <home>/masac/curve
 
 ``--cpu-min``: no epoch starts once the process has used this much CPU time (an epoch is about one CPU-minute
 here, so the run stops at most that far past it). Snapshots: ``<out>/masac-s<seed>-e<k>.{npz,json}`` (no pickle;
@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=30, help="epochs at most (the paper: 100)")
-    ap.add_argument("--cpu-min", type=float, default=40.0, help="no epoch starts after this much CPU time")
+    ap.add_argument("--cpu-min", type=float, default=38.0, help="no epoch starts after this much CPU time (38: with "
+                    "the last epoch and the scoring, at most ~45 CPU-min in all)")
     ap.add_argument("--warmup", type=int, help="MARLConfig.warmup (default: the config's)")
     ap.add_argument("--score-only", action="store_true", help="score the snapshots already in --out")
     a = ap.parse_args(argv)
