@@ -238,8 +238,9 @@ def section(home: Path, mirror: Path, sc, zones: list[str], seed: int, epochs: i
     if curve.exists():  # (benchmarks/masac_curve.py: the training-length ablation)
         from benchmarks.masac_curve import render
 
-        lines += render(json.loads(curve.read_text()), "nice -n 15 ./run.sh python benchmarks/masac_curve.py --bundle "
-                        f"<home>/bundles/{sc.bundle_id} --out <home>/masac/curve")
+        rows = json.loads(curve.read_text())
+        lines += render(rows, "nice -n 15 ./run.sh python benchmarks/masac_curve.py --bundle "
+                        f"<home>/bundles/{sc.bundle_id} --out <home>/masac/curve --epochs {len(rows)}")
     lines += ablation(runs, sc, trained_longer=curve.exists())
     print(f"masac section: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     return "\n".join(lines) + "\n"
