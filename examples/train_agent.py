@@ -17,9 +17,10 @@ transfers (``carbon_incl_transfer_kg``) and the late tasks (``sla_violations``).
 ``<out>/<recipe>-<train bundle id>-s<seed>.png``; what is printed is what was measured, whatever it is.
 
 A recipe with ``warm_start`` (``maskable_ppo_bc``) first clones a rule's decisions (sim_core/rl/imitation.py; the
-curve's first point, at 0 steps, is the clone), then fine-tunes; the fine-tuned agent is kept only if it beats
-the clone on the recipe's validation windows of the *training* bundle, else the clone is. The training time
-printed (wall and CPU) includes the warm start and that validation, not the curve's evaluations.
+curve's first point, at 0 steps, is the clone), then fine-tunes; the agent kept is the one of least carbon on the
+recipe's validation windows of the *training* bundle among the clone and the fine-tuned network at every curve
+point (a checkpoint every ``eval_every`` steps): the held-out year chooses nothing. The training time printed
+(wall and CPU) includes the warm start and that validation, not the curve's evaluations.
 """
 
 from __future__ import annotations
@@ -79,16 +80,24 @@ def warm_start(model, recipe: str, train_sc, seed: int, episode_days: float, dec
             "cpu_s": time.process_time() - c}
 
 
+def validation_starts(train_sc, validation: dict) -> tuple[float, list[int]]:
+    """The validation windows of the training bundle: (days, distinct start steps). ``days`` long (at most the
+    bundle's days less one, for the drain), starting at the shares ``at`` of the span they can start in."""
+    n_days = int(train_sc.n_steps // STEPS_PER_DAY)
+    days = min(float(validation["days"]), max(n_days - 1, 1))
+    last = max(int(n_days - days - 1), 0)  # (room for the drain, as in training)
+    return days, sorted({int(at * last) * STEPS_PER_DAY for at in validation["at"]})
+
+
 def validation_score(agent, train_sc, validation: dict) -> float:
     """Carbon incl. transfers + LATE_PENALTY_KG per late task, summed over the validation windows of the training
-    bundle (``validation``: ``days`` long, starting at the shares ``at`` of its span), workload seed 0: what
-    decides whether a fine-tuned agent replaces its clone."""
+    bundle (:func:`validation_starts`), workload seed 0: what chooses the agent a warm-started recipe keeps."""
     from sim_core.rl.decision import LATE_PENALTY_KG
 
-    total, days = 0.0, validation["days"]
-    last = max(int(train_sc.n_steps // STEPS_PER_DAY - days - 1), 0)  # (room for the drain, as in training)
-    for at in validation["at"]:
-        env = TaskDecisionEnv(train_sc, days=days, start=int(at * last) * STEPS_PER_DAY)
+    total = 0.0
+    days, starts = validation_starts(train_sc, validation)
+    for start in starts:
+        env = TaskDecisionEnv(train_sc, days=days, start=start)
         tot = play(agent, env, 0)
         total += tot[METRIC] + LATE_PENALTY_KG * tot["sla_violations"]
     return total
@@ -99,6 +108,8 @@ def make_model(recipe: str, train_sc, seed: int, n_envs: int, episode_days: floa
     import torch
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
+    from sim_core.rl.sb3 import silent_logger
+
     spec = RECIPES[recipe]
     torch.set_num_threads(COMMON["torch_threads"])
     starts = training_starts(train_sc, episode_days)
@@ -107,7 +118,9 @@ def make_model(recipe: str, train_sc, seed: int, n_envs: int, episode_days: floa
     venv = VecMonitor(DummyVecEnv(fns))
     mod, cls = spec["algo"].rsplit(".", 1)
     algo = getattr(importlib.import_module(mod), cls)
-    return algo(spec["policy"], venv, seed=seed, device="cpu", verbose=0, **spec["kwargs"])
+    model = algo(spec["policy"], venv, seed=seed, device="cpu", verbose=0, **spec["kwargs"])
+    model.set_logger(silent_logger())  # (SB3's default logger leaves a folder in the system's temp directory)
+    return model
 
 
 def main(argv=None) -> dict:
@@ -156,9 +169,12 @@ def main(argv=None) -> dict:
 
     ev = {"wall": 0.0, "cpu": 0.0}  # (time spent on curve points: left out of the training time)
 
+    snapshots: list = []  # (the fine-tuned network at every curve point: a warm start's candidates)
+
     def point(m):
         t, c = time.perf_counter(), time.process_time()
-        tot = play(agent_from_model(m, **prov), curve_env, 0)
+        snapshots.append(agent_from_model(m, **prov))
+        tot = play(snapshots[-1], curve_env, 0)
         ep = [e["r"] for e in m.ep_info_buffer or []]
         curve.append({"steps": int(m.num_timesteps), "saving_pct": saving_pct(tot, curve_rules["local_only"]),
                       "late": int(tot["sla_violations"]), "train_return": float(np.mean(ep)) if ep else float("nan")})
@@ -188,14 +204,17 @@ def main(argv=None) -> dict:
     if not curve or curve[-1]["steps"] != model.num_timesteps:
         point(model)
     agent = agent_from_model(model, **prov)
-    kept = "trained"
-    if warm is not None:
+    kept, validation = "trained", None
+    if warm is not None:  # (the clone and every checkpoint, on the training bundle's validation windows)
         t = time.perf_counter()
-        v_rl, v_clone = (validation_score(a, train_sc, COMMON["validation"]) for a in (agent, clone_agent))
-        kept = "fine-tuned" if v_rl < v_clone else "clone"
-        agent = agent if v_rl < v_clone else clone_agent
-        print(f"validation on the training bundle (windows {COMMON['validation']}): fine-tuned {v_rl:,.1f} kg, "
-              f"clone {v_clone:,.1f} kg -> kept the {kept} ({time.perf_counter() - t:.0f} s)", flush=True)
+        cands = [clone_agent, *(a for a in snapshots if a.timesteps > 0)]
+        validation = {a.timesteps: validation_score(a, train_sc, COMMON["validation"]) for a in cands}
+        agent = min(cands, key=lambda a: (validation[a.timesteps], a.timesteps))
+        kept = "clone" if agent.timesteps == 0 else "fine-tuned"
+        print(f"validation on the training bundle ({len(validation_starts(train_sc, COMMON['validation'])[1])} "
+              f"windows of {validation_starts(train_sc, COMMON['validation'])[0]:g} days), kg incl. late penalty: "
+              + ", ".join(f"{k:,} steps {v:,.1f}" for k, v in validation.items())
+              + f" -> kept the {kept} ({agent.timesteps:,} steps; {time.perf_counter() - t:.0f} s)", flush=True)
     t_train[0] = time.perf_counter() - t_start - ev["wall"]
     c_train = time.process_time() - c_start - ev["cpu"]
     name = f"{args.recipe}-{train_sc.bundle_id}-s{args.seed}"
@@ -230,7 +249,7 @@ def main(argv=None) -> dict:
     fig = plot(curve, curve_rules, args.out / f"{name}.png", args.recipe, test_sc.bundle_id, args.curve_days)
     return {"rows": rows, "best_rule": best, "curve": curve, "train_s": t_train[0], "train_cpu_s": c_train,
             "steps_per_s": rate,
-            "warm_start": warm, "kept": kept,
+            "warm_start": warm, "kept": kept, "kept_steps": agent.timesteps, "validation": validation,
             "agent_path": str(path), "figure": str(fig), "beats_local": beats, "reaches_best": reaches}
 
 

@@ -55,7 +55,10 @@ class MARLConfig:
     over the first ``eps_decay_epochs`` epochs (Mnih et al. 2015 anneal 1 to 0.1 over the first 4 % of
     training; here the first 10 % of the paper's 100 epochs; the end value 0.05 is an assumption, not Mnih's), and
     ``warmup`` 1,000 (an assumption): updates start once every agent's buffer holds ``min(warmup, batch_size)``
-    transitions, so with these defaults the batch size (256) decides."""
+    transitions, so with these defaults the batch size (256) decides. The paper has no warm-up (its Algorithm 1
+    updates G times after every epoch's episodes, lines 8-21), and on its preset the first epoch's ten episodes
+    leave ~1,900 transitions in the smallest agent's buffer (17,860 in all), past either gate: updates start after
+    epoch 1 whichever acts, as in Algorithm 1 (docs/reproductions.md, MASAC)."""
 
     actor_lr: float = 1e-5
     critic_lr: float = 5e-4
@@ -310,13 +313,14 @@ MEASURED = ("seconds", "load_avg_1min")
 
 def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, validate_window: dict | None = None,
           log=print, meta: dict | None = None, budget_s: float | None = None,
-          on_epoch=None) -> tuple[MARL, list[dict]]:
+          on_epoch=None, budget_cpu_s: float | None = None) -> tuple[MARL, list[dict]]:
     """Train a team (Algorithm 1): each epoch runs one episode (capped at K_max decision steps) in each of
     ``cfg.envs_per_epoch`` environments (``make_env(window)`` for the next of ``train_windows``, round robin, each
     episode a fresh origin seed), then ``cfg.updates_per_epoch`` updates per agent on batches from its buffer;
     after each epoch a greedy episode in ``validate_window`` (when given). ``budget_s``: no epoch starts once
-    this many seconds have passed (a CPU budget; the epochs run are in the rows); ``on_epoch(team, rows)`` after
-    each epoch (a checkpoint). Returns the team and one row per epoch (training return per episode, its decision
+    this many seconds of wall time have passed (the epochs run are in the rows); ``budget_cpu_s``: the same in
+    seconds of this process's CPU time (a budget the machine's other load does not move); ``on_epoch(team, rows)``
+    after each epoch (a checkpoint). Returns the team and one row per epoch (training return per episode, its decision
     steps, validation return, seconds)."""
     torch.set_num_threads(1)
     torch.manual_seed(cfg.seed)
@@ -329,10 +333,13 @@ def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, 
     buffers = [Replay(cfg.buffer_size, e0.obs_dim) for _ in e0.agents]
     brng = np.random.default_rng(cfg.seed + 1)
     rows: list[dict] = []
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), time.process_time()
     for epoch in range(cfg.epochs):
         if budget_s is not None and time.perf_counter() - start >= budget_s:
             log(f"{algorithm}: budget of {budget_s:.0f} s spent after {epoch} epochs")
+            break
+        if budget_cpu_s is not None and time.process_time() - cpu0 >= budget_cpu_s:
+            log(f"{algorithm}: CPU budget of {budget_cpu_s:.0f} s spent after {epoch} epochs")
             break
         t0 = time.perf_counter()
         if algorithm == "madqn":

@@ -9,14 +9,19 @@ one says why it departs. Shared by every recipe:
 * ``n_envs`` 4 environments (DummyVecEnv, one process: the machine has 2 shared cores);
 * ``torch_threads`` 1: one core for torch, one for the environments;
 * ``net_arch`` [64, 64]: SB3's default MLP, stated so that the saved policy's layout is explicit;
-* ``validation``: the windows of the *training* bundle on which a warm-started recipe's fine-tuned agent must
-  beat its clone to be kept: ``days`` long from the shares ``at`` of its span (on a year, one two-day window in
-  the middle of each quarter: every season; the held-out year chooses nothing).
+* ``validation``: the windows of the *training* bundle on which a warm-started recipe chooses the agent it keeps
+  (the clone or a checkpoint; the held-out year chooses nothing): ``days`` long from the shares ``at`` of its
+  span. Sized by its measured noise (docs/rl.md, "Warm start"): on 7-day windows of 2022 the saving of one agent
+  minus another's varies from week to week with a standard deviation of 0.1-0.2 point, so 16 weeks (the middle
+  week of each 16th of the year) put the standard error of a difference at 0.03-0.05 point, below the 0.1 point
+  between agents to rank. The first validation, four 2-day windows, could not (its differences pointed the
+  wrong way for one seed).
 
 A recipe with ``warm_start`` first clones a rule policy's decisions (:mod:`sim_core.rl.imitation`): ``rule``
 (the best rule of the results pages, ``lowest_carbon``), ``decisions`` recorded on the training bundle's
 episodes, ``epochs`` passes of Adam at ``learning_rate`` in batches of ``batch_size``; then the RL algorithm
-fine-tunes the clone for ``timesteps``.
+fine-tunes the clone for ``timesteps``, a checkpoint every ``eval_every``; the clone or the checkpoint of least
+carbon on the ``validation`` windows is kept.
 """
 
 from __future__ import annotations
@@ -59,6 +64,6 @@ RECIPES: dict[str, dict] = {
 
 #: shared by every recipe (module docstring)
 COMMON = {"episode_days": 2, "n_envs": 4, "torch_threads": 1, "seed": 0,
-          "validation": {"at": [0.125, 0.375, 0.625, 0.875], "days": 2}}
+          "validation": {"at": [(k + 0.5) / 16 for k in range(16)], "days": 7}}
 
 __all__ = ["RECIPES", "COMMON"]

@@ -13,6 +13,10 @@ the next episode's first, the last one is in ``infos[i]["terminal_observation"]`
 vector API resets it on the next step; the adapter resets finished environments at once
 (:meth:`TaskSchedulingVectorEnv.reset_finished`), so both see the same episodes and seeds. Episodes end
 by termination (the window's last step), never by a time limit: ``TimeLimit.truncated`` is False.
+
+:func:`silent_logger` is the logger every model here is given (``model.set_logger(silent_logger())``): without
+one, stable-baselines3's ``learn`` configures its default, which creates a folder ``SB3-<date>`` in the system's
+temporary directory on every run (``stable_baselines3.common.logger.configure``) and leaves it there.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from .vector import TaskSchedulingVectorEnv
@@ -82,4 +87,10 @@ class SB3VecEnv(VecEnv):
         return [isinstance(env, wrapper_class) for env in self._targets(indices)]
 
 
-__all__ = ["SB3VecEnv"]
+def silent_logger() -> Logger:
+    """A stable-baselines3 logger with no output and no folder: the training's values are still recorded
+    (``logger.name_to_value``, until each dump), nothing is written anywhere (module docstring)."""
+    return Logger(folder=None, output_formats=[])
+
+
+__all__ = ["SB3VecEnv", "silent_logger"]

@@ -95,6 +95,31 @@ def test_masks_keep_every_placement_in_room_and_on_time(roomy, busy):
     assert tight.late_tasks == tight.result().totals["sla_violations"]
 
 
+def test_where_the_task_fits_nowhere_it_may_queue_at_any_site_on_time(busy):
+    """The site masks, recomputed from the environment's own state at every decision of a tight cluster: where some
+    site has room, the valid sites are those with room that the task reaches in time; where none has room, every
+    site it reaches in time (it queues wherever it goes: the policy chooses where); with neither, the origin."""
+    env = TaskDecisionEnv(busy, seed=0)
+    env.reset(seed=0)
+    T = env.sim.prep.tasks
+    seen = {"room": 0, "nowhere": 0}
+    done = False
+    while not done:
+        m = env.action_masks()
+        i = int(env._pend[env._q])
+        room = np.array([T.cores[i] <= a[0] + 1e-9 and T.gpus[i] <= a[1] + 1e-9 and T.mem[i] <= a[2] + 1e-9
+                         for a in env._avail])
+        on_time = np.array([max(env._t, T.arrival[i]) + env._delay_s(i, d) + T.duration[i] <= T.deadline[i]
+                            for d in range(env.n_dc)])
+        want = on_time & room if room.any() else on_time.copy()
+        if not want.any():
+            want[int(T.origin[i])] = True
+        assert np.array_equal(m[1:], want) and not m[0]
+        seen["room" if room.any() else "nowhere"] += 1
+        _, _, done, _, _ = env.step(env.rule_action("lowest_carbon"))
+    assert seen["room"] > 0 and seen["nowhere"] > 0, seen
+
+
 def test_deferral_masked_past_the_point_of_no_return(busy):
     env = TaskDecisionEnv(busy, seed=0, allow_defer=True)
     obs, _ = env.reset(seed=0)

@@ -46,14 +46,17 @@ def test_rule_through_the_environment_is_the_native_run(roomy, rule):
     assert got["tasks_remote"] > 0
 
 
-def test_rule_on_a_tight_cluster_differs_only_where_the_masks_repair(busy):
-    """On a cluster where the rule sends tasks that then miss their deadline, the environment repairs those answers
-    (its masks) and the run has fewer late tasks than the native rule's; every other answer is the rule's."""
-    env = TaskDecisionEnv(busy, seed=0)
-    got, repaired = _play_rule(env, "lowest_carbon", 0)
+def test_rule_on_a_tight_cluster_queues_where_the_rule_sends(busy):
+    """On a cluster where tasks often fit nowhere, the rule sends them to queue at its least over-committed site; the
+    environment's masks leave that choice to the policy (any site where the task can still meet its deadline), so
+    the rule played through it is still the native run, total for total, late tasks included (docs/rl.md, "Warm
+    start": an origin-only mask there cost lowest_carbon 0.11 point of its saving on the held-out year)."""
+    got, repaired = _play_rule(TaskDecisionEnv(busy, seed=0), "lowest_carbon", 0)
     want = sim_core.run(busy, "lowest_carbon", seed=0).totals
-    assert want["sla_violations"] > 0
-    assert repaired > 0 and got["sla_violations"] < want["sla_violations"]
+    assert want["sla_violations"] > 0 and want["tasks_remote"] > 0
+    assert repaired == 0
+    for k in METRICS:
+        assert got[k] == pytest.approx(want[k], rel=1e-12, abs=1e-12), k
 
 
 def test_demonstrations_hold_the_rule_and_the_discounted_rewards(busy):
@@ -81,8 +84,10 @@ def test_demonstrations_hold_the_rule_and_the_discounted_rewards(busy):
 
 def test_clone_reproduces_the_rule_on_unseen_episodes(tmp_path):
     """MaskablePPO's policy, cloned from 4,000 decisions of lowest_carbon on a small 3-site bundle, takes the rule's
-    decision on at least 95 % of 2,000 decisions of other episodes (measured: 98.8 %; untrained: 34.4 %), and the
-    clone played through the environment saves as much carbon as the rule (within 1 % of local_only's)."""
+    decision on at least 90 % of 2,000 decisions of other episodes (measured: 94.4 %; untrained: 29.9 %; 98.8 %
+    before the masks left the choice of where to queue to the policy: the rule's "least over-committed site" is
+    harder to clone than its "greenest site with room"), and the clone played through the environment saves as
+    much carbon as the rule (within 1 % of local_only's; measured 0.34 %)."""
     pytest.importorskip("sb3_contrib", reason="the optional rl extra is not installed (GRIDSHIFT_EXTRAS=rl)")
     import torch
     from sb3_contrib import MaskablePPO
@@ -102,7 +107,7 @@ def test_clone_reproduces_the_rule_on_unseen_episodes(tmp_path):
     before = agreement(model.policy, test)
     fit = clone(model.policy, train, epochs=10, batch_size=256, learning_rate=1e-3, seed=0)
     after = agreement(model.policy, test)
-    assert fit["agreement"] >= 0.95 and after >= 0.95 and before < 0.6, (before, fit, after)
+    assert fit["agreement"] >= 0.9 and after >= 0.9 and before < 0.6, (before, fit, after)
     agent = agent_from_model(model, bundle_id=sc.bundle_id, recipe="t", hyperparameters={}, seed=0,
                              feature_names=env.feature_names)
     window = TaskDecisionEnv(sc, days=2, start=0)

@@ -264,3 +264,17 @@ def test_load_refuses_other_files(tmp_path):
         marl.MARL("ppo", ["A"], 3, 2, marl.MARLConfig())
     with pytest.raises(ValueError, match="MARLConfig.batch_size must be a positive int"):
         marl.MARLConfig(batch_size=0)
+
+
+def test_a_spent_cpu_budget_starts_no_epoch(busy):
+    """``budget_cpu_s``: no epoch starts once the process has used that much CPU time (0: none at all; a budget
+    larger than the run: every epoch), and the log says so."""
+
+    def make(window):
+        return JobDecisionEnv(busy, masac_params={"pue": PUE}, **window)
+
+    said = []
+    _, rows = marl.train("madqn", make, [{"steps": 40}], TINY, None, log=said.append, budget_cpu_s=0.0)
+    assert rows == [] and said == ["madqn: CPU budget of 0 s spent after 0 epochs"]
+    _, rows = marl.train("madqn", make, [{"steps": 40}], TINY, None, log=lambda m: None, budget_cpu_s=1e9)
+    assert len(rows) == TINY.epochs

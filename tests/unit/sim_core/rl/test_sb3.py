@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("stable_baselines3", reason="the optional rl extra is not installed (GRIDSHIFT_EXTRAS=rl)")
 
 from sim_core.gym import TaskSchedulingEnv, TaskSchedulingVectorEnv  # noqa: E402
-from sim_core.rl.sb3 import SB3VecEnv  # noqa: E402
+from sim_core.rl.sb3 import SB3VecEnv, silent_logger  # noqa: E402
 
 
 def test_adapter_same_step_autoreset(busy):
@@ -39,6 +39,7 @@ def test_short_ppo_run(busy):
 
     venv = SB3VecEnv(TaskSchedulingVectorEnv(busy, 4, steps=24, reward={"energy_cost": 1.0, "sla_penalty": 1.0}))
     model = PPO("MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=2, seed=0, device="cpu", verbose=0)
+    model.set_logger(silent_logger())
     model.learn(total_timesteps=256)
     assert model.num_timesteps >= 256
     obs = venv.reset()

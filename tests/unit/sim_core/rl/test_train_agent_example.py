@@ -31,9 +31,19 @@ def bundles(tmp_path_factory):
 
 
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
-def test_recipe_runs_end_to_end(ex, bundles, recipe, tmp_path, capsys):
+def test_recipe_runs_end_to_end(ex, bundles, recipe, tmp_path, capsys, monkeypatch):
+    """A recipe runs end to end, and writes nothing outside its --out folder: the system's temporary directory
+    (here a fresh one) is left as it was (stable-baselines3's default logger would leave an ``SB3-<date>`` folder
+    there on every run)."""
+    import getpass
+    import tempfile
+
     from sim_core.rl.agent import load_agent
 
+    tmp = tmp_path / "tmpdir"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))  # (gettempdir() caches its first answer)
     out = ex.main(["--recipe", recipe, "--train", str(bundles[0]), "--test", str(bundles[1]), "--timesteps", "300",
                    "--eval-every", "150", "--episode-days", "1", "--curve-days", "1", "--test-days", "1",
                    "--warm-decisions", "600", "--out", str(tmp_path)])
@@ -49,10 +59,16 @@ def test_recipe_runs_end_to_end(ex, bundles, recipe, tmp_path, capsys):
     assert out["agent_path"].endswith(f"{recipe}-{agent.bundle_id}-s0.pt")
     assert (tmp_path / f"{recipe}-{agent.bundle_id}-s0.png").stat().st_size > 10_000
     assert "agent beats local_only with no more late tasks:" in text and "held-out" in text
+    # (torch's own compile cache, one fixed folder per user that every later torch process reuses, is the only
+    # thing allowed there: it is created by the first optimizer step of any torch program)
+    assert [p.name for p in tmp.iterdir() if p.name != f"torchinductor_{getpass.getuser()}"] == []
     if "warm_start" in RECIPES[recipe]:  # (cloned first: the curve starts at the clone, kept only if beaten)
         assert steps[0] == 0 and out["warm_start"]["decisions"] == 600
         assert out["warm_start"]["agreement"] > 0.5 and out["kept"] in {"fine-tuned", "clone"}
-        assert agent.timesteps == (0 if out["kept"] == "clone" else out["curve"][-1]["steps"])
+        # (kept: the clone or a checkpoint, the least carbon on the validation windows among them all)
+        assert set(out["validation"]) == set(steps) and out["kept_steps"] == agent.timesteps
+        assert out["validation"][agent.timesteps] == min(out["validation"].values())
+        assert (agent.timesteps == 0) == (out["kept"] == "clone")
         assert f"kept the {out['kept']}" in text
     else:
         assert out["warm_start"] is None and out["kept"] == "trained"
