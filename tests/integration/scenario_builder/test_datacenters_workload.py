@@ -7,6 +7,7 @@ import json
 import polars as pl
 import pytest
 
+from gridshift import export_defaults as D
 from gridshift import sources
 from gridshift.dc_params import DatacenterParams
 from gridshift.errors import DataError
@@ -23,7 +24,7 @@ def test_defaults_match_the_reference_cluster_csv(shared_data):
             assert e[k] == float(row[k]), (row["location"], k)
     other = dcm.default_entry("FR")
     assert other["total_cores"] == ref["total_cores"].mean() and other["timezone"] == "Europe/Paris"
-    assert other["physics"] == DatacenterParams().to_dict()
+    assert other["physics"] == DatacenterParams().with_gpu(D.GPU).to_dict()  # the export's default generation
 
 
 def test_override_json_and_csv(tmp_path):
