@@ -39,8 +39,9 @@ class Candidate:
     value: float
     late: int
     plan: Plan | None
-    result: object  # sim_core.RunResult
+    result: object  # sim_core.RunResult (None once dropped: :func:`drop_results`)
     repairs: int = 0  # re-runs that repaired it
+    totals: dict | None = None  # the run's totals (kept when its result is dropped)
 
 
 def objective_value(totals: dict, objective: str, w_c: float, w_u: float) -> float:
@@ -90,7 +91,7 @@ class Evaluator:
         self.sim_s += time.perf_counter() - t
         self.runs += 1
         return Candidate(name=name, value=objective_value(res.totals, self.objective, self.w_c, self.w_u),
-                         late=int(res.totals["sla_violations"]), plan=plan, result=res)
+                         late=int(res.totals["sla_violations"]), plan=plan, result=res, totals=dict(res.totals))
 
     def plan(self, name: str, plan: Plan) -> Candidate:
         return self.run(name, PlanPolicy(plan, self.prep.s0), plan)
@@ -122,6 +123,25 @@ class Evaluator:
         return cur
 
 
+def drop_results(cands: list[Candidate], prep: Prepared) -> None:
+    """Keep the engine's result (its per-task and per-step frames: ~0.2 GB a run on a week of the source
+    cluster) only for the candidates the bracket may return, the least one with no late task and the one with
+    the fewest late tasks; the others keep their totals and their plan (read back from the run if they had
+    none, :func:`plan_from_run`), which is all the search uses of them."""
+    if not cands:
+        return
+    clean = [c for c in cands if c.late == 0]
+    keep = {id(min(cands, key=lambda c: (c.late, c.value)))}
+    if clean:
+        keep.add(id(min(clean, key=lambda c: c.value)))
+    for c in cands:
+        if id(c) in keep or c.result is None:
+            continue
+        if c.plan is None:
+            c.plan = plan_from_run(prep, c.result)
+        c.result = None
+
+
 def improve(ev: Evaluator, best: Candidate, other: Candidate, runs: int, seed: int = 0) -> tuple[Candidate, int]:
     """Local search: crossovers of ``best`` and ``other`` (a share of the tasks, drawn at random with ``seed``,
     take ``other``'s decisions), each run through the engine; one that meets every deadline and is lower
@@ -142,5 +162,5 @@ def improve(ev: Evaluator, best: Candidate, other: Candidate, runs: int, seed: i
     return best, accepted
 
 
-__all__ = ["HEURISTICS", "REPAIR_RUNS", "SEARCH_RUNS", "Candidate", "Evaluator", "improve", "objective_value",
+__all__ = ["HEURISTICS", "REPAIR_RUNS", "SEARCH_RUNS", "Candidate", "Evaluator", "drop_results", "improve", "objective_value",
            "plan_from_run"]

@@ -18,7 +18,7 @@ from ..physics import P_WAKE_S
 from ..simulator import Prepared, as_scenario
 from .plan import Plan, PlanPolicy
 from .rounding import plan_kernel
-from .search import HEURISTICS, SEARCH_RUNS, Evaluator, improve
+from .search import HEURISTICS, SEARCH_RUNS, Evaluator, drop_results, improve
 from .solve import HORIZON_DAYS, OptimumError, OptimumResult, bound_steps, optimum
 
 #: wake latencies a plan keeps to spare before a task's deadline (managed power)
@@ -157,15 +157,18 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
     first = ev.plan("LP plan", plan)
     lp_run = ev.repair(first, REPAIRS)
     cands = [first] if lp_run is first else [first, lp_run]
+    drop_results(cands, prep)
     for h in heuristics:  # a run with late tasks stays listed beside its repair
         c = ev.run(h, h, None)
         cands += [c] if c.late == 0 else [c, ev.repair(c)]
+        drop_results(cands, prep)
     plan_s = plan.plan_s
     for hold, ov, scale in variants:
         alt = plan_schedule(prep, lower, hold_wakes=hold, overflow=ov, cap_scale=scale)
         plan_s += alt.plan_s
         c = ev.plan(variant_name(hold, ov, scale), alt)
         cands += [c] if c.late == 0 else [c, ev.repair(c, VARIANT_REPAIRS)]
+        drop_results(cands, prep)
     clean = sorted((c for c in cands if c.late == 0), key=lambda c: c.value)
     accepted = 0
     if len(clean) >= 2 and search_runs > 0:
@@ -173,8 +176,9 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
         if found is not clean[0]:
             cands.append(found)
             clean.insert(0, found)
+            drop_results(cands, prep)
     best = clean[0] if clean else min(cands, key=lambda c: (c.late, c.value))
-    tot = best.result.totals
+    tot = best.totals
     not_started = tot["tasks"] - tot["tasks_started"] - tot["tasks_unschedulable"]
     return UpperResult(objective=lower.objective, value=best.value, carbon_kg=float(tot["carbon_incl_transfer_kg"]),
                        cost_usd=float(tot["cost_incl_transfer_usd"]), energy_kwh=float(tot["total_kwh"]),
