@@ -23,9 +23,6 @@ from .solve import HORIZON_DAYS, OptimumError, OptimumResult, bound_steps, optim
 
 #: wake latencies a plan keeps to spare before a task's deadline (managed power)
 WAKE_SPARE = 2.0
-#: re-runs of the LP plan at most, each with the tasks the engine started too late started earlier
-#: (``search.Evaluator.repair``: at their arrival step, then at their origin)
-REPAIRS = 2
 #: further roundings of the LP's solution run as candidates: (capacity booked past a task's planned finish, in
 #: wake latencies; the weight of the site's largest price in the cost of load beyond the LP's profile, the rest
 #: the step's own price; the capacity booked against, x each site's). The plan's (``WAKE_SPARE``, 1.0, 1.0)
@@ -38,8 +35,6 @@ REPAIRS = 2
 #: 56 late, none after 4 repairs), 1,671.9 (0, 0, 1.05: 316 late, none after 10), 1,656.8 (0, 0, 1.07),
 #: 1,649.5 (0, 0, 1.08: 718 late, none after 7); from x1.1 on (1,237 late and more) the repair leaves 300-460 late.
 PLAN_VARIANTS = ((0.0, 0.0, 1.0), (0.0, 0.0, 1.05), (0.0, 0.0, 1.08))
-#: re-runs of a variant at most (it starts more tasks late than the plan)
-VARIANT_REPAIRS = 12
 
 
 @dataclass
@@ -155,7 +150,7 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
     plan = plan_schedule(prep, lower)
     ev = Evaluator(sc, prep, lower.objective, lower.weights, run_kw)
     first = ev.plan("LP plan", plan)
-    lp_run = ev.repair(first, REPAIRS)
+    lp_run = ev.repair(first)
     cands = [first] if lp_run is first else [first, lp_run]
     drop_results(cands, prep)
     for h in heuristics:  # a run with late tasks stays listed beside its repair
@@ -167,7 +162,7 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
         alt = plan_schedule(prep, lower, hold_wakes=hold, overflow=ov, cap_scale=scale)
         plan_s += alt.plan_s
         c = ev.plan(variant_name(hold, ov, scale), alt)
-        cands += [c] if c.late == 0 else [c, ev.repair(c, VARIANT_REPAIRS)]
+        cands += [c] if c.late == 0 else [c, ev.repair(c)]
         drop_results(cands, prep)
     clean = sorted((c for c in cands if c.late == 0), key=lambda c: c.value)
     accepted = 0
