@@ -171,5 +171,5 @@ def improve(ev: Evaluator, best: Candidate, other: Candidate, runs: int, seed: i
     return best, accepted
 
 
-__all__ = ["HEURISTICS", "REPAIR_PATIENCE", "REPAIR_RUNS", "SEARCH_RUNS", "Candidate", "Evaluator", "drop_results", "improve", "objective_value",
-           "plan_from_run"]
+__all__ = ["HEURISTICS", "REPAIR_PATIENCE", "REPAIR_RUNS", "SEARCH_RUNS", "Candidate", "Evaluator", "drop_results",
+           "improve", "objective_value", "plan_from_run"]
