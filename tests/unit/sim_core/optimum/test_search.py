@@ -147,5 +147,8 @@ def test_the_repair_runs_until_no_task_is_late_or_it_stops_improving(sites):
     ev = Scripted([9, 7] + [7] * 10)  # 7 is a new low once, then none for REPAIR_PATIENCE runs
     out = ev.repair(first(ev, 8))
     assert ev.runs == 2 + REPAIR_PATIENCE and out.late == 7
+    ev = Scripted([20, 15, 12, 10, 0])  # the first moves raise the count above the candidate's: lows among re-runs
+    out = ev.repair(first(ev, 8))
+    assert out.late == 0 and ev.runs == 5
     ev = Scripted([7, 6, 5, 4])  # a new low every run: stops at ``runs``
     assert ev.repair(first(ev, 8), runs=3).repairs == 3 and ev.runs == 3
