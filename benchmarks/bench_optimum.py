@@ -1,12 +1,13 @@
 """Offline-optimum benchmark: the optimum bracketed (``sim_core.optimum.bracket``: the LP's lower bound, and
-the engine's value of the schedule rounded from it) on a 5-site bundle at the main job's load (the reference
-5-DC cluster, a synthetic workload at the main job's rate of ~3,400 tasks a day): a 7-day window as one LP,
-the same window as rolling horizons of 1 and 2 days (the horizon's effect), and a full year by rolling
-horizons.
+the best deadline-meeting schedule found, run through the engine) on the main job's bundle (default: its
+default export, ``gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2023``, found or built in ``--home``;
+``--bundle`` another; ``--synthetic`` the reference 5-DC cluster with a synthetic workload at the rack-sized main
+job's rate of ~3,400 tasks a day): a 7-day window as one LP, the same window as rolling horizons of 1 and 2 days
+(the horizon's effect), and a full year by rolling horizons.
 
-    ./run.sh python benchmarks/bench_optimum.py --no-write          # 7 days + horizons + the year, prints only
-    ./run.sh python benchmarks/bench_optimum.py --quick --no-write  # the 7-day window only
-    ./run.sh python benchmarks/bench_optimum.py --year-only --year-horizon-days 1 --no-write   # the year only
+    ./run.sh python benchmarks/bench_optimum.py --home DIR --no-year --week-horizons --mip-hours   # the page's
+    ./run.sh python benchmarks/bench_optimum.py --bundle DIR/bundles/<id> --quick --no-write        # one week
+    ./run.sh python benchmarks/bench_optimum.py --synthetic --year-only --year-horizon-days 1 --no-write
     ./run.sh python benchmarks/bench_optimum.py --quick --formulation classes   # the earlier LP, to compare
     ./run.sh python benchmarks/bench_optimum.py --quick --no-idle-floor         # the bound without its idle floor
 
@@ -27,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._main_bundle import export_command, main_bundle  # noqa: E402
 from benchmarks._report import machine, publish  # noqa: E402
 
 #: the main job's workload rate: 1.25 M tasks a year (README) -> ~3,425 a day
@@ -109,94 +111,30 @@ def mip_rows(tmp: str, tasks_per_day: int, windows_days: list[float], time_limit
 
 
 def power_slack(sc, res, lower) -> tuple[list[str], int, list[str], list[str]]:
-    """Where the bracket's width lies, at a real schedule's own state: ``res`` (a drained run of the bound's
-    window: the bracket's upper end, or a policy's), each site and step's busy resources and servers on or waking
-    put into the bound's terms (``optimum.power.bound_at``, raised to the idle floor) against the engine's own
-    terms, in kg (x the step's intensity). The servers on are split into GPU ones (the fewest that hold the busy
-    GPUs) and CPU-only ones (the rest): the split the engine does not report, taken where it gives the least IT
-    heat, so the IT row's gap is an upper estimate. Returns the per-term rows, the count of steps where the bound
-    exceeds the engine (must be 0), the decomposition of upper - lower into the schedule's part (the bound at the
-    run's busy resources with the fewest servers that hold them, as the LP's servers, plus the run's transfers,
-    less the LP's bound), the servers' part (the run's own servers on or waking instead) and the power bound's
-    error (the engine's facility carbon instead), and per site the LP's and the run's share of the busy GPU-hours
-    and the site's mean intensity."""
-    import numpy as np
+    """The markdown rows of ``sim_core.optimum.slack.bracket_slack`` at ``res``'s state (a drained run of the
+    bound's window: the bracket's upper end, or a policy's): the power bound by term against the engine's, the
+    count of steps where the bound exceeds the engine (must be 0), the decomposition of upper - lower, and per site
+    its mean intensity and the LP's and the run's shares of the busy GPU-hours."""
+    from sim_core.optimum.slack import TERMS, bracket_slack
 
-    from gridshift.timestep import STEP_H
-    from sim_core.optimum.power import bound_at, facility_pieces, site_power
-    from sim_core.optimum.solve import idle_floor_kw
-
-    st = res.steps
-    s0 = int(st["step"].min())
-    n = max(int(st["step"].max()) - s0 + 1, lower.steps)
-    sl = slice(s0, s0 + n)
-    managed = res.options["power"] == "managed"
-    sites = [site_power(sc.params[d], sc.cap_cores[d], sc.cap_gpus[d], sc.cap_mem_gb[d], managed)
-             for d in range(sc.n_dc)]
-    fac = facility_pieces(sc.params, sites, sc.temp_c[:, sl], sc.wetbulb_c[:, sl])
-    floor = idle_floor_kw(sc, sl, managed, fac)
-
-    def fewest(s, bc, bg, bm):
-        """The fewest servers (CPU-only, GPU) that hold the busy resources, as the LP's rows allow."""
-        if not managed:
-            return 0.0 * bc, 0.0 * bc
-        ag = np.clip(bg / s.gps, s.spare_g, s.n_g) if s.n_g > 0 else 0.0 * bc
-        ac = np.maximum.reduce([np.full_like(bc, s.spare_c), bc / s.cps - ag, bm / s.mps - ag])
-        return ac, ag
-
-    names = ("IT excl. server fans", "server fans", "CRAC fans", "plant, lighting, UPS, transformer", "total")
-    kg = np.zeros((2, len(names)))
-    above = 0
-    least = 0.0
-    gpu_h = np.zeros((2, sc.n_dc))
-    for d, s in enumerate(sites):
-        f = st.filter(st["dc"] == d).sort("step")
-        k = f["step"].to_numpy() - s0
-        g = {c: f[c].to_numpy() for c in ("busy_cores", "busy_gpus", "busy_mem_gb", "servers_on", "servers_waking",
-                                          "it_cpu_kw", "it_gpu_kw", "it_mem_kw", "it_fan_kw", "it_kw", "crac_fan_kw",
-                                          "total_kw")}
-        a = g["servers_on"] + g["servers_waking"]
-        a_g = np.clip(g["busy_gpus"] / s.gps, s.spare_g, s.n_g) if s.n_g > 0 else 0.0 * a
-        a_c = np.maximum(a - a_g, s.spare_c)
-        if not managed:
-            a_c = a_g = 0.0 * a
-        h, i, c, p = bound_at(s, fac.slope[d][k], fac.icpt[d][k], g["busy_cores"], g["busy_gpus"], g["busy_mem_gb"],
-                              a_c, a_g)
-        p = np.maximum(p, floor[d][k])
-        above += int((p > g["total_kw"] * (1 + 1e-9)).sum())
-        eng = (g["it_cpu_kw"] + g["it_gpu_kw"] + g["it_mem_kw"], g["it_fan_kw"], g["crac_fan_kw"],
-               g["total_kw"] - g["it_kw"] - g["crac_fan_kw"], g["total_kw"])
-        low = (h, i - h, c, p - i - c, p)
-        w = sc.carbon_g_per_kwh[d, s0 + k] / 1000.0 * STEP_H  # kg per kW over one step
-        kg[0] += [float((x * w).sum()) for x in low]
-        kg[1] += [float((x * w).sum()) for x in eng]
-        ac, ag = fewest(s, g["busy_cores"], g["busy_gpus"], g["busy_mem_gb"])
-        p_least = bound_at(s, fac.slope[d][k], fac.icpt[d][k], g["busy_cores"], g["busy_gpus"], g["busy_mem_gb"],
-                           ac, ag)[3]
-        least += float((np.maximum(p_least, floor[d][k]) * w).sum())
-        gpu_h[1, d] = float(g["busy_gpus"].sum()) * STEP_H
-        if lower.profile is not None:
-            gpu_h[0, d] = float(lower.profile.busy[d, :, 1].sum()) * STEP_H
+    s = bracket_slack(sc, res, lower)
     rows = [f"| {nm} | {lo:,.1f} | {en:,.1f} | {en - lo:,.1f} | {100 * (en - lo) / en:.1f} |"
-            for nm, lo, en in zip(names, kg[0], kg[1], strict=True)]
-    up = float(res.totals["carbon_incl_transfer_kg"])
-    xfer = float(st["transfer_carbon_kg"].sum())
-    width = up - lower.value
-    parts = (("lower bound (the LP)", lower.value, None),
+            for nm, lo, en in zip(TERMS, s.bound_kg, s.engine_kg, strict=True)]
+    width = s.upper_kg - s.lower_kg
+    parts = (("lower bound (the LP)", s.lower_kg, None),
              ("the schedule: where and when its work runs, its transfers, its drain (the bound at the run's busy "
               "resources with the fewest servers that hold them, + its transfers, - the lower bound)",
-              least + xfer - lower.value, 1),
+              s.schedule_kg, 1),
              ("servers on or waking beyond the fewest that hold the busy resources (whole servers, the spare pool "
-              "kept on top of the work, queued work, wakes)", kg[0][-1] - least, 1),
+              "kept on top of the work, queued work, wakes)", s.servers_kg, 1),
              ("the power bound's error at the run's own state (the engine's facility carbon - the bound's)",
-              up - xfer - kg[0][-1], 1),
-             ("upper end (the run)", up, None))
+              s.power_kg, 1),
+             ("upper end (the run)", s.upper_kg, None))
     dec = [f"| {nm} | {v:,.1f} | {'' if sh is None else f'{100 * v / width:.1f}'} |" for nm, v, sh in parts]
-    ci = sc.carbon_g_per_kwh[:, s0:s0 + lower.window_steps].mean(axis=1)
-    tot = gpu_h.sum(axis=1, keepdims=True)
-    share = 100 * gpu_h / np.where(tot > 0, tot, 1.0)
-    site_rows = [f"| {sc.locations[d]} | {ci[d]:.0f} | {share[0, d]:.1f} | {share[1, d]:.1f} |" for d in range(sc.n_dc)]
-    return rows, above, dec, site_rows
+    share = s.gpu_share
+    site_rows = [f"| {sc.locations[d]} | {s.site_ci[d]:.0f} | {share[0, d]:.1f} | {share[1, d]:.1f} |"
+                 for d in range(sc.n_dc)]
+    return rows, s.steps_above, dec, site_rows
 
 
 def findings(rows: list[tuple[str, dict]]) -> str:
@@ -234,7 +172,12 @@ def main() -> None:
     ap.add_argument("--week-horizons", type=float, nargs="*", default=[2.0, 1.0],
                     help="the rolling horizons of the 7-day window's extra rows")
     ap.add_argument("--bundle", type=Path, default=None,
-                    help="a bundle to measure on (default: the synthetic 5-site one above)")
+                    help="a bundle to measure on (default: the main job's default export in --home)")
+    ap.add_argument("--home", type=Path, default=None,
+                    help="the gridshift home holding (or receiving) the main job's default export")
+    ap.add_argument("--mirror", type=Path, default=None, help="the data mirror the export reads")
+    ap.add_argument("--synthetic", action="store_true",
+                    help="the reference 5-DC cluster with a synthetic workload instead of a bundle")
     ap.add_argument("--formulation", default="cumulative", choices=["cumulative", "classes"])
     ap.add_argument("--no-idle-floor", action="store_true", help="the bound without its idle floor (to compare)")
     ap.add_argument("--mip-days", type=float, nargs="*", default=[1.0, 2.0],
@@ -257,13 +200,14 @@ def main() -> None:
     clean: dict = {}
     lp = {"formulation": args.formulation, "idle_floor": not args.no_idle_floor}
     with tempfile.TemporaryDirectory() as tmp:
-        if args.bundle is None:
+        if args.synthetic:
             n_days = min(int(days_total) + 1, 365)  # (a bundle holds one year at most)
             path = reference_bundle(tmp, n_tasks=TASKS_PER_DAY * n_days, n_steps=96 * n_days, name="optimum-bench")
-            what = (f"Reference 5-DC cluster, synthetic signals, a synthetic workload at the main job's rate "
-                    f"({TASKS_PER_DAY:,} tasks/day)")
+            what = (f"Reference 5-DC cluster, synthetic signals, a synthetic workload at the rack-sized main job's "
+                    f"rate ({TASKS_PER_DAY:,} tasks/day)")
         else:
-            path, what = args.bundle, f"Bundle {args.bundle.name}"
+            path = args.bundle if args.bundle is not None else main_bundle(args.home, args.mirror)
+            what = f"Bundle {path.name}" + ("" if args.bundle is not None else f" (`{export_command()}`)")
         sc = sim_core.load(path)
         if not args.year_only:
             rows.append(measure(sc, "7 days, one LP", 7, None, lp, clean))
@@ -286,6 +230,8 @@ def main() -> None:
     load = os.getloadavg()[0]
     cmd = "./run.sh python benchmarks/bench_optimum.py" + (" --quick" if args.quick else "")
     cmd += f" --bundle <home>/bundles/{args.bundle.name}" if args.bundle is not None else ""
+    cmd += " --synthetic" if args.synthetic else ""
+    cmd += " --home <home>" if args.bundle is None and not args.synthetic else ""
     cmd += " --no-year" if args.no_year else ""
     cmd += " --year-only" if args.year_only and year else ""
     cmd += f" --year-days {args.year_days:g}" if year and args.year_days != 365 else ""

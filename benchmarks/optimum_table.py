@@ -5,11 +5,14 @@ its distance from the offline optimum within the optimum's bracket (``sim_core.o
 lower bound and the engine's value of the schedule rounded from it), and its mean delay (arrival -> start);
 plus the savings-vs-allowed-delay figure (docs/img/savings_vs_delay.png).
 
-    ./run.sh python benchmarks/optimum_table.py --bundle .gridshift/bundles/<id> --days 7   # a real bundle
-    ./run.sh python benchmarks/optimum_table.py                 # no bundle: a synthetic 5-site one (below)
+    ./run.sh python benchmarks/optimum_table.py --home DIR                       # the main job's default export
+    ./run.sh python benchmarks/optimum_table.py --bundle DIR/bundles/<id> --days 7   # another bundle
+    ./run.sh python benchmarks/optimum_table.py --synthetic     # a synthetic 5-site one (below)
 
-Without ``--bundle`` it writes a synthetic bundle (the reference 5-DC cluster, synthetic signals and
-``--tasks-per-day`` synthetic tasks) into a temporary directory and says so in the table's caption.
+Without ``--bundle`` it measures the main job's default export (``gridshift export --regions US-CAL-CISO,DE-LU,SG
+--year 2023``, found or built in ``--home``); with ``--synthetic`` it writes a synthetic bundle (the reference 5-DC
+cluster, synthetic signals and ``--tasks-per-day`` synthetic tasks) into a temporary directory and says so in
+the table's caption.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._main_bundle import export_command, main_bundle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "local_only"
@@ -145,7 +150,12 @@ def figure(sc, days: float, seed: int, path: Path, what: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bundle", type=Path, default=None)
+    ap.add_argument("--bundle", type=Path, default=None,
+                    help="the bundle to measure (default: the main job's default export in --home)")
+    ap.add_argument("--home", type=Path, default=None,
+                    help="the gridshift home holding (or receiving) the main job's default export")
+    ap.add_argument("--mirror", type=Path, default=None, help="the data mirror the export reads")
+    ap.add_argument("--synthetic", action="store_true", help="a synthetic 5-site bundle instead of a real one")
     ap.add_argument("--days", type=float, default=7.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tasks-per-day", type=int, default=1000)
@@ -158,20 +168,25 @@ def main() -> None:
     from gridshift.atomic import atomic_write_bytes
 
     argv = list(sys.argv[1:])
-    if args.bundle is not None:  # the user's home is not the reader's: name the bundle by its id
-        argv = [f"<home>/bundles/{Path(a).name}" if i and argv[i - 1] == "--bundle" else a for i, a in enumerate(argv)]
+    # the user's home and mirror are not the reader's: name the bundle by its id
+    argv = [f"<home>/bundles/{Path(a).name}" if i and argv[i - 1] == "--bundle" else
+            "<home>" if i and argv[i - 1] == "--home" else "<mirror>" if i and argv[i - 1] == "--mirror" else a
+            for i, a in enumerate(argv)]
     cmd = "./run.sh python benchmarks/optimum_table.py " + " ".join(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        if args.bundle is None:
+        if args.synthetic:
             from sim_core.testing import reference_bundle
 
             n_days = int(args.days) + 1
             path = reference_bundle(tmp, n_tasks=args.tasks_per_day * n_days, n_steps=96 * n_days, name="table")
             what = (f"synthetic 5-site bundle (reference cluster, synthetic signals, {args.tasks_per_day:,} "
                     "synthetic tasks/day)")
-        else:
+        elif args.bundle is not None:
             path = args.bundle
             what = f"bundle {path.name}"
+        else:
+            path = main_bundle(args.home, args.mirror)
+            what = f"bundle {path.name} (the main job's, `{export_command()}`)"
         sc = sim_core.load(path)
         body = table(sc, args.days, args.seed, cmd.strip(), what, args.horizon_days)
         if not args.no_figure:

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .. import engine as E
 from .model import Cells, _range_min
@@ -133,12 +134,21 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
 
     ``cumulative``: the classes are keyed by (resource, origin, transfer-share bucket) only, and instead of
     one work row per class the LP gets its cumulative curves (``avail``, ``due``); a remote cell's transfer
-    is priced from the earliest arrival among the members with a cell there."""
+    is priced from the earliest arrival among the members with a cell there.
+
+    A class's key depends on its members only (never on a cell), so the classes are formed per task and
+    resource, and the class cells are summed from each member's interval at each datacenter (:func:`_class_cells`)
+    without one array entry per member cell: memory grows with the tasks and the class cells, not with their
+    product (a week of the source cluster's 0.8 M tasks has ~10^8 member cells)."""
     step_s = E.STEP_S
     n_dc = cap.shape[0]
     a, o, W = tw.arrival, tw.origin, tw.work
     t_end = t0 + step_s * n
-    fits, sched, impossible, f, need, (ti, dc, j, cap_cell) = _member_cells(tw, cap, delay_s_per_gb, rtt_s, t0, n)
+    fits, sched, impossible, f, need, (ii, dd, ee, ff) = _member_ranges(tw, cap, delay_s_per_gb, rtt_s, t0, n)
+    j_lo = np.clip(np.floor((ee - t0) / step_s).astype(np.int64), 0, n - 1)
+    j_hi = np.clip((np.ceil((ff - t0) / step_s) - 1).astype(np.int64), 0, n - 1)
+    has = np.zeros(a.shape[0], bool)  # tasks with a cell (a step share above 1e-9 somewhere)
+    _tasks_with_cells(ii, ee, ff, j_lo, j_hi, float(t0), float(step_s), tw.rate, has)
 
     # commodities: every task's cores, GPUs and memory as three separate resource-time demands
     units = W / step_s  # work in steps
@@ -153,41 +163,55 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
         gb_per = np.where(amount > 0, lam * tw.bw / (amount * np.where(units > 0, units, 1.0)), 0.0)
     a_step = np.clip(np.floor((a - t0) / step_s).astype(np.int64), -1, n) // max(time_steps, 1)
     f_step = np.clip(np.floor((np.minimum(f, t_end) - t0) / step_s).astype(np.int64), 0, n) // max(time_steps, 1)
-    # member-commodity cells: every member cell once per commodity the task has
-    r_of, cell_of = np.nonzero(amount[:, ti] > 0)
-    mt = ti[cell_of]  # task of each commodity cell
+    # member commodities (resource r of task t), r-major, tasks ascending within r
+    pr, pt = np.nonzero((amount > 0) & has[None, :])
     if cumulative:
-        keys = (r_of, o[mt], _bucket(gb_per[r_of, mt], shape_tol))
+        keys = (pr, o[pt], _bucket(gb_per[pr, pt], shape_tol))
     else:
-        keys = (r_of, o[mt], a_step[mt], f_step[mt], _bucket(gb_per[r_of, mt], shape_tol))
-    _, cls_of = _unique_rows(*keys)
-    n_cls = int(cls_of.max()) + 1 if cls_of.size else 0
+        keys = (pr, o[pt], a_step[pt], f_step[pt], _bucket(gb_per[pr, pt], shape_tol))
+    _, pc = _unique_rows(*keys)
+    n_cls = int(pc.max()) + 1 if pc.size else 0
+    cls_rt = np.full((3, a.shape[0]), -1, np.int64)
+    cls_rt[pr, pt] = pc
     c_r = np.zeros(n_cls, np.int64)
-    c_r[cls_of] = r_of
+    c_r[pc] = pr
     c_origin = np.zeros(n_cls, np.int64)
-    c_origin[cls_of] = o[mt]
-    # per class: need and work (resource-s) over its distinct members, least arrival, least transfer share
-    pair, _ = _unique_rows(cls_of, r_of, mt)
-    pc, pr, pt = pair[:, 0], pair[:, 1], pair[:, 2]
+    c_origin[pc] = o[pt]
+    # per class: need and work (resource-s) over its members, least arrival, least transfer share
+    w_pair = np.maximum(amount[pr, pt], peak[pr, pt] / tw.rate[pt]) * W[pt]
     c_need = np.bincount(pc, weights=amount[pr, pt] * need[pt], minlength=n_cls)
-    c_work = np.bincount(pc, weights=np.maximum(amount[pr, pt], peak[pr, pt] / tw.rate[pt]) * W[pt], minlength=n_cls)
+    c_work = np.bincount(pc, weights=w_pair, minlength=n_cls)
     gb_min = np.full(n_cls, np.inf)
     np.minimum.at(gb_min, pc, gb_per[pr, pt])
     a_min_t = np.full(n_cls, np.inf)
     np.minimum.at(a_min_t, pc, a[pt])
     a_min = np.clip(np.floor((a_min_t - t0) / step_s).astype(np.int64), 0, n - 1)
-    # merge member cells into class cells (summed caps in resource-steps)
-    ck = (cls_of * n_dc + dc[cell_of]) * n + j[cell_of]
-    uk, inv = _unique_codes(ck, n_cls * n_dc * n)
-    c_cap = np.bincount(inv.ravel(), weights=cap_cell[cell_of] / tw.rate[mt] * peak[r_of, mt],
-                        minlength=uk.shape[0])
-    c_j = uk % n
-    if cumulative:  # earliest member arrival per class cell (prices its transfer)
-        cell_a = np.full(uk.shape[0], np.inf)
-        np.minimum.at(cell_a, inv.ravel(), a[mt])
-    c_dc = (uk // n) % n_dc
-    c_cls = uk // (n * n_dc)
-    n_members = int(np.count_nonzero(np.bincount(ti))) if ti.size else 0
+    # the class cells: members' caps summed (resource-steps), the earliest member arrival per cell, in a
+    # (class, dc, step) table holding each class's steps from its members' first to their last
+    t_lo = np.full(a.shape[0], n, np.int64)
+    t_hi = np.full(a.shape[0], -1, np.int64)
+    np.minimum.at(t_lo, ii, j_lo)
+    np.maximum.at(t_hi, ii, j_hi)
+    c_lo = np.full(n_cls, n, np.int64)
+    c_hi = np.full(n_cls, -1, np.int64)
+    np.minimum.at(c_lo, pc, t_lo[pt])
+    np.maximum.at(c_hi, pc, t_hi[pt])
+    span = np.maximum(c_hi - c_lo + 1, 0)
+    off = np.concatenate([[0], np.cumsum(n_dc * span)])
+    cap_d = np.zeros(int(off[-1]))
+    present = np.zeros(int(off[-1]), bool)
+    arr_d = np.full(int(off[-1]), np.inf)
+    _class_cells(ii, dd, ee, ff, j_lo, j_hi, float(t0), float(step_s), tw.rate, peak, a, cls_rt, off, c_lo, span,
+                 cap_d, present, arr_d)
+    uk = np.flatnonzero(present)
+    c_cap = cap_d[uk]
+    cell_a = arr_d[uk]
+    del cap_d, present, arr_d
+    c_cls = np.searchsorted(off, uk, side="right") - 1
+    rel = uk - off[c_cls]
+    c_dc = rel // span[c_cls]
+    c_j = c_lo[c_cls] + rel % span[c_cls]
+    n_members = int(has.sum())
     res = tuple((c_r == r).astype(np.float64) for r in range(3))
     # transfer share of remote cells
     co = c_origin[c_cls]
@@ -206,7 +230,6 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
         k_a = np.clip(np.floor((a[pt] - t0) / step_s), 0, n - 1).astype(np.int64)
         with np.errstate(invalid="ignore"):
             k_f = np.clip(np.ceil((np.minimum(f[pt], t_end) - t0) / step_s) - 1, 0, n - 1).astype(np.int64)
-        w_pair = np.maximum(amount[pr, pt], peak[pr, pt] / tw.rate[pt]) * W[pt]
         n_pair = np.minimum(amount[pr, pt] * need[pt], w_pair)
         avail = np.zeros((n_cls, n))
         due = np.zeros((n_cls, n))
@@ -219,11 +242,10 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
                       avail=avail, due=due)
 
 
-def _member_cells(tw: WindowTasks, cap, delay_s_per_gb, rtt_s, t0: float, n: int):
-    """Every task's cells: the window steps of [arrival + transfer delay, deadline) at each datacenter that
-    holds its shape, each capped at rate x the share of the step inside the interval. Returns (fits,
-    scheduled, impossible, deadline used, work that must run inside the window, (task, dc, step, cap) of the
-    cells)."""
+def _member_ranges(tw: WindowTasks, cap, delay_s_per_gb, rtt_s, t0: float, n: int):
+    """Every task's allowed interval at each datacenter that holds its shape, clipped to the window: [max(arrival
+    + transfer delay, t0), min(deadline, window end)). Returns (fits, scheduled, impossible, deadline used, work
+    that must run inside the window, (task, dc, start, end) of the non-empty intervals, task-major)."""
     step_s = E.STEP_S
     a, o, W = tw.arrival, tw.origin, tw.work
     fits = ((tw.cores[:, None] <= cap[None, :, 0] + E.EPS) & (tw.gpus[:, None] <= cap[None, :, 1] + E.EPS)
@@ -246,24 +268,55 @@ def _member_cells(tw: WindowTasks, cap, delay_s_per_gb, rtt_s, t0: float, n: int
     with np.errstate(invalid="ignore"):
         need = np.where(sched, np.clip(W - tw.rate * outside, 0.0, None), 0.0)
     need = np.where(np.isnan(need), 0.0, need)
-    # member cells: [max(e, t0), min(f, t_end)) per feasible pair, in window steps
     lo_t = np.maximum(e, t0)
     hi_t = np.minimum(f[:, None], t_end)
     ii, dd = np.nonzero(ok & sched[:, None] & (hi_t > lo_t))
-    ee, ff = lo_t[ii, dd], hi_t[ii, 0]
-    j_lo = np.clip(np.floor((ee - t0) / step_s).astype(np.int64), 0, n - 1)
-    j_hi = np.clip((np.ceil((ff - t0) / step_s) - 1).astype(np.int64), 0, n - 1)
-    cnt = np.maximum(j_hi - j_lo + 1, 0)
-    rep = np.repeat(np.arange(ii.shape[0]), cnt)
-    off = np.arange(rep.shape[0]) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    j = j_lo[rep] + off
-    ti, dc = ii[rep], dd[rep]
-    ts = t0 + step_s * j
-    share = np.clip((np.minimum(ff[rep], ts + step_s) - np.maximum(ee[rep], ts)) / step_s, 0.0, 1.0)
-    cap_cell = share * tw.rate[ti]
-    keep = cap_cell > 1e-9
-    ti, dc, j, cap_cell = ti[keep], dc[keep], j[keep], cap_cell[keep]
-    return fits, sched, impossible, f, need, (ti, dc, j, cap_cell)
+    return fits, sched, impossible, f, need, (ii, dd, lo_t[ii, dd], hi_t[ii, 0])
+
+
+@njit(cache=True, nogil=True)
+def _step_share(ee, ff, ts, step_s):
+    """The share of the step starting at ``ts`` inside [ee, ff), in [0, 1]."""
+    return min(max((min(ff, ts + step_s) - max(ee, ts)) / step_s, 0.0), 1.0)
+
+
+@njit(cache=True, nogil=True)
+def _tasks_with_cells(ii, ee, ff, j_lo, j_hi, t0, step_s, rate, has):
+    """has[task] = 1 where one of its intervals holds a step share x rate above 1e-9 (a cell)."""
+    for p in range(ii.shape[0]):
+        i = ii[p]
+        if has[i]:
+            continue
+        for j in range(j_lo[p], j_hi[p] + 1):
+            if _step_share(ee[p], ff[p], t0 + step_s * j, step_s) * rate[i] > 1e-9:
+                has[i] = True
+                break
+
+
+@njit(cache=True, nogil=True)
+def _class_cells(ii, dd, ee, ff, j_lo, j_hi, t0, step_s, rate, peak, arrival, cls_rt, off, c_lo, span, cap, present,
+                 arr):
+    """Sum the members' cells into the class cells: a member's cell of step j at datacenter d is capped at its
+    step share x rate (kept above 1e-9), i.e. the share x its peak resource per step in its class's resource;
+    ``arr`` keeps the earliest member arrival with a cell there. Class c's cell (d, j) sits at off[c] + d x
+    span[c] + j - c_lo[c] (classes, then datacenters, then steps: the cells' order). Intervals are visited
+    task-major, so each class cell's sum is taken in the tasks' order."""
+    for p in range(ii.shape[0]):
+        i = ii[p]
+        d = dd[p]
+        for j in range(j_lo[p], j_hi[p] + 1):
+            c_i = _step_share(ee[p], ff[p], t0 + step_s * j, step_s) * rate[i]
+            if c_i <= 1e-9:
+                continue
+            for r in range(3):
+                c = cls_rt[r, i]
+                if c < 0:
+                    continue
+                k = off[c] + d * span[c] + j - c_lo[c]
+                cap[k] += c_i / rate[i] * peak[r, i]
+                present[k] = True
+                if arrival[i] < arr[k]:
+                    arr[k] = arrival[i]
 
 
 def _transfer(remote, co, c_dc, c_j, lo_a, cumulative: bool, gb, carbon, usd_per_gb, kwh_per_gb: float,

@@ -16,7 +16,7 @@ asleep, weather) the engine's ``total_kw`` is at least
 (docs/optimum.md derives every term). Each part is a valid minorant of the engine's term at the
 actual state and is non-decreasing in the parts it is composed with, so the composition is a
 minorant of ``total_kw``. ``tests/unit/sim_core/optimum`` checks it against ``physics.dc_step`` on the
-states of engine runs, and :func:`linearization_error` measures how far below the engine it lies.
+states of engine runs, and ``optimum.slack.bracket_slack`` measures how far below the engine it lies at a run's state.
 
 The facility tail (chiller + tower or dry-cooler fans + pumps as a function of the cooling load at a
 step's weather) is :func:`facility_tail`: the engine's own cooling plant, ``physics.facility_from_cooling``

@@ -22,8 +22,14 @@ from .plan import Plan, PlanPolicy
 
 #: the heuristics whose runs are candidates (the strongest registered policies on carbon and on cost)
 HEURISTICS = ("lowest_carbon", "lowest_price")
-#: engine runs at most for repairing one candidate's late tasks
-REPAIR_RUNS = 3
+#: engine runs at most for repairing one candidate's late tasks; the repair stops earlier when no task is late, or
+#: when ``REPAIR_PATIENCE`` runs in a row have not brought the late count to a new low among its runs (the first
+#: moves often raise the count above the candidate's own: 8,994 -> 22,578 -> 13,918 -> 9,861; a search budget, not a
+#: model parameter: every run is an engine run and only runs with no late task bound OPT). Moving late tasks
+#: earlier crowds other steps, so the count falls unevenly: on the source-size README week the over-booked
+#: roundings needed 13 and 14 runs to reach 0 (36,803 late at first; docs/optimum.md)
+REPAIR_RUNS = 30
+REPAIR_PATIENCE = 3
 #: engine runs of the local search (crossovers of the best and second-best candidates)
 SEARCH_RUNS = 2
 #: share of the tasks a crossover takes from the second-best candidate (halved after each rejection)
@@ -39,8 +45,9 @@ class Candidate:
     value: float
     late: int
     plan: Plan | None
-    result: object  # sim_core.RunResult
+    result: object  # sim_core.RunResult (None once dropped: :func:`drop_results`)
     repairs: int = 0  # re-runs that repaired it
+    totals: dict | None = None  # the run's totals (kept when its result is dropped)
 
 
 def objective_value(totals: dict, objective: str, w_c: float, w_u: float) -> float:
@@ -90,22 +97,25 @@ class Evaluator:
         self.sim_s += time.perf_counter() - t
         self.runs += 1
         return Candidate(name=name, value=objective_value(res.totals, self.objective, self.w_c, self.w_u),
-                         late=int(res.totals["sla_violations"]), plan=plan, result=res)
+                         late=int(res.totals["sla_violations"]), plan=plan, result=res, totals=dict(res.totals))
 
     def plan(self, name: str, plan: Plan) -> Candidate:
         return self.run(name, PlanPolicy(plan, self.prep.s0), plan)
 
-    def repair(self, cand: Candidate, runs: int = REPAIR_RUNS) -> Candidate:
+    def repair(self, cand: Candidate, runs: int = REPAIR_RUNS, patience: int = REPAIR_PATIENCE) -> Candidate:
         """Re-run ``cand`` with its late tasks started earlier: at their arrival step (a task the plan deferred),
-        then at their origin (no transfer); at most ``runs`` runs. Returns the last run
-        (``repairs``: its re-runs)."""
+        then at their origin (no transfer); at most ``runs`` runs, until no task is late or ``patience`` re-runs in a
+        row bring no new low of late tasks among the re-runs. Returns the last run (``repairs``: its re-runs)."""
         if cand.late == 0:
             return cand
         plan = _copy(cand.plan if cand.plan is not None else plan_from_run(self.prep, cand.result))
         arr = _arrival_step(self.prep)
         origin = self.prep.tasks.origin.astype(np.int64)
         cur = cand
+        low, since = np.inf, 0  # (counted from the first re-run: the first moves often crowd other steps)
         for k in range(runs):
+            if since >= patience:
+                break
             late = cur.result.tasks["violated"].to_numpy()
             if not late.any():
                 break
@@ -119,7 +129,27 @@ class Evaluator:
                 break
             cur = self.plan(f"{cand.name}, repaired", _copy(plan))
             cur.repairs = k + 1
+            low, since = (cur.late, 0) if cur.late < low else (low, since + 1)
         return cur
+
+
+def drop_results(cands: list[Candidate], prep: Prepared) -> None:
+    """Keep the engine's result (its per-task and per-step frames: ~0.2 GB a run on a week of the source
+    cluster) only for the candidates the bracket may return, the least one with no late task and the one with
+    the fewest late tasks; the others keep their totals and their plan (read back from the run if they had
+    none, :func:`plan_from_run`), which is all the search uses of them."""
+    if not cands:
+        return
+    clean = [c for c in cands if c.late == 0]
+    keep = {id(min(cands, key=lambda c: (c.late, c.value)))}
+    if clean:
+        keep.add(id(min(clean, key=lambda c: c.value)))
+    for c in cands:
+        if id(c) in keep or c.result is None:
+            continue
+        if c.plan is None:
+            c.plan = plan_from_run(prep, c.result)
+        c.result = None
 
 
 def improve(ev: Evaluator, best: Candidate, other: Candidate, runs: int, seed: int = 0) -> tuple[Candidate, int]:
@@ -142,5 +172,5 @@ def improve(ev: Evaluator, best: Candidate, other: Candidate, runs: int, seed: i
     return best, accepted
 
 
-__all__ = ["HEURISTICS", "REPAIR_RUNS", "SEARCH_RUNS", "Candidate", "Evaluator", "improve", "objective_value",
-           "plan_from_run"]
+__all__ = ["HEURISTICS", "REPAIR_PATIENCE", "REPAIR_RUNS", "SEARCH_RUNS", "Candidate", "Evaluator", "drop_results",
+           "improve", "objective_value", "plan_from_run"]

@@ -18,14 +18,11 @@ from ..physics import P_WAKE_S
 from ..simulator import Prepared, as_scenario
 from .plan import Plan, PlanPolicy
 from .rounding import plan_kernel
-from .search import HEURISTICS, SEARCH_RUNS, Evaluator, improve
+from .search import HEURISTICS, SEARCH_RUNS, Evaluator, drop_results, improve
 from .solve import HORIZON_DAYS, OptimumError, OptimumResult, bound_steps, optimum
 
 #: wake latencies a plan keeps to spare before a task's deadline (managed power)
 WAKE_SPARE = 2.0
-#: re-runs of the LP plan at most, each with the tasks the engine started too late started earlier
-#: (``search.Evaluator.repair``: at their arrival step, then at their origin)
-REPAIRS = 2
 #: further roundings of the LP's solution run as candidates: (capacity booked past a task's planned finish, in
 #: wake latencies; the weight of the site's largest price in the cost of load beyond the LP's profile, the rest
 #: the step's own price; the capacity booked against, x each site's). The plan's (``WAKE_SPARE``, 1.0, 1.0)
@@ -38,8 +35,6 @@ REPAIRS = 2
 #: 56 late, none after 4 repairs), 1,671.9 (0, 0, 1.05: 316 late, none after 10), 1,656.8 (0, 0, 1.07),
 #: 1,649.5 (0, 0, 1.08: 718 late, none after 7); from x1.1 on (1,237 late and more) the repair leaves 300-460 late.
 PLAN_VARIANTS = ((0.0, 0.0, 1.0), (0.0, 0.0, 1.05), (0.0, 0.0, 1.08))
-#: re-runs of a variant at most (it starts more tasks late than the plan)
-VARIANT_REPAIRS = 12
 
 
 @dataclass
@@ -155,17 +150,20 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
     plan = plan_schedule(prep, lower)
     ev = Evaluator(sc, prep, lower.objective, lower.weights, run_kw)
     first = ev.plan("LP plan", plan)
-    lp_run = ev.repair(first, REPAIRS)
+    lp_run = ev.repair(first)
     cands = [first] if lp_run is first else [first, lp_run]
+    drop_results(cands, prep)
     for h in heuristics:  # a run with late tasks stays listed beside its repair
         c = ev.run(h, h, None)
         cands += [c] if c.late == 0 else [c, ev.repair(c)]
+        drop_results(cands, prep)
     plan_s = plan.plan_s
     for hold, ov, scale in variants:
         alt = plan_schedule(prep, lower, hold_wakes=hold, overflow=ov, cap_scale=scale)
         plan_s += alt.plan_s
         c = ev.plan(variant_name(hold, ov, scale), alt)
-        cands += [c] if c.late == 0 else [c, ev.repair(c, VARIANT_REPAIRS)]
+        cands += [c] if c.late == 0 else [c, ev.repair(c)]
+        drop_results(cands, prep)
     clean = sorted((c for c in cands if c.late == 0), key=lambda c: c.value)
     accepted = 0
     if len(clean) >= 2 and search_runs > 0:
@@ -173,8 +171,9 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
         if found is not clean[0]:
             cands.append(found)
             clean.insert(0, found)
+            drop_results(cands, prep)
     best = clean[0] if clean else min(cands, key=lambda c: (c.late, c.value))
-    tot = best.result.totals
+    tot = best.totals
     not_started = tot["tasks"] - tot["tasks_started"] - tot["tasks_unschedulable"]
     return UpperResult(objective=lower.objective, value=best.value, carbon_kg=float(tot["carbon_incl_transfer_kg"]),
                        cost_usd=float(tot["cost_incl_transfer_usd"]), energy_kwh=float(tot["total_kwh"]),

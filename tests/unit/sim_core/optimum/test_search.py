@@ -5,6 +5,8 @@ the engine on small windows."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -103,3 +105,50 @@ def test_the_default_horizon_is_one_lp_up_to_two_weeks(tmp_path):
     assert long.rolling and long.horizon_steps == 7 * 96 and long.n_horizons == -(-long.steps // (7 * 96))
     with pytest.raises(OptimumError, match="auto"):
         optimum(sc, seed=0, days=1, horizon_days="weekly")
+
+
+def test_the_repair_runs_until_no_task_is_late_or_it_stops_improving(sites):
+    """``Evaluator.repair`` re-runs until no task is late, or until ``patience`` runs in a row bring no new low of
+    late tasks, at most ``runs`` runs (engine runs replaced by scripted late counts, each flagging the next block
+    of tasks, all deferred and remote so that every run has a task to move: the stopping rule alone)."""
+    import polars as pl
+
+    from sim_core.optimum.search import REPAIR_PATIENCE, Candidate
+
+    prep = Prepared(sites, 0, days=1)
+    m = prep.tasks.arrival.shape[0]
+    arr = ((prep.tasks.arrival - prep.t0) // 900).astype(np.int64)
+    plan = Plan(site=(prep.tasks.origin.astype(np.int64) + 1) % 3, step=arr + 4, late=np.zeros(m, np.int8),
+                plan_s=0.0)
+    assert m >= 60
+
+    class Scripted(Evaluator):
+        def __init__(self, lates):
+            super().__init__(sites, prep, "carbon", {"per_kg": 1.0, "per_usd": 0.0}, dict(days=1))
+            self.lates, self.at = list(lates), 0
+
+        def flagged(self, late):
+            mask = np.zeros(m, bool)
+            mask[(self.at + np.arange(late)) % m] = True
+            self.at += late
+            return SimpleNamespace(tasks=pl.DataFrame({"violated": mask}))
+
+        def plan(self, name, p):
+            self.runs += 1
+            late = self.lates.pop(0)
+            return Candidate(name=name, value=float(late), late=late, plan=p, result=self.flagged(late))
+
+    def first(ev, late):
+        return Candidate(name="c", value=0.0, late=late, plan=plan, result=ev.flagged(late))
+
+    ev = Scripted([6, 9, 4, 5, 2, 0, 7])  # new lows at 6, 4, 2 and 0: stops at 0
+    out = ev.repair(first(ev, 8))
+    assert out.late == 0 and out.repairs == 6 and ev.runs == 6
+    ev = Scripted([9, 7] + [7] * 10)  # 7 is a new low once, then none for REPAIR_PATIENCE runs
+    out = ev.repair(first(ev, 8))
+    assert ev.runs == 2 + REPAIR_PATIENCE and out.late == 7
+    ev = Scripted([20, 15, 12, 10, 0])  # the first moves raise the count above the candidate's: lows among re-runs
+    out = ev.repair(first(ev, 8))
+    assert out.late == 0 and ev.runs == 5
+    ev = Scripted([7, 6, 5, 4])  # a new low every run: stops at ``runs``
+    assert ev.repair(first(ev, 8), runs=3).repairs == 3 and ev.runs == 3

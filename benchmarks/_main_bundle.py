@@ -1,0 +1,39 @@
+"""The main job's bundle, as the analysis scripts' default: ``gridshift export --regions US-CAL-CISO,DE-LU,SG
+--year 2023`` with every other option at its default (``gridshift.export_defaults``: whatever scale and GPU the
+main job uses), run in a fresh process against a home and a mirror (a bundle already in the home is reused, not
+rebuilt)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REGIONS = "US-CAL-CISO,DE-LU,SG"
+YEAR = 2023
+
+
+def main_bundle(home: Path | None, mirror: Path | None = None) -> Path:
+    """The path of the main job's default export in ``home`` (None: ``GRIDSHIFT_HOME`` or ./.gridshift, as the
+    CLI resolves it), built first if the home lacks it."""
+    from gridshift.home import Home
+
+    root = Home.resolve(home)
+    cmd = [sys.executable, "-m", "gridshift_cli", "export", "--regions", REGIONS, "--year", str(YEAR),
+           "--home", str(root.root)]
+    if mirror is not None:
+        cmd += ["--mirror", str(mirror)]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    m = re.search(r"^id ([0-9a-f]{16})\s*$", r.stdout, re.MULTILINE)
+    if r.returncode != 0 or m is None:
+        raise SystemExit(f"the main job's export failed ({' '.join(cmd)}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+    path = root.bundles_dir / m.group(1)
+    if not path.is_dir():
+        raise SystemExit(f"the export reported bundle {m.group(1)}, but {path} is not a folder")
+    return path
+
+
+def export_command() -> str:
+    """The export command, as the pages name it."""
+    return f"gridshift export --regions {REGIONS} --year {YEAR}"
