@@ -132,7 +132,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=Path, required=True)
     ap.add_argument("--mirror", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--scales", default="1,0.1", help="scales to export and run (the first is the candidate default)")
+    ap.add_argument("--scales", default="1,0.1", help="scales to export and run (the first is the default, ×1)")
     ap.add_argument("--gpu", default="H100")
     ap.add_argument("--cap-gb", type=float, default=CAP_GB, help="address-space cap of each year's run")
     ap.add_argument("--chunk-steps", default=str(7 * 96),

@@ -39,6 +39,7 @@ import numpy as np
 import polars as pl
 
 from gridshift import cloud_regions, locations
+from gridshift import export_defaults as D
 from gridshift.bundle.format import DC_LABEL
 from gridshift.dc_params import DatacenterParams, physics_column
 from gridshift.errors import DataError, GridshiftError
@@ -165,7 +166,7 @@ def _num(v: Any, key: str, file: str, row: int, *, low: float, high: float, allo
     return float(x)  # type: ignore[arg-type]
 
 
-def read(path: str | Path, *, physics: str = "default", gpu: str = "V100", regions_file: str | Path | None = None
+def read(path: str | Path, *, physics: str = "default", gpu: str = D.GPU, regions_file: str | Path | None = None
          ) -> list[Site]:
     """The sites of a sites file, in file order, each with its ``datacenters.json`` entry."""
     p = Path(path)
