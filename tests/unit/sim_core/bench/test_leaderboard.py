@@ -162,6 +162,19 @@ def test_the_protocol_is_declared_once_and_hashed():
         DEFAULT.for_year(2022)
 
 
+@pytest.mark.parametrize(("field", "value", "match"), [
+    ("scale", "huge", "protocol scale must be a number .* got 'huge'"),
+    ("scale", "1e9", "protocol scale = 1e\\+09 is outside its range"),
+    ("gpu", "Z80", "gpu must be one of .* got 'Z80'"),
+    ("gpu", ["V100"], "gpu must be one of .* got \\['V100'\\]"),
+])
+def test_a_bad_scale_or_gpu_is_refused_by_name(field, value, match):
+    """The score bundles' size and GPUs (revision 2's fields) are checked like every other field: a ValueError that
+    names the field and the value (so a leaderboard object's footer that holds one is refused naming its file)."""
+    with pytest.raises(ValueError, match=match):
+        Protocol.from_dict({**DEFAULT.to_dict(), field: value})
+
+
 #: (file name, its content (None: a directory of that name), the refusal that names it)
 BAD_ENTRIES = [
     ("missing.py", "", "does not exist"),
@@ -282,6 +295,7 @@ def test_run_metric_columns_are_the_declared_metrics():
     (b"[1]", "holds no valid protocol \\(TypeError"),
     (b"{}", "holds no valid protocol \\(KeyError"),
     (json.dumps({"protocol": {**DEFAULT.to_dict(), "days": -1.0}}).encode(), "days must be in \\(0, 7\\]"),
+    (json.dumps({"protocol": {**DEFAULT.to_dict(), "scale": "huge"}}).encode(), "protocol scale must be a number"),
     (json.dumps({"protocol": DEFAULT.to_dict(), "protocol_sha256": DEFAULT.sha256}).encode(),
      "no protocol_sha256 column"),
 ])
