@@ -206,7 +206,14 @@ def test_a_pt_that_is_not_an_agent_is_refused_by_name(tmp_path):
     (tmp_path / "garbage.pt").write_text("not torch")
     torch.save({"format": FORMAT}, tmp_path / "fieldless.pt")  # the right tag, no layers
     torch.save([1, 2], tmp_path / "list.pt")
+    fields = {"format": FORMAT, "algo": "PPO", "bundle_id": "b", "recipe": "r", "hyperparameters": "{}", "seed": 0,
+              "timesteps": 0, "feature_names": ["x", "y"]}
+    two_by_three = [torch.zeros(2, 3), torch.zeros(2)]  # a first layer of 3 inputs for 2 features
+    torch.save({**fields, "activation": "Tanh", "layers": two_by_three}, tmp_path / "shapes.pt")
+    torch.save({**fields, "activation": "GELU", "layers": [torch.zeros(2, 2), torch.zeros(2)]}, tmp_path / "act.pt")
     for name, match in (("garbage.pt", "not a gridshift agent file \\(UnpicklingError"),
+                        ("shapes.pt", "layer 0: weight \\(2, 3\\) and bias \\(2,\\) do not take 2 inputs"),
+                        ("act.pt", "activation 'GELU' is not one of"),
                         ("fieldless.pt", "a field is missing or of the wrong type: KeyError: 'layers'"),
                         ("list.pt", "not a gridshift agent file \\(format None")):
         with pytest.raises(EntryError, match=match):
