@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import json
+import re
 
 import numpy as np
 import polars as pl
@@ -17,7 +18,7 @@ import sim_core
 from gridshift.errors import DataError
 from gridshift_cli import app
 from sim_core.bench import leaderboard as L
-from sim_core.bench.entries import Entry, EntryError, external, registered
+from sim_core.bench.entries import Entry, EntryError, external, registered, run_entry
 from sim_core.bench.leaderboard_page import FIGURE, common_cells, page, ranking, write_page
 from sim_core.bench.protocol import DEFAULT, Protocol
 from sim_core.result import gridshift_version
@@ -279,6 +280,12 @@ def test_a_saved_agent_is_scored_on_its_own_region_set_only(tiny, tmp_path):
     shared = common_cells(rows)  # the ranking on the cells both entries were scored on: the agent's one
     assert shared.height == 2 and set(shared["regions"]) == {",".join(SETS[0])}
     assert "On the 1 cells every entry was scored on" in page(rows, proto, "./run.sh gridshift leaderboard")
+    # an agent of the same sites but another observation layout (one feature more) is refused naming its file
+    wide = (rng.normal(size=(len(SETS[0]) + 1, len(names) + 1)).astype(np.float32), layer[1])
+    other = save_agent(Agent("PPO", "Tanh", (wide,), "0123456789abcdef", "ppo", {}, 0, 0, (*names, "extra")),
+                       tmp_path / "ppo-0123456789abcdef-s1.pt")
+    with pytest.raises(EntryError, match=f"{re.escape(str(other))} observes {len(names) + 1} features"):
+        run_entry(external(other), sc, seed=0, start=proto.window_start(1), days=1.0)
 
 
 def test_run_metric_columns_are_the_declared_metrics():
