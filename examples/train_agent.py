@@ -211,8 +211,8 @@ def main(argv=None) -> dict:
         validation = {a.timesteps: validation_score(a, train_sc, COMMON["validation"]) for a in cands}
         agent = min(cands, key=lambda a: (validation[a.timesteps], a.timesteps))
         kept = "clone" if agent.timesteps == 0 else "fine-tuned"
-        print(f"validation on the training bundle ({len(validation_starts(train_sc, COMMON['validation'])[1])} "
-              f"windows of {validation_starts(train_sc, COMMON['validation'])[0]:g} days), kg incl. late penalty: "
+        v_days, v_starts = validation_starts(train_sc, COMMON["validation"])
+        print(f"validation on the training bundle ({len(v_starts)} windows of {v_days:g} days), kg incl. late penalty: "
               + ", ".join(f"{k:,} steps {v:,.1f}" for k, v in validation.items())
               + f" -> kept the {kept} ({agent.timesteps:,} steps; {time.perf_counter() - t:.0f} s)", flush=True)
     t_train[0] = time.perf_counter() - t_start - ev["wall"]

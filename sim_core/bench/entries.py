@@ -156,7 +156,12 @@ def run_entry(entry: Entry, scenario, *, seed: int, start, days: float) -> dict:
         from ..rl.decision import TaskDecisionEnv
 
         env = TaskDecisionEnv(scenario, start=start, days=days)
-        return play(load_agent(entry.source), env, seed)
+        agent = load_agent(entry.source)
+        if tuple(agent.feature_names) != tuple(env.feature_names) or agent.layers[-1][0].shape[0] != env.n_actions:
+            raise EntryError(f"entry {entry.name}: {entry.source} observes {len(agent.feature_names)} features and "
+                             f"answers {agent.layers[-1][0].shape[0]} actions, the environment of its sites "
+                             f"{len(env.feature_names)} and {env.n_actions} (another observation layout)")
+        return play(agent, env, seed)
     raise EntryError(f"entry {entry.name}: unknown kind {entry.kind!r} (one of {KINDS})")
 
 

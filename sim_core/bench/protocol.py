@@ -88,8 +88,11 @@ class Protocol:
             raise ValueError(f"iso_weeks must be in 1..52, got {self.iso_weeks}")
         if not 0.0 < self.days <= 7.0:
             raise ValueError(f"days must be in (0, 7], got {self.days}")
-        scale_mod.parse(self.scale)  # (a ScaleError names the range)
-        if self.gpu not in GPU_GENERATIONS:
+        try:
+            scale_mod.parse(self.scale)
+        except scale_mod.ScaleError as err:  # a ValueError like every refusal here (read_rows names the file)
+            raise ValueError(f"protocol {err}") from None
+        if not isinstance(self.gpu, str) or self.gpu not in GPU_GENERATIONS:
             raise ValueError(f"gpu must be one of {sorted(GPU_GENERATIONS)}, got {self.gpu!r}")
         if not self.seeds or any(s < 0 for s in self.seeds):
             raise ValueError(f"seeds must be non-negative integers, got {self.seeds}")

@@ -53,6 +53,18 @@ class Agent:
     timesteps: int
     feature_names: tuple[str, ...]
 
+    def __post_init__(self) -> None:
+        """Refuse, naming it, an activation or a layer chain :meth:`scores` could not run (a hostile file's)."""
+        if self.activation not in _ACTIVATIONS:
+            raise ValueError(f"activation {self.activation!r} is not one of {sorted(_ACTIVATIONS)}")
+        width = len(self.feature_names)
+        for k, (w, b) in enumerate(self.layers):
+            if w.ndim != 2 or w.shape[1] != width or b.shape != (w.shape[0],):
+                raise ValueError(f"layer {k}: weight {w.shape} and bias {b.shape} do not take {width} inputs")
+            width = w.shape[0]
+        if not self.layers:
+            raise ValueError("no layers")
+
     def scores(self, obs: np.ndarray) -> np.ndarray:
         """The actor's output for one observation: action logits (PPO) or Q-values (DQN)."""
         f = _ACTIVATIONS[self.activation]

@@ -80,7 +80,8 @@ class MARLConfig:
     seed: int = 0
 
     def __post_init__(self):
-        for k in ("updates_per_epoch", "batch_size", "max_steps", "envs_per_epoch", "epochs", "buffer_size"):
+        for k in ("updates_per_epoch", "batch_size", "max_steps", "envs_per_epoch", "epochs", "buffer_size", "warmup",
+                  "eps_decay_epochs"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"MARLConfig.{k} must be a positive int, got {v!r}")
@@ -264,6 +265,12 @@ class MARL:
                  meta: dict | None = None):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+        if (not isinstance(agents, list | tuple) or not agents or len(set(agents)) != len(agents)
+                or any(not isinstance(a, str) or not a for a in agents)):
+            raise ValueError(f"agents must be a non-empty list of distinct names, got {agents!r}")
+        for k, v in (("obs_dim", obs_dim), ("n_actions", n_actions)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{k} must be a positive int, got {v!r}")
         torch.manual_seed(cfg.seed)
         cls = SACAgent if algorithm == "masac" else DQNAgent
         self.algorithm, self.agent_names, self.cfg = algorithm, list(agents), cfg
@@ -343,7 +350,7 @@ def train(algorithm: str, make_env, train_windows: list[dict], cfg: MARLConfig, 
             break
         t0 = time.perf_counter()
         if algorithm == "madqn":
-            f = min(epoch / max(cfg.eps_decay_epochs, 1), 1.0)
+            f = min(epoch / cfg.eps_decay_epochs, 1.0)
             for ag in team.agents:
                 ag.eps = cfg.eps_start + f * (cfg.eps_end - cfg.eps_start)
         seeds = [cfg.seed * 100_003 + epoch * cfg.envs_per_epoch + i for i in range(cfg.envs_per_epoch)]
@@ -423,6 +430,9 @@ def load_agents(path: str | Path) -> MARL:
             arrays = {k: z[k] for k in z.files}
     except (OSError, EOFError, ValueError, zipfile.BadZipFile) as e:  # missing, truncated, or an object array (pickle)
         raise ValueError(f"{npz}: not a gridshift MARL weights file ({type(e).__name__}: {e})") from None
+    extra = sorted({k.split("/", 1)[0] for k in arrays} - {f"agent{i}" for i in range(len(team.agents))})
+    if extra:
+        raise ValueError(f"{npz}: tensors of {extra}, beyond the {len(team.agents)} agents of {js.name}")
     for i, ag in enumerate(team.agents):
         pre = f"agent{i}/"
         mine = {k[len(pre):]: v for k, v in arrays.items() if k.startswith(pre)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import json
+import re
 
 import numpy as np
 import polars as pl
@@ -17,7 +18,7 @@ import sim_core
 from gridshift.errors import DataError
 from gridshift_cli import app
 from sim_core.bench import leaderboard as L
-from sim_core.bench.entries import Entry, EntryError, external, registered
+from sim_core.bench.entries import Entry, EntryError, external, registered, run_entry
 from sim_core.bench.leaderboard_page import FIGURE, common_cells, page, ranking, write_page
 from sim_core.bench.protocol import DEFAULT, Protocol
 from sim_core.result import gridshift_version
@@ -162,6 +163,19 @@ def test_the_protocol_is_declared_once_and_hashed():
         DEFAULT.for_year(2022)
 
 
+@pytest.mark.parametrize(("field", "value", "match"), [
+    ("scale", "huge", "protocol scale must be a number .* got 'huge'"),
+    ("scale", "1e9", "protocol scale = 1e\\+09 is outside its range"),
+    ("gpu", "Z80", "gpu must be one of .* got 'Z80'"),
+    ("gpu", ["V100"], "gpu must be one of .* got \\['V100'\\]"),
+])
+def test_a_bad_scale_or_gpu_is_refused_by_name(field, value, match):
+    """The score bundles' size and GPUs (revision 2's fields) are checked like every other field: a ValueError that
+    names the field and the value (so a leaderboard object's footer that holds one is refused naming its file)."""
+    with pytest.raises(ValueError, match=match):
+        Protocol.from_dict({**DEFAULT.to_dict(), field: value})
+
+
 #: (file name, its content (None: a directory of that name), the refusal that names it)
 BAD_ENTRIES = [
     ("missing.py", "", "does not exist"),
@@ -193,7 +207,14 @@ def test_a_pt_that_is_not_an_agent_is_refused_by_name(tmp_path):
     (tmp_path / "garbage.pt").write_text("not torch")
     torch.save({"format": FORMAT}, tmp_path / "fieldless.pt")  # the right tag, no layers
     torch.save([1, 2], tmp_path / "list.pt")
+    fields = {"format": FORMAT, "algo": "PPO", "bundle_id": "b", "recipe": "r", "hyperparameters": "{}", "seed": 0,
+              "timesteps": 0, "feature_names": ["x", "y"]}
+    two_by_three = [torch.zeros(2, 3), torch.zeros(2)]  # a first layer of 3 inputs for 2 features
+    torch.save({**fields, "activation": "Tanh", "layers": two_by_three}, tmp_path / "shapes.pt")
+    torch.save({**fields, "activation": "GELU", "layers": [torch.zeros(2, 2), torch.zeros(2)]}, tmp_path / "act.pt")
     for name, match in (("garbage.pt", "not a gridshift agent file \\(UnpicklingError"),
+                        ("shapes.pt", "layer 0: weight \\(2, 3\\) and bias \\(2,\\) do not take 2 inputs"),
+                        ("act.pt", "activation 'GELU' is not one of"),
                         ("fieldless.pt", "a field is missing or of the wrong type: KeyError: 'layers'"),
                         ("list.pt", "not a gridshift agent file \\(format None")):
         with pytest.raises(EntryError, match=match):
@@ -259,6 +280,12 @@ def test_a_saved_agent_is_scored_on_its_own_region_set_only(tiny, tmp_path):
     shared = common_cells(rows)  # the ranking on the cells both entries were scored on: the agent's one
     assert shared.height == 2 and set(shared["regions"]) == {",".join(SETS[0])}
     assert "On the 1 cells every entry was scored on" in page(rows, proto, "./run.sh gridshift leaderboard")
+    # an agent of the same sites but another observation layout (one feature more) is refused naming its file
+    wide = (rng.normal(size=(len(SETS[0]) + 1, len(names) + 1)).astype(np.float32), layer[1])
+    other = save_agent(Agent("PPO", "Tanh", (wide,), "0123456789abcdef", "ppo", {}, 0, 0, (*names, "extra")),
+                       tmp_path / "ppo-0123456789abcdef-s1.pt")
+    with pytest.raises(EntryError, match=f"{re.escape(str(other))} observes {len(names) + 1} features"):
+        run_entry(external(other), sc, seed=0, start=proto.window_start(1), days=1.0)
 
 
 def test_run_metric_columns_are_the_declared_metrics():
@@ -282,6 +309,7 @@ def test_run_metric_columns_are_the_declared_metrics():
     (b"[1]", "holds no valid protocol \\(TypeError"),
     (b"{}", "holds no valid protocol \\(KeyError"),
     (json.dumps({"protocol": {**DEFAULT.to_dict(), "days": -1.0}}).encode(), "days must be in \\(0, 7\\]"),
+    (json.dumps({"protocol": {**DEFAULT.to_dict(), "scale": "huge"}}).encode(), "protocol scale must be a number"),
     (json.dumps({"protocol": DEFAULT.to_dict(), "protocol_sha256": DEFAULT.sha256}).encode(),
      "no protocol_sha256 column"),
 ])

@@ -102,7 +102,7 @@ def test_where_the_task_fits_nowhere_it_may_queue_at_any_site_on_time(busy):
     env = TaskDecisionEnv(busy, seed=0)
     env.reset(seed=0)
     T = env.sim.prep.tasks
-    seen = {"room": 0, "nowhere": 0}
+    seen = {"room": 0, "nowhere": 0, "wider": 0}
     done = False
     while not done:
         m = env.action_masks()
@@ -116,8 +116,10 @@ def test_where_the_task_fits_nowhere_it_may_queue_at_any_site_on_time(busy):
             want[int(T.origin[i])] = True
         assert np.array_equal(m[1:], want) and not m[0]
         seen["room" if room.any() else "nowhere"] += 1
+        origin_only = np.arange(env.n_dc) == int(T.origin[i])  # the mask before: no room anywhere -> the origin
+        seen["wider"] += not room.any() and not np.array_equal(want, origin_only)
         _, _, done, _, _ = env.step(env.rule_action("lowest_carbon"))
-    assert seen["room"] > 0 and seen["nowhere"] > 0, seen
+    assert seen["room"] > 0 and seen["nowhere"] > 0 and seen["wider"] > 0, seen
 
 
 def test_deferral_masked_past_the_point_of_no_return(busy):

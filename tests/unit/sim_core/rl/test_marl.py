@@ -258,12 +258,25 @@ def test_load_refuses_other_files(tmp_path):
     js.write_text(json.dumps({k: v for k, v in meta.items() if k != "config"}))
     with pytest.raises(ValueError, match=f"{re.escape(str(js))}: bad MARL metadata"):
         marl.load_agents(tmp_path / "t")
+    for field, value, match in [("obs_dim", -1, "obs_dim must be a positive int, got -1"),
+                                ("n_actions", "3", "n_actions must be a positive int, got '3'"),
+                                ("agents", "AB", "agents must be a non-empty list of distinct names, got 'AB'"),
+                                ("agents", ["A", "A"], "agents must be a non-empty list of distinct names"),
+                                ("config", {**meta["config"], "warmup": "x"}, "MARLConfig.warmup must be a positive")]:
+        js.write_text(json.dumps({**meta, field: value}))
+        with pytest.raises(ValueError, match=f"{re.escape(str(js))}: bad MARL metadata .*{re.escape(match)}"):
+            marl.load_agents(tmp_path / "t")
+    js.write_text(json.dumps({**meta, "agents": ["A"]}))  # the weights hold a second agent the json does not name
+    with pytest.raises(ValueError, match=f"{re.escape(str(npz))}: tensors of \\['agent1'\\], beyond the 1 agents"):
+        marl.load_agents(tmp_path / "t")
     js.write_text(json.dumps(meta))
     assert marl.load_agents(tmp_path / "t").agent_names == ["A", "B"]
     with pytest.raises(ValueError, match="algorithm must be one of"):
         marl.MARL("ppo", ["A"], 3, 2, marl.MARLConfig())
     with pytest.raises(ValueError, match="MARLConfig.batch_size must be a positive int"):
         marl.MARLConfig(batch_size=0)
+    with pytest.raises(ValueError, match="MARLConfig.eps_decay_epochs must be a positive int"):
+        marl.MARLConfig(eps_decay_epochs=0)
 
 
 def test_a_spent_cpu_budget_starts_no_epoch(busy):

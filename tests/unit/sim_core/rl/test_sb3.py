@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -34,13 +36,15 @@ def test_adapter_same_step_autoreset(busy):
     assert venv.get_attr("n_dc") == [busy.n_dc, busy.n_dc]
 
 
-def test_short_ppo_run(busy):
+def test_short_ppo_run(busy, tmp_path, monkeypatch):
     from stable_baselines3 import PPO
 
     venv = SB3VecEnv(TaskSchedulingVectorEnv(busy, 4, steps=24, reward={"energy_cost": 1.0, "sla_penalty": 1.0}))
     model = PPO("MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=2, seed=0, device="cpu", verbose=0)
     model.set_logger(silent_logger())
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where SB3's default logger would make its folder
     model.learn(total_timesteps=256)
+    assert list(tmp_path.iterdir()) == []  # the silent logger wrote nothing
     assert model.num_timesteps >= 256
     obs = venv.reset()
     act, _ = model.predict(obs, deterministic=True)
