@@ -63,6 +63,10 @@ class Prepared:
         # (a chunked run's own scenario reads its task columns as its chunks ask for them: sim_core.chunks)
         sc = load(scenario, lazy_tasks=True) if (consume and chunk_steps is not None and not controls
                                                  and isinstance(scenario, str | Path)) else as_scenario(scenario)
+        if sc.arrival_s is None:
+            raise RunOptionsError(f"the scenario of bundle {sc.bundle_id} ({sc.path}) holds no tasks (loaded with "
+                                  "sim_core.load(path, tasks=False), as a sweep's is): run from the bundle's path or "
+                                  "a scenario loaded with its tasks")
         self.scenario = sc
         self.seed = check_seed(seed)
         self.options = make_options(**options)

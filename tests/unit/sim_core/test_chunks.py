@@ -132,6 +132,14 @@ def test_a_bad_chunk_length_is_refused_by_name(golden, bad):
         sim_core.run(golden, "lowest_carbon", days=1, chunk_steps=bad)
 
 
+def test_a_scenario_loaded_without_its_tasks_is_refused_by_name(golden_path):
+    """``sim_core.load(path, tasks=False)`` (a sweep's scenario) cannot be run as if it had no tasks."""
+    sc = sim_core.load(golden_path, tasks=False)
+    with pytest.raises(RunOptionsError, match=r"holds no tasks.*tasks=False") as err:
+        sim_core.run(sc, "lowest_carbon", days=1)
+    assert sc.bundle_id in str(err.value)
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_queue_minima_combine_over_parts_exactly(seed):
     """The whole window's queue minima from its parts (a chunked run's set-up): NaN requests, classes empty in one
