@@ -126,10 +126,12 @@ def test_a_run_with_controls_keeps_one_chunk(golden):
     assert prep.chunk_steps == prep.n_window and prep.tasks.arrival.shape[0] == prep.hi - prep.lo
 
 
+@pytest.mark.parametrize("policy", ["lowest_carbon", lambda obs: None])
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True, "7"])
-def test_a_bad_chunk_length_is_refused_by_name(golden, bad):
+def test_a_bad_chunk_length_is_refused_by_name(golden, bad, policy):
+    """Also for a Python callable, which keeps one chunk (the value is not silently ignored)."""
     with pytest.raises(RunOptionsError, match="chunk_steps"):
-        sim_core.run(golden, "lowest_carbon", days=1, chunk_steps=bad)
+        sim_core.run(golden, policy, days=1, chunk_steps=bad)
 
 
 def test_a_scenario_loaded_without_its_tasks_is_refused_by_name(golden_path):
@@ -138,6 +140,30 @@ def test_a_scenario_loaded_without_its_tasks_is_refused_by_name(golden_path):
     with pytest.raises(RunOptionsError, match=r"holds no tasks.*tasks=False") as err:
         sim_core.run(sc, "lowest_carbon", days=1)
     assert sc.bundle_id in str(err.value)
+
+
+@pytest.mark.parametrize("phase", ["stepping", "results"])
+def test_a_chunked_run_that_fails_leaves_no_files(golden_path, tmp_path, monkeypatch, phase):
+    """The per-task output files (chunks.Outputs) go with a run that raises, even while its traceback is held; a run
+    that succeeds keeps them as long as its result (whose task frames read them) lives."""
+    import gc
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def fail(name):
+        if name == phase:
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop") as err:
+        sim_core.run(golden_path, "lowest_carbon", days=1, chunk_steps=CHUNK, on_phase=fail)
+    assert err.value is not None and not list(tmp_path.glob("gridshift-run-*"))
+    res = sim_core.run(golden_path, "lowest_carbon", days=1, chunk_steps=CHUNK)
+    assert len(list(tmp_path.glob("gridshift-run-*"))) == 1
+    assert res.tasks.height > 0
+    del res
+    gc.collect()
+    assert not list(tmp_path.glob("gridshift-run-*"))
 
 
 @pytest.mark.parametrize("seed", range(6))
