@@ -263,6 +263,28 @@ def test_a_bad_value_in_a_later_row_group_is_refused_when_the_file_is_opened(gol
     assert "2345" in str(err.value)
 
 
+def test_a_corrupt_row_group_is_refused_naming_it(golden_path, tmp_path):
+    """A row group whose pages cannot be decoded is a BundleError naming the file, the group and its columns (not
+    pyarrow's error alone), when the file is opened and when a run reads it again."""
+    import pyarrow.parquet as pq
+
+    from gridshift.bundle import BundleError
+    from gridshift.bundle.content import open_tasks
+
+    root, header = _regrouped(golden_path, tmp_path)
+    path = root / "tasks.parquet"
+    lazy, _, _ = open_tasks(root, header)  # (opened while intact: a later read meets the corruption)
+    cc = pq.ParquetFile(path).metadata.row_group(3).column(2)
+    raw = bytearray(path.read_bytes())
+    raw[cc.data_page_offset:cc.data_page_offset + cc.total_compressed_size] = b"\xff" * cc.total_compressed_size
+    path.write_bytes(bytes(raw))
+    with pytest.raises(BundleError, match="row group 3") as err:
+        open_tasks(root, header)
+    assert err.value.file == str(path) and cc.path_in_schema in err.value.column
+    with pytest.raises(BundleError, match="row group 3"):
+        lazy[cc.path_in_schema][np.arange(3 * 400, 3 * 400 + 5)]
+
+
 @pytest.fixture(scope="module")
 def weeks_path(tmp_path_factory):
     """Three weeks, so that a run's year is resampled week by week (sim_core.realisation ``weeks``: the golden
