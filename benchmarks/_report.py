@@ -52,6 +52,33 @@ def run_child_json(code: str, *args, env=None) -> dict:
     return json.loads(run_child(code, *args, env=env))
 
 
+def run_child_capped(code: str, *args, cap_gb: float) -> dict:
+    """:func:`run_child_json` for a child that caps its own address space at ``cap_gb``: its figures, or
+    ``{"refused": ..., "load_avg": ...}`` when it ran out of memory under the cap (any other failure stops the
+    benchmark with the child's error)."""
+    import json
+    import os
+
+    r = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode == 0:
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    if "Unable to allocate" in r.stderr or "memory" in r.stderr.lower():
+        return {"refused": f"out of memory under a {cap_gb:g} GB address-space cap", "load_avg": os.getloadavg()[0]}
+    raise SystemExit(f"the run failed:\n{r.stderr[-3000:]}")
+
+
+def capped_run_line(y: dict, phase, *, goal: str | None = None, time_per_task: bool = False) -> str:
+    """One line of :func:`run_child_capped`'s figures: wall time (and per task), peak RSS (and per task), the load
+    (and the ``goal``), then each phase as ``phase(name, seconds)`` gives it; or why it was refused."""
+    note = f"goal {goal}; " if goal else ""
+    if "refused" in y:
+        return f"{y['refused']} ({note}load {y['load_avg']:.1f})"
+    t = f"{y['t_s']:.1f} s" + (f" ({1e6 * y['t_s'] / y['tasks']:.2f} µs/task)" if time_per_task else "")
+    ph = ", ".join(phase(k, v) for k, v in y["phases"].items())
+    return (f"{t}, {y['rss_mb']:,.0f} MB peak RSS, {y['rss_mb'] * 2**20 / y['tasks']:.0f} B per task "
+            f"({note}load {y['load_avg']:.1f}); {ph}")
+
+
 def publish(name: str, body: str, write: bool) -> None:
     """Print a benchmark's section and, unless ``write`` is off (``--no-write``), store it in BENCHMARKS.md."""
     print(body)

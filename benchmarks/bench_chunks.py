@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._report import machine, publish  # noqa: E402
+from benchmarks._report import capped_run_line, machine, publish, run_child_capped  # noqa: E402
 
 CAP_GB = 12.0
 WEEK_STEPS = 7 * 96
@@ -54,21 +52,12 @@ print(json.dumps(dict(t_s=t, rss_mb=peak_mb(), phases=phases, peaks=peaks,
 
 
 def _run(path: Path, days: str, chunk: str, cap_gb: float) -> dict:
-    r = subprocess.run([sys.executable, "-c", RUN, str(path), days, chunk, str(cap_gb)], cwd=ROOT,
-                       capture_output=True, text=True)
-    if r.returncode:
-        if "MemoryError" in r.stderr or "Unable to allocate" in r.stderr:
-            return {"refused": f"out of memory under a {cap_gb:g} GB address-space cap", "load_avg": os.getloadavg()[0]}
-        raise SystemExit(f"the run failed:\n{r.stderr[-3000:]}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return run_child_capped(RUN, path, days, chunk, cap_gb, cap_gb=cap_gb)
 
 
 def _fmt(y: dict) -> str:
-    if "refused" in y:
-        return f"{y['refused']} (load {y['load_avg']:.1f})"
-    ph = ", ".join(f"{k} {v:.1f} s (peak by its end {y['peaks'][k]:,.0f} MB)" for k, v in y["phases"].items())
-    return (f"{y['t_s']:.1f} s ({1e6 * y['t_s'] / y['tasks']:.2f} µs/task), {y['rss_mb']:,.0f} MB peak RSS, "
-            f"{y['rss_mb'] * 2**20 / y['tasks']:.0f} B per task (load {y['load_avg']:.1f}); {ph}")
+    return capped_run_line(y, lambda k, v: f"{k} {v:.1f} s (peak by its end {y['peaks'][k]:,.0f} MB)",
+                           time_per_task=True)
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks._report import machine, publish  # noqa: E402
+from benchmarks._report import capped_run_line, machine, publish, run_child_capped  # noqa: E402
 from gridshift import scale  # noqa: E402
 
 REGIONS = "US-CAL-CISO,DE-LU,SG"
@@ -103,13 +103,7 @@ def _distinct_tasks(path: Path) -> tuple[int, int]:
 def _capped_run(path: Path, days: str, cap_gb: float, chunk: str) -> dict:
     """``RUN`` in a fresh process (``chunk``: its ``chunk_steps``, "-" for one chunk): its figures, or
     ``{"refused": ...}`` when it ran out of memory under the cap."""
-    r = subprocess.run([sys.executable, "-c", RUN, str(path), "lowest_carbon", days, str(cap_gb), chunk], cwd=ROOT,
-                       capture_output=True, text=True)
-    if r.returncode == 0:
-        return json.loads(r.stdout.strip().splitlines()[-1])
-    if "MemoryError" in r.stderr or "Unable to allocate" in r.stderr or "memory" in r.stderr.lower():
-        return {"refused": f"out of memory under a {cap_gb:g} GB address-space cap", "load_avg": os.getloadavg()[0]}
-    raise SystemExit(f"the run failed:\n{r.stderr[-3000:]}")
+    return run_child_capped(RUN, path, "lowest_carbon", days, cap_gb, chunk, cap_gb=cap_gb)
 
 
 def _run_year(path: Path, cap_gb: float, chunk: str) -> dict:
@@ -121,11 +115,7 @@ def _run_year(path: Path, cap_gb: float, chunk: str) -> dict:
 
 
 def _fmt_run(y: dict, goal: str) -> str:
-    if "refused" in y:
-        return f"{y['refused']} (goal {goal}; load {y['load_avg']:.1f})"
-    ph = ", ".join(f"{k} {v:.1f} s ({1e6 * v / y['tasks']:.2f} µs/task)" for k, v in y["phases"].items())
-    return (f"{y['t_s']:.1f} s, {y['rss_mb']:,.0f} MB peak RSS, {y['rss_mb'] * 2**20 / y['tasks']:.0f} B per task "
-            f"(goal {goal}; load {y['load_avg']:.1f}); {ph}")
+    return capped_run_line(y, lambda k, v: f"{k} {v:.1f} s ({1e6 * v / y['tasks']:.2f} µs/task)", goal=goal)
 
 
 def main() -> None:

@@ -115,6 +115,10 @@ class Outputs:
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True)
         self._dtype: dict[str, np.dtype] = {}
 
+    def close(self) -> None:
+        """Remove the files now (they are removed when this object is collected otherwise)."""
+        self._cleanup()
+
     def _columns(self, T, S):
         cols = [(f, getattr(src, f)) for fields, src in ((TASK_OUT, T), (STATE_OUT, S)) for f in fields]
         for f, a in cols:

@@ -47,6 +47,13 @@ def as_scenario(x) -> Scenario:
     raise TypeError(f"expected a Scenario or a bundle path, got {type(x).__name__}")
 
 
+def check_chunk_steps(chunk_steps) -> None:
+    """``chunk_steps`` (:func:`run`): None or a whole number of steps >= 1, else a :class:`RunOptionsError`."""
+    if chunk_steps is not None and (isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int)
+                                    or chunk_steps < 1):
+        raise RunOptionsError(f"chunk_steps must be a whole number of steps >= 1 (or None), got {chunk_steps!r}")
+
+
 class Prepared:
     """Everything a run needs as arrays (one object per run)."""
 
@@ -57,12 +64,14 @@ class Prepared:
         # consumed as the run's window is taken from it (:func:`window_tasks`), not held beside the run's own.
         # ``chunk_steps``: the window's tasks are taken that many steps of arrivals at a time (sim_core.chunks; None:
         # all at once); a run with flexible-task controls takes them all at once
-        if chunk_steps is not None and (isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int)
-                                        or chunk_steps < 1):
-            raise RunOptionsError(f"chunk_steps must be a whole number of steps >= 1 (or None), got {chunk_steps!r}")
+        check_chunk_steps(chunk_steps)
         # (a chunked run's own scenario reads its task columns as its chunks ask for them: sim_core.chunks)
         sc = load(scenario, lazy_tasks=True) if (consume and chunk_steps is not None and not controls
                                                  and isinstance(scenario, str | Path)) else as_scenario(scenario)
+        if sc.arrival_s is None:
+            raise RunOptionsError(f"the scenario of bundle {sc.bundle_id} ({sc.path}) holds no tasks (loaded with "
+                                  "sim_core.load(path, tasks=False), as a sweep's is): run from the bundle's path or "
+                                  "a scenario loaded with its tasks")
         self.scenario = sc
         self.seed = check_seed(seed)
         self.options = make_options(**options)
@@ -94,8 +103,7 @@ class Prepared:
             self.task_id, self._out, self._gidx = ids, None, None
         else:  # (ids and per-task outputs in files; the engine's arrays hold the live tasks)
             self.task_id = None  # (the ids are the outputs' too: columns().whole("task_id"))
-            self._out, self._gidx = K.Outputs(n_w), np.arange(arr_w.shape[0], dtype=np.int64)
-            self._out.put_ids(0, ids)
+            self._out, self._gidx = None, np.arange(arr_w.shape[0], dtype=np.int64)  # (the outputs made last)
         #: the first step whose arrivals are not taken yet, and the window index of the last chunk's first task
         self._next, self._fresh = self.chunk_steps, 0
         self.hi = self.lo + n_w
@@ -138,6 +146,14 @@ class Prepared:
             S.srv_on[:, E.K_GPU] = cfg[:, E.CFG_N_G]
         S.srv[E.K_CPU, :, 0] = S.srv_on[:, E.K_CPU]
         S.srv[E.K_GPU, :, 0] = S.srv_on[:, E.K_GPU]
+        if self._gidx is not None:  # (last: a set-up that fails leaves no files behind)
+            self._out = K.Outputs(n_w)
+            self._out.put_ids(0, ids)
+
+    def close(self) -> None:
+        """Remove a chunked run's per-task output files now (``run``, on an exception), not when collected."""
+        if self._out is not None:
+            self._out.close()
 
     def servers(self) -> np.ndarray | None:
         """The time-weighted server states of the window, (4, n_dc, n) [CPU-only on, GPU servers on,
@@ -423,44 +439,51 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     """
     from .result import build_result
 
+    check_chunk_steps(chunk_steps)  # (a Python callable keeps one chunk, but a bad value is refused)
     on_phase("set-up")
     own = isinstance(bundle_or_scenario, str | Path)  # (loaded here for this run alone: Prepared's ``consume``)
-    if isinstance(policy, str):
-        spec = policy_spec(policy)
-        prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps,
-                        policy_code=spec.code, controls=spec.stateful, consume=own, chunk_steps=chunk_steps, **options)
-        # the policy's own jitted loop (a stateful one keeps its plan in prep.plan and controls flexible tasks)
-        kern = spec.kernel()
-        on_phase("stepping")
-        run_drained(prep, lambda j_end: prep.step_to(j_end, lambda j: kern(prep.tasks, prep.state, prep.ctx, prep.info,
-                                                                            prep.plan, spec.code, j)))
-        prep.end_stepping()
-    elif isinstance(policy, CPUDispatcher):
-        prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, consume=own,
-                        chunk_steps=chunk_steps, **options)
-        on_phase("stepping")
-        run_drained(prep, lambda j_end: prep.step_to(j_end, lambda j: E.run_custom(prep.tasks, prep.state, prep.ctx,
-                                                                                  prep.info, policy, j)))
-        prep.end_stepping()
-    elif callable(policy):
-        sim = Simulator(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)
-        obs = sim.reset()
-        on_phase("stepping")
-        while not sim.done:
-            out = policy(obs)
-            # (actions, controls) with controls a mapping: flexible-task controls (Simulator.step); (actions,
-            # controls, battery): also the batteries' targets
-            if isinstance(out, tuple) and len(out) == 3 and (out[1] is None or isinstance(out[1], Mapping)):
-                obs, _ = sim.step(out[0], controls=out[1], battery=out[2])
-            elif isinstance(out, tuple) and len(out) == 2 and (out[1] is None or isinstance(out[1], Mapping)):
-                obs, _ = sim.step(out[0], controls=out[1])
-            else:
-                obs, _ = sim.step(out)
-        prep = sim.prep
-    else:
-        raise TypeError("policy must be a built-in name, a jitted function or a callable")
-    on_phase("results")
-    return build_result(prep, policy_name(policy), lazy_tasks=True)
+    prep = None
+    try:
+        if isinstance(policy, str):
+            spec = policy_spec(policy)
+            prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, policy_code=spec.code,
+                            controls=spec.stateful, consume=own, chunk_steps=chunk_steps, **options)
+            # the policy's own jitted loop (a stateful one keeps its plan in prep.plan and controls flexible tasks)
+            kern = spec.kernel()
+            on_phase("stepping")
+            run_drained(prep, lambda j_end: prep.step_to(
+                j_end, lambda j: kern(prep.tasks, prep.state, prep.ctx, prep.info, prep.plan, spec.code, j)))
+            prep.end_stepping()
+        elif isinstance(policy, CPUDispatcher):
+            prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, consume=own,
+                            chunk_steps=chunk_steps, **options)
+            on_phase("stepping")
+            run_drained(prep, lambda j_end: prep.step_to(
+                j_end, lambda j: E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, j)))
+            prep.end_stepping()
+        elif callable(policy):
+            sim = Simulator(bundle_or_scenario, seed, start=start, days=days, steps=steps, **options)
+            obs = sim.reset()
+            on_phase("stepping")
+            while not sim.done:
+                out = policy(obs)
+                # (actions, controls) with controls a mapping: flexible-task controls (Simulator.step); (actions,
+                # controls, battery): also the batteries' targets
+                if isinstance(out, tuple) and len(out) == 3 and (out[1] is None or isinstance(out[1], Mapping)):
+                    obs, _ = sim.step(out[0], controls=out[1], battery=out[2])
+                elif isinstance(out, tuple) and len(out) == 2 and (out[1] is None or isinstance(out[1], Mapping)):
+                    obs, _ = sim.step(out[0], controls=out[1])
+                else:
+                    obs, _ = sim.step(out)
+            prep = sim.prep
+        else:
+            raise TypeError("policy must be a built-in name, a jitted function or a callable")
+        on_phase("results")
+        return build_result(prep, policy_name(policy), lazy_tasks=True)
+    except BaseException:  # (a chunked run's output files go with it, not when the traceback is collected)
+        if prep is not None:
+            prep.close()
+        raise
 
 
 _ENTRY_MEMO: dict = {}

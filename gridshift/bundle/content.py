@@ -290,6 +290,15 @@ def _open_tasks(path: Path) -> tuple[Any, dict[str, pl.DataType]]:
     return f, schema
 
 
+def _row_group(f: Any, k: int, columns: list[str], file: str) -> pl.DataFrame:
+    """Columns ``columns`` of row group ``k`` of the open tasks file ``f``; one that cannot be read (a corrupt page,
+    or the file changed since it was checked) is refused naming the file, the row group and the columns."""
+    try:
+        return pl.from_arrow(f.read_row_group(k, columns=columns))
+    except Exception as exc:  # noqa: BLE001
+        raise BundleError(f"cannot read row group {k} ({exc})", file=file, column=", ".join(columns)) from None
+
+
 def _read_task_columns(path: Path, f: Any, schema: dict[str, pl.DataType],
                        dtypes: dict[str, pl.DataType]) -> tuple[dict[str, np.ndarray], dict]:
     """The task columns ``dtypes`` of the open file ``f`` (schema ``schema``, :func:`_open_tasks`) into arrays
@@ -304,10 +313,7 @@ def _read_task_columns(path: Path, f: Any, schema: dict[str, pl.DataType],
     nulls: dict[str, list] = {}  # column -> [count, first rows]
     off = 0
     for i in range(f.num_row_groups):
-        try:
-            df = pl.from_arrow(f.read_row_group(i, columns=list(dtypes)))
-        except Exception as exc:  # noqa: BLE001
-            raise BundleError(f"cannot read ({exc})", file=file) from None
+        df = _row_group(f, i, list(dtypes), file)
         m = df.height
         for c in dtypes:
             s = df[c].dt.epoch("us") if c == "arrival_ts_utc" else df[c]
@@ -415,10 +421,7 @@ class TaskRows:
     def _read(self, k: int, columns: list[str]) -> dict[str, np.ndarray]:
         """Columns ``columns`` of row group ``k``, with no nulls and each within its bounds."""
         file = str(self.path)
-        try:
-            df = pl.from_arrow(self._f.read_row_group(k, columns=columns))
-        except Exception as exc:  # noqa: BLE001
-            raise BundleError(f"cannot read ({exc})", file=file) from None
+        df = _row_group(self._f, k, columns, file)
         off = int(self.starts[k])
         out = {}
         for c in columns:

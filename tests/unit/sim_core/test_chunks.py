@@ -126,10 +126,44 @@ def test_a_run_with_controls_keeps_one_chunk(golden):
     assert prep.chunk_steps == prep.n_window and prep.tasks.arrival.shape[0] == prep.hi - prep.lo
 
 
+@pytest.mark.parametrize("policy", ["lowest_carbon", lambda obs: None])
 @pytest.mark.parametrize("bad", [0, -3, 2.5, True, "7"])
-def test_a_bad_chunk_length_is_refused_by_name(golden, bad):
+def test_a_bad_chunk_length_is_refused_by_name(golden, bad, policy):
+    """Also for a Python callable, which keeps one chunk (the value is not silently ignored)."""
     with pytest.raises(RunOptionsError, match="chunk_steps"):
-        sim_core.run(golden, "lowest_carbon", days=1, chunk_steps=bad)
+        sim_core.run(golden, policy, days=1, chunk_steps=bad)
+
+
+def test_a_scenario_loaded_without_its_tasks_is_refused_by_name(golden_path):
+    """``sim_core.load(path, tasks=False)`` (a sweep's scenario) cannot be run as if it had no tasks."""
+    sc = sim_core.load(golden_path, tasks=False)
+    with pytest.raises(RunOptionsError, match=r"holds no tasks.*tasks=False") as err:
+        sim_core.run(sc, "lowest_carbon", days=1)
+    assert sc.bundle_id in str(err.value)
+
+
+@pytest.mark.parametrize("phase", ["stepping", "results"])
+def test_a_chunked_run_that_fails_leaves_no_files(golden_path, tmp_path, monkeypatch, phase):
+    """The per-task output files (chunks.Outputs) go with a run that raises, even while its traceback is held; a run
+    that succeeds keeps them as long as its result (whose task frames read them) lives."""
+    import gc
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def fail(name):
+        if name == phase:
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop") as err:
+        sim_core.run(golden_path, "lowest_carbon", days=1, chunk_steps=CHUNK, on_phase=fail)
+    assert err.value is not None and not list(tmp_path.glob("gridshift-run-*"))
+    res = sim_core.run(golden_path, "lowest_carbon", days=1, chunk_steps=CHUNK)
+    assert len(list(tmp_path.glob("gridshift-run-*"))) == 1
+    assert res.tasks.height > 0
+    del res
+    gc.collect()
+    assert not list(tmp_path.glob("gridshift-run-*"))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -227,6 +261,28 @@ def test_a_bad_value_in_a_later_row_group_is_refused_when_the_file_is_opened(gol
     with pytest.raises(BundleError, match="duration_s") as err:
         open_tasks(root, header)
     assert "2345" in str(err.value)
+
+
+def test_a_corrupt_row_group_is_refused_naming_it(golden_path, tmp_path):
+    """A row group whose pages cannot be decoded is a BundleError naming the file, the group and its columns (not
+    pyarrow's error alone), when the file is opened and when a run reads it again."""
+    import pyarrow.parquet as pq
+
+    from gridshift.bundle import BundleError
+    from gridshift.bundle.content import open_tasks
+
+    root, header = _regrouped(golden_path, tmp_path)
+    path = root / "tasks.parquet"
+    lazy, _, _ = open_tasks(root, header)  # (opened while intact: a later read meets the corruption)
+    cc = pq.ParquetFile(path).metadata.row_group(3).column(2)
+    raw = bytearray(path.read_bytes())
+    raw[cc.data_page_offset:cc.data_page_offset + cc.total_compressed_size] = b"\xff" * cc.total_compressed_size
+    path.write_bytes(bytes(raw))
+    with pytest.raises(BundleError, match="row group 3") as err:
+        open_tasks(root, header)
+    assert err.value.file == str(path) and cc.path_in_schema in err.value.column
+    with pytest.raises(BundleError, match="row group 3"):
+        lazy[cc.path_in_schema][np.arange(3 * 400, 3 * 400 + 5)]
 
 
 @pytest.fixture(scope="module")
