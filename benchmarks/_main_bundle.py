@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+#: the main job's regions and year, declared once for the benchmarks (bench_scale, bench_sim, profile_export)
 REGIONS = "US-CAL-CISO,DE-LU,SG"
 YEAR = 2023
 

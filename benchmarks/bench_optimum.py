@@ -171,13 +171,14 @@ def main() -> None:
                     help="the long window's length (a shorter one where a year does not finish in time)")
     ap.add_argument("--week-horizons", type=float, nargs="*", default=[2.0, 1.0],
                     help="the rolling horizons of the 7-day window's extra rows")
-    ap.add_argument("--bundle", type=Path, default=None,
-                    help="a bundle to measure on (default: the main job's default export in --home)")
+    src = ap.add_mutually_exclusive_group()  # (the bundle measured: one of them, or the main job's export)
+    src.add_argument("--bundle", type=Path, default=None,
+                     help="a bundle to measure on (default: the main job's default export in --home)")
     ap.add_argument("--home", type=Path, default=None,
                     help="the gridshift home holding (or receiving) the main job's default export")
     ap.add_argument("--mirror", type=Path, default=None, help="the data mirror the export reads")
-    ap.add_argument("--synthetic", action="store_true",
-                    help="the reference 5-DC cluster with a synthetic workload instead of a bundle")
+    src.add_argument("--synthetic", action="store_true",
+                     help="the reference 5-DC cluster with a synthetic workload instead of a bundle")
     ap.add_argument("--formulation", default="cumulative", choices=["cumulative", "classes"])
     ap.add_argument("--no-idle-floor", action="store_true", help="the bound without its idle floor (to compare)")
     ap.add_argument("--mip-days", type=float, nargs="*", default=[1.0, 2.0],

@@ -37,11 +37,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from benchmarks._main_bundle import REGIONS, YEAR  # noqa: E402
 from benchmarks._report import capped_run_line, machine, publish, run_child_capped  # noqa: E402
 from gridshift import scale  # noqa: E402
 
-REGIONS = "US-CAL-CISO,DE-LU,SG"
-YEAR = 2023
 GOAL_RUN_S, GOAL_RUN_GB, CAP_GB = 10.0, 4.0, 12.0
 
 RUN = r"""

@@ -26,6 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from benchmarks._main_bundle import export_command  # noqa: E402
 from benchmarks._report import machine, publish, run_child, run_child_json  # noqa: E402
 from gridshift import scale  # noqa: E402
 
@@ -103,8 +104,7 @@ print(json.dumps(dict({k: min(v) for k, v in best.items()}, t_first_run=t_first,
 
 
 
-RACK_JOB = ("./run.sh gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2023 --mirror ../shared/data "
-            "--scale rack --gpu V100")
+RACK_JOB = f"./run.sh {export_command()} --mirror ../shared/data --scale rack --gpu V100"
 
 
 MAKE = r"""

@@ -150,12 +150,13 @@ def figure(sc, days: float, seed: int, path: Path, what: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bundle", type=Path, default=None,
-                    help="the bundle to measure (default: the main job's default export in --home)")
+    src = ap.add_mutually_exclusive_group()  # (the bundle measured: one of them, or the main job's export)
+    src.add_argument("--bundle", type=Path, default=None,
+                     help="the bundle to measure (default: the main job's default export in --home)")
     ap.add_argument("--home", type=Path, default=None,
                     help="the gridshift home holding (or receiving) the main job's default export")
     ap.add_argument("--mirror", type=Path, default=None, help="the data mirror the export reads")
-    ap.add_argument("--synthetic", action="store_true", help="a synthetic 5-site bundle instead of a real one")
+    src.add_argument("--synthetic", action="store_true", help="a synthetic 5-site bundle instead of a real one")
     ap.add_argument("--days", type=float, default=7.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tasks-per-day", type=int, default=1000)

@@ -28,8 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from benchmarks._main_bundle import REGIONS, YEAR  # noqa: E402
 from benchmarks._report import machine, publish  # noqa: E402
-from benchmarks.bench_scale import REGIONS, YEAR  # noqa: E402
 from benchmarks.profile_scale import rss_mb  # noqa: E402
 
 #: a bundle file by its schema's first column

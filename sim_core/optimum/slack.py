@@ -79,12 +79,10 @@ def bracket_slack(sc, res, lower: OptimumResult) -> BracketSlack:
         g = {c: f[c].to_numpy() for c in cols}
         bc, bg, bm = g["busy_cores"], g["busy_gpus"], g["busy_mem_gb"]
         a = g["servers_on"] + g["servers_waking"]
-        if managed:
-            a_g = np.clip(bg / s.gps, s.spare_g, s.n_g) if s.n_g > 0 else 0.0 * a
-            a_c = np.maximum(a - a_g, s.spare_c)
-        else:
-            a_c = a_g = 0.0 * a
-        h, i, c, p = bound_at(s, fac.slope[d][k], fac.icpt[d][k], bc, bg, bm, a_c, a_g)
+        ac, ag = fewest_servers(s, bc, bg, bm, managed)
+        # the run's servers: its GPU servers the fewest that hold the busy GPUs, the rest CPU-only
+        a_c = np.maximum(a - ag, s.spare_c) if managed else ac
+        h, i, c, p = bound_at(s, fac.slope[d][k], fac.icpt[d][k], bc, bg, bm, a_c, ag)
         p = np.maximum(p, floor[d][k])
         above += int((p > g["total_kw"] * (1 + 1e-9)).sum())
         eng = (g["it_cpu_kw"] + g["it_gpu_kw"] + g["it_mem_kw"], g["it_fan_kw"], g["crac_fan_kw"],
@@ -93,7 +91,6 @@ def bracket_slack(sc, res, lower: OptimumResult) -> BracketSlack:
         w = sc.carbon_g_per_kwh[d, s0 + k] / 1000.0 * STEP_H  # kg per kW over one step
         kg[0] += [float((x * w).sum()) for x in low]
         kg[1] += [float((x * w).sum()) for x in eng]
-        ac, ag = fewest_servers(s, bc, bg, bm, managed)
         p_least = bound_at(s, fac.slope[d][k], fac.icpt[d][k], bc, bg, bm, ac, ag)[3]
         least += float((np.maximum(p_least, floor[d][k]) * w).sum())
         gpu_h[1, d] = float(bg.sum()) * STEP_H

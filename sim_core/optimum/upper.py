@@ -134,6 +134,15 @@ def variant_name(hold: float, overflow: float, cap_scale: float) -> str:
     return f"LP plan (hold {hold:g} wakes, overflow {overflow:g}, capacity x{cap_scale:g})"
 
 
+def _add_repaired(ev: Evaluator, cands: list, c):
+    """Append candidate ``c`` to ``cands`` and, if it has late tasks, its repair beside it (:meth:`Evaluator.repair`);
+    then drop the results the bracket cannot return (:func:`drop_results`). Returns the repair (``c`` if none)."""
+    r = ev.repair(c)
+    cands += [c] if r is c else [c, r]
+    drop_results(cands, ev.prep)
+    return r
+
+
 def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=None,
                 heuristics: tuple[str, ...] = HEURISTICS, search_runs: int = SEARCH_RUNS,
                 variants: tuple[tuple[float, float, float], ...] = PLAN_VARIANTS, **options) -> UpperResult:
@@ -149,21 +158,15 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
     prep = Prepared(sc, lower.seed, **run_kw)
     plan = plan_schedule(prep, lower)
     ev = Evaluator(sc, prep, lower.objective, lower.weights, run_kw)
-    first = ev.plan("LP plan", plan)
-    lp_run = ev.repair(first)
-    cands = [first] if lp_run is first else [first, lp_run]
-    drop_results(cands, prep)
-    for h in heuristics:  # a run with late tasks stays listed beside its repair
-        c = ev.run(h, h, None)
-        cands += [c] if c.late == 0 else [c, ev.repair(c)]
-        drop_results(cands, prep)
+    cands: list = []
+    lp_run = _add_repaired(ev, cands, ev.plan("LP plan", plan))
+    for h in heuristics:
+        _add_repaired(ev, cands, ev.run(h, h, None))
     plan_s = plan.plan_s
     for hold, ov, scale in variants:
         alt = plan_schedule(prep, lower, hold_wakes=hold, overflow=ov, cap_scale=scale)
         plan_s += alt.plan_s
-        c = ev.plan(variant_name(hold, ov, scale), alt)
-        cands += [c] if c.late == 0 else [c, ev.repair(c)]
-        drop_results(cands, prep)
+        _add_repaired(ev, cands, ev.plan(variant_name(hold, ov, scale), alt))
     clean = sorted((c for c in cands if c.late == 0), key=lambda c: c.value)
     accepted = 0
     if len(clean) >= 2 and search_runs > 0:

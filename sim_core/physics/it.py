@@ -115,6 +115,7 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
     """
     w_gidle = p[P_GPU_IDLE]
     w_mstat = p[P_MEM_STATIC]
+    v_design = it_d * 1000.0 / (rho_cp * p[P_SERVER_DT])  # the server fans' design airflow (m3/s)
     if not managed:
         u_cpu = min(max(busy_cores / cap_cores, 0.0), 1.0) if cap_cores > 0 else 0.0
         u_gpu = min(max(busy_gpus / cap_gpus, 0.0), 1.0) if cap_gpus > 0 else 0.0
@@ -130,7 +131,6 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
         mem = (cap_mem * p[P_MEM_STATIC] + used_mem * p[P_MEM_DYN]) / 1000.0
         heat = cpu + gpu + mem
         # server fans: airflow follows the heat (min ratio), cubic power
-        v_design = it_d * 1000.0 / (rho_cp * p[P_SERVER_DT])
         r_srv = max(p[P_ITFAN_MIN], heat / heat_d) if heat_d > 0 else p[P_ITFAN_MIN]
         v_srv = r_srv * v_design
         it_fan = fan_power(p[P_ITFAN_FRAC] * heat_d, v_srv, v_design)
@@ -175,7 +175,6 @@ def it_power(p, n_servers, heat_d, it_d, rho_cp, t_in, cap_cores, cap_gpus, cap_
         gpu = gpu_w / 1000.0
         mem = mem_w / 1000.0
         heat = cpu + gpu + mem
-        v_design = it_d * 1000.0 / (rho_cp * p[P_SERVER_DT])
         if a > 0.0 and heat_d > 0.0:
             r_srv = max(p[P_ITFAN_MIN], heat / (a * heat_d))
             v_srv = a * r_srv * v_design
