@@ -5,8 +5,9 @@
     ./run.sh python -m benchmarks.sensitivity BUNDLE --home DIR --mirror DIR --write    # also write docs/sensitivity.md
     ./run.sh python -m benchmarks.sensitivity BUNDLE --home DIR --mirror DIR --only utilisation,egress --write
 
-``BUNDLE``: the README's main-job bundle (``gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2023 --mirror
-../shared/data --home DIR`` writes it into ``DIR/bundles/``). One axis at a time moves away from the run defaults,
+``BUNDLE``: the main job's regions and year at the rack preset with V100s, the page's bundle (``gridshift export
+--regions US-CAL-CISO,DE-LU,SG --year 2023 --mirror ../shared/data --scale rack --gpu V100 --home DIR`` writes it
+into ``DIR/bundles/``; without the two size options it is the default's ×1 year, 32 times the run time). One axis at a time moves away from the run defaults,
 the others stay at theirs: the network energy per GB moved (0, the default, the 2015 figure) and the network power
 model (:mod:`sim_core.network_power`, derived exactly from the default runs), data locality on / off, who shares a
 dataset (the ``catalogue`` presets, ``trace_groups`` at :data:`CATALOGUE_TENANTS` tenants), the forecast
