@@ -170,8 +170,9 @@ def axes(build: dict) -> list[Axis]:
              [Setting(f"`{n}`" + (" (the bundle's list prices)" if n == DEFAULT_EGRESS else f", ≤ {c:g} USD/GB"), (),
                       None if n == DEFAULT_EGRESS else f"egress:{n}") for n, c in EGRESS_PRESETS.items()]),
     ]
+    params = BuildParams.from_manifest(build)
     for key, (title, field, values) in BUNDLE_AXES.items():
-        own = getattr(BuildParams.from_manifest(build), field)
+        own = getattr(params, field)
         out.append(Axis(key, title, [
             Setting(_value_label(field, v) + (" (the bundle's)" if v == own else ""), (), None,
                     () if v == own else ((field, v),)) for v in values]))
