@@ -28,8 +28,9 @@ PHYSICS = "default"
 FLEXIBILITY = "default"
 #: the size of the synthetic workload and its sites, a preset or × the source cluster (gridshift.scale):
 #: "source" is the Alibaba PAI 2020 GPU cluster the synthetic workload is calibrated to (6,742 GPUs; the main job's
-#: three sites hold 1,997, 2,215 and 2,543 GPUs, each a MW-class datacenter: BENCHMARKS.md "Scale"). "rack" (×0.0306, gridshift's size
-#: before issue 34: three sites of 61-78 GPUs) reproduces the earlier bundles byte for byte with ``GPU = "V100"``.
+#: three sites hold 1,997, 2,215 and 2,543 GPUs, each a MW-class datacenter: BENCHMARKS.md "Scale"). "rack"
+#: (×0.0306, gridshift's size before issue 34: three sites of 61-78 GPUs) reproduces the earlier bundles byte for
+#: byte with ``GPU = "V100"``.
 #: A trace workload keeps its own size (``scenario_builder.bundle.BuildParams``).
 SCALE = "source"
 #: the GPU generation of every site (gridshift.dc_params.GPU_GENERATIONS): the H100 (SXM, in 8-GPU DGX H100
