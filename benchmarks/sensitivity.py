@@ -5,20 +5,22 @@
     ./run.sh python -m benchmarks.sensitivity BUNDLE --home DIR --mirror DIR --write    # also write docs/sensitivity.md
     ./run.sh python -m benchmarks.sensitivity BUNDLE --home DIR --mirror DIR --only utilisation,egress --write
 
-``BUNDLE``: the README's main-job bundle (``gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2023 --mirror
-../shared/data --home DIR`` writes it into ``DIR/bundles/``). One axis at a time moves away from the run defaults,
-the others stay at theirs: the network energy per GB moved (0, the default, the 2015 figure) and the network power
-model (:mod:`sim_core.network_power`, derived exactly from the default runs), data locality on / off, who shares a
-dataset (the ``catalogue`` presets, ``trace_groups`` at :data:`CATALOGUE_TENANTS` tenants), the forecast
-model (every model of ``sim_core.forecast.MODELS``), the facility design (every preset of
-``gridshift.dc_params.FACILITY_PRESETS``, read when the script runs, applied over the bundle's site physics), task
-flexibility on / off (off: every task as ``gridshift.bundle.TASK_FLEX_DEFAULTS``), the egress price
-(:mod:`sim_core.egress`), and, each from another export of the bundle's own build parameters with one of them changed
-(``--home``/``--mirror``, built on first use, ``gridshift export``'s path): the sizing utilisation, the mirror's year
-and the region set (:data:`BUNDLE_AXES`). A saving is ``100 x (local_only - policy) / local_only`` of a run's carbon
-including transfers and of its cost including transfers, paired per seed and window with ``local_only`` under the same
-setting; the page gives its mean over the seeds and windows with the smallest and largest, and a section of spreads
-beyond the seeds. Each distinct setting runs once (the defaults are shared by every axis).
+``BUNDLE``: the main job's regions and year at the rack preset with V100s, the page's bundle (``gridshift export
+--regions US-CAL-CISO,DE-LU,SG --year 2023 --mirror ../shared/data --scale rack --gpu V100 --home DIR`` writes it
+into ``DIR/bundles/``; without the two size options it is the default's ×1 year, 32 times the run time). One axis at
+a time moves away from the run defaults, the others stay at theirs: the network energy per GB moved (0, the default,
+the 2015 figure) and the network power model (:mod:`sim_core.network_power`, derived exactly from the default runs),
+data locality on / off, who shares a dataset (the ``catalogue`` presets, ``trace_groups`` at
+:data:`CATALOGUE_TENANTS` tenants), the forecast model (every model of ``sim_core.forecast.MODELS``), the facility
+design (every preset of ``gridshift.dc_params.FACILITY_PRESETS``, read when the script runs, applied over the
+bundle's site physics), task flexibility on / off (off: every task as ``gridshift.bundle.TASK_FLEX_DEFAULTS``), the
+egress price (:mod:`sim_core.egress`), and, each from another export of the bundle's own build parameters with one
+of them changed (``--home``/``--mirror``, built on first use, ``gridshift export``'s path): the sizing utilisation,
+the mirror's year and the region set (:data:`BUNDLE_AXES`). A saving is ``100 x (local_only - policy) / local_only``
+of a run's carbon including transfers and of its cost including transfers, paired per seed and window with
+``local_only`` under the same setting; the page gives its mean over the seeds and windows with the smallest and
+largest, and a section of spreads beyond the seeds. Each distinct setting runs once (the defaults are shared by
+every axis).
 
 ``--only AXIS,...`` runs only those axes (and the default setting they are compared with) and, with ``--write``,
 replaces only their sections of the page (each sits between ``<!-- sensitivity:AXIS:start/end -->`` markers); the
@@ -169,8 +171,9 @@ def axes(build: dict) -> list[Axis]:
              [Setting(f"`{n}`" + (" (the bundle's list prices)" if n == DEFAULT_EGRESS else f", ≤ {c:g} USD/GB"), (),
                       None if n == DEFAULT_EGRESS else f"egress:{n}") for n, c in EGRESS_PRESETS.items()]),
     ]
+    params = BuildParams.from_manifest(build)
     for key, (title, field, values) in BUNDLE_AXES.items():
-        own = getattr(BuildParams.from_manifest(build), field)
+        own = getattr(params, field)
         out.append(Axis(key, title, [
             Setting(_value_label(field, v) + (" (the bundle's)" if v == own else ""), (), None,
                     () if v == own else ((field, v),)) for v in values]))

@@ -5,7 +5,8 @@ against every rule policy at equal work (needs the ``rl`` extra; docs/rl.md, "Le
         --train .gridshift/bundles/<2022 id> --test .gridshift/bundles/<2023 id>
 
 The bundles: ``./run.sh gridshift export --regions US-CAL-CISO,DE-LU,SG --year 2022-2023 --mirror
-../shared/data`` (the main job's regions; 2023 is the main job's bundle). The agent learns on
+../shared/data --scale rack --gpu V100`` (the main job's regions at the rack preset, the 1.26 M-task year docs/rl.md
+measures; the default ×1 year is 41 M decisions). The agent learns on
 :class:`sim_core.rl.decision.TaskDecisionEnv` (one decision per task, masks, the dense carbon reward) over
 ``episode_days``-day windows of the training bundle drawn among its days. Every ``eval_every`` steps its greedy
 policy runs the test bundle's first ``--curve-days`` days (a fixed window: the learning curve; nothing is

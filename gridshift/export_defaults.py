@@ -27,14 +27,16 @@ PHYSICS = "default"
 #: the task flexibility model (pipelines.workload.flexibility.PROFILES)
 FLEXIBILITY = "default"
 #: the size of the synthetic workload and its sites, a preset or × the source cluster (gridshift.scale):
-#: "source" is the Alibaba PAI 2020 GPU cluster the synthetic workload is calibrated to (6,742 GPUs; each of the
-#: main job's three sites holds 2,000-2,500 GPUs, a MW-class datacenter). "rack" (×0.0306, gridshift's size
-#: before issue 34: three sites of 61-78 GPUs) reproduces the earlier bundles byte for byte with ``GPU = "V100"``.
+#: "source" is the Alibaba PAI 2020 GPU cluster the synthetic workload is calibrated to (6,742 GPUs; the main job's
+#: three sites hold 1,997, 2,215 and 2,543 GPUs, each a MW-class datacenter: BENCHMARKS.md "Scale"). "rack"
+#: (×0.0306, gridshift's size before issue 34: three sites of 61-78 GPUs) reproduces the earlier bundles byte for
+#: byte with ``GPU = "V100"``.
 #: A trace workload keeps its own size (``scenario_builder.bundle.BuildParams``).
 SCALE = "source"
 #: the GPU generation of every site (gridshift.dc_params.GPU_GENERATIONS): the H100 (SXM, in 8-GPU DGX H100
 #: servers) is the generation a 2023 study's new AI capacity was built with: NVIDIA's data-center revenue of its
-#: fiscal 2024 (Feb 2023-Jan 2024), $47.5 billion, up 217 %, grew on "strong demand for the Nvidia Hopper GPU
-#: computing platform" (its Q4 FY2024 results of 21 Feb 2024, as summarised by MarketScreener, "Nvidia: A new
-#: coin in the machine", Feb 2024). "V100" is the model before issue 34.
+#: fiscal 2024 (Feb 2023-Jan 2024) was a record $47.5 billion, up 217 % ("NVIDIA Announces Financial Results for
+#: Fourth Quarter and Fiscal 2024", NVIDIA press release, 21 Feb 2024), and its fourth quarter's, $18.4 billion
+#: (up 409 %), grew on "strong demand for the Nvidia Hopper GPU computing platform" (that release as summarised by
+#: MarketScreener, "Nvidia: A new coin in the machine", Feb 2024). "V100" is the model before issue 34.
 GPU = "H100"

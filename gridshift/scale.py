@@ -13,8 +13,8 @@ cluster of the synthetic workload, Alibaba PAI's 2020 GPU cluster:
 * **scale 1** is the workload whose mean GPU demand fills that cluster at the project's declared mean
   utilisation (``gridshift.export_defaults.TARGET_UTILIZATION``, 0.5, with its sources): 6,742 × 0.5 = 3,371
   GPUs busy on average, so that sites sized by ``scenario_builder.sizing`` at that utilisation hold about
-  6,742 GPUs together (split over the regions by their population weights: each of the main job's three
-  sites holds 1,900–2,500).
+  6,742 GPUs together (split over the regions by their population weights: the main job's three sites hold
+  1,997, 2,215 and 2,543).
 * **how the workload grows**: by its arrival rate, never by copying tasks or by multiplying small ones. The
   synthetic generator's load factor multiplies the number of jobs drawn per 15 minutes, each drawn from the
   same duration / CPU / GPU / memory distributions (``pipelines.workload.synthetic``): a ×10 year has ten times

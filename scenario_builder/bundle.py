@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -47,6 +48,8 @@ from warehouse.db import query, read_connection
 
 WORKLOADS = ("synthetic", "alibaba-2020", "alibaba-2023", "none")
 CARBON_BASES = ("direct", "lca")
+#: what a manifest's ``parameters`` hold besides the build parameters: the stored workload's run (``_workload_run``)
+WORKLOAD_RUN_KEYS = ("workload_params_sha256", "workload_seed", "workload_params")
 _MIRROR_ROOTS = ("electricitymaps", "prices", "open-meteo", "egress", "reference", "alibaba", "moer-5min")
 
 
@@ -72,6 +75,21 @@ class BuildParams:
     gpu: str = D.GPU  # GPU generation of every site (gridshift.dc_params.GPU_GENERATIONS)
 
     def __post_init__(self) -> None:
+        if isinstance(self.regions, str) or not isinstance(self.regions, tuple | list):
+            raise GridshiftError(f"regions must be a list of region codes, got {self.regions!r}")
+        for name in ("year", "seed"):  # (bool is an int to Python, never a year or a seed)
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or (name == "seed" and v < 0):
+                raise GridshiftError(f"--{name} must be a{' non-negative' if name == 'seed' else 'n'} integer, "
+                                     f"got {v!r}")
+        for name in ("max_gap_hours", "max_edge_fill_hours", "target_utilization"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real):
+                raise GridshiftError(f"--{name.replace('_', '-')} must be a number, got {v!r}")
+        for name in ("workload", "provider", "carbon_basis", "datacenters", "physics", "flexibility", "gpu"):
+            if not isinstance(getattr(self, name), str):
+                flag = "carbon" if name == "carbon_basis" else name.replace("_", "-")  # (the export's option)
+                raise GridshiftError(f"--{flag} must be a string, got {getattr(self, name)!r}")
         if not self.regions:
             raise GridshiftError("no regions given")
         for r in self.regions:
@@ -147,8 +165,19 @@ class BuildParams:
     def from_manifest(cls, parameters: dict[str, Any]) -> BuildParams:
         """The build parameters a bundle's manifest records (its ``parameters``), read back: a manifest leaves out
         ``scale`` at ``rack`` and ``gpu`` at ``V100`` (:meth:`manifest_parameters`), whatever the export's defaults
-        are now, so an absent value means those, not the current default."""
+        are now, so an absent value means those, not the current default. Besides the fields it may hold only the
+        workload's run (:data:`WORKLOAD_RUN_KEYS`); anything else, a missing field or a value of the wrong type is
+        refused by name."""
+        if not isinstance(parameters, dict):
+            raise GridshiftError(f"manifest parameters must be a JSON object, got {type(parameters).__name__}")
         fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(parameters) - fields - set(WORKLOAD_RUN_KEYS))
+        if unknown:
+            raise GridshiftError(f"manifest parameters: unknown {unknown} (build parameters: {sorted(fields)}; "
+                                 f"the workload's run: {list(WORKLOAD_RUN_KEYS)})")
+        missing = [k for k in ("regions", "year") if k not in parameters]
+        if missing:
+            raise GridshiftError(f"manifest parameters lack {missing}")
         p = {k: (tuple(v) if isinstance(v, list) else v) for k, v in parameters.items() if k in fields}
         p.setdefault("scale", scale_mod.RACK_SCALE)
         p.setdefault("gpu", "V100")
@@ -315,7 +344,7 @@ def _workload_run(con, workload: str, year: int) -> tuple[list[str], dict[str, A
     except (ValueError, TypeError, AttributeError):
         sha, seed, derive = [], None, None
     # the whole derivation (load factor, input-size model, ...): a bundle says how its tasks were made
-    return sha, {"workload_params_sha256": r["params_sha256"], "workload_seed": seed, "workload_params": derive}
+    return sha, dict(zip(WORKLOAD_RUN_KEYS, (r["params_sha256"], seed, derive), strict=True))
 
 
 def _network(con, params: BuildParams) -> pl.DataFrame:

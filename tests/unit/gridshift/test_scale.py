@@ -12,6 +12,7 @@ import pytest
 
 from gridshift import scale
 from gridshift.dc_params import GPU_GENERATIONS, GPU_PRESETS, DatacenterParams
+from gridshift.errors import GridshiftError
 from gridshift.export_defaults import TARGET_UTILIZATION
 from scenario_builder import datacenters as dc_mod
 from scenario_builder.bundle import BuildParams, workload_load_factor
@@ -64,6 +65,26 @@ def test_a_manifest_is_read_back_with_absent_meaning_rack_and_v100():
     default = BuildParams(regions=REGIONS, year=2023)
     assert BuildParams.from_manifest(default.manifest_parameters()) == default
     assert BuildParams.from_manifest({**default.manifest_parameters(), "workload_params": {}}) == default
+
+
+@pytest.mark.parametrize(("parameters", "named"), [
+    (None, "must be a JSON object, got NoneType"),
+    ({"regions": ["DE-LU"], "year": 2023, "evil": 1}, r"unknown \['evil'\]"),
+    ({"year": 2023}, r"lack \['regions'\]"),
+    ({"regions": "DE-LU", "year": 2023}, "regions must be a list of region codes, got 'DE-LU'"),
+    ({"regions": ["DE-LU"], "year": "2023"}, "--year must be an integer, got '2023'"),
+    ({"regions": ["DE-LU"], "year": 2023, "seed": 1.5}, "--seed must be a non-negative integer, got 1.5"),
+    ({"regions": ["DE-LU"], "year": 2023, "max_gap_hours": None}, "--max-gap-hours must be a number, got None"),
+    ({"regions": ["DE-LU"], "year": 2023, "target_utilization": "half"}, "--target-utilization must be a number"),
+    ({"regions": ["DE-LU"], "year": 2023, "datacenters": 5}, "--datacenters must be a string, got 5"),
+    ({"regions": ["DE-LU"], "year": 2023, "carbon_basis": ["direct"]}, "--carbon must be a string"),
+    ({"regions": ["DE-LU"], "year": 2023, "gpu": {"H100": 1}}, "--gpu must be a string"),
+    ({"regions": ["DE-LU"], "year": 2023, "scale": "1"}, "got '1'"),
+])
+def test_a_hostile_manifest_is_refused_by_name(parameters, named):
+    """What a bundle's manifest says is read back only as build parameters: anything else is refused, named."""
+    with pytest.raises(GridshiftError, match=named):
+        BuildParams.from_manifest(parameters)
 
 
 def test_scale_applies_to_the_synthetic_workload_only():
