@@ -85,9 +85,11 @@ def _stop_segment(i, j, t0, n, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, dest, vio
 
 
 @njit(cache=True, nogil=True)
-def _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_len, qdem, qmin, commit, sc):
+def _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_rlast, q_len, qdem, qmin,
+             commit, sc):
     """Queue task i again at its datacenter, at its scale, ahead of the tasks queued for the first time
-    (after the resumed ones already waiting): its request joins the queued demand and the commitment."""
+    (after the resumed ones already waiting, linked in after the last of them, ``q_rlast``): its request
+    joins the queued demand and the commitment."""
     d = dest[i]
     x = scale[i]
     c, g, m = T_cores[i] * x, T_gpus[i] * x, T_mem[i] * x
@@ -95,12 +97,10 @@ def _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q
     seq[i] = RSEQ_BASE + sc[SC_RSEQ]
     sc[SC_RSEQ] += 1
     cls = 1 if T_gpus[i] > 0.0 else 0
-    prev = -1
-    cur = q_head[d, cls]
-    while cur >= 0 and seq[cur] < 0:
-        prev = cur
-        cur = nxt[cur]
+    prev = q_rlast[d, cls]
+    cur = q_head[d, cls] if prev < 0 else nxt[prev]
     nxt[i] = cur
+    q_rlast[d, cls] = i
     if prev < 0:
         q_head[d, cls] = i
     else:
@@ -128,8 +128,8 @@ def _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q
 @njit(cache=True, nogil=True)
 def flex_controls(j, t0, n, T_deadline, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, T_intr, T_smin, T_smax,
                   T_flexible, status, dest, violated, fin, scale, segs, rem, run_s, nseg, npause, nrescale, flex,
-                  ctl_task, ctl_val, nxt, seq, q_head, q_tail, q_len, qdem, qmin, free, commit, rel, part, diff,
-                  run_part, run_diff, n_paused, m_viol, sc):
+                  ctl_task, ctl_val, nxt, seq, q_head, q_tail, q_rlast, q_len, qdem, qmin, free, commit, rel, part,
+                  diff, run_part, run_diff, n_paused, m_viol, sc):
     """At the start t_j of step j: apply this step's controls
     (``ctl_task[k]`` -> target scale ``ctl_val[k]``: 0 pauses a running interruptible task; s in
     [min_scale, max_scale] resumes a paused task at scale s, or rescales a running one (a stop and a
@@ -161,8 +161,8 @@ def flex_controls(j, t0, n, T_deadline, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, 
                 if paused:
                     n_paused[dest[i]] -= 1
                     scale[i] = x
-                    _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_len, qdem,
-                             qmin, commit, sc)
+                    _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_rlast,
+                             q_len, qdem, qmin, commit, sc)
                     sc[SC_RESUMES] += 1
                     ok = True
                 elif running:
@@ -173,8 +173,8 @@ def flex_controls(j, t0, n, T_deadline, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, 
                                       m_viol)
                         scale[i] = x
                         nrescale[i] += 1
-                        _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_len,
-                                 qdem, qmin, commit, sc)
+                        _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail,
+                                 q_rlast, q_len, qdem, qmin, commit, sc)
                         sc[SC_RESCALES] += 1
         if not ok:
             sc[SC_BAD_CTL] += 1
@@ -183,8 +183,8 @@ def flex_controls(j, t0, n, T_deadline, T_cores, T_gpus, T_mem, T_ckpt, T_mthr, 
         if status[i] == ST_PAUSED and segs[i] < t and \
                 t + STEP_S + T_ckpt[i] + rem[i] / speedup(scale[i], T_mthr[i]) > T_deadline[i]:
             n_paused[dest[i]] -= 1
-            _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_len, qdem, qmin,
-                     commit, sc)
+            _requeue(i, T_cores, T_gpus, T_mem, status, dest, scale, nxt, seq, q_head, q_tail, q_rlast, q_len, qdem,
+                     qmin, commit, sc)
             sc[SC_FORCED_RESUMES] += 1
 
 

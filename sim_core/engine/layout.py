@@ -90,6 +90,9 @@ State = namedtuple("State", [
     "status", "dest", "decision", "ready", "start", "delay", "forced", "violated", "nxt", "seq",
     # per dc
     "free", "commit", "q_head", "q_tail", "q_len", "transit_n", "acc", "acc_run",
+    # per dc and list: the last resumed (or rescaled) task in the queue (-1: none); the resumed tasks are the
+    # queue's first entries, so a resume is linked in after it in O(1)
+    "q_rlast",
     # per dc: server power states (servers on and waking per kind, time all waking are up) and the
     # requests of the queued tasks
     "srv_on", "srv_wk", "srv_twk", "qdem",
@@ -230,7 +233,7 @@ STATE_KIND = {
     **dict.fromkeys(("status", "dest", "decision", "ready", "start", "delay", "forced", "violated", "seq", "fin",
                      "gb"), K_VALUE),
     "nxt": K_LINK,
-    **dict.fromkeys(("q_head", "q_tail", "bucket_head", "bucket_tail"), K_INDEX),
+    **dict.fromkeys(("q_head", "q_tail", "q_rlast", "bucket_head", "bucket_tail"), K_INDEX),
     "pend": K_LIST,
     **dict.fromkeys(FLEX_INIT, K_FLEX),
     **dict.fromkeys(("free", "commit", "q_len", "transit_n", "acc", "acc_run", "srv_on", "srv_wk", "srv_twk", "qdem",
@@ -261,6 +264,7 @@ def new_state(n_tasks: int, n_dc: int, n_steps: int, n_flex: int = 1, n_ds: int 
         **task_arrays(n_tasks), **{name: np.full(k, v, dt) for name, (dt, v) in FLEX_INIT.items()},
         free=np.zeros((n_dc, 3), f), commit=np.zeros((n_dc, 3), f),
         q_head=np.full((n_dc, 2), -1, np.int32), q_tail=np.full((n_dc, 2), -1, np.int32),
+        q_rlast=np.full((n_dc, 2), -1, np.int32),
         q_len=np.zeros(n_dc, np.int64), transit_n=np.zeros(n_dc, np.int64),
         acc=np.zeros((3, n_dc), f), acc_run=np.zeros(n_dc, np.int64),
         srv_on=np.zeros((n_dc, 2), f), srv_wk=np.zeros((n_dc, 4), f), srv_twk=np.full((n_dc, 2), -np.inf),

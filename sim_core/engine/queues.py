@@ -187,6 +187,7 @@ def schedule(T, S, C, j, managed, ctl_on):
     T_ckpt, T_mthr, T_flexible = T.ckpt, T.mthr, T.flexible
     ready, start, status, violated, nxt, seq = S.ready, S.start, S.status, S.violated, S.nxt, S.seq
     q_head, q_tail, q_len, free, rel, part, diff = S.q_head, S.q_tail, S.q_len, S.free, S.rel, S.part, S.diff
+    q_rlast = S.q_rlast
     run_part, run_diff, qdem, srv_on, srv_wk, srv_twk, srv = (S.run_part, S.run_diff, S.qdem, S.srv_on, S.srv_wk,
                                                               S.srv_twk, S.srv)
     fin, scale, segs, rem, run_s, nseg, flex, m_viol, sc = (S.fin, S.scale, S.segs, S.rem, S.run_s, S.nseg, S.flex,
@@ -249,6 +250,8 @@ def schedule(T, S, C, j, managed, ctl_on):
                     nxt[prev] = nx
                 if q_tail[d, k] == i:
                     q_tail[d, k] = prev
+                if q_rlast[d, k] == i:  # (the resumed tasks lead the list: prev is one of them, or none)
+                    q_rlast[d, k] = prev
                 nxt[i] = -1
                 # start (at s: max(step start, ready time), or later for a server that was waking)
                 if resumed:  # a new run segment: checkpoint overhead + the remaining work at this scale

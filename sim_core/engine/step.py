@@ -115,8 +115,8 @@ def end_step(T, S, C, j, actions):
     if ctl_on and (sc[SC_FLEX_N] > 0 or sc[SC_CTL_N] > 0):  # flexible tasks: this step's controls first
         flex_controls(j, t0, n_steps, T.deadline, T_cores, T_gpus, T_mem, T.ckpt, T.mthr, T.interruptible, T.smin,
                       T.smax, T.flexible, status, dest, S.violated, S.fin, S.scale, S.segs, S.rem, S.run_s, S.nseg,
-                      S.npause, S.nrescale, S.flex, S.ctl_task, S.ctl_val, nxt, seq, q_head, q_tail, q_len, qdem,
-                      C.qmin, free, commit, rel, part, diff, run_part, run_diff, S.n_paused, S.m_viol, sc)
+                      S.npause, S.nrescale, S.flex, S.ctl_task, S.ctl_val, nxt, seq, q_head, q_tail, S.q_rlast, q_len,
+                      qdem, C.qmin, free, commit, rel, part, diff, run_part, run_diff, S.n_paused, S.m_viol, sc)
 
     t = t0 + STEP_S * j
     n_dc = cap.shape[0]

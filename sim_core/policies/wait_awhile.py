@@ -78,27 +78,36 @@ def wa_start_offset(cb, t, arrival, duration, max_delay, resv, cap, d, j, c, g, 
 
 
 @njit(cache=True, nogil=True)
-def wa_run_now(cb, t, deadline, work):
+def greener_counts(cb, out):
+    """``out[d, e]``: how many of site d's forecast steps 1..e are greener than step 0 (``out[d, 0]`` = 0): the
+    prefix counts :func:`wa_run_now` reads, once per step for every task (O(1) per task, not O(horizon))."""
+    for d in range(cb.shape[0]):
+        c0 = cb[d, 0]
+        n = 0
+        out[d, 0] = 0
+        for s in range(1, cb.shape[1]):
+            if cb[d, s] < c0:
+                n += 1
+            out[d, s] = n
+
+
+@njit(cache=True, nogil=True)
+def wa_run_now(greener, t, deadline, work):
     """Wait Awhile, interrupting (Wiesner et al. 2021; ``AdHocStrategy(interruptible=True)``): a task
     with ``work`` seconds left runs in the ceil(work / step) steps of lowest forecast carbon intensity
     that end by its deadline (within the forecast); is the current step one of them? (The plan is redone
     every step with the forecast issued then; with the oracle forecast it is the plan made at arrival.)
-    Ties go to the earliest step, so the current step wins them."""
+    Ties go to the earliest step, so the current step wins them: it is one of them unless ``need`` steps
+    before the deadline are strictly greener (``greener``: the site's :func:`greener_counts`)."""
     need = steps_of(work)
+    h = greener.shape[0]
     y = (deadline - t) / STEP_S + 1e-9
-    if not y < cb.shape[0]:  # (an infinite or NaN deadline: the forecast's end)
-        y = float(cb.shape[0])
-    e = min(int(math.floor(y)) - 1, cb.shape[0] - 1)
+    if not y < h:  # (an infinite or NaN deadline: the forecast's end)
+        y = float(h)
+    e = min(int(math.floor(y)) - 1, h - 1)
     if e + 1 <= need:
         return True
-    c0 = cb[0]
-    greener = 0
-    for s in range(1, e + 1):
-        if cb[s] < c0:
-            greener += 1
-            if greener >= need:
-                return False
-    return True
+    return greener[e] < need
 
 
 @njit(cache=True, nogil=True)
@@ -121,10 +130,13 @@ def decide(T, S, C, info, P, code, j, actions):
     room = code == WAIT_AWHILE_CAPACITY
     controls = code == WAIT_AWHILE_INTERRUPTING or threshold
     thr = np.full(cap.shape[0], np.inf)  # (threshold: this step's threshold per site)
+    greener = np.zeros((cb.shape[0], cb.shape[1]), np.int64)  # (interrupting: greener_counts)
     if needs_forecast(T_md, T.flexible, pend, pn, False, controls and nflex > 0):
         know_carbon(info, j, k, cb)
         if threshold:
             greener_threshold(info.hist, info.fc, k, THRESHOLD_WINDOW, THRESHOLD_Q, thr)
+        elif controls:
+            greener_counts(cb, greener)
     avail = available(cap, S.commit)
     for q in range(pn):
         i = pend[q]
@@ -134,7 +146,7 @@ def decide(T, S, C, info, P, code, j, actions):
             if threshold:  # at or below the threshold, or the allowed delay spent (waiting through this step)
                 run = cb[o, 0] <= thr[o] or t1 - T_arr[i] > T_md[i]
             elif controls and T_intr[i]:
-                run = wa_run_now(cb[o], t, T_dl[i], T_dur[i])
+                run = wa_run_now(greener[o], t, T_dl[i], T_dur[i])
             else:
                 if P_start[i] != P_start[i]:  # (first seen)
                     s = wa_start_offset(cb[o], t, T_arr[i], T_dur[i], T_md[i], P_resv, cap, o, j, T_c[i], T_g[i],
@@ -177,7 +189,7 @@ def decide(T, S, C, info, P, code, j, actions):
             # would have waited longer than allowed), to completion
             go = T_md[i] <= 0.0 or cb[d, 0] <= thr[d] or t1 - T_arr[i] - (T_dur[i] - w) > T_md[i]
         else:
-            go = wa_run_now(cb[d], t, T_dl[i], w)
+            go = wa_run_now(greener[d], t, T_dl[i], w)
         if st == 1 and not go:
             n_ctl = ctl(S, n_ctl, i, 0.0)
         elif st == 2 and go:

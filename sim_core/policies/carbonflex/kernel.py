@@ -243,11 +243,12 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer, scaled):
     budget = np.empty(n_max)
     n = 0
     forced = P.vload[0, d].copy()  # held by running jobs it cannot control
+    fi = np.empty(3)  # (one scratch for every job)
     for q in range(pn):
         i = S.pend[q]
         if T.origin[i] != d or not in_queues(T, i):
             continue
-        fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, np.empty(3))
+        site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, fi)
         if not (allow_defer and t1 + T.duration[i] <= T.deadline[i]):
             P.tgt[i] = np.nan  # runs now at its request
             forced += fi
@@ -260,7 +261,7 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer, scaled):
         running = S.status[i] == ST_STARTED and S.fin[i] > t
         if S.dest[i] != d or not (running or S.status[i] == ST_PAUSED) or (running and S.fin[i] <= t1):
             continue
-        fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, np.empty(3))
+        site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, fi)
         w = work_left(i, t, S.status, S.fin, S.segs, S.rem, S.nseg, S.scale, T.ckpt, T.mthr)
         xm = max_scale(T, i, C.cap, d)
         if t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(xm, T.mthr[i]) > T.deadline[i]:
@@ -285,11 +286,19 @@ def flex_in_use(T, S, C, P_vload, t, used):
     """Fractions of each site's cores, GPUs and GB (``used`` (n_dc, 3)) CarbonFlex's running jobs hold now:
     those booked for the jobs it cannot control, and each controllable one's scale x its request."""
     used[:] = P_vload[0]
+    # (arrays bound once, one scratch: a field read or an array made per task per step costs an atomic
+    # reference count each time, most of a year's time at scale)
+    flex, status, fin, dest, scale, cores, gpus, mem, cap = S.flex, S.status, S.fin, S.dest, S.scale, T.cores, \
+        T.gpus, T.mem, C.cap
+    fi = np.empty(3)
     for q in range(S.sc[SC_FLEX_N]):
-        i = S.flex[q]
-        if S.status[i] == ST_STARTED and S.fin[i] > t:
-            d = S.dest[i]
-            used[d] += S.scale[i] * site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, np.empty(3))
+        i = flex[q]
+        if status[i] == ST_STARTED and fin[i] > t:
+            d = dest[i]
+            site_fractions(cores[i], gpus[i], mem[i], cap, d, fi)
+            x = scale[i]
+            for y in range(3):
+                used[d, y] += x * fi[y]
 
 
 @njit(cache=True, nogil=True)
@@ -323,12 +332,13 @@ def decide(T, S, C, info, P, code, j, actions):
     used = np.empty((n_dc, 3))
     flex_in_use(T, S, C, P.vload, t, used)
     avail = available(cap, S.commit)
+    fi = np.empty(3)  # (one scratch for every pending task)
     for q in range(pn):
         i = pend[q]
         o = T.origin[i]
         if in_queues(T, i) and P_rate[o, R_ROWS] >= K_NN:
             can_wait = allow_defer and t1 + T.duration[i] <= T.deadline[i]
-            fi = site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, o, np.empty(3))
+            site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, o, fi)
             if hour_start:
                 run = P_tgt[i] > 0.0
             else:  # its request fits in the provisioned share of every resource
@@ -340,7 +350,8 @@ def decide(T, S, C, info, P, code, j, actions):
             if can_wait and not run:
                 actions[q] = 0
                 continue
-            used[o] += fi
+            for y in range(3):
+                used[o, y] += fi[y]
             if not T.flexible[i]:  # (not controllable: its resources and its queue are booked until it ends)
                 book(P, o, j + steps_of(T.duration[i]), fi, queue_of(T.max_delay[i]))
         best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
@@ -374,20 +385,21 @@ def controls(T, S, P_tgt, P_rate, t, t1):
     suspends an interruptible one (a task that cannot be suspended keeps its minimum scale), a positive one
     resumes or rescales it; NaN leaves it as it is. Returns the count of controls."""
     n_ctl = 0
+    flex, status, fin, dest, scale, intr, smin = S.flex, S.status, S.fin, S.dest, S.scale, T.interruptible, T.smin
     for q in range(S.sc[SC_FLEX_N]):
-        i = S.flex[q]
-        if P_rate[S.dest[i], R_ROWS] < K_NN:
+        i = flex[q]
+        if P_rate[dest[i], R_ROWS] < K_NN:
             continue
-        running = S.status[i] == ST_STARTED and S.fin[i] > t
-        paused = S.status[i] == ST_PAUSED
-        if (running and S.fin[i] <= t1) or not (running or paused):
+        running = status[i] == ST_STARTED and fin[i] > t
+        paused = status[i] == ST_PAUSED
+        if (running and fin[i] <= t1) or not (running or paused):
             continue
         x = P_tgt[i]
         if x != x:
             continue
-        if x <= 0.0 and not T.interruptible[i]:
-            x = T.smin[i]
-        if (running and x != S.scale[i]) or (paused and x > 0.0):
+        if x <= 0.0 and not intr[i]:
+            x = smin[i]
+        if (running and x != scale[i]) or (paused and x > 0.0):
             n_ctl = ctl(S, n_ctl, i, x)
     return n_ctl
 

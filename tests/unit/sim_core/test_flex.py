@@ -391,6 +391,21 @@ class Ledger:
         return out
 
 
+def assert_queue_lists(S):
+    """Each datacenter's two queue lists: the resumed (or rescaled) tasks lead (order below every first join),
+    ``q_rlast`` is the last of them (-1: none) and ``q_tail`` the list's last task."""
+    for d in range(S.q_head.shape[0]):
+        for k in range(2):
+            order, cur = [], S.q_head[d, k]
+            while cur >= 0:
+                order.append(cur)
+                cur = S.nxt[cur]
+            resumed = [i for i in order if S.seq[i] < 0]
+            assert order[:len(resumed)] == resumed, (d, k, order)
+            assert S.q_rlast[d, k] == (resumed[-1] if resumed else -1), (d, k, order)
+            assert S.q_tail[d, k] == (order[-1] if order else -1), (d, k, order)
+
+
 @pytest.mark.parametrize("power", ["always_on", "managed"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_random_controls_conserve_busy_time_capacity_and_energy(tmp_path, power, seed):
@@ -406,6 +421,7 @@ def test_random_controls_conserve_busy_time_capacity_and_energy(tmp_path, power,
         acts, ctl = policy(obs)
         obs, info = sim.step(acts, controls=ctl)
         ledger.after_step(j)
+        assert_queue_lists(sim.prep.state)
     r = sim.result()
     T = r.totals
     assert T["pauses"] > 5 and T["rescales"] > 5 and T["resumes"] + T["forced_resumes"] > 5
