@@ -35,6 +35,33 @@ STATE_OUT = tuple(f for f, k in L.STATE_KIND.items() if k in (L.K_VALUE, L.K_LIN
                   and f not in ENGINE_ONLY_STATE_FIELDS)
 
 
+#: ``sim_core.run``'s default, ``chunk_steps="auto"``: a run from a bundle's path whose bundle holds at least
+#: AUTO_MIN_TASKS tasks takes them in chunks of AUTO_STEPS steps (a week); a smaller one, or a loaded scenario, in one.
+#: At ×1 of the source cluster (41.2 M tasks) a year in chunks held 1.3 GB against 8.5 GB and was faster; at ×0.1
+#: (4.1 M) one chunk was faster and held 1.4 GB (BENCHMARKS.md, "a year in chunks")
+AUTO_MIN_TASKS = 10_000_000
+AUTO_STEPS = 672
+
+
+def resolve_chunk_steps(chunk_steps, source) -> int | None:
+    """``chunk_steps`` of :func:`sim_core.run`: "auto" becomes AUTO_STEPS when ``source`` is a bundle's path whose
+    tasks file holds at least AUTO_MIN_TASKS rows (its Parquet footer), else None (one chunk; an unreadable file too:
+    the load then says what is wrong); any other value is returned as it is."""
+    if not (isinstance(chunk_steps, str) and chunk_steps == "auto"):
+        return chunk_steps
+    if not isinstance(source, str | Path):
+        return None
+    import pyarrow.parquet as pq
+
+    from gridshift.bundle.format import TASKS
+
+    try:
+        n = pq.read_metadata(Path(source) / TASKS).num_rows
+    except (OSError, ValueError):  # (pyarrow's ArrowInvalid is a ValueError)
+        return None
+    return AUTO_STEPS if n >= AUTO_MIN_TASKS else None
+
+
 #: rows per part of a chunked run's result passes (``sim_core.result``): what they hold at a time, per column
 PART_ROWS = 1 << 21
 

@@ -9,6 +9,7 @@ datacenter and counted in ``totals["invalid_actions"]``).
 from __future__ import annotations
 
 import importlib
+import numbers
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -48,10 +49,11 @@ def as_scenario(x) -> Scenario:
 
 
 def check_chunk_steps(chunk_steps) -> None:
-    """``chunk_steps`` (:func:`run`): None or a whole number of steps >= 1, else a :class:`RunOptionsError`."""
-    if chunk_steps is not None and (isinstance(chunk_steps, bool) or not isinstance(chunk_steps, int)
-                                    or chunk_steps < 1):
-        raise RunOptionsError(f"chunk_steps must be a whole number of steps >= 1 (or None), got {chunk_steps!r}")
+    """``chunk_steps`` (:func:`run`, once "auto" is resolved): None or a whole number of steps >= 1 (a NumPy integer
+    too), else a :class:`RunOptionsError`."""
+    if chunk_steps is not None and (isinstance(chunk_steps, bool | np.bool_)
+                                    or not isinstance(chunk_steps, numbers.Integral) or chunk_steps < 1):
+        raise RunOptionsError(f"chunk_steps must be a whole number of steps >= 1, None or 'auto', got {chunk_steps!r}")
 
 
 class Prepared:
@@ -426,7 +428,7 @@ def _no_phase(name: str) -> None:
 
 
 def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None, days=None,
-        steps=None, on_phase=_no_phase, chunk_steps: int | None = None, **options):
+        steps=None, on_phase=_no_phase, chunk_steps: int | str | None = "auto", **options):
     """Run a whole window with a policy and return a :class:`~sim_core.result.RunResult`.
 
     ``policy``: a policy's name (``sim_core.policies.registry``), a Numba-jitted function
@@ -435,10 +437,15 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     :class:`Simulator`; ``controls`` as in :meth:`Simulator.step`; ``-> (actions, controls, battery)`` also sets the
     batteries' targets, ``battery`` as in :meth:`Simulator.step`). ``on_phase(name)`` is called as each
     phase begins: ``"set-up"``, ``"stepping"``, ``"results"`` (a command line's progress: on a cold cache
-    each phase compiles its kernels, ``sim_core.precompile``).
+    each phase compiles its kernels, ``sim_core.precompile``). ``chunk_steps``: take the window's tasks that many
+    steps of arrivals at a time (``sim_core.chunks``; the same result, bit for bit, with the arrays holding the live
+    tasks); None: all at once; "auto": chunks of a week for a bundle's path of at least ``chunks.AUTO_MIN_TASKS``
+    tasks. A policy with flexible-task controls, and a Python callable, keep one chunk.
     """
+    from .chunks import resolve_chunk_steps
     from .result import build_result
 
+    chunk_steps = resolve_chunk_steps(chunk_steps, bundle_or_scenario)
     check_chunk_steps(chunk_steps)  # (a Python callable keeps one chunk, but a bad value is refused)
     on_phase("set-up")
     own = isinstance(bundle_or_scenario, str | Path)  # (loaded here for this run alone: Prepared's ``consume``)

@@ -134,6 +134,28 @@ def test_a_bad_chunk_length_is_refused_by_name(golden, bad, policy):
         sim_core.run(golden, policy, days=1, chunk_steps=bad)
 
 
+def test_auto_chunks_a_large_bundle_from_its_path_and_nothing_else(golden_path, tmp_path, monkeypatch):
+    """``chunk_steps="auto"`` (the default): chunks (the per-task outputs' temporary folder is the sign) only for a
+    bundle's path whose manifest counts at least AUTO_MIN_TASKS tasks; the totals are the one-chunk run's."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    n = sim_core.load(golden_path).n_tasks
+    one = sim_core.run(golden_path, "lowest_carbon", days=1, chunk_steps=None).totals
+    monkeypatch.setattr(K, "AUTO_STEPS", CHUNK)
+    for limit, chunked in ((n + 1, False), (n, True)):
+        monkeypatch.setattr(K, "AUTO_MIN_TASKS", limit)
+        assert K.resolve_chunk_steps("auto", golden_path) == (CHUNK if chunked else None)
+        res = sim_core.run(golden_path, "lowest_carbon", days=1)
+        assert bool(list(tmp_path.glob("gridshift-run-*"))) == chunked and res.totals == one
+        del res
+    # a loaded scenario, a path that is no bundle (the load names it) and an explicit value are left as they are
+    assert K.resolve_chunk_steps("auto", sim_core.load(golden_path)) is None
+    assert K.resolve_chunk_steps("auto", tmp_path / "nothing") is None
+    assert K.resolve_chunk_steps(np.int64(5), golden_path) == 5
+    assert sim_core.run(golden_path, "lowest_carbon", days=1, chunk_steps=np.int64(CHUNK)).totals == one
+
+
 def test_a_scenario_loaded_without_its_tasks_is_refused_by_name(golden_path):
     """``sim_core.load(path, tasks=False)`` (a sweep's scenario) cannot be run as if it had no tasks."""
     sc = sim_core.load(golden_path, tasks=False)

@@ -50,7 +50,7 @@ def test_a_cold_cache_prints_the_notice_before_the_compile(tmp_path):
         proc.communicate()
     assert_notice(first, ["lowest_carbon"], ["shared", "sim_core.policies.rules"])
     assert loop_index == []  # nothing of the policy compiled yet when the notice came
-    assert second.startswith("  loading the bundle ... ") and second.endswith(" s\n")
+    assert second.startswith("  set-up ... ") and second.endswith(" s\n")  # (the run reads the bundle in it)
 
 
 def test_compare_gives_one_notice_for_all_its_policies(tmp_path):

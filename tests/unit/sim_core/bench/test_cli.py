@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 
 import polars as pl
@@ -199,6 +200,20 @@ def test_verify_takes_a_bundle_id_like_the_other_commands(bundle, tmp_path):
 def test_run_command_is_unchanged(bundle):
     res = CliRunner().invoke(app, ["run", str(bundle), "--policy", "lowest_carbon", "--days", "1"])
     assert res.exit_code == 0 and "carbon_kg" in res.output
+
+
+def test_run_command_chunk_steps_gives_the_same_totals_and_refuses_a_bad_value(bundle, tmp_path):
+    """--chunk-steps N runs in chunks (sim_core.chunks: the same result, bit for bit) as 'none' and 'auto' do not
+    on a small bundle; anything else is refused by name."""
+    out = {}
+    for v in ("none", "auto", "7"):
+        res = CliRunner().invoke(app, ["run", str(bundle), "--days", "1", "--chunk-steps", v, "--out", tmp_path / v])
+        assert res.exit_code == 0, res.output
+        out[v] = json.loads((tmp_path / v / "run.json").read_text())["totals"]
+    assert out["none"] == out["auto"] == out["7"]
+    for bad in ("0", "-2", "week", "2.5"):
+        res = CliRunner().invoke(app, ["run", str(bundle), "--days", "1", "--chunk-steps", bad])
+        assert res.exit_code == 2 and "not a whole number of steps >= 1, 'none' or 'auto'" in _text(res.output), bad
 
 
 def test_run_command_power_option(bundle, tmp_path):
