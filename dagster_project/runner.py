@@ -384,11 +384,11 @@ def _sources(regions: Sequence[str], years: Sequence[int], sources: Sequence[str
 
 def materialize_workload(
     *, workload: str, years: Sequence[int], home: Home, mirror: Path | None, trace_dir: Path | None = None,
-    seed: int = 0, load_factor: float = 1.0, bandwidth_model: str = "ai", live: bool = False,
+    seed: int = 0, load_factor: float | None = None, bandwidth_model: str = "ai", live: bool = False,
     instance: dg.DagsterInstance | None = None, tags: Mapping[str, str] | None = None,
 ) -> list[Outcome]:
     """Materialize ``workload_tasks`` for each year (one run per partition; ``instance`` as
-    :func:`materialize_sources`)."""
+    :func:`materialize_sources`); ``load_factor`` None: the asset's default (what a default bundle needs)."""
     from dagster_project.assets.workload import workload_key
 
     config = {"seed": seed, "load_factor": load_factor, "bandwidth_model": bandwidth_model,

@@ -51,7 +51,10 @@ def ingest(
                         ] = D.WORKLOAD,
     trace_dir: Annotated[Path | None, typer.Option(help="folder with the PAI 2020 *.tar.gz tables")] = None,
     seed: SeedOpt = D.SEED,
-    load_factor: Annotated[float, typer.Option(help="workload load factor (1 = the trace's load)")] = 1.0,
+    load_factor: Annotated[float | None, typer.Option(
+        help="workload load factor (1 = the trace's load; the synthetic year's is its scale / the rack preset's); "
+             "default: what a default bundle needs (the synthetic year at the source cluster's size, a trace at "
+             "its own load)")] = None,
     bandwidth_model: Annotated[str, typer.Option(
         help="input size per task (docs/workload.md): 'ai' (per-workload sizes of published AI jobs, default), "
              "'reference' (SustainCluster's histogram) or 'constant'")] = "ai",

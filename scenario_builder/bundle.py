@@ -312,6 +312,14 @@ def _read_tasks(con, params: BuildParams) -> tuple[pl.DataFrame, list[str], dict
     return tasks, sorted(sha), run
 
 
+def default_load_factor(workload: str) -> float:
+    """The load factor ``workload`` is derived at when none is asked for (the workload asset, ``gridshift ingest``):
+    the one a default bundle of it needs (:attr:`BuildParams.load_factor` at ``scale=None``), so that deriving with
+    the defaults and then exporting with them builds from what was derived: the synthetic year at
+    ``export_defaults.SCALE``, a trace at its own load (1)."""
+    return scale_mod.load_factor(scale_mod.PRESETS[D.SCALE]) if workload == "synthetic" else 1.0
+
+
 def workload_load_factor(derive: dict[str, Any] | None) -> float | None:
     """The load factor a stored workload was derived at (its ``workload_runs.params_json``): a synthetic
     year's generator records it in ``extra`` (its derivation then runs at 1), a trace's at the top; None if

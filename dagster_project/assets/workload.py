@@ -9,6 +9,7 @@ folder come from run config. A DataError fails the blocking schema check and wri
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Optional
 
 import dagster as dg
 
@@ -17,6 +18,7 @@ from dagster_project.assets.raw import feeding
 from dagster_project.partitions import dimensions, year_of_key, years
 from dagster_project.resources import GridshiftResource
 from gridshift.errors import DataError
+from scenario_builder.bundle import default_load_factor
 from warehouse.ingest_workload import WORKLOADS, WorkloadReport, ingest_workload
 
 workload_year = dg.MultiPartitionsDefinition(
@@ -30,7 +32,9 @@ def workload_key(workload: str, year: int) -> dg.MultiPartitionKey:
 
 class WorkloadConfig(dg.Config):
     seed: int = 0
-    load_factor: float = 1.0
+    # None: what a default bundle needs (scenario_builder.bundle.default_load_factor: the synthetic year at the
+    # default scale, a trace at its own load)
+    load_factor: Optional[float] = None  # noqa: UP045
     bandwidth_model: str = "ai"  # pipelines.workload.derive.BANDWIDTH_MODELS (docs/workload.md)
     trace_dir: str = ""  # folder with pai_task_table.tar.gz / pai_job_table.tar.gz (alibaba-2020)
 
@@ -82,7 +86,8 @@ def workload_tasks(context: dg.AssetExecutionContext, config: WorkloadConfig,
         report = ingest_workload(
             workload, year, home=gridshift.home_obj(), mirror=gridshift.mirror_path(),
             trace_dir=Path(config.trace_dir).expanduser() if config.trace_dir else None,
-            seed=config.seed, load_factor=config.load_factor, bandwidth_model=config.bandwidth_model,
+            seed=config.seed, load_factor=default_load_factor(workload) if config.load_factor is None
+            else config.load_factor, bandwidth_model=config.bandwidth_model,
             live=gridshift.live,
         )
     except DataError as err:

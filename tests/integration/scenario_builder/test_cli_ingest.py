@@ -64,7 +64,7 @@ def test_workload_bandwidth_model_option_is_recorded_and_applied(tmp_path, share
                               "--mirror", str(shared_data), "--home", str(tmp_path)])
     assert bad.exit_code == 2 and "unknown bandwidth model 'histogram'" in bad.output
     res = runner.invoke(app, ["ingest", "--year", "2023", "--sources", "workload", "--bandwidth-model", "constant",
-                              "--mirror", str(shared_data), "--home", str(tmp_path)])
+                              "--load-factor", "1", "--mirror", str(shared_data), "--home", str(tmp_path)])
     assert res.exit_code == 0, res.output
     wh = Home(tmp_path).warehouse_path
     params = json.loads(read_table(wh, "SELECT params_json FROM workload_runs WHERE year = 2023")["params_json"][0])
