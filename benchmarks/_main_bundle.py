@@ -5,6 +5,7 @@ rebuilt)."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
@@ -21,6 +22,8 @@ def main_bundle(home: Path | None, mirror: Path | None = None) -> Path:
     from gridshift.home import Home
 
     root = Home.resolve(home)
+    print(f"{export_command()} into {root.root} (reused if the home holds it; at the default size a first export takes "
+          "about a minute and 9 GB) ...", file=sys.stderr, flush=True)
     cmd = [sys.executable, "-m", "gridshift_cli", "export", "--regions", REGIONS, "--year", str(YEAR),
            "--home", str(root.root)]
     if mirror is not None:
@@ -38,3 +41,24 @@ def main_bundle(home: Path | None, mirror: Path | None = None) -> Path:
 def export_command() -> str:
     """The export command, as the pages name it."""
     return f"gridshift export --regions {REGIONS} --year {YEAR}"
+
+
+def add_bundle_args(ap: argparse.ArgumentParser, synthetic_help: str) -> None:
+    """The options that choose the bundle an analysis script measures: ``--bundle``, or ``--synthetic`` (the
+    script's own synthetic bundle, described by ``synthetic_help``), else the main job's default export in
+    ``--home`` from ``--mirror`` (:func:`chosen_bundle`)."""
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--bundle", type=Path, default=None,
+                     help="the bundle to measure (default: the main job's default export in --home)")
+    ap.add_argument("--home", type=Path, default=None,
+                    help="the gridshift home holding (or receiving) the main job's default export")
+    ap.add_argument("--mirror", type=Path, default=None, help="the data mirror the export reads")
+    src.add_argument("--synthetic", action="store_true", help=synthetic_help)
+
+
+def chosen_bundle(args: argparse.Namespace) -> tuple[Path, str]:
+    """The bundle :func:`add_bundle_args` chose when it is not ``--synthetic``, and how a page names it."""
+    if args.bundle is not None:
+        return args.bundle, f"bundle {args.bundle.name}"
+    path = main_bundle(args.home, args.mirror)
+    return path, f"bundle {path.name} (the main job's, `{export_command()}`)"

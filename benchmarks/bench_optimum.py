@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._main_bundle import export_command, main_bundle  # noqa: E402
+from benchmarks._main_bundle import add_bundle_args, chosen_bundle  # noqa: E402
 from benchmarks._report import machine, publish  # noqa: E402
 
 #: the main job's workload rate: 1.25 M tasks a year (README) -> ~3,425 a day
@@ -171,14 +171,7 @@ def main() -> None:
                     help="the long window's length (a shorter one where a year does not finish in time)")
     ap.add_argument("--week-horizons", type=float, nargs="*", default=[2.0, 1.0],
                     help="the rolling horizons of the 7-day window's extra rows")
-    src = ap.add_mutually_exclusive_group()  # (the bundle measured: one of them, or the main job's export)
-    src.add_argument("--bundle", type=Path, default=None,
-                     help="a bundle to measure on (default: the main job's default export in --home)")
-    ap.add_argument("--home", type=Path, default=None,
-                    help="the gridshift home holding (or receiving) the main job's default export")
-    ap.add_argument("--mirror", type=Path, default=None, help="the data mirror the export reads")
-    src.add_argument("--synthetic", action="store_true",
-                     help="the reference 5-DC cluster with a synthetic workload instead of a bundle")
+    add_bundle_args(ap, "the reference 5-DC cluster with a synthetic workload instead of a bundle")
     ap.add_argument("--formulation", default="cumulative", choices=["cumulative", "classes"])
     ap.add_argument("--no-idle-floor", action="store_true", help="the bound without its idle floor (to compare)")
     ap.add_argument("--mip-days", type=float, nargs="*", default=[1.0, 2.0],
@@ -207,8 +200,8 @@ def main() -> None:
             what = (f"Reference 5-DC cluster, synthetic signals, a synthetic workload at the rack-sized main job's "
                     f"rate ({TASKS_PER_DAY:,} tasks/day)")
         else:
-            path = args.bundle if args.bundle is not None else main_bundle(args.home, args.mirror)
-            what = f"Bundle {path.name}" + ("" if args.bundle is not None else f" (`{export_command()}`)")
+            path, what = chosen_bundle(args)
+            what = what[0].upper() + what[1:]
         sc = sim_core.load(path)
         if not args.year_only:
             rows.append(measure(sc, "7 days, one LP", 7, None, lp, clean))

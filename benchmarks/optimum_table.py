@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._main_bundle import export_command, main_bundle  # noqa: E402
+from benchmarks._main_bundle import add_bundle_args, chosen_bundle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "local_only"
@@ -150,13 +150,7 @@ def figure(sc, days: float, seed: int, path: Path, what: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    src = ap.add_mutually_exclusive_group()  # (the bundle measured: one of them, or the main job's export)
-    src.add_argument("--bundle", type=Path, default=None,
-                     help="the bundle to measure (default: the main job's default export in --home)")
-    ap.add_argument("--home", type=Path, default=None,
-                    help="the gridshift home holding (or receiving) the main job's default export")
-    ap.add_argument("--mirror", type=Path, default=None, help="the data mirror the export reads")
-    src.add_argument("--synthetic", action="store_true", help="a synthetic 5-site bundle instead of a real one")
+    add_bundle_args(ap, "a synthetic 5-site bundle instead of a real one")
     ap.add_argument("--days", type=float, default=7.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tasks-per-day", type=int, default=1000)
@@ -182,12 +176,8 @@ def main() -> None:
             path = reference_bundle(tmp, n_tasks=args.tasks_per_day * n_days, n_steps=96 * n_days, name="table")
             what = (f"synthetic 5-site bundle (reference cluster, synthetic signals, {args.tasks_per_day:,} "
                     "synthetic tasks/day)")
-        elif args.bundle is not None:
-            path = args.bundle
-            what = f"bundle {path.name}"
         else:
-            path = main_bundle(args.home, args.mirror)
-            what = f"bundle {path.name} (the main job's, `{export_command()}`)"
+            path, what = chosen_bundle(args)
         sc = sim_core.load(path)
         body = table(sc, args.days, args.seed, cmd.strip(), what, args.horizon_days)
         if not args.no_figure:

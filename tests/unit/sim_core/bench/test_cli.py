@@ -202,18 +202,24 @@ def test_run_command_is_unchanged(bundle):
     assert res.exit_code == 0 and "carbon_kg" in res.output
 
 
-def test_run_command_chunk_steps_gives_the_same_totals_and_refuses_a_bad_value(bundle, tmp_path):
-    """--chunk-steps N runs in chunks (sim_core.chunks: the same result, bit for bit) as 'none' and 'auto' do not
-    on a small bundle; anything else is refused by name."""
+def test_run_command_chunk_steps_reaches_the_run_and_refuses_a_bad_value(bundle, tmp_path, monkeypatch):
+    """--chunk-steps N|none|auto is what the run gets (N runs in chunks: sim_core.chunks, the same totals bit for
+    bit); anything else is refused by name."""
+    import sim_core
+
+    seen, real = [], sim_core.run
+    monkeypatch.setattr(sim_core, "run", lambda *a, **k: seen.append(k["chunk_steps"]) or real(*a, **k))
     out = {}
     for v in ("none", "auto", "7"):
         res = CliRunner().invoke(app, ["run", str(bundle), "--days", "1", "--chunk-steps", v, "--out", tmp_path / v])
         assert res.exit_code == 0, res.output
         out[v] = json.loads((tmp_path / v / "run.json").read_text())["totals"]
+    assert seen == [None, "auto", 7]
     assert out["none"] == out["auto"] == out["7"]
     for bad in ("0", "-2", "week", "2.5"):
         res = CliRunner().invoke(app, ["run", str(bundle), "--days", "1", "--chunk-steps", bad])
         assert res.exit_code == 2 and "not a whole number of steps >= 1, 'none' or 'auto'" in _text(res.output), bad
+    assert len(seen) == 3  # (a refused value never reaches a run)
 
 
 def test_run_command_power_option(bundle, tmp_path):
