@@ -45,8 +45,9 @@ AUTO_STEPS = 672
 
 def resolve_chunk_steps(chunk_steps, source) -> int | None:
     """``chunk_steps`` of :func:`sim_core.run`: "auto" becomes AUTO_STEPS when ``source`` is a bundle's path whose
-    tasks file holds at least AUTO_MIN_TASKS rows (its Parquet footer), else None (one chunk; an unreadable file too:
-    the load then says what is wrong); any other value is returned as it is."""
+    tasks file holds at least AUTO_MIN_TASKS rows (its Parquet footer), else None (one chunk; an unreadable file or one
+    that is no regular file too, never opened: the load then says what is wrong); any other value is returned as it
+    is."""
     if not (isinstance(chunk_steps, str) and chunk_steps == "auto"):
         return chunk_steps
     if not isinstance(source, str | Path):
@@ -54,9 +55,13 @@ def resolve_chunk_steps(chunk_steps, source) -> int | None:
     import pyarrow.parquet as pq
 
     from gridshift.bundle.format import TASKS
+    from gridshift.bundle.integrity import regular_file
 
+    tasks = Path(source) / TASKS
+    if not regular_file(tasks):
+        return None
     try:
-        n = pq.read_metadata(Path(source) / TASKS).num_rows
+        n = pq.read_metadata(tasks).num_rows
     except (OSError, ValueError):  # (pyarrow's ArrowInvalid is a ValueError)
         return None
     return AUTO_STEPS if n >= AUTO_MIN_TASKS else None

@@ -31,7 +31,9 @@ from gridshift.hashing import compute_bundle_id, sha256_file
 _HEX64 = set("0123456789abcdef")
 
 
-def _regular_file(path: Path) -> bool:
+def regular_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file itself (not a link, a folder, a FIFO or a device): the only thing a bundle
+    reader opens, so that no name in a hostile bundle can block or redirect a read."""
     try:
         return stat.S_ISREG(os.lstat(path).st_mode)
     except OSError:
@@ -44,7 +46,7 @@ def read_manifest(root: Path) -> dict[str, Any]:
     if not os.path.isdir(root):
         raise BundleError("not a bundle directory", file=str(root))
     mpath = root / MANIFEST
-    if not _regular_file(mpath):
+    if not regular_file(mpath):
         raise BundleError("missing, or not a regular file", file=str(mpath))
     return parse_json(mpath.read_bytes(), str(mpath))
 
@@ -93,7 +95,7 @@ def integrity_problems(root: Path) -> Iterator[BundleError]:
                               rows=[0], values=[digest])
             continue
         path = root / name
-        if not _regular_file(path):
+        if not regular_file(path):
             yield BundleError("missing, or not a regular file (links are refused)", file=str(path))
             continue
         got = sha256_file(path)

@@ -156,6 +156,39 @@ def test_auto_chunks_a_large_bundle_from_its_path_and_nothing_else(golden_path, 
     assert sim_core.run(golden_path, "lowest_carbon", days=1, chunk_steps=np.int64(CHUNK)).totals == one
 
 
+def test_auto_never_opens_a_tasks_file_that_is_not_a_regular_file(golden_path, tmp_path):
+    """A hostile bundle whose tasks.parquet is a FIFO: "auto" does not open it (a read would block until a writer
+    came) and the load refuses it by name. A thread holds the FIFO's write end open-pending: it returns only if a
+    reader opened the FIFO."""
+    import os
+    import shutil
+    import threading
+
+    from sim_core import BundleError
+
+    bad = tmp_path / "bundle"
+    shutil.copytree(golden_path, bad)
+    (bad / "tasks.parquet").unlink()
+    os.mkfifo(bad / "tasks.parquet")
+    opened = threading.Event()
+
+    def writer():
+        with open(bad / "tasks.parquet", "wb"):
+            opened.set()
+
+    t = threading.Thread(target=writer, daemon=True)
+    t.start()
+    try:
+        assert K.resolve_chunk_steps("auto", bad) is None
+        with pytest.raises(BundleError, match="tasks.parquet"):
+            sim_core.run(bad, "lowest_carbon", days=1)
+        assert not opened.is_set()
+    finally:  # (open the read end without blocking, so that the writer ends)
+        fd = os.open(bad / "tasks.parquet", os.O_RDONLY | os.O_NONBLOCK)
+        t.join(5)
+        os.close(fd)
+
+
 def test_a_scenario_loaded_without_its_tasks_is_refused_by_name(golden_path):
     """``sim_core.load(path, tasks=False)`` (a sweep's scenario) cannot be run as if it had no tasks."""
     sc = sim_core.load(golden_path, tasks=False)
