@@ -201,18 +201,20 @@ def site_state(cb_d, P_load, d, T, S, pn, t, state):
     for x in range(3):
         state[F_Q0 + x] = 0.0
     el = 0.0
+    pend, origin, max_delay, flexible, mthr = S.pend, T.origin, T.max_delay, T.flexible, T.mthr  # (decide's note)
     for q in range(pn):
-        i = S.pend[q]
-        if T.origin[i] == d and in_queues(T, i):
-            state[F_Q0 + queue_of(T.max_delay[i])] += 1.0
-            el += T.mthr[i]
+        i = pend[q]
+        if origin[i] == d and in_queues(max_delay, flexible, i):
+            state[F_Q0 + queue_of(max_delay[i])] += 1.0
+            el += mthr[i]
     for x in range(3):  # running jobs it cannot control (their marginal throughput: 0, never scaled)
         state[F_Q0 + x] += P_load[2 + x, d]
+    flex, dest, status, fin = S.flex, S.dest, S.status, S.fin
     for q in range(S.sc[SC_FLEX_N]):
-        i = S.flex[q]
-        if S.dest[i] == d and ((S.status[i] == ST_STARTED and S.fin[i] > t) or S.status[i] == ST_PAUSED):
-            state[F_Q0 + queue_of(T.max_delay[i])] += 1.0
-            el += T.mthr[i]
+        i = flex[q]
+        if dest[i] == d and ((status[i] == ST_STARTED and fin[i] > t) or status[i] == ST_PAUSED):
+            state[F_Q0 + queue_of(max_delay[i])] += 1.0
+            el += mthr[i]
     nj = state[F_Q0] + state[F_Q0 + 1] + state[F_Q0 + 2]
     state[F_ELAST] = el / nj if nj > 0.0 else 0.0
 
@@ -244,32 +246,36 @@ def plan_hour(T, S, C, P, d, pn, t, t1, allow_defer, scaled):
     n = 0
     forced = P.vload[0, d].copy()  # held by running jobs it cannot control
     fi = np.empty(3)  # (one scratch for every job)
+    # (columns bound once: decide's note)
+    pend, origin, max_delay, flexible, cores, gpus, mem, duration, deadline, tgt, cap = \
+        S.pend, T.origin, T.max_delay, T.flexible, T.cores, T.gpus, T.mem, T.duration, T.deadline, P.tgt, C.cap
     for q in range(pn):
-        i = S.pend[q]
-        if T.origin[i] != d or not in_queues(T, i):
+        i = pend[q]
+        if origin[i] != d or not in_queues(max_delay, flexible, i):
             continue
-        site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, fi)
-        if not (allow_defer and t1 + T.duration[i] <= T.deadline[i]):
-            P.tgt[i] = np.nan  # runs now at its request
+        site_fractions(cores[i], gpus[i], mem[i], cap, d, fi)
+        if not (allow_defer and t1 + duration[i] <= deadline[i]):
+            tgt[i] = np.nan  # runs now at its request
             forced += fi
             continue
-        ids[n], frac[n], budget[n] = i, fi, T.deadline[i] - t - T.duration[i]
-        r[n] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
+        ids[n], frac[n], budget[n] = i, fi, deadline[i] - t - duration[i]
+        r[n] = task_servers(cores[i], gpus[i], mem[i], cfg, d)
         n += 1
+    flex, status, fin, dest, ckpt, mthr = S.flex, S.status, S.fin, S.dest, T.ckpt, T.mthr
     for q in range(S.sc[SC_FLEX_N]):
-        i = S.flex[q]
-        running = S.status[i] == ST_STARTED and S.fin[i] > t
-        if S.dest[i] != d or not (running or S.status[i] == ST_PAUSED) or (running and S.fin[i] <= t1):
+        i = flex[q]
+        running = status[i] == ST_STARTED and fin[i] > t
+        if dest[i] != d or not (running or status[i] == ST_PAUSED) or (running and fin[i] <= t1):
             continue
-        site_fractions(T.cores[i], T.gpus[i], T.mem[i], C.cap, d, fi)
-        w = work_left(i, t, S.status, S.fin, S.segs, S.rem, S.nseg, S.scale, T.ckpt, T.mthr)
-        xm = max_scale(T, i, C.cap, d)
-        if t + SLOT_STEPS * STEP_S + T.ckpt[i] + w / speedup(xm, T.mthr[i]) > T.deadline[i]:
-            P.tgt[i] = xm
+        site_fractions(cores[i], gpus[i], mem[i], cap, d, fi)
+        w = work_left(i, t, status, fin, S.segs, S.rem, S.nseg, S.scale, ckpt, mthr)
+        xm = max_scale(T, i, cap, d)
+        if t + SLOT_STEPS * STEP_S + ckpt[i] + w / speedup(xm, mthr[i]) > deadline[i]:
+            tgt[i] = xm
             forced += xm * fi
             continue
-        ids[n], frac[n], budget[n] = i, fi, T.deadline[i] - t - w
-        r[n] = task_servers(T.cores[i], T.gpus[i], T.mem[i], cfg, d)
+        ids[n], frac[n], budget[n] = i, fi, deadline[i] - t - w
+        r[n] = task_servers(cores[i], gpus[i], mem[i], cfg, d)
         n += 1
     ids = ids[:n]
     xmax = np.empty(n)
@@ -286,8 +292,7 @@ def flex_in_use(T, S, C, P_vload, t, used):
     """Fractions of each site's cores, GPUs and GB (``used`` (n_dc, 3)) CarbonFlex's running jobs hold now:
     those booked for the jobs it cannot control, and each controllable one's scale x its request."""
     used[:] = P_vload[0]
-    # (arrays bound once, one scratch: a field read or an array made per task per step costs an atomic
-    # reference count each time, most of a year's time at scale)
+    # (arrays bound once, one scratch: decide's note)
     flex, status, fin, dest, scale, cores, gpus, mem, cap = S.flex, S.status, S.fin, S.dest, S.scale, T.cores, \
         T.gpus, T.mem, C.cap
     fi = np.empty(3)
@@ -333,16 +338,20 @@ def decide(T, S, C, info, P, code, j, actions):
     flex_in_use(T, S, C, P.vload, t, used)
     avail = available(cap, S.commit)
     fi = np.empty(3)  # (one scratch for every pending task)
+    # (the task columns bound once: a field read of the tasks' tuple per pending task per step costs an atomic
+    # reference count each time, most of a year's stepping at scale -- as in flex_in_use)
+    origin, max_delay, flexible, cores, gpus, mem, duration, deadline, srv_cfg = \
+        T.origin, T.max_delay, T.flexible, T.cores, T.gpus, T.mem, T.duration, T.deadline, C.srv_cfg
     for q in range(pn):
         i = pend[q]
-        o = T.origin[i]
-        if in_queues(T, i) and P_rate[o, R_ROWS] >= K_NN:
-            can_wait = allow_defer and t1 + T.duration[i] <= T.deadline[i]
-            site_fractions(T.cores[i], T.gpus[i], T.mem[i], cap, o, fi)
+        o = origin[i]
+        if in_queues(max_delay, flexible, i) and P_rate[o, R_ROWS] >= K_NN:
+            can_wait = allow_defer and t1 + duration[i] <= deadline[i]
+            site_fractions(cores[i], gpus[i], mem[i], cap, o, fi)
             if hour_start:
                 run = P_tgt[i] > 0.0
             else:  # its request fits in the provisioned share of every resource
-                lim = provisioned_share(P_rate[o, R_M], C.srv_cfg, cap, o)
+                lim = provisioned_share(P_rate[o, R_M], srv_cfg, cap, o)
                 run = True
                 for y in range(3):
                     run = run and (fi[y] <= 0.0 or used[o, y] + fi[y] <= lim + 1e-9)
@@ -352,16 +361,16 @@ def decide(T, S, C, info, P, code, j, actions):
                 continue
             for y in range(3):
                 used[o, y] += fi[y]
-            if not T.flexible[i]:  # (not controllable: its resources and its queue are booked until it ends)
-                book(P, o, j + steps_of(T.duration[i]), fi, queue_of(T.max_delay[i]))
+            if not flexible[i]:  # (not controllable: its resources and its queue are booked until it ends)
+                book(P, o, j + steps_of(duration[i]), fi, queue_of(max_delay[i]))
         best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
-        if not fits(T.cores[i], T.gpus[i], T.mem[i], cap, o):
-            best = fallback_dc(T.cores[i], T.gpus[i], T.mem[i], cap, avail)
+        if not fits(cores[i], gpus[i], mem[i], cap, o):
+            best = fallback_dc(cores[i], gpus[i], mem[i], cap, avail)
             if best < 0:
                 best = o
-        avail[best, 0] -= T.cores[i]
-        avail[best, 1] -= T.gpus[i]
-        avail[best, 2] -= T.mem[i]
+        avail[best, 0] -= cores[i]
+        avail[best, 1] -= gpus[i]
+        avail[best, 2] -= mem[i]
         actions[q] = best + 1
     if S.sc[SC_FLEX_N] > 0:
         S.sc[SC_CTL_N] = controls(T, S, P_tgt, P_rate, t, t1)

@@ -59,10 +59,11 @@ def site_servers(cfg, cap, d):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def in_queues(T, i):
-    """Whether task i is one of CarbonFlex's jobs: it may wait (an allowed delay) or be suspended or scaled;
-    the others run at once outside its provisioning, as under every policy."""
-    return T.max_delay[i] > 0.0 or T.flexible[i]
+def in_queues(max_delay, flexible, i):
+    """Whether task i (of the task columns ``max_delay``, ``flexible``) is one of CarbonFlex's jobs: it may wait
+    (an allowed delay) or be suspended or scaled; the others run at once outside its provisioning, as under every
+    policy. (Columns, not the tasks' tuple: the per-task loops bind each column once, see ``kernel.decide``.)"""
+    return max_delay[i] > 0.0 or flexible[i]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -94,60 +95,6 @@ def entry_value(p, c):
 
 
 @njit(cache=True, nogil=True)
-def step_orders(ci, ps):
-    """For each p of ``ps``: the steps sorted by the value p / CI_t (:func:`entry_value`, best first, ties by
-    step) -- the order a job's entries of marginal throughput p take among its own steps."""
-    n_slot = ci.shape[0]
-    out = np.empty((ps.shape[0], n_slot), np.int64)
-    val = np.empty(n_slot)
-    for k in range(ps.shape[0]):
-        for q in range(n_slot):
-            val[q] = entry_value(ps[k], ci[q])
-        out[k] = np.argsort(val, kind="mergesort")
-    return out
-
-
-@njit(cache=True, nogil=True, inline="always")
-def entry_before(s1, s2, hv, hq, jrank):
-    """Whether stream s1's head entry comes before s2's in Line 6's order: value, then the job's rank by
-    deadline, then step, then unit (stream 2 j holds job j's base units, 2 j + 1 its scaling units)."""
-    if hv[s1] != hv[s2]:
-        return hv[s1] < hv[s2]
-    j1, j2 = jrank[s1 >> 1], jrank[s2 >> 1]
-    if j1 != j2:
-        return j1 < j2
-    if hq[s1] != hq[s2]:
-        return hq[s1] < hq[s2]
-    return (s1 & 1) < (s2 & 1)
-
-
-@njit(cache=True, nogil=True)
-def sift_down(heap, n, x, hv, hq, jrank):
-    """Restore the heap property of ``heap[:n]`` below position x (the entry order of :func:`entry_before`)."""
-    while True:
-        c = 2 * x + 1
-        if c >= n:
-            return
-        if c + 1 < n and entry_before(heap[c + 1], heap[c], hv, hq, jrank):
-            c += 1
-        if not entry_before(heap[c], heap[x], hv, hq, jrank):
-            return
-        heap[x], heap[c] = heap[c], heap[x]
-        x = c
-
-
-@njit(cache=True, nogil=True, inline="always")
-def next_step(row, pos, s, q0, q1):
-    """Advance stream s along its step order to its job's next step in [q0, q1); -1 when none is left."""
-    while pos[s] < row.shape[0]:
-        q = row[pos[s]]
-        pos[s] += 1
-        if q0 <= q < q1:
-            return q
-    return -1
-
-
-@njit(cache=True, nogil=True)
 def entry_ranges(a, dl, r, smin, smax, mthr, n_slot, slot_s):
     """Each job's steps [q0, q1) of the window its entries cover and its number of allocation units nu."""
     n_job = a.shape[0]
@@ -163,48 +110,86 @@ def entry_ranges(a, dl, r, smin, smax, mthr, n_slot, slot_s):
 
 
 @njit(cache=True, nogil=True)
-def stream_orders(mthr, nu, ci):
-    """Two streams of entries per job j: 2 j its base units (p = 1), 2 j + 1 its scaling units (p = mthr[j]).
-    Returns (pid: each stream's row of ``orders``, orders: the steps by value for each distinct p)."""
-    n_job = mthr.shape[0]
-    p = np.ones(n_job + 1)
-    for j in range(n_job):
+def scaling_classes(nu, mthr):
+    """Each job's scaling class: 0 if it has no scaling unit (nu = 1), else k >= 1 for ``ps[k - 1]``, the k-th of
+    the distinct marginal throughputs (p_j(k) of its scaling units) of the jobs that scale. Returns (kcls, ps)."""
+    pm = mthr[nu > 1]
+    ps = np.unique(pm)
+    kcls = np.zeros(nu.shape[0], np.int64)
+    for j in range(nu.shape[0]):
         if nu[j] > 1:
-            p[j] = mthr[j]
-    ps = np.unique(p)
-    pid = np.empty(2 * n_job, np.int64)
-    one = np.searchsorted(ps, 1.0)
-    for j in range(n_job):
-        pid[2 * j] = one
-        pid[2 * j + 1] = np.searchsorted(ps, mthr[j]) if nu[j] > 1 else one
-    return pid, step_orders(ci, ps)
+            kcls[j] = np.searchsorted(ps, mthr[j]) + 1
+    return kcls, ps
 
 
 @njit(cache=True, nogil=True)
-def merge_entries(q0, q1, nu, dl, mthr, ci, orders, pid, pos, hv, hq):
-    """The heap of the streams' head entries (stream s's next step hq[s], value hv[s]) and the jobs' ranks by
-    deadline. Line 6's stable sort orders entries by value, then creation order (job by deadline, step, unit);
-    a job's entries of one p, by value then step, are its steps in ``orders[pid]`` order, so merging the
-    streams by (value, rank, step, unit) (:func:`entry_before`) pops every entry in the sort's order. A job's
-    scaling units at one step have one value and are adjacent in that order: one entry of the stream."""
-    n_job = q0.shape[0]
-    jrank = np.empty(n_job, np.int64)
-    jrank[np.argsort(dl, kind="mergesort")] = np.arange(n_job)
-    heap = np.empty(2 * n_job, np.int64)
-    n = 0
-    for s in range(2 * n_job):
-        j = s >> 1
-        if s & 1 and nu[j] < 2:
-            continue
-        q = next_step(orders[pid[s]], pos, s, q0[j], q1[j])
-        if q >= 0:
-            hq[s] = q
-            hv[s] = entry_value(1.0 if s & 1 == 0 else mthr[j], ci[q])
-            heap[n] = s
-            n += 1
-    for x in range(n // 2 - 1, -1, -1):
-        sift_down(heap, n, x, hv, hq, jrank)
-    return heap, n, jrank
+def entry_keys(q0, q1, kcls, ps, ci):
+    """Lines 2-5's entries grouped by key: key k n_slot + q holds the entries of class k at step q (class 0: every
+    job's base unit, p = 1; class k >= 1: the scaling units of the jobs of :func:`scaling_classes`'s class k, p =
+    ps[k - 1]), all of one value -p / CI_q (:func:`entry_value`). The jobs are in deadline order (Line 6's ties).
+    Returns (kval: each key's value; start, jobs: key x's jobs ``jobs[start[x]:start[x + 1]]``, in increasing
+    order, those whose window [q0, q1) holds its step)."""
+    n_job, n_slot, n_cls = q0.shape[0], ci.shape[0], ps.shape[0] + 1
+    n_key = n_cls * n_slot
+    kval = np.empty(n_key)
+    for k in range(n_cls):
+        p = 1.0 if k == 0 else ps[k - 1]
+        for q in range(n_slot):
+            kval[k * n_slot + q] = entry_value(p, ci[q])
+    diff = np.zeros((n_cls, n_slot + 1), np.int64)  # (each class's windows as differences along its steps)
+    for j in range(n_job):
+        if q1[j] > q0[j]:
+            diff[0, q0[j]] += 1
+            diff[0, q1[j]] -= 1
+            if kcls[j] > 0:
+                diff[kcls[j], q0[j]] += 1
+                diff[kcls[j], q1[j]] -= 1
+    start = np.zeros(n_key + 1, np.int64)
+    for k in range(n_cls):
+        c = 0
+        for q in range(n_slot):
+            c += diff[k, q]
+            start[k * n_slot + q + 1] = start[k * n_slot + q] + c
+    jobs = np.empty(start[n_key], np.int32)
+    fill = start[:n_key].copy()
+    for j in range(n_job):
+        for q in range(q0[j], q1[j]):
+            jobs[fill[q]] = j
+            fill[q] += 1
+        if kcls[j] > 0:
+            for x in range(kcls[j] * n_slot + q0[j], kcls[j] * n_slot + q1[j]):
+                jobs[fill[x]] = j
+                fill[x] += 1
+    return kval, start, jobs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def key_before(k1, k2, ptr, jobs, n_slot):
+    """Whether key k1's next entry comes before key k2's among entries of one value (Line 6's stable sort of
+    entries made job by deadline, then step, then unit): by the job (jobs are in deadline order), then step, then
+    class (one job's entries at one step: its base unit first, then its scaling units)."""
+    r1, r2 = jobs[ptr[k1]], jobs[ptr[k2]]
+    if r1 != r2:
+        return r1 < r2
+    q1, q2 = k1 % n_slot, k2 % n_slot
+    if q1 != q2:
+        return q1 < q2
+    return k1 < k2
+
+
+@njit(cache=True, nogil=True)
+def sift_keys(heap, n, x, ptr, jobs, n_slot):
+    """Restore the heap property of ``heap[:n]`` (keys by their next entry, :func:`key_before`) below position x."""
+    while True:
+        c = 2 * x + 1
+        if c >= n:
+            return
+        if c + 1 < n and key_before(heap[c + 1], heap[c], ptr, jobs, n_slot):
+            c += 1
+        if not key_before(heap[c], heap[x], ptr, jobs, n_slot):
+            return
+        heap[x], heap[c] = heap[c], heap[x]
+        x = c
 
 
 @njit(cache=True, nogil=True)
@@ -217,9 +202,8 @@ def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
     smax], marginal throughput mthr[j]. Its allocation units: the base k_min = smin (p_j(k_min) = 1, throughput
     speedup(smin)), then one server at a time (1 / r[j] request multiples) up to smax (p_j(k) = mthr:
     gridshift's scaling curve is linear, the last unit may be partial). Lines 2-6: one entry per (job, slot in
-    [a, dl], unit), sorted by p_j(k) / CI_t descending, ties by deadline. Lines 7-11: pop entries best first
-    (a lazy k-way merge of each job's entries, identical to one stable sort of them all: see
-    :func:`merge_entries`);
+    [a, dl], unit), sorted by p_j(k) / CI_t descending, ties by deadline. Lines 7-11: take entries best first
+    (in the order of one stable sort of them all, without materialising it: see :func:`alg1_pass`);
     skip one whose slot would exceed the site's capacity M in any resource (the paper writes >= M for its
     homogeneous servers; gridshift checks each resource and lets it fill to exactly its capacity) or whose job
     is done; a unit is taken only on top of the job's previous unit in that slot. A slot the job covers only
@@ -234,57 +218,103 @@ def oracle_alg1(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s):
 
 @njit(cache=True, nogil=True)
 def alg1_pass(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s, x):
-    """:func:`oracle_alg1`'s merge and greedy pass; writes each job's scale per slot into ``x`` unless it has no
-    rows (the learning phase needs only ``last``: the last slot each job ran in, -1 if none). Returns (used,
-    rho, done, last)."""
+    """:func:`oracle_alg1`'s greedy pass; writes each job's scale per slot into ``x`` unless it has no rows (the
+    learning phase needs only ``last``: the last slot each job ran in, -1 if none). Returns (used, rho, done,
+    last).
+
+    The entries are taken in the order of Line 6's stable sort without sorting them: the keys of
+    :func:`entry_keys` (one value each, at most (distinct p) x n_slot of them) in order of value, and the entries
+    of keys of one value merged by (job's deadline rank, step, unit) (:func:`key_before`), each key's jobs being in
+    deadline order already. A job's scaling units at one step have one value and are adjacent in that order: one
+    entry of its scaling class. An entry of a job already done is skipped, as the sort's pass skips it."""
+    jorder = np.argsort(dl, kind="mergesort")  # (the pass works on the jobs in deadline order: Line 6's ties)
+    used, rho, done_r, last_r = ranked_pass(a[jorder], dl[jorder], work[jorder], r[jorder], frac[jorder],
+                                            smin[jorder], smax[jorder], mthr[jorder], ci, slot_s, x, jorder)
+    done = np.empty_like(done_r)
+    done[jorder] = done_r
+    last = np.empty_like(last_r)
+    last[jorder] = last_r
+    return used, rho, done, last
+
+
+@njit(cache=True, nogil=True)
+def ranked_pass(a, dl, work, r, frac, smin, smax, mthr, ci, slot_s, x, jorder):
+    """:func:`alg1_pass` over its jobs in deadline order (job j here is ``jorder[j]`` of ``x``'s rows): the keys'
+    jobs are then increasing, and their columns are read in that order. Returns (used, rho, done, last)."""
     n_job = a.shape[0]
     n_slot = ci.shape[0]
     q0, q1, nu = entry_ranges(a, dl, r, smin, smax, mthr, n_slot, slot_s)
-    pid, orders = stream_orders(mthr, nu, ci)  # Lines 2-5
-    pos = np.zeros(2 * n_job, np.int64)
-    hv = np.empty(2 * n_job)
-    hq = np.empty(2 * n_job, np.int64)
-    heap, n, jrank = merge_entries(q0, q1, nu, dl, mthr, ci, orders, pid, pos, hv, hq)  # Line 6
+    kcls, ps = scaling_classes(nu, mthr)
+    kval, start, jobs = entry_keys(q0, q1, kcls, ps, ci)  # Lines 2-5
+    n_key = kval.shape[0]
+    korder = np.argsort(kval, kind="mergesort")  # Line 6, key by key
     keep_x = x.shape[0] > 0
     last = np.full(n_job, -1)
-    base = np.zeros((n_job, n_slot), np.bool_)  # the job's base unit is taken at that step
+    srow = np.full(n_job, -1)  # a scaling job's row of ``base``
+    n_s = 0
+    for j in range(n_job):
+        if kcls[j] > 0:
+            srow[j] = n_s
+            n_s += 1
+    base = np.zeros((n_s, n_slot), np.bool_)  # the scaling job's base unit is taken at that step
     used = np.zeros((n_slot, 3))
     rho = np.full(n_slot, np.inf)
     done = np.zeros(n_job)
-    while n > 0:  # Lines 7-11
-        s = heap[0]
-        j, q = s >> 1, hq[s]
-        if done[j] < work[j] - 1e-9 and (s & 1 == 0 or base[j, q]):
-            f = (min((q + 1) * slot_s, dl[j]) - max(q * slot_s, a[j])) / slot_s
-            u_lo, u_hi = (0, 1) if s & 1 == 0 else (1, nu[j])
-            for u in range(u_lo, u_hi):
-                if done[j] >= work[j] - 1e-9:
-                    break
-                dx = smin[j] if u == 0 else min(1.0, (smax[j] - smin[j]) * r[j] - (u - 1)) / r[j]
-                fits = True
-                for y in range(3):
-                    if used[q, y] + dx * frac[j, y] > 1.0 + 1e-9:
-                        fits = False
-                if not fits or f <= 0.0:
-                    break  # (the job's next unit at this step is taken only on top of this one)
-                if keep_x:
-                    x[j, q] += dx
-                if dx > 0.0:
-                    last[j] = max(last[j], q)
-                base[j, q] = True
-                for y in range(3):
-                    used[q, y] += dx * frac[j, y]
-                p = 1.0 if u == 0 else mthr[j]
-                done[j] += (speedup(smin[j], mthr[j]) if u == 0 else mthr[j] * dx) * f * slot_s
-                rho[q] = min(rho[q], p)
-        q = next_step(orders[pid[s]], pos, s, q0[j], q1[j]) if done[j] < work[j] - 1e-9 else -1
-        if q < 0:  # the stream is spent, or its job done (its other entries would all be skipped)
-            n -= 1
-            heap[0] = heap[n]
-        else:
-            hq[s] = q
-            hv[s] = entry_value(1.0 if s & 1 == 0 else mthr[j], ci[q])
-        sift_down(heap, n, 0, hv, hq, jrank)
+    alive = work > 1e-9  # (done[j] < work[j] - 1e-9: the job is not done)
+    ptr = start[:n_key].copy()
+    heap = np.empty(n_key, np.int64)
+    g = 0
+    while g < n_key:  # Lines 7-11, the keys of one value at a time
+        h = g + 1
+        while h < n_key and kval[korder[h]] == kval[korder[g]]:
+            h += 1
+        n = 0
+        for y in range(g, h):
+            if start[korder[y] + 1] > start[korder[y]]:
+                heap[n] = korder[y]
+                n += 1
+        for y in range(n // 2 - 1, -1, -1):
+            sift_keys(heap, n, y, ptr, jobs, n_slot)
+        while n > 0:
+            kk = heap[0]
+            q = kk % n_slot
+            scaling = kk >= n_slot
+            e1 = start[kk + 1] if n == 1 else ptr[kk] + 1  # (one key left: the rest of its entries in order)
+            for e in range(ptr[kk], e1):
+                j = jobs[e]
+                if not alive[j] or (scaling and not base[srow[j], q]):
+                    continue
+                f = (min((q + 1) * slot_s, dl[j]) - max(q * slot_s, a[j])) / slot_s
+                u_lo, u_hi = (1, nu[j]) if scaling else (0, 1)
+                for u in range(u_lo, u_hi):
+                    if not alive[j]:
+                        break
+                    dx = smin[j] if u == 0 else min(1.0, (smax[j] - smin[j]) * r[j] - (u - 1)) / r[j]
+                    fits = True
+                    for y in range(3):
+                        if used[q, y] + dx * frac[j, y] > 1.0 + 1e-9:
+                            fits = False
+                    if not fits or f <= 0.0:
+                        break  # (the job's next unit at this step is taken only on top of this one)
+                    if keep_x:
+                        x[jorder[j], q] += dx
+                    if dx > 0.0:
+                        last[j] = max(last[j], q)
+                    if srow[j] >= 0:
+                        base[srow[j], q] = True
+                    for y in range(3):
+                        used[q, y] += dx * frac[j, y]
+                    p = 1.0 if u == 0 else mthr[j]
+                    done[j] += (speedup(smin[j], mthr[j]) if u == 0 else mthr[j] * dx) * f * slot_s
+                    alive[j] = done[j] < work[j] - 1e-9
+                    rho[q] = min(rho[q], p)
+            ptr[kk] = e1
+            if e1 == start[kk + 1]:  # the key is spent
+                n -= 1
+                heap[0] = heap[n]
+            if n > 1:
+                sift_keys(heap, n, 0, ptr, jobs, n_slot)
+        g = h
     for q in range(n_slot):
         if rho[q] == np.inf:
             rho[q] = 1.0
@@ -312,8 +342,9 @@ def site_jobs(T, lo, hi, d, cap, cfg, t_lo, horizon_s):
     smin, smax, mthr, max_delay)."""
     idx = np.empty(max(hi - lo, 0), np.int64)
     n = 0
+    origin, max_delay, flexible, duration = T.origin, T.max_delay, T.flexible, T.duration
     for i in range(lo, hi):
-        if T.origin[i] == d and in_queues(T, i) and T.duration[i] < 1e12:
+        if origin[i] == d and in_queues(max_delay, flexible, i) and duration[i] < 1e12:
             idx[n] = i
             n += 1
     idx = idx[:n]

@@ -1,8 +1,9 @@
-"""CarbonFlex's Algorithm 1 (``oracle_alg1``) merges each job's entries lazily instead of sorting them all; on
-random windows full of ties (equal and nearly equal carbon, equal deadlines, equal marginal throughputs,
-non-positive carbon, marginal throughput 1 and above) it makes exactly the decisions of the one stable sort
-of every entry that Algorithm 1 describes (the reference below, the implementation it replaced). The knowledge
-base's job counts, kept row by row, equal checking every job for every row."""
+"""CarbonFlex's Algorithm 1 (``oracle_alg1``) takes its entries key by key (one key per marginal throughput and
+step, keys of one value merged) instead of sorting them all; on random windows full of ties (equal and nearly
+equal carbon, equal deadlines, equal marginal throughputs, non-positive carbon, marginal throughput 1 and above)
+it makes exactly the decisions of the one stable sort of every entry that Algorithm 1 describes (the reference
+below, the first implementation). The knowledge base's job counts, kept row by row, equal checking every job
+for every row."""
 
 from __future__ import annotations
 
