@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from collections.abc import Callable
@@ -11,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 from numba import njit
+
+from gridshift.atomic import atomic_file
 
 from . import battery as B
 from . import engine as E
@@ -79,16 +82,21 @@ class RunResult:
         return self._frames()[1]
 
     def to_parquet(self, out_dir: str | Path) -> Path:
-        """Write steps/tasks/transfers as Parquet and totals (with run metadata) as JSON."""
+        """Write steps/tasks/transfers as Parquet and totals (with run metadata) as ``run.json``, all or nothing:
+        each file is written to a temporary name beside its own (``gridshift.atomic.atomic_file``) and renamed into
+        place only once all four are written, ``run.json`` last; a write that fails leaves the folder as it was."""
         d = Path(out_dir)
         d.mkdir(parents=True, exist_ok=True)
-        self.steps.write_parquet(d / "steps.parquet")
-        self.tasks.write_parquet(d / "tasks.parquet")
-        self.transfers.write_parquet(d / "transfers.parquet")
         meta = {"seed": self.seed, "bundle_id": self.bundle_id, "gridshift_version": self.gridshift_version,
                 "policy": self.policy, "options": self.options, "totals": self.totals,
                 "sites": self.sites.to_dicts()}
-        (d / "run.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
+        with contextlib.ExitStack() as files:  # (renamed in the reverse order of entering: run.json last)
+            tmp = {name: files.enter_context(atomic_file(d / name))
+                   for name in ("run.json", "transfers.parquet", "tasks.parquet", "steps.parquet")}
+            self.steps.write_parquet(tmp["steps.parquet"])
+            self.tasks.write_parquet(tmp["tasks.parquet"])
+            self.transfers.write_parquet(tmp["transfers.parquet"])
+            tmp["run.json"].write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
         return d
 
 

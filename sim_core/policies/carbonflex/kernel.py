@@ -115,22 +115,42 @@ def knn_provision(tab, state, k, scaled):
                 if ok[q]:
                     v += (tab[q, f] - m) ** 2
             sd[f] = math.sqrt(v / n_ok) if v > 0.0 else 1.0  # (a constant feature ranks no row above another)
-    dist = np.full(n_all, np.inf)
-    for q in range(n_all):
+    kk = min(k, n_ok)
+    near_d = np.empty(kk)  # the kk rows first in a stable ascending sort of the distances, in that order
+    near_q = np.empty(kk, np.int64)
+    n_near = 0
+    for q in range(n_all if kk > 0 else 0):
+        dq = np.inf  # (a row without provisioning: never nearer than one with it)
         if ok[q]:
-            s = 0.0
+            dq = 0.0
             for f in range(N_FEAT):
                 x = (tab[q, f] - state[f]) / sd[f]
-                s += x * x
-            dist[q] = s
-    order = np.argsort(dist, kind="mergesort")
-    kk = min(k, n_ok)
+                dq += x * x
+        if n_near == kk and not sorts_before(dq, near_d[kk - 1]):
+            continue
+        p = min(n_near, kk - 1)  # (insert, dropping the last when full; rows come in order: ties stay behind)
+        while p > 0 and sorts_before(dq, near_d[p - 1]):
+            near_d[p], near_q[p] = near_d[p - 1], near_q[p - 1]
+            p -= 1
+        near_d[p], near_q[p] = dq, q
+        n_near = min(n_near + 1, kk)
     m = 0.0
     rho = 0.0
     for x in range(kk):
-        m += tab[order[x], D_M]
-        rho += tab[order[x], D_RHO]
+        m += tab[near_q[x], D_M]
+        rho += tab[near_q[x], D_RHO]
     return math.ceil(m / kk - 1e-9), rho / kk
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sorts_before(d1, d2):
+    """Whether a distance d1 of a later row sorts before d2 of an earlier one in NumPy's stable ascending sort
+    (NaN last): strictly less, or d2 NaN and d1 not. (A selection of the k nearest with this test takes exactly
+    the rows, in the order, of the whole sort it replaced: one sort of every row per site and hour was most of a
+    year's stepping.)"""
+    if d2 != d2:
+        return d1 == d1
+    return d1 < d2
 
 
 @njit(cache=True, nogil=True)

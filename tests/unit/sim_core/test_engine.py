@@ -1,5 +1,8 @@
 """Transit, queues, SLA, capacity, determinism and timing of the step loop."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
@@ -268,6 +271,31 @@ def test_to_parquet(tmp_path):
     for c in ("it_kwh", "total_kwh", "cpu_util", "gpu_util", "mem_util", "cost_usd", "carbon_kg", "water_l",
               "pue", "queue_len", "in_transit", "sla_violations", "unmet_cooling_kw", "chiller_kw"):
         assert c in r.steps.columns
+
+
+def test_to_parquet_is_all_or_nothing(tmp_path, monkeypatch):
+    """A write that fails part-way (here the transfers' file) leaves the folder's earlier files as they were and no
+    temporary file behind; a complete write then replaces all four."""
+    first = sim_core.run(tiny_bundle(tmp_path), "round_robin")
+    d = first.to_parquet(tmp_path / "out")
+    before = {p.name: p.read_bytes() for p in d.iterdir()}
+    second = sim_core.run(tiny_bundle(tmp_path), "local_only")
+    real = pl.DataFrame.write_parquet
+
+    def failing(frame, path, *args, **kwargs):
+        if "transfers" in Path(path).name:
+            raise OSError("disk full")
+        return real(frame, path, *args, **kwargs)
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", failing)
+    with pytest.raises(OSError, match="disk full"):
+        second.to_parquet(d)
+    assert {p.name: p.read_bytes() for p in d.iterdir()} == before
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", real)
+    second.to_parquet(d)
+    assert sorted(p.name for p in d.iterdir()) == sorted(before)
+    assert json.loads((d / "run.json").read_text())["policy"] == "local_only"
+    assert pl.read_parquet(d / "steps.parquet").equals(second.steps)
 
 
 def _queue_minima_numpy(cores, gpus, mem):
