@@ -162,12 +162,13 @@ class BuildParams:
         return timedelta(hours=self.max_edge_fill_hours)
 
     @classmethod
-    def from_manifest(cls, parameters: dict[str, Any]) -> BuildParams:
+    def from_manifest(cls, parameters: dict[str, Any], *, datacenters_file: str | None = None) -> BuildParams:
         """The build parameters a bundle's manifest records (its ``parameters``), read back: a manifest leaves out
         ``scale`` at ``rack`` and ``gpu`` at ``V100`` (:meth:`manifest_parameters`), whatever the export's defaults
         are now, so an absent value means those, not the current default. Besides the fields it may hold only the
         workload's run (:data:`WORKLOAD_RUN_KEYS`); anything else, a missing field or a value of the wrong type is
-        refused by name."""
+        refused by name. A bundle built from a ``--datacenters`` file records what the file was (an override or a
+        sites file), not its path: ``datacenters_file`` gives it back, and without it such a manifest is refused."""
         if not isinstance(parameters, dict):
             raise GridshiftError(f"manifest parameters must be a JSON object, got {type(parameters).__name__}")
         fields = {f.name for f in dataclasses.fields(cls)}
@@ -179,6 +180,11 @@ class BuildParams:
         if missing:
             raise GridshiftError(f"manifest parameters lack {missing}")
         p = {k: (tuple(v) if isinstance(v, list) else v) for k, v in parameters.items() if k in fields}
+        if p.get("datacenters") in ("override file", "sites file"):
+            if datacenters_file is None:
+                raise GridshiftError(f"manifest parameters: the datacenters came from a file ({p['datacenters']}; the "
+                                     "manifest records no paths): give that file (datacenters_file) to rebuild it")
+            p["datacenters"] = datacenters_file
         p.setdefault("scale", scale_mod.RACK_SCALE)
         p.setdefault("gpu", "V100")
         return cls(**p)

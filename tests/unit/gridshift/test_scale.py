@@ -67,6 +67,18 @@ def test_a_manifest_is_read_back_with_absent_meaning_rack_and_v100():
     assert BuildParams.from_manifest({**default.manifest_parameters(), "workload_params": {}}) == default
 
 
+@pytest.mark.parametrize("what", ["override file", "sites file"])
+def test_a_manifest_of_a_datacenters_file_needs_the_file_back(what, tmp_path):
+    """The manifest records that the datacenters came from a file, not its path: read back without the file it is
+    refused by name (not taken for a path called "override file"); with the file, the parameters name it."""
+    params = {**BuildParams(regions=REGIONS, year=2023).manifest_parameters(), "datacenters": what}
+    with pytest.raises(GridshiftError, match=rf"datacenters came from a file \({what};.*give that file"):
+        BuildParams.from_manifest(params)
+    f = tmp_path / "dc.yaml"
+    f.write_text("{}\n")
+    assert BuildParams.from_manifest(params, datacenters_file=str(f)).datacenters == str(f)
+
+
 @pytest.mark.parametrize(("parameters", "named"), [
     (None, "must be a JSON object, got NoneType"),
     ({"regions": ["DE-LU"], "year": 2023, "evil": 1}, r"unknown \['evil'\]"),
