@@ -11,7 +11,8 @@ service (``sim_core.bench.service``), then that ranking. Water is the site cooli
 utilisation the capacity-weighted share of core-steps in use (``mean_cpu_util_frac``, in %). ``--write`` replaces
 the ``main_job`` section of docs/results.md (the text around it is kept) and copies the sweep's ``tradeoff.png``
 and ``frontier.png`` to docs/img/tradeoff_main_job.png and docs/img/frontier_main_job.png; ``--section NAME``
-writes the section and figures named NAME instead (``rack_job``: the main job at the rack preset with V100s).
+writes the section and figures named NAME instead (``rack_job``: the main job at the rack preset with V100s;
+``carbonflex_job``: CarbonFlex on the main job's bundle, swept beside ``local_only`` after the others).
 """
 
 from __future__ import annotations
@@ -123,8 +124,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="the main job's results table from a compare --out folder")
     ap.add_argument("folder", nargs="?", default="results", type=Path)
     ap.add_argument("--write", action="store_true", help="write docs/results.md and its figure")
-    ap.add_argument("--section", default="main_job", choices=("main_job", "rack_job"),
-                    help="the page's section (and figures) to write: the main job, or it at the rack preset")
+    ap.add_argument("--section", default="main_job", choices=("main_job", "rack_job", "carbonflex_job"),
+                    help="the page's section (and figures) to write: the main job, it at the rack preset, or "
+                         "CarbonFlex's runs on the main job's bundle beside local_only (a sweep of their own)")
     args = ap.parse_args(argv)
     figure, frontier = (ROOT / "docs" / "img" / f"{kind}_{args.section}.png" for kind in ("tradeoff", "frontier"))
     print(write(args.folder, figure=figure, frontier=frontier, name=args.section) if args.write
