@@ -31,6 +31,9 @@ SHAPE_TOL_CUMULATIVE = 3.0
 #: default number of steps the class key's arrival and deadline steps are coarsened to (1 h); on a 1-day
 #: window of the benchmark bundle (1, 0.25) -> (4, 1.0) lowered the bound by 0.03 % and the classes by 25 %
 TIME_STEPS = 4
+#: relative width of the geometric buckets of an elastic task's marginal throughput m in the class key (a class
+#: prices its speed-up at its members' largest m, the cheapest); the benchmark bundle's two values fall apart
+M_TOL = 0.1
 
 
 @dataclass
@@ -64,6 +67,11 @@ class ClassCells:
     #: bound of the class's work done by then) and work due by the end of step k (lower bound); None: classes
     avail: np.ndarray | None = None
     due: np.ndarray | None = None
+    #: per class: the extra resource-steps per step of work run faster than scale 1 (1/m - 1 at the members'
+    #: largest marginal throughput m; 0: not elastic), and per cell: the scale-1 resource-steps its members'
+    #: shares of the step hold (work up to this runs at scale 1, at no extra resource)
+    speedup_cost: np.ndarray | None = None
+    scale1: np.ndarray | None = None
 
 
 def _bucket(x: np.ndarray, tol: float) -> np.ndarray:
@@ -154,6 +162,12 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
     units = W / step_s  # work in steps
     amount = np.stack([tw.cores, tw.gpus, tw.mem]) * tw.rho  # (3, tasks): resource per unit of work
     peak = np.stack([tw.cores, tw.gpus, tw.mem]) * tw.smax  # resource per step at the largest scale
+    # elastic tasks that never use less than their request per second of work (rho 1): their cells count work
+    # (at most rate x the step share), and work run faster than scale 1 costs 1/m - 1 extra resource per unit
+    # (:func:`speedup_rows`); the others' cells count resource-steps up to the largest scale's, as before
+    elastic = (tw.rate > 1.0) & (tw.rho == 1.0)
+    m_el = np.where(elastic, (tw.rate - 1.0) / np.where(elastic, tw.smax - 1.0, 1.0), 0.0)
+    unit = np.where(elastic[None, :], amount * tw.rate, peak)  # a cell's cap per unit of step share
     lam = amount * np.asarray(energy_weight, dtype=np.float64)[:, None]
     tot = lam.sum(axis=0)
     pres = (amount > 0).sum(axis=0)
@@ -165,10 +179,11 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
     f_step = np.clip(np.floor((np.minimum(f, t_end) - t0) / step_s).astype(np.int64), 0, n) // max(time_steps, 1)
     # member commodities (resource r of task t), r-major, tasks ascending within r
     pr, pt = np.nonzero((amount > 0) & has[None, :])
+    m_key = _bucket(m_el[pt], M_TOL)  # 0: not elastic
     if cumulative:
-        keys = (pr, o[pt], _bucket(gb_per[pr, pt], shape_tol))
+        keys = (pr, o[pt], _bucket(gb_per[pr, pt], shape_tol), m_key)
     else:
-        keys = (pr, o[pt], a_step[pt], f_step[pt], _bucket(gb_per[pr, pt], shape_tol))
+        keys = (pr, o[pt], a_step[pt], f_step[pt], _bucket(gb_per[pr, pt], shape_tol), m_key)
     _, pc = _unique_rows(*keys)
     n_cls = int(pc.max()) + 1 if pc.size else 0
     cls_rt = np.full((3, a.shape[0]), -1, np.int64)
@@ -178,7 +193,11 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
     c_origin = np.zeros(n_cls, np.int64)
     c_origin[pc] = o[pt]
     # per class: need and work (resource-s) over its members, least arrival, least transfer share
-    w_pair = np.maximum(amount[pr, pt], peak[pr, pt] / tw.rate[pt]) * W[pt]
+    w_pair = np.where(elastic[pt], amount[pr, pt], np.maximum(amount[pr, pt], peak[pr, pt] / tw.rate[pt])) * W[pt]
+    m_max = np.zeros(n_cls)
+    np.maximum.at(m_max, pc, m_el[pt])
+    with np.errstate(divide="ignore"):
+        speedup_cost = np.where(m_max > 0, 1.0 / np.where(m_max > 0, m_max, 1.0) - 1.0, 0.0)
     c_need = np.bincount(pc, weights=amount[pr, pt] * need[pt], minlength=n_cls)
     c_work = np.bincount(pc, weights=w_pair, minlength=n_cls)
     gb_min = np.full(n_cls, np.inf)
@@ -199,14 +218,16 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
     span = np.maximum(c_hi - c_lo + 1, 0)
     off = np.concatenate([[0], np.cumsum(n_dc * span)])
     cap_d = np.zeros(int(off[-1]))
+    s1_d = np.zeros(int(off[-1]))
     present = np.zeros(int(off[-1]), bool)
     arr_d = np.full(int(off[-1]), np.inf)
-    _class_cells(ii, dd, ee, ff, j_lo, j_hi, float(t0), float(step_s), tw.rate, peak, a, cls_rt, off, c_lo, span,
-                 cap_d, present, arr_d)
+    _class_cells(ii, dd, ee, ff, j_lo, j_hi, float(t0), float(step_s), tw.rate, unit, amount, a, cls_rt, off, c_lo,
+                 span, cap_d, s1_d, present, arr_d)
     uk = np.flatnonzero(present)
     c_cap = cap_d[uk]
+    c_s1 = s1_d[uk]
     cell_a = arr_d[uk]
-    del cap_d, present, arr_d
+    del cap_d, s1_d, present, arr_d
     c_cls = np.searchsorted(off, uk, side="right") - 1
     rel = uk - off[c_cls]
     c_dc = rel // span[c_cls]
@@ -239,7 +260,7 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
         due = np.minimum(np.cumsum(due, axis=1), avail)
     return ClassCells(cells=cells, resources=res, n_tasks=n_members, n_classes=n_cls,
                       unschedulable=int((~fits.any(axis=1)).sum()), impossible=int(impossible.sum()),
-                      avail=avail, due=due)
+                      avail=avail, due=due, speedup_cost=speedup_cost, scale1=c_s1)
 
 
 def _member_ranges(tw: WindowTasks, cap, delay_s_per_gb, rtt_s, t0: float, n: int):
@@ -294,13 +315,15 @@ def _tasks_with_cells(ii, ee, ff, j_lo, j_hi, t0, step_s, rate, has):
 
 
 @njit(cache=True, nogil=True)
-def _class_cells(ii, dd, ee, ff, j_lo, j_hi, t0, step_s, rate, peak, arrival, cls_rt, off, c_lo, span, cap, present,
-                 arr):
+def _class_cells(ii, dd, ee, ff, j_lo, j_hi, t0, step_s, rate, unit, amount, arrival, cls_rt, off, c_lo, span, cap,
+                 scale1, present, arr):
     """Sum the members' cells into the class cells: a member's cell of step j at datacenter d is capped at its
-    step share x rate (kept above 1e-9), i.e. the share x its peak resource per step in its class's resource;
-    ``arr`` keeps the earliest member arrival with a cell there. Class c's cell (d, j) sits at off[c] + d x
-    span[c] + j - c_lo[c] (classes, then datacenters, then steps: the cells' order). Intervals are visited
-    task-major, so each class cell's sum is taken in the tasks' order."""
+    step share x rate (kept above 1e-9), i.e. the share x ``unit`` in its class's resource (an elastic task's
+    work per step at its largest speed-up; any other's peak resource per step); ``scale1`` sums the share x its
+    resource per unit of work (what it holds at scale 1) and ``arr`` keeps the earliest member arrival with a
+    cell there. Class c's cell (d, j) sits at off[c] + d x span[c] + j - c_lo[c] (classes, then datacenters,
+    then steps: the cells' order). Intervals are visited task-major, so each class cell's sum is taken in the
+    tasks' order."""
     for p in range(ii.shape[0]):
         i = ii[p]
         d = dd[p]
@@ -313,7 +336,8 @@ def _class_cells(ii, dd, ee, ff, j_lo, j_hi, t0, step_s, rate, peak, arrival, cl
                 if c < 0:
                     continue
                 k = off[c] + d * span[c] + j - c_lo[c]
-                cap[k] += c_i / rate[i] * peak[r, i]
+                cap[k] += c_i / rate[i] * unit[r, i]
+                scale1[k] += c_i / rate[i] * amount[r, i]
                 present[k] = True
                 if arrival[i] < arr[k]:
                     arr[k] = arrival[i]

@@ -7,9 +7,12 @@ Variables
   per (d, j): B_c, B_g, B_m (time-weighted busy cores, allocated GPUs, GB in use), A_c, A_g (CPU-only
             and GPU servers on or waking), H (IT heat), I (IT power), C (CRAC fans), P (total power),
             U (UPS loss), Q (the load behind the transformer)
+  E[g]      per (d, j, resource, speed-up cost): the extra resource-steps the elastic cells' work run above
+            scale 1 takes
 Rows
   task i:   need_i / 900 <= sum_c y[c] <= D_i / 900              (its work, in steps)
-  (d, j):   B_r = sum_c r_i y[c]                                 (r = cores, GPUs, GB)
+  (d, j):   B_r = sum_c r_i y[c] + sum_g E[g]                    (r = cores, GPUs, GB)
+  group g:  E[g] >= (1/m - 1) sum_(c in g) r_i (y[c] - s1[c])     (elastic work beyond the scale-1 share s1)
             cps (A_c + A_g) >= B_c, gps A_g >= B_g, mps (A_c + A_g) >= B_m      (managed power)
             H = h0 + h_Ac A_c + h_Ag A_g + h_Bc B_c + h_Bg B_g + h_Bm B_m
             I >= H + fan plane (each), C >= CRAC plane (each), U >= UPS plane (each)
@@ -103,7 +106,8 @@ class LPModel:
 def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray], sites: list[SitePower],
              fac: FacilityPieces, cap: np.ndarray, weight_kwh: np.ndarray, p_upper: np.ndarray,
              avail: np.ndarray | None = None, due: np.ndarray | None = None, curve_steps: int = 1,
-             battery: np.ndarray | None = None, battery_free_start: bool = False) -> LPModel:
+             battery: np.ndarray | None = None, battery_free_start: bool = False,
+             speedup: tuple[np.ndarray, np.ndarray] | None = None) -> LPModel:
     """Assemble the LP. ``resources``: cores, GPUs, GB of every task; ``weight_kwh`` (n_dc, n): objective
     weight per kWh of facility energy; ``p_upper`` (n_dc, n): upper bound of P (inf except where the
     weight is negative). ``avail``/``due`` (n_tasks, n, s): the cumulative formulation — instead of one work
@@ -111,7 +115,9 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     lies in [due[i, k], avail[i, k]] (S: columns after the per-(d, j) variables), checked at the end of
     every ``curve_steps`` steps only (a subset of the constraints: a relaxation, 4x fewer S on hourly checks).
     ``battery`` (n_dc, 7): the sites' batteries (``optimum.battery``; ``battery_free_start``: a later rolling
-    horizon's)."""
+    horizon's). ``speedup`` (per class: extra resource-steps per step of work run above scale 1, 0 if none;
+    per cell: the scale-1 resource-steps its members' step shares hold): an elastic class's cell y counts work,
+    and its (d, j, cost) group adds E >= cost x (y - scale-1 share) to the busy resources (:func:`_speedup_rows`)."""
     n_tasks = resources[0].shape[0]
     n_dc, n = weight_kwh.shape
     nc = cells.task.shape[0]
@@ -124,6 +130,9 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     n_h = -(-n // cs)  # curve checkpoints: the ends of steps cs - 1, 2 cs - 1, ..., n - 1
     if cumulative:
         n_col += n_tasks * n_h
+    e_base = n_col
+    groups = _speedup_groups(cells, resources, speedup, n)
+    n_col += sum(g[0].shape[0] for g in groups)
 
     rows = _Rows()
     add_rows, add_entries = rows.add_rows, rows.add_entries
@@ -156,6 +165,14 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
         amount = per_task[cells.task]
         m = amount != 0
         add_entries(brow[flat[m], r], np.nonzero(m)[0], -amount[m])
+    e_col = e_base
+    for r, (g_dk, g_cost, cell, g_of, coef) in enumerate(groups):
+        if g_dk.shape[0] == 0:
+            continue
+        cols = e_col + np.arange(g_dk.shape[0])
+        add_entries(brow[g_dk, r], cols, -1.0)
+        _speedup_rows(rows, cols, g_cost, cell, g_of, coef, speedup[1][cell])
+        e_col += g_dk.shape[0]
 
     col_lower = np.zeros(n_col)
     col_upper = np.full(n_col, np.inf)
@@ -164,8 +181,8 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     col_cost[:nc] = cells.cost
     if cumulative:
         k_end = np.minimum(np.arange(n_h) * cs + cs - 1, n - 1)
-        col_lower[s_base:] = (due[:, k_end] / E.STEP_S).ravel()
-        col_upper[s_base:] = (avail[:, k_end] / E.STEP_S).ravel()
+        col_lower[s_base:e_base] = (due[:, k_end] / E.STEP_S).ravel()
+        col_upper[s_base:e_base] = (avail[:, k_end] / E.STEP_S).ravel()
     for d, s in enumerate(sites):
         _site_rows(rows, d, s, base, n, cap, p_upper, weight_kwh, fac, col_lower, col_upper, col_cost)
     batt_base = -1
@@ -288,6 +305,39 @@ def _site_rows(rows: _Rows, d: int, s: SitePower, base: int, n: int, cap, p_uppe
     # P >= (1 + t) Q + e (transformer loss)
     for a, c in s.tr_planes:
         _ge_rows(rows, np.full(n, c), (idx + V_P, 1.0), (idx + V_Q, -(1.0 + a)))
+
+
+def _speedup_groups(cells: Cells, resources, speedup, n: int) -> list[tuple]:
+    """The elastic cells (a class with a speed-up cost) grouped per resource by (datacenter, step, cost): per
+    resource r, (each group's flat (d, j), its cost, the cells, each cell's group, each cell's amount of r)."""
+    out = []
+    for per_task in resources:
+        if speedup is None:
+            out.append((np.zeros(0, np.int64),) * 5)
+            continue
+        cost = speedup[0][cells.task]
+        amount = per_task[cells.task]
+        cell = np.flatnonzero((cost > 0) & (amount != 0))
+        _, c_code = np.unique(cost[cell], return_inverse=True)
+        code = (cells.dc[cell] * n + cells.step[cell]) * (int(c_code.max(initial=0)) + 1) + c_code.ravel()
+        _, at, g_of = np.unique(code, return_index=True, return_inverse=True)
+        first = cell[at]  # a member of each group (the group's (d, j) and cost are its)
+        out.append((cells.dc[first] * n + cells.step[first], cost[first], cell, g_of.ravel(), amount[cell]))
+    return out
+
+
+def _speedup_rows(rows: _Rows, cols: np.ndarray, g_cost: np.ndarray, cell: np.ndarray, g_of: np.ndarray,
+                  amount: np.ndarray, scale1: np.ndarray) -> None:
+    """Elastic work: scale x runs 1 + m (x - 1) times faster on x times the resources, so a step's work w of an
+    elastic task needs at least max(w, s1 + (w - s1) / m) resource-steps (s1: its scale-1 share of the step),
+    i.e. w + e with e >= (1/m - 1) (w - s1), e >= 0. Summed over the cells (classes at the members' largest m)
+    of one (datacenter, step, cost) group, E >= cost x sum a (y - s1), E >= 0 (column bound) is a bound of
+    the sum of the cells' e: a valid cut of every schedule, one column per group."""
+    lo = np.zeros(cols.shape[0])
+    np.add.at(lo, g_of, -g_cost[g_of] * amount * scale1)
+    rr = rows.add_rows(lo, np.full(cols.shape[0], np.inf))
+    rows.add_entries(rr + np.arange(cols.shape[0]), cols, 1.0)
+    rows.add_entries(rr + g_of, cell, -g_cost[g_of] * amount)
 
 
 def _ge_rows(rows: _Rows, lower: np.ndarray, *terms: tuple[np.ndarray, float]) -> None:

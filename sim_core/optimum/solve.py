@@ -235,7 +235,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         lp = assemble(cc.cells, cc.resources, sites, fac_h, cap, np.ascontiguousarray(w_kwh[:, hs]),
                       np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due,
                       curve_steps=curve_steps, battery=None if prep.battery is None else prep.battery.vec,
-                      battery_free_start=h0 > 0)
+                      battery_free_start=h0 > 0, speedup=(cc.speedup_cost, cc.scale1))
         _floor_p(lp, p_floor[:, hs])
         acc["build"] += time.perf_counter() - t_b
         x, obj, status, secs = _solve(lp, threads, solver)

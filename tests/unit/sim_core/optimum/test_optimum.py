@@ -233,3 +233,27 @@ def test_every_builtin_policy_respects_the_bound_on_a_7_day_5_site_window(tmp_pa
         for pol in sim_core.POLICIES:
             c = sim_core.run(sc, pol, seed=seed, days=7).totals["carbon_incl_transfer_kg"]
             assert c >= b.value, (pol, seed, c, b.value)
+
+
+def test_elastic_work_pays_for_its_speed_up(tmp_path):
+    """One elastic 4-h task (32 cores, scale 1..7, marginal throughput 0.5: scale x runs 1 + 0.5 (x - 1) times
+    faster on x times the cores) and one clean hour. Its 16 steps of work fit the clean hour only at speed-up
+    4 = scale 7, on 224 cores: 896 core-steps, not the 512 its work takes at scale 1. The LP pays exactly that
+    (beyond each step's 32 scale-1 core-steps, every core-step of work costs 1/m - 1 = 1 more), runs nothing
+    in the dirty hours, and stays below the runs of a scaling and a plain policy."""
+    carbon = np.full((1, DAY), 500.0)
+    carbon[0, CLEAN] = 50.0
+    tasks = {"arrival_ts_utc": [0.0], "duration_s": [4 * 3600.0], "cpu_cores": [32.0], "gpus": [0.0],
+             "mem_gb": [8.0], "max_delay_s": [20 * 3600.0], "interruptible": [True], "checkpoint_s": [0.0],
+             "min_scale": [1.0], "max_scale": [7.0], "marginal_throughput": [0.5]}
+    sc = sim_core.load(write_bundle(tmp_path, locations=["AA"], timezones=["UTC"], total_cores=256, total_gpus=0,
+                                    total_mem_gb=2048, n_steps=DAY, signals={"carbon_g_per_kwh": carbon},
+                                    tasks={k: np.asarray(v) for k, v in tasks.items()}))
+    b = optimum(sc, idle_floor=False, profile=True)
+    busy = b.profile.busy[0, :, 0]
+    assert busy[CLEAN] == pytest.approx(np.full(4, 224.0))
+    assert busy.sum() == pytest.approx(896.0)
+    for policy in ("carbonscaler", "local_only"):
+        run = sim_core.run(sc, policy)
+        assert run.totals["sla_violations"] == 0
+        assert b.value <= run.totals["carbon_incl_transfer_kg"]
