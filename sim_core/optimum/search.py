@@ -105,16 +105,13 @@ class Evaluator:
 
     def repair(self, cand: Candidate, runs: int = REPAIR_RUNS, patience: int = REPAIR_PATIENCE) -> Candidate:
         """Re-run ``cand`` with its late tasks started earlier: at their arrival step (a task the plan deferred),
-        then at their origin (no transfer), then at the site the plan books least at their arrival step
-        (:func:`least_booked_site`: a task late at its origin waits in a full queue there); each task makes each
-        move once. At most ``runs`` runs, until no task is late or ``patience`` re-runs in a row bring no new low
-        of late tasks among the re-runs. Returns the last run (``repairs``: its re-runs)."""
+        then at their origin (no transfer); at most ``runs`` runs, until no task is late or ``patience`` re-runs in a
+        row bring no new low of late tasks among the re-runs. Returns the last run (``repairs``: its re-runs)."""
         if cand.late == 0:
             return cand
         plan = _copy(cand.plan if cand.plan is not None else plan_from_run(self.prep, cand.result))
         arr = _arrival_step(self.prep)
         origin = self.prep.tasks.origin.astype(np.int64)
-        relocated = np.zeros(arr.shape[0], bool)  # moved to the least-booked site once already
         cur = cand
         low, since = np.inf, 0  # (counted from the first re-run: the first moves often crowd other steps)
         for k in range(runs):
@@ -126,46 +123,15 @@ class Evaluator:
             earlier = late & (plan.step > arr)
             if earlier.any():
                 plan.step[earlier] = arr[earlier]
-            moved = late & ~earlier & (plan.site != origin) & (plan.site >= 0) & ~relocated
+            moved = late & ~earlier & (plan.site != origin) & (plan.site >= 0)
             plan.site[moved] = origin[moved]
             plan.step[moved] = arr[moved]
-            stuck = np.flatnonzero(late & ~earlier & ~moved & ~relocated & (plan.site >= 0))
-            relocated[stuck] = True
-            to = least_booked_site(self.prep, plan, stuck, arr[stuck])
-            change = to != plan.site[stuck]
-            stuck = stuck[change]
-            plan.site[stuck] = to[change]
-            plan.step[stuck] = arr[stuck]
-            if not (earlier.any() or moved.any() or stuck.shape[0]):
+            if not (earlier.any() or moved.any()):
                 break
             cur = self.plan(f"{cand.name}, repaired", _copy(plan))
             cur.repairs = k + 1
             low, since = (cur.late, 0) if cur.late < low else (low, since + 1)
         return cur
-
-
-def least_booked_site(prep: Prepared, plan: Plan, tasks: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """For each of ``tasks``, the site (of those that hold it) whose most-booked resource, with the task added,
-    is the least share of its capacity at step ``at`` of the task: the plan's dispatched tasks booked from their
-    step for their whole steps of duration (a step-grid view of the plan; the engine decides the rest)."""
-    T = prep.tasks
-    cap = prep.ctx.cap  # (n_dc, 3)
-    n_dc, n = cap.shape[0], prep.n
-    req = np.stack([T.cores, T.gpus, T.mem], axis=1)  # (tasks, 3)
-    on = np.flatnonzero((plan.site >= 0) & (plan.step < n))
-    first = plan.step[on]
-    end = np.minimum(first + np.ceil(T.duration[on] / prep.scenario.step_s).astype(np.int64), n)
-    booked = np.zeros((3, n_dc, n + 1))
-    for r in range(3):
-        np.add.at(booked[r], (plan.site[on], first), req[on, r])
-        np.add.at(booked[r], (plan.site[on], end), -req[on, r])
-    booked = np.cumsum(booked, axis=2)
-    need = req[tasks]  # (k, 3)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        share = (booked[:, :, at].transpose(2, 1, 0) + need[:, None, :]) / cap[None, :, :]  # (k, n_dc, 3)
-    share = np.where(need[:, None, :] > 0, share, 0.0)
-    share = np.where(need[:, None, :] > cap[None, :, :], np.inf, share).max(axis=2)
-    return np.argmin(share, axis=1).astype(np.int64)
 
 
 def drop_results(cands: list[Candidate], prep: Prepared) -> None:
@@ -208,4 +174,4 @@ def improve(ev: Evaluator, best: Candidate, other: Candidate, runs: int, seed: i
 
 
 __all__ = ["HEURISTICS", "REPAIR_PATIENCE", "REPAIR_RUNS", "SEARCH_RUNS", "Candidate", "Evaluator", "drop_results",
-           "improve", "least_booked_site", "objective_value", "plan_from_run"]
+           "improve", "objective_value", "plan_from_run"]

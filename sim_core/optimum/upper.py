@@ -35,7 +35,8 @@ WAKE_SPARE = 2.0
 #: 56 late, none after 4 repairs), 1,671.9 (0, 0, 1.05: 316 late, none after 10), 1,656.8 (0, 0, 1.07),
 #: 1,649.5 (0, 0, 1.08: 718 late, none after 7); from x1.1 on (1,237 late and more) the repair leaves 300-460 late.
 #: On the source-size README week (the LP pricing elastic work's speed-up, repair patience 8): x1 166,645.7 kg,
-#: x1.05 163,344.4, x1.08 162,525.5, x1.1 160,802.0 (53,844 late, none after the repair), x1.12 162,770.6.
+#: x1.05 163,344.4, x1.08 161,936.4, x1.1 160,255.5 (53,844 late, none after the repair); x1.12 ran higher
+#: (162,770.6, measured with a repair move since removed).
 PLAN_VARIANTS = ((0.0, 0.0, 1.0), (0.0, 0.0, 1.05), (0.0, 0.0, 1.08), (0.0, 0.0, 1.1))
 
 

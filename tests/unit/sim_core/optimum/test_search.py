@@ -153,25 +153,3 @@ def test_the_repair_runs_until_no_task_is_late_or_it_stops_improving(sites):
     ev = Scripted([7, 6, 5, 4])  # a new low every run: stops at ``runs``
     assert ev.repair(first(ev, 8), runs=3).repairs == 3 and ev.runs == 3
 
-
-def test_a_task_stuck_at_its_origin_moves_to_the_least_booked_site(sites):
-    """The repair's last move: a task late at its origin, at its arrival step, goes to the site the plan books
-    least at that step, its own request included (every task on site 0: an empty site; then site 0 and 1 full
-    at step 0: site 2), and never to a site too small for it."""
-    from sim_core.optimum.search import least_booked_site
-
-    prep = Prepared(sites, 0, days=1)
-    m = prep.tasks.arrival.shape[0]
-    arr = ((prep.tasks.arrival - prep.t0) // 900).astype(np.int64)
-    plan = Plan(site=np.zeros(m, np.int64), step=arr.copy(), late=np.zeros(m, np.int8), plan_s=0.0)
-    idx = np.arange(10)
-    assert (least_booked_site(prep, plan, idx, arr[idx]) == 1).all()
-    gpu = np.flatnonzero(prep.tasks.gpus > 0)
-    plan.step[:] = 0  # everything at step 0: site 0 over-booked by the rest, site 1 by the GPU work
-    plan.site[gpu] = 1
-    g = gpu[:5]
-    assert (least_booked_site(prep, plan, g, np.zeros(5, np.int64)) == 2).all()
-    # a site too small for the task is never chosen, however empty
-    small = Prepared(sites, 0, days=1)
-    small.ctx.cap[2, 1] = prep.tasks.gpus[g].min() / 2
-    assert (least_booked_site(small, plan, g, np.zeros(5, np.int64)) != 2).all()
