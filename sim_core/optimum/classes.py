@@ -46,6 +46,7 @@ class WindowTasks:
     rate: np.ndarray  # most work per second of wall time (speed-up at the largest scale)
     rho: np.ndarray  # least resource-seconds per second of work (scale / speed-up at the smallest scale)
     smax: np.ndarray  # largest scale (resource per second at most smax x the request)
+    mthr: np.ndarray  # marginal throughput m: scale x runs 1 + m (x - 1) times faster
     cores: np.ndarray
     gpus: np.ndarray
     mem: np.ndarray
@@ -164,9 +165,9 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
     peak = np.stack([tw.cores, tw.gpus, tw.mem]) * tw.smax  # resource per step at the largest scale
     # elastic tasks that never use less than their request per second of work (rho 1): their cells count work
     # (at most rate x the step share), and work run faster than scale 1 costs 1/m - 1 extra resource per unit
-    # (:func:`speedup_rows`); the others' cells count resource-steps up to the largest scale's, as before
+    # (``model._speedup_rows``); the others' cells count resource-steps up to the largest scale's, as before
     elastic = (tw.rate > 1.0) & (tw.rho == 1.0)
-    m_el = np.where(elastic, (tw.rate - 1.0) / np.where(elastic, tw.smax - 1.0, 1.0), 0.0)
+    m_el = np.where(elastic, tw.mthr, 0.0)
     unit = np.where(elastic[None, :], amount * tw.rate, peak)  # a cell's cap per unit of step share
     lam = amount * np.asarray(energy_weight, dtype=np.float64)[:, None]
     tot = lam.sum(axis=0)

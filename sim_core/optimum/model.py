@@ -309,13 +309,13 @@ def _site_rows(rows: _Rows, d: int, s: SitePower, base: int, n: int, cap, p_uppe
 
 def _speedup_groups(cells: Cells, resources, speedup, n: int) -> list[tuple]:
     """The elastic cells (a class with a speed-up cost) grouped per resource by (datacenter, step, cost): per
-    resource r, (each group's flat (d, j), its cost, the cells, each cell's group, each cell's amount of r)."""
+    resource r, (each group's flat (d, j), its cost, the cells, each cell's group, each cell's amount of r);
+    none without ``speedup``."""
+    if speedup is None:
+        return []
+    cost = speedup[0][cells.task]
     out = []
     for per_task in resources:
-        if speedup is None:
-            out.append((np.zeros(0, np.int64),) * 5)
-            continue
-        cost = speedup[0][cells.task]
         amount = per_task[cells.task]
         cell = np.flatnonzero((cost > 0) & (amount != 0))
         _, c_code = np.unique(cost[cell], return_inverse=True)

@@ -206,7 +206,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     # replica; docs/simulation.md "Data locality"): the least GB keeps the bound a bound
     bw = T.bw - T.ds_gb if opts.locality else T.bw
     tw_all = WindowTasks(arrival=T.arrival, deadline=T.deadline, work=T.duration, rate=rate, rho=rho, smax=T.smax,
-                         cores=T.cores, gpus=T.gpus, mem=T.mem, bw=bw, origin=T.origin)
+                         mthr=T.mthr, cores=T.cores, gpus=T.gpus, mem=T.mem, bw=bw, origin=T.origin)
     usd = np.ascontiguousarray(sc.usd_per_gb, dtype=np.float64)
     # how a task's transfer is shared among its commodities (any split keeps the bound): by its busy power
     energy_w = (np.mean([s.h_bc for s in sites]), np.mean([s.h_bg for s in sites]), np.mean([s.h_bm for s in sites]))

@@ -152,4 +152,3 @@ def test_the_repair_runs_until_no_task_is_late_or_it_stops_improving(sites):
     assert out.late == 0 and ev.runs == 5
     ev = Scripted([7, 6, 5, 4])  # a new low every run: stops at ``runs``
     assert ev.repair(first(ev, 8), runs=3).repairs == 3 and ev.runs == 3
-
