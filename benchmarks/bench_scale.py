@@ -23,6 +23,14 @@ one ingests them first), for each of ``--scales`` (the first is the default, ×1
 
 Prints the section and writes it between ``<!-- scale:start -->`` and ``<!-- scale:end -->`` in BENCHMARKS.md
 (``--no-write``: print only).
+
+``--study S`` (×10: about 65,000 GPUs, 412 M tasks) measures one large study instead, in its own section
+(``scale-study``): the export once (it derives the workload first when the warehouse holds another scale: say so
+with ``--derived``'s figures, or leave the derivation to the export), then the year under ``lowest_carbon`` in
+chunks, as a fresh process's first call under the address-space cap (the compile cache warmed first by a 1-day run
+of a small bundle, ``--warm-with``: exporting one here would derive its workload over the study's):
+
+    ./run.sh python benchmarks/bench_scale.py --home /tmp/x10-home --study 10 --warm-with SMALL_BUNDLE
 """
 
 from __future__ import annotations
@@ -117,6 +125,40 @@ def _fmt_run(y: dict, goal: str) -> str:
     return capped_run_line(y, lambda k, v: f"{k} {v:.1f} s ({1e6 * v / y['tasks']:.2f} µs/task)", goal=goal)
 
 
+def _study(args, home: Path, mirror: Path) -> None:
+    """``--study S``: one export and one year in chunks at scale S, in the ``scale-study`` section."""
+    out = home / "bench_scale_out"
+    opts = ("--scale", args.study, "--gpu", args.gpu)
+    exported = _export(home, mirror, out, *opts)
+    f = _bundle_facts(out / exported["id"])
+    gb = sum(p.stat().st_size for p in home.glob("warehouse.duckdb*")) / 2**30
+    warm = _capped_run(args.warm_with, "1", args.cap_gb, args.chunk_steps)
+    if "refused" in warm:
+        raise SystemExit(f"the warm-up run failed: {warm}")
+    y = _capped_run(out / exported["id"], "-", args.cap_gb, args.chunk_steps)
+    rows = [
+        (f"×{args.study} {args.gpu}: bundle",
+         f"{REGIONS} × {YEAR}, {f['n_tasks']:,} tasks, {f['mb']:,.0f} MB; GPUs per site "
+         + ", ".join(f"{k} {v:,.0f}" for k, v in f["gpus"].items()) + f" ({sum(f['gpus'].values()):,.0f} in all)"),
+        (f"×{args.study}: export (`gridshift export --scale {args.study} --gpu {args.gpu}`, a fresh process; the "
+         "warehouse held the scale's workload)",
+         f"{exported['t_s']:.1f} s ({1e6 * exported['t_s'] / f['n_tasks']:.2f} µs/task), {exported['rss_mb']:,.0f} "
+         f"MB peak RSS (load {exported['load_avg']:.1f}); warehouse {gb:.1f} GB on disk"),
+        (f"×{args.study}: a year under lowest_carbon, sim_core.run as a first call, cache warm, chunks of "
+         f"{args.chunk_steps} steps, address space capped at {args.cap_gb:g} GB",
+         capped_run_line(y, lambda k, v: f"{k} {v:.1f} s", goal=f"≤ {args.cap_gb:g} GB", time_per_task=True)),
+    ]
+    if "refused" not in y:
+        rows.append((f"×{args.study}: the year's totals", f"{y['tasks']:,} tasks, {y['carbon_kg'] / 1e3:,.1f} t CO2"))
+    cap = "" if args.cap_gb == CAP_GB else f" --cap-gb {args.cap_gb:g}"
+    cmd = (f"./run.sh python benchmarks/bench_scale.py --home HOME --study {args.study} --gpu {args.gpu}{cap} "
+           f"--chunk-steps {args.chunk_steps}")
+    body = (f"## Scale: a ×{args.study} study (bounded memory)\n\nCommand: `{cmd}` — machine: {machine()}; shared "
+            "with other jobs, load averages as measured at each step\n\n| figure | value |\n|---|---|\n"
+            + "\n".join(f"| {a} | {b} |" for a, b in rows))
+    publish("scale-study", body, not args.no_write)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", type=Path, required=True)
@@ -127,9 +169,16 @@ def main() -> None:
     ap.add_argument("--chunk-steps", default=str(7 * 96),
                     help="the year's run takes its tasks this many steps of arrivals at a time (sim_core.chunks; "
                          "'-': all at once)")
+    ap.add_argument("--study", help="one study at this scale instead (its own section; see the module docstring)")
+    ap.add_argument("--warm-with", type=Path, help="--study: a small bundle whose 1-day run warms the compile cache")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     home, mirror = args.home.resolve(), args.mirror.resolve()
+    if args.study:
+        if args.warm_with is None:
+            ap.error("--study needs --warm-with SMALL_BUNDLE")
+        _study(args, home, mirror)
+        return
     out = home / "bench_scale_out"
     chunks = "one chunk" if args.chunk_steps == "-" else f"chunks of {args.chunk_steps} steps (sim_core.chunks)"
     rows = []

@@ -5,10 +5,11 @@ From a home whose warehouse already holds the scale's workload (run ``gridshift 
 ``assemble`` and ``write``, what the export's last asset runs) while a thread samples the resident set every
 20 ms, and prints each phase's wall time and the peak resident set during it:
 
-1. ``_read_tasks``: the workload's tasks from the warehouse (query, casts, sort, flexibility columns);
-2. ``datacenters.build``: sizing every site from the tasks' demand;
-3. ``parquet_bytes``: each file's Parquet bytes (the tasks' dominates);
-4. ``publish``: hashing and the atomic write.
+1. ``tasks.write_tasks``: the workload's tasks streamed from the warehouse to the tasks file, window by window
+   (query, casts, sort, flexibility columns, the sizing demand and the flexibility summary, Parquet);
+2. ``datacenters.build``: sizing every site from the accumulated demand;
+3. ``parquet_bytes``: the other files' Parquet bytes;
+4. ``publish``: hashing and the atomic write (the tasks file renamed in).
 
     ./run.sh python benchmarks/profile_export.py --home HOME --scale 0.1 [--gpu H100] [--no-write]
 
@@ -86,15 +87,16 @@ def main() -> None:
         return wrapper
 
     # (the phases, by the module attributes assemble and write call them through)
-    SB._read_tasks = timed("read the workload's tasks (query, casts, sort, flexibility)", SB._read_tasks)
-    SB.dc_mod.build = timed("size the sites from the tasks' demand", SB.dc_mod.build)
+    SB.tasks_mod.write_tasks = timed("stream the tasks to their file (query by window, casts, sort, flexibility, "
+                                     "demand, Parquet)", SB.tasks_mod.write_tasks)
+    SB.dc_mod.build = timed("size the sites from the demand", SB.dc_mod.build)
     parquet_bytes = SB.parquet_bytes
     SB.parquet_bytes = timed("Parquet bytes (zstd)", parquet_bytes)
     SB.publish = timed("publish (hash, atomic write)", SB.publish)
     base = rss_mb()
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=home.root) as out:
-        built = SB.write(SB.assemble(params, home), Path(out))
+        built = SB.write(SB.assemble(params, home, spool=Path(out)), Path(out))
         n_tasks = built.manifest["n_tasks"]
     total = time.perf_counter() - t0
     lines = ["## Scale: where the export's memory and time go\n",

@@ -86,8 +86,13 @@ class BundleLimits:
     datacenters: Limit = Limit(256, "datacenters", "3.7x the 70 cloud regions of gridshift/data/cloud_regions.csv; "
                                                    "signals take 5 x 8 bytes x 35,136 steps (1.4 MB) per datacenter "
                                                    "and the network 24 bytes per ordered pair")
-    tasks: Limit = Limit(50_000_000, "rows", "1.2x the synthetic year at scale 1 of the PAI 2020 cluster "
-                                             "(gridshift.scale: ~41 M tasks); ~120 bytes of arrays per task")
+    tasks: Limit = Limit(500_000_000, "rows", "1.2x the synthetic year at the top of the scale range, x10 of the "
+                                              "PAI 2020 cluster (gridshift.scale: ~412 M tasks); verify and a run "
+                                              "in chunks hold 16 bytes per task of the year (sim_core.chunks)")
+    #: the most tasks a load that holds every task column takes (``sim_core.load(path)``)
+    tasks_whole: Limit = Limit(50_000_000, "rows", "1.2x the synthetic year at scale 1 (~41 M tasks), ~120 bytes of "
+                                                   "arrays per task held whole; a larger bundle runs from its path, "
+                                                   "a week of arrivals at a time (sim_core.run)")
     network_rows: Limit = Limit(256 * 256, "rows", "one row per ordered pair of the largest bundle's datacenters")
 
 

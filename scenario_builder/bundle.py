@@ -1,6 +1,7 @@
 """Assemble a scenario bundle from the warehouse and write it (format: ``gridshift.bundle``).
 
-``assemble`` reads the warehouse (read-only) and computes every file's bytes in memory;
+``assemble`` reads the warehouse (read-only) and computes every file's bytes in memory, but the tasks file's,
+which it streams to a spool file (``scenario_builder.tasks``: a year of tasks is never held whole);
 ``write`` hands them to the one bundle writer (``gridshift.bundle.publish``), which hashes them,
 derives the bundle id from the content and publishes the directory atomically. Nothing depends on
 the time of the build or on absolute paths, and the Parquet writer settings are fixed, so the same
@@ -13,6 +14,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import numbers
+import shutil
+import tempfile
+import weakref
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,11 +33,10 @@ from gridshift.bundle import (
     NETWORK_SCHEMA,
     SIGNALS_SCHEMA,
     STEP_S,
-    TASKS_SCHEMA,
     pretty_json,
     publish,
 )
-from gridshift.bundle.format import TASK_RESOURCES
+from gridshift.bundle.writer import FileContent
 from gridshift.dc_params import FACILITY_PRESETS, GPU_GENERATIONS
 from gridshift.errors import GridshiftError
 from gridshift.home import Home
@@ -43,8 +46,9 @@ from pipelines.sources.network import PER_FLOW_CAP_MBPS
 from pipelines.workload import flexibility as flex_mod
 from scenario_builder import datacenters as dc_mod
 from scenario_builder import sites as sites_mod
+from scenario_builder import tasks as tasks_mod
 from scenario_builder.resample import RULES, GapError, Resampled, resample_continuous, resample_hold, year_grid
-from warehouse.db import query, read_connection
+from warehouse.db import query, read_connection, table_exists
 
 WORKLOADS = ("synthetic", "alibaba-2020", "alibaba-2023", "none")
 CARBON_BASES = ("direct", "lca")
@@ -206,11 +210,22 @@ class BuildParams:
 
 @dataclass
 class Assembled:
-    """A bundle in memory: file name -> bytes, and the manifest without ``files``/``bundle_id``."""
+    """A bundle ready to publish: file name -> bytes, or a finished file in ``spool`` (the tasks', too large to
+    hold), and the manifest without ``files``/``bundle_id``. ``spool`` is removed by :func:`write`, by
+    :meth:`discard` or when this object is collected."""
 
-    files: dict[str, bytes]
+    files: dict[str, FileContent]
     manifest: dict[str, Any]
     quality_rows: list[dict[str, Any]] = field(default_factory=list)
+    spool: Path | None = None
+
+    def __post_init__(self) -> None:
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.spool, True) if self.spool else None
+
+    def discard(self) -> None:
+        """Remove the spooled files now."""
+        if self._cleanup is not None:
+            self._cleanup()
 
 
 @dataclass
@@ -267,57 +282,6 @@ def _read_signals(con, params: BuildParams) -> dict[str, pl.DataFrame]:
     return out
 
 
-def _table_exists(con, name: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                            [name]).fetchall()[0][0])
-
-
-def _read_tasks(con, params: BuildParams) -> tuple[pl.DataFrame, list[str], dict[str, Any]]:
-    """The workload's tasks of the year (``workload_tasks``: id, arrival, resources), with the flexibility
-    columns of bundle format 2 from the workload pipeline's model (``pipelines.workload.flexibility``,
-    seeded by the build seed and each task's id, so the same task always gets the same flexibility)."""
-    cols = ["task_id", "arrival_ts_utc", *TASK_RESOURCES]
-    if params.workload == "none":
-        schema: dict[str, Any] = {c: pl.Float64 for c in cols}
-        schema.update(task_id=pl.Int64, arrival_ts_utc=pl.Datetime("us", "UTC"))
-        empty = flex_mod.assign_flexibility(pl.DataFrame(schema=schema), params.flex_params, params.seed)
-        return empty.select(TASKS_SCHEMA.names), [], {}
-    if not _table_exists(con, "workload_tasks"):
-        raise GridshiftError("the warehouse has no workload_tasks table (ingest the workload first)")
-    have = set(query(con, "SELECT column_name FROM information_schema.columns "
-                          "WHERE table_name = 'workload_tasks'")["column_name"].to_list())
-    missing = [c for c in [*cols, "workload", "year"] if c not in have]
-    if missing:
-        raise GridshiftError(f"workload_tasks lacks column(s) {missing}")
-    lo, hi = datetime(params.year, 1, 1, tzinfo=UTC), datetime(params.year + 1, 1, 1, tzinfo=UTC)
-    where = "workload = $w AND year = $y AND arrival_ts_utc >= $lo AND arrival_ts_utc < $hi"
-    args: dict[str, Any] = {"w": params.workload, "y": params.year, "lo": lo, "hi": hi}
-    sel = ", ".join(f'"{c}"' for c in cols)
-    tasks = query(con, f"SELECT {sel} FROM workload_tasks WHERE {where}", args)
-    sha, run = _workload_run(con, params.workload, params.year)
-    tasks = tasks.with_columns(
-        pl.col("task_id").cast(pl.Int64),
-        pl.col("arrival_ts_utc").dt.cast_time_unit("us").dt.convert_time_zone("UTC"),
-        *[pl.col(c).cast(pl.Float64) for c in cols[2:]],
-    ).sort("arrival_ts_utc", "task_id")
-    if tasks.height == 0:
-        raise GridshiftError(f"workload {params.workload!r} has no tasks in {params.year} in the warehouse")
-    nulls = {c: n for c, n in zip(tasks.columns, tasks.null_count().row(0), strict=True) if n}
-    if nulls:
-        raise GridshiftError(f"workload_tasks: null values in {nulls}")
-    if (tasks["duration_s"] <= 0).any():
-        raise GridshiftError("workload_tasks: duration_s must be > 0")
-    if tasks["task_id"].n_unique() != tasks.height:
-        raise GridshiftError("workload_tasks: task_id is not unique")
-    stored = workload_load_factor(run.get("workload_params"))
-    if params.workload == "synthetic" and stored is not None and stored != params.load_factor:
-        raise GridshiftError(f"workload_tasks holds the synthetic {params.year} year at load factor {stored:g}, "
-                             f"this bundle's scale {params.scale:g} needs {params.load_factor:g} (derive it again: "
-                             "gridshift export does)")
-    tasks = flex_mod.assign_flexibility(tasks, params.flex_params, params.seed).select(TASKS_SCHEMA.names)
-    return tasks, sorted(sha), run
-
-
 def default_load_factor(workload: str) -> float:
     """The load factor ``workload`` is derived at when none is asked for (the workload asset, ``gridshift ingest``):
     the one a default bundle of it needs (:attr:`BuildParams.load_factor` at ``scale=None``), so that deriving with
@@ -344,7 +308,7 @@ def workload_load_factor(derive: dict[str, Any] | None) -> float | None:
 
 def _workload_run(con, workload: str, year: int) -> tuple[list[str], dict[str, Any]]:
     """Raw inputs (sha256) and derivation parameters of a stored (workload, year), if recorded."""
-    if not _table_exists(con, "workload_runs"):
+    if not table_exists(con, "workload_runs"):
         return [], {}
     rows = query(con, "SELECT params_json, params_sha256, raw_sha256s FROM workload_runs "
                       "WHERE workload = ? AND year = ?", [workload, year])
@@ -454,7 +418,7 @@ def _plausibility_overrides(con, params: BuildParams) -> dict[tuple[str, str], d
     """(location, signal) -> {year: checks} of every partition the bundle reads (its year and the neighbours its
     edges may use) that was ingested past a plausibility check with ``--allow-implausible``
     (``partition_quality.plausibility_overridden``): the bundle's manifest carries that trace."""
-    if not _table_exists(con, "partition_quality"):
+    if not table_exists(con, "partition_quality"):
         return {}
     have = set(query(con, "SELECT column_name FROM information_schema.columns "
                           "WHERE table_name = 'partition_quality'")["column_name"].to_list())
@@ -469,14 +433,41 @@ def _plausibility_overrides(con, params: BuildParams) -> dict[tuple[str, str], d
     return out
 
 
-def assemble(params: BuildParams, home: Home) -> Assembled:
-    """Read the warehouse and compute every bundle file's bytes (raises GapError on a long gap)."""
+def _check_load_factor(run: dict[str, Any], params: BuildParams) -> None:
+    """A synthetic year derived at another load factor than the bundle's scale needs is refused."""
+    stored = workload_load_factor(run.get("workload_params"))
+    if params.workload == "synthetic" and stored is not None and stored != params.load_factor:
+        raise GridshiftError(f"workload_tasks holds the synthetic {params.year} year at load factor {stored:g}, "
+                             f"this bundle's scale {params.scale:g} needs {params.load_factor:g} (derive it again: "
+                             "gridshift export does)")
+
+
+def assemble(params: BuildParams, home: Home, spool: Path | None = None) -> Assembled:
+    """Read the warehouse and compute every bundle file's bytes, the tasks file streamed to a private directory
+    in ``spool`` (default: the system's temporary directory; give the output's, so that publishing renames it)
+    (raises GapError on a long gap; the private directory is then removed)."""
+    spool_dir = Path(tempfile.mkdtemp(prefix=".gridshift-export-", dir=spool))
+    try:
+        return _assemble(params, home, spool_dir)
+    except BaseException:
+        shutil.rmtree(spool_dir, ignore_errors=True)
+        raise
+
+
+def _assemble(params: BuildParams, home: Home, spool_dir: Path) -> Assembled:
     grid = year_grid(params.year)
     n_steps = grid.len()
     sites = _sites(params) if params.is_sites else None
+    demand = None if sites is not None or params.datacenters_source != "sized" else \
+        dc_mod.sizing_demand(list(params.regions), params.year)
     with read_connection(home.warehouse_path) as con:
         sig = _read_signals(con, params)
-        tasks, task_sha, workload_run = _read_tasks(con, params)
+        task_sha, workload_run = _workload_run(con, params.workload, params.year) if params.workload != "none" \
+            else ([], {})
+        _check_load_factor(workload_run, params)
+        written = tasks_mod.write_tasks(tasks_mod.WorkloadTasks(con, params), spool_dir / "tasks.parquet", demand)
+        assembled = Assembled({"tasks.parquet": spool_dir / "tasks.parquet"}, {}, spool=spool_dir)
+        task_sha = sorted(task_sha)
         net = _network(con, params)
         if sites is not None:
             net = sites_mod.site_network(sites, net, params.provider, _window_mbit_ms(con, params.provider))
@@ -533,7 +524,7 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
         dcs, sizing = [s.entry for s in sites], {}
     else:
         spec = params.datacenters if params.datacenters_source != "reference" else "reference"
-        dcs, sizing = dc_mod.build(list(params.regions), spec, tasks=tasks, year=params.year,
+        dcs, sizing = dc_mod.build(list(params.regions), spec, demand=demand,
                                    target_utilization=params.target_utilization, physics=params.physics,
                                    gpu=params.gpu)
     # every source whose raw files are in the lineage, plus the workload's own source, credited from the
@@ -554,12 +545,11 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
         }
     if sites is not None:  # keyed by datacenter label; ``location`` names the signals' location
         location_meta = {s.label: {**location_meta[s.location], **s.meta(prov)} for s in sites}
-    files = {
+    assembled.files.update({
         "signals.parquet": parquet_bytes(signals, SIGNALS_SCHEMA),
-        "tasks.parquet": parquet_bytes(tasks, TASKS_SCHEMA),
         "network.parquet": parquet_bytes(net, NETWORK_SCHEMA),
         "datacenters.json": pretty_json({"datacenters": dcs}),
-    }
+    })
     start = datetime(params.year, 1, 1, tzinfo=UTC)
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -576,22 +566,28 @@ def assemble(params: BuildParams, home: Home) -> Assembled:
         "attributions": attributions,
         "resampling": {**RULES, "max_gap_hours": float(params.max_gap_hours),
                        "max_edge_fill_hours": float(params.max_edge_fill_hours)},
-        "n_tasks": tasks.height,
+        "n_tasks": written.n_tasks,
         "flexibility": {"parameters": params.flex_params.manifest(), "seed": params.seed,
-                        **flex_mod.summary(tasks)},
+                        **written.flexibility},
         **({"sizing": sizing} if sizing else {}),
         "writer": {"parquet": {k: v for k, v in PARQUET_OPTIONS.items()}, "pyarrow": pa.__version__},
     }
-    return Assembled(files, manifest, quality_rows)
+    assembled.manifest, assembled.quality_rows = manifest, quality_rows
+    return assembled
 
 
 def write(assembled: Assembled, out_dir: Path) -> BuiltBundle:
     """Write the bundle to ``out_dir/<bundle_id>`` (``gridshift.bundle.publish``: atomic, an intact
     existing copy is reused, concurrent writers of one id end with one complete directory)."""
-    done = publish(assembled.files, assembled.manifest, Path(out_dir))
+    try:
+        done = publish(assembled.files, assembled.manifest, Path(out_dir))
+    finally:
+        assembled.discard()
     return BuiltBundle(done.path, done.bundle_id, done.manifest, assembled.quality_rows, reused=done.reused)
 
 
 def build(params: BuildParams, home: Home, out_dir: Path | None = None) -> BuiltBundle:
     """Assemble from the warehouse and write (inputs must already be in the warehouse)."""
-    return write(assemble(params, home), out_dir if out_dir is not None else home.bundles_dir)
+    out = Path(out_dir if out_dir is not None else home.bundles_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    return write(assemble(params, home, spool=out), out)

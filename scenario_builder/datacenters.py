@@ -69,14 +69,21 @@ def default_entry(code: str, physics: str = "default", gpu: str = D.GPU) -> dict
     }
 
 
-def sized(codes: list[str], tasks: pl.DataFrame, year: int, target_utilization: float, physics: str = "default",
+def sizing_demand(codes: list[str], year: int) -> sizing.Demand:
+    """An empty demand record for sized entries of ``codes`` (their time zones and population weights), which the
+    workload's tasks are added to as they stream by (:meth:`sizing.Demand.add`)."""
+    entries = [default_entry(c) for c in codes]
+    return sizing.Demand.of_sites([e["timezone"] for e in entries], [e["population_weight"] for e in entries], year)
+
+
+def sized(codes: list[str], demand: sizing.Demand, target_utilization: float, physics: str = "default",
           gpu: str = D.GPU) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Entries sized from ``tasks`` (:mod:`scenario_builder.sizing`) and the manifest's sizing record."""
+    """Entries sized from the workload's ``demand`` (:func:`sizing_demand`, every task added) and the manifest's
+    sizing record."""
     entries = [default_entry(c, physics, gpu) for c in codes]
     params = DatacenterParams()
-    sites = sizing.size_sites(tasks, codes, [e["timezone"] for e in entries],
-                              [e["population_weight"] for e in entries], year,
-                              target_utilization=target_utilization, cores_per_server=params.cores_per_server)
+    sites = sizing.size_sites(demand, codes, target_utilization=target_utilization,
+                              cores_per_server=params.cores_per_server)
     for e, s in zip(entries, sites, strict=True):
         e.update(s.capacity)
         e["capacity_source"] = f"sized from the workload for a mean utilization of {target_utilization:g}"
@@ -85,17 +92,18 @@ def sized(codes: list[str], tasks: pl.DataFrame, year: int, target_utilization: 
     return entries, record
 
 
-def build(codes: list[str], spec: str | Path, *, tasks: pl.DataFrame | None = None, year: int | None = None,
+def build(codes: list[str], spec: str | Path, *, demand: sizing.Demand | None = None,
           target_utilization: float = D.TARGET_UTILIZATION, physics: str = D.PHYSICS, gpu: str = D.GPU
           ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """``datacenters.json``'s list in ``codes`` order, and the sizing record (empty unless sized).
 
-    ``spec``: ``"sized"`` (needs ``tasks`` and ``year``), ``"reference"``, or an override file.
+    ``spec``: ``"sized"`` (needs the workload's ``demand``, :func:`sizing_demand`), ``"reference"``, or an
+    override file.
     """
     if spec == "sized":
-        if tasks is None or year is None:
-            raise GridshiftError("sized datacenters need the workload's tasks and year")
-        return sized(codes, tasks, year, target_utilization, physics, gpu)
+        if demand is None:
+            raise GridshiftError("sized datacenters need the workload's demand")
+        return sized(codes, demand, target_utilization, physics, gpu)
     if spec == "reference":
         return [default_entry(c, physics, gpu) for c in codes], {}
     return overridden(codes, Path(spec), physics, gpu), {}

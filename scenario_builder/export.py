@@ -28,7 +28,8 @@ from gridshift.errors import GridshiftError
 from gridshift.home import Home
 from gridshift.quality import MIN_COVERAGE
 from gridshift.sources import SIGNAL_TABLES
-from scenario_builder.bundle import BuildParams, BuiltBundle, assemble, workload_load_factor, write
+from scenario_builder import bundle as bundle_mod
+from scenario_builder.bundle import BuildParams, BuiltBundle, workload_load_factor
 from warehouse.db import query, read_connection
 from warehouse.ingest import in_mirror
 
@@ -148,4 +149,4 @@ def build(params: BuildParams, home: Home, out: Path | None = None, *, mirror: P
         raise MissingInputs("the warehouse lacks inputs of this bundle: " + "; ".join(missing.describe(params))
                             + ". Materialize them first (scenario_builder export does, or backfill those "
                             "partitions in the UI)")
-    return write(assemble(params, home), out if out is not None else home.bundles_dir)
+    return bundle_mod.build(params, home, out)

@@ -54,12 +54,9 @@ class SiteSizing:
         }
 
 
-def demand_by_site(tasks: pl.DataFrame, probs: np.ndarray, start_us: int, n_steps: int, column: str) -> np.ndarray:
-    """Expected time-weighted demand of ``column`` per site and step, (n_dc, n_steps).
-
-    Vectorised like the engine's booking: the first and last steps of a task get their fractions, the
-    whole steps between go through a difference array.
-    """
+def _parts(tasks: pl.DataFrame, start_us: int, n_steps: int, column: str):
+    """A task's first step, last step, its request and the fractions of the steps it runs in part (the engine's
+    booking: the first and last steps get their fractions, the whole steps between go through a difference array)."""
     a = (tasks["arrival_ts_utc"].dt.epoch("us").to_numpy() - start_us) / 1e6
     f = a + tasks["duration_s"].to_numpy()
     r = tasks[column].to_numpy().astype(np.float64)
@@ -70,37 +67,86 @@ def demand_by_site(tasks: pl.DataFrame, probs: np.ndarray, start_us: int, n_step
     first = r * (end_first - a) / STEP_S
     inside = ~same & (jf < n_steps)
     last = np.where(inside, r * (f - jf * STEP_S) / STEP_S, 0.0)
-    out = np.empty((probs.shape[0], n_steps))
-    for d in range(probs.shape[0]):
-        w = probs[d, ja]
-        part = np.bincount(ja, weights=w * first, minlength=n_steps)
-        part += np.bincount(np.where(inside, jf, 0), weights=w * last, minlength=n_steps)
-        diff = np.zeros(n_steps + 1)
-        whole = ~same
-        np.add.at(diff, ja[whole] + 1, (w * r)[whole])
-        np.add.at(diff, np.minimum(jf[whole], n_steps), -(w * r)[whole])
-        out[d] = part[:n_steps] + np.cumsum(diff)[:n_steps]
-    return out
+    return ja, jf, r, same, inside, first, last
 
 
-def size_sites(tasks: pl.DataFrame, codes: list[str], timezones: list[str], weights: list[float], year: int, *,
-               target_utilization: float = TARGET_UTILIZATION, cores_per_server: float = 64.0) -> list[SiteSizing]:
-    """Capacities per site for ``tasks`` at ``target_utilization`` (see the module docstring)."""
+def _year_steps(year: int) -> tuple[dt.datetime, int]:
+    """The year's first instant (UTC) and its number of steps."""
+    start = dt.datetime(year, 1, 1, tzinfo=dt.UTC)
+    return start, int((dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC) - start).total_seconds()) // STEP_S
+
+
+class Demand:
+    """Expected time-weighted demand per site and step of every request column (module docstring, steps 1-2),
+    accumulated batch by batch (:meth:`add`, in task order) so that a workload too large to hold is sized as it
+    streams by. A step's partial sums are taken in task order whatever the batches; only the ends of the whole steps
+    between (the difference array's + and -) interleave by batch, so batches change the last bits of a step's
+    demand, never a capacity (tests/unit/scenario_builder/test_sizing.py)."""
+
+    def __init__(self, probs: np.ndarray, year: int):
+        #: (n_dc, n_steps): each site's origin probability at each step of the year
+        self.probs = probs
+        self.start, self.n_steps = _year_steps(year)
+        if probs.shape[1] != self.n_steps:
+            raise ValueError(f"origin probabilities for {probs.shape[1]} steps, the year has {self.n_steps}")
+        self.start_us = int(self.start.timestamp()) * 1_000_000
+        shape = (len(RESOURCES), probs.shape[0], self.n_steps)
+        self._first, self._last, self._diff = np.zeros(shape), np.zeros(shape), np.zeros((*shape[:2], self.n_steps + 1))
+        self.biggest = np.full(len(RESOURCES), -np.inf)
+        self.n_tasks = 0
+
+    @classmethod
+    def of_sites(cls, timezones: list[str], weights: list[float], year: int) -> Demand:
+        """The demand the simulator's origin model sends sites of these time zones and population weights."""
+        start, n_steps = _year_steps(year)
+        return cls(probabilities(weights, local_hours(timezones, start, n_steps, STEP_S)), year)
+
+    def add(self, tasks: pl.DataFrame) -> None:
+        """Add ``tasks`` (the next ones in the workload's order)."""
+        if not tasks.height:
+            return
+        self.n_tasks += tasks.height
+        n = self.n_steps
+        for k, (column, _) in enumerate(RESOURCES):
+            ja, jf, r, same, inside, first, last = _parts(tasks, self.start_us, n, column)
+            self.biggest[k] = max(self.biggest[k], float(r.max()))
+            whole = ~same
+            for d in range(self.probs.shape[0]):
+                w = self.probs[d, ja]
+                np.add.at(self._first[k, d], ja, w * first)
+                np.add.at(self._last[k, d], np.where(inside, jf, 0), w * last)
+                np.add.at(self._diff[k, d], ja[whole] + 1, (w * r)[whole])
+                np.add.at(self._diff[k, d], np.minimum(jf[whole], n), -(w * r)[whole])
+
+    def of(self, column: str) -> np.ndarray:
+        """(n_dc, n_steps): the demand of request column ``column``."""
+        k = [c for c, _ in RESOURCES].index(column)
+        return (self._first[k] + self._last[k]) + np.cumsum(self._diff[k], axis=1)[:, :self.n_steps]
+
+
+def demand_by_site(tasks: pl.DataFrame, probs: np.ndarray, year: int, column: str) -> np.ndarray:
+    """Expected time-weighted demand of ``column`` per site and step of ``year``, (n_dc, n_steps), of the tasks
+    ``tasks`` with origin probabilities ``probs`` (n_dc, n_steps): :class:`Demand` in one batch."""
+    demand = Demand(probs, year)
+    demand.add(tasks)
+    return demand.of(column)
+
+
+def size_sites(demand: Demand, codes: list[str], *, target_utilization: float = TARGET_UTILIZATION,
+               cores_per_server: float = 64.0) -> list[SiteSizing]:
+    """Capacities of the sites ``codes`` (the order of ``demand``'s) for the workload whose demand is ``demand``
+    at ``target_utilization`` (see the module docstring)."""
     if not 0 < target_utilization <= 1:
         raise GridshiftError(f"--target-utilization must be in (0, 1], got {target_utilization}")
-    if tasks.height == 0:
+    if demand.n_tasks == 0:
         raise GridshiftError("cannot size datacenters from a workload without tasks (use --datacenters reference "
                              "or a file)")
-    start = dt.datetime(year, 1, 1, tzinfo=dt.UTC)
-    n_steps = int((dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC) - start).total_seconds()) // STEP_S
-    probs = probabilities(weights, local_hours(timezones, start, n_steps, STEP_S))
-    start_us = int(start.timestamp()) * 1_000_000
     sites = {code: SiteSizing(code, {}, {}, {}) for code in codes}
-    for column, key in RESOURCES:
-        demand = demand_by_site(tasks, probs, start_us, n_steps, column)
-        biggest = float(tasks[column].max())
+    for k, (column, key) in enumerate(RESOURCES):
+        by_site = demand.of(column)
+        biggest = float(demand.biggest[k])
         for d, code in enumerate(codes):
-            mean = float(demand[d].mean())
+            mean = float(by_site[d].mean())
             cap = max(mean / target_utilization, biggest)
             if key == "total_cores":
                 cap = math.ceil(cap / cores_per_server - 1e-9) * cores_per_server
@@ -108,7 +154,7 @@ def size_sites(tasks: pl.DataFrame, codes: list[str], timezones: list[str], weig
                 cap = float(math.ceil(cap - 1e-9))
             sites[code].capacity[key] = max(cap, cores_per_server if key == "total_cores" else 0.0)
             sites[code].mean_demand[column] = mean
-            sites[code].p99_demand[column] = float(np.quantile(demand[d], 0.99))
+            sites[code].p99_demand[column] = float(np.quantile(by_site[d], 0.99))
     for s in sites.values():
         if s.capacity["total_mem_gb"] <= 0:
             s.capacity["total_mem_gb"] = 1.0

@@ -361,9 +361,23 @@ def _no_nulls(file: str, c: str, nulls: dict) -> None:
 _REST = {c: TASKS_TABLE.polars_schema()[c] for c in (*TASK_RESOURCES, *TASK_FLEX, *TASK_FLAGS)}
 
 
-def _read_arrival_and_ids(root: Path, header: Header) -> tuple[Any, dict[str, pl.DataType], dict[str, np.ndarray]]:
+def _check_unique_ids(ids: np.ndarray, file: str, *, in_place: bool) -> None:
+    """Refuse ids that are not unique (naming up to five of the repeated values). Sorted, not hashed: a copy of the
+    ids at most (none with ``in_place``, for a caller that drops them: their order is lost), so that a bundle of
+    hundreds of millions of tasks is checked within a bounded peak (a hash set holds 2-3 times the ids)."""
+    s = ids if in_place else ids.copy()
+    s.sort()
+    dup = s[1:] == s[:-1]
+    if dup.any():
+        raise BundleError("task_id is not unique", file=file, column="task_id",
+                          values=np.unique(s[1:][dup])[:5].tolist())
+
+
+def _read_arrival_and_ids(root: Path, header: Header, *, keep_ids: bool = True
+                          ) -> tuple[Any, dict[str, pl.DataType], dict[str, np.ndarray]]:
     """The tasks file opened (:func:`_open_tasks`) and its arrivals (s since the start) and ids, checked: no nulls,
-    every arrival in the bundle's window and in order, the ids unique."""
+    every arrival in the bundle's window and in order, the ids unique (``keep_ids=False``: the ids are not
+    returned, and checked in place)."""
     path = root / TASKS
     file = str(path)
     schema_of = TASKS_TABLE.polars_schema()
@@ -397,12 +411,10 @@ def _read_arrival_and_ids(root: Path, header: Header) -> tuple[Any, dict[str, pl
     out = {"arrival_s": arrival_s}
     del arr_us
     _no_nulls(file, "task_id", nulls)
-    ids = pl.Series(cols["task_id"])
-    if ids.n_unique() != ids.len():
-        dup = ids.filter(ids.is_duplicated()).head(5).to_list()
-        raise BundleError("task_id is not unique", file=file, column="task_id", values=dup)
-    del ids
-    out["task_id"] = cols.pop("task_id")
+    ids = cols.pop("task_id")
+    _check_unique_ids(ids, file, in_place=not keep_ids)
+    if keep_ids:
+        out["task_id"] = ids
     return f, schema, out
 
 
@@ -479,7 +491,7 @@ def open_tasks(root: Path, header: Header) -> tuple[dict[str, Any], int, int]:
     checked unique) as :class:`TaskColumn` read on demand, after every row group has been checked as
     :func:`read_tasks` checks them; and the counts of interruptible and elastic tasks
     (``manifest_params.check_count_values``)."""
-    f, schema, out = _read_arrival_and_ids(root, header)
+    f, schema, out = _read_arrival_and_ids(root, header, keep_ids=False)
     _check_schema(root / TASKS, list(_REST), _REST, schema)
     rows = TaskRows(root / TASKS, f)
     n_int = n_el = 0
@@ -538,7 +550,10 @@ def read_content(root: Path, manifest: dict[str, Any], tasks: bool = True, *,
     ``lazy_tasks``: the task columns other than arrivals are read on demand (:func:`open_tasks`), not held whole."""
     root = Path(root)
     header = read_header(manifest, str(root / MANIFEST))
-    check_bundle_sizes(root, header.n_dc, header.n_steps)
+    n_tasks = check_bundle_sizes(root, header.n_dc, header.n_steps)
+    if tasks and not lazy_tasks:
+        BUNDLE.tasks_whole.check(n_tasks, file=str(root / TASKS), what="the number of tasks to hold whole",
+                                 error=BundleError)
     datacenters, signals = read_datacenters(root, header), read_signals(root, header)
     if not tasks:
         tasks = None

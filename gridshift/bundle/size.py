@@ -32,15 +32,17 @@ def check_datacenter_count(n_dc: int, file: str, *, limits: BundleLimits = BUNDL
                              error=BundleError)
 
 
-def check_bundle_sizes(root: Path, n_dc: int, n_steps: int, *, limits: BundleLimits = BUNDLE) -> None:
+def check_bundle_sizes(root: Path, n_dc: int, n_steps: int, *, limits: BundleLimits = BUNDLE) -> int:
     """Refuse a bundle whose datacenters, tasks or network rows exceed ``limits``, or whose signals file
-    declares another row count than datacenters x steps — from the manifest's counts and the footers."""
+    declares another row count than datacenters x steps — from the manifest's counts and the footers; the
+    tasks file's row count."""
     check_datacenter_count(n_dc, str(root / MANIFEST), limits=limits)
     signals = parquet_rows(root / SIGNALS)
     if signals != n_dc * n_steps:
         raise BundleError(f"{signals:,} rows, expected {n_dc} locations x {n_steps} steps (the Parquet footer)",
                           file=str(root / SIGNALS))
-    limits.tasks.check(parquet_rows(root / TASKS), file=str(root / TASKS), what="the number of tasks",
-                       error=BundleError)
+    n_tasks = parquet_rows(root / TASKS)
+    limits.tasks.check(n_tasks, file=str(root / TASKS), what="the number of tasks", error=BundleError)
     limits.network_rows.check(parquet_rows(root / NETWORK), file=str(root / NETWORK), what="the number of rows",
                               error=BundleError)
+    return n_tasks

@@ -206,16 +206,51 @@ def assign_flexibility(tasks: pl.DataFrame, params: FlexParams, seed: int) -> pl
     )
 
 
+class Summary:
+    """Counts of what :func:`assign_flexibility` gave (for the bundle manifest), accumulated batch by batch
+    (:meth:`add`) so that a workload too large to hold is summarised as it streams by: the same record as one
+    batch of all (the median of the checkpoint overheads from each distinct value's count)."""
+
+    def __init__(self) -> None:
+        self.n_tasks = self.n_interruptible = self.n_elastic = 0
+        self._delay: dict[float, int] = {}
+        self._ckpt = pl.DataFrame(schema={"checkpoint_s": pl.Float64, "count": pl.Int64})
+
+    def add(self, tasks: pl.DataFrame) -> None:
+        self.n_tasks += tasks.height
+        self.n_interruptible += int(tasks["interruptible"].sum())
+        self.n_elastic += int((tasks["max_scale"] > 1.0).sum())
+        for k, v in tasks.group_by("max_delay_s").len().iter_rows():
+            self._delay[k] = self._delay.get(k, 0) + int(v)
+        counts = (tasks.lazy().filter(pl.col("checkpoint_s") > 0).group_by("checkpoint_s")
+                  .agg(pl.len().cast(pl.Int64).alias("count")).collect())
+        self._ckpt = pl.concat([self._ckpt, counts]).group_by("checkpoint_s").agg(pl.col("count").sum())
+
+    def _checkpoint_median(self) -> float:
+        """The median as polars takes it of the values themselves (the mean of the two middle ones)."""
+        c = self._ckpt.sort("checkpoint_s")
+        n = int(c["count"].sum())
+        if not n:
+            return 0.0
+        ends = c["count"].cum_sum().to_numpy()
+        v = c["checkpoint_s"].to_numpy()
+        lo, hi = v[np.searchsorted(ends, (n - 1) // 2, side="right")], v[np.searchsorted(ends, n // 2, side="right")]
+        return float(pl.Series([lo, hi]).median())
+
+    def record(self) -> dict:
+        if not self.n_tasks:
+            return {"n_tasks": 0}
+        return {
+            "n_tasks": self.n_tasks,
+            "n_interruptible": self.n_interruptible,
+            "n_elastic": self.n_elastic,
+            "n_by_max_delay_s": {f"{k:g}": v for k, v in sorted(self._delay.items())},
+            "checkpoint_s_median": self._checkpoint_median(),
+        }
+
+
 def summary(tasks: pl.DataFrame) -> dict:
-    """Counts of what :func:`assign_flexibility` gave (for the bundle manifest)."""
-    if tasks.height == 0:
-        return {"n_tasks": 0}
-    el = tasks["max_scale"] > 1.0
-    return {
-        "n_tasks": tasks.height,
-        "n_interruptible": int(tasks["interruptible"].sum()),
-        "n_elastic": int(el.sum()),
-        "n_by_max_delay_s": {f"{k:g}": int(v) for k, v in
-                             tasks.group_by("max_delay_s").len().sort("max_delay_s").iter_rows()},
-        "checkpoint_s_median": float(tasks.filter(pl.col("checkpoint_s") > 0)["checkpoint_s"].median() or 0.0),
-    }
+    """Counts of what :func:`assign_flexibility` gave (for the bundle manifest): :class:`Summary` of one batch."""
+    s = Summary()
+    s.add(tasks)
+    return s.record()

@@ -174,6 +174,7 @@ def test_interrupted_write_leaves_no_bundle(built, bundle_home, params, tmp_path
         bundle_mod.write(assembled, tmp_path)
     monkeypatch.undo()
     assert list(tmp_path.iterdir()) == []  # neither the final name nor a .partial left behind
+    assert assembled.spool is not None and not assembled.spool.exists()  # nor the streamed tasks file
 
 
 @pytest.mark.parametrize("name", FILES)

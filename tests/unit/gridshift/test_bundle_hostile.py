@@ -147,7 +147,10 @@ def test_task_order_ids_and_window(bundle):
     rewrite_parquet(bundle, "tasks.parquet", lambda df: df.reverse())
     refused(bundle, file="tasks.parquet", column="arrival_ts_utc", match="not sorted")
     rewrite_parquet(bundle, "tasks.parquet", lambda df: df.reverse().with_columns(task_id=pl.lit(7, pl.Int64)))
-    refused(bundle, file="tasks.parquet", column="task_id", match="not unique")
+    assert refused(bundle, file="tasks.parquet", column="task_id", match="not unique").values == [7]
+    with pytest.raises(BundleError, match="not unique") as info:  # (a chunked run's loader checks them in place)
+        sim_core.load(bundle, lazy_tasks=True)
+    assert info.value.column == "task_id" and info.value.values == [7]
     rewrite_parquet(bundle, "tasks.parquet", lambda df: df.with_columns(
         task_id=pl.int_range(0, df.height, dtype=pl.Int64),
         arrival_ts_utc=pl.col("arrival_ts_utc") + pl.duration(days=400)))

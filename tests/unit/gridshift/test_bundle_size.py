@@ -78,3 +78,28 @@ def test_a_bundle_above_the_datacenter_limit_is_never_written(tmp_path):
     with pytest.raises(BundleError, match="the number of datacenters is 257 datacenters, above the limit of 256"):
         finalize_manifest(files, {"locations": [f"DC{i}" for i in range(257)]})
     assert finalize_manifest(files, {"locations": [f"DC{i}" for i in range(256)]})["bundle_id"]
+
+
+def test_a_bundle_above_the_task_limit_is_never_written():
+    from gridshift.bundle.format import DATA_FILES
+    from gridshift.bundle.writer import finalize_manifest
+
+    files = {name: b"" for name in DATA_FILES}
+    with pytest.raises(BundleError, match="the number of tasks is 500,000,001 rows, above the limit of 500,000,000"):
+        finalize_manifest(files, {"locations": ["DE-LU"], "n_tasks": BUNDLE.tasks.limit + 1})
+    assert finalize_manifest(files, {"locations": ["DE-LU"], "n_tasks": BUNDLE.tasks.limit})["bundle_id"]
+
+
+def test_a_load_that_holds_every_task_column_takes_at_most_tasks_whole(bundle, monkeypatch):
+    """A bundle larger than a whole load can hold (×10 of the source cluster: 412 M tasks) is refused by the whole
+    load from its footer, naming the way that takes it (a run from its path, in chunks); verify and that run read
+    it (gridshift.bundle.content)."""
+    from gridshift.bundle import content
+
+    monkeypatch.setattr(content, "BUNDLE", BundleLimits(tasks_whole=Limit(7, "rows", "test: run it in chunks")))
+    with pytest.raises(BundleError, match="the number of tasks to hold whole is 8 rows, above the limit of 7 rows "
+                                          r"\(test: run it in chunks\)") as info:
+        sim_core.load(bundle)
+    assert info.value.file.endswith("tasks.parquet")
+    assert sim_core.load(bundle, lazy_tasks=True).n_tasks == 8
+    assert verify_bundle(bundle).ok
