@@ -25,9 +25,11 @@ Prints the section and writes it between ``<!-- scale:start -->`` and ``<!-- sca
 (``--no-write``: print only).
 
 ``--study S`` (×10: about 65,000 GPUs, 412 M tasks) measures one large study instead, in its own section
-(``scale-study``): the export once (it derives the workload first when the warehouse holds another scale: say so
-with ``--derived``'s figures, or leave the derivation to the export), then the year under ``lowest_carbon`` in
-chunks, as a fresh process's first call under the address-space cap (the compile cache warmed first by a 1-day run
+(``scale-study``): the export once, from a home whose warehouse already holds the study's workload (``gridshift
+ingest --sources workload --load-factor L``, L the scale's, ``gridshift.scale.load_factor``: 11 min and 18 GB at ×10
+under DuckDB's default memory limit), then the year under ``lowest_carbon`` in
+chunks and without per-task results (``task_results=False``: their ~130 bytes per task on disk would be 54 GB), as a
+fresh process's first call under the address-space cap (the compile cache warmed first by a 1-day run
 of a small bundle, ``--warm-with``: exporting one here would derive its workload over the study's):
 
     ./run.sh python benchmarks/bench_scale.py --home /tmp/x10-home --study 10 --warm-with SMALL_BUNDLE
@@ -63,7 +65,8 @@ def on_phase(name):  # (set-up: the bundle loaded and the window taken; stepping
     phases[last[1]] = now - last[0]
     last[:] = [now, name]
 res = sim_core.run(sys.argv[1], sys.argv[2], seed=0, days=(float(sys.argv[3]) if sys.argv[3] != "-" else None),
-                   on_phase=on_phase, chunk_steps=(int(sys.argv[5]) if sys.argv[5] != "-" else None))
+                   on_phase=on_phase, chunk_steps=(int(sys.argv[5]) if sys.argv[5] != "-" else None),
+                   task_results=sys.argv[6] == "1")
 t = time.perf_counter() - t0
 phases[last[1]] = t0 + t - last[0]
 print(json.dumps(dict(t_s=t, rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, phases=phases,
@@ -107,10 +110,10 @@ def _distinct_tasks(path: Path) -> tuple[int, int]:
     return t.height, t.unique().height
 
 
-def _capped_run(path: Path, days: str, cap_gb: float, chunk: str) -> dict:
-    """``RUN`` in a fresh process (``chunk``: its ``chunk_steps``, "-" for one chunk): its figures, or
-    ``{"refused": ...}`` when it ran out of memory under the cap."""
-    return run_child_capped(RUN, path, "lowest_carbon", days, cap_gb, chunk, cap_gb=cap_gb)
+def _capped_run(path: Path, days: str, cap_gb: float, chunk: str, task_results: bool = True) -> dict:
+    """``RUN`` in a fresh process (``chunk``: its ``chunk_steps``, "-" for one chunk; ``task_results``: its per-task
+    results kept): its figures, or ``{"refused": ...}`` when it ran out of memory under the cap."""
+    return run_child_capped(RUN, path, "lowest_carbon", days, cap_gb, chunk, int(task_results), cap_gb=cap_gb)
 
 
 def _run_year(path: Path, cap_gb: float, chunk: str) -> dict:
@@ -135,28 +138,24 @@ def _study(args, home: Path, mirror: Path) -> None:
     warm = _capped_run(args.warm_with, "1", args.cap_gb, args.chunk_steps)
     if "refused" in warm:
         raise SystemExit(f"the warm-up run failed: {warm}")
-    y = _capped_run(out / exported["id"], "-", args.cap_gb, args.chunk_steps)
+    y = _capped_run(out / exported["id"], "-", args.cap_gb, args.chunk_steps, task_results=False)
     rows = [
         (f"×{args.study} {args.gpu}: bundle",
          f"{REGIONS} × {YEAR}, {f['n_tasks']:,} tasks, {f['mb']:,.0f} MB; GPUs per site "
          + ", ".join(f"{k} {v:,.0f}" for k, v in f["gpus"].items()) + f" ({sum(f['gpus'].values()):,.0f} in all)"),
-        (f"×{args.study}: export (`gridshift export --scale {args.study} --gpu {args.gpu}`, a fresh process; the "
-         "warehouse held the scale's workload)",
+        (f"×{args.study}: export (`gridshift export --scale {args.study} --gpu {args.gpu}`, a fresh process, from a "
+         "warehouse holding the scale's workload)",
          f"{exported['t_s']:.1f} s ({1e6 * exported['t_s'] / f['n_tasks']:.2f} µs/task), {exported['rss_mb']:,.0f} "
          f"MB peak RSS (load {exported['load_avg']:.1f}); warehouse {gb:.1f} GB on disk"),
         (f"×{args.study}: a year under lowest_carbon, sim_core.run as a first call, cache warm, chunks of "
-         f"{args.chunk_steps} steps, address space capped at {args.cap_gb:g} GB",
+         f"{args.chunk_steps} steps, no per-task results (task_results=False: ~130 B per task on disk would be "
+         f"{130 * f['n_tasks'] / 1e9:.0f} GB), address space capped at {args.cap_gb:g} GB",
          capped_run_line(y, lambda k, v: f"{k} {v:.1f} s", goal=f"≤ {args.cap_gb:g} GB", time_per_task=True)),
     ]
     if "refused" not in y:
         rows.append((f"×{args.study}: the year's totals", f"{y['tasks']:,} tasks, {y['carbon_kg'] / 1e3:,.1f} t CO2"))
-    cap = "" if args.cap_gb == CAP_GB else f" --cap-gb {args.cap_gb:g}"
-    cmd = (f"./run.sh python benchmarks/bench_scale.py --home HOME --study {args.study} --gpu {args.gpu}{cap} "
-           f"--chunk-steps {args.chunk_steps}")
-    body = (f"## Scale: a ×{args.study} study (bounded memory)\n\nCommand: `{cmd}` — machine: {machine()}; shared "
-            "with other jobs, load averages as measured at each step\n\n| figure | value |\n|---|---|\n"
-            + "\n".join(f"| {a} | {b} |" for a, b in rows))
-    publish("scale-study", body, not args.no_write)
+    _publish("scale-study", f"Scale: a ×{args.study} study (bounded memory)",
+             f"--study {args.study} --warm-with SMALL_BUNDLE", args, rows)
 
 
 def main() -> None:
@@ -231,13 +230,17 @@ def main() -> None:
                      f"stepping alone {us.get('stepping', 0.0):.2f} µs/task × {n1:,} = "
                      f"{us.get('stepping', 0.0) * n1 / 1e6:.0f} s; set-up (load, window) "
                      f"{us.get('set-up', 0.0) * n1 / 1e6:.0f} s; results {us.get('results', 0.0) * n1 / 1e6:.0f} s"))
+    _publish("scale", "Scale (issue 34: the source cluster's size)", f"--scales {args.scales}", args, rows)
+
+
+def _publish(section: str, title: str, what: str, args, rows: list[tuple[str, str]]) -> None:
+    """The section's table of ``rows`` under ``title``, with the command that wrote it (``what``: its scales)."""
     cap = "" if args.cap_gb == CAP_GB else f" --cap-gb {args.cap_gb:g}"
-    cmd = (f"./run.sh python benchmarks/bench_scale.py --home HOME --scales {args.scales} --gpu {args.gpu}{cap} "
+    cmd = (f"./run.sh python benchmarks/bench_scale.py --home HOME {what} --gpu {args.gpu}{cap} "
            f"--chunk-steps {args.chunk_steps}")
-    body = (f"## Scale (issue 34: the source cluster's size)\n\nCommand: `{cmd}` — machine: {machine()}; shared "
-            "with other jobs, load averages as measured at each step\n\n| figure | value |\n|---|---|\n"
-            + "\n".join(f"| {a} | {b} |" for a, b in rows))
-    publish("scale", body, not args.no_write)
+    body = (f"## {title}\n\nCommand: `{cmd}` — machine: {machine()}; shared with other jobs, load averages as "
+            "measured at each step\n\n| figure | value |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows))
+    publish(section, body, not args.no_write)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,10 @@ def run(
         "--chunk-steps", help="take the tasks this many steps of arrivals at a time (the same result, memory bounded "
                               "by the live tasks): a number, 'none' (all at once) or 'auto' (a week's chunks for a "
                               "bundle of 10 M tasks or more)")] = "auto",
+    task_results: Annotated[bool, typer.Option(
+        "--task-results/--no-task-results", help="keep the per-task results (~130 bytes per task on disk in a "
+                                                 "chunked run); --no-task-results folds them into the totals as each "
+                                                 "task leaves (a study too large for them; no --out tasks)")] = True,
     options: dict | None = None,
 ) -> None:
     """Run one policy on a bundle and print the totals (on a cold Numba cache, first a notice of the compile
@@ -42,6 +46,9 @@ def run(
     from sim_core.policies import registry
     from sim_core.precompile import notice
 
+    if out is not None and not task_results:
+        raise typer.BadParameter("--out writes the per-task results, which --no-task-results does not keep",
+                                 param_hint="--out")
     console = Console()
     path = bundle_path(bundle, optional_home(home))
     line = notice([policy]) if policy in registry.names() else None
@@ -51,7 +58,7 @@ def run(
     t = time.perf_counter()
     try:
         res = sim_core.run(path, policy, seed=seed, days=days, start=start_arg(start), on_phase=phases.begin,
-                           chunk_steps=_chunk_steps(chunk_steps), **(options or {}))
+                           chunk_steps=_chunk_steps(chunk_steps), task_results=task_results, **(options or {}))
     except sim_core.BundleError as err:  # the bundle refused (integrity or content)
         raise typer.BadParameter(str(err), param_hint="BUNDLE") from err
     except sim_core.RunOptionsError as err:  # an unknown policy, a window outside the bundle...

@@ -95,6 +95,24 @@ class Derived:
             return parts[0] if len(parts) == 1 else np.concatenate(parts)
         return np.fromfile(self.root / f"derived-{name}", self._dtype[name])
 
+    def sum(self, name: str) -> float:
+        """The sum of column ``name`` (NumPy's pairwise sum of the whole column)."""
+        return float(self.whole(name).sum())
+
+
+class Sums:
+    """The derived per-task columns of a run that keeps no per-task results (:class:`Tallies`), each folded into its
+    sum as its tasks leave: the sums of the parts, so the last bits differ from :meth:`Derived.sum`'s."""
+
+    def __init__(self) -> None:
+        self._sums: dict[str, float] = {}
+
+    def add(self, name: str, a: np.ndarray) -> None:
+        self._sums[name] = self._sums.get(name, 0.0) + float(a.sum())
+
+    def sum(self, name: str) -> float:
+        return self._sums.get(name, 0.0)
+
 
 class ArrayColumns:
     """The per-task columns of a run whose arrays held its window (one chunk): its ``Tasks``, ``State`` and the
@@ -165,9 +183,10 @@ class Outputs:
         cols = self._columns(T, S)
         if not rows.shape[0]:
             return
+        lo, hi = int(rows.min()), int(rows.max()) + 1  # (the span written is mapped, not the window's file)
         for f, a in cols:
-            mm = np.memmap(self.root / f, a.dtype, "r+", shape=(self.n,))
-            mm[rows] = a[sel]
+            mm = np.memmap(self.root / f, a.dtype, "r+", offset=lo * a.dtype.itemsize, shape=(hi - lo,))
+            mm[rows - lo] = a[sel]
             del mm  # (unmapped: the pages written are the file's, not the run's)
 
     def put_ids(self, first: int, ids: np.ndarray) -> None:
@@ -180,6 +199,19 @@ class Outputs:
         with open(path, "r+b") as fh:
             fh.seek(first * ids.dtype.itemsize)
             np.ascontiguousarray(ids).tofile(fh)
+
+    def leave(self, T, S, gidx: np.ndarray, leave: np.ndarray, p: int, fresh: int) -> None:
+        """The tasks ``leave`` (a mask over the engine's arrays, window indices ``gidx``) are done: write them. The
+        last chunk's tasks, from index ``p`` on (window index ``fresh`` on), consecutive in the window and none
+        written before, go as one block (the live ones rewritten when they leave); the earlier ones one by one."""
+        self.put_block(fresh, T, S, p)
+        old = leave.copy()
+        old[p:] = False
+        self.put(gidx[old], T, S, old)
+
+    def put_rest(self, T, S, gidx: np.ndarray, n_out: int) -> None:
+        """The run has ended: write every task still in the arrays."""
+        self.put(gidx, T, S, np.arange(T.arrival.shape[0]))
 
     def put_block(self, first: int, T, S, p: int) -> None:
         """Write the tasks from index ``p`` of the engine's arrays on, window indices ``first`` on (consecutive), in
@@ -207,6 +239,48 @@ class Outputs:
         return Derived(self.root)
 
 
+class Tallies:
+    """A chunked run that keeps no per-task results (``sim_core.run(..., task_results=False)``): each task's part of
+    the results (``result.TaskFold``: the per-step counters and flows, the tallies, the sums of the derived columns)
+    is folded in as it leaves the engine's arrays, and nothing is written per task, so that a run of hundreds of
+    millions of tasks (×10 of the source cluster: 412 M, ~130 bytes of per-task outputs each) holds its live tasks
+    and its window's arrivals and nothing on disk. Its totals and steps are those of the run with per-task
+    results, the counts exactly and the sums of floats (transfers, waits, work) to the last bits (the tasks are
+    summed in the order they leave, not in the window's); it has no per-task frames."""
+
+    flex_per_task = False  # (a run with controls keeps one chunk)
+
+    def __init__(self, fold) -> None:
+        #: the passes (``result.TaskFold`` over the run's largest step count, its derived columns as ``Sums``)
+        self.fold = fold
+        self._n_max = fold.cnt.shape[2]
+
+    @staticmethod
+    def _columns(T, S, sel) -> dict[str, np.ndarray]:
+        return {**{f: getattr(T, f)[sel] for f in TASK_OUT}, **{f: getattr(S, f)[sel] for f in STATE_OUT}}
+
+    def put_ids(self, first: int, ids: np.ndarray) -> None:
+        """(no per-task frames: the ids are not kept)"""
+
+    def leave(self, T, S, gidx: np.ndarray, leave: np.ndarray, p: int, fresh: int) -> None:
+        # (done: each event is at or before now, inside any step count the run ends with)
+        self.fold.add(self._columns(T, S, leave), self._n_max, False)
+
+    def put_rest(self, T, S, gidx: np.ndarray, n_out: int) -> None:
+        self.fold.add(self._columns(T, S, slice(None)), n_out, False)
+
+    def close(self) -> None:
+        """(nothing on disk)"""
+
+    def _no_frames(self, *_args):
+        from .options import RunOptionsError
+
+        raise RunOptionsError("this run kept no per-task results (sim_core.run(..., task_results=False)): it has its "
+                              "totals, steps and sites, not its tasks or transfers")
+
+    whole = parts = part = _no_frames
+
+
 def referenced(S, n: int) -> np.ndarray:
     """Which of the ``n`` tasks in the arrays a field of ``S`` refers to (a queue or transit link, a list entry)."""
     ref = np.zeros(n, bool)
@@ -229,7 +303,7 @@ def _check_one_slot(S, n: int) -> None:
             raise ValueError(f"State.{name} is per task (a run with flexible-task controls): it runs in one chunk")
 
 
-def compact(T, S, gidx: np.ndarray, out: Outputs, new_T, first: int, fresh: int):
+def compact(T, S, gidx: np.ndarray, out: Outputs | Tallies, new_T, first: int, fresh: int):
     """The engine's arrays without their done tasks (written into ``out``) and with the chunk ``new_T`` appended,
     whose first task is task ``first`` of the window: ``(T, S, gidx)``, ``gidx`` the window index of every task
     in the arrays (ascending: the arrays keep window order). ``fresh``: the window index of the first task of the
@@ -238,13 +312,7 @@ def compact(T, S, gidx: np.ndarray, out: Outputs, new_T, first: int, fresh: int)
     n = T.arrival.shape[0]
     _check_one_slot(S, n)
     leave = np.isin(S.status, L.ST_FINAL) & ~referenced(S, n)
-    # the tasks of the last chunk are consecutive in the window and none has left before: written as one block (the
-    # live ones rewritten when they leave); the earlier ones that leave now, one by one
-    p = int(np.searchsorted(gidx, fresh))
-    out.put_block(fresh, T, S, p)
-    old = leave.copy()
-    old[p:] = False
-    out.put(gidx[old], T, S, old)
+    out.leave(T, S, gidx, leave, int(np.searchsorted(gidx, fresh)), fresh)
     keep = ~leave
     new_pos = np.cumsum(keep, dtype=np.int64) - 1  # (a kept task's index after the compaction)
     n_keep = int(new_pos[-1]) + 1 if n else 0
@@ -280,10 +348,10 @@ def compact(T, S, gidx: np.ndarray, out: Outputs, new_T, first: int, fresh: int)
     return T2, S._replace(**upd), gidx2
 
 
-def finish(T, S, gidx: np.ndarray, out: Outputs):
-    """The run's ``(Tasks, State)`` once it has stepped: every task still in the arrays written into ``out``
-    (whose files the results then read), every per-task field dropped."""
-    out.put(gidx, T, S, np.arange(T.arrival.shape[0]))
+def finish(T, S, gidx: np.ndarray, out: Outputs | Tallies, n_out: int):
+    """The run's ``(Tasks, State)`` once it has stepped (its results covering ``n_out`` steps): every task still in
+    the arrays written into ``out`` (whose files the results then read; or folded), every per-task field dropped."""
+    out.put_rest(T, S, gidx, n_out)
     T2 = T._replace(**dict.fromkeys(L.Tasks._fields))
     S2 = S._replace(**{f: None for f, k in L.STATE_KIND.items() if k in (L.K_VALUE, L.K_LINK, L.K_LIST)})
     return T2, S2

@@ -342,33 +342,50 @@ def build_result(prep, policy: str, *, lazy_tasks: bool = False) -> RunResult:
 XFER = ("transfer_cost_usd", "transfer_kwh", "transfer_carbon_kg")
 
 
-def _task_passes(prep, cols, n: int):
-    """The per-task passes over the run's tasks, part by part in task order (``cols.parts()``: one part for a run
-    whose arrays held its window, sim_core.chunks): the per-(dc, step) counters and flows, the tallies, and the
-    derived per-task columns (:data:`XFER`, ``finish``, ``wait``, ``drain.WORK_TERMS``) in ``cols.derived()``."""
-    sc, C = prep.scenario, prep.ctx
-    cnt = np.zeros((len(COUNTERS), sc.n_dc, n), np.int64)
-    flow = np.zeros((len(FLOWS), sc.n_dc, n))
-    tally = np.zeros(len(TALLIES), np.int64)
-    der = cols.derived()
-    t_tally = C.t0 + n * float(sc.step_s)
-    t_work = C.t0 + n * E.STEP_S
-    opts = prep.options
-    usd, kwh_gb, mean = sc.usd_per_gb, float(opts.transfer_kwh_per_gb), opts.transfer_emissions == "mean"
-    for lo, hi in cols.parts():
-        c = cols.part(lo, hi)
+class TaskFold:
+    """The per-task passes of a run (:func:`_task_counters`, :func:`_task_tallies`, ``drain.work_terms``) over its
+    tasks part by part: the per-(dc, step) counters and flows over ``n_steps`` steps, the tallies, and the derived
+    per-task columns (:data:`XFER`, ``finish``, ``wait``, ``drain.WORK_TERMS``) added to ``der`` (kept per task,
+    :class:`sim_core.chunks.Derived`, or folded into their sums, :class:`sim_core.chunks.Sums`)."""
+
+    def __init__(self, prep, n_steps: int, der):
+        self.prep, self.der = prep, der
+        n_dc = prep.scenario.n_dc
+        self.cnt = np.zeros((len(COUNTERS), n_dc, n_steps), np.int64)
+        self.flow = np.zeros((len(FLOWS), n_dc, n_steps))
+        self.tally = np.zeros(len(TALLIES), np.int64)
+
+    def add(self, c, n: int, flex_per_task: bool) -> None:
+        """Pass the tasks of columns ``c`` (a mapping of the per-task fields) for a run whose results cover ``n``
+        steps (at most the fold's: an event past ``n`` counts nowhere)."""
+        prep = self.prep
+        sc, C, opts = prep.scenario, prep.ctx, prep.options
+        usd, kwh_gb, mean = sc.usd_per_gb, float(opts.transfer_kwh_per_gb), opts.transfer_emissions == "mean"
         x_cost, x_kwh, x_kg, finish = _task_counters(
             c["origin"], c["dest"], c["status"], c["forced"], c["arrival"], c["decision"], c["start"], c["fin"],
-            c["gb"], usd, sc.carbon_g_per_kwh, kwh_gb, mean, float(C.t0), prep.s0, n, cnt, flow)
+            c["gb"], usd, sc.carbon_g_per_kwh, kwh_gb, mean, float(C.t0), prep.s0, n, self.cnt, self.flow)
         k, wait = _task_tallies(c["status"], c["dest"], c["origin"], c["start"], c["arrival"], finish, c["violated"],
-                                t_tally)
-        tally += k
-        rem_p = c["rem"] if cols.flex_per_task else c["duration"]  # (the remainders are per task only with controls)
-        terms = work_terms(c["status"], c["start"], finish, rem_p, c["duration"], c["cores"], c["gpus"], t_work)
+                                C.t0 + n * float(sc.step_s))
+        self.tally += k
+        rem_p = c["rem"] if flex_per_task else c["duration"]  # (the remainders are per task only with controls)
+        terms = work_terms(c["status"], c["start"], finish, rem_p, c["duration"], c["cores"], c["gpus"],
+                           C.t0 + n * E.STEP_S)
         for name, v in (*zip(XFER, (x_cost, x_kwh, x_kg), strict=True), ("finish", finish), ("wait", wait),
                         *terms.items()):
-            der.add(name, v)
-    return cnt, flow, tally, der
+            self.der.add(name, v)
+
+
+def _task_passes(prep, cols, n: int):
+    """The per-task passes over the run's tasks, part by part in task order (``cols.parts()``: one part for a run
+    whose arrays held its window, sim_core.chunks; a run that kept no per-task results folded them as its tasks
+    left, ``cols.fold``): the per-(dc, step) counters and flows, the tallies, and the derived per-task columns."""
+    fold = getattr(cols, "fold", None)
+    if fold is None:
+        fold = TaskFold(prep, n, cols.derived())
+        for lo, hi in cols.parts():
+            fold.add(cols.part(lo, hi), n, cols.flex_per_task)
+    return (np.ascontiguousarray(fold.cnt[:, :, :n]), np.ascontiguousarray(fold.flow[:, :, :n]), fold.tally,
+            fold.der)
 
 
 def battery_totals(params, bat: dict) -> dict:
@@ -513,7 +530,6 @@ def _totals(prep, ph: dict, steps: pl.DataFrame, tally_counts: np.ndarray, der) 
     n, n_dc = prep.n_out, prep.scenario.n_dc
     it_kwh = ph["it_kw"] * STEP_HOURS
     total_kwh = ph["total_kw"] * STEP_HOURS
-    wait = der.whole("wait")
     tally = dict(zip(TALLIES, (int(v) for v in tally_counts), strict=True))
     n_waits = tally.pop("n_waits")
     it_tot = float(it_kwh.sum())
@@ -535,7 +551,7 @@ def _totals(prep, ph: dict, steps: pl.DataFrame, tally_counts: np.ndarray, der) 
         "sla_violations": n_viol,
         "sla_violation_rate": n_viol / n_started if n_started else 0.0,
         # (np.nanmean: the sum of the waits with 0.0 for the rest, over the count of waits)
-        "mean_wait_s": float(np.sum(wait) / n_waits) if n_started else 0.0,
+        "mean_wait_s": float(np.divide(der.sum("wait"), n_waits)) if n_started else 0.0,
         "it_kwh": it_tot, "total_kwh": tot_kwh, "pue": effectiveness(tot_kwh, it_tot, 1.0),
         "cost_usd": float(steps["cost_usd"].sum()), "carbon_kg": float(steps["carbon_kg"].sum()),
         "water_l": water, "wue_l_per_kwh": effectiveness(water, it_tot, 0.0),
@@ -543,12 +559,12 @@ def _totals(prep, ph: dict, steps: pl.DataFrame, tally_counts: np.ndarray, der) 
         "it_idle_kwh": float((ph["it_idle_kw"] * STEP_HOURS).sum()),
         "it_sleep_kwh": float((ph["it_sleep_kw"] * STEP_HOURS).sum()),
         "it_wake_kwh": float((ph["it_wake_kw"] * STEP_HOURS).sum()),
-        **{x: float(der.whole(x).sum()) for x in XFER},
+        **{x: der.sum(x) for x in XFER},
     }
     # share of the IT energy drawn by capacity that was on but unused (server fans excluded)
     totals["idle_share_of_it"] = totals["it_idle_kwh"] / it_tot if it_tot else float("nan")
     gpu_kwh = float((ph["it_gpu_kw"] * STEP_HOURS).sum())
-    sums = {name: float(der.whole(name).sum()) for name in WORK_TERMS}
+    sums = {name: der.sum(name) for name in WORK_TERMS}
     totals.update(work_totals(prep, n, sums, totals, gpu_kwh / it_tot if it_tot > 0 else 0.0))
     # over all the work that arrived: the work left at a drain's cap is charged in (0.0 with drain=False, where
     # these are carbon_kg + transfer_carbon_kg exactly as before; sim_core.drain)

@@ -61,7 +61,7 @@ class Prepared:
 
     def __init__(self, scenario, seed: int = 0, *, start=None, days=None, steps=None,
                  policy_code: int = -1, controls: bool = False, consume: bool = False, chunk_steps: int | None = None,
-                 **options):
+                 task_results: bool = True, **options):
         # ``consume``: the scenario is this run's alone (``run`` loaded it from a path): its year of task columns is
         # consumed as the run's window is taken from it (:func:`window_tasks`), not held beside the run's own.
         # ``chunk_steps``: the window's tasks are taken that many steps of arrivals at a time (sim_core.chunks; None:
@@ -149,7 +149,12 @@ class Prepared:
         S.srv[E.K_CPU, :, 0] = S.srv_on[:, E.K_CPU]
         S.srv[E.K_GPU, :, 0] = S.srv_on[:, E.K_GPU]
         if self._gidx is not None:  # (last: a set-up that fails leaves no files behind)
-            self._out = K.Outputs(n_w)
+            if task_results:
+                self._out = K.Outputs(n_w)
+            else:  # (its part of the results folded as each task leaves: sim_core.chunks.Tallies)
+                from .result import TaskFold
+
+                self._out = K.Tallies(TaskFold(self, self.n, K.Sums()))
             self._out.put_ids(0, ids)
 
     def close(self) -> None:
@@ -189,7 +194,7 @@ class Prepared:
         results' per-task passes (``sim_core.result``) take their place rather than adding to the run's peak. A
         chunked run's results read its window's per-task outputs (sim_core.chunks)."""
         if self._gidx is not None:
-            self.tasks, self.state = K.finish(self.tasks, self.state, self._gidx, self._out)
+            self.tasks, self.state = K.finish(self.tasks, self.state, self._gidx, self._out, self.n_out)
             self._gidx = None
             return
         self.tasks = self.tasks._replace(**dict.fromkeys(ENGINE_ONLY_TASK_FIELDS))
@@ -428,7 +433,8 @@ def _no_phase(name: str) -> None:
 
 
 def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None, days=None,
-        steps=None, on_phase=_no_phase, chunk_steps: int | str | None = "auto", **options):
+        steps=None, on_phase=_no_phase, chunk_steps: int | str | None = "auto", task_results: bool = True,
+        **options):
     """Run a whole window with a policy and return a :class:`~sim_core.result.RunResult`.
 
     ``policy``: a policy's name (``sim_core.policies.registry``), a Numba-jitted function
@@ -440,7 +446,11 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
     each phase compiles its kernels, ``sim_core.precompile``). ``chunk_steps``: take the window's tasks that many
     steps of arrivals at a time (``sim_core.chunks``; the same result, bit for bit, with the arrays holding the live
     tasks); None: all at once; "auto": chunks of a week for a bundle's path of at least ``chunks.AUTO_MIN_TASKS``
-    tasks. A policy with flexible-task controls, and a Python callable, keep one chunk.
+    tasks. A policy with flexible-task controls, and a Python callable, keep one chunk. ``task_results=False``: a
+    chunked run keeps no per-task results (no ``tasks`` or ``transfers`` frames, nothing written per task; its totals
+    and steps the same, the sums of floats to the last bits: ``sim_core.chunks.Tallies``), for a study too large for
+    its per-task outputs (~130 bytes per task on disk: 54 GB at ×10 of the source cluster); a run in one chunk holds
+    its tasks anyway and keeps them.
     """
     from .chunks import resolve_chunk_steps
     from .result import build_result
@@ -454,7 +464,8 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
         if isinstance(policy, str):
             spec = policy_spec(policy)
             prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, policy_code=spec.code,
-                            controls=spec.stateful, consume=own, chunk_steps=chunk_steps, **options)
+                            controls=spec.stateful, consume=own, chunk_steps=chunk_steps, task_results=task_results,
+                            **options)
             # the policy's own jitted loop (a stateful one keeps its plan in prep.plan and controls flexible tasks)
             kern = spec.kernel()
             on_phase("stepping")
@@ -463,7 +474,7 @@ def run(bundle_or_scenario, policy="lowest_carbon", *, seed: int = 0, start=None
             prep.end_stepping()
         elif isinstance(policy, CPUDispatcher):
             prep = Prepared(bundle_or_scenario, seed, start=start, days=days, steps=steps, controls=True, consume=own,
-                            chunk_steps=chunk_steps, **options)
+                            chunk_steps=chunk_steps, task_results=task_results, **options)
             on_phase("stepping")
             run_drained(prep, lambda j_end: prep.step_to(
                 j_end, lambda j: E.run_custom(prep.tasks, prep.state, prep.ctx, prep.info, policy, j)))

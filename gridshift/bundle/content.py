@@ -460,7 +460,7 @@ class TaskRows:
             g = np.searchsorted(self.starts, r, side="right") - 1
             order = np.argsort(g, kind="stable")
             ks, first = np.unique(g[order], return_index=True)
-            ends = [*first[1:], order.shape[0]]
+            ends = [*first[1:], order.shape[0]][:first.shape[0]]  # (no rows: no groups)
             self._split = (rows, [(int(k), order[a:b], r[order[a:b]] - self.starts[k])
                                   for k, a, b in zip(ks, first, ends, strict=True)])
         out = np.empty(len(rows), _dtype(name))

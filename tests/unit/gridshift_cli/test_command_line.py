@@ -146,3 +146,21 @@ def test_optimum_prints_the_bound_of_sim_core_optimum_and_refuses_a_bad_objectiv
         assert want.steps == 48 and "0.5 days from 2023-01-01T00:00:00+00:00" in res.output
     bad = CliRunner().invoke(make_app(), ["optimum", str(bundle), "--objective", "nope"], env={"COLUMNS": "200"})
     assert bad.exit_code == 2 and "objective must be one of" in bad.output
+
+
+def test_run_without_task_results_prints_the_folded_totals_and_refuses_out(tmp_path):
+    """``gridshift run --no-task-results`` (a chunked run that folds its per-task results, sim_core.chunks.Tallies):
+    the same task counts as the run that keeps them; ``--out`` (which writes them) is refused by name."""
+    import sim_core
+
+    bundle = tiny_bundle(tmp_path / "b")
+    args = ["run", str(bundle), "--days", "1", "--chunk-steps", "7", "--seed", "2"]
+    res = CliRunner().invoke(make_app(), [*args, "--no-task-results"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    want = sim_core.run(bundle, "lowest_carbon", seed=2, days=1, chunk_steps=7).totals
+    for key in ("tasks", "tasks_started", "tasks_completed"):
+        assert re.search(rf"^\W*{key}\W+{want[key]:,}\W*$", res.output, flags=re.M), (key, res.output)
+    bad = CliRunner().invoke(make_app(), [*args, "--no-task-results", "--out", str(tmp_path / "o")],
+                             env={"COLUMNS": "200"})
+    assert bad.exit_code == 2 and "--no-task-results does not keep" in bad.output
+    assert not (tmp_path / "o").exists()

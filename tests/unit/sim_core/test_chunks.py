@@ -359,3 +359,58 @@ def test_a_resampled_year_in_chunks_from_the_path_equals_its_one_chunk_run(weeks
     many = sim_core.run(weeks_path, policy, seed=2, chunk_steps=50)
     assert many.tasks.equals(one.tasks) and many.steps.equals(one.steps) and many.transfers.equals(one.transfers)
     assert _totals_digest(many.totals) == _totals_digest(one.totals)
+
+
+#: the totals that are sums of per-task floats (transfers, waits, work): folded in the order the tasks leave
+FOLDED_SUMS = ("transfer_cost_usd", "transfer_kwh", "transfer_carbon_kg", "mean_wait_s")
+
+
+@pytest.mark.parametrize("policy", ["lowest_carbon", "local_only", "round_robin"])
+@pytest.mark.parametrize("days", [None, DRAIN_DAYS])
+def test_a_run_without_task_results_folds_them_to_the_same_totals_and_steps(golden_path, policy, days):
+    """task_results=False (sim_core.chunks.Tallies): the results each task leaves are folded as it leaves, nothing
+    is written per task; the counts and the physics are the per-task run's exactly, the sums of per-task floats to
+    the last bits, and there are no per-task frames (refused by name). Drained and stopped windows both."""
+    kw = {"seed": 5, "chunk_steps": CHUNK} | ({"days": days} if days else {"drain": False})
+    full = sim_core.run(golden_path, policy, **kw)
+    folded = sim_core.run(golden_path, policy, task_results=False, **kw)
+    assert full.totals.keys() == folded.totals.keys()
+    assert full.totals["tasks_remote"] > 0 and full.totals["tasks_started"] > 0  # (transfers and waits to fold)
+    for k, v in full.totals.items():
+        if isinstance(v, int):
+            assert folded.totals[k] == v, k
+        elif k in FOLDED_SUMS or k.startswith(("work_", "charge", "charged_", "carbon_incl", "cost_incl")) \
+                or k.endswith(("_equal_work", "_per_core_hour", "_per_gpu_hour")):
+            assert folded.totals[k] == pytest.approx(v, rel=1e-12, abs=1e-12), k
+        else:  # (the physics: per-step arrays, not per-task sums)
+            assert folded.totals[k] == v or (v != v and folded.totals[k] != folded.totals[k]), k
+    flows = [c for c in full.steps.columns if c.startswith("transfer")]
+    assert full.steps.drop(flows).equals(folded.steps.drop(flows))
+    for c in flows:
+        np.testing.assert_allclose(folded.steps[c].to_numpy(), full.steps[c].to_numpy(), rtol=1e-12, atol=1e-12)
+    assert full.tasks.height == full.totals["tasks"]
+    for frame in ("tasks", "transfers"):
+        with pytest.raises(RunOptionsError, match=r"kept no per-task results \(sim_core.run\(..., task_results="):
+            getattr(folded, frame)
+
+
+def test_a_run_without_task_results_writes_nothing_per_task(golden_path, tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    sim_core.run(golden_path, "lowest_carbon", days=1, chunk_steps=CHUNK, task_results=False, on_phase=lambda p: (
+        None if p != "results" else _nothing_in(tmp_path)))
+    assert not any(tmp_path.iterdir())
+
+
+def _nothing_in(d) -> None:
+    assert not any(d.iterdir()), list(d.iterdir())
+
+
+def test_a_chunk_without_arrivals_is_taken_from_the_path(tmp_path):
+    """A chunk of steps in which no task arrives (a sparse bundle's): the lazy task columns give no rows (it once
+    failed splitting no rows by row group) and the run is the one-chunk run's."""
+    from sim_core.testing import tiny_bundle
+
+    bundle = tiny_bundle(tmp_path / "b")  # (8 tasks in a day: most chunks of 7 steps take none)
+    one = sim_core.run(bundle, "lowest_carbon", seed=2, days=1, chunk_steps=None)
+    many = sim_core.run(bundle, "lowest_carbon", seed=2, days=1, chunk_steps=7)
+    assert one.totals == many.totals and one.tasks.equals(many.tasks)
