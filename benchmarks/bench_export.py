@@ -30,7 +30,7 @@ GOAL_S = 5.0
 
 
 def _export(home: Path, out: Path, mirror: Path, year: int, max_gap: float) -> tuple[float, str]:
-    cmd = ["uv", "run", "--quiet", "gridshift", "export", "--regions", REGIONS, "--year", str(year),
+    cmd = [sys.executable, "-m", "gridshift_cli", "export", "--regions", REGIONS, "--year", str(year),
            "--workload", "synthetic", "--max-gap-hours", f"{max_gap:g}", "--home", str(home), "--out", str(out),
            "--mirror", str(mirror), *SIZE]
     t = time.perf_counter()
@@ -50,7 +50,7 @@ def _inprocess(home: Path, out: Path, year: int, max_gap: float) -> float:
     p = BuildParams(regions=tuple(REGIONS.split(",")), year=year, workload="synthetic", max_gap_hours=max_gap,
                     scale=scale.RACK_SCALE, gpu="V100")
     t = time.perf_counter()
-    write(assemble(p, Home.resolve(home)), out)
+    write(assemble(p, Home.resolve(home), spool=out), out)
     return time.perf_counter() - t
 
 

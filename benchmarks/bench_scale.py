@@ -221,9 +221,6 @@ def main() -> None:
         rows.append(("floor per task (largest run that fit)", f"{kb:.2f} kB peak RSS and {1e6 * y['t_s'] / n:.2f} µs "
                                                                 f"per task of the year ({n:,} tasks)"))
         n1 = round(n / float(max(per_task_scales))) if per_task_scales else n
-        rows.append(("×1 and ×10 projected from that floor (linear in tasks; not measured)",
-                     f"×1 ≈ {n1:,} tasks, {kb * n1 / 2**20:.0f} GB, {y['t_s'] * n1 / n:.0f} s; "
-                     f"×10 ≈ {10 * n1:,} tasks, {10 * kb * n1 / 2**20:.0f} GB, {10 * y['t_s'] * n1 / n:.0f} s"))
         us = {k: 1e6 * v / n for k, v in y["phases"].items()}
         rows.append(("time floor of a ×1 year at that run's per-task rates (the ≤ 10 s goal allows "
                      f"{1e7 / n1:.2f} µs/task)",

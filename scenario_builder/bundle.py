@@ -446,6 +446,8 @@ def assemble(params: BuildParams, home: Home, spool: Path | None = None) -> Asse
     """Read the warehouse and compute every bundle file's bytes, the tasks file streamed to a private directory
     in ``spool`` (default: the system's temporary directory; give the output's, so that publishing renames it)
     (raises GapError on a long gap; the private directory is then removed)."""
+    if spool is not None:
+        Path(spool).mkdir(parents=True, exist_ok=True)
     spool_dir = Path(tempfile.mkdtemp(prefix=".gridshift-export-", dir=spool))
     try:
         return _assemble(params, home, spool_dir)
