@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from gridshift.atomic import publish_directory
+from gridshift.bundle.errors import BundleError
 from gridshift.bundle.format import DATA_FILES, MANIFEST, pretty_json
 from gridshift.bundle.integrity import integrity_problems, read_manifest
-from gridshift.bundle.errors import BundleError
 from gridshift.bundle.size import check_datacenter_count
 from gridshift.hashing import compute_bundle_id, sha256_bytes, sha256_file
 from gridshift.home import safe_join
