@@ -464,12 +464,10 @@ def _assemble(params: BuildParams, home: Home, spool_dir: Path) -> Assembled:
         dc_mod.sizing_demand(list(params.regions), params.year)
     with read_connection(home.warehouse_path) as con:
         sig = _read_signals(con, params)
-        task_sha, workload_run = _workload_run(con, params.workload, params.year) if params.workload != "none" \
-            else ([], {})
+        task_sha, workload_run = _workload_run(con, params.workload, params.year)
         _check_load_factor(workload_run, params)
-        written = tasks_mod.write_tasks(tasks_mod.WorkloadTasks(con, params), spool_dir / "tasks.parquet", demand)
-        assembled = Assembled({"tasks.parquet": spool_dir / "tasks.parquet"}, {}, spool=spool_dir)
-        task_sha = sorted(task_sha)
+        tasks_file = spool_dir / "tasks.parquet"
+        written = tasks_mod.write_tasks(tasks_mod.WorkloadTasks(con, params), tasks_file, demand)
         net = _network(con, params)
         if sites is not None:
             net = sites_mod.site_network(sites, net, params.provider, _window_mbit_ms(con, params.provider))
@@ -547,11 +545,12 @@ def _assemble(params: BuildParams, home: Home, spool_dir: Path) -> Assembled:
         }
     if sites is not None:  # keyed by datacenter label; ``location`` names the signals' location
         location_meta = {s.label: {**location_meta[s.location], **s.meta(prov)} for s in sites}
-    assembled.files.update({
+    files = {
         "signals.parquet": parquet_bytes(signals, SIGNALS_SCHEMA),
+        "tasks.parquet": tasks_file,
         "network.parquet": parquet_bytes(net, NETWORK_SCHEMA),
         "datacenters.json": pretty_json({"datacenters": dcs}),
-    })
+    }
     start = datetime(params.year, 1, 1, tzinfo=UTC)
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -574,8 +573,7 @@ def _assemble(params: BuildParams, home: Home, spool_dir: Path) -> Assembled:
         **({"sizing": sizing} if sizing else {}),
         "writer": {"parquet": {k: v for k, v in PARQUET_OPTIONS.items()}, "pyarrow": pa.__version__},
     }
-    assembled.manifest, assembled.quality_rows = manifest, quality_rows
-    return assembled
+    return Assembled(files, manifest, quality_rows, spool=spool_dir)
 
 
 def write(assembled: Assembled, out_dir: Path) -> BuiltBundle:

@@ -32,6 +32,7 @@ from gridshift.errors import GridshiftError
 from gridshift.export_defaults import TARGET_UTILIZATION
 from gridshift.origin import local_hours, probabilities
 from gridshift.timestep import STEP_S
+from pipelines.core.source import year_bounds
 
 RESOURCES = (("cpu_cores", "total_cores"), ("gpus", "total_gpus"), ("mem_gb", "total_mem_gb"))
 
@@ -54,26 +55,24 @@ class SiteSizing:
         }
 
 
-def _parts(tasks: pl.DataFrame, start_us: int, n_steps: int, column: str):
-    """A task's first step, last step, its request and the fractions of the steps it runs in part (the engine's
+def _steps(tasks: pl.DataFrame, start_us: int, n_steps: int):
+    """Each task's start and finish (s from the year's start), first and last step, whether they are one step,
+    whether the last step is a part step inside the year, and the end of its time in its first step (the engine's
     booking: the first and last steps get their fractions, the whole steps between go through a difference array)."""
     a = (tasks["arrival_ts_utc"].dt.epoch("us").to_numpy() - start_us) / 1e6
     f = a + tasks["duration_s"].to_numpy()
-    r = tasks[column].to_numpy().astype(np.float64)
     ja = np.clip((a // STEP_S).astype(np.int64), 0, n_steps - 1)
     jf = np.floor(f / STEP_S).astype(np.int64)
     same = jf == ja
     end_first = np.where(same, f, (ja + 1) * STEP_S)
-    first = r * (end_first - a) / STEP_S
     inside = ~same & (jf < n_steps)
-    last = np.where(inside, r * (f - jf * STEP_S) / STEP_S, 0.0)
-    return ja, jf, r, same, inside, first, last
+    return a, f, ja, jf, same, inside, end_first
 
 
 def _year_steps(year: int) -> tuple[dt.datetime, int]:
     """The year's first instant (UTC) and its number of steps."""
-    start = dt.datetime(year, 1, 1, tzinfo=dt.UTC)
-    return start, int((dt.datetime(year + 1, 1, 1, tzinfo=dt.UTC) - start).total_seconds()) // STEP_S
+    start, end = year_bounds(year)
+    return start, int((end - start).total_seconds()) // STEP_S
 
 
 class Demand:
@@ -107,29 +106,25 @@ class Demand:
             return
         self.n_tasks += tasks.height
         n = self.n_steps
+        a, f, ja, jf, same, inside, end_first = _steps(tasks, self.start_us, n)
+        whole = ~same
+        j_last, j_in, j_out = np.where(inside, jf, 0), ja[whole] + 1, np.minimum(jf[whole], n)
         for k, (column, _) in enumerate(RESOURCES):
-            ja, jf, r, same, inside, first, last = _parts(tasks, self.start_us, n, column)
+            r = tasks[column].to_numpy().astype(np.float64)
             self.biggest[k] = max(self.biggest[k], float(r.max()))
-            whole = ~same
+            first = r * (end_first - a) / STEP_S
+            last = np.where(inside, r * (f - jf * STEP_S) / STEP_S, 0.0)
             for d in range(self.probs.shape[0]):
                 w = self.probs[d, ja]
                 np.add.at(self._first[k, d], ja, w * first)
-                np.add.at(self._last[k, d], np.where(inside, jf, 0), w * last)
-                np.add.at(self._diff[k, d], ja[whole] + 1, (w * r)[whole])
-                np.add.at(self._diff[k, d], np.minimum(jf[whole], n), -(w * r)[whole])
+                np.add.at(self._last[k, d], j_last, w * last)
+                np.add.at(self._diff[k, d], j_in, (w * r)[whole])
+                np.add.at(self._diff[k, d], j_out, -(w * r)[whole])
 
     def of(self, column: str) -> np.ndarray:
         """(n_dc, n_steps): the demand of request column ``column``."""
         k = [c for c, _ in RESOURCES].index(column)
         return (self._first[k] + self._last[k]) + np.cumsum(self._diff[k], axis=1)[:, :self.n_steps]
-
-
-def demand_by_site(tasks: pl.DataFrame, probs: np.ndarray, year: int, column: str) -> np.ndarray:
-    """Expected time-weighted demand of ``column`` per site and step of ``year``, (n_dc, n_steps), of the tasks
-    ``tasks`` with origin probabilities ``probs`` (n_dc, n_steps): :class:`Demand` in one batch."""
-    demand = Demand(probs, year)
-    demand.add(tasks)
-    return demand.of(column)
 
 
 def size_sites(demand: Demand, codes: list[str], *, target_utilization: float = TARGET_UTILIZATION,

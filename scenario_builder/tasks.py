@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from gridshift.bundle import TASKS_SCHEMA
 from gridshift.bundle.format import TASK_RESOURCES
 from gridshift.errors import GridshiftError
 from gridshift.parquet import ROW_GROUP_ROWS, write_parquet_batches
+from pipelines.core.source import year_bounds
 from pipelines.workload import flexibility as flex_mod
 from scenario_builder.sizing import Demand
 from warehouse.db import query, table_exists
@@ -46,7 +47,7 @@ class WorkloadTasks:
     def __init__(self, con, params) -> None:
         self.con, self.params = con, params
         self.year = params.year
-        self.lo, self.hi = datetime(params.year, 1, 1, tzinfo=UTC), datetime(params.year + 1, 1, 1, tzinfo=UTC)
+        self.lo, self.hi = year_bounds(params.year)
         if params.workload == "none":
             self.n = 0
             return

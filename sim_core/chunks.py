@@ -210,7 +210,8 @@ class Outputs:
         self.put(gidx[old], T, S, old)
 
     def put_rest(self, T, S, gidx: np.ndarray, n_out: int) -> None:
-        """The run has ended: write every task still in the arrays."""
+        """The run has ended: write every task still in the arrays (``n_out``, the steps the results cover: the
+        results read these files over them)."""
         self.put(gidx, T, S, np.arange(T.arrival.shape[0]))
 
     def put_block(self, first: int, T, S, p: int) -> None:

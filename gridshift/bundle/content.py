@@ -455,12 +455,14 @@ class TaskRows:
     def take(self, name: str, rows: np.ndarray) -> np.ndarray:
         """Column ``name`` at file rows ``rows`` (any order; the split of ``rows`` by row group is kept for the next
         column asked for the same rows)."""
+        if not len(rows):  # (a chunk in which no task arrives)
+            return np.empty(0, _dtype(name))
         if self._split is None or self._split[0] is not rows:
             r = np.asarray(rows, dtype=np.int64)
             g = np.searchsorted(self.starts, r, side="right") - 1
             order = np.argsort(g, kind="stable")
             ks, first = np.unique(g[order], return_index=True)
-            ends = [*first[1:], order.shape[0]][:first.shape[0]]  # (no rows: no groups)
+            ends = [*first[1:], order.shape[0]]
             self._split = (rows, [(int(k), order[a:b], r[order[a:b]] - self.starts[k])
                                   for k, a, b in zip(ks, first, ends, strict=True)])
         out = np.empty(len(rows), _dtype(name))

@@ -6,7 +6,7 @@ so every bundle on disk has the same form whoever made it.
 
 from __future__ import annotations
 
-import os
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +64,7 @@ def publish(files: Mapping[str, FileContent], manifest: dict[str, Any], out_dir:
     """Write the bundle to ``out_dir/<bundle_id>`` (or ``out_dir/<name>``). An intact copy already
     there is reused, concurrent writers of the same id end with one complete directory and no error,
     and readers never see a partial one (``gridshift.atomic.publish_directory``). A file given as a path is
-    renamed into the bundle (it must be on ``out_dir``'s file system; the caller removes it if the bundle was
+    moved into the bundle (renamed when it is on ``out_dir``'s file system; the caller removes it if the bundle was
     already there)."""
     final_manifest = finalize_manifest(files, manifest)
     bid = final_manifest["bundle_id"]
@@ -74,7 +74,7 @@ def publish(files: Mapping[str, FileContent], manifest: dict[str, Any], out_dir:
         for fname in DATA_FILES:
             content = files[fname]
             if isinstance(content, Path):
-                os.replace(content, tmp / fname)
+                shutil.move(content, tmp / fname)  # (a rename on one file system, a copy across two)
             else:
                 (tmp / fname).write_bytes(content)
         (tmp / MANIFEST).write_bytes(pretty_json(final_manifest))

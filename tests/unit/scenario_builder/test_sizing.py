@@ -31,7 +31,7 @@ def _tasks(arrival_s, duration_s, cores, gpus=None, mem=None) -> pl.DataFrame:
 def test_demand_is_booked_by_the_seconds_inside_each_step():
     # one task of 8 cores from 100 s to 100 + 2000 s: 800 s in step 0, 900 in step 1, 300 in step 2
     t = _tasks([100.0], [2000.0], [8.0])
-    d = sizing.demand_by_site(t, np.ones((1, N)), YEAR, "cpu_cores")
+    d = _demand(t, np.ones((1, N))).of("cpu_cores")
     np.testing.assert_allclose(d[0, :4], [8 * 800 / 900, 8.0, 8 * 300 / 900, 0.0], rtol=0, atol=1e-12)
 
 
@@ -42,7 +42,7 @@ def test_demand_is_conserved_and_split_by_origin_probability():
     t = _tasks(arr, rng.uniform(60, 20 * 3600, n), rng.choice([1.0, 4.0, 16.0], n))
     tz = ["Europe/Berlin", "Asia/Singapore", "America/Los_Angeles"]
     probs = probabilities([0.22, 0.25, 0.18], local_hours(tz, START, N, 900))
-    d = sizing.demand_by_site(t, probs, YEAR, "cpu_cores")
+    d = _demand(t, probs).of("cpu_cores")
     inside = np.minimum(arr + t["duration_s"].to_numpy(), N * 900) - arr  # seconds inside the year
     assert d.sum() * 900 == pytest.approx(float((t["cpu_cores"].to_numpy() * inside).sum()), rel=1e-9)
     ja = (arr // 900).astype(int)
@@ -101,7 +101,8 @@ def test_demand_added_batch_by_batch_is_the_demand_of_all():
     assert [x.record() for x in a] == [x.record() for x in b]
 
 
-def _demand(t: pl.DataFrame) -> sizing.Demand:
-    d = sizing.Demand.of_sites(["Europe/Berlin"], [1.0], YEAR)
+def _demand(t: pl.DataFrame, probs: np.ndarray | None = None) -> sizing.Demand:
+    """The demand of tasks ``t`` with origin probabilities ``probs`` (default: one site in Berlin)."""
+    d = sizing.Demand.of_sites(["Europe/Berlin"], [1.0], YEAR) if probs is None else sizing.Demand(probs, YEAR)
     d.add(t)
     return d
