@@ -156,7 +156,8 @@ def findings(rows: list[tuple[str, dict]]) -> str:
             end = f"the best schedule the search found ({who[7:]})" if who.startswith("found: ") else \
                 f"`{who}`'s run, lower than every schedule the search found"
             out.append(f"{name}: the LP schedule rounded and run by the engine {plan}; {b.upper.runs} engine runs "
-                       f"(candidates, repairs, local search); the upper end is {end}.")
+                       f"(candidates, repairs, local search, {b.upper.refills} refill rounds kept); the upper end is "
+                       f"{end}.")
     return "\n".join(f"- {x}" for x in out)
 
 
@@ -251,9 +252,9 @@ def main() -> None:
              "deadline); fixed: the part of it no schedule changes (the window's idle); plan kg: the engine's carbon "
              "of the schedule rounded from the LP, late: its SLA violations (a bound only where late is 0); upper: "
              "the least run with no SLA violation (the best schedule `bracket` found: the LP plan and its tighter "
-             "roundings, heuristics' runs, repaired, local search; or a registered policy's run), a schedule of the "
-             "optimum's set; bracket: (upper - lower) / lower, and as a share of lower - fixed; LP s: set-up + "
-             "assembly + HiGHS (HiGHS alone); "
+             "roundings, heuristics' runs, repaired, local search, refills; or a registered policy's run), a "
+             "schedule of the optimum's set; bracket: (upper - lower) / lower, and as a share of lower - fixed; "
+             "LP s: set-up + assembly + HiGHS (HiGHS alone); "
              "engine s: every candidate's run; total wall/CPU s: the bracket (LP, rounding, search), the policies' "
              "runs not included.", "",
              "| window | bound days | tasks | LP columns | lower kg | fixed kg | plan kg | late | upper kg (run) "

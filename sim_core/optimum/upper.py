@@ -14,15 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..physics import P_WAKE_S
 from ..simulator import Prepared, as_scenario
 from .plan import Plan, PlanPolicy
-from .rounding import plan_kernel
+from .refill import REFILL_ROUNDS, refill, relocate_late
+from .rounding import WAKE_SPARE, plan_kernel, transfer_weights, wake_latency_s
 from .search import HEURISTICS, SEARCH_RUNS, Evaluator, drop_results, improve
 from .solve import HORIZON_DAYS, OptimumError, OptimumResult, bound_steps, optimum
 
-#: wake latencies a plan keeps to spare before a task's deadline (managed power)
-WAKE_SPARE = 2.0
 #: further roundings of the LP's solution run as candidates: (capacity booked past a task's planned finish, in
 #: wake latencies; the weight of the site's largest price in the cost of load beyond the LP's profile, the rest
 #: the step's own price; the capacity booked against, x each site's). The plan's (``WAKE_SPARE``, 1.0, 1.0)
@@ -36,8 +34,14 @@ WAKE_SPARE = 2.0
 #: 1,649.5 (0, 0, 1.08: 718 late, none after 7); from x1.1 on (1,237 late and more) the repair leaves 300-460 late.
 #: On the source-size README week (the LP pricing elastic work's speed-up, repair patience 8): x1 166,645.7 kg,
 #: x1.05 163,344.4, x1.08 161,936.4, x1.1 160,255.5 (53,844 late, none after the repair); x1.12 ran higher
-#: (162,770.6, measured with a repair move since removed).
-PLAN_VARIANTS = ((0.0, 0.0, 1.0), (0.0, 0.0, 1.05), (0.0, 0.0, 1.08), (0.0, 0.0, 1.1))
+#: (162,770.6, measured with a repair move since removed). An optional fourth element, the order tasks are placed in
+#: (``ROUNDING_ORDERS``; default least slack first): placed in order of arrival and over-booked x1.1, the rounding
+#: runs at 153,184.5 kg with 177,988 late tasks, 155,697.8 kg once repaired with relocations (``search.
+#: RELOCATE_RUNS``; x1.05: 156,160.1; least slack first x1.1: 159,362.4), the best start of the refills
+#: (``optimum.refill``; docs/optimum.md).
+PLAN_VARIANTS = ((0.0, 0.0, 1.0), (0.0, 0.0, 1.05), (0.0, 0.0, 1.08), (0.0, 0.0, 1.1), (0.0, 0.0, 1.1, "arrival"))
+#: the orders a rounding places tasks in: the fewest choices first (least slack, then arrival), or as they arrive
+ROUNDING_ORDERS = ("slack", "arrival")
 
 
 @dataclass
@@ -63,6 +67,7 @@ class UpperResult:
     source: str = "LP plan"  # which candidate is the best: the LP plan, a heuristic, repaired, or a crossover
     runs: int = 1  # engine runs in all (candidates, repairs, local search)
     search_accepted: int = 0  # local-search moves kept
+    refills: int = 0  # refill rounds kept (``optimum.refill``)
     plan_value: float = float("nan")  # the LP plan's run (after its repairs)
     plan_late: int = 0
     candidates: dict = field(default_factory=dict)  # every candidate's (value, late tasks), by name
@@ -87,12 +92,13 @@ class Bracket:
 
 
 def plan_schedule(prep: Prepared, lower: OptimumResult, hold_wakes: float = WAKE_SPARE, overflow: float = 1.0,
-                  cap_scale: float = 1.0) -> Plan:
+                  cap_scale: float = 1.0, order: str = "slack") -> Plan:
     """Round the LP's solution (``lower.profile``, from ``optimum(..., profile=True)`` on the same window,
     seed and options) to one (datacenter, dispatch step) per task of ``prep``'s window. ``hold_wakes``: wake
     latencies of capacity booked past each task's planned finish (the deadline always keeps ``WAKE_SPARE``);
     ``overflow``: the weight of the site's largest price in the cost of load beyond the LP's profile;
-    ``cap_scale``: the capacity booked against, x each site's (> 1 over-books it: ``PLAN_VARIANTS``)."""
+    ``cap_scale``: the capacity booked against, x each site's (> 1 over-books it: ``PLAN_VARIANTS``); ``order``:
+    the order the tasks are placed in (``ROUNDING_ORDERS``)."""
     if lower.profile is None:
         raise OptimumError("the lower bound has no LP profile: compute it with optimum(..., profile=True)")
     if lower.steps != bound_steps(prep) or lower.start_step != prep.s0 or lower.seed != prep.seed:
@@ -103,38 +109,34 @@ def plan_schedule(prep: Prepared, lower: OptimumResult, hold_wakes: float = WAKE
         raise OptimumError(f"cap_scale must be > 0, got {cap_scale!r}")
     if not (np.isfinite(hold_wakes) and hold_wakes >= 0):
         raise OptimumError(f"hold_wakes must be >= 0 (wake latencies), got {hold_wakes!r}")
+    if order not in ROUNDING_ORDERS:
+        raise OptimumError(f"order must be one of {ROUNDING_ORDERS}, got {order!r}")
     if not 0.0 <= overflow <= 1.0:
         raise OptimumError(f"overflow must be in [0, 1], got {overflow!r}")
     t = time.perf_counter()
-    sc, T, C = prep.scenario, prep.tasks, prep.ctx
-    n, s0 = lower.steps, prep.s0
+    T, C = prep.tasks, prep.ctx
+    n = lower.steps
     w_c, w_u = lower.weights["per_kg"], lower.weights["per_usd"]
-    opts = prep.options
-    carbon = sc.carbon_g_per_kwh[:, s0:s0 + n]
-    ci = 0.5 * (carbon[:, None, :] + carbon[None, :, :]) if opts.transfer_emissions == "mean" else \
-        np.broadcast_to(carbon[:, None, :], (sc.n_dc, sc.n_dc, n))
-    xfer_w = np.ascontiguousarray(w_c * float(opts.transfer_kwh_per_gb) * ci / 1000.0
-                                  + w_u * np.asarray(sc.usd_per_gb, dtype=np.float64)[:, :, None])
-    # a task that needs a sleeping server waits for its wake, and for a wake group requested later in the same
-    # step (docs/simulation.md "Server power states"): twice the wake latency is kept to spare (measured: the
-    # longest wait past a dispatch on the benchmark bundle was 1.3 wakes)
-    wake_s = np.array([float(sc.params[d][P_WAKE_S]) if prep.managed else 0.0 for d in range(sc.n_dc)])
+    xfer_w = transfer_weights(prep, n, w_c, w_u)
+    wake_s = wake_latency_s(prep)
     wake, hold = WAKE_SPARE * wake_s, hold_wakes * wake_s
     slack = T.deadline - T.arrival - T.duration
-    order = np.lexsort((T.arrival, slack)).astype(np.int64)
+    keys = (T.arrival, slack) if order == "slack" else (T.arrival,)
+    seq = np.lexsort(keys).astype(np.int64)
     m = T.arrival.shape[0]
     site = np.full(m, -1, np.int64)
     step = np.zeros(m, np.int64)
     late = np.zeros(m, np.int8)
-    plan_kernel(order, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.bw, T.origin, T.deadline, C.cap * cap_scale,
+    plan_kernel(seq, T.arrival, T.duration, T.cores, T.gpus, T.mem, T.bw, T.origin, T.deadline, C.cap * cap_scale,
                 C.delay_s_per_gb, C.rtt_s, float(C.t0), int(n), np.ascontiguousarray(lower.profile.price),
                 np.ascontiguousarray(lower.profile.busy), xfer_w, wake, hold, float(overflow), site, step, late)
     return Plan(site=site, step=step, late=late, plan_s=time.perf_counter() - t)
 
 
-def variant_name(hold: float, overflow: float, cap_scale: float) -> str:
+def variant_name(hold: float, overflow: float, cap_scale: float, order: str = "slack") -> str:
     """The candidate name of a rounding variant (``PLAN_VARIANTS``)."""
-    return f"LP plan (hold {hold:g} wakes, overflow {overflow:g}, capacity x{cap_scale:g})"
+    return f"LP plan (hold {hold:g} wakes, overflow {overflow:g}, capacity x{cap_scale:g}" + \
+        ("" if order == "slack" else f", {order} order") + ")"
 
 
 def _add_repaired(ev: Evaluator, cands: list, c):
@@ -148,32 +150,42 @@ def _add_repaired(ev: Evaluator, cands: list, c):
 
 def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=None,
                 heuristics: tuple[str, ...] = HEURISTICS, search_runs: int = SEARCH_RUNS,
-                variants: tuple[tuple[float, float, float], ...] = PLAN_VARIANTS, **options) -> UpperResult:
+                variants: tuple[tuple, ...] = PLAN_VARIANTS, refill_rounds: int = REFILL_ROUNDS,
+                **options) -> UpperResult:
     """The best schedule found for the window of ``lower`` (``optimum(..., profile=True)``), run through the
     engine (``sim_core.run``) on the same window, seed and run options (``optimum.search``): the LP's solution
     rounded to a plan (:class:`PlanPolicy`) and to its ``variants`` (``PLAN_VARIANTS``), the runs of the
-    ``heuristics`` (registered policies), each
-    candidate's late tasks repaired (started earlier), and ``search_runs`` runs of a local search around the best
-    two. The result is the least candidate with no late task (an upper bound of OPT), or, if none meets every
-    deadline, the one with the fewest late tasks (``sla_violations`` > 0: not a bound)."""
+    ``heuristics`` (registered policies), each candidate's late tasks repaired (moved into capacity its run leaves
+    free, then started earlier), ``search_runs`` runs of a local search around the best two, and up to
+    ``refill_rounds`` refills of the best (``optimum.refill``: tasks moved to cheaper capacity its run leaves
+    free). The result is the least candidate with no late task (an upper bound of OPT), or, if none
+    meets every deadline, the one with the fewest late tasks (``sla_violations`` > 0: not a bound)."""
     sc = as_scenario(scenario)
     run_kw = dict(start=start, days=days, steps=steps, **options)
     prep = Prepared(sc, lower.seed, **run_kw)
     plan = plan_schedule(prep, lower)
-    ev = Evaluator(sc, prep, lower.objective, lower.weights, run_kw)
+    ev = Evaluator(sc, prep, lower.objective, lower.weights, run_kw,
+                   relocate=lambda p, res: relocate_late(prep, lower, p, res))
     cands: list = []
     lp_run = _add_repaired(ev, cands, ev.plan("LP plan", plan))
     for h in heuristics:
         _add_repaired(ev, cands, ev.run(h, h, None))
     plan_s = plan.plan_s
-    for hold, ov, scale in variants:
-        alt = plan_schedule(prep, lower, hold_wakes=hold, overflow=ov, cap_scale=scale)
+    for v in variants:
+        alt = plan_schedule(prep, lower, *v)
         plan_s += alt.plan_s
-        _add_repaired(ev, cands, ev.plan(variant_name(hold, ov, scale), alt))
+        _add_repaired(ev, cands, ev.plan(variant_name(*v), alt))
     clean = sorted((c for c in cands if c.late == 0), key=lambda c: c.value)
     accepted = 0
     if len(clean) >= 2 and search_runs > 0:
         found, accepted = improve(ev, clean[0], clean[1], search_runs, seed=lower.seed)
+        if found is not clean[0]:
+            cands.append(found)
+            clean.insert(0, found)
+            drop_results(cands, prep)
+    kept = 0
+    if clean and refill_rounds > 0:
+        found, kept = refill(ev, clean[0], lower, refill_rounds)
         if found is not clean[0]:
             cands.append(found)
             clean.insert(0, found)
@@ -187,22 +199,25 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
                        tasks_started=int(tot["tasks_started"]), tasks_not_started=int(not_started),
                        planned_late=int(plan.late.sum()), planned_past_window=int((plan.step >= lower.steps).sum()),
                        plan_s=plan_s, sim_s=ev.sim_s, repairs=lp_run.repairs, totals=dict(tot), source=best.name,
-                       runs=ev.runs, search_accepted=accepted, plan_value=lp_run.value, plan_late=lp_run.late,
+                       runs=ev.runs, search_accepted=accepted, refills=kept, plan_value=lp_run.value,
+                       plan_late=lp_run.late,
                        candidates={c.name: (c.value, c.late) for c in cands}, run=best.result)
 
 
 def bracket(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
             horizon_days: float | str | None = HORIZON_DAYS, lp: dict | None = None,
             heuristics: tuple[str, ...] = HEURISTICS, search_runs: int = SEARCH_RUNS,
-            variants: tuple[tuple[float, float, float], ...] = PLAN_VARIANTS, **options) -> Bracket:
+            variants: tuple[tuple, ...] = PLAN_VARIANTS, refill_rounds: int = REFILL_ROUNDS,
+            **options) -> Bracket:
     """The optimum of a run window bracketed: the LP's lower bound (:func:`optimum`, ``lp``: its extra
     arguments, e.g. ``formulation``) and the best schedule found (:func:`upper_bound`)."""
     sc = as_scenario(scenario)
     low = optimum(sc, seed=seed, start=start, days=days, steps=steps, objective=objective,
                   horizon_days=horizon_days, profile=True, **(lp or {}), **options)
     up = upper_bound(sc, low, start=start, days=days, steps=steps, heuristics=heuristics, search_runs=search_runs,
-                     variants=variants, **options)
+                     variants=variants, refill_rounds=refill_rounds, **options)
     return Bracket(lower=low, upper=up)
 
 
-__all__ = ["PLAN_VARIANTS", "Bracket", "Plan", "PlanPolicy", "UpperResult", "bracket", "plan_schedule", "upper_bound"]
+__all__ = ["PLAN_VARIANTS", "ROUNDING_ORDERS", "Bracket", "Plan", "PlanPolicy", "UpperResult", "bracket",
+           "plan_schedule", "upper_bound"]

@@ -123,8 +123,9 @@ def test_plan_variants_book_within_capacity_and_are_candidates(three_sites, one_
     T, n = prep.tasks, one_day.lower.steps
     base = plan_schedule(prep, one_day.lower)
     moved = 0
-    for hold, ov, scale in PLAN_VARIANTS:
-        plan = plan_schedule(prep, one_day.lower, hold_wakes=hold, overflow=ov, cap_scale=scale)
+    for v in PLAN_VARIANTS:
+        hold, ov, scale = v[:3]
+        plan = plan_schedule(prep, one_day.lower, *v)
         occ = booked(prep, plan, n, hold)
         assert occ.max() > 0 and np.all(occ <= scale * prep.ctx.cap[:, None, :] + 1e-9)
         inside = (plan.site >= 0) & (plan.step < n) & (plan.late == 0)
@@ -134,7 +135,7 @@ def test_plan_variants_book_within_capacity_and_are_candidates(three_sites, one_
         wake = np.array([WAKE_SPARE * three_sites.params[k][P_WAKE_S] for k in d]) if prep.managed else 0.0
         assert np.all(tau + T.duration[inside] + wake <= T.deadline[inside] + 1e-6)
         moved += int(((plan.site != base.site) | (plan.step != base.step)).sum())
-        assert variant_name(hold, ov, scale) in one_day.upper.candidates
+        assert variant_name(*v) in one_day.upper.candidates
     assert moved > 0  # the variants are other schedules, not the plan again
     assert one_day.upper.value <= one_day.upper.plan_value
     with pytest.raises(OptimumError, match="cap_scale"):
@@ -143,6 +144,8 @@ def test_plan_variants_book_within_capacity_and_are_candidates(three_sites, one_
         plan_schedule(prep, one_day.lower, hold_wakes=float("nan"))
     with pytest.raises(OptimumError, match="overflow"):
         plan_schedule(prep, one_day.lower, overflow=1.5)
+    with pytest.raises(OptimumError, match="order must be one of"):
+        plan_schedule(prep, one_day.lower, order="random")
 
 
 def test_a_remote_dispatch_books_the_steps_after_its_transfer(tmp_path):

@@ -70,8 +70,9 @@ def test_the_best_schedule_found_is_the_least_deadline_meeting_candidate(sites):
 
 
 def test_no_search_keeps_the_candidates_as_run(sites):
-    b = bracket(sites, seed=0, days=1, heuristics=(), search_runs=0, variants=())
+    b = bracket(sites, seed=0, days=1, heuristics=(), search_runs=0, variants=(), refill_rounds=0)
     assert set(b.upper.candidates) <= {"LP plan", "LP plan, repaired"} and b.upper.search_accepted == 0
+    assert b.upper.refills == 0
 
 
 def test_integrality_gap_orders_fluid_relaxation_and_integer(sites):
