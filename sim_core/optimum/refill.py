@@ -2,14 +2,15 @@
 free (docs/optimum.md "The upper bound: the best schedule found").
 
 The rounded plans book capacity for whole steps against the LP's profile, so the runs they give leave capacity
-free where the LP prices a resource-step lowest (on the README week the best run held 1,541 of California's 1,997
-GPUs on average over its cheapest eight hours, the LP runs all of them), and run work in Singapore that the LP
-runs nowhere. A refill reads the capacity the run held per site and step (:func:`held_capacity`: a task holds its
-request from its start to the step boundary at or after its finish, ``engine/queues.py``) and, task by task,
-most expensive first, moves a task to the cheapest (site, dispatch step) that meets its deadline with
-``WAKE_SPARE`` wakes to spare and fits what is left (``rounding.refill_kernel``); the new plan is run through
-the engine, its late tasks are put back where they ran (:data:`REVERT_RUNS` runs) and then repaired as every
-candidate is (``search.Evaluator.repair``), and the run is kept when it meets every deadline and is lower.
+free where the LP prices a resource-step lowest (on the README week the x1.1 least-slack rounding's run held
+1,541 of California's 1,997 GPUs on average over its cheapest eight hours, the LP runs all of them), and run work
+in Singapore that the LP runs nowhere. A refill reads the capacity the run held per site and step
+(:func:`held_capacity`: a task holds its request from its start to the step boundary at or after its finish,
+``engine/queues.py``) and, task by task, most expensive first, moves a task to the cheapest (site, dispatch
+step) that meets its deadline with ``WAKE_SPARE`` wakes to spare and fits what is left
+(``rounding.refill_kernel``); the new plan is run through the engine, its late tasks are put back where they ran
+(:data:`REVERT_RUNS` runs) and then repaired as every candidate is (``search.Evaluator.repair``), and the run is
+kept when it meets every deadline and is lower.
 """
 
 from __future__ import annotations

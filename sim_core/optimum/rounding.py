@@ -149,9 +149,9 @@ def best_slot(a, dur, dl, o, b, req, cap, delay_s_per_gb, rtt_s, t0, n, price, h
 
 
 @njit(cache=True, nogil=True)
-def book(occ, load, d, s, a, dur, delay, hold, req, t0, n, sign):
-    """Add (``sign`` 1) or take away (-1) a task's booking at datacenter d from dispatch step s: its request
-    in ``occ`` over every step from s to its finish + ``hold``, and its busy share of each step in ``load``."""
+def book(occ, load, d, s, a, dur, delay, hold, req, t0, n):
+    """Book a task at datacenter d from dispatch step s: its request in ``occ`` over every step from s to its
+    finish + ``hold``, and its busy share of each step in ``load``."""
     tau = max(t0 + STEP_S * s, a) + delay
     end = tau + dur
     k_last = min(n - 1, int((end + hold - 1e-6 - t0) // STEP_S))
@@ -159,8 +159,8 @@ def book(occ, load, d, s, a, dur, delay, hold, req, t0, n, sign):
         ks = t0 + STEP_S * k
         frac = max(0.0, min(end, ks + STEP_S) - max(tau, ks)) / STEP_S
         for r in range(3):
-            occ[d, k, r] += sign * req[r]
-            load[d, k, r] += sign * req[r] * frac
+            occ[d, k, r] += req[r]
+            load[d, k, r] += req[r] * frac
 
 
 @njit(cache=True, nogil=True)
@@ -205,7 +205,7 @@ def plan_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadline
         if best_d < 0 or best_s >= n:
             continue
         delay = 0.0 if best_d == o else bw[i] * delay_s_per_gb[o, best_d] + rtt_s[o, best_d]
-        book(occ, load, best_d, best_s, arrival[i], duration[i], delay, hold_s[best_d], req, t0, n, 1.0)
+        book(occ, load, best_d, best_s, arrival[i], duration[i], delay, hold_s[best_d], req, t0, n)
 
 
 @njit(cache=True, nogil=True)
@@ -262,7 +262,7 @@ def refill_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadli
             moved += 1
             if s < n:
                 delay = 0.0 if d == o else bw[i] * delay_s_per_gb[o, d] + rtt_s[o, d]
-                book(occ, load, d, s, a, dur, delay, hold_s[d], req, t0, n, 1.0)
+                book(occ, load, d, s, a, dur, delay, hold_s[d], req, t0, n)
         else:
             for k in range(k0[i], k1[i] + 1):
                 for r in range(3):
