@@ -22,7 +22,7 @@ import numpy as np
 from ..simulator import Prepared
 from .plan import Plan
 from .rounding import WAKE_SPARE, refill_kernel, transfer_weights, wake_latency_s
-from .search import Candidate, Evaluator, plan_from_run
+from .search import Candidate, Evaluator, plan_from_run, run_seconds
 from .solve import OptimumResult
 
 #: refill rounds at most (each: one refill, its reverts and repairs); the search stops earlier at the first round
@@ -43,11 +43,9 @@ def held_capacity(prep: Prepared, result, n: int) -> tuple[np.ndarray, np.ndarra
     (first, last; first > last: none inside the window): a started task holds its request at its datacenter
     from its start's step to the step boundary at or after its finish (``engine/queues.py``)."""
     sc, T = prep.scenario, prep.tasks
-    tk = result.tasks
-    t_sc = sc.start_utc.timestamp()
-    start = tk["start_ts_utc"].dt.epoch("us").to_numpy().astype(np.float64) / 1e6 - t_sc - prep.t0
-    fin = tk["finish_ts_utc"].dt.epoch("us").to_numpy().astype(np.float64) / 1e6 - t_sc - prep.t0
-    dest = tk["dest"].to_physical().fill_null(-1).to_numpy().astype(np.int64)
+    start = run_seconds(prep, result, "start_ts_utc") - prep.t0
+    fin = run_seconds(prep, result, "finish_ts_utc") - prep.t0
+    dest = result.tasks["dest"].to_physical().fill_null(-1).to_numpy().astype(np.int64)
     step_s = float(sc.step_s)
     ok = np.isfinite(start) & (dest >= 0)
     end = np.where(np.isfinite(fin), fin, step_s * n)
@@ -109,13 +107,12 @@ def refill(ev: Evaluator, best: Candidate, lower: OptimumResult, rounds: int = R
     best run (:func:`refill_schedule`), runs it, puts its late tasks back where they ran, repairs what is
     still late, and keeps the run when it meets every deadline and is lower. Stops at the first round that
     finds nothing lower. Returns the best candidate and the rounds kept."""
-    kept = 0
+    kept, name = 0, f"{best.name}, refilled"
     for _ in range(rounds):
         base = best.plan if best.plan is not None else plan_from_run(ev.prep, best.result)
         plan, moved = refill_schedule(ev.prep, lower, base, best.result, margin)
         if moved == 0:
             break
-        name = f"{best.name}, refilled" if kept == 0 else best.name
         cand = ev.plan(name, plan)
         for _ in range(REVERT_RUNS):
             if cand.late == 0:

@@ -96,6 +96,19 @@ def _integral(cum, s_lo, t0, t):
 
 
 @njit(cache=True, nogil=True)
+def _delay(o, d, b, delay_s_per_gb, rtt_s):
+    """The transfer delay (s) of a task of ``b`` GB from its origin o to datacenter d (0 at its origin)."""
+    return 0.0 if d == o else b * delay_s_per_gb[o, d] + rtt_s[o, d]
+
+
+@njit(cache=True, nogil=True)
+def _share(tau, end, k, t0):
+    """The share of window step k that a run over [tau, end) takes."""
+    ks = t0 + STEP_S * k
+    return max(0.0, min(end, ks + STEP_S) - max(tau, ks)) / STEP_S
+
+
+@njit(cache=True, nogil=True)
 def best_slot(a, dur, dl, o, b, req, cap, delay_s_per_gb, rtt_s, t0, n, price, hi_price, busy, load, occ, xfer_w,
               wake_s, hold_s, over_w, cost, bad, cum, nbad):
     """The cheapest (datacenter, dispatch step) of one task (arrival ``a``, duration ``dur``, deadline ``dl``,
@@ -111,7 +124,7 @@ def best_slot(a, dur, dl, o, b, req, cap, delay_s_per_gb, rtt_s, t0, n, price, h
     for d in range(n_dc):
         if req[0] > cap[d, 0] + 1e-9 or req[1] > cap[d, 1] + 1e-9 or req[2] > cap[d, 2] + 1e-9:
             continue
-        delay = 0.0 if d == o else b * delay_s_per_gb[o, d] + rtt_s[o, d]
+        delay = _delay(o, d, b, delay_s_per_gb, rtt_s)
         if not np.isfinite(delay):
             continue
         fin = max(t0 + STEP_S * s_lo, a) + delay + wake_s[d] + dur
@@ -156,8 +169,7 @@ def book(occ, load, d, s, a, dur, delay, hold, req, t0, n):
     end = tau + dur
     k_last = min(n - 1, int((end + hold - 1e-6 - t0) // STEP_S))
     for k in range(s, k_last + 1):
-        ks = t0 + STEP_S * k
-        frac = max(0.0, min(end, ks + STEP_S) - max(tau, ks)) / STEP_S
+        frac = _share(tau, end, k, t0)
         for r in range(3):
             occ[d, k, r] += req[r]
             load[d, k, r] += req[r] * frac
@@ -204,27 +216,33 @@ def plan_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadline
         step[i] = best_s
         if best_d < 0 or best_s >= n:
             continue
-        delay = 0.0 if best_d == o else bw[i] * delay_s_per_gb[o, best_d] + rtt_s[o, best_d]
+        delay = _delay(o, best_d, bw[i], delay_s_per_gb, rtt_s)
         book(occ, load, best_d, best_s, arrival[i], duration[i], delay, hold_s[best_d], req, t0, n)
 
 
 @njit(cache=True, nogil=True)
-def _slot_cost(d, s, a, dur, delay, req, price, t0, n):
-    """The cost of a task run at datacenter d from dispatch step s: its share of each step it runs in x
-    sum_r request_r x price[d, k, r] (the part past the window's end costs 0), its transfer not included."""
+def _slot_cost(o, d, s, a, dur, b, req, price, xfer_w, delay_s_per_gb, rtt_s, t0, n):
+    """What :func:`best_slot` scores a task run at datacenter d from dispatch step s: its share of each step it
+    runs in x sum_r request_r x price[d, k, r] (the part past the window's end costs 0), plus its transfer."""
+    delay = _delay(o, d, b, delay_s_per_gb, rtt_s)
     tau = max(t0 + STEP_S * s, a) + delay
     end = tau + dur
     c = 0.0
     k = s
-    while k < n:
-        ks = t0 + STEP_S * k
-        if ks >= end:
-            break
-        frac = max(0.0, min(end, ks + STEP_S) - max(tau, ks)) / STEP_S
+    while k < n and t0 + STEP_S * k < end:
+        frac = _share(tau, end, k, t0)
         for r in range(3):
             c += frac * req[r] * price[d, k, r]
         k += 1
-    return c
+    return c + (b * xfer_w[o, d, s] if d != o else 0.0)
+
+
+@njit(cache=True, nogil=True)
+def _hold(occ, d, k_lo, k_hi, req, sign):
+    """Add (``sign`` 1) or take away (-1) a request held at datacenter d over steps k_lo..k_hi."""
+    for k in range(k_lo, k_hi + 1):
+        for r in range(3):
+            occ[d, k, r] += sign * req[r]
 
 
 @njit(cache=True, nogil=True)
@@ -238,6 +256,8 @@ def refill_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadli
     late task); it is booked there (dispatch step to finish + ``hold_s``), else its hold is put back. Returns the
     number of tasks moved."""
     n_dc = cap.shape[0]
+    # every step at its own price (over_w 0): the LP's profile (busy), the load against it and the largest price
+    # are never read; ``load`` stands in for the profile
     hi_price = _hi_price(price)
     load = np.zeros((n_dc, n, 3))
     cost, bad, cum, nbad, req = _scratch(n)
@@ -248,23 +268,15 @@ def refill_kernel(order, arrival, duration, cores, gpus, mem, bw, origin, deadli
             continue
         req[0], req[1], req[2] = cores[i], gpus[i], mem[i]
         o, a, dur = origin[i], arrival[i], duration[i]
-        delay0 = 0.0 if d0 == o else bw[i] * delay_s_per_gb[o, d0] + rtt_s[o, d0]
-        cur = _slot_cost(d0, s0, a, dur, delay0, req, price, t0, n)
-        if d0 != o:
-            cur += bw[i] * xfer_w[o, d0, s0]
-        for k in range(k0[i], k1[i] + 1):
-            for r in range(3):
-                occ[d0, k, r] -= req[r]
+        cur = _slot_cost(o, d0, s0, a, dur, bw[i], req, price, xfer_w, delay_s_per_gb, rtt_s, t0, n)
+        _hold(occ, d0, k0[i], k1[i], req, -1.0)
         best, d, s, _ = best_slot(a, dur, deadline[i], o, bw[i], req, cap, delay_s_per_gb, rtt_s, t0, n, price,
                                   hi_price, load, load, occ, xfer_w, wake_s, hold_s, 0.0, cost, bad, cum, nbad)
         if d >= 0 and (force or best < cur * (1.0 - margin)):
             site[i], step[i] = d, s
             moved += 1
             if s < n:
-                delay = 0.0 if d == o else bw[i] * delay_s_per_gb[o, d] + rtt_s[o, d]
-                book(occ, load, d, s, a, dur, delay, hold_s[d], req, t0, n)
+                book(occ, load, d, s, a, dur, _delay(o, d, bw[i], delay_s_per_gb, rtt_s), hold_s[d], req, t0, n)
         else:
-            for k in range(k0[i], k1[i] + 1):
-                for r in range(3):
-                    occ[d0, k, r] += req[r]
+            _hold(occ, d0, k0[i], k1[i], req, 1.0)
     return moved

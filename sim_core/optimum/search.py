@@ -62,6 +62,13 @@ def objective_value(totals: dict, objective: str, w_c: float, w_u: float) -> flo
     return float(carbon if objective == "carbon" else cost if objective == "cost" else w_c * carbon + w_u * cost)
 
 
+def run_seconds(prep: Prepared, res, column: str) -> np.ndarray:
+    """A run's per-task timestamp column (``res.tasks[column]``) in seconds from the scenario's start (NaN where
+    null), the clock the window's tasks and steps use."""
+    us = res.tasks[column].dt.epoch("us").to_numpy().astype(np.float64)
+    return us / 1e6 - prep.scenario.start_utc.timestamp()
+
+
 def plan_from_run(prep: Prepared, res) -> Plan:
     """The (datacenter, dispatch step) of every task of a run, as a :class:`Plan` (the engine's task order): a
     task never dispatched keeps site -1 (it stays pending, as in the run)."""
@@ -69,8 +76,7 @@ def plan_from_run(prep: Prepared, res) -> Plan:
     if tk.height != prep.tasks.arrival.shape[0]:
         raise ValueError(f"the run has {tk.height} tasks, the window {prep.tasks.arrival.shape[0]}")
     dest = tk["dest"].to_physical().fill_null(-1).to_numpy().astype(np.int64)
-    t0 = prep.scenario.start_utc.timestamp()
-    dec = tk["decision_ts_utc"].dt.epoch("us").to_numpy().astype(np.float64) / 1e6 - t0
+    dec = run_seconds(prep, res, "decision_ts_utc")
     step = np.where(np.isfinite(dec), np.floor(np.nan_to_num(dec) / prep.scenario.step_s), 0).astype(np.int64)
     step -= prep.s0
     site = np.where(np.isfinite(dec), dest, -1)
@@ -188,4 +194,4 @@ def improve(ev: Evaluator, best: Candidate, other: Candidate, runs: int, seed: i
 
 
 __all__ = ["HEURISTICS", "RELOCATE_RUNS", "REPAIR_PATIENCE", "REPAIR_RUNS", "SEARCH_RUNS", "Candidate", "Evaluator",
-           "drop_results", "improve", "objective_value", "plan_from_run"]
+           "drop_results", "improve", "objective_value", "plan_from_run", "run_seconds"]
