@@ -73,6 +73,8 @@ class ClassCells:
     #: shares of the step hold (work up to this runs at scale 1, at no extra resource)
     speedup_cost: np.ndarray | None = None
     scale1: np.ndarray | None = None
+    #: (3, n tasks): each task's class per resource (cores, GPUs, GB; -1: none), for ``optimum.follow``
+    member_class: np.ndarray | None = None
 
 
 def _bucket(x: np.ndarray, tol: float) -> np.ndarray:
@@ -261,7 +263,7 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
         due = np.minimum(np.cumsum(due, axis=1), avail)
     return ClassCells(cells=cells, resources=res, n_tasks=n_members, n_classes=n_cls,
                       unschedulable=int((~fits.any(axis=1)).sum()), impossible=int(impossible.sum()),
-                      avail=avail, due=due, speedup_cost=speedup_cost, scale1=c_s1)
+                      avail=avail, due=due, speedup_cost=speedup_cost, scale1=c_s1, member_class=cls_rt)
 
 
 def _member_ranges(tw: WindowTasks, cap, delay_s_per_gb, rtt_s, t0: float, n: int):

@@ -34,6 +34,7 @@ from ..physics import P_SPARE_MIN
 from ..simulator import Prepared, as_scenario
 from .battery import net_kw as battery_net_kw
 from .classes import SHAPE_TOL, SHAPE_TOL_CUMULATIVE, TIME_STEPS, WindowTasks, build_classes
+from .follow import follow_cells
 from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
 from .power import bound_at, facility_pieces, site_power
 
@@ -67,6 +68,10 @@ class LPProfile:
 
     busy: np.ndarray  # (n_dc, n, 3)
     price: np.ndarray  # (n_dc, n, 3)
+    #: per task of the run: the (datacenter, window step) where its class's fluid work puts it (``optimum.follow``;
+    #: -1: none), from the first horizon that places it
+    site: np.ndarray
+    step: np.ndarray
 
 
 class OptimumError(ValueError):
@@ -216,7 +221,9 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     acc = dict(value=0.0, fac_kg=0.0, fac_usd=0.0, kwh=0.0, x_kg=0.0, x_usd=0.0, x_kwh=0.0, solve=0.0, build=build_s,
                tasks=0, classes=0, cols=0, rows=0, nnz=0, imp=0)
     statuses = []
-    prof = LPProfile(busy=np.zeros((sc.n_dc, n, 3)), price=np.zeros((sc.n_dc, n, 3))) if profile else None
+    m = T.arrival.shape[0]
+    prof = LPProfile(busy=np.zeros((sc.n_dc, n, 3)), price=np.zeros((sc.n_dc, n, 3)), site=np.full(m, -1, np.int64),
+                     step=np.full(m, -1, np.int64)) if profile else None
     for h0 in range(0, n, h_steps):
         t_b = time.perf_counter()
         hn = min(h_steps, n - h0)
@@ -242,6 +249,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         statuses.append(status)
         if prof is not None:
             _keep_profile(prof, hs, x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK], sites, fac_h, w_kwh[:, hs])
+            _keep_follow(prof, h0, sel, tw, cc, x[:lp.n_cells])
         acc["solve"] += secs
         acc["value"] += obj
         P = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
@@ -324,6 +332,21 @@ def _keep_profile(prof: LPProfile, hs: slice, dk_flat: np.ndarray, sites, fac, w
     dk = dk_flat.reshape(w_kwh.shape[0], w_kwh.shape[1], N_DK)
     prof.busy[:, hs] = dk[:, :, V_BC:V_BM + 1]
     prof.price[:, hs] = marginal_price(sites, fac, dk, w_kwh)
+
+
+def _keep_follow(prof: LPProfile, h0: int, sel: np.ndarray, tw: WindowTasks, cc, y: np.ndarray) -> None:
+    """Store where one horizon's classes put their members (``optimum.follow``) for the tasks ``sel`` no earlier
+    horizon placed: a task follows the class of its GPUs, else of its cores, else of its memory."""
+    req = np.stack([tw.cores, tw.gpus, tw.mem])
+    r = np.where(tw.gpus > 0, 1, np.where(tw.cores > 0, 0, 2))
+    idx = np.arange(r.shape[0])
+    cls = cc.member_class[r, idx]
+    weight = req[r, idx] * tw.rho * tw.work / E.STEP_S
+    c = cc.cells
+    site, step = follow_cells(cls, tw.deadline, weight, c.task, c.dc, c.step, y)
+    new = (prof.site[sel] < 0) & (site >= 0)
+    prof.site[sel[new]] = site[new]
+    prof.step[sel[new]] = step[new] + h0
 
 
 def _floor_p(lp, floor: np.ndarray) -> None:

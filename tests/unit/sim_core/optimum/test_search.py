@@ -70,7 +70,7 @@ def test_the_best_schedule_found_is_the_least_deadline_meeting_candidate(sites):
 
 
 def test_no_search_keeps_the_candidates_as_run(sites):
-    b = bracket(sites, seed=0, days=1, heuristics=(), search_runs=0, variants=(), refill_rounds=0)
+    b = bracket(sites, seed=0, days=1, heuristics=(), search_runs=0, variants=(), refill_rounds=0, follow=False)
     assert set(b.upper.candidates) <= {"LP plan", "LP plan, repaired"} and b.upper.search_accepted == 0
     assert b.upper.refills == 0
 
