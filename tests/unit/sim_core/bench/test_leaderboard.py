@@ -232,13 +232,19 @@ def _cli(*args):
     return CliRunner().invoke(app, ["leaderboard", *map(str, args)])
 
 
+def _said(res) -> str:
+    """The CLI's message as one line: rich's error box wraps it at the terminal's width (where depends on the
+    temporary path's length), its border characters taken out."""
+    return " ".join(res.output.replace("│", " ").split())
+
+
 def test_cli_refuses_an_unknown_entry_and_a_bad_path(tmp_path):
     res = _cli("--home", tmp_path / "h", "--entries", "local_only,nope")
-    assert res.exit_code == 2 and "unknown policy 'nope'" in " ".join(res.output.split())
+    assert res.exit_code == 2 and "unknown policy 'nope'" in _said(res)
     res = _cli("--home", tmp_path / "h", "--entry", tmp_path / "nowhere.py")
-    assert res.exit_code == 2 and "does not exist" in " ".join(res.output.split())
+    assert res.exit_code == 2 and "does not exist" in _said(res)
     res = _cli("--home", tmp_path / "h", "--entries", "local_only", "--results", "ftp://host/x")
-    assert res.exit_code == 2 and "scheme 'ftp' is not supported" in " ".join(res.output.replace("│", " ").split())
+    assert res.exit_code == 2 and "scheme 'ftp' is not supported" in _said(res)
     assert not (tmp_path / "h" / "results").exists()
 
 
@@ -247,7 +253,7 @@ def test_cli_refuses_a_year_the_mirror_lacks_before_building_anything(tmp_path):
     mirror.mkdir()
     res = _cli("--home", tmp_path / "h", "--mirror", mirror, "--score-year", "2024", "--entries", "local_only")
     assert res.exit_code == 2
-    text = " ".join(res.output.split())
+    text = _said(res)
     assert "the score year 2024 is not in the mirror" in text and "--live" in text
     assert "15 partition(s) missing, first grid_carbon AU-NSW 2024" in text  # 5 regions x 3 signals
     assert not (tmp_path / "h" / "bundles").exists() or not any((tmp_path / "h" / "bundles").iterdir())
