@@ -83,7 +83,8 @@ def plan_from_run(prep: Prepared, res) -> Plan:
     return Plan(site=site, step=step, late=np.zeros(site.shape[0], np.int8), plan_s=0.0)
 
 
-def _arrival_step(prep: Prepared) -> np.ndarray:
+def arrival_step(prep: Prepared) -> np.ndarray:
+    """Each task's arrival step in the run's window (clipped to it)."""
     return np.clip((prep.tasks.arrival - prep.t0) // prep.scenario.step_s, 0, prep.n - 1).astype(np.int64)
 
 
@@ -124,7 +125,7 @@ class Evaluator:
         if cand.late == 0:
             return cand
         plan = _copy(cand.plan if cand.plan is not None else plan_from_run(self.prep, cand.result))
-        arr = _arrival_step(self.prep)
+        arr = arrival_step(self.prep)
         origin = self.prep.tasks.origin.astype(np.int64)
         cur = cand
         low, since = np.inf, 0  # (counted from the first re-run: the first moves often crowd other steps)
@@ -194,4 +195,4 @@ def improve(ev: Evaluator, best: Candidate, other: Candidate, runs: int, seed: i
 
 
 __all__ = ["HEURISTICS", "RELOCATE_RUNS", "REPAIR_PATIENCE", "REPAIR_RUNS", "SEARCH_RUNS", "Candidate", "Evaluator",
-           "drop_results", "improve", "objective_value", "plan_from_run", "run_seconds"]
+           "arrival_step", "drop_results", "improve", "objective_value", "plan_from_run", "run_seconds"]

@@ -18,7 +18,7 @@ from ..simulator import Prepared, as_scenario
 from .plan import Plan, PlanPolicy
 from .refill import REFILL_ROUNDS, refill, relocate_late
 from .rounding import STEP_S, WAKE_SPARE, plan_kernel, transfer_weights, wake_latency_s
-from .search import HEURISTICS, SEARCH_RUNS, Evaluator, drop_results, improve
+from .search import HEURISTICS, SEARCH_RUNS, Evaluator, arrival_step, drop_results, improve
 from .solve import HORIZON_DAYS, OptimumError, OptimumResult, bound_steps, optimum
 
 #: further roundings of the LP's solution run as candidates: (capacity booked past a task's planned finish, in
@@ -155,7 +155,7 @@ def follow_plan(prep: Prepared, lower: OptimumResult) -> Plan:
     n, t0 = lower.steps, float(C.t0)
     wake = WAKE_SPARE * wake_latency_s(prep)
     o = T.origin.astype(np.int64)
-    arr = np.clip(np.floor((T.arrival - t0) / STEP_S), 0, n - 1).astype(np.int64)
+    arr = arrival_step(prep)
 
     def last_step(d):
         delay = np.where(d == o, 0.0, T.bw * C.delay_s_per_gb[o, d] + C.rtt_s[o, d])

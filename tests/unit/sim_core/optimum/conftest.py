@@ -1,4 +1,5 @@
-"""Shared set-up of the optimum tests: a 3-site, 2-day synthetic bundle (one per module and parameters)."""
+"""Shared set-up of the optimum tests: a 3-site, 2-day synthetic bundle (one per module and parameters), and the
+small one several modules search on (``sites``)."""
 
 from __future__ import annotations
 
@@ -32,3 +33,9 @@ def three_site_bundle(tmp_path_factory):
         return sim_core.load(path)
 
     return make
+
+
+@pytest.fixture(scope="module")
+def sites(three_site_bundle):
+    """3 sites, 2 days, 160 synthetic tasks with allowed delays of 0, 2 or 6 h, on 192 cores, 12 GPUs, 1,500 GB."""
+    return three_site_bundle("sites", n_tasks=160, seed=5, total_cores=192, total_gpus=12, total_mem_gb=1500)

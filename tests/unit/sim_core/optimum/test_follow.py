@@ -11,7 +11,7 @@ import pytest
 from sim_core.optimum import OptimumError, optimum
 from sim_core.optimum.follow import follow_cells
 from sim_core.optimum.rounding import STEP_S, WAKE_SPARE, wake_latency_s
-from sim_core.optimum.upper import follow_plan
+from sim_core.optimum.upper import FOLLOW_NAME, follow_plan, upper_bound
 from sim_core.simulator import Prepared
 
 
@@ -46,11 +46,6 @@ def test_no_cell_past_the_class_work_or_across_classes():
 
 
 @pytest.fixture(scope="module")
-def sites(three_site_bundle):
-    return three_site_bundle("follow", n_tasks=160, seed=5, total_cores=192, total_gpus=12, total_mem_gb=1500)
-
-
-@pytest.fixture(scope="module")
 def lower(sites):
     return optimum(sites, seed=0, days=1, profile=True)
 
@@ -81,3 +76,12 @@ def test_follow_plan_refuses_another_window_or_no_profile(sites, lower):
         follow_plan(Prepared(sites, 1, days=1), lower)
     with pytest.raises(OptimumError, match="no LP profile"):
         follow_plan(Prepared(sites, 0, days=1), optimum(sites, seed=0, days=1))
+
+
+def test_the_assignment_is_a_candidate_of_the_upper_bound_run_through_the_engine(sites, lower):
+    up = upper_bound(sites, lower, days=1, heuristics=(), search_runs=0, variants=(), refill_rounds=0)
+    value, late = up.candidates[FOLLOW_NAME]
+    assert value >= lower.value  # an engine run of the window: never below the bound
+    assert up.value <= min(v for v, n_late in up.candidates.values() if n_late == 0)
+    off = upper_bound(sites, lower, days=1, heuristics=(), search_runs=0, variants=(), refill_rounds=0, follow=False)
+    assert FOLLOW_NAME not in off.candidates and off.runs < up.runs

@@ -18,12 +18,6 @@ from sim_core.simulator import Prepared
 
 
 @pytest.fixture(scope="module")
-def sites(three_site_bundle):
-    """3 sites, 2 days, 160 synthetic tasks with allowed delays of 0, 2 or 6 h."""
-    return three_site_bundle("refill", n_tasks=160, seed=5, total_cores=192, total_gpus=12, total_mem_gb=1500)
-
-
-@pytest.fixture(scope="module")
 def crowd(three_site_bundle):
     """The same sites with half the capacity per task: 400 synthetic tasks on 96 cores, 6 GPUs, 800 GB."""
     return three_site_bundle("crowd", n_tasks=400, seed=5, total_cores=96, total_gpus=6, total_mem_gb=800)

@@ -20,12 +20,6 @@ from sim_core.testing import synthetic_signals, synthetic_tasks, write_bundle
 DAY = 96
 
 
-@pytest.fixture(scope="module")
-def sites(three_site_bundle):
-    """3 sites, 2 days, 160 synthetic tasks with allowed delays of 0, 2 or 6 h."""
-    return three_site_bundle("search", n_tasks=160, seed=5, total_cores=192, total_gpus=12, total_mem_gb=1500)
-
-
 def test_a_policy_run_replayed_as_a_plan_is_the_same_run(sites):
     """lowest_carbon dispatches each task at once: its (site, dispatch step) per task, followed by PlanPolicy,
     gives the engine the same decisions, so the same totals."""
