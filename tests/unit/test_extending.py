@@ -23,6 +23,7 @@ from gridshift.errors import DataError
 from gridshift.results import RunKey, decode_run, encode_run
 from gridshift_cli import make_app
 from gridshift_cli.run_flags import with_run_options
+from tests.cli_text import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "architecture.md"
@@ -81,7 +82,7 @@ def test_a_declared_option_is_checked(option):
 def test_a_declared_option_is_a_flag_of_every_run_command(option, command):
     res = CliRunner().invoke(make_app(), [command, "--help"], env=ENV)
     assert res.exit_code == 0, res.output
-    text = " ".join(res.output.replace("│", " ").split())
+    text = plain(res.output)
     assert "--example-headroom-frac" in text and "share of each site's capacity" in text and "[default: 0.1]" in text
 
 

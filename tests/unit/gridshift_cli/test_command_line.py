@@ -22,6 +22,7 @@ from gridshift_cli import make_app
 from sim_core.optimum import optimum
 from sim_core.policies import PolicySpec, register, unregister
 from sim_core.testing import tiny_bundle
+from tests.cli_text import plain
 
 ROOT = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
@@ -87,7 +88,7 @@ def test_a_registered_policy_appears_in_run_and_compare_help():
         for command in ("run", "compare"):
             res = CliRunner().invoke(make_app(), [command, "--help"], env={"COLUMNS": "400"})
             assert res.exit_code == 0, res.output
-            assert "cli_listed_policy" in " ".join(res.output.replace("│", " ").split()), command
+            assert "cli_listed_policy" in plain(res.output), command
     finally:
         unregister(spec.name)
     res = CliRunner().invoke(make_app(), ["compare", "--help"], env={"COLUMNS": "400"})

@@ -20,6 +20,7 @@ from gridshift_cli import make_app
 from pipelines.workload import derive as wd
 from sim_core import options as run_options
 from sim_core.testing import write_bundle
+from tests.cli_text import plain
 
 P = wd.DeriveParams()
 N_STEPS = 2 * 96
@@ -54,11 +55,6 @@ def _invoke(*args):
     return CliRunner().invoke(make_app(), [*map(str, args)], env=ENV)
 
 
-def _text(output: str) -> str:
-    """The output without Rich's borders and line wrapping."""
-    return " ".join(output.replace("│", " ").split())
-
-
 def _run_transfers(bundle, out, *flags) -> pl.DataFrame:
     res = _invoke("run", bundle, "--policy", "lowest_carbon", "--out", out, *flags)
     assert res.exit_code == 0, res.output
@@ -71,7 +67,7 @@ def test_the_command_lines_flags_are_the_run_options(command):
     presets are the options' own, and --help imports no kernel module."""
     res = CliRunner().invoke(make_app(), [command, "--help"], env=ENV)
     assert res.exit_code == 0, res.output
-    text = _text(res.output)
+    text = plain(res.output)
     for o in declared.for_command(command):
         assert o.cli_flag.split("/")[0] in text, o.name
     assert "--locality-retention-days" in text and f"[default: {run_options.LOCALITY_RETENTION_DAYS}]" in text
@@ -101,7 +97,7 @@ def test_run_flags_change_the_gb_moved_and_their_energy(bundle, tmp_path):
         np.testing.assert_array_equal(x["energy_kwh"].to_numpy(), x["bandwidth_gb"].to_numpy() * kwh)
     res = _invoke("run", bundle, "--policy", "lowest_carbon", "--no-locality", "--transfer-kwh-per-gb", "0.06")
     assert res.exit_code == 0, res.output
-    assert "data locality: off, every move ships its dataset; transfer energy: 0.06 kWh/GB" in _text(res.output)
+    assert "data locality: off, every move ships its dataset; transfer energy: 0.06 kWh/GB" in plain(res.output)
 
 
 def test_compare_records_the_flags_in_its_assumptions(bundle, tmp_path):
@@ -110,9 +106,9 @@ def test_compare_records_the_flags_in_its_assumptions(bundle, tmp_path):
     on = _invoke(*args, "--out", tmp_path / "on")
     off = _invoke(*args, "--out", tmp_path / "off", "--no-locality", "--transfer-kwh-per-gb", "aslan2018-2015")
     assert on.exit_code == 0 and off.exit_code == 0, on.output + off.output
-    assert "data locality: on, replicas kept 30.0 days after last use" in _text(on.output)
-    assert "data locality: off, every move ships its dataset" in _text(off.output)
-    assert "transfer energy: 0.06 kWh/GB" in _text(off.output)
+    assert "data locality: on, replicas kept 30.0 days after last use" in plain(on.output)
+    assert "data locality: off, every move ships its dataset" in plain(off.output)
+    assert "transfer energy: 0.06 kWh/GB" in plain(off.output)
     saved = {k: json.loads((tmp_path / k / "compare.json").read_text()) for k in ("on", "off")}
     assert saved["on"]["assumptions"]["data locality"] == "on, replicas kept 30.0 days after last use"
     assert saved["off"]["assumptions"]["data locality"] == "off, every move ships its dataset"
@@ -128,13 +124,13 @@ def test_optimum_takes_the_flags(bundle):
     """The bound is sim_core.optimum's under the same options, which it names."""
     res = _invoke("optimum", bundle, "--days", "1", "--no-locality", "--transfer-kwh-per-gb", "0.06")
     assert res.exit_code == 0, res.output
-    assert "data locality: off, every move ships its dataset; transfer energy: 0.06 kWh/GB" in _text(res.output)
+    assert "data locality: off, every move ships its dataset; transfer energy: 0.06 kWh/GB" in plain(res.output)
     want = sim_core.optimum.optimum(bundle, days=1, locality=False, transfer_kwh_per_gb=0.06)
     assert want.options["locality"] is False and want.options["transfer_kwh_per_gb"] == 0.06
     printed = float(re.search(r"^bound ([0-9.]+) ", res.output, flags=re.M).group(1))
     assert printed == pytest.approx(want.value, abs=5e-7) and want.value > 0
     res = _invoke("optimum", bundle, "--days", "1", "--locality-retention-days", "2")
-    assert res.exit_code == 0 and "replicas kept 2.0 days after last use" in _text(res.output), res.output
+    assert res.exit_code == 0 and "replicas kept 2.0 days after last use" in plain(res.output), res.output
 
 
 @pytest.mark.parametrize("command", ["run", "compare", "optimum"])
@@ -152,7 +148,7 @@ def test_a_bad_value_is_refused_with_its_range(bundle, tmp_path, command, flags,
              "optimum": []}[command]
     res = _invoke(command, bundle, "--days", "1", *extra, *flags)
     assert res.exit_code == 2, res.output
-    assert "Invalid value" in res.output and msg in _text(res.output), res.output
+    assert "Invalid value" in res.output and msg in plain(res.output), res.output
     assert not (tmp_path / "o").exists()
 
 
@@ -167,7 +163,7 @@ def test_the_battery_is_a_declared_option_every_command_and_the_sweep_take(bundl
     assert o.kind == declared.PARAMS and o.default is None
     assert declared.get("battery_policy").choices == tuple(r.name for r in BATTERY_RULES)
     for command in ("run", "compare", "optimum"):
-        assert "--battery" in _text(CliRunner().invoke(make_app(), [command, "--help"], env=ENV).output)
+        assert "--battery" in plain(CliRunner().invoke(make_app(), [command, "--help"], env=ENV).output)
     assert "battery" in SweepConfig.model_fields and "| `battery` | params | `None` |" in options_table()
     assert not {"battery", "battery_policy"} & set(run_options.Options().public())  # run keys as before batteries
     out = tmp_path / "bat"
@@ -190,5 +186,5 @@ def test_the_battery_is_a_declared_option_every_command_and_the_sweep_take(bundl
 ])
 def test_a_bad_battery_flag_is_refused_by_name(bundle, tmp_path, value, msg):
     res = _invoke("run", bundle, "--policy", "local_only", "--battery", value, "--out", tmp_path / "x")
-    assert res.exit_code == 2 and re.search(msg, _text(res.output)), res.output
+    assert res.exit_code == 2 and re.search(msg, plain(res.output)), res.output
     assert not (tmp_path / "x").exists()

@@ -24,6 +24,7 @@ from gridshift_cli import make_app
 from sim_core.options import make_options
 from sim_core.policies import PolicySpec, register, registry, unregister
 from sim_core.testing import tiny_bundle
+from tests.cli_text import plain
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
@@ -44,7 +45,7 @@ CONSTANTS = {
 def help_text(command: str) -> str:
     res = CliRunner().invoke(make_app(), [command, "--help"], env={"COLUMNS": "400"})
     assert res.exit_code == 0, res.output
-    return " ".join(res.output.replace("│", " ").split())
+    return plain(res.output)
 
 
 def test_names_and_codes_are_unique_and_every_entry_has_a_module_and_a_description():

@@ -12,16 +12,12 @@ from typer.testing import CliRunner
 
 from gridshift_cli import app
 from sim_core.bench.metrics import METRIC_NAMES
+from tests.cli_text import plain
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FILES = ["compare.json", "frontier.png", "runs.parquet", "service.parquet", "summary.md", "summary.parquet",
          "timeseries.png", "tradeoff.png", "utilisation.png"]
 ARGS = ["--policies", "local_only,lowest_carbon,lowest_price", "--seeds", "0,1", "--days", "1"]
-
-
-def _text(output: str) -> str:
-    """The output without Rich's panel borders and line wrapping."""
-    return " ".join(output.replace("│", " ").split())
 
 
 def _invoke(*args):
@@ -41,7 +37,7 @@ def _invoke(*args):
 def test_bad_parameters_exit_2_with_a_clear_message(bundle, args, msg, tmp_path):
     res = _invoke(bundle, "--no-store", "--out", tmp_path / "o", *args)
     assert res.exit_code == 2, res.output
-    assert msg in _text(res.output) and "Invalid value" in res.output
+    assert msg in plain(res.output) and "Invalid value" in res.output
     assert not (tmp_path / "o").exists()
 
 
@@ -54,7 +50,7 @@ def test_a_results_url_with_a_credential_is_refused_without_quoting_it(bundle, t
         for res in (_invoke(bundle, "--no-store", "--out", tmp_path / "o", "--results", url),
                     CliRunner().invoke(app, ["compare", str(bundle), "--no-store", "--out", str(tmp_path / "o")],
                                        env={"GRIDSHIFT_RESULTS_URL": url})):
-            assert res.exit_code == 2 and msg in _text(res.output) and "--results" in res.output, res.output
+            assert res.exit_code == 2 and msg in plain(res.output) and "--results" in res.output, res.output
             assert secret not in res.output and not (tmp_path / "o").exists()
 
 
@@ -70,9 +66,9 @@ def test_missing_or_escaping_bundle_exits_2(tmp_path):
     res = _invoke(tmp_path / "nowhere", "--no-store")
     # (compared without spaces: Rich wraps a long temporary path anywhere, inserting a line break into it)
     assert res.exit_code == 2 and "".join(f"bundle not found: '{tmp_path / 'nowhere'}'".split()) in "".join(
-        _text(res.output).split())
+        plain(res.output).split())
     res = _invoke("../../etc", "--home", tmp_path / "home")
-    assert res.exit_code == 2 and "unsafe path component" in _text(res.output)
+    assert res.exit_code == 2 and "unsafe path component" in plain(res.output)
 
 
 def test_outputs_are_deterministic_and_runs_are_reused(bundle, tmp_path):
@@ -160,7 +156,7 @@ def test_printed_table_fits_120_columns_and_names_its_assumptions(bundle, tmp_pa
         saving = float(cells[head.index("cost saving %")].split(" ± ")[0])
         if abs(saving) > 0.5:
             assert (saving > 0) == (cost["mean"][0] < cost["mean"][1]), ln
-    text = _text(res.output)
+    text = plain(res.output)
     assert "assumptions: forecast:" in text and "transfer energy: 0.00375 kWh/GB" in text
     saved = json.loads((tmp_path / "o" / "compare.json").read_text())["assumptions"]
     assert saved["transfer energy"].startswith("0.00375 kWh/GB") and saved["power"] == "managed"
@@ -174,14 +170,14 @@ def test_run_command_takes_a_bundle_id_like_compare(bundle, tmp_path):
     res = CliRunner().invoke(app, ["run", bundle.name, "--days", "1", "--home", str(tmp_path / "home")])
     assert res.exit_code == 0 and "carbon_kg" in res.output, res.output
     res = CliRunner().invoke(app, ["run", "../../etc", "--home", str(tmp_path / "home")])
-    assert res.exit_code == 2 and "unsafe path component" in _text(res.output)
+    assert res.exit_code == 2 and "unsafe path component" in plain(res.output)
     res = CliRunner().invoke(app, ["run", "0123456789abcdef", "--home", str(tmp_path / "home")])
-    text = _text(res.output)
+    text = plain(res.output)
     assert res.exit_code == 2 and "bundle not found: '0123456789abcdef'" in text
     assert f"holds 1 bundle(s): {bundle.name}" in text
     # the README's form, a path into a home that lacks it: not found (not "unsafe"), with the home's ids
     res = CliRunner().invoke(app, ["run", ".gridshift/bundles/7e5c801b5f8c14ed", "--home", str(tmp_path / "home")])
-    text = _text(res.output)
+    text = plain(res.output)
     assert res.exit_code == 2 and "bundle not found: '.gridshift/bundles/7e5c801b5f8c14ed'" in text
     assert "unsafe" not in text
 
@@ -190,11 +186,11 @@ def test_verify_takes_a_bundle_id_like_the_other_commands(bundle, tmp_path):
     (tmp_path / "home" / "bundles").mkdir(parents=True)
     (tmp_path / "home" / "bundles" / bundle.name).symlink_to(bundle)
     res = CliRunner().invoke(app, ["verify", bundle.name, "--home", str(tmp_path / "home")])
-    assert res.exit_code == 0 and "files intact and every value within the bundle contract" in _text(res.output)
+    assert res.exit_code == 0 and "files intact and every value within the bundle contract" in plain(res.output)
     res = CliRunner().invoke(app, ["verify", "0123456789abcdef", "--home", str(tmp_path / "home")])
-    assert res.exit_code == 2 and "bundle not found: '0123456789abcdef'" in _text(res.output)
+    assert res.exit_code == 2 and "bundle not found: '0123456789abcdef'" in plain(res.output)
     res = CliRunner().invoke(app, ["verify", "../../nowhere", "--home", str(tmp_path / "home")])
-    assert res.exit_code == 2 and "unsafe path component '..'" in _text(res.output)
+    assert res.exit_code == 2 and "unsafe path component '..'" in plain(res.output)
 
 
 def test_run_command_is_unchanged(bundle):
@@ -218,14 +214,14 @@ def test_run_command_chunk_steps_reaches_the_run_and_refuses_a_bad_value(bundle,
     assert out["none"] == out["auto"] == out["7"]
     for bad in ("0", "-2", "week", "2.5"):
         res = CliRunner().invoke(app, ["run", str(bundle), "--days", "1", "--chunk-steps", bad])
-        assert res.exit_code == 2 and "not a whole number of steps >= 1, 'none' or 'auto'" in _text(res.output), bad
+        assert res.exit_code == 2 and "not a whole number of steps >= 1, 'none' or 'auto'" in plain(res.output), bad
     assert len(seen) == 3  # (a refused value never reaches a run)
 
 
 def test_run_command_power_option(bundle, tmp_path):
     for power in ("always_on", "managed"):
         res = CliRunner().invoke(app, ["run", str(bundle), "--days", "1", "--power", power, "--out", tmp_path / power])
-        assert res.exit_code == 0 and "idle_share_of_it" in _text(res.output), res.output
+        assert res.exit_code == 0 and "idle_share_of_it" in plain(res.output), res.output
         assert f'"power": "{power}"' in (tmp_path / power / "run.json").read_text()
 
 
@@ -240,4 +236,4 @@ def test_run_command_power_option(bundle, tmp_path):
 def test_run_command_refuses_bad_options_with_exit_2(bundle, args, msg):
     res = CliRunner().invoke(app, ["run", str(bundle), *args])
     assert res.exit_code == 2, res.output
-    assert msg in _text(res.output) and "Invalid value" in res.output
+    assert msg in plain(res.output) and "Invalid value" in res.output

@@ -23,6 +23,7 @@ from sim_core.bench.leaderboard_page import FIGURE, common_cells, page, ranking,
 from sim_core.bench.protocol import DEFAULT, Protocol
 from sim_core.result import gridshift_version
 from sim_core.testing import synthetic_signals, synthetic_tasks, write_bundle
+from tests.cli_text import plain
 
 DAY = 96
 SETS = (("L0", "L1", "L2"), ("L0", "L1"))
@@ -232,19 +233,13 @@ def _cli(*args):
     return CliRunner().invoke(app, ["leaderboard", *map(str, args)])
 
 
-def _said(res) -> str:
-    """The CLI's message as one line: rich's error box wraps it at the terminal's width (where depends on the
-    temporary path's length), its border characters taken out."""
-    return " ".join(res.output.replace("│", " ").split())
-
-
 def test_cli_refuses_an_unknown_entry_and_a_bad_path(tmp_path):
     res = _cli("--home", tmp_path / "h", "--entries", "local_only,nope")
-    assert res.exit_code == 2 and "unknown policy 'nope'" in _said(res)
+    assert res.exit_code == 2 and "unknown policy 'nope'" in plain(res.output)
     res = _cli("--home", tmp_path / "h", "--entry", tmp_path / "nowhere.py")
-    assert res.exit_code == 2 and "does not exist" in _said(res)
+    assert res.exit_code == 2 and "does not exist" in plain(res.output)
     res = _cli("--home", tmp_path / "h", "--entries", "local_only", "--results", "ftp://host/x")
-    assert res.exit_code == 2 and "scheme 'ftp' is not supported" in _said(res)
+    assert res.exit_code == 2 and "scheme 'ftp' is not supported" in plain(res.output)
     assert not (tmp_path / "h" / "results").exists()
 
 
@@ -253,7 +248,7 @@ def test_cli_refuses_a_year_the_mirror_lacks_before_building_anything(tmp_path):
     mirror.mkdir()
     res = _cli("--home", tmp_path / "h", "--mirror", mirror, "--score-year", "2024", "--entries", "local_only")
     assert res.exit_code == 2
-    text = _said(res)
+    text = plain(res.output)
     assert "the score year 2024 is not in the mirror" in text and "--live" in text
     assert "15 partition(s) missing, first grid_carbon AU-NSW 2024" in text  # 5 regions x 3 signals
     assert not (tmp_path / "h" / "bundles").exists() or not any((tmp_path / "h" / "bundles").iterdir())
