@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gridshift's one entry point on a fresh machine that has only python3:
-#   ./run.sh test                      set up everything, then run the test suite
+#   ./run.sh test [ARGS]               set up everything, then run the test suite (pytest, 2 workers; ARGS: pytest's)
 #   ./run.sh lint                      ruff + import-linter (the import direction) + `dg check defs`
 #   ./run.sh ui [--home DIR] [ARGS]    the Dagster UI (`dg dev`) on the gridshift home's instance (= gridshift ui)
 #   ./run.sh gridshift ...             set up everything, then run a gridshift command (gridshift --help lists them)
@@ -81,7 +81,10 @@ case "${1:-}" in
   test)
     shift
     cd "$ROOT"
-    uvrun pytest -q "$@"
+    # Two pytest-xdist workers (one on a 1-core machine), each test file on one worker so its module fixtures are
+    # built once: the suite is mostly compiling kernels and exporting bundles, which one process does on one
+    # core. Later arguments win: `-n 0` runs it in this process, `-n 8` on eight workers (~5 GB of memory each).
+    uvrun pytest -q --numprocesses auto --maxprocesses 2 --dist loadfile "$@"
     ;;
   lint)
     cd "$ROOT"

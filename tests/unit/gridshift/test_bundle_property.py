@@ -2,7 +2,7 @@
 energy-conserving result — never a crash, never a NaN total.
 
 Hypothesis writes small bundles whose task, network and datacenter values are drawn from
-strategies that include NaN, ±inf, negatives, zeros and 1e300. CI also runs this file with
+strategies that include NaN, ±inf, negatives, zeros and 1e300. CI runs the suite with
 ``NUMBA_BOUNDSCHECK=1``, where any out-of-range index in a kernel becomes an IndexError (a failure
 here) instead of silent memory corruption.
 """

@@ -43,9 +43,11 @@ def _compare(bundle, home: Path, url: str, seeds: str, out: Path | None = None):
 
 
 def _table(output: str) -> str:
-    """The printed summary: the output without the per-run progress lines and the closing "where" and "wrote" lines."""
-    lines = [ln for ln in output.splitlines()
-             if not PROGRESS.match(ln) and "run(s) simulated" not in ln and not ln.startswith("wrote ")]
+    """The printed summary: the output without the per-run progress lines, up to the closing count of runs (what
+    follows it names the home and the output folder, and wraps where the terminal's width puts it)."""
+    out = output.splitlines()
+    out = out[:next(i for i, ln in enumerate(out) if "run(s) simulated" in ln)]
+    lines = [ln for ln in out if not PROGRESS.match(ln)]
     assert len(lines) > 5, output
     return "\n".join(lines)
 
