@@ -83,7 +83,8 @@ case "${1:-}" in
     cd "$ROOT"
     # Two pytest-xdist workers (one on a 1-core machine), each test file on one worker so its module fixtures are
     # built once: the suite is mostly compiling kernels and exporting bundles, which one process does on one
-    # core. Later arguments win: `-n 0` runs it in this process, `-n 8` on eight workers (~5 GB of memory each).
+    # core. Later arguments win: `-n 0` runs it in this process; more workers need both `-n 8 --maxprocesses 8`
+    # (the cap bounds any -n; each worker can reach ~5.5 GB of memory).
     uvrun pytest -q --numprocesses auto --maxprocesses 2 --dist loadfile "$@"
     ;;
   lint)

@@ -15,7 +15,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
-# pytest-xdist's workers (``./run.sh test`` runs two) start with COLUMNS=80 and LINES=24 in their environment, and
+# pytest-xdist's workers (``./run.sh test`` runs two) start with COLUMNS=80 and LINES=24 in their environment (seen
+# with pytest-xdist 3.8, with or without this conftest; a plain pytest process has neither), and
 # Rich fixes a Console's width from COLUMNS when it is made: the CLI's module-level consoles would then print
 # 80-column tables in a worker whatever width a test asks for. Tests see the environment a plain process has.
 for _name in ("COLUMNS", "LINES"):
