@@ -97,6 +97,7 @@ class LPModel:
     task_rows: np.ndarray  # row of each task with cells (-1: none)
     p_weight: np.ndarray  # (n_dc, n): objective weight of P per kW (0.25 h x per-kWh weights)
     batt_base: int = -1  # first battery column (optimum.battery), -1 without batteries
+    b_row: int = -1  # first busy-resource row; (d, j, r)'s is b_row + (d * n + j) * 3 + r (dual: its unit price)
 
     @property
     def nnz(self) -> int:
@@ -107,7 +108,7 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
              fac: FacilityPieces, cap: np.ndarray, weight_kwh: np.ndarray, p_upper: np.ndarray,
              avail: np.ndarray | None = None, due: np.ndarray | None = None, curve_steps: int = 1,
              battery: np.ndarray | None = None, battery_free_start: bool = False,
-             speedup: tuple[np.ndarray, np.ndarray] | None = None) -> LPModel:
+             speedup: tuple[np.ndarray, np.ndarray] | None = None, tail_price: np.ndarray | None = None) -> LPModel:
     """Assemble the LP. ``resources``: cores, GPUs, GB of every task; ``weight_kwh`` (n_dc, n): objective
     weight per kWh of facility energy; ``p_upper`` (n_dc, n): upper bound of P (inf except where the
     weight is negative). ``avail``/``due`` (n_tasks, n, s): the cumulative formulation — instead of one work
@@ -117,21 +118,27 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     ``battery`` (n_dc, 7): the sites' batteries (``optimum.battery``; ``battery_free_start``: a later rolling
     horizon's). ``speedup`` (per class: extra resource-steps per step of work run above scale 1, 0 if none;
     per cell: the scale-1 resource-steps its members' step shares hold): an elastic class's cell y counts work,
-    and its (d, j, cost) group adds E >= cost x (y - scale-1 share) to the busy resources (:func:`_speedup_rows`)."""
+    and its (d, j, cost) group adds E >= cost x (y - scale-1 share) to the busy resources (:func:`_speedup_rows`).
+    ``tail_price`` (n_dc, n_tail, 3): a linked rolling horizon's tail (docs/optimum.md "Rolling horizons"): cells
+    may also lie in the n_tail steps after the n of ``weight_kwh``, where a later horizon owns the power; there a
+    cell has no power or capacity rows and pays its busy resources at these prices (that horizon's duals of its
+    busy-resource rows) and no speed-up resources (a relaxation)."""
     n_tasks = resources[0].shape[0]
     n_dc, n = weight_kwh.shape
+    n_all = n + (0 if tail_price is None else tail_price.shape[1])  # the cells' and curves' steps
     nc = cells.task.shape[0]
+    own = cells.step < n
     base = nc
     n_dk = n_dc * n
     n_col = nc + n_dk * N_DK
     cumulative = avail is not None
     s_base = n_col
     cs = max(int(curve_steps), 1)
-    n_h = -(-n // cs)  # curve checkpoints: the ends of steps cs - 1, 2 cs - 1, ..., n - 1
+    n_h = -(-n_all // cs)  # curve checkpoints: the ends of steps cs - 1, 2 cs - 1, ..., n_all - 1
     if cumulative:
         n_col += n_tasks * n_h
     e_base = n_col
-    groups = _speedup_groups(cells, resources, speedup, n)
+    groups = _speedup_groups(cells, resources, speedup, n, own)
     n_col += sum(g[0].shape[0] for g in groups)
 
     rows = _Rows()
@@ -163,7 +170,7 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     flat = cells.dc * n + cells.step
     for r, per_task in enumerate(resources):
         amount = per_task[cells.task]
-        m = amount != 0
+        m = (amount != 0) & own
         add_entries(brow[flat[m], r], np.nonzero(m)[0], -amount[m])
     e_col = e_base
     for r, (g_dk, g_cost, cell, g_of, coef) in enumerate(groups):
@@ -179,8 +186,12 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     col_cost = np.zeros(n_col)
     col_upper[:nc] = cells.cap
     col_cost[:nc] = cells.cost
+    if tail_price is not None:
+        t = np.flatnonzero(~own)
+        for r, per_task in enumerate(resources):
+            col_cost[t] += per_task[cells.task[t]] * tail_price[cells.dc[t], cells.step[t] - n, r]
     if cumulative:
-        k_end = np.minimum(np.arange(n_h) * cs + cs - 1, n - 1)
+        k_end = np.minimum(np.arange(n_h) * cs + cs - 1, n_all - 1)
         col_lower[s_base:e_base] = (due[:, k_end] / E.STEP_S).ravel()
         col_upper[s_base:e_base] = (avail[:, k_end] / E.STEP_S).ravel()
     for d, s in enumerate(sites):
@@ -195,7 +206,7 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     return LPModel(n_col=n_col, n_row=rows.n_row, col_cost=col_cost, col_lower=col_lower, col_upper=col_upper,
                    row_lower=np.concatenate(rows.rlo), row_upper=np.concatenate(rows.rhi), start=start,
                    index=index, value=value, n_cells=nc, dk_base=base, task_rows=task_rows,
-                   p_weight=weight_kwh * STEP_H, batt_base=batt_base)
+                   p_weight=weight_kwh * STEP_H, batt_base=batt_base, b_row=int(brow[0, 0]) if n_dk else -1)
 
 
 class _Rows:
@@ -307,17 +318,17 @@ def _site_rows(rows: _Rows, d: int, s: SitePower, base: int, n: int, cap, p_uppe
         _ge_rows(rows, np.full(n, c), (idx + V_P, 1.0), (idx + V_Q, -(1.0 + a)))
 
 
-def _speedup_groups(cells: Cells, resources, speedup, n: int) -> list[tuple]:
-    """The elastic cells (a class with a speed-up cost) grouped per resource by (datacenter, step, cost): per
-    resource r, (each group's flat (d, j), its cost, the cells, each cell's group, each cell's amount of r);
-    none without ``speedup``."""
+def _speedup_groups(cells: Cells, resources, speedup, n: int, own: np.ndarray) -> list[tuple]:
+    """The elastic cells (a class with a speed-up cost) of the ``own`` steps grouped per resource by (datacenter,
+    step, cost): per resource r, (each group's flat (d, j), its cost, the cells, each cell's group, each cell's
+    amount of r); none without ``speedup``."""
     if speedup is None:
         return []
     cost = speedup[0][cells.task]
     out = []
     for per_task in resources:
         amount = per_task[cells.task]
-        cell = np.flatnonzero((cost > 0) & (amount != 0))
+        cell = np.flatnonzero((cost > 0) & (amount != 0) & own)
         _, c_code = np.unique(cost[cell], return_inverse=True)
         code = (cells.dc[cell] * n + cells.step[cell]) * (int(c_code.max(initial=0)) + 1) + c_code.ravel()
         _, at, g_of = np.unique(code, return_index=True, return_inverse=True)

@@ -166,7 +166,10 @@ def _flexible_bundle(tmp_path, n_tasks=600, n_dc=5, days=3):
 
 
 def test_coarser_classes_and_rolling_horizons_never_raise_the_bound(tmp_path):
-    """Coarser classes (nested keys) and rolling horizons are relaxations of the finer LP: their bound is <=."""
+    """Coarser classes (nested keys) and rolling horizons are relaxations of the finer LP: their bound is <=.
+    Linked horizons (docs/optimum.md "Rolling horizons") stay within 2 % of the part a schedule changes: 0.5 %
+    measured (125.853 against 125.922 kg, 112.692 fixed), where unlinked ones, each holding only the work that
+    cannot run outside it, were 2.8 % below (125.548 kg)."""
     sc = sim_core.load(_flexible_bundle(tmp_path))
     fine = optimum(sc, seed=1, shape_tol=1.0, time_steps=1, formulation="classes")
     coarse = optimum(sc, seed=1, shape_tol=1.0, time_steps=8, formulation="classes")
@@ -175,9 +178,11 @@ def test_coarser_classes_and_rolling_horizons_never_raise_the_bound(tmp_path):
     assert coarse.n_classes < fine.n_classes
     assert coarse.value <= fine.value * (1 + 1e-7)
     assert rolling.rolling and rolling.n_horizons == 3 and rolling.horizon_steps == 96
-    # rolling horizons relax the window's schedules, not the one-LP class solution (a horizon's classes are built
-    # from its own tasks): without the idle floor it comes out below the one LP here; with it, the two bounds
-    # need not be ordered (measured 146.56 vs 146.47 kg). Both must stay below every deadline-meeting run.
+    # these classes are keyed by arrival step, so each lies in one horizon and the linked horizons' sum is a
+    # Lagrangian bound of this very LP (the tails priced at the later horizons' duals): <= it, with the idle
+    # floor or without, and close to it
+    assert rolling.value <= fine.value * (1 + 1e-7)
+    assert fine.value - rolling.value < 0.02 * (fine.value - fine.baseline_carbon_kg)
     flat = optimum(sc, seed=1, shape_tol=1.0, time_steps=1, horizon_days=1.0, formulation="classes", idle_floor=False)
     flat_fine = optimum(sc, seed=1, shape_tol=1.0, time_steps=1, formulation="classes", idle_floor=False)
     assert flat.value <= flat_fine.value * (1 + 1e-7)

@@ -86,9 +86,14 @@ def test_integrality_gap_orders_fluid_relaxation_and_integer(sites):
 
 def test_the_default_horizon_is_one_lp_up_to_two_weeks(tmp_path):
     """``horizon_days="auto"`` (the default): one LP while the bound spans at most ONE_LP_MAX_DAYS, rolling 7-day
-    horizons beyond (a year as one LP is out of reach); a bad value is refused."""
+    horizons beyond (a year as one LP is out of reach), a remainder shorter than a horizon (the drain) joining
+    the last whole one; a bad value is refused."""
     from sim_core.optimum import OptimumError
-    from sim_core.optimum.solve import ONE_LP_MAX_DAYS
+    from sim_core.optimum.solve import ONE_LP_MAX_DAYS, horizon_starts
+
+    assert horizon_starts(288, 96) == [0, 96, 192]
+    assert horizon_starts(300, 96) == [0, 96, 192]  # the last 12 steps join the third horizon
+    assert horizon_starts(793, 672) == [0] and horizon_starts(96, 96) == [0] and horizon_starts(50, 96) == [0]
 
     n = 17 * DAY
     sc = sim_core.load(write_bundle(tmp_path, locations=["L0", "L1"], timezones=["UTC", "Asia/Tokyo"],
@@ -97,7 +102,7 @@ def test_the_default_horizon_is_one_lp_up_to_two_weeks(tmp_path):
     short = optimum(sc, seed=0, days=ONE_LP_MAX_DAYS - 2)
     long = optimum(sc, seed=0, days=ONE_LP_MAX_DAYS + 1)
     assert not short.rolling and short.n_horizons == 1 and short.steps / 96 <= ONE_LP_MAX_DAYS
-    assert long.rolling and long.horizon_steps == 7 * 96 and long.n_horizons == -(-long.steps // (7 * 96))
+    assert long.rolling and long.horizon_steps == 7 * 96 and long.n_horizons == long.steps // (7 * 96)
     with pytest.raises(OptimumError, match="auto"):
         optimum(sc, seed=0, days=1, horizon_days="weekly")
 
