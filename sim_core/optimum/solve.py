@@ -107,7 +107,7 @@ class OptimumResult:
     start_step: int
     steps: int  # the bound's steps: the window's, and with drain the drain's to the last deadline
     horizon_steps: int
-    rolling: bool  # solved as consecutive horizons (each bounded on its own steps)
+    rolling: bool  # solved as consecutive horizons (linked unless an objective weight is negative)
     n_horizons: int
     n_tasks: int  # tasks with cells (summed over horizons: once each when linked, else once per horizon it meets)
     n_classes: int
@@ -381,8 +381,9 @@ def _keep_tail(prof: LPProfile, h0: int, hn: int, cc, y: np.ndarray) -> None:
 
 
 def _keep_follow(prof: LPProfile, h0: int, sel: np.ndarray, tw: WindowTasks, cc, y: np.ndarray) -> None:
-    """Store where one horizon's classes put their members (``optimum.follow``) for the tasks ``sel`` no earlier
-    horizon placed: a task follows the class of its GPUs, else of its cores, else of its memory."""
+    """Store where one horizon's classes put their members (``optimum.follow``) for the tasks ``sel`` no horizon
+    solved before placed (linked horizons hold disjoint tasks; unlinked ones, solved in order, keep the first
+    placement): a task follows the class of its GPUs, else of its cores, else of its memory."""
     req = np.stack([tw.cores, tw.gpus, tw.mem])
     r = np.where(tw.gpus > 0, 1, np.where(tw.cores > 0, 0, 2))
     idx = np.arange(r.shape[0])
