@@ -196,9 +196,14 @@ def steps_major(shape, dtype=np.float64, fill=0) -> np.ndarray:
     of one step together (the per-step loops over datacenters), so with this layout those values are
     adjacent in memory instead of one row of ``n_steps`` values apart: at 100+ datacenters a year's rows
     are ~280 kB apart and every access would miss the cache and the TLB. Values, indexing and the
-    order of every sum are unchanged; only where each value lives in memory differs."""
+    order of every sum are unchanged; only where each value lives in memory differs.
+
+    Each step's row holds one spare datacenter slot, never used: the view is then strided whatever the number
+    of datacenters (unless it holds one value), and Numba types it with the same layout (any, 'A'). Without it a
+    one-datacenter view would be contiguous (a size-1 axis has no stride), typed 'C', and every kernel that takes
+    it would compile a second time, and be cached a second time, for one-site scenarios."""
     *lead, n_dc, n_steps = shape
-    return np.swapaxes(np.full((*lead, n_steps, n_dc), fill, dtype), -1, -2)
+    return np.swapaxes(np.full((*lead, n_steps, n_dc + 1), fill, dtype)[..., :n_dc], -1, -2)
 
 
 #: the per-task fields of ``State`` and their initial values (dtype, fill): one place for :func:`new_state` and
