@@ -184,6 +184,8 @@ def main() -> None:
     ap.add_argument("--mip-time-limit", type=float, default=240.0, help="HiGHS's MIP time limit per window (s)")
     ap.add_argument("--slack-policy", default="upper",
                     help="the run the 7-day bracket is decomposed at: 'upper' (its upper end's run), a policy, or ''")
+    ap.add_argument("--checkpoint", type=Path, default=None,
+                    help="keep each solved horizon in this folder: an interrupted run resumes where it stopped")
     ap.add_argument("--no-write", action="store_true", help="print only (BENCHMARKS.md untouched)")
     args = ap.parse_args()
     import sim_core
@@ -193,7 +195,7 @@ def main() -> None:
     days_total = args.year_days if year else 7
     rows = []
     clean: dict = {}
-    lp = {"formulation": args.formulation, "idle_floor": not args.no_idle_floor}
+    lp = {"formulation": args.formulation, "idle_floor": not args.no_idle_floor, "checkpoint": args.checkpoint}
     with tempfile.TemporaryDirectory() as tmp:
         if args.synthetic:
             n_days = min(int(days_total) + 1, 365)  # (a bundle holds one year at most)

@@ -3,6 +3,7 @@ bound ``compare --optimum`` reports each policy's gap to (docs/optimum.md)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -27,6 +28,9 @@ def optimum(
     start: StartOpt = None,
     objective: Annotated[str, typer.Option(help="what is bounded: carbon, cost or weighted")] = "carbon",
     home: HomeOpt = None,
+    checkpoint: Annotated[Path | None, typer.Option(
+        help="keep each solved horizon in this folder: a bound interrupted between its rolling horizons (a year: "
+             "hours of LPs) resumes there, with the result of one uninterrupted run")] = None,
     options: dict | None = None,
 ) -> None:
     """Print the offline optimum's lower bound of a run window (HiGHS): no schedule does better.
@@ -40,13 +44,16 @@ def optimum(
 
     scenario = load_bundle(bundle_path(bundle, optional_home(home)))
     try:
-        b = solve(scenario, seed=seed, start=start_arg(start), days=days, objective=objective, **(options or {}))
+        b = solve(scenario, seed=seed, start=start_arg(start), days=days, objective=objective, checkpoint=checkpoint,
+                  **(options or {}))
     except (OptimumError, sim_core.RunOptionsError) as err:
         raise typer.BadParameter(str(err)) from err
     console = Console()
     console.print(f"offline optimum on {scenario.bundle_id}: seed {seed}, {b.days:g} days from {b.start_utc}",
                   highlight=False)
     console.print(b.describe(), highlight=False)
+    if b.resumed_horizons:
+        console.print(f"{b.resumed_horizons} of {b.n_horizons} horizons read from {checkpoint}", highlight=False)
     console.print(f"data locality: {locality_caption(b.options)}; transfer energy: "
                   f"{b.options['transfer_kwh_per_gb']} kWh/GB", highlight=False)
     table = Table()

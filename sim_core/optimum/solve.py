@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 import highspy
 import numpy as np
@@ -34,6 +35,7 @@ from .. import engine as E
 from ..physics import P_SPARE_MIN
 from ..simulator import Prepared, as_scenario
 from .battery import net_kw as battery_net_kw
+from .checkpoint import Checkpoints, bound_key
 from .classes import SHAPE_TOL, SHAPE_TOL_CUMULATIVE, TIME_STEPS, WindowTasks, build_classes
 from .follow import follow_cells
 from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
@@ -122,6 +124,8 @@ class OptimumResult:
     formulation: str = FORMULATION  # the LP's task aggregation ("cumulative" or "classes")
     options: dict = field(default_factory=dict)  # the run options the window was prepared with
     window_steps: int = 0  # the window's steps (arrivals); steps - window_steps: the drain's
+    #: horizons read from ``optimum(..., checkpoint=...)`` instead of solved (their times are those of their solve)
+    resumed_horizons: int = 0
     #: the LP's busy resources and their marginal prices (``optimum(..., profile=True)``; not in :meth:`to_dict`)
     profile: LPProfile | None = field(default=None, repr=False)
 
@@ -156,7 +160,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
             carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | str | None = HORIZON_DAYS,
             shape_tol: float | None = None, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
             formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, profile: bool = False,
-            idle_floor: bool = True, **options) -> OptimumResult:
+            idle_floor: bool = True, checkpoint: str | Path | None = None, **options) -> OptimumResult:
     """The offline optimum's lower bound of a run window (same arguments as :func:`sim_core.run`: the
     window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
     a run does). ``objective``: ``carbon``, ``cost`` or ``weighted`` (``carbon_weight`` per kg CO2 +
@@ -171,7 +175,9 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md). ``profile``: keep the
     LP's busy resources and their marginal prices (:class:`LPProfile`, what ``optimum.upper`` rounds to a schedule).
     ``idle_floor``: P >= the engine's own power in the site's least state (:func:`idle_floor_kw`; False: the
-    earlier bound, to measure what the floor buys)."""
+    earlier bound, to measure what the floor buys). ``checkpoint``: a folder where each solved horizon is
+    kept (``optimum.checkpoint``), so that a bound interrupted between horizons (a year: hours of LPs) resumes
+    where it stopped, with the same result as one uninterrupted run."""
     t_build = time.perf_counter()
     if formulation not in FORMULATIONS:
         raise OptimumError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
@@ -241,7 +247,9 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     last = np.where(np.isfinite(last), last, n).astype(np.int64)
 
     dual_b = np.zeros((sc.n_dc, n, 3))  # each step's horizon's duals of its busy-resource rows (linked: a price)
-    for h in (range(len(starts) - 1, -1, -1) if linked else range(len(starts))):
+
+    def solve_horizon(h: int) -> dict:
+        """Horizon ``h``'s LP solved: its figures, its duals and, with ``profile``, what the profile keeps of it."""
         t_b = time.perf_counter()
         h0, hn = starts[h], ends[h] - starts[h]
         t0 = C.t0 + E.STEP_S * h0
@@ -266,31 +274,51 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
                       battery_free_start=h0 > 0, speedup=(cc.speedup_cost, cc.scale1),
                       tail_price=dual_b[:, h0 + hn:h_end] if h_end > h0 + hn else None)
         _floor_p(lp, p_floor[:, hs])
-        acc["build"] += time.perf_counter() - t_b
+        build = time.perf_counter() - t_b
         x, row_dual, obj, status, secs = _solve(lp, threads, solver)
-        statuses.append(status)
-        # duals below 0 are the solver's noise where every weight is >= 0 (more load never lowers the bound)
-        dual_b[:, hs] = np.maximum(row_dual[lp.b_row:lp.b_row + sc.n_dc * hn * 3].reshape(sc.n_dc, hn, 3), 0.0)
-        if prof is not None:
-            _keep_profile(prof, hs, x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK], sites, fac_h, w_kwh[:, hs])
-            _keep_tail(prof, h0, hn, cc, x[:lp.n_cells])
-            _keep_follow(prof, h0, sel, tw, cc, x[:lp.n_cells])
-        acc["solve"] += secs
-        acc["value"] += obj
-        P = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK].reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
-        kwh = STEP_H * P
+        dk = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK]
+        kwh = STEP_H * dk.reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
         if lp.batt_base >= 0:  # grid energy: + charge - discharge (optimum.battery)
             kwh = kwh + STEP_H * battery_net_kw(x, lp.batt_base, sc.n_dc, hn)
-        acc["kwh"] += float(kwh.sum())
-        acc["fac_kg"] += float((kwh * carbon[:, hs]).sum() / 1000.0)
-        acc["fac_usd"] += float((kwh * price[:, hs]).sum() / 1000.0)
         y = x[:lp.n_cells]
-        acc["x_kg"] += float(y @ cc.cells.carbon)
-        acc["x_usd"] += float(y @ cc.cells.usd)
-        acc["x_kwh"] += float(y @ cc.cells.kwh)
-        for k, v in (("tasks", cc.n_tasks), ("classes", cc.n_classes), ("cols", lp.n_col), ("rows", lp.n_row),
-                     ("nnz", lp.nnz), ("imp", cc.impossible)):
-            acc[k] += v
+        out = dict(
+            value=obj, kwh=float(kwh.sum()), fac_kg=float((kwh * carbon[:, hs]).sum() / 1000.0),
+            fac_usd=float((kwh * price[:, hs]).sum() / 1000.0), x_kg=float(y @ cc.cells.carbon),
+            x_usd=float(y @ cc.cells.usd), x_kwh=float(y @ cc.cells.kwh), solve=secs, build=build, status=status,
+            tasks=cc.n_tasks, classes=cc.n_classes, cols=lp.n_col, rows=lp.n_row, nnz=lp.nnz, imp=cc.impossible,
+            # duals below 0 are the solver's noise where every weight is >= 0 (more load never lowers the bound)
+            dual=np.maximum(row_dual[lp.b_row:lp.b_row + sc.n_dc * hn * 3].reshape(sc.n_dc, hn, 3), 0.0))
+        if profile:
+            out.update(_profile_part(h0, hn, h_end, sel, tw, cc, y, dk, sites, fac_h, w_kwh[:, hs]))
+        return out
+
+    ck = None
+    if checkpoint is not None:
+        from ..result import gridshift_version
+
+        ck = Checkpoints(checkpoint, bound_key(dict(
+            bundle=sc.bundle_id, version=gridshift_version(), start_step=int(s0), window_steps=int(n_win), steps=int(n),
+            seed=int(prep.seed), options=opts.public(), weights=[w_c, w_u], horizon_steps=int(h_steps),
+            formulation=formulation, shape_tol=float(shape_tol), time_steps=int(time_steps),
+            curve_steps=int(curve_steps), idle_floor=bool(idle_floor), solver=solver, threads=int(threads),
+            profile=bool(profile))), error=OptimumError)
+    resumed = 0
+    for h in (range(len(starts) - 1, -1, -1) if linked else range(len(starts))):
+        out = ck.load(h) if ck is not None else None
+        if out is None:
+            out = solve_horizon(h)
+            if ck is not None:
+                ck.save(h, out)
+        else:
+            resumed += 1
+        h0, hn = starts[h], ends[h] - starts[h]
+        dual_b[:, h0:h0 + hn] = out["dual"]
+        if prof is not None:
+            _keep_profile_part(prof, h0, hn, out)
+        statuses.append(str(out["status"]))
+        for k in ("value", "kwh", "fac_kg", "fac_usd", "x_kg", "x_usd", "x_kwh", "solve", "build", "tasks", "classes",
+                  "cols", "rows", "nnz", "imp"):
+            acc[k] += out[k]
     base = np.maximum(baseline_kw(sites, fac), p_floor)
     b_kwh = STEP_H * base
     # the drain's steps (a drained run's steps past the window): a run pays a step only while work is left,
@@ -315,7 +343,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         baseline_cost_usd=float((b_kwh * price_w).sum() / 1000.0), status=status, kind="relaxation",
         solve_s=acc["solve"], build_s=acc["build"], start_utc=start_utc, start_step=int(s0), steps=int(n),
         window_steps=int(n_win), horizon_steps=int(h_steps if len(starts) > 1 else n), rolling=len(starts) > 1,
-        n_horizons=len(statuses), n_tasks=acc["tasks"],
+        n_horizons=len(statuses), resumed_horizons=resumed, n_tasks=acc["tasks"],
         n_classes=acc["classes"], n_cols=acc["cols"], n_rows=acc["rows"], nnz=acc["nnz"],
         unschedulable=_unschedulable(T, cap), impossible=acc["imp"], seed=int(prep.seed),
         weights={"per_kg": w_c, "per_usd": w_u}, shape_tol=float(shape_tol), formulation=formulation,
@@ -364,36 +392,42 @@ def drain_paid(T, cap, t0: float, n: int) -> int:
     return int(min(n, np.ceil((float(fin.max()) - t0) / E.STEP_S)))
 
 
-def _keep_profile(prof: LPProfile, hs: slice, dk_flat: np.ndarray, sites, fac, w_kwh: np.ndarray) -> None:
-    """Store one horizon's busy resources and their marginal prices in ``prof`` (its steps ``hs``)."""
-    dk = dk_flat.reshape(w_kwh.shape[0], w_kwh.shape[1], N_DK)
-    prof.busy[:, hs] = dk[:, :, V_BC:V_BM + 1]
-    prof.price[:, hs] = marginal_price(sites, fac, dk, w_kwh)
-
-
-def _keep_tail(prof: LPProfile, h0: int, hn: int, cc, y: np.ndarray) -> None:
-    """Add a linked horizon's busy resources in its tail (its cells past its ``hn`` own steps: the later horizons'
-    steps, stored before it) to ``prof.busy``."""
+def _profile_part(h0: int, hn: int, h_end: int, sel: np.ndarray, tw: WindowTasks, cc, y: np.ndarray,
+                  dk_flat: np.ndarray, sites, fac, w_kwh: np.ndarray) -> dict:
+    """What the LP profile keeps of one horizon's solution (its own steps ``h0 .. h0 + hn``, its cells to
+    ``h_end``): its busy resources and their marginal prices in its own steps; ``tail``, its busy resources in
+    its tail (a linked horizon's cells past its own steps, in later horizons' steps); and where its classes put
+    their members (``optimum.follow``) for its tasks ``sel``: a task follows the class of its GPUs, else of its
+    cores, else of its memory (``step`` from ``h0``)."""
+    n_dc = w_kwh.shape[0]
+    dk = dk_flat.reshape(n_dc, hn, N_DK)
     c = cc.cells
+    tail = np.zeros((n_dc, h_end - h0 - hn, 3))
     t = np.flatnonzero(c.step >= hn)
     for r, per in enumerate(cc.resources):
-        np.add.at(prof.busy[:, :, r], (c.dc[t], h0 + c.step[t]), per[c.task[t]] * y[t])
-
-
-def _keep_follow(prof: LPProfile, h0: int, sel: np.ndarray, tw: WindowTasks, cc, y: np.ndarray) -> None:
-    """Store where one horizon's classes put their members (``optimum.follow``) for the tasks ``sel`` no horizon
-    solved before placed (linked horizons hold disjoint tasks; unlinked ones, solved in order, keep the first
-    placement): a task follows the class of its GPUs, else of its cores, else of its memory."""
+        np.add.at(tail[:, :, r], (c.dc[t], c.step[t] - hn), per[c.task[t]] * y[t])
     req = np.stack([tw.cores, tw.gpus, tw.mem])
     r = np.where(tw.gpus > 0, 1, np.where(tw.cores > 0, 0, 2))
     idx = np.arange(r.shape[0])
-    cls = cc.member_class[r, idx]
     weight = req[r, idx] * tw.rho * tw.work / E.STEP_S
-    c = cc.cells
-    site, step = follow_cells(cls, tw.deadline, weight, c.task, c.dc, c.step, y)
+    site, step = follow_cells(cc.member_class[r, idx], tw.deadline, weight, c.task, c.dc, c.step, y)
+    return dict(busy=dk[:, :, V_BC:V_BM + 1], price=marginal_price(sites, fac, dk, w_kwh), tail=tail, sel=sel,
+                site=site, step=step)
+
+
+def _keep_profile_part(prof: LPProfile, h0: int, hn: int, part: dict) -> None:
+    """Store one horizon's :func:`_profile_part` in ``prof``: its own steps' busy resources and prices, its tail
+    added to the later horizons' steps (stored before it: linked horizons are solved last first), and the
+    placement of its tasks that no horizon stored before placed (linked horizons hold disjoint tasks; unlinked
+    ones, solved in order, keep the first placement)."""
+    prof.busy[:, h0:h0 + hn] = part["busy"]
+    prof.price[:, h0:h0 + hn] = part["price"]
+    tail = part["tail"]
+    prof.busy[:, h0 + hn:h0 + hn + tail.shape[1]] += tail
+    sel, site = part["sel"], part["site"]
     new = (prof.site[sel] < 0) & (site >= 0)
     prof.site[sel[new]] = site[new]
-    prof.step[sel[new]] = step[new] + h0
+    prof.step[sel[new]] = part["step"][new] + h0
 
 
 def _floor_p(lp, floor: np.ndarray) -> None:

@@ -147,6 +147,13 @@ def test_optimum_prints_the_bound_of_sim_core_optimum_and_refuses_a_bad_objectiv
         assert want.steps == 48 and "0.5 days from 2023-01-01T00:00:00+00:00" in res.output
     bad = CliRunner().invoke(make_app(), ["optimum", str(bundle), "--objective", "nope"], env={"COLUMNS": "200"})
     assert bad.exit_code == 2 and "objective must be one of" in bad.output
+    # --checkpoint: the solved horizon is kept; the next call reads it and prints the same bound
+    args = ["optimum", str(bundle), "--seed", "1", "--days", "0.5", "--checkpoint", str(tmp_path / "ck")]
+    first, second = (CliRunner().invoke(make_app(), args, env={"COLUMNS": "200"}) for _ in range(2))
+    assert first.exit_code == 0 and second.exit_code == 0, (first.output, second.output)
+    assert "read from" not in first.output and f"1 of 1 horizons read from {tmp_path / 'ck'}" in second.output
+    bound = re.compile(r"^bound [0-9.]+ .*$", flags=re.M)
+    assert bound.search(first.output).group(0).split(";")[0] == bound.search(second.output).group(0).split(";")[0]
 
 
 def test_run_without_task_results_prints_the_folded_totals_and_refuses_out(tmp_path):

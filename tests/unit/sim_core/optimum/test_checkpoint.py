@@ -1,0 +1,79 @@
+"""A bound solved in rolling horizons with a checkpoint folder resumes where an interrupted run stopped: the horizons
+on disk are read, not solved again, and the result is that of one uninterrupted run, to the bit
+(``optimum(..., checkpoint=...)``, ``sim_core.optimum.checkpoint``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sim_core
+from sim_core.optimum import OptimumError, optimum
+from sim_core.optimum import solve as solve_mod
+from tests.unit.sim_core.optimum.test_optimum import _flexible_bundle
+
+ARGS = dict(seed=1, horizon_days=1.0, profile=True)
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    return sim_core.load(_flexible_bundle(tmp_path_factory.mktemp("ckpt")))
+
+
+@pytest.fixture(scope="module")
+def whole(scenario):
+    return optimum(scenario, **ARGS)
+
+
+def _figures(res) -> dict:
+    return {k: v for k, v in res.to_dict().items() if k not in ("solve_s", "build_s", "resumed_horizons")}
+
+
+def _same_profile(a, b) -> None:
+    for f in ("busy", "price", "site", "step"):
+        np.testing.assert_array_equal(getattr(a.profile, f), getattr(b.profile, f), err_msg=f)
+
+
+def test_an_interrupted_bound_resumes_and_equals_one_uninterrupted_run(scenario, whole, tmp_path, monkeypatch):
+    assert whole.rolling and whole.n_horizons == 3
+    real, calls = solve_mod._solve, []
+
+    def dies_on_the_second(lp, threads, solver):
+        calls.append(lp.n_col)
+        if len(calls) == 2:
+            raise RuntimeError("interrupted")  # (between horizons: the first one's file is written)
+        return real(lp, threads, solver)
+
+    monkeypatch.setattr(solve_mod, "_solve", dies_on_the_second)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        optimum(scenario, checkpoint=tmp_path, **ARGS)
+    files = list(tmp_path.glob("*/horizon-*.npz"))
+    assert len(files) == 1 and not list(tmp_path.glob("*/*.tmp*"))  # whole or absent
+
+    calls.clear()
+    monkeypatch.setattr(solve_mod, "_solve", lambda *a: (calls.append(1), real(*a))[1])
+    resumed = optimum(scenario, checkpoint=tmp_path, **ARGS)
+    assert len(calls) == 2 and resumed.resumed_horizons == 1  # only the two horizons not on disk were solved
+    assert _figures(resumed) == _figures(whole)
+    _same_profile(resumed, whole)
+
+    calls.clear()
+    again = optimum(scenario, checkpoint=tmp_path, **ARGS)
+    assert calls == [] and again.resumed_horizons == 3 and _figures(again) == _figures(whole)
+    _same_profile(again, whole)
+
+
+def test_another_bound_never_reads_these_horizons(scenario, whole, tmp_path):
+    optimum(scenario, checkpoint=tmp_path, **ARGS)
+    other = optimum(scenario, checkpoint=tmp_path, **{**ARGS, "seed": 2})
+    assert other.resumed_horizons == 0 and len(list(tmp_path.iterdir())) == 2  # one folder per bound
+    fresh = optimum(scenario, **{**ARGS, "seed": 2})
+    assert _figures(other) == _figures(fresh)
+
+
+def test_an_unreadable_horizon_is_named_with_the_remedy(scenario, tmp_path):
+    optimum(scenario, checkpoint=tmp_path, **ARGS)
+    bad = sorted(tmp_path.glob("*/horizon-*.npz"))[-1]
+    bad.write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(OptimumError, match=rf"checkpoint {bad} is unreadable .*delete it"):
+        optimum(scenario, checkpoint=tmp_path, **ARGS)
