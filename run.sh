@@ -84,10 +84,8 @@ case "${1:-}" in
     # Two pytest-xdist workers (one on a 1-core machine), each test file on one worker so its module fixtures are
     # built once: the suite is mostly compiling kernels and exporting bundles, which one process does on one
     # core. Later arguments win: `-n 0` runs it in this process; more workers need both `-n 8 --maxprocesses 8`
-    # (the cap bounds any -n; each worker can reach ~5.5 GB of memory). Files go out in collection order
-    # (--no-loadscope-reorder): xdist's default sends the files with the most tests first, which leaves the few-test,
-    # minutes-long ones (the main job's export, the UI's) to the end, run by one worker while the other idles.
-    uvrun pytest -q --numprocesses auto --maxprocesses 2 --dist loadfile --no-loadscope-reorder "$@"
+    # (the cap bounds any -n; each worker can reach ~5.5 GB of memory).
+    uvrun pytest -q --numprocesses auto --maxprocesses 2 --dist loadfile "$@"
     ;;
   lint)
     cd "$ROOT"
