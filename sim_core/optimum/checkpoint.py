@@ -38,16 +38,21 @@ class Checkpoints:
     def path(self, h: int) -> Path:
         return self.folder / f"horizon-{int(h):05d}.npz"
 
-    def load(self, h: int) -> dict | None:
-        """Horizon ``h``'s outcome (arrays; 0-d ones as Python scalars), or None if it was not solved yet."""
+    def load(self, h: int, keys=()) -> dict | None:
+        """Horizon ``h``'s outcome (arrays; 0-d ones as Python scalars), or None if it was not solved yet; a file
+        without one of ``keys`` is refused by name."""
         p = self.path(h)
         if not p.is_file():
             return None
         try:
             with np.load(p, allow_pickle=False) as z:
-                return {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
+                out = {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
             raise self.error(f"checkpoint {p} is unreadable ({e}); delete it to solve that horizon again") from e
+        missing = sorted(set(keys) - set(out))
+        if missing:
+            raise self.error(f"checkpoint {p} lacks {', '.join(missing)}; delete it to solve that horizon again")
+        return out
 
     def save(self, h: int, outcome: dict) -> None:
         """Write horizon ``h``'s outcome (arrays and scalars) atomically."""
@@ -55,7 +60,3 @@ class Checkpoints:
         buf = io.BytesIO()
         np.savez(buf, **{k: np.asarray(v) for k, v in outcome.items()})
         atomic_write_bytes(self.path(h), buf.getvalue())
-
-    def solved(self) -> int:
-        """Horizons on disk."""
-        return len(list(self.folder.glob("horizon-*.npz"))) if self.folder.is_dir() else 0

@@ -58,6 +58,11 @@ FORMULATION = "cumulative"
 #: default steps between the cumulative curves' checkpoints (1 h): checking the curves at fewer steps is a
 #: relaxation; chosen for solve time (BENCHMARKS.md: 4x fewer curve variables), never on a policy's result
 CURVE_STEPS = 4
+#: what one horizon's outcome holds (a checkpoint's file, ``optimum.checkpoint``): the figures summed over horizons,
+#: then its status and its duals; with ``profile``, also its part of the profile (:func:`_profile_part`)
+HORIZON_KEYS = ("value", "kwh", "fac_kg", "fac_usd", "x_kg", "x_usd", "x_kwh", "solve", "build", "tasks", "classes",
+                "cols", "rows", "nnz", "imp", "status", "dual")
+PROFILE_KEYS = ("busy", "price", "tail", "sel", "site", "step")
 
 
 @dataclass
@@ -304,7 +309,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
             profile=bool(profile))), error=OptimumError)
     resumed = 0
     for h in (range(len(starts) - 1, -1, -1) if linked else range(len(starts))):
-        out = ck.load(h) if ck is not None else None
+        out = ck.load(h, HORIZON_KEYS + (PROFILE_KEYS if profile else ())) if ck is not None else None
         if out is None:
             out = solve_horizon(h)
             if ck is not None:
@@ -316,8 +321,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         if prof is not None:
             _keep_profile_part(prof, h0, hn, out)
         statuses.append(str(out["status"]))
-        for k in ("value", "kwh", "fac_kg", "fac_usd", "x_kg", "x_usd", "x_kwh", "solve", "build", "tasks", "classes",
-                  "cols", "rows", "nnz", "imp"):
+        for k in HORIZON_KEYS[:-2]:
             acc[k] += out[k]
     base = np.maximum(baseline_kw(sites, fac), p_floor)
     b_kwh = STEP_H * base

@@ -77,3 +77,9 @@ def test_an_unreadable_horizon_is_named_with_the_remedy(scenario, tmp_path):
     bad.write_bytes(b"PK\x03\x04 not a zip")
     with pytest.raises(OptimumError, match=rf"checkpoint {bad} is unreadable .*delete it"):
         optimum(scenario, checkpoint=tmp_path, **ARGS)
+    # a whole file that lacks a field (written by hand, or by other code) is refused by name too
+    with np.load(sorted(tmp_path.glob("*/horizon-*.npz"))[0]) as z:
+        kept = {k: z[k] for k in z.files if k != "dual"}
+    np.savez(bad, **kept)
+    with pytest.raises(OptimumError, match=rf"checkpoint {bad} lacks dual; delete it"):
+        optimum(scenario, checkpoint=tmp_path, **ARGS)
