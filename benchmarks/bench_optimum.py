@@ -35,13 +35,16 @@ from benchmarks._report import machine, publish  # noqa: E402
 TASKS_PER_DAY = 3425
 
 
-def measure(sc, name: str, days: float, horizon_days: float | None, lp: dict, clean: dict) -> tuple[str, dict]:
+def measure(sc, name: str, days: float, horizon_days: float | None, lp: dict, clean: dict,
+            search: dict | None = None) -> tuple[str, dict]:
     """One bracket, timed; its row is printed at once (the year takes hours on a loaded 2-core machine).
-    ``clean``: {days: (policy, kg)}, the least run with no SLA violation of the window (computed once)."""
+    ``clean``: {days: (policy, kg)}, the least run with no SLA violation of the window (computed once);
+    ``search``: the upper end's search budget (``bracket``'s arguments; none: its defaults)."""
     from sim_core.optimum import bracket
 
     c0, t0 = time.process_time(), time.perf_counter()
-    b = bracket(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins", lp=lp)  # (drained: default)
+    b = bracket(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins", lp=lp,
+                **(search or {}))  # (drained: the default)
     m = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "b": b, "days": days,
          "horizon_days": horizon_days}
     if days not in clean:
@@ -161,6 +164,21 @@ def findings(rows: list[tuple[str, dict]]) -> str:
     return "\n".join(f"- {x}" for x in out)
 
 
+def year_search(args) -> dict:
+    """The long window's upper-end search, as given (``--year-heuristics``, ``--year-variants``,
+    ``--year-refill-rounds``): each engine run of a year costs ~50x a week's, so a year's search is budgeted."""
+    from sim_core.optimum.upper import PLAN_VARIANTS
+
+    out: dict = {}
+    if args.year_heuristics is not None:
+        out["heuristics"] = tuple(args.year_heuristics)
+    if args.year_variants is not None:
+        out["variants"] = PLAN_VARIANTS[:args.year_variants]
+    if args.year_refill_rounds is not None:
+        out["refill_rounds"] = args.year_refill_rounds
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="the 7-day window only")
@@ -170,6 +188,12 @@ def main() -> None:
                     help="the long window's horizon lengths (one row each: the horizon's effect)")
     ap.add_argument("--year-days", type=float, default=365.0,
                     help="the long window's length (a shorter one where a year does not finish in time)")
+    ap.add_argument("--year-heuristics", nargs="*", default=None,
+                    help="the long window's heuristic candidates (default: bracket's, HEURISTICS)")
+    ap.add_argument("--year-variants", type=int, default=None,
+                    help="the long window's rounding variants: the first N of PLAN_VARIANTS (default: all)")
+    ap.add_argument("--year-refill-rounds", type=int, default=None,
+                    help="the long window's refill rounds at most (default: bracket's, REFILL_ROUNDS)")
     ap.add_argument("--week-horizons", type=float, nargs="*", default=[2.0, 1.0],
                     help="the rolling horizons of the 7-day window's extra rows")
     add_bundle_args(ap, "the reference 5-DC cluster with a synthetic workload instead of a bundle")
@@ -212,8 +236,10 @@ def main() -> None:
             for h in args.week_horizons:
                 rows.append(measure(sc, f"7 days, rolling {h:g}-day horizons", 7, h, lp, clean))
         if year:
+            search = year_search(args)
             for h in args.year_horizon_days:
-                rows.append(measure(sc, f"{days_total:g} days, rolling {h:g}-day horizons", days_total, h, lp, clean))
+                rows.append(measure(sc, f"{days_total:g} days, rolling {h:g}-day horizons", days_total, h, lp, clean,
+                                    search))
         slack = None
         if args.slack_policy and not args.year_only:
             week = rows[0][1]["b"]
@@ -234,6 +260,10 @@ def main() -> None:
     cmd += f" --year-days {args.year_days:g}" if year and args.year_days != 365 else ""
     if year and args.year_horizon_days != [7.0]:
         cmd += " --year-horizon-days " + " ".join(f"{h:g}" for h in args.year_horizon_days)
+    if year and args.year_heuristics is not None:
+        cmd += " --year-heuristics" + "".join(f" {h}" for h in args.year_heuristics)
+    cmd += f" --year-variants {args.year_variants}" if year and args.year_variants is not None else ""
+    cmd += f" --year-refill-rounds {args.year_refill_rounds}" if year and args.year_refill_rounds is not None else ""
     if not (args.quick or args.year_only) and args.week_horizons != [2.0, 1.0]:
         cmd += " --week-horizons" + "".join(f" {h:g}" for h in args.week_horizons)
     cmd += f" --formulation {args.formulation}" if args.formulation != "cumulative" else ""
@@ -245,7 +275,9 @@ def main() -> None:
     cmd += f" --mip-time-limit {args.mip_time_limit:g}" if args.mip_time_limit != 240.0 else ""
     if args.mip_hours != [1.0]:
         cmd += " --mip-hours" + "".join(f" {h:g}" for h in args.mip_hours)
-    lines = ["## Offline optimum bracketed (LP lower bound, engine-run upper bound)", "",
+    section = "optimum-year" if args.year_only else "optimum"
+    title = "Offline optimum over a year" if args.year_only else "Offline optimum bracketed"
+    lines = [f"## {title} (LP lower bound, engine-run upper bound)", "",
              f"`{cmd}` — {machine()}, load average {load:.1f} when it finished (a shared machine). {what}, "
              f"seed 0, runs drained (equal work: the bound covers the window and the drain to the last deadline), "
              f"formulation `{args.formulation}`, default class key, idle floor "
@@ -291,7 +323,7 @@ def main() -> None:
                   "| window | tasks | binaries | fluid LP kg | relaxation kg | MIP kg | MIP bound kg | HiGHS | "
                   "gap % | gap, of changeable % | vs fluid LP % | relaxation s | MIP s | total s |",
                   "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|", *mip]
-    publish("optimum", "\n".join(lines), write=not (args.no_write or args.quick))
+    publish(section, "\n".join(lines), write=not (args.no_write or args.quick))
 
 
 if __name__ == "__main__":
