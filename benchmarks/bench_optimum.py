@@ -166,6 +166,32 @@ def findings(rows: list[tuple[str, dict]]) -> str:
     return "\n".join(f"- {x}" for x in out)
 
 
+def search_words(search: dict) -> str:
+    """The upper end's search as run (``bracket``'s arguments ``search``, its defaults for the rest), in words for
+    the section's caption: which candidates, and how many local-search runs and refill rounds at most."""
+    from sim_core.optimum.refill import REFILL_ROUNDS
+    from sim_core.optimum.search import HEURISTICS, SEARCH_RUNS
+    from sim_core.optimum.upper import PLAN_VARIANTS
+
+    n_var = len(search.get("variants", PLAN_VARIANTS))
+    heur = search.get("heuristics", HEURISTICS)
+    refills = search.get("refill_rounds", REFILL_ROUNDS)
+    parts = ["the LP plan"] + ([f"{n_var} tighter roundings of it"] if n_var else []) + ["the LP's assignment"]
+    parts += [f"the runs of {', '.join(f'`{h}`' for h in heur)}"] if heur else []
+    return (f"{', '.join(parts)}, each repaired; a local search of {SEARCH_RUNS} runs; up to {refills} refill "
+            f"round{'s' if refills != 1 else ''}")
+
+
+def candidate_rows(rows: list[tuple[str, dict]]) -> list[str]:
+    """Every candidate of each row's search (``UpperResult.candidates``: its engine value after its repairs, and
+    its late tasks), least first: which start the upper end came from, and how far the others were."""
+    out = []
+    for name, m in rows:
+        for cand, (value, late) in sorted(m["b"].upper.candidates.items(), key=lambda kv: (kv[1][1] > 0, kv[1][0])):
+            out.append(f"| {name} | {cand} | {value:,.1f} | {late:,} |")
+    return out
+
+
 def year_search(args) -> dict:
     """The long window's upper-end search, as given (``--year-heuristics``, ``--year-variants``,
     ``--year-refill-rounds``): a year's candidate runs, each repaired, are what its search costs (51 runs took 46 min
@@ -210,7 +236,8 @@ def main() -> None:
                     help="window lengths (h) of integrality-gap rows on the benchmark's own bundle (none: no rows)")
     ap.add_argument("--mip-time-limit", type=float, default=240.0, help="HiGHS's MIP time limit per window (s)")
     ap.add_argument("--slack-policy", default="upper",
-                    help="the run the 7-day bracket is decomposed at: 'upper' (its upper end's run), a policy, or ''")
+                    help="the run the section's first bracket (the week's one LP, or the year) is decomposed at: "
+                         "'upper' (its upper end's run), a policy, or ''")
     ap.add_argument("--checkpoint", type=Path, default=None,
                     help="keep each solved horizon in this folder: an interrupted run resumes where it stopped")
     ap.add_argument("--no-write", action="store_true", help="print only (BENCHMARKS.md untouched)")
@@ -244,13 +271,14 @@ def main() -> None:
                 rows.append(measure(sc, f"{days_total:g} days, rolling {h:g}-day horizons", days_total, h, lp, clean,
                                     search))
         slack = None
-        if args.slack_policy and not args.year_only:
-            week = rows[0][1]["b"]
-            res = week.upper.run if args.slack_policy == "upper" else \
-                sim_core.run(sc, args.slack_policy, seed=0, days=7, workload="origins")
-            who = f"the upper end's run ({week.upper.source})" if args.slack_policy == "upper" else \
+        if args.slack_policy and rows:  # the section's first window (the week's one LP, or the year)
+            first, fm = rows[0]
+            br = fm["b"]
+            res = br.upper.run if args.slack_policy == "upper" else \
+                sim_core.run(sc, args.slack_policy, seed=0, days=fm["days"], workload="origins")
+            who = f"the upper end's run ({br.upper.source})" if args.slack_policy == "upper" else \
                 f"`{args.slack_policy}`'s drained run"
-            slack = (*power_slack(sc, res, week.lower), who)
+            slack = (*power_slack(sc, res, br.lower), who, first)
         mip = mip_rows(tmp, args.mip_tasks_per_day, args.mip_days, args.mip_time_limit, sc, args.mip_hours) \
             if (args.mip_days or args.mip_hours) and not args.year_only else []
     load = os.getloadavg()[0]
@@ -288,8 +316,8 @@ def main() -> None:
              "Lower: the LP bound (kg CO2 incl. transfers; bound days: the window and the drain to the last "
              "deadline); fixed: the part of it no schedule changes (the window's idle); plan kg: the engine's carbon "
              "of the schedule rounded from the LP, late: its SLA violations (a bound only where late is 0); upper: "
-             "the least run with no SLA violation (the best schedule `bracket` found: the LP plan and its tighter "
-             "roundings, heuristics' runs, repaired, local search, refills; or a registered policy's run), a "
+             f"the least run with no SLA violation (the best schedule `bracket` found — candidates: "
+             f"{search_words(year_search(args) if args.year_only else {})} — or a registered policy's run), a "
              "schedule of the optimum's set; bracket: (upper - lower) / lower, and as a share of lower - fixed; "
              "LP s: set-up + assembly + HiGHS (HiGHS alone); "
              "engine s: every candidate's run; total wall/CPU s: the bracket (LP, rounding, search), the policies' "
@@ -299,8 +327,13 @@ def main() -> None:
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [row(name, m) for name, m in rows]
     lines += ["", findings(rows)]
+    if rows:
+        lines += ["", "The upper end's candidates (each an engine run of the window, after its repairs; late: its "
+                  "tasks that missed their deadline, a bound only where 0), least first:", "",
+                  "| window | candidate | kg | late |", "|---|---|---:|---:|", *candidate_rows(rows)]
     if slack:
-        lines += ["", f"Where the 7-day bracket lies, at {slack[4]}: its busy resources and servers per site and step "
+        lines += ["", f"Where the bracket of {slack[5]} lies, at {slack[4]}: its busy resources and servers per site "
+                  "and step "
                   "put into the bound's terms (`optimum.power.bound_at`, raised to the idle floor), kg CO2 (kWh x "
                   "intensity); each part's share of upper - lower.", "",
                   "| part | kg | of the bracket % |", "|---|---:|---:|", *slack[2], "",
