@@ -153,6 +153,10 @@ def findings(rows: list[tuple[str, dict]]) -> str:
             below = 100 * (1 - b.lower.value / one[m["days"]])
             out.append(f"{name}: the bound is {below:.1f} % below one LP over the same window (work that could run on "
                        "either side of a horizon's boundary is required in neither, so shorter horizons loosen it).")
+        if b.lower.resumed_horizons:
+            out.append(f"{name}: {b.lower.resumed_horizons} of the bound's {b.lower.n_horizons} horizons were read "
+                       "from the checkpoint, so its LP seconds are those of their first solve and the total wall time "
+                       "counts this run only.")
         if who == "none":
             out.append(f"{name}: no run meets every deadline, so the bracket has no upper end.")
         else:
