@@ -64,6 +64,22 @@ def fallback_dc(c, g, m, cap, avail):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def place_at_origin(c, g, m, cap, avail, o):
+    """Where a temporal-shifting policy starts a request (c cores, g GPUs, m GB) of origin o: the origin when
+    its capacity cap can hold it, else the datacenter left least over-committed (`fallback_dc`; the origin
+    when none can). Debits the request from avail there and returns that datacenter."""
+    best = o
+    if not fits(c, g, m, cap, o):
+        best = fallback_dc(c, g, m, cap, avail)
+        if best < 0:
+            best = o
+    avail[best, 0] -= c
+    avail[best, 1] -= g
+    avail[best, 2] -= m
+    return best
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _book(i, d, tdec, forced_flag, c, g, m, dest, decision, forced, commit):
     """Record the decision to run task i at datacenter d and commit its request there."""
     dest[i] = d
