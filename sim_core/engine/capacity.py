@@ -64,19 +64,18 @@ def fallback_dc(c, g, m, cap, avail):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def place_at_origin(c, g, m, cap, avail, o):
-    """Where a temporal-shifting policy starts a request (c cores, g GPUs, m GB) of origin o: the origin when
-    its capacity cap can hold it, else the datacenter left least over-committed (`fallback_dc`; the origin
-    when none can). Debits the request from avail there and returns that datacenter."""
-    best = o
-    if not fits(c, g, m, cap, o):
-        best = fallback_dc(c, g, m, cap, avail)
-        if best < 0:
-            best = o
-    avail[best, 0] -= c
-    avail[best, 1] -= g
-    avail[best, 2] -= m
-    return best
+def place(c, g, m, cap, avail, d, o):
+    """Where a policy's request (c cores, g GPUs, m GB) of origin o goes: datacenter d, its choice (-1: none), when
+    d's capacity cap can hold it, else the datacenter left least over-committed (`fallback_dc`), else the origin.
+    Debits the request from avail there and returns that datacenter."""
+    if d < 0 or not fits(c, g, m, cap, d):
+        d = fallback_dc(c, g, m, cap, avail)
+        if d < 0:
+            d = o
+    avail[d, 0] -= c
+    avail[d, 1] -= g
+    avail[d, 2] -= m
+    return d
 
 
 @njit(cache=True, nogil=True, inline="always")

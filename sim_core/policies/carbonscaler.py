@@ -9,7 +9,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..engine.capacity import place_at_origin, site_max_scale, speedup
+from ..engine.capacity import place, site_max_scale, speedup
 from ..engine.layout import (
     IO_S0,
     OPT_ALLOW_DEFER,
@@ -128,7 +128,7 @@ def decide(T, S, C, info, P, code, j, actions):
         if not run and allow_defer and t1 + T_dur[i] <= T_dl[i]:
             actions[q] = 0
             continue
-        best = place_at_origin(T_c[i], T_g[i], T_m[i], cap, avail, o)  # temporal shifting
+        best = place(T_c[i], T_g[i], T_m[i], cap, avail, o, o)  # temporal shifting: at the origin
         actions[q] = best + 1
     if nflex == 0:
         return

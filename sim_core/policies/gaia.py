@@ -13,7 +13,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..engine.capacity import fits, place_at_origin
+from ..engine.capacity import fits, place
 from ..engine.layout import IO_S0, K_CPU, K_GPU, OPT_ALLOW_DEFER, OPT_MANAGED, SC_PEND_N, STEP_S
 from ..engine.loop import policy_loop
 from ..engine.servers import _cap_of
@@ -143,7 +143,7 @@ def decide(T, S, C, info, P, code, j, actions):
         if not run and allow_defer and t1 + T_dur[i] <= T_dl[i]:
             actions[q] = 0
             continue
-        best = place_at_origin(T_c[i], T_g[i], T_m[i], cap, avail, o)  # temporal shifting
+        best = place(T_c[i], T_g[i], T_m[i], cap, avail, o, o)  # temporal shifting: at the origin
         actions[q] = best + 1
 
 

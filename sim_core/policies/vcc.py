@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..engine.capacity import place_at_origin
+from ..engine.capacity import place
 from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_PEND_N, STEP_S, STEPS_PER_DAY
 from ..engine.loop import policy_loop
 from . import registry
@@ -198,7 +198,7 @@ def decide(T, S, C, info, P, code, j, actions):
         if not run and can_wait:
             actions[q] = 0
             continue
-        best = place_at_origin(T_c[i], T_g[i], T_m[i], cap, avail, o)  # temporal shifting
+        best = place(T_c[i], T_g[i], T_m[i], cap, avail, o, o)  # temporal shifting: at the origin
         actions[q] = best + 1
     for d in range(P_vload.shape[1]):  # today's inflexible load at this step (tomorrow's curve reads it)
         P.infl[1, d, k % STEPS_PER_DAY] = max(P_vload[1, d, 0], P_vload[1, d, 1], P_vload[1, d, 2])
