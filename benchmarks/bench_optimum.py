@@ -48,7 +48,7 @@ def measure(sc, name: str, days: float, horizon_days: float | None, lp: dict, cl
     b = bracket(sc, seed=0, days=days, horizon_days=horizon_days, workload="origins", lp=lp,
                 **(search or {}))  # (drained: the default)
     m = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0, "b": b, "days": days,
-         "horizon_days": horizon_days}
+         "horizon_days": horizon_days, "search": search or {}}
     if days not in clean:
         clean[days] = least_clean_run(sc, days)
     best = clean[days]
@@ -186,6 +186,14 @@ def search_words(search: dict) -> str:
             f"round{'s' if refills != 1 else ''}")
 
 
+def searches_words(rows: list[tuple[str, dict]]) -> str:
+    """The searches the rows ran (:func:`search_words`), once when they share one, else per row by name."""
+    words = {name: search_words(m["search"]) for name, m in rows}
+    if len(set(words.values())) <= 1:
+        return next(iter(words.values()), search_words({}))
+    return "; ".join(f"{name}: {w}" for name, w in words.items())
+
+
 def candidate_rows(rows: list[tuple[str, dict]]) -> list[str]:
     """Every candidate of each row's search (``UpperResult.candidates``: its engine value after its repairs, and
     its late tasks), least first: which start the upper end came from, and how far the others were."""
@@ -321,7 +329,7 @@ def main() -> None:
              "deadline); fixed: the part of it no schedule changes (the window's idle); plan kg: the engine's carbon "
              "of the schedule rounded from the LP, late: its SLA violations (a bound only where late is 0); upper: "
              f"the least run with no SLA violation (the best schedule `bracket` found — candidates: "
-             f"{search_words(year_search(args) if args.year_only else {})} — or a registered policy's run), a "
+             f"{searches_words(rows)} — or a registered policy's run), a "
              "schedule of the optimum's set; bracket: (upper - lower) / lower, and as a share of lower - fixed; "
              "LP s: set-up + assembly + HiGHS (HiGHS alone); "
              "engine s: every candidate's run; total wall/CPU s: the bracket (LP, rounding, search), the policies' "
