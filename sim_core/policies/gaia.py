@@ -13,7 +13,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..engine.capacity import fits, place
+from ..engine.capacity import fallback_dc, fits
 from ..engine.layout import IO_S0, K_CPU, K_GPU, OPT_ALLOW_DEFER, OPT_MANAGED, SC_PEND_N, STEP_S
 from ..engine.loop import policy_loop
 from ..engine.servers import _cap_of
@@ -143,7 +143,13 @@ def decide(T, S, C, info, P, code, j, actions):
         if not run and allow_defer and t1 + T_dur[i] <= T_dl[i]:
             actions[q] = 0
             continue
-        best = place(T_c[i], T_g[i], T_m[i], cap, avail, o, o)  # temporal shifting: at the origin
+        best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
+        if not fits(T_c[i], T_g[i], T_m[i], cap, o):
+            best = fallback_dc(T_c[i], T_g[i], T_m[i], cap, avail)
+            if best < 0:
+                best = o
+        for r in range(3):
+            avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
         actions[q] = best + 1
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..engine.capacity import fits, place
+from ..engine.capacity import fallback_dc, fits
 from ..engine.information import greener_threshold, issue_forecast
 from ..engine.layout import (
     FO_DEFER_Q,
@@ -141,7 +141,13 @@ def decide(T, S, C, info, P, code, j, actions):
                 if s < bs:
                     bs = s
                     best = d
-        best = place(ci, gi, mi, cap, avail, best, o)  # (best, when set, holds the request)
+        if best < 0:
+            best = fallback_dc(ci, gi, mi, cap, avail)
+        if best < 0:
+            best = o
+        avail[best, 0] -= ci
+        avail[best, 1] -= gi
+        avail[best, 2] -= mi
         cnt[best] += 1
         actions[q] = best + 1
 

@@ -19,7 +19,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..engine.capacity import place
+from ..engine.capacity import fallback_dc, fits
 from ..engine.layout import IO_S0, OPT_ALLOW_DEFER, SC_PEND_N, STEP_S, STEPS_PER_DAY
 from ..engine.loop import policy_loop
 from . import registry
@@ -198,7 +198,13 @@ def decide(T, S, C, info, P, code, j, actions):
         if not run and can_wait:
             actions[q] = 0
             continue
-        best = place(T_c[i], T_g[i], T_m[i], cap, avail, o, o)  # temporal shifting: at the origin
+        best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
+        if not fits(T_c[i], T_g[i], T_m[i], cap, o):
+            best = fallback_dc(T_c[i], T_g[i], T_m[i], cap, avail)
+            if best < 0:
+                best = o
+        for r in range(3):
+            avail[best, r] -= T_c[i] if r == 0 else (T_g[i] if r == 1 else T_m[i])
         actions[q] = best + 1
     for d in range(P_vload.shape[1]):  # today's inflexible load at this step (tomorrow's curve reads it)
         P.infl[1, d, k % STEPS_PER_DAY] = max(P_vload[1, d, 0], P_vload[1, d, 1], P_vload[1, d, 2])

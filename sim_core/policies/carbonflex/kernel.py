@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ...engine.capacity import place, site_max_scale, speedup
+from ...engine.capacity import fallback_dc, fits, site_max_scale, speedup
 from ...engine.layout import (
     IO_S0,
     OPT_ALLOW_DEFER,
@@ -383,7 +383,14 @@ def decide(T, S, C, info, P, code, j, actions):
                 used[o, y] += fi[y]
             if not flexible[i]:  # (not controllable: its resources and its queue are booked until it ends)
                 book(P, o, j + steps_of(duration[i]), fi, queue_of(max_delay[i]))
-        best = place(cores[i], gpus[i], mem[i], cap, avail, o, o)  # temporal shifting: at the origin
+        best = o  # temporal shifting: at the origin (else the datacenter left least over-committed)
+        if not fits(cores[i], gpus[i], mem[i], cap, o):
+            best = fallback_dc(cores[i], gpus[i], mem[i], cap, avail)
+            if best < 0:
+                best = o
+        avail[best, 0] -= cores[i]
+        avail[best, 1] -= gpus[i]
+        avail[best, 2] -= mem[i]
         actions[q] = best + 1
     if S.sc[SC_FLEX_N] > 0:
         S.sc[SC_CTL_N] = controls(T, S, P_tgt, P_rate, t, t1)
