@@ -131,7 +131,8 @@ def _unique_rows(*cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarray, rtt_s: np.ndarray,
                   usd_per_gb: np.ndarray, carbon: np.ndarray, t0: float, n: int, kwh_per_gb: float,
                   mean_emissions: bool, w_carbon: float, w_cost: float, shape_tol: float = SHAPE_TOL,
-                  time_steps: int = 1, energy_weight=(1.0, 1.0, 1.0), cumulative: bool = False) -> ClassCells:
+                  time_steps: int = 1, energy_weight=(1.0, 1.0, 1.0), cumulative: bool = False,
+                  rate_curves: bool = True) -> ClassCells:
     """Cells of every task, merged into classes keyed by (origin, arrival step, deadline step, resource
     shape bucket, transfer-share bucket); ``time_steps`` coarsens the two steps of the key.
 
@@ -260,10 +261,42 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
         np.add.at(avail, (pc, k_a), w_pair)
         np.add.at(due, (pc, k_f), n_pair)
         avail = np.cumsum(avail, axis=1)
-        due = np.minimum(np.cumsum(due, axis=1), avail)
+        due = np.cumsum(due, axis=1)
+        if rate_curves:
+            u = unit[pr, pt]
+            e = np.maximum(a[pt], t0)
+            ramp = _ramp_sum(pc, e, w_pair, u, t0, step_s, n, n_cls)
+            avail = np.minimum(avail, ramp * (1 + 1e-9))
+            fe = np.minimum(f[pt], t_end)
+            with np.errstate(invalid="ignore"):
+                g = np.where(n_pair > 0, fe - n_pair / u, np.inf)
+            dramp = _ramp_sum(pc, g, n_pair, u, t0, step_s, n, n_cls)
+            due = np.maximum(due, dramp * (1 - 1e-9))
+        due = np.minimum(due, avail)
     return ClassCells(cells=cells, resources=res, n_tasks=n_members, n_classes=n_cls,
                       unschedulable=int((~fits.any(axis=1)).sum()), impossible=int(impossible.sum()),
                       avail=avail, due=due, speedup_cost=speedup_cost, scale1=c_s1, member_class=cls_rt)
+
+
+def _ramp_sum(cls: np.ndarray, start: np.ndarray, total: np.ndarray, slope: np.ndarray, t0: float, step_s: float,
+              n: int, n_cls: int) -> np.ndarray:
+    """(n_cls, n): per class, at the end of each step k (time t0 + (k + 1) step_s), the sum over its members of
+    clip(slope x (t - start), 0, total): the most work a member that cannot start before ``start`` and does at most
+    ``slope`` per second has done by then. Each ramp is the difference of two hinge functions, summed exactly on
+    the step grid by first- and second-order difference arrays."""
+    out = np.zeros((n_cls, n))
+    ok = np.isfinite(start) & (total > 0) & (slope > 0)
+    for x, sign in ((start, 1.0), (start + total / np.where(slope > 0, slope, 1.0), -1.0)):
+        z = (x[ok] - t0) / step_s
+        q = np.maximum(np.floor(z), 0.0)
+        keep = q < n
+        c, qi, zk, sl = cls[ok][keep], q[keep].astype(np.int64), z[keep], slope[ok][keep]
+        A = np.zeros((n_cls, n + 1))
+        B = np.zeros((n_cls, n + 1))
+        np.add.at(A, (c, qi), sign * sl * step_s * (qi + 1 - zk))
+        np.add.at(B, (c, qi + 1), sign * sl * step_s)
+        out += (np.cumsum(A, axis=1) + np.cumsum(np.cumsum(B, axis=1), axis=1))[:, :n]
+    return np.maximum(out, 0.0)
 
 
 def _member_ranges(tw: WindowTasks, cap, delay_s_per_gb, rtt_s, t0: float, n: int):

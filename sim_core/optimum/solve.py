@@ -127,6 +127,7 @@ class OptimumResult:
     weights: dict = field(default_factory=dict)  # kg and USD weights of the objective
     shape_tol: float = SHAPE_TOL_CUMULATIVE
     formulation: str = FORMULATION  # the LP's task aggregation ("cumulative" or "classes")
+    rate_curves: bool = True  # the cumulative curves also limit each member to its largest rate
     options: dict = field(default_factory=dict)  # the run options the window was prepared with
     window_steps: int = 0  # the window's steps (arrivals); steps - window_steps: the drain's
     #: horizons read from ``optimum(..., checkpoint=...)`` instead of solved (their times are those of their solve)
@@ -165,7 +166,8 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
             carbon_weight: float = 1.0, cost_weight: float = 0.0, horizon_days: float | str | None = HORIZON_DAYS,
             shape_tol: float | None = None, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
             formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, profile: bool = False,
-            idle_floor: bool = True, checkpoint: str | Path | None = None, **options) -> OptimumResult:
+            idle_floor: bool = True, checkpoint: str | Path | None = None, rate_curves: bool = True,
+            **options) -> OptimumResult:
     """The offline optimum's lower bound of a run window (same arguments as :func:`sim_core.run`: the
     window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
     a run does). ``objective``: ``carbon``, ``cost`` or ``weighted`` (``carbon_weight`` per kg CO2 +
@@ -180,7 +182,10 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     these LPs, measured on a 1-day window of the benchmark bundle, BENCHMARKS.md). ``profile``: keep the
     LP's busy resources and their marginal prices (:class:`LPProfile`, what ``optimum.upper`` rounds to a schedule).
     ``idle_floor``: P >= the engine's own power in the site's least state (:func:`idle_floor_kw`; False: the
-    earlier bound, to measure what the floor buys). ``checkpoint``: a folder where each solved horizon is
+    earlier bound, to measure what the floor buys). ``rate_curves`` (``cumulative`` only): the curves also hold
+    each member to its largest rate — by the end of a step a member has done at most its rate x the time since its
+    arrival, and at least its need less its rate x the time left to its deadline (docs/optimum.md; False: the
+    earlier curves, to measure what this buys). ``checkpoint``: a folder where each solved horizon is
     kept (``optimum.checkpoint``), so that a bound interrupted between horizons (a year: hours of LPs) resumes
     where it stopped, with the same result as one uninterrupted run."""
     t_build = time.perf_counter()
@@ -270,7 +275,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
                            carbon=np.ascontiguousarray(carbon[:, h0:h_end]), t0=t0, n=h_end - h0,
                            kwh_per_gb=float(opts.transfer_kwh_per_gb), mean_emissions=mean_ci, w_carbon=w_c,
                            w_cost=w_u, shape_tol=shape_tol, time_steps=time_steps,
-                           energy_weight=energy_w, cumulative=formulation == "cumulative")
+                           energy_weight=energy_w, cumulative=formulation == "cumulative", rate_curves=rate_curves)
         fac_h = type(fac)(slope=fac.slope[:, hs], icpt=fac.icpt[:, hs], count=fac.count[:, hs],
                           short=fac.short[:, hs], fallback=fac.fallback[:, hs])
         lp = assemble(cc.cells, cc.resources, sites, fac_h, cap, np.ascontiguousarray(w_kwh[:, hs]),
@@ -306,7 +311,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
             seed=int(prep.seed), options=opts.public(), weights=[w_c, w_u], horizon_steps=int(h_steps),
             formulation=formulation, shape_tol=float(shape_tol), time_steps=int(time_steps),
             curve_steps=int(curve_steps), idle_floor=bool(idle_floor), solver=solver, threads=int(threads),
-            profile=bool(profile))), error=OptimumError)
+            profile=bool(profile), rate_curves=bool(rate_curves))), error=OptimumError)
     resumed = 0
     for h in (range(len(starts) - 1, -1, -1) if linked else range(len(starts))):
         out = ck.load(h, HORIZON_KEYS + (PROFILE_KEYS if profile else ())) if ck is not None else None
@@ -351,7 +356,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         n_classes=acc["classes"], n_cols=acc["cols"], n_rows=acc["rows"], nnz=acc["nnz"],
         unschedulable=_unschedulable(T, cap), impossible=acc["imp"], seed=int(prep.seed),
         weights={"per_kg": w_c, "per_usd": w_u}, shape_tol=float(shape_tol), formulation=formulation,
-        options=opts.public(), profile=prof)
+        rate_curves=bool(rate_curves) and formulation == "cumulative", options=opts.public(), profile=prof)
 
 
 def horizon_starts(n: int, h_steps: int) -> list[int]:
