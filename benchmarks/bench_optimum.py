@@ -12,6 +12,7 @@ job's rate of ~3,400 tasks a day): a 7-day window as one LP, the same window as 
         --year-variants 0 --year-refill-rounds 2 --checkpoint CKPT   # the page's year (its own section)
     ./run.sh python benchmarks/bench_optimum.py --quick --formulation classes   # the earlier LP, to compare
     ./run.sh python benchmarks/bench_optimum.py --quick --no-idle-floor         # the bound without its idle floor
+    ./run.sh python benchmarks/bench_optimum.py --quick --no-rate-curves        # the curves without each rate
 
 Per row: the bound and its LP's size, the upper bound, the bracket's width ((upper - lower) / lower, and as a
 share of the part of the bound a schedule can change), the wall-clock seconds of the LP (set-up, assembly,
@@ -240,6 +241,8 @@ def main() -> None:
     add_bundle_args(ap, "the reference 5-DC cluster with a synthetic workload instead of a bundle")
     ap.add_argument("--formulation", default="cumulative", choices=["cumulative", "classes"])
     ap.add_argument("--no-idle-floor", action="store_true", help="the bound without its idle floor (to compare)")
+    ap.add_argument("--no-rate-curves", action="store_true",
+                    help="the cumulative curves without each member's rate (the earlier bound, to compare)")
     ap.add_argument("--mip-days", type=float, nargs="*", default=[1.0, 2.0],
                     help="window lengths of the integrality-gap rows (none: no rows)")
     ap.add_argument("--mip-tasks-per-day", type=int, default=60,
@@ -261,7 +264,8 @@ def main() -> None:
     days_total = args.year_days if year else 7
     rows = []
     clean: dict = {}
-    lp = {"formulation": args.formulation, "idle_floor": not args.no_idle_floor, "checkpoint": args.checkpoint}
+    lp = {"formulation": args.formulation, "idle_floor": not args.no_idle_floor, "checkpoint": args.checkpoint,
+          "rate_curves": not args.no_rate_curves}
     with tempfile.TemporaryDirectory() as tmp:
         if args.synthetic:
             n_days = min(int(days_total) + 1, 365)  # (a bundle holds one year at most)
@@ -311,6 +315,7 @@ def main() -> None:
         cmd += " --week-horizons" + "".join(f" {h:g}" for h in args.week_horizons)
     cmd += f" --formulation {args.formulation}" if args.formulation != "cumulative" else ""
     cmd += " --no-idle-floor" if args.no_idle_floor else ""
+    cmd += " --no-rate-curves" if args.no_rate_curves else ""
     cmd += f" --slack-policy {args.slack_policy or chr(39) * 2}" if args.slack_policy != "upper" else ""
     if args.mip_days != [1.0, 2.0]:
         cmd += " --mip-days" + "".join(f" {d:g}" for d in args.mip_days)
@@ -323,7 +328,8 @@ def main() -> None:
     lines = [f"## {title} (LP lower bound, engine-run upper bound)", "",
              f"`{cmd}` — {machine()}, load average {load:.1f} when it finished (a shared machine). {what}, "
              f"seed 0, runs drained (equal work: the bound covers the window and the drain to the last deadline), "
-             f"formulation `{args.formulation}`, default class key, idle floor "
+             f"formulation `{args.formulation}`, default class key, rate curves "
+             f"{'off' if args.no_rate_curves or args.formulation != 'cumulative' else 'on'}, idle floor "
              f"{'off' if args.no_idle_floor else 'on'} (docs/optimum.md). "
              "Lower: the LP bound (kg CO2 incl. transfers; bound days: the window and the drain to the last "
              "deadline); fixed: the part of it no schedule changes (the window's idle); plan kg: the engine's carbon "
