@@ -364,7 +364,7 @@ def horizon_starts(n: int, h_steps: int) -> list[int]:
     joins the last whole one (so the drain, which ends the bound's steps, is never a horizon of its own: lightly
     loaded, its duals are 0 where its idle floor holds, and the linked horizon before it would run work there for
     nothing; on the README week, 7-day horizons linked with a 1.26-day last one gave 124,611.7 kg against one LP's
-    135,231.6)."""
+    135,231.6, both before the rate curves)."""
     starts = list(range(0, n, max(int(h_steps), 1)))
     if len(starts) > 1 and n - starts[-1] < h_steps:
         starts.pop()
