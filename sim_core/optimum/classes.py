@@ -65,7 +65,8 @@ class ClassCells:
     unschedulable: int  # fit no datacenter
     impossible: int  # no datacenter can finish them by their deadline (limit dropped, reported)
     #: cumulative formulation only, (n_classes, n) resource-s: work released by the end of step k (upper
-    #: bound of the class's work done by then) and work due by the end of step k (lower bound); None: classes
+    #: bound of the class's work done by then) and work due by the end of step k (lower bound), with rate curves
+    #: each member's share held to what its rate allows since its arrival and before its deadline; None: classes
     avail: np.ndarray | None = None
     due: np.ndarray | None = None
     #: per class: the extra resource-steps per step of work run faster than scale 1 (1/m - 1 at the members'
@@ -146,7 +147,9 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
 
     ``cumulative``: the classes are keyed by (resource, origin, transfer-share bucket) only, and instead of
     one work row per class the LP gets its cumulative curves (``avail``, ``due``); a remote cell's transfer
-    is priced from the earliest arrival among the members with a cell there.
+    is priced from the earliest arrival among the members with a cell there. ``rate_curves``: by the end of a
+    step a member has done at most its largest rate x the time since its arrival and at least its need less its
+    rate x the time left to its deadline (a task runs at one site at a time), summed into both curves.
 
     A class's key depends on its members only (never on a cell), so the classes are formed per task and
     resource, and the class cells are summed from each member's interval at each datacenter (:func:`_class_cells`)
