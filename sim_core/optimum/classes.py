@@ -270,10 +270,8 @@ def build_classes(tw: WindowTasks, *, cap: np.ndarray, delay_s_per_gb: np.ndarra
             e = np.maximum(a[pt], t0)
             ramp = _ramp_sum(pc, e, w_pair, u, t0, step_s, n, n_cls)
             avail = np.minimum(avail, ramp * (1 + 1e-9))
-            fe = np.minimum(f[pt], t_end)
-            with np.errstate(invalid="ignore"):
-                g = np.where(n_pair > 0, fe - n_pair / u, np.inf)
-            dramp = _ramp_sum(pc, g, n_pair, u, t0, step_s, n, n_cls)
+            # (u > 0: every member commodity holds some resource; members with no need add nothing)
+            dramp = _ramp_sum(pc, np.minimum(f[pt], t_end) - n_pair / u, n_pair, u, t0, step_s, n, n_cls)
             due = np.maximum(due, dramp * (1 - 1e-9))
         due = np.minimum(due, avail)
     return ClassCells(cells=cells, resources=res, n_tasks=n_members, n_classes=n_cls,
@@ -289,11 +287,12 @@ def _ramp_sum(cls: np.ndarray, start: np.ndarray, total: np.ndarray, slope: np.n
     the step grid by first- and second-order difference arrays."""
     out = np.zeros((n_cls, n))
     ok = np.isfinite(start) & (total > 0) & (slope > 0)
-    for x, sign in ((start, 1.0), (start + total / np.where(slope > 0, slope, 1.0), -1.0)):
-        z = (x[ok] - t0) / step_s
+    cls, start, total, slope = cls[ok], start[ok], total[ok], slope[ok]
+    for x, sign in ((start, 1.0), (start + total / slope, -1.0)):
+        z = (x - t0) / step_s
         q = np.maximum(np.floor(z), 0.0)
         keep = q < n
-        c, qi, zk, sl = cls[ok][keep], q[keep].astype(np.int64), z[keep], slope[ok][keep]
+        c, qi, zk, sl = cls[keep], q[keep].astype(np.int64), z[keep], slope[keep]
         A = np.zeros((n_cls, n + 1))
         B = np.zeros((n_cls, n + 1))
         np.add.at(A, (c, qi), sign * sl * step_s * (qi + 1 - zk))
