@@ -16,7 +16,10 @@ from .layout import EPS
 # A policy's per-task placement (its choice, else `fallback_dc`, else the origin; the request debited) is written
 # out in each policy's loop, not called from here: one inlined helper taking `cap` and `avail` for it made the
 # stepping 5-20 % slower (rule policies and baselines, 1.3 M tasks, best of 5 runs in one process, 2026-12-01;
-# policies/plan.py says why).
+# policies/plan.py says why). The narrower `place_at_origin(c, g, m, cap, avail, o)` of the temporal-shifting
+# baselines alone (commit 00a189b), timed against the written-out lines on 14 days of the main job's bundle (best
+# of 10 runs over two alternating processes per tree, same totals): gaia_carbon_time +4.8 %, gaia_res_first +11.6 %,
+# vcc +5.9 %, wait_awhile +8.4 %, carbonflex +11.5 %, carbonscaler -0.5 %, wait_awhile_capacity -5.4 % (2026-12-01).
 @njit(cache=True, nogil=True, inline="always")
 def fits(c, g, m, a, d):
     """A request (c cores, g GPUs, m GB) fits in row d of the (n_dc, 3) capacity array a."""
