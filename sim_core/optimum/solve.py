@@ -299,7 +299,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
             # duals below 0 are the solver's noise where every weight is >= 0 (more load never lowers the bound)
             dual=np.maximum(row_dual[lp.b_row:lp.b_row + sc.n_dc * hn * 3].reshape(sc.n_dc, hn, 3), 0.0))
         if profile:
-            out.update(_profile_part(h0, hn, h_end, sel, tw, cc, y, dk, sites, fac_h, w_kwh[:, hs]))
+            out.update(_profile_part(h0, hn, h_end, t0, sel, tw, cc, y, dk, sites, fac_h, w_kwh[:, hs]))
         return out
 
     ck = None
@@ -401,13 +401,14 @@ def drain_paid(T, cap, t0: float, n: int) -> int:
     return int(min(n, np.ceil((float(fin.max()) - t0) / E.STEP_S)))
 
 
-def _profile_part(h0: int, hn: int, h_end: int, sel: np.ndarray, tw: WindowTasks, cc, y: np.ndarray,
+def _profile_part(h0: int, hn: int, h_end: int, t0: float, sel: np.ndarray, tw: WindowTasks, cc, y: np.ndarray,
                   dk_flat: np.ndarray, sites, fac, w_kwh: np.ndarray) -> dict:
     """What the LP profile keeps of one horizon's solution (its own steps ``h0 .. h0 + hn``, its cells to
     ``h_end``): its busy resources and their marginal prices in its own steps; ``tail``, its busy resources in
     its tail (a linked horizon's cells past its own steps, in later horizons' steps); and where its classes put
-    their members (``optimum.follow``) for its tasks ``sel``: a task follows the class of its GPUs, else of its
-    cores, else of its memory (``step`` from ``h0``)."""
+    their members (``optimum.follow``, released from their arrival step; ``t0``: the horizon's first second) for
+    its tasks ``sel``: a task follows the class of its GPUs, else of its cores, else of its memory (``step`` from
+    ``h0``)."""
     n_dc = w_kwh.shape[0]
     dk = dk_flat.reshape(n_dc, hn, N_DK)
     c = cc.cells
@@ -419,7 +420,8 @@ def _profile_part(h0: int, hn: int, h_end: int, sel: np.ndarray, tw: WindowTasks
     r = np.where(tw.gpus > 0, 1, np.where(tw.cores > 0, 0, 2))
     idx = np.arange(r.shape[0])
     weight = req[r, idx] * tw.rho * tw.work / E.STEP_S
-    site, step = follow_cells(cc.member_class[r, idx], tw.deadline, weight, c.task, c.dc, c.step, y)
+    release = np.maximum(np.floor((tw.arrival - t0) / E.STEP_S), 0).astype(np.int64)
+    site, step = follow_cells(cc.member_class[r, idx], release, tw.deadline, weight, c.task, c.dc, c.step, y)
     return dict(busy=dk[:, :, V_BC:V_BM + 1], price=marginal_price(sites, fac, dk, w_kwh), tail=tail, sel=sel,
                 site=site, step=step)
 

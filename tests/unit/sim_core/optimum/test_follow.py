@@ -1,7 +1,7 @@
-"""The LP's own assignment of whole tasks (``optimum.follow``): members of a class take its fluid cells in the
-order of their deadlines, datacenters within a step in order, none past the class's work; the plan made of it
-(``upper.follow_plan``) starts every task from its arrival step and meets its deadline with the wake spare
-wherever any step does."""
+"""The LP's own assignment of whole tasks (``optimum.follow``): released members of a class take its fluid cells
+earliest deadline first, datacenters within a step in order, none before its release nor past the class's work;
+the plan made of it (``upper.follow_plan``) starts every task from its arrival step and meets its deadline with the
+wake spare wherever any step does."""
 
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ def test_members_take_cells_in_deadline_order():
     cells = dict(cell_cls=np.zeros(4, np.int64), cell_dc=np.zeros(4, np.int64),
                  cell_step=np.array([3, 0, 2, 1]), y=np.ones(4))
     deadline = np.array([40.0, 10.0, 30.0, 20.0])
-    site, step = follow_cells(np.zeros(4, np.int64), deadline, np.ones(4), **cells)
+    site, step = follow_cells(np.zeros(4, np.int64), np.zeros(4, np.int64), deadline, np.ones(4), **cells)
     assert step.tolist() == [3, 0, 2, 1]
     assert site.tolist() == [0, 0, 0, 0]
 
 
 def test_datacenters_within_a_step_in_order_and_by_their_share():
     # one step: 1 resource-step at datacenter 0, 2 at datacenter 1; three members of 1 each
-    site, step = follow_cells(np.zeros(3, np.int64), np.array([1.0, 2.0, 3.0]), np.ones(3),
+    site, step = follow_cells(np.zeros(3, np.int64), np.zeros(3, np.int64), np.array([1.0, 2.0, 3.0]), np.ones(3),
                               np.zeros(2, np.int64), np.array([1, 0]), np.zeros(2, np.int64), np.array([2.0, 1.0]))
     assert site.tolist() == [0, 1, 1]
     assert step.tolist() == [0, 0, 0]
@@ -35,14 +35,35 @@ def test_datacenters_within_a_step_in_order_and_by_their_share():
 def test_no_cell_past_the_class_work_or_across_classes():
     # class 0 has 1.5 resource-steps, class 1 has 1; class 0's third member and a task of no class get none
     cls = np.array([0, 0, 0, 1, -1])
-    site, step = follow_cells(cls, np.array([1.0, 2.0, 3.0, 1.0, 1.0]), np.ones(5),
+    site, step = follow_cells(cls, np.zeros(5, np.int64), np.array([1.0, 2.0, 3.0, 1.0, 1.0]), np.ones(5),
                               np.array([0, 0, 1]), np.array([0, 1, 2]), np.array([0, 5, 7]), np.array([1.0, 0.5, 1.0]))
     assert site.tolist() == [0, 1, -1, 2, -1]
     assert step.tolist() == [0, 5, -1, 7, -1]
     # cells at 0 carry no work
-    site, _ = follow_cells(np.zeros(1, np.int64), np.ones(1), np.ones(1), np.zeros(1, np.int64),
+    site, _ = follow_cells(np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1), np.ones(1), np.zeros(1, np.int64),
                            np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1))
     assert site.tolist() == [-1]
+
+
+def test_released_members_earliest_deadline_first_never_before_release():
+    # one class, one resource-step per step 0..3; member 0 (deadline 10) is released at step 2, so the members
+    # released at 0 take steps 0 and 1 by deadline, then member 0 (now the earliest) step 2, member 3 step 3
+    cells = dict(cell_cls=np.zeros(4, np.int64), cell_dc=np.zeros(4, np.int64), cell_step=np.arange(4),
+                 y=np.ones(4))
+    release = np.array([2, 0, 0, 0])
+    deadline = np.array([10.0, 40.0, 20.0, 30.0])
+    site, step = follow_cells(np.zeros(4, np.int64), release, deadline, np.ones(4), **cells)
+    assert step.tolist() == [2, 3, 0, 1]
+    assert (step >= release).all()
+    # a member released after the class's last cell, and a member whose deadline is NaN (last), get what is left
+    site, step = follow_cells(np.zeros(3, np.int64), np.array([0, 9, 0]), np.array([np.nan, 1.0, 2.0]),
+                              np.ones(3), **cells)
+    assert step.tolist() == [1, -1, 0]
+    # a cell's work before any release stays on the curve: both members start where they may, at step 1
+    site, step = follow_cells(np.zeros(2, np.int64), np.array([1, 1]), np.array([1.0, 2.0]), np.ones(2),
+                              np.zeros(3, np.int64), np.zeros(3, np.int64), np.array([0, 1, 2]),
+                              np.array([1.0, 1.0, 1.0]))
+    assert step.tolist() == [1, 1]
 
 
 @pytest.fixture(scope="module")
