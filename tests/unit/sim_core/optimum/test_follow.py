@@ -80,6 +80,8 @@ def test_follow_plan_meets_deadlines_from_the_arrival_step(sites, lower):
     n, t0 = lower.steps, float(C.t0)
     arr = np.clip(np.floor((T.arrival - t0) / STEP_S), 0, n - 1)
     assert (plan.site >= 0).all() and (plan.step >= arr).all()
+    placed = prof.site >= 0  # the LP's reading itself places no member before its release
+    assert (prof.step[placed] >= arr[placed]).all()
     o = T.origin.astype(np.int64)
     d = plan.site
     delay = np.where(d == o, 0.0, T.bw * C.delay_s_per_gb[o, d] + C.rtt_s[o, d])
