@@ -16,13 +16,14 @@ The forward pass runs in NumPy (a few microseconds per decision: no torch call p
 
 from __future__ import annotations
 
+import io
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from gridshift.atomic import atomic_write_bytes
 
 FORMAT = "gridshift-agent/1"
 _ACTIVATIONS = {"Tanh": np.tanh, "ReLU": lambda x: np.maximum(x, 0.0)}
@@ -106,23 +107,21 @@ def agent_from_model(model, *, bundle_id: str, recipe: str, hyperparameters: dic
 
 
 def save_agent(agent: Agent, path: str | Path) -> Path:
-    """Write ``agent`` to ``path`` atomically (a dict of tensors, strings and numbers: ``torch.save``)."""
+    """Write ``agent`` to ``path`` atomically (a dict of tensors, strings and numbers: ``torch.save``). The bytes
+    depend on the agent alone: ``torch.save`` names its archive's folder after the file it writes to, so the
+    archive is built in memory (named ``archive``) and then written, and the same network saved anywhere has the
+    same sha256 (the digest the leaderboard records with every row of an agent entry)."""
     import torch
 
     payload = {"format": FORMAT, "algo": agent.algo, "activation": agent.activation, "bundle_id": agent.bundle_id,
                "recipe": agent.recipe, "hyperparameters": json.dumps(agent.hyperparameters, sort_keys=True),
                "seed": agent.seed, "timesteps": agent.timesteps, "feature_names": list(agent.feature_names),
                "layers": [torch.from_numpy(np.ascontiguousarray(w)) for pair in agent.layers for w in pair]}
+    buf = io.BytesIO()
+    torch.save(payload, buf)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    os.close(fd)
-    try:
-        torch.save(payload, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    atomic_write_bytes(path, buf.getvalue())
     return path
 
 

@@ -137,3 +137,25 @@ def test_load_refuses_pickles_and_other_files(tmp_path):
     torch.save({"weights": torch.zeros(2)}, other)
     with pytest.raises(ValueError, match="other.pt: not a gridshift agent file.*expected 'gridshift-agent/1'"):
         load_agent(other)
+
+
+def test_saved_bytes_depend_on_the_agent_alone(tmp_path):
+    """The leaderboard records an agent file's sha256 with its rows; the same network saved to two files (torch
+    names its archive after the file it writes) has the same bytes, a different one does not."""
+    from gridshift.hashing import sha256_file
+    from sim_core.rl.agent import Agent, load_agent, save_agent
+
+    rng = np.random.default_rng(0)
+    layers = ((rng.normal(size=(4, 3)).astype(np.float32), np.zeros(4, np.float32)),
+              (rng.normal(size=(2, 4)).astype(np.float32), np.zeros(2, np.float32)))
+    agent = Agent("MaskablePPO", "Tanh", layers, "0" * 16, "maskable_ppo", {"x": 1}, 0, 10, ("a", "b", "c"))
+    a = save_agent(agent, tmp_path / "one" / "maskable_ppo-0000000000000000-s0.pt")
+    b = save_agent(agent, tmp_path / "b.pt")
+    assert a.read_bytes() == b.read_bytes()
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["b.pt", "maskable_ppo-0000000000000000-s0.pt", "one"]
+    again = load_agent(a)
+    assert all(np.array_equal(x, y) for p, q in zip(again.layers, layers, strict=True)
+               for x, y in zip(p, q, strict=True))
+    other = Agent("MaskablePPO", "Tanh", ((layers[0][0] + 1, layers[0][1]), layers[1]), "0" * 16, "maskable_ppo",
+                  {"x": 1}, 0, 10, ("a", "b", "c"))
+    assert sha256_file(save_agent(other, tmp_path / "c.pt")) != sha256_file(a)
