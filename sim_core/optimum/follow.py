@@ -9,7 +9,7 @@ already released take the work earliest deadline first; each member's cell is th
 taken before it ends (its start position on that curve). A member is never placed before its release, so the plan
 made of it (``upper.follow_plan``) need not move members released late to their last step, as the earlier reading,
 members in deadline order at their curve positions whatever their release, did (on the README week its best
-schedule was 161.5 kg higher after the same refills; docs/optimum.md). A task's class is that of its GPUs
+schedule was 161.5 kg higher after its refills; docs/optimum.md). A task's class is that of its GPUs
 (a GPU task) or its cores (a CPU-only one). A member the curve does not reach (work the LP leaves outside the
 window, or a release after the class's last cell with work) gets no cell (site -1). The result is a start
 (datacenter, step) per task: it packs the sites as the LP does (the rounding's greedy slot search,
@@ -19,6 +19,8 @@ meet the deadlines.
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 from numba import njit
 
@@ -27,62 +29,23 @@ EPS_WORK = 1e-9
 
 
 @njit(cache=True, nogil=True)
-def _push(hd, hi, size, d, i):
-    """Push (deadline ``d``, member ``i``) onto the binary min-heap ``hd``/``hi`` of ``size`` entries; ties in the
-    deadline go to the lower member index (the earlier release)."""
-    k = size
-    hd[k] = d
-    hi[k] = i
-    while k > 0:
-        p = (k - 1) // 2
-        if hd[p] < hd[k] or (hd[p] == hd[k] and hi[p] < hi[k]):
-            break
-        hd[p], hd[k] = hd[k], hd[p]
-        hi[p], hi[k] = hi[k], hi[p]
-        k = p
-    return size + 1
-
-
-@njit(cache=True, nogil=True)
-def _pop(hd, hi, size):
-    """The member at the top of the heap, and the heap's new size."""
-    top = hi[0]
-    size -= 1
-    hd[0] = hd[size]
-    hi[0] = hi[size]
-    k = 0
-    while True:
-        a, b, s = 2 * k + 1, 2 * k + 2, k
-        if a < size and (hd[a] < hd[s] or (hd[a] == hd[s] and hi[a] < hi[s])):
-            s = a
-        if b < size and (hd[b] < hd[s] or (hd[b] == hd[s] and hi[b] < hi[s])):
-            s = b
-        if s == k:
-            break
-        hd[s], hd[k] = hd[k], hd[s]
-        hi[s], hi[k] = hi[k], hi[s]
-        k = s
-    return top, size
-
-
-@njit(cache=True, nogil=True)
 def _walk(cell_lo, cell_hi, c_dc, c_step, c_y, mem_lo, mem_hi, m_rel, m_dl, m_w, site, step):
     """Walk each class's cells (``cell_lo[k]:cell_hi[k]``, in curve order) with its members
-    (``mem_lo[k]:mem_hi[k]``, by release): at each cell, the released members join a heap by deadline, and members
-    leave it earliest deadline first while the work taken is below the curve's value there. Writes ``site`` and
-    ``step`` (by position in the members' order)."""
-    hd = np.empty(m_rel.shape[0])
-    hi = np.empty(m_rel.shape[0], np.int64)
+    (``mem_lo[k]:mem_hi[k]``, by release): at each cell, the released members join a heap by deadline (``heapq``,
+    which Numba compiles), and members leave it earliest deadline first while the work taken is below the curve's
+    value there. Writes ``site`` and ``step`` (by position in the members' order)."""
     for k in range(cell_lo.shape[0]):
-        p, size = mem_lo[k], 0
+        heap = [(0.0, 0)]  # (deadline, member position): ties go to the earlier position (the earlier release)
+        heap.pop()  # (seeded only to give Numba the items' type)
+        p = mem_lo[k]
         cum, taken = 0.0, 0.0
         for q in range(cell_lo[k], cell_hi[k]):
             cum += c_y[q]
             while p < mem_hi[k] and m_rel[p] <= c_step[q]:
-                size = _push(hd, hi, size, m_dl[p], p)
+                heapq.heappush(heap, (m_dl[p], p))
                 p += 1
-            while size > 0 and taken < cum - EPS_WORK:
-                i, size = _pop(hd, hi, size)
+            while len(heap) > 0 and taken < cum - EPS_WORK:
+                i = heapq.heappop(heap)[1]
                 site[i] = c_dc[q]
                 step[i] = c_step[q]
                 taken += m_w[i]

@@ -120,8 +120,7 @@ def save_agent(agent: Agent, path: str | Path) -> Path:
     buf = io.BytesIO()
     torch.save(payload, buf)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, buf.getvalue())
+    atomic_write_bytes(path, buf.getvalue())  # (creates the folder)
     return path
 
 
