@@ -167,8 +167,18 @@ def findings(rows: list[tuple[str, dict]]) -> str:
                 f"`{who}`'s run, lower than every schedule the search found"
             out.append(f"{name}: the LP schedule rounded and run by the engine {plan}; {b.upper.runs} engine runs "
                        f"(candidates, repairs, local search, {b.upper.refills} refill rounds kept); the upper end is "
-                       f"{end}.")
+                       f"{end}.{refill_words(b.upper)}")
     return "\n".join(f"- {x}" for x in out)
+
+
+def refill_words(upper) -> str:
+    """The best run's value after each refill round kept, so the page shows whether the rounds still paid when
+    they stopped (at the first round finding nothing lower, or at the budget)."""
+    if not upper.refill_values:
+        return ""
+    start = upper.candidates.get(upper.source.removesuffix(", refilled"))
+    steps = " → ".join(f"{v:,.1f}" for v in ((start[0],) if start else ()) + tuple(upper.refill_values))
+    return f" The refill rounds, kg: {steps}."
 
 
 def search_words(search: dict) -> str:

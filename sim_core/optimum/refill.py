@@ -104,12 +104,13 @@ def relocate_late(prep: Prepared, lower: OptimumResult, plan: Plan, result) -> t
 
 
 def refill(ev: Evaluator, best: Candidate, lower: OptimumResult, rounds: int = REFILL_ROUNDS,
-           margin: float = REFILL_MARGIN) -> tuple[Candidate, int]:
+           margin: float = REFILL_MARGIN) -> tuple[Candidate, tuple[float, ...]]:
     """Refill rounds from ``best`` (a deadline-meeting candidate with its engine run): each round refills the
     best run (:func:`refill_schedule`), runs it, puts its late tasks back where they ran, repairs what is
     still late, and keeps the run when it meets every deadline and is lower. Stops at the first round that
-    finds nothing lower. Returns the best candidate and the rounds kept."""
-    kept, name = 0, f"{best.name}, refilled"
+    finds nothing lower. Returns the best candidate and the value of each round kept, in order (whether the
+    rounds still paid when they stopped)."""
+    kept, name = (), f"{best.name}, refilled"
     for _ in range(rounds):
         base = best.plan if best.plan is not None else plan_from_run(ev.prep, best.result)
         plan, moved = refill_schedule(ev.prep, lower, base, best.result, margin)
@@ -127,7 +128,7 @@ def refill(ev: Evaluator, best: Candidate, lower: OptimumResult, rounds: int = R
         if cand.late > 0 or cand.value >= best.value:
             break
         cand.name = name
-        best, kept = cand, kept + 1
+        best, kept = cand, kept + (cand.value,)
     return best, kept
 
 

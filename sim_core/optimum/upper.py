@@ -70,6 +70,7 @@ class UpperResult:
     runs: int = 1  # engine runs in all (candidates, repairs, local search)
     search_accepted: int = 0  # local-search moves kept
     refills: int = 0  # refill rounds kept (``optimum.refill``)
+    refill_values: tuple = ()  # the best run's value after each refill round kept, in order
     plan_value: float = float("nan")  # the LP plan's run (after its repairs)
     plan_late: int = 0
     candidates: dict = field(default_factory=dict)  # every candidate's (value, late tasks), by name
@@ -230,7 +231,7 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
             cands.append(found)
             clean.insert(0, found)
             drop_results(cands, prep)
-    kept = 0
+    kept = ()
     if clean and refill_rounds > 0:
         found, kept = refill(ev, clean[0], lower, refill_rounds)
         if found is not clean[0]:
@@ -246,7 +247,8 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
                        tasks_started=int(tot["tasks_started"]), tasks_not_started=int(not_started),
                        planned_late=int(plan.late.sum()), planned_past_window=int((plan.step >= lower.steps).sum()),
                        plan_s=plan_s, sim_s=ev.sim_s, repairs=lp_run.repairs, totals=dict(tot), source=best.name,
-                       runs=ev.runs, search_accepted=accepted, refills=kept, plan_value=lp_run.value,
+                       runs=ev.runs, search_accepted=accepted, refills=len(kept),
+                       refill_values=kept, plan_value=lp_run.value,
                        plan_late=lp_run.late,
                        candidates={c.name: (c.value, c.late) for c in cands}, run=best.result)
 

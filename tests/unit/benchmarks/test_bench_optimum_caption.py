@@ -33,3 +33,10 @@ def test_rows_with_different_searches_are_named():
 def test_candidates_least_first_deadline_meeting_before_late():
     row = _row("w", {}, {"a": (120.0, 0), "b": (90.0, 5), "c": (100.0, 0)})
     assert B.candidate_rows([row]) == ["| w | c | 100.0 | 0 |", "| w | a | 120.0 | 0 |", "| w | b | 90.0 | 5 |"]
+
+
+def test_refill_rounds_listed_from_the_run_they_started_from():
+    upper = SimpleNamespace(source="lowest_carbon, repaired, refilled", refill_values=(850.5, 804.25),
+                            candidates={"lowest_carbon, repaired": (878.6, 0), "lowest_carbon": (878.7, 4)})
+    assert B.refill_words(upper) == " The refill rounds, kg: 878.6 → 850.5 → 804.2."
+    assert B.refill_words(SimpleNamespace(source="LP plan", refill_values=(), candidates={})) == ""
