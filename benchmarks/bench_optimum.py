@@ -264,7 +264,8 @@ def main() -> None:
                     help="the run the section's first bracket (the week's one LP, or the year) is decomposed at: "
                          "'upper' (its upper end's run), a policy, or ''")
     ap.add_argument("--checkpoint", type=Path, default=None,
-                    help="keep each solved horizon in this folder: an interrupted run resumes where it stopped")
+                    help="keep each horizon's LP solution in this folder, keyed by the LP: an interrupted run "
+                         "resumes where it stopped, a run with the same LPs reads them")
     ap.add_argument("--no-write", action="store_true", help="print only (BENCHMARKS.md untouched)")
     args = ap.parse_args()
     import sim_core

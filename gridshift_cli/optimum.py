@@ -29,8 +29,8 @@ def optimum(
     objective: Annotated[str, typer.Option(help="what is bounded: carbon, cost or weighted")] = "carbon",
     home: HomeOpt = None,
     checkpoint: Annotated[Path | None, typer.Option(
-        help="keep each solved horizon in this folder: a bound interrupted between its rolling horizons (a year: "
-             "hours of LPs) resumes there, with the result of one uninterrupted run")] = None,
+        help="keep each horizon's LP solution in this folder, keyed by the LP: a bound interrupted between its "
+             "rolling horizons (a year: hours of LPs) resumes there, with the result of one uninterrupted run")] = None,
     options: dict | None = None,
 ) -> None:
     """Print the offline optimum's lower bound of a run window (HiGHS): no schedule does better.

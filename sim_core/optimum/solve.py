@@ -35,7 +35,7 @@ from .. import engine as E
 from ..physics import P_SPARE_MIN
 from ..simulator import Prepared, as_scenario
 from .battery import net_kw as battery_net_kw
-from .checkpoint import Checkpoints, bound_key
+from .checkpoint import SOLUTION_KEYS, Checkpoints, lp_key
 from .classes import SHAPE_TOL, SHAPE_TOL_CUMULATIVE, TIME_STEPS, WindowTasks, build_classes
 from .follow import follow_cells
 from .model import N_DK, STEP_H, V_AC, V_AG, V_BC, V_BG, V_BM, V_P, assemble
@@ -58,11 +58,9 @@ FORMULATION = "cumulative"
 #: default steps between the cumulative curves' checkpoints (1 h): checking the curves at fewer steps is a
 #: relaxation; chosen for solve time (BENCHMARKS.md: 4x fewer curve variables), never on a policy's result
 CURVE_STEPS = 4
-#: what one horizon's outcome holds (a checkpoint's file, ``optimum.checkpoint``): the figures summed over horizons,
-#: then its status and its duals; with ``profile``, also its part of the profile (:func:`_profile_part`)
-HORIZON_KEYS = ("value", "kwh", "fac_kg", "fac_usd", "x_kg", "x_usd", "x_kwh", "solve", "build", "tasks", "classes",
-                "cols", "rows", "nnz", "imp", "status", "dual")
-PROFILE_KEYS = ("busy", "price", "tail", "sel", "site", "step")
+#: the figures of one horizon's outcome summed over the horizons
+HORIZON_SUMS = ("value", "kwh", "fac_kg", "fac_usd", "x_kg", "x_usd", "x_kwh", "solve", "build", "tasks", "classes",
+                "cols", "rows", "nnz", "imp")
 
 
 @dataclass
@@ -130,7 +128,8 @@ class OptimumResult:
     rate_curves: bool = True  # the cumulative curves also limit each member to its largest rate
     options: dict = field(default_factory=dict)  # the run options the window was prepared with
     window_steps: int = 0  # the window's steps (arrivals); steps - window_steps: the drain's
-    #: horizons read from ``optimum(..., checkpoint=...)`` instead of solved (their times are those of their solve)
+    #: horizons whose LP's solution was read from ``optimum(..., checkpoint=...)`` instead of solved (their solve
+    #: seconds are those of the first solve)
     resumed_horizons: int = 0
     #: the LP's busy resources and their marginal prices (``optimum(..., profile=True)``; not in :meth:`to_dict`)
     profile: LPProfile | None = field(default=None, repr=False)
@@ -185,9 +184,10 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     earlier bound, to measure what the floor buys). ``rate_curves`` (``cumulative`` only): the curves also hold
     each member to its largest rate — by the end of a step a member has done at most its rate x the time since its
     arrival, and at least its need less its rate x the time left to its deadline (docs/optimum.md; False: the
-    earlier curves, to measure what this buys). ``checkpoint``: a folder where each solved horizon is
-    kept (``optimum.checkpoint``), so that a bound interrupted between horizons (a year: hours of LPs) resumes
-    where it stopped, with the same result as one uninterrupted run."""
+    earlier curves, to measure what this buys). ``checkpoint``: a folder where each horizon's LP solution is
+    kept under a digest of the LP itself (``optimum.checkpoint``), so that a bound interrupted between horizons (a
+    year: hours of LPs) resumes where it stopped, and a bound whose LPs are unchanged (another search, a code edit
+    outside the LP) reads them, with the same result as one uninterrupted run."""
     t_build = time.perf_counter()
     if formulation not in FORMULATIONS:
         raise OptimumError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
@@ -285,7 +285,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
                       tail_price=dual_b[:, h0 + hn:h_end] if h_end > h0 + hn else None)
         _floor_p(lp, p_floor[:, hs])
         build = time.perf_counter() - t_b
-        x, row_dual, obj, status, secs = _solve(lp, threads, solver)
+        x, row_dual, obj, status, secs, read = _solve_kept(lp, threads, solver, ck)
         dk = x[lp.dk_base:lp.dk_base + sc.n_dc * hn * N_DK]
         kwh = STEP_H * dk.reshape(sc.n_dc, hn, N_DK)[:, :, V_P]
         if lp.batt_base >= 0:  # grid energy: + charge - discharge (optimum.battery)
@@ -297,36 +297,23 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
             x_usd=float(y @ cc.cells.usd), x_kwh=float(y @ cc.cells.kwh), solve=secs, build=build, status=status,
             tasks=cc.n_tasks, classes=cc.n_classes, cols=lp.n_col, rows=lp.n_row, nnz=lp.nnz, imp=cc.impossible,
             # duals below 0 are the solver's noise where every weight is >= 0 (more load never lowers the bound)
-            dual=np.maximum(row_dual[lp.b_row:lp.b_row + sc.n_dc * hn * 3].reshape(sc.n_dc, hn, 3), 0.0))
+            dual=np.maximum(row_dual[lp.b_row:lp.b_row + sc.n_dc * hn * 3].reshape(sc.n_dc, hn, 3), 0.0),
+            read=read)
         if profile:
             out.update(_profile_part(h0, hn, h_end, t0, sel, tw, cc, y, dk, sites, fac_h, w_kwh[:, hs]))
         return out
 
-    ck = None
-    if checkpoint is not None:
-        from ..result import gridshift_version
-
-        ck = Checkpoints(checkpoint, bound_key(dict(
-            bundle=sc.bundle_id, version=gridshift_version(), start_step=int(s0), window_steps=int(n_win), steps=int(n),
-            seed=int(prep.seed), options=opts.public(), weights=[w_c, w_u], horizon_steps=int(h_steps),
-            formulation=formulation, shape_tol=float(shape_tol), time_steps=int(time_steps),
-            curve_steps=int(curve_steps), idle_floor=bool(idle_floor), solver=solver, threads=int(threads),
-            profile=bool(profile), rate_curves=bool(rate_curves))), error=OptimumError)
+    ck = None if checkpoint is None else Checkpoints(checkpoint, error=OptimumError)
     resumed = 0
     for h in (range(len(starts) - 1, -1, -1) if linked else range(len(starts))):
-        out = ck.load(h, HORIZON_KEYS + (PROFILE_KEYS if profile else ())) if ck is not None else None
-        if out is None:
-            out = solve_horizon(h)
-            if ck is not None:
-                ck.save(h, out)
-        else:
-            resumed += 1
+        out = solve_horizon(h)
+        resumed += int(out["read"])
         h0, hn = starts[h], ends[h] - starts[h]
         dual_b[:, h0:h0 + hn] = out["dual"]
         if prof is not None:
             _keep_profile_part(prof, h0, hn, out)
         statuses.append(str(out["status"]))
-        for k in HORIZON_KEYS[:-2]:
+        for k in HORIZON_SUMS:
             acc[k] += out[k]
     base = np.maximum(baseline_kw(sites, fac), p_floor)
     b_kwh = STEP_H * base
@@ -528,6 +515,20 @@ def _full_load_kw(sc, sl, managed: bool) -> np.ndarray:
     out = compute(sc.params, sc.cap_cores, sc.cap_gpus, sc.cap_mem_gb, sc.cap_cores[:, None] + 0 * sc.temp_c[:, sl],
                   sc.cap_gpus[:, None], sc.cap_mem_gb[:, None], sc.temp_c[:, sl], sc.wetbulb_c[:, sl], servers=srv)
     return 1.05 * out["total_kw"]
+
+
+def _solve_kept(lp, threads: int, solver: str, ck: Checkpoints | None):
+    """:func:`_solve`'s outcome and whether it was read from the checkpoint ``ck``: an LP solved before (the same
+    arrays, solver, threads and HiGHS: ``checkpoint.lp_key``) is read, any other solved and written there."""
+    if ck is None:
+        return (*_solve(lp, threads, solver), False)
+    key = lp_key(lp, solver, threads)
+    kept = ck.load(key)
+    if kept is not None:
+        return (*(kept[k] for k in SOLUTION_KEYS), True)
+    out = _solve(lp, threads, solver)
+    ck.save(key, dict(zip(SOLUTION_KEYS, out, strict=True)))
+    return (*out, False)
 
 
 def _solve(lp, threads: int, solver: str = "choose"):

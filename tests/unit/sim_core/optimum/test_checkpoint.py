@@ -1,6 +1,7 @@
-"""A bound solved in rolling horizons with a checkpoint folder resumes where an interrupted run stopped: the horizons
-on disk are read, not solved again, and the result is that of one uninterrupted run, to the bit
-(``optimum(..., checkpoint=...)``, ``sim_core.optimum.checkpoint``)."""
+"""A bound solved in rolling horizons with a checkpoint folder resumes where an interrupted run stopped: the LP
+solutions on disk are read, not solved again, and the result is that of one uninterrupted run, to the bit; a file
+is keyed by the LP itself, so a code edit that leaves the LPs as they were keeps them and any change of an LP does
+not (``optimum(..., checkpoint=...)``, ``sim_core.optimum.checkpoint``)."""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def test_an_interrupted_bound_resumes_and_equals_one_uninterrupted_run(scenario,
     monkeypatch.setattr(solve_mod, "_solve", dies_on_the_second)
     with pytest.raises(RuntimeError, match="interrupted"):
         optimum(scenario, checkpoint=tmp_path, **ARGS)
-    files = list(tmp_path.glob("*/horizon-*.npz"))
-    assert len(files) == 1 and not list(tmp_path.glob("*/*.tmp*"))  # whole or absent
+    files = list(tmp_path.glob("lp-*.npz"))
+    assert len(files) == 1 and not list(tmp_path.glob("*.tmp*"))  # whole or absent
 
     calls.clear()
     monkeypatch.setattr(solve_mod, "_solve", lambda *a: (calls.append(1), real(*a))[1])
@@ -66,20 +67,46 @@ def test_an_interrupted_bound_resumes_and_equals_one_uninterrupted_run(scenario,
 def test_another_bound_never_reads_these_horizons(scenario, whole, tmp_path):
     optimum(scenario, checkpoint=tmp_path, **ARGS)
     other = optimum(scenario, checkpoint=tmp_path, **{**ARGS, "seed": 2})
-    assert other.resumed_horizons == 0 and len(list(tmp_path.iterdir())) == 2  # one folder per bound
+    assert other.resumed_horizons == 0 and len(list(tmp_path.glob("lp-*.npz"))) == 6  # other tasks, other LPs
     fresh = optimum(scenario, **{**ARGS, "seed": 2})
     assert _figures(other) == _figures(fresh)
+    tighter = optimum(scenario, checkpoint=tmp_path, **{**ARGS, "curve_steps": 1})  # the same tasks, another LP
+    assert tighter.resumed_horizons == 0 and _figures(tighter) == _figures(optimum(scenario, **{**ARGS,
+                                                                                              "curve_steps": 1}))
 
 
-def test_an_unreadable_horizon_is_named_with_the_remedy(scenario, tmp_path):
+def test_a_code_edit_that_leaves_the_lps_keeps_them(scenario, whole, tmp_path, monkeypatch):
+    """The key is the LP, not the code version: the search, the profile's reading or any other code may change
+    and a year's LPs are read again; what is derived from them is computed by the code that runs."""
+    import sim_core.result
+
     optimum(scenario, checkpoint=tmp_path, **ARGS)
-    bad = sorted(tmp_path.glob("*/horizon-*.npz"))[-1]
+    monkeypatch.setattr(sim_core.result, "gridshift_version", lambda: "0.0.0+sim.edited")
+    again = optimum(scenario, checkpoint=tmp_path, **ARGS)
+    assert again.resumed_horizons == 3 and _figures(again) == _figures(whole)
+    _same_profile(again, whole)
+    without = optimum(scenario, checkpoint=tmp_path, **{**ARGS, "profile": False})  # the same LPs
+    assert without.resumed_horizons == 3 and without.value == whole.value
+
+
+def test_an_unreadable_checkpoint_is_named_with_the_remedy(scenario, tmp_path):
+    optimum(scenario, checkpoint=tmp_path, **ARGS)
+    files = sorted(tmp_path.glob("lp-*.npz"))
+    bad = files[-1]
     bad.write_bytes(b"PK\x03\x04 not a zip")
     with pytest.raises(OptimumError, match=rf"checkpoint {bad} is unreadable .*delete it"):
         optimum(scenario, checkpoint=tmp_path, **ARGS)
     # a whole file that lacks a field (written by hand, or by other code) is refused by name too
-    with np.load(sorted(tmp_path.glob("*/horizon-*.npz"))[0]) as z:
-        kept = {k: z[k] for k in z.files if k != "dual"}
-    np.savez(bad, **kept)
-    with pytest.raises(OptimumError, match=rf"checkpoint {bad} lacks dual; delete it"):
+    with np.load(files[0]) as z:
+        kept = {k: z[k] for k in z.files if k != "row_dual"}
+    with open(bad, "wb") as f:
+        np.savez(f, **kept)
+    with pytest.raises(OptimumError, match=rf"checkpoint {bad} lacks row_dual; delete it"):
         optimum(scenario, checkpoint=tmp_path, **ARGS)
+
+
+def test_a_key_must_be_a_digest(tmp_path):
+    from sim_core.optimum.checkpoint import Checkpoints
+
+    with pytest.raises(OptimumError, match="32 hex digits"):
+        Checkpoints(tmp_path, error=OptimumError).path("../../etc/passwd")
