@@ -9,7 +9,7 @@ job's rate of ~3,400 tasks a day): a 7-day window as one LP, the same window as 
     ./run.sh python benchmarks/bench_optimum.py --bundle DIR/bundles/<id> --quick --no-write        # one week
     ./run.sh python benchmarks/bench_optimum.py --synthetic --year-only --year-horizon-days 1 --no-write
     ./run.sh python benchmarks/bench_optimum.py --bundle DIR/bundles/<id> --year-only --year-horizon-days 2 \\
-        --year-variants 0 --year-refill-rounds 2 --checkpoint CKPT   # the page's year (its own section)
+        --year-variants 0 --checkpoint CKPT   # the page's year (its own section)
     ./run.sh python benchmarks/bench_optimum.py --quick --formulation classes   # the earlier LP, to compare
     ./run.sh python benchmarks/bench_optimum.py --quick --no-idle-floor         # the bound without its idle floor
     ./run.sh python benchmarks/bench_optimum.py --quick --no-rate-curves        # the curves without each rate
@@ -217,8 +217,9 @@ def candidate_rows(rows: list[tuple[str, dict]]) -> list[str]:
 
 def year_search(args) -> dict:
     """The long window's upper-end search, as given (``--year-heuristics``, ``--year-variants``,
-    ``--year-refill-rounds``): a year's candidate runs, each repaired, are what its search costs (65 runs, two refill
-    rounds, took 40 min at a tenth of the main job's size, BENCHMARKS.md), so a year's search is budgeted."""
+    ``--year-refill-rounds``): a year's candidate runs, each repaired, are what its search costs (129 runs with six
+    refill rounds and no tighter roundings took 59 min at a tenth of the main job's size, BENCHMARKS.md), so a
+    year's search is budgeted."""
     from sim_core.optimum.upper import PLAN_VARIANTS
 
     out: dict = {}
