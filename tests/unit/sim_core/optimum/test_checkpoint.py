@@ -103,6 +103,14 @@ def test_an_unreadable_checkpoint_is_named_with_the_remedy(scenario, tmp_path):
         np.savez(f, **kept)
     with pytest.raises(OptimumError, match=rf"checkpoint {bad} lacks row_dual; delete it"):
         optimum(scenario, checkpoint=tmp_path, **ARGS)
+    # another LP's solution under this LP's name is refused by its sizes
+    with np.load(files[0]) as z:
+        other = {k: z[k] for k in z.files}
+    with open(bad, "wb") as f:
+        np.savez(f, **{**other, "x": other["x"][:-1]})
+    with pytest.raises(OptimumError, match=rf"checkpoint {bad} holds \({other['x'].size - 1},\) column values .*"
+                                           "delete it"):
+        optimum(scenario, checkpoint=tmp_path, **ARGS)
 
 
 def test_a_key_must_be_a_digest(tmp_path):
