@@ -176,8 +176,7 @@ def refill_words(upper) -> str:
     they stopped (at the first round finding nothing lower, or at the budget)."""
     if not upper.refill_values:
         return ""
-    start = upper.candidates.get(upper.source.removesuffix(", refilled"))
-    steps = " → ".join(f"{v:,.1f}" for v in ((start[0],) if start else ()) + tuple(upper.refill_values))
+    steps = " → ".join(f"{v:,.1f}" for v in (upper.refill_from, *upper.refill_values))
     return f" The refill rounds, kg: {steps}."
 
 

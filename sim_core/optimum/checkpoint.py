@@ -39,7 +39,7 @@ def lp_key(lp, solver: str, threads: int) -> str:
     for name in LP_ARRAYS:
         a = np.ascontiguousarray(getattr(lp, name))
         h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
-        h.update(a.tobytes())
+        h.update(a)  # (its buffer, not a copy: a year's LPs are ~2 GB of arrays)
     return h.hexdigest()[:32]
 
 
@@ -55,9 +55,11 @@ class Checkpoints:
             raise self.error(f"checkpoint key must be 32 hex digits, got {key!r}")
         return self.folder / f"lp-{key}.npz"
 
-    def load(self, key: str) -> dict | None:
-        """The solution of the LP ``key`` (arrays; 0-d ones as Python scalars), or None if it was not solved yet; a
-        file without one of ``SOLUTION_KEYS`` is refused by name."""
+    def load(self, key: str, n_col: int, n_row: int) -> dict | None:
+        """The solution of the LP ``key`` of ``n_col`` columns and ``n_row`` rows (arrays; 0-d ones as Python
+        scalars), or None if it was not solved yet; a file without one of ``SOLUTION_KEYS``, or whose column values
+        and row duals are not of the LP's sizes (written by hand or by other code under this name), is refused by
+        name."""
         p = self.path(key)
         if not p.is_file():
             return None
@@ -69,6 +71,10 @@ class Checkpoints:
         missing = sorted(set(SOLUTION_KEYS) - set(out))
         if missing:
             raise self.error(f"checkpoint {p} lacks {', '.join(missing)}; delete it to solve that LP again")
+        shapes = (np.shape(out["x"]), np.shape(out["row_dual"]))
+        if shapes != ((int(n_col),), (int(n_row),)):
+            raise self.error(f"checkpoint {p} holds {shapes[0]} column values and {shapes[1]} row duals for an LP of "
+                             f"{n_col} columns and {n_row} rows; delete it to solve that LP again")
         return out
 
     def save(self, key: str, solution: dict) -> None:

@@ -71,6 +71,7 @@ class UpperResult:
     search_accepted: int = 0  # local-search moves kept
     refills: int = 0  # refill rounds kept (``optimum.refill``)
     refill_values: tuple = ()  # the best run's value after each refill round kept, in order
+    refill_from: float = float("nan")  # the value of the run the refill rounds started from (NaN: none ran)
     plan_value: float = float("nan")  # the LP plan's run (after its repairs)
     plan_late: int = 0
     candidates: dict = field(default_factory=dict)  # every candidate's (value, late tasks), by name
@@ -231,8 +232,9 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
             cands.append(found)
             clean.insert(0, found)
             drop_results(cands, prep)
-    kept = ()
+    kept, refill_from = (), float("nan")
     if clean and refill_rounds > 0:
+        refill_from = clean[0].value
         found, kept = refill(ev, clean[0], lower, refill_rounds)
         if found is not clean[0]:
             cands.append(found)
@@ -248,7 +250,7 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
                        planned_late=int(plan.late.sum()), planned_past_window=int((plan.step >= lower.steps).sum()),
                        plan_s=plan_s, sim_s=ev.sim_s, repairs=lp_run.repairs, totals=dict(tot), source=best.name,
                        runs=ev.runs, search_accepted=accepted, refills=len(kept),
-                       refill_values=kept, plan_value=lp_run.value,
+                       refill_values=kept, refill_from=refill_from, plan_value=lp_run.value,
                        plan_late=lp_run.late,
                        candidates={c.name: (c.value, c.late) for c in cands}, run=best.result)
 

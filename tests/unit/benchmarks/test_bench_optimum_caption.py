@@ -36,7 +36,7 @@ def test_candidates_least_first_deadline_meeting_before_late():
 
 
 def test_refill_rounds_listed_from_the_run_they_started_from():
-    upper = SimpleNamespace(source="lowest_carbon, repaired, refilled", refill_values=(850.5, 804.25),
-                            candidates={"lowest_carbon, repaired": (878.6, 0), "lowest_carbon": (878.7, 4)})
+    upper = SimpleNamespace(refill_from=878.6, refill_values=(850.5, 804.25))
     assert B.refill_words(upper) == " The refill rounds, kg: 878.6 → 850.5 → 804.2."
-    assert B.refill_words(SimpleNamespace(source="LP plan", refill_values=(), candidates={})) == ""
+    assert B.refill_words(SimpleNamespace(refill_from=878.6, refill_values=())) == ""  # none kept
+    assert B.refill_words(SimpleNamespace(refill_from=float("nan"), refill_values=())) == ""  # none ran

@@ -118,3 +118,33 @@ def test_a_key_must_be_a_digest(tmp_path):
 
     with pytest.raises(OptimumError, match="32 hex digits"):
         Checkpoints(tmp_path, error=OptimumError).path("../../etc/passwd")
+
+
+def test_the_key_is_the_digest_of_what_highs_receives():
+    """The key is sha256 over HiGHS's settings, the sizes and each array's dtype, shape and bytes, as the module
+    declares, so a folder written before stays readable while the LPs are the same; any array changed, even by
+    one value or by its dtype alone, gives another key."""
+    import hashlib
+    import types
+
+    import highspy
+
+    from gridshift.hashing import canonical_json
+    from sim_core.optimum.checkpoint import LP_ARRAYS, lp_key
+
+    lp = types.SimpleNamespace(
+        n_col=3, n_row=2, col_cost=np.array([1.0, 2.0, 3.0]), col_lower=np.zeros(3), col_upper=np.full(3, np.inf),
+        row_lower=np.array([1.0, 0.0]), row_upper=np.array([np.inf, 4.0]), start=np.array([0, 2, 3], np.int32),
+        index=np.array([0, 1, 0], np.int32), value=np.array([1.0, 1.0, 2.0]))
+    h = hashlib.sha256(canonical_json({"highs": highspy.Highs().version(), "solver": "choose", "threads": 1,
+                                       "n_col": 3, "n_row": 2}))
+    for name in LP_ARRAYS:
+        a = getattr(lp, name)
+        h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
+        h.update(a.tobytes())
+    assert lp_key(lp, "choose", 1) == h.hexdigest()[:32]
+    assert lp_key(lp, "ipm", 1) != lp_key(lp, "choose", 1)
+    other = types.SimpleNamespace(**{**vars(lp), "value": np.array([1.0, 1.0, 2.5])})
+    assert lp_key(other, "choose", 1) != lp_key(lp, "choose", 1)
+    retyped = types.SimpleNamespace(**{**vars(lp), "start": lp.start.astype(np.int64)})
+    assert lp_key(retyped, "choose", 1) != lp_key(lp, "choose", 1)

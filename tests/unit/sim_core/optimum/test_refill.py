@@ -116,6 +116,10 @@ def test_the_bracket_with_refills_is_below_the_one_without(crowd):
     assert with_refill.lower.value == without.lower.value
     assert with_refill.upper.refills == len(with_refill.upper.refill_values) >= 1
     assert with_refill.upper.refill_values[-1] == with_refill.upper.value and "refilled" in with_refill.upper.source
+    # the rounds started from the best candidate before them: the one the refilled run is named after
+    start = with_refill.upper.source.removesuffix(", refilled")
+    assert with_refill.upper.refill_from == with_refill.upper.candidates[start][0] > with_refill.upper.refill_values[0]
+    assert np.isnan(without.upper.refill_from)
     assert without.lower.value <= with_refill.upper.value < without.upper.value
     assert with_refill.upper.sla_violations == 0
 
