@@ -69,13 +69,17 @@ class UpperResult:
     source: str = "LP plan"  # which candidate is the best: the LP plan, a heuristic, repaired, or a crossover
     runs: int = 1  # engine runs in all (candidates, repairs, local search)
     search_accepted: int = 0  # local-search moves kept
-    refills: int = 0  # refill rounds kept (``optimum.refill``)
-    refill_values: tuple = ()  # the best run's value after each refill round kept, in order
+    refill_values: tuple = ()  # the best run's value after each refill round kept (``optimum.refill``), in order
     refill_from: float = float("nan")  # the value of the run the refill rounds started from (NaN: none ran)
     plan_value: float = float("nan")  # the LP plan's run (after its repairs)
     plan_late: int = 0
     candidates: dict = field(default_factory=dict)  # every candidate's (value, late tasks), by name
     run: object = field(default=None, repr=False)  # the best candidate's sim_core.RunResult (its steps, tasks)
+
+    @property
+    def refills(self) -> int:
+        """Refill rounds kept (``optimum.refill``)."""
+        return len(self.refill_values)
 
 
 @dataclass
@@ -249,9 +253,8 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
                        tasks_started=int(tot["tasks_started"]), tasks_not_started=int(not_started),
                        planned_late=int(plan.late.sum()), planned_past_window=int((plan.step >= lower.steps).sum()),
                        plan_s=plan_s, sim_s=ev.sim_s, repairs=lp_run.repairs, totals=dict(tot), source=best.name,
-                       runs=ev.runs, search_accepted=accepted, refills=len(kept),
-                       refill_values=kept, refill_from=refill_from, plan_value=lp_run.value,
-                       plan_late=lp_run.late,
+                       runs=ev.runs, search_accepted=accepted, refill_values=kept, refill_from=refill_from,
+                       plan_value=lp_run.value, plan_late=lp_run.late,
                        candidates={c.name: (c.value, c.late) for c in cands}, run=best.result)
 
 
