@@ -121,8 +121,9 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
     and its (d, j, cost) group adds E >= cost x (y - scale-1 share) to the busy resources (:func:`_speedup_rows`).
     ``tail_price`` (n_dc, n_tail, 3): a linked rolling horizon's tail (docs/optimum.md "Rolling horizons"): cells
     may also lie in the n_tail steps after the n of ``weight_kwh``, where a later horizon owns the power; there a
-    cell has no power or capacity rows and pays its busy resources at these prices (that horizon's duals of its
-    busy-resource rows) and no speed-up resources (a relaxation)."""
+    cell has no power rows, pays its busy resources at these prices (that horizon's duals of its busy-resource
+    rows) and no speed-up resources (a relaxation), and the tail's cells of a site and step hold at most its
+    capacity (:func:`_tail_capacity_rows`)."""
     n_tasks = resources[0].shape[0]
     n_dc, n = weight_kwh.shape
     n_all = n + (0 if tail_price is None else tail_price.shape[1])  # the cells' and curves' steps
@@ -172,6 +173,8 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
         amount = per_task[cells.task]
         m = (amount != 0) & own
         add_entries(brow[flat[m], r], np.nonzero(m)[0], -amount[m])
+    if tail_price is not None:
+        _tail_capacity_rows(rows, cells, resources, cap, n, tail_price.shape[1], own)
     e_col = e_base
     for r, (g_dk, g_cost, cell, g_of, coef) in enumerate(groups):
         if g_dk.shape[0] == 0:
@@ -207,6 +210,25 @@ def assemble(cells: Cells, resources: tuple[np.ndarray, np.ndarray, np.ndarray],
                    row_lower=np.concatenate(rows.rlo), row_upper=np.concatenate(rows.rhi), start=start,
                    index=index, value=value, n_cells=nc, dk_base=base, task_rows=task_rows,
                    p_weight=weight_kwh * STEP_H, batt_base=batt_base, b_row=int(brow[0, 0]) if n_dk else -1)
+
+
+def _tail_capacity_rows(rows: _Rows, cells: Cells, resources, cap: np.ndarray, n: int, n_tail: int,
+                        own: np.ndarray) -> None:
+    """A linked horizon's tail holds at most each site's capacity: per (datacenter, tail step, resource) the
+    tail cells' resources <= the site's capacity. Valid: in any schedule this horizon's tasks share the site with
+    the later horizon's, whose own load is >= 0 (an elastic cell counts its work: at most its resources). Without
+    it the tail, priced at the later horizon's duals at no carried load, takes any amount of work into the
+    cheapest later steps."""
+    t = np.flatnonzero(~own)
+    for r, per_task in enumerate(resources):
+        amount = per_task[cells.task[t]]
+        m = amount != 0
+        if not m.any():
+            continue
+        key = cells.dc[t[m]] * n_tail + (cells.step[t[m]] - n)
+        keys, which = np.unique(key, return_inverse=True)
+        first = rows.add_rows(np.full(keys.shape[0], -np.inf), cap[keys // n_tail, r])
+        rows.add_entries(first + which, t[m], amount[m])
 
 
 class _Rows:
