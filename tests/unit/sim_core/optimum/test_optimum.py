@@ -328,31 +328,21 @@ def test_a_linked_horizons_tail_holds_at_most_each_sites_capacity(tmp_path, monk
     into the cheapest later steps (on the README week with two linked horizons the bound rose from 129,043.9 to
     134,696.4 kg with them, one LP 135,692.0: docs/optimum.md "Rolling horizons")."""
     from sim_core.optimum import solve as solve_mod
+    from sim_core.simulator import Prepared
 
     sc = sim_core.load(_flexible_bundle(tmp_path, n_tasks=1500))
-    seen, real_assemble, real_solve = [], solve_mod.assemble, solve_mod._solve
+    tails, real_part = [], solve_mod._profile_part
 
-    def keep_assemble(cells, resources, sites, fac, cap, *a, tail_price=None, **kw):
-        lp = real_assemble(cells, resources, sites, fac, cap, *a, tail_price=tail_price, **kw)
-        seen.append(dict(cells=cells, resources=resources, cap=cap, n=fac.slope.shape[1], lp=lp))
-        return lp
+    def keep_tail(*a):
+        part = real_part(*a)
+        tails.append(part["tail"])  # each horizon's busy resources in its tail (n_dc, tail steps, 3)
+        return part
 
-    def keep_solve(lp, threads, solver="choose"):
-        out = real_solve(lp, threads, solver)
-        next(s for s in seen if s["lp"] is lp)["x"] = out[0]
-        return out
-
-    monkeypatch.setattr(solve_mod, "assemble", keep_assemble)
-    monkeypatch.setattr(solve_mod, "_solve", keep_solve)
-    res = optimum(sc, seed=1, horizon_days=1.0)
-    assert res.rolling and res.n_horizons == 3 and len(seen) == 3
-    fullest = 0.0
-    for s in seen:
-        c, n, y = s["cells"], s["n"], s["x"][:s["lp"].n_cells]
-        tail = c.step >= n
-        for r, per_task in enumerate(s["resources"]):
-            load = np.zeros((s["cap"].shape[0], int(c.step.max(initial=n)) + 1 - n))
-            np.add.at(load, (c.dc[tail], c.step[tail] - n), per_task[c.task[tail]] * y[tail])
-            assert (load <= s["cap"][:, r][:, None] * (1 + 1e-7) + 1e-6).all(), (r, load.max(), s["cap"][:, r])
-            fullest = max(fullest, float((load / s["cap"][:, r][:, None]).max()))
-    assert fullest > 0.99  # the rows bind here: the cheapest later steps are full
+    monkeypatch.setattr(solve_mod, "_profile_part", keep_tail)
+    res = optimum(sc, seed=1, horizon_days=1.0, profile=True)
+    assert res.rolling and res.n_horizons == 3 and len(tails) == 3
+    cap = Prepared(sc, 1).ctx.cap[:, None, :]  # (n_dc, 1, resource)
+    assert sum(t.shape[1] for t in tails) > 0
+    for tail in tails:
+        assert (tail <= cap * (1 + 1e-7) + 1e-6).all(), (tail.max(axis=1), cap)
+    assert max(float((t / cap).max(initial=0.0)) for t in tails) > 0.99  # the rows bind: cheap later steps full
