@@ -28,14 +28,28 @@ STEP_S = E.STEP_S
 STATUS_NAMES = ["not_arrived", "pending", "in_transit", "queued", "started", "unschedulable", "paused"]
 
 
+#: subpackages of ``sim_core`` a run never imports (``tests/unit/sim_core/test_version.py`` walks the import graph
+#: from ``sim_core``): the offline optimum's search, versioned apart by ``sim_core.optimum.optimum_version``
+RUN_EXCLUDES = ("optimum",)
+
+
+def _sources(root: Path, pkgs: tuple[str, ...], exclude: tuple[str, ...] = ()) -> list[Path]:
+    """The ``.py`` files of the packages ``pkgs`` below ``root``, without the subpackages ``exclude`` (paths
+    relative to ``root``), sorted."""
+    skip = tuple(root / e for e in exclude)
+    return sorted(p for pkg in pkgs for p in (root / pkg).rglob("*.py")
+                  if "__pycache__" not in p.parts and not any(p.is_relative_to(s) for s in skip))
+
+
 @functools.cache
 def gridshift_version() -> str:
     """The version a run's results come from, recorded with every run and part of its run key: the installed
-    gridshift version plus a digest of the code the results depend on (every module of ``sim_core`` and of the
-    ground floor ``gridshift``), as a PEP 440 local label, e.g. ``0.1.0+sim.3f9a1c2e4b7d``. So a stored run is
-    reused only by the code that made it: an edit that changes a result (a policy, a charge, a parameter) is a new
-    version, without anyone remembering to bump one. (A bundle records the plain package version: its bytes do
-    not depend on this code.)"""
+    gridshift version plus a digest of the code a run depends on (every module of ``sim_core`` but the offline
+    optimum's, :data:`RUN_EXCLUDES`, and of the ground floor ``gridshift``), as a PEP 440 local label, e.g.
+    ``0.1.0+sim.3f9a1c2e4b7d``. So a stored run is reused only by the code that made it: an edit that changes a
+    result (a policy, a charge, a parameter) is a new version, without anyone remembering to bump one; an edit
+    of the optimum's search, which no run imports, is not. (A bundle records the plain package version: its bytes
+    do not depend on this code.)"""
     try:
         from gridshift import __version__  # type: ignore[attr-defined]
 
@@ -43,9 +57,18 @@ def gridshift_version() -> str:
     except (ImportError, AttributeError):
         base = "0+unknown"
     root = Path(__file__).resolve().parents[1]
-    files = sorted(p for pkg in ("sim_core", "gridshift") for p in (root / pkg).rglob("*.py")
-                   if "__pycache__" not in p.parts)
+    files = _sources(root, ("sim_core", "gridshift"), tuple(f"sim_core/{e}" for e in RUN_EXCLUDES))
     return f"{base}+sim.{digest(files, root)[:12]}"
+
+
+@functools.cache
+def optimum_version() -> str:
+    """The version of results that use the offline optimum (a bracket, a leaderboard row): the run version
+    (:func:`gridshift_version`) plus a digest of ``sim_core.optimum``, e.g. ``0.1.0+sim.3f9a1c2e4b7d.opt.
+    5b0e2d7a9c41``; an improvement of the search changes it and leaves stored runs valid."""
+    root = Path(__file__).resolve().parents[1]
+    files = _sources(root, tuple(f"sim_core/{e}" for e in RUN_EXCLUDES))
+    return f"{gridshift_version()}.opt.{digest(files, root)[:12]}"
 
 
 @dataclass

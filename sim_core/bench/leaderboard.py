@@ -10,13 +10,14 @@ A cell is scored by :func:`score_cell`, a top-level function of plain arguments,
 the workers need the bundles, and external entries' files, at the same paths.
 
 What a row holds (:data:`COLUMNS`, each with its unit): the protocol's sha256 and score year, the cell, the seed,
-the score bundle's id, the code version (``sim_core.result.gridshift_version``), the entry (name, kind, source file
-and its sha256, an agent's training bundle), its drained run's carbon incl. transfers, cost incl. egress, late
-tasks and their share, water (:data:`RUN_METRICS`, declared metrics); its saving against the baseline; the cell's
-bracket, lower <= OPT <= upper (carbon incl. transfers of the window's work: the LP's bound and the best schedule
-the engine ran with no task late), and the share of the baseline-to-optimum gap the entry closes, ``(B - X) / (B -
-OPT)`` with OPT unknown inside the bracket: ``(B - X) / (B - lower)`` at least and ``(B - X) / (B - upper)`` at
-most (NaN when the upper end saves nothing over the baseline, or when no schedule without a late task was found).
+the score bundle's id, the code version (``sim_core.result.optimum_version``: the run version and the optimum's),
+the entry (name, kind, source file and its sha256, an agent's training bundle), its drained run's carbon incl.
+transfers, cost incl. egress, late tasks and their share, water (:data:`RUN_METRICS`, declared metrics); its saving
+against the baseline; the cell's bracket, lower <= OPT <= upper (carbon incl. transfers of the window's work: the
+LP's bound and the best schedule the engine ran with no task late), and the share of the baseline-to-optimum gap the
+entry closes, ``(B - X) / (B - OPT)`` with OPT unknown inside the bracket: ``(B - X) / (B - lower)`` at least and
+``(B - X) / (B - upper)`` at most (NaN when the upper end saves nothing over the baseline, or when no schedule
+without a late task was found).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ COLUMNS: dict[str, tuple[pl.DataType, str]] = {
     "window_days": (pl.Float64, "days of arrivals in the window (the run then drains)"),
     "seed": (pl.Int64, "workload seed"),
     "bundle_id": (pl.String, "the score bundle's id"),
-    "gridshift_version": (pl.String, "code version the row was computed with"),
+    "gridshift_version": (pl.String, "code version the row was computed with (the run version and the optimum's)"),
     "entry": (pl.String, "entry name"),
     "entry_kind": (pl.String, "policy, agent or external"),
     "entry_source": (pl.String, "'registry' or the entry file's absolute path"),
@@ -119,7 +120,7 @@ def score_cell(bundle_dir: str, protocol: dict, cell: tuple, seed: int, entries:
     import sim_core
     from sim_core.optimum import bracket
 
-    from ..result import gridshift_version
+    from ..result import optimum_version
 
     p = Protocol.from_dict(protocol)
     c = Cell(tuple(cell[0]), float(cell[1]), int(cell[2]))
@@ -145,7 +146,7 @@ def score_cell(bundle_dir: str, protocol: dict, cell: tuple, seed: int, entries:
         t = time.perf_counter()
         totals[e.name] = run_entry(e, sc, seed=seed, start=start, days=p.days)
         tick(e.name, time.perf_counter() - t)
-    version = gridshift_version()
+    version = optimum_version()
     base = totals[p.baseline]
     by_name = {e.name: e for e in entries}
     return [_row(p, c, seed, start, sc.bundle_id, version, by_name[n], tot, base, lower, upper)

@@ -21,7 +21,7 @@ from sim_core.bench import leaderboard as L
 from sim_core.bench.entries import Entry, EntryError, external, registered, run_entry
 from sim_core.bench.leaderboard_page import FIGURE, common_cells, page, ranking, write_page
 from sim_core.bench.protocol import DEFAULT, Protocol
-from sim_core.result import gridshift_version
+from sim_core.result import optimum_version
 from sim_core.testing import synthetic_signals, synthetic_tasks, write_bundle
 from tests.cli_text import plain
 
@@ -66,7 +66,7 @@ def test_every_row_names_its_protocol_bundle_and_version(tiny):
     assert rows.height == len(SETS) * len(entries)
     assert list(rows.columns) == list(L.COLUMNS)
     assert rows["protocol_sha256"].unique().to_list() == [proto.sha256]
-    assert rows["gridshift_version"].unique().to_list() == [gridshift_version()]
+    assert rows["gridshift_version"].unique().to_list() == [optimum_version()]
     for (regions, _u), path in bundles.items():
         got = rows.filter(pl.col("regions") == ",".join(regions))
         assert got["bundle_id"].unique().to_list() == [sim_core.load(path).bundle_id]
@@ -128,7 +128,7 @@ def test_a_dask_style_executor_gives_the_same_rows(tiny):
 def test_the_rows_object_is_self_describing(tiny, tmp_path):
     proto, _bundles, _entries, rows = tiny
     url = L.write_rows(rows, proto, str(tmp_path / "results"))
-    assert url.endswith(f"leaderboard/protocol={proto.sha256[:16]}/version={gridshift_version()}/leaderboard.parquet")
+    assert url.endswith(f"leaderboard/protocol={proto.sha256[:16]}/version={optimum_version()}/leaderboard.parquet")
     back, p = L.read_rows(url)
     assert back.equals(rows) and p == proto
     meta = json.loads(pq.read_schema(url).metadata[L.METADATA_KEY])
