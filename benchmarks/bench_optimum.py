@@ -36,6 +36,10 @@ from benchmarks._report import machine, publish  # noqa: E402
 
 #: the main job's workload rate: 1.25 M tasks a year (README) -> ~3,425 a day
 TASKS_PER_DAY = 3425
+#: the long window's refill budget by default (``year_search``): six rounds at the plan's wake spare, about 4 min a
+#: round at a tenth of the main job's size, where the week's default (``refill.REFILL_ROUNDS``) runs 24 in phases
+YEAR_REFILL_ROUNDS = 6
+YEAR_REFILL_SPARES = (2.0,)
 
 
 def measure(sc, name: str, days: float, horizon_days: float | None, lp: dict, clean: dict,
@@ -172,28 +176,30 @@ def findings(rows: list[tuple[str, dict]]) -> str:
 
 
 def refill_words(upper) -> str:
-    """The best run's value after each refill round kept, so the page shows whether the rounds still paid when
-    they stopped (at the first round finding nothing lower, or at the budget)."""
+    """The best run's value after each refill round kept, with the round's wake spare, so the page shows whether
+    the rounds still paid when they stopped (each phase at its first round finding nothing lower, or the budget)."""
     if not upper.refill_values:
         return ""
-    steps = " → ".join(f"{v:,.1f}" for v in (upper.refill_from, *upper.refill_values))
-    return f" The refill rounds, kg: {steps}."
+    steps = " → ".join([f"{upper.refill_from:,.1f}"] + [f"{v:,.1f} ({w:g})" for v, w in
+                                                          zip(upper.refill_values, upper.refill_spares, strict=True)])
+    return f" The refill rounds, kg (the round's wake spare): {steps}."
 
 
 def search_words(search: dict) -> str:
     """The upper end's search as run (``bracket``'s arguments ``search``, its defaults for the rest), in words for
     the section's caption: which candidates, and how many local-search runs and refill rounds at most."""
-    from sim_core.optimum.refill import REFILL_ROUNDS
+    from sim_core.optimum.refill import REFILL_ROUNDS, REFILL_SPARES
     from sim_core.optimum.search import HEURISTICS, SEARCH_RUNS
     from sim_core.optimum.upper import PLAN_VARIANTS
 
     n_var = len(search.get("variants", PLAN_VARIANTS))
     heur = search.get("heuristics", HEURISTICS)
     refills = search.get("refill_rounds", REFILL_ROUNDS)
+    spares = ", ".join(f"{w:g}" for w in search.get("refill_spares", REFILL_SPARES))
     parts = ["the LP plan"] + ([f"{n_var} tighter roundings of it"] if n_var else []) + ["the LP's assignment"]
     parts += [f"the runs of {', '.join(f'`{h}`' for h in heur)}"] if heur else []
     return (f"{', '.join(parts)}, each repaired; a local search of {SEARCH_RUNS} runs; up to {refills} refill "
-            f"round{'s' if refills != 1 else ''}")
+            f"round{'s' if refills != 1 else ''} in phases of wake spare {spares}")
 
 
 def searches_words(rows: list[tuple[str, dict]]) -> str:
@@ -216,9 +222,10 @@ def candidate_rows(rows: list[tuple[str, dict]]) -> list[str]:
 
 def year_search(args) -> dict:
     """The long window's upper-end search, as given (``--year-heuristics``, ``--year-variants``,
-    ``--year-refill-rounds``): a year's candidate runs, each repaired, are what its search costs (129 runs with six
-    refill rounds and no tighter roundings took 59 min at a tenth of the main job's size, BENCHMARKS.md), so a
-    year's search is budgeted."""
+    ``--year-refill-rounds``, ``--year-refill-spares``): a year's candidate runs, each repaired, are what its search
+    costs (126 runs with six refill rounds and no tighter roundings took 55 min at a tenth of the main job's size,
+    BENCHMARKS.md), so a year's search is budgeted: by default six refill rounds at the plan's wake spare, where
+    the week's default runs 24 in four phases."""
     from sim_core.optimum.upper import PLAN_VARIANTS
 
     out: dict = {}
@@ -226,8 +233,8 @@ def year_search(args) -> dict:
         out["heuristics"] = tuple(args.year_heuristics)
     if args.year_variants is not None:
         out["variants"] = PLAN_VARIANTS[:args.year_variants]
-    if args.year_refill_rounds is not None:
-        out["refill_rounds"] = args.year_refill_rounds
+    out["refill_rounds"] = args.year_refill_rounds
+    out["refill_spares"] = tuple(args.year_refill_spares)
     return out
 
 
@@ -244,8 +251,10 @@ def main() -> None:
                     help="the long window's heuristic candidates (default: bracket's, HEURISTICS)")
     ap.add_argument("--year-variants", type=int, default=None,
                     help="the long window's rounding variants: the first N of PLAN_VARIANTS (default: all)")
-    ap.add_argument("--year-refill-rounds", type=int, default=None,
-                    help="the long window's refill rounds at most (default: bracket's, REFILL_ROUNDS)")
+    ap.add_argument("--year-refill-rounds", type=int, default=YEAR_REFILL_ROUNDS,
+                    help="the long window's refill rounds at most (bracket's default: REFILL_ROUNDS)")
+    ap.add_argument("--year-refill-spares", type=float, nargs="+", default=list(YEAR_REFILL_SPARES),
+                    help="the long window's refill phases, a wake spare each (bracket's default: REFILL_SPARES)")
     ap.add_argument("--week-horizons", type=float, nargs="*", default=[2.0, 1.0],
                     help="the rolling horizons of the 7-day window's extra rows")
     add_bundle_args(ap, "the reference 5-DC cluster with a synthetic workload instead of a bundle")
@@ -321,7 +330,10 @@ def main() -> None:
     if year and args.year_heuristics is not None:
         cmd += " --year-heuristics" + "".join(f" {h}" for h in args.year_heuristics)
     cmd += f" --year-variants {args.year_variants}" if year and args.year_variants is not None else ""
-    cmd += f" --year-refill-rounds {args.year_refill_rounds}" if year and args.year_refill_rounds is not None else ""
+    if year and args.year_refill_rounds != YEAR_REFILL_ROUNDS:
+        cmd += f" --year-refill-rounds {args.year_refill_rounds}"
+    if year and tuple(args.year_refill_spares) != YEAR_REFILL_SPARES:
+        cmd += " --year-refill-spares" + "".join(f" {w:g}" for w in args.year_refill_spares)
     if not (args.quick or args.year_only) and args.week_horizons != [2.0, 1.0]:
         cmd += " --week-horizons" + "".join(f" {h:g}" for h in args.week_horizons)
     cmd += f" --formulation {args.formulation}" if args.formulation != "cumulative" else ""

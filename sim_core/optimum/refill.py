@@ -7,10 +7,12 @@ free where the LP prices a resource-step lowest (on the README week the x1.1 lea
 in Singapore that the LP runs nowhere. A refill reads the capacity the run held per site and step
 (:func:`held_capacity`: a task holds its request from its start to the step boundary at or after its finish,
 ``engine/queues.py``) and, task by task, most expensive first, moves a task to the cheapest (site, dispatch
-step) that meets its deadline with ``WAKE_SPARE`` wakes to spare and fits what is left
-(``rounding.refill_kernel``); the new plan is run through the engine, its late tasks are put back where they ran
-(:data:`REVERT_RUNS` runs) and then repaired as every candidate is (``search.Evaluator.repair``), and the run is
-kept when it meets every deadline and is lower.
+step) that meets its deadline with a spare of wake latencies and fits what is left (``rounding.refill_kernel``);
+the new plan is run through the engine, its late tasks are put back where they ran (:data:`REVERT_RUNS` runs) and
+then repaired as every candidate is (``search.Evaluator.repair``), and the run is kept when it meets every deadline
+and is lower. The rounds go in phases of a spare each (:data:`REFILL_SPARES`): a smaller spare reaches slots
+closer to the deadlines, and a task that then waits for a wake past its deadline is put back or repaired as any
+late task, so only runs that meet every deadline are kept.
 """
 
 from __future__ import annotations
@@ -25,13 +27,19 @@ from .rounding import WAKE_SPARE, refill_kernel, transfer_weights, wake_latency_
 from .search import Candidate, Evaluator, plan_from_run, run_seconds
 from .solve import OptimumResult
 
-#: refill rounds at most (each: one refill, its reverts and repairs); the search stops earlier at the first round
-#: that finds no lower deadline-meeting run. Search choices, not model parameters: every candidate is an engine
-#: run and only runs with no late task bound OPT. Measured on the README week from the x1.1 rounding, repaired
-#: (159,362.4 kg): three rounds gave 156,232.4, 155,506.3 and 155,210.9 kg (margin 0.02); from the LP's own
-#: assignment (``upper.follow_plan``), repaired (154,679.0 kg), three rounds gave 150,856.7 kg, each round kept,
-#: so the search may go on while rounds pay (docs/optimum.md)
-REFILL_ROUNDS = 6
+#: refill rounds at most, over every phase of :data:`REFILL_SPARES` (each round: one refill, its reverts and
+#: repairs). Search choices, not model parameters: every candidate is an engine run and only runs with no late task
+#: bound OPT. Measured on the README week: at a spare of 2 alone, rounds to convergence (16 at most) kept eleven
+#: for 150,403.2 kg against six's 150,595.9 (docs/optimum.md); the four phases' rounds above kept 19 of 21, each
+#: about 1.6 min there, so 24 lets the phases run on while they pay
+REFILL_ROUNDS = 24
+#: the wake spare of each phase of refill rounds, in wake latencies (``rounding.WAKE_SPARE`` the plan's): a phase
+#: goes on until a round finds no lower deadline-meeting run, then the next begins from the best run. A search
+#: choice (every candidate is an engine run that must meet every deadline), not a model parameter. Measured on the
+#: README week from the page's upper end (150,342.7 kg, five rounds at a spare of 2, the sixth found nothing
+#: lower): six rounds at 1 gave 150,031.7 kg, six at 0 149,859.5 kg and two more at 2 149,817.1 kg, every round
+#: kept but the last (docs/optimum.md)
+REFILL_SPARES = (WAKE_SPARE, 1.0, 0.0, WAKE_SPARE)
 #: a task moves only to a slot that costs less than (1 - margin) x its present one at the LP's prices: a
 #: move's gain is the LP's estimate, and small ones churn the queues for little (margin 0: 302,412 tasks moved in
 #: the first round and 5,597 late, 0.02: 123,893 and 3,509, for nearly the same run after the repair)
@@ -62,9 +70,10 @@ def held_capacity(prep: Prepared, result, n: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _move(prep: Prepared, lower: OptimumResult, plan: Plan, result, order: np.ndarray, margin: float,
-          force: bool) -> tuple[Plan, int]:
+          force: bool, spare: float = WAKE_SPARE) -> tuple[Plan, int]:
     """``plan`` with the tasks of ``order`` (in that order) moved by ``rounding.refill_kernel`` against the capacity
-    ``result`` (the plan's engine run) held. Returns the new plan and the number of tasks moved."""
+    ``result`` (the plan's engine run) held, each to a slot that meets its deadline with ``spare`` wake latencies
+    to spare. Returns the new plan and the number of tasks moved."""
     t = time.perf_counter()
     T, C = prep.tasks, prep.ctx
     n = lower.steps
@@ -75,22 +84,23 @@ def _move(prep: Prepared, lower: OptimumResult, plan: Plan, result, order: np.nd
     moved = refill_kernel(np.ascontiguousarray(order, dtype=np.int64), T.arrival, T.duration, T.cores, T.gpus, T.mem,
                           T.bw, T.origin, T.deadline, np.ascontiguousarray(C.cap, dtype=np.float64), C.delay_s_per_gb,
                           C.rtt_s, float(C.t0), int(n), np.ascontiguousarray(lower.profile.price), xfer_w,
-                          WAKE_SPARE * wake_s, wake_s, occ, k0, k1, float(margin), bool(force), site, step)
+                          float(spare) * wake_s, wake_s, occ, k0, k1, float(margin), bool(force), site, step)
     return Plan(site=site, step=step, late=plan.late.copy(), plan_s=time.perf_counter() - t), int(moved)
 
 
-def refill_schedule(prep: Prepared, lower: OptimumResult, plan: Plan, result,
-                    margin: float = REFILL_MARGIN) -> tuple[Plan, int]:
+def refill_schedule(prep: Prepared, lower: OptimumResult, plan: Plan, result, margin: float = REFILL_MARGIN,
+                    spare: float = WAKE_SPARE) -> tuple[Plan, int]:
     """``plan`` (whose engine run is ``result``) with tasks moved to cheaper capacity the run leaves free, at the
-    LP's prices (``lower.profile.price``): the tasks whose request costs most per second where they run choose
-    first (``rounding.refill_kernel``). Returns the new plan and the number of tasks moved."""
+    LP's prices (``lower.profile.price``), each to a slot that meets its deadline with ``spare`` wake latencies to
+    spare: the tasks whose request costs most per second where they run choose first (``rounding.refill_kernel``).
+    Returns the new plan and the number of tasks moved."""
     T, n = prep.tasks, lower.steps
     price = lower.profile.price
     live = (plan.site >= 0) & (plan.step < n)
     req = np.stack([T.cores, T.gpus, T.mem], axis=1)
     at = price[np.maximum(plan.site, 0), np.clip(plan.step, 0, n - 1)]
     rate = np.where(live, np.einsum("ij,ij->i", req, at), 0.0)
-    return _move(prep, lower, plan, result, np.argsort(-rate, kind="stable"), margin, False)
+    return _move(prep, lower, plan, result, np.argsort(-rate, kind="stable"), margin, False, spare)
 
 
 def relocate_late(prep: Prepared, lower: OptimumResult, plan: Plan, result) -> tuple[Plan, int]:
@@ -103,34 +113,54 @@ def relocate_late(prep: Prepared, lower: OptimumResult, plan: Plan, result) -> t
     return _move(prep, lower, plan, result, late[np.argsort(slack, kind="stable")], 0.0, True)
 
 
-def refill(ev: Evaluator, best: Candidate, lower: OptimumResult, rounds: int = REFILL_ROUNDS,
-           margin: float = REFILL_MARGIN) -> tuple[Candidate, tuple[float, ...]]:
-    """Refill rounds from ``best`` (a deadline-meeting candidate with its engine run): each round refills the
-    best run (:func:`refill_schedule`), runs it, puts its late tasks back where they ran, repairs what is
-    still late, and keeps the run when it meets every deadline and is lower. Stops at the first round that
-    finds nothing lower. Returns the best candidate and the value of each round kept, in order (whether the
-    rounds still paid when they stopped)."""
-    kept, name = (), f"{best.name}, refilled"
-    for _ in range(rounds):
-        base = best.plan if best.plan is not None else plan_from_run(ev.prep, best.result)
-        plan, moved = refill_schedule(ev.prep, lower, base, best.result, margin)
-        if moved == 0:
+def _round(ev: Evaluator, best: Candidate, lower: OptimumResult, margin: float, spare: float, name: str
+           ) -> Candidate | None:
+    """One refill round from ``best``: refill its run at ``spare``, run it, put its late tasks back where they ran,
+    repair what is still late. The new candidate when it meets every deadline and is lower, else None."""
+    base = best.plan if best.plan is not None else plan_from_run(ev.prep, best.result)
+    plan, moved = refill_schedule(ev.prep, lower, base, best.result, margin, spare)
+    if moved == 0:
+        return None
+    cand = ev.plan(name, plan)
+    for _ in range(REVERT_RUNS):
+        if cand.late == 0:
             break
+        late = cand.result.tasks["violated"].to_numpy()
+        plan = Plan(site=np.where(late, base.site, plan.site), step=np.where(late, base.step, plan.step),
+                    late=plan.late, plan_s=plan.plan_s)
         cand = ev.plan(name, plan)
-        for _ in range(REVERT_RUNS):
-            if cand.late == 0:
+    cand = ev.repair(cand)
+    if cand.late > 0 or cand.value >= best.value:
+        return None
+    cand.name = name
+    return cand
+
+
+def refill(ev: Evaluator, best: Candidate, lower: OptimumResult, rounds: int = REFILL_ROUNDS,
+           margin: float = REFILL_MARGIN, spares: tuple[float, ...] = REFILL_SPARES
+           ) -> tuple[Candidate, tuple[float, ...], tuple[float, ...]]:
+    """Refill rounds from ``best`` (a deadline-meeting candidate with its engine run), ``rounds`` at most in all,
+    in phases of one wake spare each (``spares``): each round refills the best run (:func:`refill_schedule`),
+    runs it, puts its late tasks back where they ran, repairs what is still late, and keeps the run when it meets
+    every deadline and is lower. A phase ends at its first round that finds nothing lower; a phase whose spare
+    already failed on the same best run is skipped (its round would repeat). Returns the best candidate, the value
+    of each round kept, in order (whether the rounds still paid when they stopped), and each kept round's spare."""
+    kept: tuple[float, ...] = ()
+    kept_spares: tuple[float, ...] = ()
+    name = f"{best.name}, refilled"
+    failed: dict[float, float] = {}  # spare -> the best value its last round could not lower
+    left = rounds
+    for spare in spares:
+        spare = float(spare)
+        while left > 0 and failed.get(spare) != best.value:
+            left -= 1
+            cand = _round(ev, best, lower, margin, spare, name)
+            if cand is None:
+                failed[spare] = best.value
                 break
-            late = cand.result.tasks["violated"].to_numpy()
-            plan = Plan(site=np.where(late, base.site, plan.site), step=np.where(late, base.step, plan.step),
-                        late=plan.late, plan_s=plan.plan_s)
-            cand = ev.plan(name, plan)
-        cand = ev.repair(cand)
-        if cand.late > 0 or cand.value >= best.value:
-            break
-        cand.name = name
-        best, kept = cand, kept + (cand.value,)
-    return best, kept
+            best, kept, kept_spares = cand, kept + (cand.value,), kept_spares + (spare,)
+    return best, kept, kept_spares
 
 
-__all__ = ["REFILL_MARGIN", "REFILL_ROUNDS", "REVERT_RUNS", "held_capacity", "refill", "refill_schedule",
-           "relocate_late"]
+__all__ = ["REFILL_MARGIN", "REFILL_ROUNDS", "REFILL_SPARES", "REVERT_RUNS", "held_capacity", "refill",
+           "refill_schedule", "relocate_late"]

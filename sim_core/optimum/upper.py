@@ -16,7 +16,7 @@ import numpy as np
 
 from ..simulator import Prepared, as_scenario
 from .plan import Plan, PlanPolicy
-from .refill import REFILL_ROUNDS, refill, relocate_late
+from .refill import REFILL_ROUNDS, REFILL_SPARES, refill, relocate_late
 from .rounding import STEP_S, WAKE_SPARE, plan_kernel, transfer_weights, wake_latency_s
 from .search import HEURISTICS, SEARCH_RUNS, Evaluator, arrival_step, drop_results, improve
 from .solve import HORIZON_DAYS, OptimumError, OptimumResult, bound_steps, optimum
@@ -71,6 +71,7 @@ class UpperResult:
     search_accepted: int = 0  # local-search moves kept
     refill_values: tuple = ()  # the best run's value after each refill round kept (``optimum.refill``), in order
     refill_from: float = float("nan")  # the value of the run the refill rounds started from (NaN: none ran)
+    refill_spares: tuple = ()  # each kept round's wake spare (``refill.REFILL_SPARES``), as refill_values
     plan_value: float = float("nan")  # the LP plan's run (after its repairs)
     plan_late: int = 0
     candidates: dict = field(default_factory=dict)  # every candidate's (value, late tasks), by name
@@ -199,15 +200,15 @@ def _add_repaired(ev: Evaluator, cands: list, c):
 def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=None,
                 heuristics: tuple[str, ...] = HEURISTICS, search_runs: int = SEARCH_RUNS,
                 variants: tuple[tuple, ...] = PLAN_VARIANTS, refill_rounds: int = REFILL_ROUNDS,
-                follow: bool = True, **options) -> UpperResult:
-    """The best schedule found for the window of ``lower`` (``optimum(..., profile=True)``), run through the
-    engine (``sim_core.run``) on the same window, seed and run options (``optimum.search``): the LP's solution
-    rounded to a plan (:class:`PlanPolicy`) and to its ``variants`` (``PLAN_VARIANTS``), with ``follow`` the LP's
-    own assignment of whole tasks (:func:`follow_plan`, ``optimum.follow``), the runs of the
-    ``heuristics`` (registered policies), each candidate's late tasks repaired (moved into capacity its run leaves
-    free, then started earlier), ``search_runs`` runs of a local search around the best two, and up to
-    ``refill_rounds`` refills of the best (``optimum.refill``: tasks moved to cheaper capacity its run leaves
-    free). The result is the least candidate with no late task (an upper bound of OPT), or, if none
+                refill_spares: tuple[float, ...] = REFILL_SPARES, follow: bool = True, **options) -> UpperResult:
+    """The best schedule found for the window of ``lower`` (``optimum(..., profile=True)``), run through the engine
+    (``sim_core.run``) on the same window, seed and run options (``optimum.search``): the LP's solution rounded to a
+    plan (:class:`PlanPolicy`) and to its ``variants`` (``PLAN_VARIANTS``), with ``follow`` the LP's own assignment
+    of whole tasks (:func:`follow_plan`, ``optimum.follow``), the runs of the ``heuristics`` (registered policies),
+    each candidate's late tasks repaired (moved into capacity its run leaves free, then started earlier),
+    ``search_runs`` runs of a local search around the best two, and up to ``refill_rounds`` refills of the best
+    (``optimum.refill``: tasks moved to cheaper capacity its run leaves free, in phases of the wake spares
+    ``refill_spares``). The result is the least candidate with no late task (an upper bound of OPT), or, if none
     meets every deadline, the one with the fewest late tasks (``sla_violations`` > 0: not a bound)."""
     sc = as_scenario(scenario)
     run_kw = dict(start=start, days=days, steps=steps, **options)
@@ -236,10 +237,10 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
             cands.append(found)
             clean.insert(0, found)
             drop_results(cands, prep)
-    kept, refill_from = (), float("nan")
+    kept, spares, refill_from = (), (), float("nan")
     if clean and refill_rounds > 0:
         refill_from = clean[0].value
-        found, kept = refill(ev, clean[0], lower, refill_rounds)
+        found, kept, spares = refill(ev, clean[0], lower, refill_rounds, spares=refill_spares)
         if found is not clean[0]:
             cands.append(found)
             clean.insert(0, found)
@@ -254,6 +255,7 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
                        planned_late=int(plan.late.sum()), planned_past_window=int((plan.step >= lower.steps).sum()),
                        plan_s=plan_s, sim_s=ev.sim_s, repairs=lp_run.repairs, totals=dict(tot), source=best.name,
                        runs=ev.runs, search_accepted=accepted, refill_values=kept, refill_from=refill_from,
+                       refill_spares=spares,
                        plan_value=lp_run.value, plan_late=lp_run.late,
                        candidates={c.name: (c.value, c.late) for c in cands}, run=best.result)
 
@@ -261,15 +263,16 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
 def bracket(scenario, *, seed: int = 0, start=None, days=None, steps=None, objective: str = "carbon",
             horizon_days: float | str | None = HORIZON_DAYS, lp: dict | None = None,
             heuristics: tuple[str, ...] = HEURISTICS, search_runs: int = SEARCH_RUNS,
-            variants: tuple[tuple, ...] = PLAN_VARIANTS, refill_rounds: int = REFILL_ROUNDS, follow: bool = True,
-            **options) -> Bracket:
+            variants: tuple[tuple, ...] = PLAN_VARIANTS, refill_rounds: int = REFILL_ROUNDS,
+            refill_spares: tuple[float, ...] = REFILL_SPARES, follow: bool = True, **options) -> Bracket:
     """The optimum of a run window bracketed: the LP's lower bound (:func:`optimum`, ``lp``: its extra
     arguments, e.g. ``formulation``) and the best schedule found (:func:`upper_bound`)."""
     sc = as_scenario(scenario)
     low = optimum(sc, seed=seed, start=start, days=days, steps=steps, objective=objective,
                   horizon_days=horizon_days, profile=True, **(lp or {}), **options)
     up = upper_bound(sc, low, start=start, days=days, steps=steps, heuristics=heuristics, search_runs=search_runs,
-                     variants=variants, refill_rounds=refill_rounds, follow=follow, **options)
+                     variants=variants, refill_rounds=refill_rounds, refill_spares=refill_spares, follow=follow,
+                     **options)
     return Bracket(lower=low, upper=up)
 
 

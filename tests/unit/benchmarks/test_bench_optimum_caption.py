@@ -4,7 +4,7 @@ caption is generated, so a budgeted year beside a default week must not be descr
 from types import SimpleNamespace
 
 from benchmarks import bench_optimum as B
-from sim_core.optimum.refill import REFILL_ROUNDS
+from sim_core.optimum.refill import REFILL_ROUNDS, REFILL_SPARES
 from sim_core.optimum.upper import PLAN_VARIANTS
 
 
@@ -15,9 +15,11 @@ def _row(name, search, candidates):
 def test_search_words_follow_the_arguments():
     default = B.search_words({})
     assert f"{len(PLAN_VARIANTS)} tighter roundings" in default
-    assert f"up to {REFILL_ROUNDS} refill rounds" in default
-    budgeted = B.search_words({"variants": (), "refill_rounds": 1, "heuristics": ("lowest_carbon",)})
-    assert "tighter roundings" not in budgeted and "up to 1 refill round" in budgeted
+    phases = ", ".join(f"{w:g}" for w in REFILL_SPARES)
+    assert f"up to {REFILL_ROUNDS} refill rounds in phases of wake spare {phases}" in default
+    budgeted = B.search_words({"variants": (), "refill_rounds": 1, "heuristics": ("lowest_carbon",),
+                               "refill_spares": (2.0,)})
+    assert "tighter roundings" not in budgeted and "up to 1 refill round in phases of wake spare 2" in budgeted
     assert "`lowest_carbon`" in budgeted and "`lowest_price`" not in budgeted
 
 
@@ -36,7 +38,16 @@ def test_candidates_least_first_deadline_meeting_before_late():
 
 
 def test_refill_rounds_listed_from_the_run_they_started_from():
-    upper = SimpleNamespace(refill_from=878.6, refill_values=(850.5, 804.25))
-    assert B.refill_words(upper) == " The refill rounds, kg: 878.6 → 850.5 → 804.2."
+    upper = SimpleNamespace(refill_from=878.6, refill_values=(850.5, 804.25), refill_spares=(2.0, 0.0))
+    assert B.refill_words(upper) == " The refill rounds, kg (the round's wake spare): 878.6 → 850.5 (2) → 804.2 (0)."
     assert B.refill_words(SimpleNamespace(refill_from=878.6, refill_values=())) == ""  # none kept
     assert B.refill_words(SimpleNamespace(refill_from=float("nan"), refill_values=())) == ""  # none ran
+
+
+def test_the_year_search_defaults_to_its_budget():
+    """The year's refills are budgeted (six rounds at the plan's spare, as the page's year ran) unless the flags
+    say otherwise, and the caption says so."""
+    ap_args = SimpleNamespace(year_heuristics=None, year_variants=0, year_refill_rounds=B.YEAR_REFILL_ROUNDS,
+                              year_refill_spares=list(B.YEAR_REFILL_SPARES))
+    assert B.year_search(ap_args) == {"variants": (), "refill_rounds": 6, "refill_spares": (2.0,)}
+    assert "up to 6 refill rounds in phases of wake spare 2" in B.search_words(B.year_search(ap_args))

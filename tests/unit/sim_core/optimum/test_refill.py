@@ -1,7 +1,8 @@
 """The refill of the upper end's search (``optimum.refill``): the capacity a run held never exceeds a site's and
 covers its busy resources; a refill moves tasks only to cheaper slots (at the LP's prices) that meet the deadline
 with the wake spare; a refilled run that meets every deadline and is lower replaces the best, and the search's
-upper end is never above its value without the refill."""
+upper end is never above its value without the refill; the rounds go in phases of a wake spare each, a phase at
+a smaller spare only continuing the one before it."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import pytest
 import sim_core
 from sim_core.optimum import bracket, optimum
 from sim_core.optimum.plan import Plan, PlanPolicy
-from sim_core.optimum.refill import held_capacity, refill_schedule
+from sim_core.optimum.refill import held_capacity, refill, refill_schedule, relocate_late
 from sim_core.optimum.rounding import WAKE_SPARE, transfer_weights, wake_latency_s
 from sim_core.optimum.search import Evaluator
+from sim_core.optimum.upper import follow_plan
 from sim_core.simulator import Prepared
 
 
@@ -61,11 +63,12 @@ def test_held_capacity_stays_within_the_sites_and_covers_the_busy_resources(site
         assert np.all(busy <= occ[d, :busy.shape[0], 1] + 1e-9)
 
 
-def test_a_refill_moves_tasks_only_to_cheaper_slots_that_keep_the_wake_spare(sites, lower, dirty):
+@pytest.mark.parametrize("spare", [WAKE_SPARE, 0.0])
+def test_a_refill_moves_tasks_only_to_cheaper_slots_that_keep_the_wake_spare(sites, lower, dirty, spare):
     """Each moved task's new slot costs less than 0.98 x its old one at the LP's prices, its transfer included
-    (recomputed here from the plan, not by the kernel), and meets its deadline with the wake spare."""
+    (recomputed here from the plan, not by the kernel), and meets its deadline with the wake spare asked."""
     plan, res, prep = dirty
-    new, moved = refill_schedule(prep, lower, plan, res, margin=0.02)
+    new, moved = refill_schedule(prep, lower, plan, res, margin=0.02, spare=spare)
     changed = (new.site != plan.site) | (new.step != plan.step)
     assert moved == int(changed.sum()) > 0
     assert np.array_equal(plan.site[~changed], new.site[~changed])  # the plan it started from is untouched
@@ -89,18 +92,17 @@ def test_a_refill_moves_tasks_only_to_cheaper_slots_that_keep_the_wake_spare(sit
         c_new, tau = cost(i, d, s)
         c_old, _ = cost(i, plan.site[i], plan.step[i])
         assert c_new < 0.98 * c_old * (1 + 1e-9), i
-        assert tau + T.duration[i] + WAKE_SPARE * wake[d] <= T.deadline[i] + 1e-6
+        assert tau + T.duration[i] + spare * wake[d] <= T.deadline[i] + 1e-6
 
 
 def test_a_refilled_run_that_meets_every_deadline_and_is_lower_replaces_the_best(sites, lower, dirty):
-    from sim_core.optimum.refill import refill
-
     plan, res, prep = dirty
     ev = Evaluator(sites, prep, "carbon", {"per_kg": 1.0, "per_usd": 0.0}, dict(days=1))
     start = ev.plan("dirty", plan)
     assert start.late == 0
-    best, kept = refill(ev, start, lower, rounds=2)
-    assert len(kept) >= 1 and kept[-1] == best.value and list(kept) == sorted(kept, reverse=True)
+    best, kept, spares = refill(ev, start, lower, rounds=2)
+    assert len(kept) >= 1 and len(spares) == len(kept)
+    assert kept[-1] == best.value and list(kept) == sorted(kept, reverse=True)
     assert best.late == 0 and best.value < start.value and "refilled" in best.name
     assert best.value >= lower.value
     again = sim_core.run(sites, PlanPolicy(best.plan, prep.s0), seed=0, days=1).totals
@@ -124,13 +126,65 @@ def test_the_bracket_with_refills_is_below_the_one_without(crowd):
     assert with_refill.upper.sla_violations == 0
 
 
+@pytest.fixture(scope="module")
+def from_assignment(crowd):
+    """The crowded window's LP assignment (``follow_plan``), repaired: the start of the week's refills."""
+    lower = optimum(crowd, seed=0, days=1, profile=True)
+    prep = Prepared(crowd, 0, days=1)
+
+    def evaluator():
+        return Evaluator(crowd, prep, "carbon", {"per_kg": 1.0, "per_usd": 0.0}, dict(days=1),
+                         relocate=lambda p, res: relocate_late(prep, lower, p, res))
+
+    start = evaluator().repair(evaluator().plan("LP assignment", follow_plan(prep, lower)))
+    assert start.late == 0
+    return lower, evaluator, start
+
+
+def test_refill_phases_continue_the_plan_spares_rounds(from_assignment):
+    """Phases of smaller spares begin where the plan's spare stops paying: the phased search's first rounds are the
+    single phase's to the digit, its later rounds only lower the run, each kept run meets every deadline, and a
+    phase whose spare already failed on the same run is skipped (it would repeat the round)."""
+    lower, evaluator, start = from_assignment
+    ev1 = evaluator()
+    one, kept1, sp1 = refill(ev1, start, lower, rounds=10, spares=(WAKE_SPARE,))
+    assert len(kept1) >= 1 and set(sp1) == {WAKE_SPARE}
+    ev = evaluator()
+    best, kept, spares = refill(ev, start, lower, rounds=10, spares=(WAKE_SPARE, 1.0, 0.0, WAKE_SPARE))
+    assert kept[:len(kept1)] == kept1 and spares[:len(kept1)] == sp1
+    assert len(kept) > len(kept1) and best.value == kept[-1] < one.value  # the smaller spares paid here
+    assert list(kept) == sorted(kept, reverse=True) and len(set(kept)) == len(kept)
+    order = [(WAKE_SPARE, 1.0, 0.0, WAKE_SPARE).index(w) for w in spares[len(kept1):]]
+    assert order == sorted(order) and min(order) >= 1
+    assert best.late == 0 and best.value >= lower.value
+    again = evaluator()
+    refill(again, start, lower, rounds=10, spares=(WAKE_SPARE, WAKE_SPARE))
+    assert again.runs == ev1.runs  # the second phase of the same spare ran nothing
+
+
+def test_a_round_with_a_late_task_is_not_kept(from_assignment):
+    """A smaller spare may start tasks so close to their deadlines that a wake makes them late: a round whose
+    run still has a late task after its reverts and repair is never kept, whatever its value."""
+    lower, evaluator, start = from_assignment
+    ev = evaluator()
+    repair = ev.repair
+
+    def still_late(cand):
+        cand = repair(cand)
+        cand.late = max(cand.late, 1)
+        return cand
+
+    ev.repair = still_late
+    best, kept, spares = refill(ev, start, lower, rounds=10, spares=(0.0, 1.0))
+    assert best is start and kept == () and spares == ()
+    assert ev.runs >= 2  # the rounds ran (one per phase), and each was turned down
+
+
 def test_the_repair_moves_late_tasks_into_free_capacity_first(crowd):
     """A plan that sends every task to one site at its arrival step leaves many late in that site's queue (a
     bundle with half the capacity per task of the others here); the repair's relocation
     (``refill.relocate_late``) moves only late tasks, into capacity the run leaves free at the other sites, and
     the repair ends with no task late."""
-    from sim_core.optimum.refill import relocate_late
-
     sc = crowd
     lower = optimum(sc, seed=0, days=1, profile=True)
     prep = Prepared(sc, 0, days=1)
