@@ -38,7 +38,7 @@ from benchmarks._report import machine, publish  # noqa: E402
 TASKS_PER_DAY = 3425
 #: the long window's refill budget by default (``year_search``): six rounds at the plan's wake spare, as the page's
 #: year ran (a year's run takes ~26 s at a tenth of the main job's size, a round several runs), where the week's
-#: default (``refill.REFILL_ROUNDS``) runs up to 24 in phases
+#: default (``refill.REFILL_ROUNDS``) runs up to 40 in phases
 YEAR_REFILL_ROUNDS = 6
 YEAR_REFILL_SPARES = (2.0,)
 

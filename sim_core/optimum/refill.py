@@ -9,10 +9,10 @@ in Singapore that the LP runs nowhere. A refill reads the capacity the run held 
 ``engine/queues.py``) and, task by task, most expensive first, moves a task to the cheapest (site, dispatch
 step) that meets its deadline with a spare of wake latencies and fits what is left (``rounding.refill_kernel``);
 the new plan is run through the engine, its late tasks are put back where they ran (:data:`REVERT_RUNS` runs) and
-then repaired as every candidate is (``search.Evaluator.repair``), and the run is kept when it meets every deadline
-and is lower. The rounds go in phases of a spare each (:data:`REFILL_SPARES`): a smaller spare reaches slots
-closer to the deadlines, and a task that then waits for a wake past its deadline is put back or repaired as any
-late task, so only runs that meet every deadline are kept.
+then repaired as every candidate is (``search.Evaluator.repair``, its relocations at the round's spare), and the
+run is kept when it meets every deadline and is lower. The rounds go in phases of a spare each
+(:data:`REFILL_SPARES`): a smaller spare reaches slots closer to the deadlines, and a task that then waits for a
+wake past its deadline is put back or repaired as any late task, so only runs that meet every deadline are kept.
 """
 
 from __future__ import annotations
@@ -28,18 +28,19 @@ from .search import Candidate, Evaluator, plan_from_run, run_seconds
 from .solve import OptimumResult
 
 #: refill rounds at most, over every phase of :data:`REFILL_SPARES` (each round: one refill, its reverts and
-#: repairs). Search choices, not model parameters: every candidate is an engine run and only runs with no late task
-#: bound OPT. Measured on the README week: at a spare of 2 alone, rounds to convergence (16 at most) kept eleven
-#: for 150,403.2 kg against six's 150,595.9 (docs/optimum.md); the four phases' rounds above kept 19 of 21, each
-#: about 1.6 min there, so 24 lets the phases run on while they pay
-REFILL_ROUNDS = 24
+#: repairs, about 20 engine runs). Search choices, not model parameters: every candidate is an engine run and only
+#: runs with no late task bound OPT. Measured on the README week: at a spare of 2 alone, rounds to convergence (16 at
+#: most) kept eleven for 150,403.2 kg against six's 150,595.9 (docs/optimum.md); with each round's repair at its
+#: phase's spare, phases capped at six rounds were still paying at the cap (below), so the phases are let run on
+REFILL_ROUNDS = 40
 #: the wake spare of each phase of refill rounds, in wake latencies (``rounding.WAKE_SPARE`` the plan's): a phase
-#: goes on until a round finds no lower deadline-meeting run, then the next begins from the best run. A search
-#: choice (every candidate is an engine run that must meet every deadline), not a model parameter. Measured on the
-#: README week from the page's upper end (150,342.7 kg, five rounds at a spare of 2, the sixth found nothing
-#: lower): six rounds at 1 gave 150,031.7 kg, six at 0 149,859.5 kg and two more at 2 149,817.1 kg, every round
-#: kept but the last (docs/optimum.md)
-REFILL_SPARES = (WAKE_SPARE, 1.0, 0.0, WAKE_SPARE)
+#: goes on until a round finds no lower deadline-meeting run, then the next begins from the best run; the cycle runs
+#: twice, since a round at one spare frees capacity the next phase's spare can use. A search choice (every candidate
+#: is an engine run that must meet every deadline), not a model parameter. Measured on the README week with each
+#: round's repair at its phase's spare (2026-12-02), from 150,342.7 kg (five rounds at a spare of 2, the sixth
+#: found nothing lower): six rounds at 1 gave 150,031.7 kg, six at 0 149,859.5 kg and two more at 2 149,817.1 kg,
+#: every round kept but the last; with the repair at the plan's spare, the phase at 0 kept one round
+REFILL_SPARES = (WAKE_SPARE, 1.0, 0.0, WAKE_SPARE, 1.0, 0.0)
 #: a task moves only to a slot that costs less than (1 - margin) x its present one at the LP's prices: a
 #: move's gain is the LP's estimate, and small ones churn the queues for little (margin 0: 302,412 tasks moved in
 #: the first round and 5,597 late, 0.02: 123,893 and 3,509, for nearly the same run after the repair)
@@ -103,20 +104,24 @@ def refill_schedule(prep: Prepared, lower: OptimumResult, plan: Plan, result, ma
     return _move(prep, lower, plan, result, np.argsort(-rate, kind="stable"), margin, False, spare)
 
 
-def relocate_late(prep: Prepared, lower: OptimumResult, plan: Plan, result) -> tuple[Plan, int]:
+def relocate_late(prep: Prepared, lower: OptimumResult, plan: Plan, result, spare: float = WAKE_SPARE
+                  ) -> tuple[Plan, int]:
     """The repair's first move (``search.Evaluator.repair``): ``plan``'s tasks that ran late in ``result`` each
-    moved, least slack first, to the cheapest slot (at the LP's prices) that meets the deadline with the wake
-    spare in the capacity the run leaves free, if there is one. Returns the new plan and the tasks moved."""
+    moved, least slack first, to the cheapest slot (at the LP's prices) that meets the deadline with ``spare`` wake
+    latencies to spare in the capacity the run leaves free, if there is one. Returns the new plan and the tasks
+    moved."""
     T = prep.tasks
     late = np.flatnonzero(result.tasks["violated"].to_numpy())
     slack = (T.deadline - T.arrival - T.duration)[late]
-    return _move(prep, lower, plan, result, late[np.argsort(slack, kind="stable")], 0.0, True)
+    return _move(prep, lower, plan, result, late[np.argsort(slack, kind="stable")], 0.0, True, spare)
 
 
 def _round(ev: Evaluator, best: Candidate, lower: OptimumResult, margin: float, spare: float, name: str
            ) -> Candidate | None:
     """One refill round from ``best``: refill its run at ``spare``, run it, put its late tasks back where they ran,
-    repair what is still late. The new candidate when it meets every deadline and is lower, else None."""
+    repair what is still late, relocating its late tasks at the same ``spare`` (at the plan's larger spare a late
+    task that only a slot nearer its deadline fits finds none, and the repair starts it at its arrival step or its
+    origin instead). The new candidate when it meets every deadline and is lower, else None."""
     base = best.plan if best.plan is not None else plan_from_run(ev.prep, best.result)
     plan, moved = refill_schedule(ev.prep, lower, base, best.result, margin, spare)
     if moved == 0:
@@ -129,7 +134,7 @@ def _round(ev: Evaluator, best: Candidate, lower: OptimumResult, margin: float, 
         plan = Plan(site=np.where(late, base.site, plan.site), step=np.where(late, base.step, plan.step),
                     late=plan.late, plan_s=plan.plan_s)
         cand = ev.plan(name, plan)
-    cand = ev.repair(cand)
+    cand = ev.repair(cand, relocate=lambda p, res: relocate_late(ev.prep, lower, p, res, spare))
     if cand.late > 0 or cand.value >= best.value:
         return None
     cand.name = name

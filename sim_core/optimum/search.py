@@ -116,14 +116,16 @@ class Evaluator:
     def plan(self, name: str, plan: Plan) -> Candidate:
         return self.run(name, PlanPolicy(plan, self.prep.s0), plan)
 
-    def repair(self, cand: Candidate, runs: int = REPAIR_RUNS, patience: int = REPAIR_PATIENCE) -> Candidate:
+    def repair(self, cand: Candidate, runs: int = REPAIR_RUNS, patience: int = REPAIR_PATIENCE,
+               relocate=None) -> Candidate:
         """Re-run ``cand`` with its late tasks moved: for the first ``RELOCATE_RUNS`` re-runs into capacity the run
-        leaves free (``relocate``, when given and while it finds a slot), then started earlier: at their arrival
-        step (a task the plan deferred), then at their origin (no transfer); at most ``runs`` runs, until no task is
-        late or ``patience`` re-runs in a row bring no new low of late tasks among the re-runs. Returns the last
-        run (``repairs``: its re-runs)."""
+        leaves free (``relocate``, else the evaluator's, when given and while it finds a slot), then started
+        earlier: at their arrival step (a task the plan deferred), then at their origin (no transfer); at most
+        ``runs`` runs, until no task is late or ``patience`` re-runs in a row bring no new low of late tasks among
+        the re-runs. Returns the last run (``repairs``: its re-runs)."""
         if cand.late == 0:
             return cand
+        relocate = relocate if relocate is not None else self.relocate
         plan = _copy(cand.plan if cand.plan is not None else plan_from_run(self.prep, cand.result))
         arr = arrival_step(self.prep)
         origin = self.prep.tasks.origin.astype(np.int64)
@@ -136,8 +138,8 @@ class Evaluator:
             if not late.any():
                 break
             n_moved = 0
-            if self.relocate is not None and k < RELOCATE_RUNS:
-                moved_plan, n_moved = self.relocate(plan, cur.result)
+            if relocate is not None and k < RELOCATE_RUNS:
+                moved_plan, n_moved = relocate(plan, cur.result)
                 if n_moved:
                     plan = moved_plan
             if not n_moved:

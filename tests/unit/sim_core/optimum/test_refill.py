@@ -169,8 +169,8 @@ def test_a_round_with_a_late_task_is_not_kept(from_assignment):
     ev = evaluator()
     repair = ev.repair
 
-    def still_late(cand):
-        cand = repair(cand)
+    def still_late(cand, **kw):
+        cand = repair(cand, **kw)
         cand.late = max(cand.late, 1)
         return cand
 
@@ -178,6 +178,37 @@ def test_a_round_with_a_late_task_is_not_kept(from_assignment):
     best, kept, spares = refill(ev, start, lower, rounds=10, spares=(0.0, 1.0))
     assert best is start and kept == () and spares == ()
     assert ev.runs >= 2  # the rounds ran (one per phase), and each was turned down
+
+
+def test_a_rounds_repair_relocates_at_the_rounds_spare(from_assignment, monkeypatch):
+    """Each round's repair relocates its late tasks at the round's own spare (``refill.relocate_late``), not at the
+    plan's: a late task that only a slot nearer its deadline fits would otherwise be started at its arrival step or
+    origin. Every repair of the rounds is handed that relocation, and it asks ``relocate_late`` for the phase's
+    spare."""
+    import sim_core.optimum.refill as R
+
+    lower, evaluator, start = from_assignment
+    ev = evaluator()
+    asked, handed = [], []
+    original = R.relocate_late
+
+    def recorded(prep, low, plan, res, spare=WAKE_SPARE):
+        asked.append(spare)
+        return original(prep, low, plan, res, spare)
+
+    monkeypatch.setattr(R, "relocate_late", recorded)
+    repair = ev.repair
+
+    def checked(cand, relocate=None, **kw):
+        handed.append(relocate)
+        if relocate is not None:
+            relocate(cand.plan, cand.result)
+        return repair(cand, relocate=relocate, **kw)
+
+    ev.repair = checked
+    refill(ev, start, lower, rounds=3, spares=(0.0, 1.0))
+    assert handed and all(r is not None for r in handed)
+    assert asked and asked[0] == 0.0 and set(asked) <= {0.0, 1.0}
 
 
 def test_the_repair_moves_late_tasks_into_free_capacity_first(crowd):
