@@ -191,13 +191,15 @@ def search_words(search: dict) -> str:
     the section's caption: which candidates, and how many local-search runs and refill rounds at most."""
     from sim_core.optimum.refill import REFILL_ROUNDS, REFILL_SPARES
     from sim_core.optimum.search import HEURISTICS, SEARCH_RUNS
-    from sim_core.optimum.upper import PLAN_VARIANTS
+    from sim_core.optimum.upper import PLAN_HOLD, PLAN_VARIANTS
 
     n_var = len(search.get("variants", PLAN_VARIANTS))
+    hold = search.get("hold", PLAN_HOLD)
     heur = search.get("heuristics", HEURISTICS)
     refills = search.get("refill_rounds", REFILL_ROUNDS)
     spares = ", ".join(f"{w:g}" for w in search.get("refill_spares", REFILL_SPARES))
     parts = ["the LP plan"] + ([f"{n_var} tighter roundings of it"] if n_var else []) + ["the LP's assignment"]
+    parts += [f"the assignment of an LP on each site's capacity / {hold:g} (a plan, not a bound)"] if hold else []
     parts += [f"the runs of {', '.join(f'`{h}`' for h in heur)}"] if heur else []
     return (f"{', '.join(parts)}, each repaired; a local search of {SEARCH_RUNS} runs; up to {refills} refill "
             f"round{'s' if refills != 1 else ''} in phases of wake spare {spares}")
@@ -226,7 +228,8 @@ def year_search(args) -> dict:
     ``--year-refill-rounds``, ``--year-refill-spares``): a year's candidate runs, each repaired, are what its search
     costs (126 runs with six refill rounds and no tighter roundings took 55 min at a tenth of the main job's size,
     BENCHMARKS.md), so a year's search is budgeted: by default six refill rounds at the plan's wake spare, where
-    the week's default runs 24 in four phases."""
+    the week's default runs up to 40 in six phases, and no planning LP (``upper.PLAN_HOLD``: a second LP of the
+    year, about an hour)."""
     from sim_core.optimum.upper import PLAN_VARIANTS
 
     out: dict = {}
@@ -236,6 +239,7 @@ def year_search(args) -> dict:
         out["variants"] = PLAN_VARIANTS[:args.year_variants]
     out["refill_rounds"] = args.year_refill_rounds
     out["refill_spares"] = tuple(args.year_refill_spares)
+    out["hold"] = None
     return out
 
 

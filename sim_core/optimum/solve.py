@@ -105,7 +105,8 @@ class OptimumResult:
     baseline_carbon_kg: float
     baseline_cost_usd: float
     status: str  # HiGHS model status of every horizon ("Optimal")
-    kind: str  # "relaxation" (always: see the module docstring; an exact optimum is not offered)
+    kind: str  # "relaxation" (a bound: see the module docstring; an exact optimum is not offered), or "planning"
+    # (``capacity_scale`` < 1: a plan's prices and assignment for the upper end's search, not a bound)
     solve_s: float  # HiGHS time, summed over horizons
     build_s: float  # set-up and LP assembly
     start_utc: str
@@ -131,6 +132,7 @@ class OptimumResult:
     #: horizons whose LP's solution was read from ``optimum(..., checkpoint=...)`` instead of solved (their solve
     #: seconds are those of the first solve)
     resumed_horizons: int = 0
+    capacity_scale: float = 1.0  # each site's capacity in the LP x this (below 1: a planning LP, not a bound)
     #: the LP's busy resources and their marginal prices (``optimum(..., profile=True)``; not in :meth:`to_dict`)
     profile: LPProfile | None = field(default=None, repr=False)
 
@@ -141,7 +143,8 @@ class OptimumResult:
 
     def describe(self) -> str:
         how = f"rolling {self.horizon_steps * E.STEP_S / 86400:g}-day horizons" if self.rolling else "one LP"
-        return (f"{self.kind} lower bound ({how}, HiGHS {self.status}, {self.solve_s:.1f} s): "
+        what = "lower bound" if self.kind == "relaxation" else "LP, not a bound"
+        return (f"{self.kind} {what} ({how}, HiGHS {self.status}, {self.solve_s:.1f} s): "
                 f"{self.objective} = {self.value:,.3f}")
 
     def to_dict(self) -> dict:
@@ -166,7 +169,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
             shape_tol: float | None = None, time_steps: int = TIME_STEPS, threads: int = 2, solver: str = "simplex",
             formulation: str = FORMULATION, curve_steps: int = CURVE_STEPS, profile: bool = False,
             idle_floor: bool = True, checkpoint: str | Path | None = None, rate_curves: bool = True,
-            **options) -> OptimumResult:
+            capacity_scale: float = 1.0, **options) -> OptimumResult:
     """The offline optimum's lower bound of a run window (same arguments as :func:`sim_core.run`: the
     window, the seed and the run options select the tasks, origins, deadlines and power mode exactly as
     a run does). ``objective``: ``carbon``, ``cost`` or ``weighted`` (``carbon_weight`` per kg CO2 +
@@ -187,8 +190,13 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
     earlier curves, to measure what this buys). ``checkpoint``: a folder where each horizon's LP solution is
     kept under a digest of the LP itself (``optimum.checkpoint``), so that a bound interrupted between horizons (a
     year: hours of LPs) resumes where it stopped, and a bound whose LPs are unchanged (another search, a code edit
-    outside the LP) reads them, with the same result as one uninterrupted run."""
+    outside the LP) reads them, with the same result as one uninterrupted run. ``capacity_scale``: each site's
+    capacity in the LP's busy resources x this; 1 (the default) is the bound, below 1 a planning LP (``kind``
+    "planning", not a bound): the upper end's search plans whole tasks on it (``upper.PLAN_HOLD``: the engine holds a
+    task's resources to the step boundary after its finish, which the bound's capacity does not count)."""
     t_build = time.perf_counter()
+    if not (np.isfinite(capacity_scale) and 0.0 < capacity_scale <= 1.0):
+        raise OptimumError(f"capacity_scale must be in (0, 1], got {capacity_scale!r}")
     if formulation not in FORMULATIONS:
         raise OptimumError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
     if shape_tol is None:
@@ -278,7 +286,7 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
                            energy_weight=energy_w, cumulative=formulation == "cumulative", rate_curves=rate_curves)
         fac_h = type(fac)(slope=fac.slope[:, hs], icpt=fac.icpt[:, hs], count=fac.count[:, hs],
                           short=fac.short[:, hs], fallback=fac.fallback[:, hs])
-        lp = assemble(cc.cells, cc.resources, sites, fac_h, cap, np.ascontiguousarray(w_kwh[:, hs]),
+        lp = assemble(cc.cells, cc.resources, sites, fac_h, cap * capacity_scale, np.ascontiguousarray(w_kwh[:, hs]),
                       np.ascontiguousarray(p_upper[:, hs]), avail=cc.avail, due=cc.due,
                       curve_steps=curve_steps, battery=None if prep.battery is None else prep.battery.vec,
                       battery_free_start=h0 > 0, speedup=(cc.speedup_cost, cc.scale1),
@@ -336,7 +344,8 @@ def optimum(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
         transfer_carbon_kg=acc["x_kg"], facility_cost_usd=acc["fac_usd"], transfer_cost_usd=acc["x_usd"],
         transfer_kwh=acc["x_kwh"], baseline_kwh=float(b_kwh.sum()),
         baseline_carbon_kg=float((b_kwh * carbon_w).sum() / 1000.0),
-        baseline_cost_usd=float((b_kwh * price_w).sum() / 1000.0), status=status, kind="relaxation",
+        baseline_cost_usd=float((b_kwh * price_w).sum() / 1000.0), status=status,
+        kind="relaxation" if capacity_scale == 1.0 else "planning", capacity_scale=float(capacity_scale),
         solve_s=acc["solve"], build_s=acc["build"], start_utc=start_utc, start_step=int(s0), steps=int(n),
         window_steps=int(n_win), horizon_steps=int(h_steps if len(starts) > 1 else n), rolling=len(starts) > 1,
         n_horizons=len(statuses), resumed_horizons=resumed, n_tasks=acc["tasks"],

@@ -44,6 +44,21 @@ PLAN_VARIANTS = ((0.0, 0.0, 1.0), (0.0, 0.0, 1.05), (0.0, 0.0, 1.08), (0.0, 0.0,
 FOLLOW_NAME = "LP assignment"
 #: the orders a rounding places tasks in: the fewest choices first (least slack, then arrival), or as they arrive
 ROUNDING_ORDERS = ("slack", "arrival")
+#: the planning LP's capacity divisor: ``bracket`` also solves the LP on each site's capacity / ``PLAN_HOLD``
+#: (``optimum(..., capacity_scale=1 / PLAN_HOLD)``, not a bound) and runs its assignment of whole tasks as a
+#: candidate, repaired and refilled at that LP's prices. The engine holds a task's resources to the step boundary
+#: after its finish (``engine/queues.py``), which the bound's capacity rows do not count: on the README week the
+#: clean sites held 1.11 x their busy GPU-time in the upper end's run (docs/optimum.md), so the bound's LP packs them
+#: fuller than whole tasks can. A search choice, not a model parameter (the candidate is an engine run that must
+#: meet every deadline). Measured on the README week (2026-12-02, a script around this LP, ``follow_plan``, the
+#: repair and ``refill``): its assignment 146,593.0 kg with 383,489 late (the bound's: 146,197.3, 459,580), repaired
+#: 152,836.4 kg (the bound's: 154,146.1), its first two refill rounds 150,339.0 and 149,629.6 kg (the bound's
+#: assignment: 151,585.1 and 150,841.0, twenty rounds to 149,810.5)
+PLAN_HOLD = 1.11
+#: that candidate's repair budget (re-runs at most, patience): its run starts with more tasks late in the queues of
+#: packed sites than the roundings' (measured: the default budget stopped at 10 late after 28 re-runs, patience 8;
+#: patience 25 reached none after 33)
+PLAN_REPAIR = (90, 25)
 
 
 @dataclass
@@ -188,10 +203,16 @@ def variant_name(hold: float, overflow: float, cap_scale: float, order: str = "s
         ("" if order == "slack" else f", {order} order") + ")"
 
 
-def _add_repaired(ev: Evaluator, cands: list, c):
-    """Append candidate ``c`` to ``cands`` and, if it has late tasks, its repair beside it (:meth:`Evaluator.repair`);
-    then drop the results the bracket cannot return (:func:`drop_results`). Returns the repair (``c`` if none)."""
-    r = ev.repair(c)
+def plan_lp_name(plan_lp: OptimumResult) -> str:
+    """The candidate name of a planning LP's assignment (``PLAN_HOLD``)."""
+    return f"LP assignment (capacity / {1.0 / plan_lp.capacity_scale:.4g})"
+
+
+def _add_repaired(ev: Evaluator, cands: list, c, **repair):
+    """Append candidate ``c`` to ``cands`` and, if it has late tasks, its repair beside it (:meth:`Evaluator.repair`,
+    ``repair``: its arguments); then drop the results the bracket cannot return (:func:`drop_results`). Returns the
+    repair (``c`` if none)."""
+    r = ev.repair(c, **repair)
     cands += [c] if r is c else [c, r]
     drop_results(cands, ev.prep)
     return r
@@ -200,7 +221,8 @@ def _add_repaired(ev: Evaluator, cands: list, c):
 def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=None,
                 heuristics: tuple[str, ...] = HEURISTICS, search_runs: int = SEARCH_RUNS,
                 variants: tuple[tuple, ...] = PLAN_VARIANTS, refill_rounds: int = REFILL_ROUNDS,
-                refill_spares: tuple[float, ...] = REFILL_SPARES, follow: bool = True, **options) -> UpperResult:
+                refill_spares: tuple[float, ...] = REFILL_SPARES, follow: bool = True,
+                plan_lp: OptimumResult | None = None, **options) -> UpperResult:
     """The best schedule found for the window of ``lower`` (``optimum(..., profile=True)``), run through the engine
     (``sim_core.run``) on the same window, seed and run options (``optimum.search``): the LP's solution rounded to a
     plan (:class:`PlanPolicy`) and to its ``variants`` (``PLAN_VARIANTS``), with ``follow`` the LP's own assignment
@@ -208,8 +230,11 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
     each candidate's late tasks repaired (moved into capacity its run leaves free, then started earlier),
     ``search_runs`` runs of a local search around the best two, and up to ``refill_rounds`` refills of the best
     (``optimum.refill``: tasks moved to cheaper capacity its run leaves free, in phases of the wake spares
-    ``refill_spares``). The result is the least candidate with no late task (an upper bound of OPT), or, if none
-    meets every deadline, the one with the fewest late tasks (``sla_violations`` > 0: not a bound)."""
+    ``refill_spares``; from a planning LP's candidate at that LP's prices). ``plan_lp``: a planning LP of the same
+    window (``optimum(..., capacity_scale=1 / PLAN_HOLD, profile=True)``), whose assignment of whole tasks is a
+    candidate too, repaired at its prices with the budget ``PLAN_REPAIR``. The result is the least candidate with no
+    late task (an upper bound of OPT), or, if none meets every deadline, the one with the fewest late tasks
+    (``sla_violations`` > 0: not a bound)."""
     sc = as_scenario(scenario)
     run_kw = dict(start=start, days=days, steps=steps, **options)
     prep = Prepared(sc, lower.seed, **run_kw)
@@ -229,18 +254,30 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
         alt = follow_plan(prep, lower)
         plan_s += alt.plan_s
         _add_repaired(ev, cands, ev.plan(FOLLOW_NAME, alt))
+    prices = {}  # the LP whose prices a candidate's refills read, by name (default: the bound's)
+    if plan_lp is not None:
+        _check_profile(prep, plan_lp)
+        alt = follow_plan(prep, plan_lp)
+        plan_s += alt.plan_s
+        name = plan_lp_name(plan_lp)
+        r = _add_repaired(ev, cands, ev.plan(name, alt), runs=PLAN_REPAIR[0], patience=PLAN_REPAIR[1],
+                          relocate=lambda p, res: relocate_late(prep, plan_lp, p, res))
+        prices[name] = prices[r.name] = plan_lp
     clean = sorted((c for c in cands if c.late == 0), key=lambda c: c.value)
     accepted = 0
     if len(clean) >= 2 and search_runs > 0:
         found, accepted = improve(ev, clean[0], clean[1], search_runs, seed=lower.seed)
         if found is not clean[0]:
+            if clean[0].name in prices:  # a crossover keeps the prices of the best it started from
+                prices[found.name] = prices[clean[0].name]
             cands.append(found)
             clean.insert(0, found)
             drop_results(cands, prep)
     kept, spares, refill_from = (), (), float("nan")
     if clean and refill_rounds > 0:
         refill_from = clean[0].value
-        found, kept, spares = refill(ev, clean[0], lower, refill_rounds, spares=refill_spares)
+        found, kept, spares = refill(ev, clean[0], prices.get(clean[0].name, lower), refill_rounds,
+                                     spares=refill_spares)
         if found is not clean[0]:
             cands.append(found)
             clean.insert(0, found)
@@ -264,17 +301,26 @@ def bracket(scenario, *, seed: int = 0, start=None, days=None, steps=None, objec
             horizon_days: float | str | None = HORIZON_DAYS, lp: dict | None = None,
             heuristics: tuple[str, ...] = HEURISTICS, search_runs: int = SEARCH_RUNS,
             variants: tuple[tuple, ...] = PLAN_VARIANTS, refill_rounds: int = REFILL_ROUNDS,
-            refill_spares: tuple[float, ...] = REFILL_SPARES, follow: bool = True, **options) -> Bracket:
+            refill_spares: tuple[float, ...] = REFILL_SPARES, follow: bool = True,
+            hold: float | None = PLAN_HOLD, **options) -> Bracket:
     """The optimum of a run window bracketed: the LP's lower bound (:func:`optimum`, ``lp``: its extra
-    arguments, e.g. ``formulation``) and the best schedule found (:func:`upper_bound`)."""
+    arguments, e.g. ``formulation``) and the best schedule found (:func:`upper_bound`); with ``follow`` and
+    ``hold`` (> 1; None: none) also a planning LP on each site's capacity / ``hold`` (``PLAN_HOLD``), whose
+    assignment is a candidate."""
+    if hold is not None and not (np.isfinite(hold) and hold > 1.0):
+        raise OptimumError(f"hold must be > 1 or None, got {hold!r}")
     sc = as_scenario(scenario)
     low = optimum(sc, seed=seed, start=start, days=days, steps=steps, objective=objective,
                   horizon_days=horizon_days, profile=True, **(lp or {}), **options)
+    plan_lp = None
+    if follow and hold is not None:
+        plan_lp = optimum(sc, seed=seed, start=start, days=days, steps=steps, objective=objective,
+                          horizon_days=horizon_days, profile=True, capacity_scale=1.0 / hold, **(lp or {}), **options)
     up = upper_bound(sc, low, start=start, days=days, steps=steps, heuristics=heuristics, search_runs=search_runs,
                      variants=variants, refill_rounds=refill_rounds, refill_spares=refill_spares, follow=follow,
-                     **options)
+                     plan_lp=plan_lp, **options)
     return Bracket(lower=low, upper=up)
 
 
-__all__ = ["FOLLOW_NAME", "PLAN_VARIANTS", "ROUNDING_ORDERS", "Bracket", "Plan", "PlanPolicy", "UpperResult",
-           "bracket", "follow_plan", "plan_schedule", "upper_bound"]
+__all__ = ["FOLLOW_NAME", "PLAN_HOLD", "PLAN_REPAIR", "PLAN_VARIANTS", "ROUNDING_ORDERS", "Bracket", "Plan",
+           "PlanPolicy", "UpperResult", "bracket", "follow_plan", "plan_lp_name", "plan_schedule", "upper_bound"]

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 from benchmarks import bench_optimum as B
 from sim_core.optimum.refill import REFILL_ROUNDS, REFILL_SPARES
-from sim_core.optimum.upper import PLAN_VARIANTS
+from sim_core.optimum.upper import PLAN_HOLD, PLAN_VARIANTS
 
 
 def _row(name, search, candidates):
@@ -17,6 +17,8 @@ def test_search_words_follow_the_arguments():
     assert f"{len(PLAN_VARIANTS)} tighter roundings" in default
     phases = ", ".join(f"{w:g}" for w in REFILL_SPARES)
     assert f"up to {REFILL_ROUNDS} refill rounds in phases of wake spare {phases}" in default
+    assert f"an LP on each site's capacity / {PLAN_HOLD:g} (a plan, not a bound)" in default
+    assert "capacity /" not in B.search_words({"hold": None})
     budgeted = B.search_words({"variants": (), "refill_rounds": 1, "heuristics": ("lowest_carbon",),
                                "refill_spares": (2.0,)})
     assert "tighter roundings" not in budgeted and "up to 1 refill round in phases of wake spare 2" in budgeted
@@ -49,5 +51,6 @@ def test_the_year_search_defaults_to_its_budget():
     say otherwise, and the caption says so."""
     ap_args = SimpleNamespace(year_heuristics=None, year_variants=0, year_refill_rounds=B.YEAR_REFILL_ROUNDS,
                               year_refill_spares=list(B.YEAR_REFILL_SPARES))
-    assert B.year_search(ap_args) == {"variants": (), "refill_rounds": 6, "refill_spares": (2.0,)}
-    assert "up to 6 refill rounds in phases of wake spare 2" in B.search_words(B.year_search(ap_args))
+    assert B.year_search(ap_args) == {"variants": (), "refill_rounds": 6, "refill_spares": (2.0,), "hold": None}
+    words = B.search_words(B.year_search(ap_args))
+    assert "up to 6 refill rounds in phases of wake spare 2" in words and "capacity /" not in words

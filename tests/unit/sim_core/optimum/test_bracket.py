@@ -272,6 +272,31 @@ def test_the_idle_floor_is_below_the_engine_at_every_step(three_sites, power):
         assert (kw > floor * (1 + 1e-6)).any()  # (not trivially equal: the policies load the sites)
 
 
+def test_the_planning_lp_is_a_candidate_not_a_bound(three_sites, one_day):
+    """``bracket``'s planning LP (``PLAN_HOLD``: each site's capacity / 1.11, ``kind`` "planning") is never the
+    lower end: on less capacity its value is at least the bound's; its assignment of whole tasks is an engine-run
+    candidate (repaired when late), and without it (``hold=None``) the bound and every other candidate are the same
+    runs to the digit."""
+    from sim_core.optimum.upper import PLAN_HOLD, plan_lp_name
+
+    plan = optimum(three_sites, seed=0, days=1, profile=True, capacity_scale=1 / PLAN_HOLD)
+    assert plan.kind == "planning" and plan.capacity_scale == pytest.approx(1 / PLAN_HOLD)
+    assert one_day.lower.kind == "relaxation" and one_day.lower.capacity_scale == 1.0
+    assert plan.value >= one_day.lower.value and "not a bound" in plan.describe()
+    assert plan_lp_name(plan) == "LP assignment (capacity / 1.11)" in one_day.upper.candidates
+    without = bracket(three_sites, seed=0, days=1, hold=None)
+    assert without.lower.value == one_day.lower.value
+    assert not any("capacity /" in name for name in without.upper.candidates)
+    assert one_day.upper.value >= one_day.lower.value and one_day.upper.sla_violations == 0
+    for name, got in without.upper.candidates.items():
+        if "refilled" not in name and "crossover" not in name:
+            assert one_day.upper.candidates[name] == got, name
+    with pytest.raises(OptimumError, match="capacity_scale"):
+        optimum(three_sites, seed=0, days=1, capacity_scale=1.5)
+    with pytest.raises(OptimumError, match="hold must be > 1"):
+        bracket(three_sites, seed=0, days=1, hold=0.9)
+
+
 def test_failure_paths(three_sites, one_day):
     no_profile = optimum(three_sites, seed=0, days=1)
     with pytest.raises(OptimumError, match="profile=True"):
