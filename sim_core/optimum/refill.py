@@ -137,7 +137,7 @@ def _round(ev: Evaluator, best: Candidate, lower: OptimumResult, margin: float, 
     cand = ev.repair(cand, relocate=lambda p, res: relocate_late(ev.prep, lower, p, res, spare))
     if cand.late > 0 or cand.value >= best.value:
         return None
-    cand.name = name
+    cand.name, cand.lp = name, best.lp
     return cand
 
 

@@ -54,6 +54,7 @@ class Candidate:
     result: object  # sim_core.RunResult (None once dropped: :func:`drop_results`)
     repairs: int = 0  # re-runs that repaired it
     totals: dict | None = None  # the run's totals (kept when its result is dropped)
+    lp: object = None  # the LP (OptimumResult) whose prices its refills read; None: the bound's (``upper.PLAN_HOLD``)
 
 
 def objective_value(totals: dict, objective: str, w_c: float, w_u: float) -> float:
@@ -152,7 +153,7 @@ class Evaluator:
                 if not (earlier.any() or moved.any()):
                     break
             cur = self.plan(f"{cand.name}, repaired", _copy(plan))
-            cur.repairs = k + 1
+            cur.repairs, cur.lp = k + 1, cand.lp
             low, since = (cur.late, 0) if cur.late < low else (low, since + 1)
         return cur
 
@@ -189,6 +190,7 @@ def improve(ev: Evaluator, best: Candidate, other: Candidate, runs: int, seed: i
         trial = _copy(a)
         trial.site[take], trial.step[take] = b.site[take], b.step[take]
         cand = ev.plan(f"crossover of {best.name} and {other.name}", trial)
+        cand.lp = best.lp  # mostly the best's decisions: its prices
         if cand.late == 0 and cand.value < best.value:
             best, a, accepted = cand, trial, accepted + 1
         else:

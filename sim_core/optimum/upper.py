@@ -53,7 +53,8 @@ ROUNDING_ORDERS = ("slack", "arrival")
 #: meet every deadline). Measured on the README week (2026-12-02, a script around this LP, ``follow_plan``, the
 #: repair and ``refill``): its assignment 146,593.0 kg with 383,489 late (the bound's: 146,197.3, 459,580), repaired
 #: 152,836.4 kg (the bound's: 154,146.1), its first two refill rounds 150,339.0 and 149,629.6 kg (the bound's
-#: assignment: 151,585.1 and 150,841.0, twenty rounds to 149,810.5)
+#: assignment: 151,585.1 and 150,841.0, twenty rounds to 149,810.5); in ``bench_optimum.py``'s bracket, repaired
+#: 152,941.7 kg and fourteen rounds to 148,850.8, bracket 9.70 % (BENCHMARKS.md)
 PLAN_HOLD = 1.11
 #: that candidate's repair budget (re-runs at most, patience): its run starts with more tasks late in the queues of
 #: packed sites than the roundings' (measured: the default budget stopped at 10 late after 28 re-runs, patience 8;
@@ -254,30 +255,26 @@ def upper_bound(scenario, lower: OptimumResult, *, start=None, days=None, steps=
         alt = follow_plan(prep, lower)
         plan_s += alt.plan_s
         _add_repaired(ev, cands, ev.plan(FOLLOW_NAME, alt))
-    prices = {}  # the LP whose prices a candidate's refills read, by name (default: the bound's)
     if plan_lp is not None:
         _check_profile(prep, plan_lp)
         alt = follow_plan(prep, plan_lp)
         plan_s += alt.plan_s
-        name = plan_lp_name(plan_lp)
-        r = _add_repaired(ev, cands, ev.plan(name, alt), runs=PLAN_REPAIR[0], patience=PLAN_REPAIR[1],
-                          relocate=lambda p, res: relocate_late(prep, plan_lp, p, res))
-        prices[name] = prices[r.name] = plan_lp
+        c = ev.plan(plan_lp_name(plan_lp), alt)
+        c.lp = plan_lp
+        _add_repaired(ev, cands, c, runs=PLAN_REPAIR[0], patience=PLAN_REPAIR[1],
+                      relocate=lambda p, res: relocate_late(prep, plan_lp, p, res))
     clean = sorted((c for c in cands if c.late == 0), key=lambda c: c.value)
     accepted = 0
     if len(clean) >= 2 and search_runs > 0:
         found, accepted = improve(ev, clean[0], clean[1], search_runs, seed=lower.seed)
         if found is not clean[0]:
-            if clean[0].name in prices:  # a crossover keeps the prices of the best it started from
-                prices[found.name] = prices[clean[0].name]
             cands.append(found)
             clean.insert(0, found)
             drop_results(cands, prep)
     kept, spares, refill_from = (), (), float("nan")
     if clean and refill_rounds > 0:
         refill_from = clean[0].value
-        found, kept, spares = refill(ev, clean[0], prices.get(clean[0].name, lower), refill_rounds,
-                                     spares=refill_spares)
+        found, kept, spares = refill(ev, clean[0], clean[0].lp or lower, refill_rounds, spares=refill_spares)
         if found is not clean[0]:
             cands.append(found)
             clean.insert(0, found)

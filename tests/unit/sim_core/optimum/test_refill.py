@@ -162,6 +162,32 @@ def test_refill_phases_continue_the_plan_spares_rounds(from_assignment):
     assert again.runs == ev1.runs  # the second phase of the same spare ran nothing
 
 
+def test_a_candidates_prices_follow_it_through_repair_crossover_and_refill(crowd, from_assignment):
+    """The LP a candidate's refills read (``Candidate.lp``, the planning LP's for its assignment) stays with the
+    schedules made from it: its repaired run, a crossover with it as the best, and a refilled run."""
+    from sim_core.optimum.search import improve
+
+    lower, evaluator, start = from_assignment
+    prep = Prepared(crowd, 0, days=1)
+    ev = evaluator()
+    c = ev.plan("LP assignment", follow_plan(prep, lower))
+    assert c.late > 0 and c.lp is None
+    c.lp = lower
+    repaired = ev.repair(c)
+    assert repaired is not c and repaired.lp is lower
+    start.lp = lower
+    made, plan = [], ev.plan
+    ev.plan = lambda name, p: made.append(plan(name, p)) or made[-1]
+    try:
+        improve(ev, start, repaired, runs=2, seed=0)
+        assert len(made) == 2 and all(m.lp is lower for m in made)  # each crossover, kept or not
+        ev.plan = plan
+        refilled, kept, _ = refill(ev, start, lower, rounds=2)
+        assert kept and refilled.lp is lower
+    finally:
+        start.lp = None
+
+
 def test_a_round_with_a_late_task_is_not_kept(from_assignment):
     """A smaller spare may start tasks so close to their deadlines that a wake makes them late: a round whose
     run still has a late task after its reverts and repair is never kept, whatever its value."""
